@@ -1,0 +1,195 @@
+/**
+ * Wire types shared by the Cellmate pane (browser) and the companion server (Node).
+ *
+ * The pane and the server speak JSON-RPC 2.0 (vscode-jsonrpc) over one WebSocket per
+ * browser connection: `/cellmate/ws` on the Jupyter server, which bridges each socket to
+ * its own connection on the companion server's user-only Unix socket. One WebSocket
+ * message carries exactly one JSON-RPC message.
+ *
+ * This module is browser-safe: types and constants only, no Node imports.
+ */
+
+/** Bumped when a request, notification or payload changes incompatibly. */
+export const PROTOCOL_VERSION = 1;
+
+// ---------------------------------------------------------------------------------------
+// Model settings (what the pane's settings choose; keys never travel this way)
+
+/** The model providers the server knows. `scripted` replays a JSON script (tests, demos). */
+export type ProviderKind = 'openai' | 'anthropic' | 'openai-compatible' | 'scripted';
+
+export const PROVIDER_KINDS: readonly ProviderKind[] = [
+  'openai',
+  'anthropic',
+  'openai-compatible',
+  'scripted'
+];
+
+/** The model a turn runs with, as the user configured it in JupyterLab's settings. */
+export interface ModelSettings {
+  provider: ProviderKind;
+  /** Provider-specific model id, e.g. `gpt-4.1`, `claude-sonnet-4-5`, `llama3.1`. */
+  model: string;
+  /** Base URL for `openai-compatible` (Ollama, vLLM, llama.cpp server, LM Studio). */
+  baseUrl?: string;
+  /**
+   * For `scripted`: a workspace-relative path of a JSON script. Empty means the built-in
+   * offline demo script.
+   */
+  scriptPath?: string;
+}
+
+/** What the browser may know about a provider's credentials: whether one is set, never it. */
+export interface ProviderStatus {
+  kind: ProviderKind;
+  /** True when the server has an API key for this provider (or none is needed). */
+  keyConfigured: boolean;
+  /** Where the key would come from, for the "what to set" hint: e.g. `OPENAI_API_KEY`. */
+  keySource: string;
+  /** Human hint shown when the provider is not usable yet. */
+  hint?: string;
+}
+
+// ---------------------------------------------------------------------------------------
+// Chats and transcripts
+
+/** The mode a chat (a "space") runs in; later issues add review/plan/orchestrate. */
+export type ChatMode = 'chat';
+
+export interface ChatSummary {
+  id: string;
+  title: string;
+  mode: ChatMode;
+  /** ISO-8601 times. */
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface ItemBase {
+  /** Unique within the chat. */
+  id: string;
+  /** ISO-8601 time the item was created. */
+  time: string;
+  /** The turn this item belongs to (a user message starts a turn). */
+  turnId: string;
+}
+
+export interface UserItem extends ItemBase {
+  kind: 'user';
+  text: string;
+}
+
+/** Assistant text. While streaming, `text` grows through `text-delta` events. */
+export interface AssistantItem extends ItemBase {
+  kind: 'assistant';
+  text: string;
+  streaming: boolean;
+}
+
+/** Who caused a tool call: the model, code in a kernel (the `tool()` bridge) or the user. */
+export type ToolActor = 'model' | 'kernel' | 'user';
+
+export type ToolCallStatus = 'running' | 'ok' | 'error' | 'aborted';
+
+/** One tool call, rendered as a card. */
+export interface ToolCallItem extends ItemBase {
+  kind: 'tool';
+  /** The provider's tool-call id. */
+  callId: string;
+  name: string;
+  args: unknown;
+  actor: ToolActor;
+  status: ToolCallStatus;
+  /** Set once the call ends. */
+  durationMs?: number;
+  /** The text the model received as the tool's result (already shaped/truncated). */
+  output?: string;
+  /** Short title from the tool, e.g. `notes.md (lines 1–40 of 40)`. */
+  title?: string;
+}
+
+/** A line the system adds: an error, an abort, a reconnect. Never sent to the model. */
+export interface NoticeItem extends ItemBase {
+  kind: 'notice';
+  level: 'info' | 'warning' | 'error';
+  text: string;
+}
+
+export type TranscriptItem = UserItem | AssistantItem | ToolCallItem | NoticeItem;
+
+export interface Chat extends ChatSummary {
+  items: TranscriptItem[];
+  /** True while a turn is running. */
+  running: boolean;
+}
+
+export type TurnEndReason = 'stop' | 'aborted' | 'error' | 'max-steps';
+
+/** Server → pane events about one chat. */
+export type ChatEvent =
+  | { type: 'turn-started'; turnId: string }
+  | { type: 'item-added'; item: TranscriptItem }
+  /** The whole item, replacing the pane's copy (tool call ended, assistant text final). */
+  | { type: 'item-updated'; item: TranscriptItem }
+  | { type: 'text-delta'; itemId: string; delta: string }
+  | { type: 'turn-ended'; turnId: string; reason: TurnEndReason; error?: string };
+
+// ---------------------------------------------------------------------------------------
+// JSON-RPC methods: name → params / result. Requests go pane → server.
+
+export interface HelloParams {
+  protocolVersion: number;
+}
+export interface HelloResult {
+  protocolVersion: number;
+  serverVersion: string;
+  /** Absolute path of the workspace (Jupyter's root dir). */
+  workspace: string;
+  providers: ProviderStatus[];
+}
+
+export interface Requests {
+  'cellmate/hello': { params: HelloParams; result: HelloResult };
+  'config/providers': { params: Record<string, never>; result: ProviderStatus[] };
+  'chat/list': { params: Record<string, never>; result: ChatSummary[] };
+  'chat/create': { params: { title?: string }; result: Chat };
+  'chat/get': { params: { chatId: string }; result: Chat };
+  'chat/rename': { params: { chatId: string; title: string }; result: ChatSummary };
+  'chat/delete': { params: { chatId: string }; result: { deleted: boolean } };
+  /** Starts a turn and returns at once; progress arrives as `chat/event` notifications. */
+  'chat/send': {
+    params: { chatId: string; text: string; model: ModelSettings };
+    result: { turnId: string };
+  };
+  /** Aborts the running turn of a chat (the model stream and any running tool). */
+  'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
+}
+
+export type RequestMethod = keyof Requests;
+
+/** Server → pane notifications. */
+export interface Notifications {
+  'chat/event': { chatId: string; event: ChatEvent };
+  /** The list of chats changed (created, renamed, deleted) — by this or another client. */
+  'chat/listChanged': { chats: ChatSummary[] };
+}
+
+export type NotificationMethod = keyof Notifications;
+
+/** JSON-RPC error codes the server uses beyond the standard ones. */
+export const ErrorCodes = {
+  /** The chat id does not exist. */
+  ChatNotFound: -32010,
+  /** A turn is already running in this chat. */
+  TurnRunning: -32011,
+  /** The model settings are unusable (unknown provider, missing key, bad base URL). */
+  ProviderUnavailable: -32012,
+  /** Protocol versions do not match; reload the page. */
+  ProtocolMismatch: -32013
+} as const;
+
+/** Route names on the Jupyter server, relative to its base URL. */
+export const Routes = {
+  websocket: 'cellmate/ws',
+  status: 'cellmate/status'
+} as const;
