@@ -1,0 +1,67 @@
+/**
+ * Debian's Chromium driven by playwright-core (a test tool's own browser download
+ * cannot work here). Screenshots go to test/artifacts/ and are kept.
+ */
+import { chromium, type Browser, type Page } from 'playwright-core';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { artifactsDir } from './paths';
+
+const CHROMIUM = process.env.CELLMATE_CHROMIUM ?? '/usr/bin/chromium';
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic'
+    ]
+  });
+}
+
+/** Saves a full-page PNG under test/artifacts/<name>.png and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await fs.mkdir(artifactsDir, { recursive: true });
+  const file = path.join(artifactsDir, `${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+/** Opens JupyterLab and waits until the application has started. */
+export async function openLab(page: Page, labUrl: string): Promise<void> {
+  await page.goto(labUrl);
+  await page.waitForFunction(
+    () => {
+      const app = (window as unknown as { jupyterapp?: { started?: unknown; commands?: unknown } }).jupyterapp;
+      return !!app && !!app.commands;
+    },
+    undefined,
+    { timeout: 60_000 }
+  );
+  await page.evaluate(async () => {
+    const app = (window as unknown as { jupyterapp: { started: Promise<void>; restored: Promise<void> } }).jupyterapp;
+    await app.started;
+    await app.restored;
+  });
+}
+
+/** Runs a JupyterLab command in the page. */
+export async function runCommand(page: Page, id: string, args: Record<string, unknown> = {}): Promise<unknown> {
+  return page.evaluate(
+    async ([cmd, a]) => {
+      const app = (window as unknown as {
+        jupyterapp: { commands: { execute(id: string, args: unknown): Promise<unknown> } };
+      }).jupyterapp;
+      const r = await app.commands.execute(cmd as string, a);
+      // Results are often widgets: return nothing that cannot cross the boundary.
+      return typeof r === 'object' ? null : r;
+    },
+    [id, args] as const
+  );
+}
