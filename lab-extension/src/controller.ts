@@ -1,0 +1,353 @@
+/**
+ * What the pane does: opens chats, sends messages, aborts turns, follows the server's
+ * events, and recovers the open chat after every reconnect. Widgets only render it.
+ */
+import type { ChatSummary, HelloResult, ProviderStatus } from '@cellmate/protocol';
+import { ErrorCodes } from '@cellmate/protocol';
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  CellmateConnection,
+  CellmateRequestError,
+  IConnectionStatus,
+  IncomingNotification
+} from './connection';
+import { IChatMemory } from './memory';
+import { ChatStore, sortChats } from './model';
+import {
+  DEFAULT_SETTINGS,
+  ICellmateSettings,
+  ISetupProblem,
+  readSettings,
+  setupProblem,
+  toModelSettings
+} from './settings';
+
+/** How the controller tells the user about a failure outside the transcript. */
+export type Notify = (level: 'info' | 'warning' | 'error', message: string) => void;
+
+/** Drives one pane. */
+export class CellmateController implements IDisposable {
+  /** The open chat (null state = none yet; one is created on the first send). */
+  readonly store = new ChatStore();
+
+  constructor(options: CellmateController.IOptions) {
+    this._connection = options.connection;
+    this._memory = options.memory;
+    this._notify = options.notify;
+    this._trans = options.trans;
+    this._settingsObject = options.settings ?? null;
+    if (this._settingsObject) {
+      this._settings = readSettings(this._settingsObject.composite);
+      this._settingsObject.changed.connect(this._onSettingsChanged, this);
+    }
+    this._connection.connected.connect(this._onConnected, this);
+    this._connection.notified.connect(this._onNotified, this);
+    this._connection.statusChanged.connect(this._onStatus, this);
+    this._connection.problem.connect(this._onProblem, this);
+    this.store.subscribe((_state, change) => {
+      if (change.running) {
+        this._changed.emit();
+      }
+    });
+  }
+
+  /** Emitted when anything outside the transcript items changes. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get connectionStatus(): IConnectionStatus {
+    return this._connection.status;
+  }
+
+  /** Chats for the selector, most recent first. */
+  get chats(): readonly ChatSummary[] {
+    return this._chats;
+  }
+
+  get settings(): ICellmateSettings {
+    return this._settings;
+  }
+
+  /** What keeps a turn from running, or null when the pane is ready. */
+  get setup(): ISetupProblem | null {
+    return setupProblem(this._settings, this._providers);
+  }
+
+  /** True while a `chat/send` (or the chat it creates) is in flight. */
+  get sending(): boolean {
+    return this._sending;
+  }
+
+  /** True while the open chat runs a turn. */
+  get running(): boolean {
+    return this.store.state?.running ?? false;
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /** Restores the last chat id and connects. */
+  async start(): Promise<void> {
+    try {
+      this._wanted = await this._memory.load();
+    } catch {
+      this._wanted = null;
+    }
+    this._connection.start();
+  }
+
+  /** Opens a chat by id (from the selector). */
+  async openChat(chatId: string): Promise<void> {
+    const generation = ++this._generation;
+    this._wanted = chatId;
+    try {
+      const chat = await this._connection.request('chat/get', { chatId });
+      if (generation === this._generation) {
+        this.store.load(chat);
+        void this._memory.save(chat.id);
+        this._changed.emit();
+      }
+    } catch (error) {
+      if (generation === this._generation) {
+        this._fail(this._trans.__('Could not open the chat'), error);
+      }
+    }
+  }
+
+  /** Creates a chat and opens it. */
+  async newChat(): Promise<void> {
+    const generation = ++this._generation;
+    try {
+      const chat = await this._connection.request('chat/create', {});
+      this._addChat(chat);
+      if (generation === this._generation) {
+        this._wanted = chat.id;
+        this.store.load(chat);
+        void this._memory.save(chat.id);
+        this._changed.emit();
+      }
+    } catch (error) {
+      this._fail(this._trans.__('Could not create a chat'), error);
+    }
+  }
+
+  /**
+   * Sends a user message with the configured model, creating a chat first when none is
+   * open. Resolves true once the server accepted the turn.
+   */
+  async send(text: string): Promise<boolean> {
+    const message = text.trim();
+    const model = toModelSettings(this._settings);
+    if (!message || this._sending || this.running) {
+      return false;
+    }
+    const problem = this.setup;
+    if (problem || !model) {
+      this._notify('warning', problem?.message ?? this._trans.__('Cellmate is not configured'));
+      return false;
+    }
+    this._setSending(true);
+    try {
+      let chatId = this.store.state?.chatId;
+      if (!chatId) {
+        const chat = await this._connection.request('chat/create', {});
+        this._addChat(chat);
+        this._generation++;
+        this._wanted = chat.id;
+        this.store.load(chat);
+        void this._memory.save(chat.id);
+        chatId = chat.id;
+      }
+      await this._connection.request('chat/send', { chatId, text: message, model });
+      return true;
+    } catch (error) {
+      this._fail(this._trans.__('Could not send the message'), error);
+      return false;
+    } finally {
+      this._setSending(false);
+    }
+  }
+
+  /** Stops the open chat's running turn. */
+  async abort(): Promise<void> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      return;
+    }
+    try {
+      await this._connection.request('chat/abort', { chatId });
+    } catch (error) {
+      this._fail(this._trans.__('Could not stop the turn'), error);
+    }
+  }
+
+  /** Switches the provider to the offline scripted demo. */
+  async useDemo(): Promise<void> {
+    if (!this._settingsObject) {
+      this._notify('error', this._trans.__('The Cellmate settings are not available'));
+      return;
+    }
+    try {
+      await this._settingsObject.set('provider', 'scripted');
+    } catch (error) {
+      this._fail(this._trans.__('Could not change the Cellmate settings'), error);
+    }
+  }
+
+  /** Reconnects at once instead of waiting for the backoff. */
+  reconnectNow(): void {
+    this._connection.reconnectNow();
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this._settingsObject?.changed.disconnect(this._onSettingsChanged, this);
+    Signal.clearData(this);
+  }
+
+  // -------------------------------------------------------------------------------------
+
+  private async _onConnected(_: CellmateConnection, hello: HelloResult): Promise<void> {
+    this._providers = hello.providers as ProviderStatus[];
+    const reconnect = this._wasConnected;
+    this._wasConnected = true;
+    this._changed.emit();
+    const generation = ++this._generation;
+    try {
+      this._chats = sortChats(await this._connection.request('chat/list', {}));
+      this._changed.emit();
+      const wanted = this.store.state?.chatId ?? this._wanted;
+      const target =
+        (wanted && this._chats.find(c => c.id === wanted)?.id) || this._chats[0]?.id || null;
+      if (!target) {
+        if (this.store.state) {
+          this.store.clear();
+        }
+        return;
+      }
+      const chat = await this._connection.request('chat/get', { chatId: target });
+      if (generation !== this._generation) {
+        return;
+      }
+      this.store.load(chat);
+      this._wanted = chat.id;
+      void this._memory.save(chat.id);
+      if (reconnect) {
+        this.store.notice('info', this._trans.__('Reconnected to the Cellmate server.'));
+      }
+      this._changed.emit();
+    } catch (error) {
+      if (error instanceof CellmateRequestError && error.code === ErrorCodes.ChatNotFound) {
+        this.store.clear();
+        return;
+      }
+      this._fail(this._trans.__('Could not load the chats'), error);
+    }
+  }
+
+  private _onNotified(_: CellmateConnection, note: IncomingNotification): void {
+    if (note.method === 'chat/event') {
+      this.store.apply(note.params.chatId, note.params.event);
+      return;
+    }
+    this._chats = sortChats(note.params.chats);
+    const open = this.store.state;
+    if (open) {
+      const summary = this._chats.find(c => c.id === open.chatId);
+      if (summary) {
+        this.store.retitle(summary.title);
+      } else {
+        // The open chat was deleted (here or in another window).
+        this.store.clear();
+        this._wanted = null;
+        void this._memory.save(null);
+      }
+    }
+    this._changed.emit();
+  }
+
+  private _onStatus(_: CellmateConnection, status: IConnectionStatus): void {
+    if (status.state === 'reconnecting' && this._wasConnected && !this._dropNoticed) {
+      this._dropNoticed = true;
+      this.store.notice(
+        'warning',
+        this._trans.__('Lost the connection to the Cellmate server (%1). Reconnecting…', status.reason ?? '')
+      );
+    }
+    if (status.state === 'connected') {
+      this._dropNoticed = false;
+    }
+    this._changed.emit();
+  }
+
+  private _onProblem(_: CellmateConnection, message: string): void {
+    this.store.notice('warning', this._trans.__('Ignored a message from the server: %1', message));
+    const now = Date.now();
+    // One toast per burst: a misbehaving server should not bury the page in toasts.
+    if (now - this._lastProblemToast > 10_000) {
+      this._lastProblemToast = now;
+      this._notify('warning', this._trans.__('Cellmate received a malformed message; see the pane.'));
+    }
+  }
+
+  private _onSettingsChanged(settings: ISettingRegistry.ISettings): void {
+    this._settings = readSettings(settings.composite as Record<string, unknown>);
+    this._changed.emit();
+  }
+
+  private _addChat(chat: ChatSummary): void {
+    if (!this._chats.some(c => c.id === chat.id)) {
+      const { id, title, mode, createdAt, updatedAt } = chat;
+      this._chats = sortChats([{ id, title, mode, createdAt, updatedAt }, ...this._chats]);
+    }
+  }
+
+  private _setSending(sending: boolean): void {
+    this._sending = sending;
+    this._changed.emit();
+  }
+
+  private _fail(what: string, error: unknown): void {
+    const detail = error instanceof Error ? error.message : String(error);
+    const text = `${what}: ${detail}`;
+    this.store.notice('error', text);
+    this._notify('error', text);
+  }
+
+  private readonly _connection: CellmateConnection;
+  private readonly _memory: IChatMemory;
+  private readonly _notify: Notify;
+  private readonly _trans: TranslationBundle;
+  private readonly _settingsObject: ISettingRegistry.ISettings | null;
+  private _settings: ICellmateSettings = DEFAULT_SETTINGS;
+  private _providers: ProviderStatus[] | null = null;
+  private _chats: ChatSummary[] = [];
+  private _wanted: string | null = null;
+  private _generation = 0;
+  private _sending = false;
+  private _wasConnected = false;
+  private _dropNoticed = false;
+  private _lastProblemToast = 0;
+  private _disposed = false;
+  private readonly _changed = new Signal<this, void>(this);
+}
+
+export namespace CellmateController {
+  export interface IOptions {
+    connection: CellmateConnection;
+    memory: IChatMemory;
+    notify: Notify;
+    trans: TranslationBundle;
+    /** The plugin's settings; null when the registry failed to load them. */
+    settings?: ISettingRegistry.ISettings | null;
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * JupyterLab plugin for Cellmate: registers the chat pane in the right sidebar, its
+ * commands and its settings, and connects it to the companion server.
+ */
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStateDB } from '@jupyterlab/statedb';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import { addIcon } from '@jupyterlab/ui-components';
+
+import { CellmateConnection } from './connection';
+import { CellmateController, Notify } from './controller';
+import { localStorageMemory, stateDBMemory } from './memory';
+import { PLUGIN_ID } from './settings';
+import { cellmateIcon } from './widgets/icon';
+import { CellmatePanel } from './widgets/panel';
+
+/** Command ids. */
+export namespace CommandIDs {
+  export const openChat = 'cellmate:open-chat';
+  export const newChat = 'cellmate:new-chat';
+}
+
+const CATEGORY = 'Cellmate';
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description: 'Cellmate: a notebook agent in a chat pane.',
+  autoStart: true,
+  requires: [IRenderMimeRegistry, ISettingRegistry],
+  optional: [ICommandPalette, ILayoutRestorer, IStateDB, ITranslator],
+  activate
+};
+
+async function activate(
+  app: JupyterFrontEnd,
+  rendermime: IRenderMimeRegistry,
+  settingRegistry: ISettingRegistry,
+  palette: ICommandPalette | null,
+  restorer: ILayoutRestorer | null,
+  stateDB: IStateDB | null,
+  translator: ITranslator | null
+): Promise<void> {
+  const trans = (translator ?? nullTranslator).load('jupyterlab_cellmate');
+
+  let settings: ISettingRegistry.ISettings | null = null;
+  try {
+    settings = await settingRegistry.load(PLUGIN_ID);
+  } catch (error) {
+    console.error('Cellmate: could not load the settings', error);
+  }
+
+  const notify: Notify = (level, message) => {
+    Notification.emit(message, level, { autoClose: level === 'error' ? 10_000 : 5_000 });
+  };
+  const connection = new CellmateConnection({
+    serverSettings: app.serviceManager.serverSettings
+  });
+  const controller = new CellmateController({
+    connection,
+    memory: stateDB ? stateDBMemory(stateDB) : localStorageMemory(),
+    notify,
+    trans,
+    settings
+  });
+
+  const panel = new CellmatePanel({
+    controller,
+    rendermime,
+    trans,
+    openSettings: () => {
+      if (app.commands.hasCommand('settingeditor:open')) {
+        void app.commands.execute('settingeditor:open', { query: 'Cellmate' });
+      }
+    }
+  });
+  panel.disposed.connect(() => {
+    controller.dispose();
+    connection.dispose();
+  });
+  app.shell.add(panel, 'right', { rank: 900 });
+  restorer?.add(panel, 'jupyterlab-cellmate');
+
+  const reveal = (): void => {
+    app.shell.activateById(panel.id);
+    // The sidebar expands on the next frame; focus after that.
+    requestAnimationFrame(() => panel.focusComposer());
+  };
+  app.commands.addCommand(CommandIDs.openChat, {
+    label: trans.__('Open Cellmate Chat'),
+    caption: trans.__('Show the Cellmate pane and focus its message box'),
+    icon: cellmateIcon,
+    execute: reveal
+  });
+  app.commands.addCommand(CommandIDs.newChat, {
+    label: trans.__('New Cellmate Chat'),
+    caption: trans.__('Start a new Cellmate chat'),
+    icon: addIcon,
+    isEnabled: () => connection.status.state === 'connected',
+    execute: async () => {
+      app.shell.activateById(panel.id);
+      await panel.newChat();
+    }
+  });
+  connection.statusChanged.connect(() => app.commands.notifyCommandChanged(CommandIDs.newChat));
+  if (palette) {
+    palette.addItem({ command: CommandIDs.openChat, category: CATEGORY });
+    palette.addItem({ command: CommandIDs.newChat, category: CATEGORY });
+  }
+
+  // The state database holds the last chat id only after the layout is restored.
+  void app.restored.then(() => controller.start());
+}
+
+export default plugin;

@@ -1,0 +1,129 @@
+/**
+ * The pane's settings (`schema/plugin.json`) and what they mean for a turn.
+ *
+ * Pure: no JupyterLab imports, so the "what to set" logic is unit-tested in Node.
+ * API keys never appear here: the server reports only whether it has one.
+ */
+import type { ModelSettings, ProviderKind, ProviderStatus } from '@cellmate/protocol';
+
+/** The settings plugin id (also the extension's main plugin id). */
+export const PLUGIN_ID = 'jupyterlab-cellmate:plugin';
+
+/** The user's settings as stored in the setting registry. `provider: ''` = not chosen. */
+export interface ICellmateSettings {
+  provider: ProviderKind | '';
+  model: string;
+  baseUrl: string;
+  scriptPath: string;
+}
+
+export const DEFAULT_SETTINGS: ICellmateSettings = {
+  provider: '',
+  model: '',
+  baseUrl: '',
+  scriptPath: ''
+};
+
+const PROVIDERS: readonly string[] = ['openai', 'anthropic', 'openai-compatible', 'scripted'];
+
+/** Reads the composite settings defensively (a hand-edited file may hold anything). */
+export function readSettings(composite: Record<string, unknown> | null | undefined): ICellmateSettings {
+  const c = composite ?? {};
+  const str = (key: keyof ICellmateSettings): string =>
+    typeof c[key] === 'string' ? (c[key] as string).trim() : '';
+  const provider = str('provider');
+  return {
+    provider: PROVIDERS.includes(provider) ? (provider as ProviderKind) : '',
+    model: str('model'),
+    baseUrl: str('baseUrl'),
+    scriptPath: str('scriptPath')
+  };
+}
+
+/** The model settings sent with `chat/send`, or null when no provider is chosen. */
+export function toModelSettings(settings: ICellmateSettings): ModelSettings | null {
+  if (settings.provider === '') {
+    return null;
+  }
+  const model: ModelSettings = { provider: settings.provider, model: settings.model };
+  if (settings.provider === 'openai-compatible' && settings.baseUrl) {
+    model.baseUrl = settings.baseUrl;
+  }
+  if (settings.provider === 'scripted') {
+    model.scriptPath = settings.scriptPath;
+    if (!model.model) {
+      model.model = 'scripted';
+    }
+  }
+  return model;
+}
+
+/** Why the pane cannot run a turn yet, and exactly what to set. */
+export interface ISetupProblem {
+  /** What is missing, as a short code for tests and styling. */
+  reason: 'no-provider' | 'no-key' | 'no-model' | 'no-base-url';
+  /** The sentence the banner shows. */
+  message: string;
+  /** Extra hint from the server, if any. */
+  hint?: string;
+}
+
+const CONFIG_FILE = '~/.cellmate/config.json';
+
+/** Example model ids, only for the banner's wording. */
+const EXAMPLE_MODEL: Record<ProviderKind, string> = {
+  openai: 'gpt-4.1',
+  anthropic: 'claude-sonnet-4-5',
+  'openai-compatible': 'llama3.1',
+  scripted: ''
+};
+
+/**
+ * What keeps a turn from running with `settings`, given the providers the server
+ * reported in `cellmate/hello` (null while not connected: key checks are skipped).
+ */
+export function setupProblem(
+  settings: ICellmateSettings,
+  providers: readonly ProviderStatus[] | null
+): ISetupProblem | null {
+  if (settings.provider === '') {
+    const sources = (providers ?? [])
+      .filter(p => p.kind !== 'scripted' && p.keySource)
+      .map(p => p.keySource);
+    const keys = sources.length ? sources.join(' or ') : 'OPENAI_API_KEY or ANTHROPIC_API_KEY';
+    return {
+      reason: 'no-provider',
+      message:
+        'Cellmate has no model yet. Set Settings → Cellmate → provider and model, ' +
+        `and start Jupyter with ${keys} in its environment ` +
+        `(or put it in ${CONFIG_FILE} on the server).`
+    };
+  }
+  const kind = settings.provider;
+  const status = providers?.find(p => p.kind === kind);
+  if (status && !status.keyConfigured) {
+    const source = status.keySource || 'the API key';
+    return {
+      reason: 'no-key',
+      message:
+        `The Cellmate server has no API key for “${kind}”. Start Jupyter with ${source} ` +
+        `in its environment (or put it in ${CONFIG_FILE} on the server), then reload.`,
+      hint: status.hint
+    };
+  }
+  if (kind === 'openai-compatible' && !settings.baseUrl) {
+    return {
+      reason: 'no-base-url',
+      message:
+        'Set Settings → Cellmate → baseUrl to your server’s OpenAI-compatible endpoint ' +
+        '(e.g. http://localhost:11434/v1 for Ollama) and model to one it serves.'
+    };
+  }
+  if (kind !== 'scripted' && !settings.model) {
+    return {
+      reason: 'no-model',
+      message: `Set Settings → Cellmate → model (e.g. ${EXAMPLE_MODEL[kind]}) for provider “${kind}”.`
+    };
+  }
+  return null;
+}

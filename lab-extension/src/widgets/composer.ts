@@ -1,0 +1,129 @@
+/**
+ * The composer: a textarea (Enter sends, Shift+Enter adds a line) and one button that
+ * is Send while idle and Stop while a turn runs.
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Widget } from '@lumino/widgets';
+
+/** What the composer shows. */
+export interface IComposerState {
+  /** A turn runs in the open chat: show Stop. */
+  running: boolean;
+  /** A send is in flight: keep the text, block another send. */
+  sending: boolean;
+  /** Connected and configured: sending can work. */
+  canSend: boolean;
+  /** Why sending is blocked, for the button's tooltip. */
+  blockedReason?: string;
+}
+
+export class ComposerWidget extends Widget {
+  constructor(options: ComposerWidget.IOptions) {
+    super();
+    const trans = options.trans;
+    this._onSend = options.onSend;
+    this._onStop = options.onStop;
+    this.addClass('jp-cellmate-composer');
+
+    this._input = document.createElement('textarea');
+    this._input.className = 'jp-cellmate-input';
+    this._input.rows = 2;
+    this._input.placeholder = trans.__('Message Cellmate (Enter to send, Shift+Enter for a new line)');
+    this._input.setAttribute('aria-label', trans.__('Message to Cellmate'));
+    this._input.addEventListener('keydown', this._onKeyDown);
+    this._input.addEventListener('input', this._autoSize);
+
+    this._send = button('jp-cellmate-send', trans.__('Send'), trans.__('Send message'));
+    this._send.addEventListener('click', () => void this.submit());
+    this._stop = button('jp-cellmate-stop', trans.__('Stop'), trans.__('Stop the running turn'));
+    this._stop.addEventListener('click', () => this._onStop());
+
+    const buttons = document.createElement('div');
+    buttons.className = 'jp-cellmate-composer-buttons';
+    buttons.append(this._send, this._stop);
+    this.node.append(this._input, buttons);
+    this.setState({ running: false, sending: false, canSend: false });
+  }
+
+  /** The textarea (for focus and tests). */
+  get input(): HTMLTextAreaElement {
+    return this._input;
+  }
+
+  setState(state: IComposerState): void {
+    this._state = state;
+    this._send.hidden = state.running;
+    this._stop.hidden = !state.running;
+    this._send.disabled = !state.canSend || state.sending;
+    this._send.title = state.canSend ? '' : (state.blockedReason ?? '');
+    this.node.dataset.sending = String(state.sending);
+  }
+
+  /** Focuses the textarea. */
+  focusInput(): void {
+    this._input.focus();
+  }
+
+  /** Sends the text if allowed; clears it once the server accepted the turn. */
+  async submit(): Promise<void> {
+    const { running, sending, canSend } = this._state;
+    const text = this._input.value;
+    if (running || sending || !canSend || !text.trim()) {
+      return;
+    }
+    if (await this._onSend(text)) {
+      // Keep anything typed while the request was in flight.
+      if (this._input.value === text) {
+        this._input.value = '';
+      }
+      this._autoSize();
+    }
+  }
+
+  override dispose(): void {
+    this._input.removeEventListener('keydown', this._onKeyDown);
+    this._input.removeEventListener('input', this._autoSize);
+    super.dispose();
+  }
+
+  private readonly _onKeyDown = (event: KeyboardEvent): void => {
+    if (event.key !== 'Enter' || event.shiftKey || event.isComposing) {
+      return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+    void this.submit();
+  };
+
+  /** Grows with its content up to the CSS max-height. */
+  private readonly _autoSize = (): void => {
+    const input = this._input;
+    input.style.height = 'auto';
+    input.style.height = `${input.scrollHeight + 2}px`;
+  };
+
+  private readonly _input: HTMLTextAreaElement;
+  private readonly _send: HTMLButtonElement;
+  private readonly _stop: HTMLButtonElement;
+  private readonly _onSend: (text: string) => Promise<boolean>;
+  private readonly _onStop: () => void;
+  private _state: IComposerState = { running: false, sending: false, canSend: false };
+}
+
+export namespace ComposerWidget {
+  export interface IOptions {
+    trans: TranslationBundle;
+    /** Resolves true when the message was accepted. */
+    onSend(text: string): Promise<boolean>;
+    onStop(): void;
+  }
+}
+
+function button(className: string, label: string, ariaLabel: string): HTMLButtonElement {
+  const node = document.createElement('button');
+  node.type = 'button';
+  node.className = `jp-Button jp-mod-styled ${className}`;
+  node.textContent = label;
+  node.setAttribute('aria-label', ariaLabel);
+  return node;
+}

@@ -1,0 +1,32 @@
+/**
+ * What every transcript item widget shares: its interface and its stable DOM hooks.
+ */
+import type { TranscriptItem } from '@cellmate/protocol';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { Widget } from '@lumino/widgets';
+
+/** A transcript item's widget; `setItem` receives newer copies of the same item. */
+export interface IItemWidget extends Widget {
+  readonly itemId: string;
+  readonly kind: TranscriptItem['kind'];
+  setItem(item: TranscriptItem): void;
+}
+
+/** What item widgets need from the pane. */
+export interface IItemContext {
+  rendermime: IRenderMimeRegistry;
+  trans: TranslationBundle;
+  /** Called after content changed size asynchronously (markdown rendered). */
+  onResize(): void;
+}
+
+/**
+ * Sets the attributes every item carries: `.jp-cellmate-item[data-kind][data-item-id]`
+ * (stable hooks for browser tests and styling).
+ */
+export function markItem(node: HTMLElement, item: TranscriptItem): void {
+  node.classList.add('jp-cellmate-item');
+  node.dataset.kind = item.kind;
+  node.dataset.itemId = item.id;
+}

@@ -1,0 +1,193 @@
+/**
+ * A card per tool call: name, status, duration, arguments as pretty JSON and the result
+ * as plain text. The card is a `<details>` the user opens; long results fold once more.
+ * Updated in place so an open card stays open while the call runs and ends.
+ */
+import type { ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { checkIcon, errorIcon, LabIcon, stopIcon } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
+
+import { IItemWidget, markItem } from './item-base';
+
+/** Results longer than this (lines or characters) start folded. */
+const LONG_LINES = 20;
+const LONG_CHARS = 2000;
+
+const STATUS_ICONS: Partial<Record<ToolCallStatus, LabIcon>> = {
+  ok: checkIcon,
+  error: errorIcon,
+  aborted: stopIcon
+};
+
+/** The widget for one `ToolCallItem`. */
+export class ToolCardWidget extends Widget implements IItemWidget {
+  readonly kind = 'tool' as const;
+
+  constructor(
+    private _item: ToolCallItem,
+    private readonly _trans: TranslationBundle
+  ) {
+    super();
+    this.addClass('jp-cellmate-tool');
+    markItem(this.node, _item);
+
+    this._card = document.createElement('details');
+    this._card.className = 'jp-cellmate-tool-card';
+    const summary = document.createElement('summary');
+    summary.className = 'jp-cellmate-tool-summary';
+    this._status = span('jp-cellmate-tool-status');
+    this._name = span('jp-cellmate-tool-name');
+    this._title = span('jp-cellmate-tool-title');
+    this._actor = span('jp-cellmate-tool-actor');
+    this._duration = span('jp-cellmate-tool-duration');
+    summary.append(this._status, this._name, this._title, this._actor, this._duration);
+
+    this._args = document.createElement('pre');
+    this._args.className = 'jp-cellmate-tool-args';
+    this._result = document.createElement('div');
+    this._result.className = 'jp-cellmate-tool-result';
+    this._card.append(
+      summary,
+      heading(_trans.__('Arguments')),
+      this._args,
+      this._result
+    );
+    this.node.appendChild(this._card);
+    this.setItem(_item);
+  }
+
+  get itemId(): string {
+    return this._item.id;
+  }
+
+  setItem(item: TranscriptItem): void {
+    if (item.kind !== 'tool') {
+      return;
+    }
+    const previous = this._item;
+    this._item = item;
+    const card = this._card;
+    card.dataset.toolName = item.name;
+    card.dataset.status = item.status;
+    card.dataset.actor = item.actor;
+
+    this._status.replaceChildren(statusIcon(item.status));
+    this._status.title = this._statusLabel(item.status);
+    this._status.setAttribute('aria-label', this._status.title);
+    this._name.textContent = item.name;
+    this._title.textContent = item.title ?? '';
+    this._actor.textContent = item.actor === 'model' ? '' : this._trans.__('from %1', item.actor);
+    this._duration.textContent =
+      item.durationMs !== undefined ? formatDuration(item.durationMs) : '';
+
+    if (previous !== item || !this._args.textContent) {
+      this._args.textContent = prettyJson(item.args);
+    }
+    if (previous.output !== item.output || !this._resultShown) {
+      this._renderResult(item.output);
+    }
+  }
+
+  private _renderResult(output: string | undefined): void {
+    this._resultShown = true;
+    if (output === undefined) {
+      this._result.replaceChildren();
+      return;
+    }
+    const pre = document.createElement('pre');
+    pre.className = 'jp-cellmate-tool-output';
+    pre.textContent = output;
+    const lines = countLines(output);
+    if (lines > LONG_LINES || output.length > LONG_CHARS) {
+      const fold = document.createElement('details');
+      fold.className = 'jp-cellmate-tool-output-fold';
+      const summary = document.createElement('summary');
+      summary.textContent = this._trans._n('Result (%1 line)', 'Result (%1 lines)', lines);
+      fold.append(summary, pre);
+      this._result.replaceChildren(fold);
+    } else {
+      this._result.replaceChildren(heading(this._trans.__('Result')), pre);
+    }
+  }
+
+  private _statusLabel(status: ToolCallStatus): string {
+    switch (status) {
+      case 'running':
+        return this._trans.__('Running');
+      case 'ok':
+        return this._trans.__('Done');
+      case 'error':
+        return this._trans.__('Failed');
+      case 'aborted':
+        return this._trans.__('Stopped');
+    }
+  }
+
+  private readonly _card: HTMLDetailsElement;
+  private readonly _status: HTMLElement;
+  private readonly _name: HTMLElement;
+  private readonly _title: HTMLElement;
+  private readonly _actor: HTMLElement;
+  private readonly _duration: HTMLElement;
+  private readonly _args: HTMLElement;
+  private readonly _result: HTMLElement;
+  private _resultShown = false;
+}
+
+function statusIcon(status: ToolCallStatus): HTMLElement {
+  const icon = STATUS_ICONS[status];
+  if (icon) {
+    return icon.element({ tag: 'span', className: 'jp-cellmate-status-icon' });
+  }
+  return span('jp-cellmate-spinner');
+}
+
+function span(className: string): HTMLElement {
+  const node = document.createElement('span');
+  node.className = className;
+  return node;
+}
+
+function heading(text: string): HTMLElement {
+  const node = document.createElement('div');
+  node.className = 'jp-cellmate-tool-heading';
+  node.textContent = text;
+  return node;
+}
+
+/** Arguments as indented JSON; anything JSON cannot express falls back to String(). */
+export function prettyJson(value: unknown): string {
+  if (value === undefined) {
+    return '';
+  }
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** `850 ms`, `1.2 s`, `2 min 5 s`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) {
+    return '';
+  }
+  if (ms < 1000) {
+    return `${Math.round(ms)} ms`;
+  }
+  if (ms < 60_000) {
+    return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  }
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  return `${minutes} min ${seconds} s`;
+}
+
+function countLines(text: string): number {
+  let lines = 1;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) {
+    lines++;
+  }
+  return lines;
+}

@@ -1,0 +1,119 @@
+/**
+ * The transcript: one widget per item, kept in the model's order, updated per change.
+ * Follows the bottom while the user is at the bottom; stays put when they scrolled up.
+ */
+import type { TranscriptItem } from '@cellmate/protocol';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Panel } from '@lumino/widgets';
+
+import { ChatChange, ChatState } from '../model';
+import { createItemWidget, IItemContext, IItemWidget } from './items';
+
+/** Within this many pixels of the bottom counts as "at the bottom". */
+const BOTTOM_SLACK = 32;
+
+export class TranscriptWidget extends Panel {
+  constructor(options: TranscriptWidget.IOptions) {
+    super();
+    this.addClass('jp-cellmate-transcript');
+    this.node.setAttribute('role', 'log');
+    this.node.setAttribute('aria-live', 'polite');
+    this.node.setAttribute('aria-label', options.trans.__('Cellmate transcript'));
+    this.node.tabIndex = 0;
+    this._context = {
+      rendermime: options.rendermime,
+      trans: options.trans,
+      onResize: () => this._follow()
+    };
+    this._empty = document.createElement('div');
+    this._empty.className = 'jp-cellmate-empty';
+    this._empty.textContent = options.trans.__(
+      'Ask Cellmate about your notebooks and files. It works in your kernels and shows every tool it uses.'
+    );
+    this.node.appendChild(this._empty);
+    this.node.addEventListener('scroll', this._onScroll, { passive: true });
+  }
+
+  /** Shows `state`; `change` says which items to touch. */
+  render(state: ChatState | null, change: ChatChange): void {
+    const items = state?.items ?? [];
+    this._empty.hidden = items.length > 0;
+    if (change.structure || this._byId.size !== items.length) {
+      this._reconcile(items);
+    } else {
+      for (const id of change.updated) {
+        const item = items.find(i => i.id === id);
+        const widget = this._byId.get(id);
+        if (!item || !widget || widget.kind !== item.kind) {
+          this._reconcile(items);
+          break;
+        }
+        widget.setItem(item);
+      }
+    }
+    this._follow();
+  }
+
+  /** Scrolls to the newest item and sticks there. */
+  scrollToBottom(): void {
+    this._stick = true;
+    this._follow();
+  }
+
+  override dispose(): void {
+    this.node.removeEventListener('scroll', this._onScroll);
+    this._byId.clear();
+    super.dispose();
+  }
+
+  private _reconcile(items: readonly TranscriptItem[]): void {
+    const keep = new Set(items.map(i => i.id));
+    for (const [id, widget] of this._byId) {
+      if (!keep.has(id)) {
+        this._byId.delete(id);
+        widget.dispose();
+      }
+    }
+    items.forEach((item, index) => {
+      let widget = this._byId.get(item.id);
+      if (widget && widget.kind !== item.kind) {
+        this._byId.delete(item.id);
+        widget.dispose();
+        widget = undefined;
+      }
+      if (!widget) {
+        widget = createItemWidget(item, this._context);
+        this._byId.set(item.id, widget);
+      } else {
+        widget.setItem(item);
+      }
+      if (this.widgets[index] !== widget) {
+        this.insertWidget(index, widget);
+      }
+    });
+  }
+
+  private _follow(): void {
+    if (this._stick) {
+      this.node.scrollTop = this.node.scrollHeight;
+    }
+  }
+
+  private readonly _onScroll = (): void => {
+    const node = this.node;
+    this._stick = node.scrollHeight - node.scrollTop - node.clientHeight <= BOTTOM_SLACK;
+  };
+
+  private readonly _context: IItemContext;
+  private readonly _byId = new Map<string, IItemWidget>();
+  private readonly _empty: HTMLElement;
+  private _stick = true;
+}
+
+export namespace TranscriptWidget {
+  export interface IOptions {
+    rendermime: IRenderMimeRegistry;
+    trans: TranslationBundle;
+  }
+}
