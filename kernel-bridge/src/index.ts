@@ -1,8 +1,18 @@
 /**
- * kernel-bridge: Jupyter messaging (ZeroMQ and Jupyter Server transports), Cellmate's
- * JavaScript kernel, magic rewriting and the `tool()` bridge (SPEC EVAL-1…6).
+ * kernel-bridge: Jupyter messaging over ZeroMQ, the kernel launcher and Cellmate's
+ * JavaScript kernel (SPEC EVAL). Dependency direction: `server → kernel-bridge`.
  *
- * Empty until the eval issue lands; the package exists so the dependency direction
- * `server → kernel-bridge` is fixed from the start.
+ * - `protocol/` — message types and the wire format (pure);
+ * - `zmq/`      — `ZmqKernelClient`;
+ * - `launch/`   — start a kernel process with a fresh connection file;
+ * - `js-kernel/` — the JS kernel (`dist/js-kernel/main.js -f <connection_file>`).
  */
 export const KERNEL_BRIDGE_VERSION = '0.1.0';
+
+export * from './common/errors.js';
+export * from './common/event.js';
+export * from './protocol/index.js';
+export * from './zmq/connection.js';
+export * from './zmq/client.js';
+export * from './launch/connection-file.js';
+export * from './launch/launcher.js';
