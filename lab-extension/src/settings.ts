@@ -78,6 +78,12 @@ const EXAMPLE_MODEL: Record<ProviderKind, string> = {
   scripted: ''
 };
 
+/** Providers whose key the banner talks about when none is chosen yet. */
+const KEYED: readonly ProviderKind[] = ['openai', 'anthropic'];
+
+/** `OPENAI_API_KEY`, optionally followed by a remark in parentheses. */
+const ENV_VAR = /^[A-Z][A-Z0-9_]*(\s*\(.*\))?$/;
+
 /**
  * What keeps a turn from running with `settings`, given the providers the server
  * reported in `cellmate/hello` (null while not connected: key checks are skipped).
@@ -87,27 +93,16 @@ export function setupProblem(
   providers: readonly ProviderStatus[] | null
 ): ISetupProblem | null {
   if (settings.provider === '') {
-    const sources = (providers ?? [])
-      .filter(p => p.kind !== 'scripted' && p.keySource)
-      .map(p => p.keySource);
-    const keys = sources.length ? sources.join(' or ') : 'OPENAI_API_KEY or ANTHROPIC_API_KEY';
-    return {
-      reason: 'no-provider',
-      message:
-        'Cellmate has no model yet. Set Settings → Cellmate → provider and model, ' +
-        `and start Jupyter with ${keys} in its environment ` +
-        `(or put it in ${CONFIG_FILE} on the server).`
-    };
+    return noProvider(providers ?? []);
   }
   const kind = settings.provider;
   const status = providers?.find(p => p.kind === kind);
   if (status && !status.keyConfigured) {
-    const source = status.keySource || 'the API key';
     return {
       reason: 'no-key',
       message:
-        `The Cellmate server has no API key for “${kind}”. Start Jupyter with ${source} ` +
-        `in its environment (or put it in ${CONFIG_FILE} on the server), then reload.`,
+        `The Cellmate server has no API key for “${kind}”. ` +
+        `${capitalize(keyInstructions(status.keySource))}, then reload.`,
       hint: status.hint
     };
   }
@@ -126,4 +121,58 @@ export function setupProblem(
     };
   }
   return null;
+}
+
+/**
+ * Turns a `ProviderStatus.keySource` (e.g. `OPENAI_API_KEY or
+ * /root/.cellmate/config.json (apiKeys.openai)`) into an instruction:
+ * "start Jupyter with OPENAI_API_KEY in its environment (or put it in
+ * /root/.cellmate/config.json (apiKeys.openai) on the server)".
+ */
+export function keyInstructions(keySource: string): string {
+  const parts = splitSources(keySource);
+  const env = parts.filter(p => ENV_VAR.test(p));
+  const files = parts.filter(p => !ENV_VAR.test(p));
+  const file = `put it in ${files.length ? files.join(' or ') : CONFIG_FILE} on the server`;
+  return env.length ? `start Jupyter with ${env.join(' or ')} in its environment (or ${file})` : file;
+}
+
+function noProvider(providers: readonly ProviderStatus[]): ISetupProblem {
+  const keyed = providers.filter(p => KEYED.includes(p.kind));
+  const ready = keyed.filter(p => p.keyConfigured).map(p => p.kind);
+  if (ready.length) {
+    return {
+      reason: 'no-provider',
+      message:
+        `Cellmate has no model yet. The server has an API key for ${ready.join(' and ')}: ` +
+        'set Settings → Cellmate → provider to it and choose a model.'
+    };
+  }
+  const envVars = new Set<string>();
+  let file = CONFIG_FILE;
+  for (const part of keyed.flatMap(p => splitSources(p.keySource))) {
+    if (/^[A-Z][A-Z0-9_]*$/.test(part)) {
+      envVars.add(part);
+    } else if (/config\.json/.test(part)) {
+      file = part.replace(/\s*\(.*\)$/, '');
+    }
+  }
+  const keys = envVars.size ? [...envVars].join(' or ') : 'OPENAI_API_KEY or ANTHROPIC_API_KEY';
+  return {
+    reason: 'no-provider',
+    message:
+      'Cellmate has no model yet. Set Settings → Cellmate → provider and model, ' +
+      `and start Jupyter with ${keys} in its environment (or put it in ${file} on the server).`
+  };
+}
+
+function splitSources(keySource: string | undefined): string[] {
+  return (keySource ?? '')
+    .split(/\s+or\s+/)
+    .map(p => p.trim())
+    .filter(Boolean);
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

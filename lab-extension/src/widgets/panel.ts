@@ -4,6 +4,7 @@
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
+import type { Message } from '@lumino/messaging';
 import { Panel, PanelLayout } from '@lumino/widgets';
 
 import { CellmateController } from '../controller';
@@ -79,6 +80,14 @@ export class CellmatePanel extends Panel {
     this._unsubscribe();
     this._controller.changed.disconnect(this._refresh, this);
     super.dispose();
+  }
+
+  /** Activating the pane (sidebar tab, command) puts the cursor in the composer. */
+  protected override onActivateRequest(msg: Message): void {
+    super.onActivateRequest(msg);
+    if (this.isVisible) {
+      this.focusComposer();
+    }
   }
 
   private readonly _onChat = (state: ChatState | null, change: ChatChange): void => {

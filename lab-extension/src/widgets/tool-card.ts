@@ -76,7 +76,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._status.title = this._statusLabel(item.status);
     this._status.setAttribute('aria-label', this._status.title);
     this._name.textContent = item.name;
-    this._title.textContent = item.title ?? '';
+    this._title.textContent = item.title && item.title !== item.name ? item.title : '';
     this._actor.textContent = item.actor === 'model' ? '' : this._trans.__('from %1', item.actor);
     this._duration.textContent =
       item.durationMs !== undefined ? formatDuration(item.durationMs) : '';
