@@ -24,8 +24,8 @@ export function checkCompleteness(code: string): { status: Completeness; indent?
   } catch (e) {
     if (!isAcornSyntaxError(e)) return { status: 'invalid' };
     const end = code.trimEnd().length;
-    const atEnd = e.pos >= end || (e.raisedAt ?? 0) >= code.length;
-    if (atEnd || /^Unterminated (template|comment)/.test(e.message)) {
+    // The parser failed at the end of the input: more text could complete the cell.
+    if (e.pos >= end || /^Unterminated (template|comment)/.test(e.message)) {
       const lastLine = code.split('\n').pop() ?? '';
       const indent = /^\s*/.exec(lastLine)?.[0] ?? '';
       return { status: 'incomplete', indent: /[{[(]\s*$/.test(code) ? indent + '  ' : indent };
