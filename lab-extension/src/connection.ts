@@ -196,9 +196,11 @@ export class CellmateConnection implements IDisposable {
 
     socket.addEventListener('open', () => {
       if (this._socket === socket) {
-        void this._hello_(rpc, socket);
+        void this._greet(rpc, socket);
       }
     });
+    // A failed socket reports 'error' then 'close'; the close handler does the work.
+    socket.addEventListener('error', () => undefined);
     socket.addEventListener('close', event => {
       if (this._socket === socket) {
         this._onClosed(event.code, event.reason);
@@ -206,7 +208,7 @@ export class CellmateConnection implements IDisposable {
     });
   }
 
-  private async _hello_(rpc: MessageConnection, socket: WebSocket): Promise<void> {
+  private async _greet(rpc: MessageConnection, socket: WebSocket): Promise<void> {
     const timer = setTimeout(() => socket.close(4001, 'hello timeout'), HELLO_TIMEOUT_MS);
     try {
       const hello = await this._send(rpc, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION });
@@ -288,7 +290,7 @@ export class CellmateConnection implements IDisposable {
       return;
     }
     this._failures += 1;
-    const delay = Math.min(this._initialDelay * 2 ** (this._failures - 1), this._maxDelay);
+    const delay = reconnectDelay(this._failures, this._initialDelay, this._maxDelay);
     const why =
       this._mismatch ?? (reason || CLOSE_REASONS[code] || `the socket closed (code ${code})`);
     this._mismatch = null;
@@ -357,6 +359,11 @@ export namespace CellmateConnection {
     /** Longest reconnect delay. Default 5 s. */
     maxDelayMs?: number;
   }
+}
+
+/** The wait before reconnect attempt `failures` (1-based): doubling, capped. */
+export function reconnectDelay(failures: number, initialMs: number, maxMs: number): number {
+  return Math.min(initialMs * 2 ** Math.max(0, failures - 1), maxMs);
 }
 
 function sample(value: unknown): string {

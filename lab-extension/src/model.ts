@@ -171,7 +171,7 @@ export function mergeItem(current: TranscriptItem, incoming: TranscriptItem): Tr
   if (current.kind !== incoming.kind) {
     return incoming;
   }
-  if (progress(incoming) < progress(current)) {
+  if (progress(incoming) < progress(current) || sameItem(current, incoming)) {
     return current;
   }
   if (current.kind === 'assistant' && incoming.kind === 'assistant' && incoming.streaming) {
@@ -181,6 +181,18 @@ export function mergeItem(current: TranscriptItem, incoming: TranscriptItem): Tr
     }
   }
   return incoming;
+}
+
+/** True when two copies say the same (a replayed event): no re-render needed. */
+function sameItem(a: TranscriptItem, b: TranscriptItem): boolean {
+  if (a === b) {
+    return true;
+  }
+  try {
+    return JSON.stringify(a) === JSON.stringify(b);
+  } catch {
+    return false;
+  }
 }
 
 /** 0 while an item can still change, 1 once it is final. */

@@ -1,0 +1,298 @@
+import { describe, expect, it } from 'vitest';
+
+import type {
+  AssistantItem,
+  Chat,
+  ChatEvent,
+  ToolCallItem,
+  TranscriptItem,
+  UserItem
+} from '@cellmate/protocol';
+
+import {
+  applyEvent,
+  applySnapshot,
+  ChatChange,
+  ChatState,
+  ChatStore,
+  fromSnapshot,
+  isChatEvent,
+  isLocal,
+  sortChats
+} from '../src/model';
+
+const T0 = '2026-11-29T10:00:00.000Z';
+const T1 = '2026-11-29T10:00:01.000Z';
+const T2 = '2026-11-29T10:00:02.000Z';
+
+function chat(items: TranscriptItem[] = [], running = false): Chat {
+  return {
+    id: 'c1',
+    title: 'Chat',
+    mode: 'chat',
+    createdAt: T0,
+    updatedAt: T0,
+    items,
+    running
+  };
+}
+
+const user = (id = 'u1', turnId = 't1'): UserItem => ({
+  kind: 'user',
+  id,
+  turnId,
+  time: T0,
+  text: 'hi'
+});
+
+const assistant = (text: string, streaming = true, id = 'a1'): AssistantItem => ({
+  kind: 'assistant',
+  id,
+  turnId: 't1',
+  time: T1,
+  text,
+  streaming
+});
+
+const tool = (status: ToolCallItem['status'], extra: Partial<ToolCallItem> = {}): ToolCallItem => ({
+  kind: 'tool',
+  id: 'k1',
+  turnId: 't1',
+  time: T1,
+  callId: 'call-1',
+  name: 'read',
+  args: { path: 'notes.md' },
+  actor: 'model',
+  status,
+  ...extra
+});
+
+/** Applies events in order, returning the final state and every change. */
+function run(state: ChatState, events: ChatEvent[]): { state: ChatState; changes: ChatChange[] } {
+  const changes: ChatChange[] = [];
+  for (const event of events) {
+    const step = applyEvent(state, event);
+    state = step.state;
+    changes.push(step.change);
+  }
+  return { state, changes };
+}
+
+const texts = (state: ChatState): string[] =>
+  state.items.map(i => ('text' in i ? `${i.kind}:${i.text}` : `${i.kind}:${(i as ToolCallItem).status}`));
+
+describe('applyEvent', () => {
+  it('runs a whole turn: start, user, streamed text, tool card, final text, end', () => {
+    const { state, changes } = run(fromSnapshot(chat()), [
+      { type: 'turn-started', turnId: 't1' },
+      { type: 'item-added', item: user() },
+      { type: 'item-added', item: assistant('') },
+      { type: 'text-delta', itemId: 'a1', delta: 'Hel' },
+      { type: 'text-delta', itemId: 'a1', delta: 'lo' },
+      { type: 'item-updated', item: assistant('Hello', false) },
+      { type: 'item-added', item: tool('running') },
+      { type: 'item-updated', item: tool('ok', { durationMs: 12, output: 'text' }) },
+      { type: 'turn-ended', turnId: 't1', reason: 'stop' }
+    ]);
+    expect(texts(state)).toEqual(['user:hi', 'assistant:Hello', 'tool:ok']);
+    expect(state.running).toBe(false);
+    expect(state.turnId).toBeNull();
+    expect(changes[0].running).toBe(true);
+    expect(changes[1].structure).toBe(true);
+    expect(changes[3]).toEqual({ updated: ['a1'], structure: false, running: false });
+  });
+
+  it('keeps deltas for an unknown item and applies them when it arrives', () => {
+    const { state, changes } = run(fromSnapshot(chat([user()])), [
+      { type: 'text-delta', itemId: 'a1', delta: 'Hel' },
+      { type: 'text-delta', itemId: 'a1', delta: 'lo' },
+      { type: 'item-added', item: assistant('') },
+      { type: 'text-delta', itemId: 'a1', delta: '!' }
+    ]);
+    expect(changes[0].updated).toEqual([]);
+    expect(texts(state)).toEqual(['user:hi', 'assistant:Hello!']);
+    expect(state.pendingDeltas.size).toBe(0);
+  });
+
+  it('drops kept deltas when the unknown item arrives already final', () => {
+    const { state } = run(fromSnapshot(chat()), [
+      { type: 'text-delta', itemId: 'a1', delta: 'Hel' },
+      { type: 'item-updated', item: assistant('Hello', false) }
+    ]);
+    expect(texts(state)).toEqual(['assistant:Hello']);
+    expect(state.pendingDeltas.size).toBe(0);
+  });
+
+  it('does not duplicate an item added twice (replay after a reconnect)', () => {
+    const { state, changes } = run(fromSnapshot(chat([user()])), [
+      { type: 'item-added', item: user() },
+      { type: 'item-added', item: assistant('') },
+      { type: 'text-delta', itemId: 'a1', delta: 'Hello' },
+      // The same add again, older than the deltas already applied.
+      { type: 'item-added', item: assistant('') }
+    ]);
+    expect(texts(state)).toEqual(['user:hi', 'assistant:Hello']);
+    expect(changes[0]).toEqual({ updated: [], structure: false, running: false });
+    expect(changes[3].updated).toEqual([]);
+  });
+
+  it('ignores a stale running update that arrives after the call ended', () => {
+    const { state } = run(fromSnapshot(chat()), [
+      { type: 'item-added', item: tool('running') },
+      { type: 'item-updated', item: tool('error', { output: 'boom', durationMs: 3 }) },
+      { type: 'item-updated', item: tool('running') }
+    ]);
+    const card = state.items[0] as ToolCallItem;
+    expect(card.status).toBe('error');
+    expect(card.output).toBe('boom');
+  });
+
+  it('takes an update that arrives before its add, and ignores the late add', () => {
+    const { state } = run(fromSnapshot(chat()), [
+      { type: 'item-updated', item: tool('ok', { output: 'done' }) },
+      { type: 'item-added', item: tool('running') }
+    ]);
+    expect(state.items).toHaveLength(1);
+    expect((state.items[0] as ToolCallItem).status).toBe('ok');
+  });
+
+  it('does not reopen a final assistant text and ignores late deltas to it', () => {
+    const { state, changes } = run(fromSnapshot(chat()), [
+      { type: 'item-added', item: assistant('Hi') },
+      { type: 'item-updated', item: assistant('Hi there', false) },
+      { type: 'text-delta', itemId: 'a1', delta: ' (late)' },
+      { type: 'item-updated', item: assistant('Hi', true) }
+    ]);
+    expect(texts(state)).toEqual(['assistant:Hi there']);
+    expect(changes[2].updated).toEqual([]);
+    expect((state.items[0] as AssistantItem).streaming).toBe(false);
+  });
+
+  it('replaces a streaming text with a newer streaming copy that is not a prefix', () => {
+    const { state } = run(fromSnapshot(chat()), [
+      { type: 'item-added', item: assistant('abc') },
+      { type: 'item-updated', item: assistant('xyz') }
+    ]);
+    expect(texts(state)).toEqual(['assistant:xyz']);
+  });
+
+  it('ends a turn: settles streaming text and running tools of that turn', () => {
+    const { state, changes } = run(fromSnapshot(chat()), [
+      { type: 'turn-started', turnId: 't1' },
+      { type: 'item-added', item: assistant('partial') },
+      { type: 'item-added', item: tool('running') },
+      { type: 'turn-ended', turnId: 't1', reason: 'aborted' }
+    ]);
+    expect(state.running).toBe(false);
+    expect((state.items[0] as AssistantItem).streaming).toBe(false);
+    expect((state.items[1] as ToolCallItem).status).toBe('aborted');
+    expect(changes[3].updated).toEqual(['a1', 'k1']);
+  });
+
+  it('adds one local error notice when a turn ends in error without a server notice', () => {
+    const { state } = run(fromSnapshot(chat()), [
+      { type: 'turn-started', turnId: 't1' },
+      { type: 'turn-ended', turnId: 't1', reason: 'error', error: 'rate limited' }
+    ]);
+    expect(state.items).toHaveLength(1);
+    expect(state.items[0]).toMatchObject({ kind: 'notice', level: 'error', text: 'rate limited' });
+    expect(isLocal(state.items[0])).toBe(true);
+
+    const withNotice = run(fromSnapshot(chat()), [
+      { type: 'turn-started', turnId: 't1' },
+      {
+        type: 'item-added',
+        item: { kind: 'notice', id: 'n1', turnId: 't1', time: T1, level: 'error', text: 'rate limited' }
+      },
+      { type: 'turn-ended', turnId: 't1', reason: 'error', error: 'rate limited' }
+    ]);
+    expect(withNotice.state.items).toHaveLength(1);
+  });
+
+  it('keeps running when an older turn ends after a newer one started', () => {
+    const { state } = run(fromSnapshot(chat()), [
+      { type: 'turn-started', turnId: 't2' },
+      { type: 'turn-ended', turnId: 't1', reason: 'stop' }
+    ]);
+    expect(state.running).toBe(true);
+    expect(state.turnId).toBe('t2');
+  });
+
+  it('leaves the state unchanged for an unknown event type', () => {
+    const before = fromSnapshot(chat([user()]));
+    const step = applyEvent(before, { type: 'bogus' } as unknown as ChatEvent);
+    expect(step.state).toBe(before);
+  });
+});
+
+describe('snapshots', () => {
+  it('replaces server items, keeps local notices in time order, clears kept deltas', () => {
+    let state = fromSnapshot(chat([user()]));
+    const store = new ChatStore();
+    store.load(chat([user()]));
+    store.notice('warning', 'connection lost');
+    state = store.state!;
+    state = applyEvent(state, { type: 'text-delta', itemId: 'a9', delta: 'x' }).state;
+    const next = applySnapshot(
+      state,
+      chat([user(), { ...assistant('Hello', false), time: '2999-01-01T00:00:00.000Z' }])
+    ).state;
+    expect(next.items.map(i => i.kind)).toEqual(['user', 'notice', 'assistant']);
+    expect(next.pendingDeltas.size).toBe(0);
+  });
+
+  it('dedupes repeated ids inside a snapshot', () => {
+    const state = fromSnapshot(chat([user(), assistant('a'), assistant('ab', false)]));
+    expect(texts(state)).toEqual(['user:hi', 'assistant:ab']);
+  });
+
+  it('knows the running turn from a running snapshot', () => {
+    const state = fromSnapshot(chat([user('u2', 't7')], true));
+    expect(state.running).toBe(true);
+    expect(state.turnId).toBe('t7');
+  });
+});
+
+describe('ChatStore', () => {
+  it('applies events only for the open chat and reports changes', () => {
+    const store = new ChatStore();
+    const seen: ChatChange[] = [];
+    store.subscribe((_s, change) => seen.push(change));
+    expect(store.apply('c1', { type: 'turn-started', turnId: 't1' })).toBe(false);
+    store.load(chat());
+    expect(store.apply('other', { type: 'turn-started', turnId: 't1' })).toBe(false);
+    expect(store.apply('c1', { type: 'item-added', item: user() })).toBe(true);
+    expect(store.state!.items).toHaveLength(1);
+    expect(seen).toHaveLength(2);
+    store.clear();
+    expect(store.state).toBeNull();
+  });
+
+  it('reloading the same chat keeps its local notices', () => {
+    const store = new ChatStore();
+    store.load(chat([user()]));
+    store.notice('info', 'reconnected');
+    store.load(chat([user()]));
+    expect(store.state!.items.map(i => i.kind)).toEqual(['user', 'notice']);
+    store.load({ ...chat([]), id: 'c2' });
+    expect(store.state!.items).toHaveLength(0);
+  });
+});
+
+describe('validation', () => {
+  it('accepts well-formed events and rejects malformed ones', () => {
+    expect(isChatEvent({ type: 'text-delta', itemId: 'a', delta: 'x' })).toBe(true);
+    expect(isChatEvent({ type: 'item-added', item: tool('running') })).toBe(true);
+    expect(isChatEvent({ type: 'text-delta', itemId: 'a' })).toBe(false);
+    expect(isChatEvent({ type: 'item-added', item: { kind: 'tool', id: 'x' } })).toBe(false);
+    expect(isChatEvent({ type: 'item-added', item: { ...user(), kind: 'weird' } })).toBe(false);
+    expect(isChatEvent(null)).toBe(false);
+    expect(isChatEvent('turn-started')).toBe(false);
+  });
+
+  it('sorts chats most recent first and drops junk', () => {
+    const a = { id: 'a', title: 'A', mode: 'chat' as const, createdAt: T0, updatedAt: T0 };
+    const b = { ...a, id: 'b', title: 'B', updatedAt: T2 };
+    expect(sortChats([a, b, { nope: 1 } as never]).map(c => c.id)).toEqual(['b', 'a']);
+  });
+});

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+
+import type { ProviderStatus } from '@cellmate/protocol';
+
+import {
+  DEFAULT_SETTINGS,
+  keyInstructions,
+  readSettings,
+  setupProblem,
+  toModelSettings
+} from '../src/settings';
+
+const providers = (openaiKey: boolean): ProviderStatus[] => [
+  {
+    kind: 'openai',
+    keyConfigured: openaiKey,
+    keySource: 'OPENAI_API_KEY or /root/.cellmate/config.json (apiKeys.openai)'
+  },
+  {
+    kind: 'anthropic',
+    keyConfigured: false,
+    keySource: 'ANTHROPIC_API_KEY',
+    hint: 'Anthropic keys start with sk-ant-'
+  },
+  { kind: 'openai-compatible', keyConfigured: true, keySource: 'CELLMATE_OPENAI_COMPATIBLE_API_KEY (optional)' },
+  { kind: 'scripted', keyConfigured: true, keySource: '' }
+];
+
+describe('readSettings / toModelSettings', () => {
+  it('reads defensively and treats unknown providers as not configured', () => {
+    expect(readSettings(undefined)).toEqual(DEFAULT_SETTINGS);
+    expect(readSettings({ provider: 'bogus', model: 3 })).toEqual(DEFAULT_SETTINGS);
+    expect(readSettings({ provider: 'openai', model: ' gpt-4.1 ' })).toMatchObject({
+      provider: 'openai',
+      model: 'gpt-4.1'
+    });
+  });
+
+  it('builds the ModelSettings sent with chat/send', () => {
+    expect(toModelSettings(DEFAULT_SETTINGS)).toBeNull();
+    expect(
+      toModelSettings({ ...DEFAULT_SETTINGS, provider: 'openai', model: 'gpt-4.1', baseUrl: 'x' })
+    ).toEqual({ provider: 'openai', model: 'gpt-4.1' });
+    expect(
+      toModelSettings({
+        provider: 'openai-compatible',
+        model: 'llama3.1',
+        baseUrl: 'http://localhost:11434/v1',
+        scriptPath: ''
+      })
+    ).toEqual({ provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://localhost:11434/v1' });
+    expect(toModelSettings({ ...DEFAULT_SETTINGS, provider: 'scripted' })).toEqual({
+      provider: 'scripted',
+      model: 'scripted',
+      scriptPath: ''
+    });
+  });
+});
+
+describe('setupProblem', () => {
+  it('says what to set when no provider is chosen', () => {
+    const problem = setupProblem(DEFAULT_SETTINGS, providers(false));
+    expect(problem?.reason).toBe('no-provider');
+    expect(problem?.message).toBe(
+      'Cellmate has no model yet. Set Settings → Cellmate → provider and model, and start ' +
+        'Jupyter with OPENAI_API_KEY or ANTHROPIC_API_KEY in its environment (or put it in ' +
+        '/root/.cellmate/config.json on the server).'
+    );
+  });
+
+  it('works before hello (no provider list) with the default wording', () => {
+    expect(setupProblem(DEFAULT_SETTINGS, null)?.message).toContain(
+      'OPENAI_API_KEY or ANTHROPIC_API_KEY in its environment (or put it in ~/.cellmate/config.json'
+    );
+    expect(setupProblem({ ...DEFAULT_SETTINGS, provider: 'openai', model: 'm' }, null)).toBeNull();
+  });
+
+  it('points at a provider the server already has a key for', () => {
+    expect(setupProblem(DEFAULT_SETTINGS, providers(true))?.message).toContain(
+      'The server has an API key for openai'
+    );
+  });
+
+  it('uses keySource and hint when the chosen provider has no key', () => {
+    const openai = setupProblem({ ...DEFAULT_SETTINGS, provider: 'openai', model: 'gpt-4.1' }, providers(false));
+    expect(openai?.reason).toBe('no-key');
+    expect(openai?.message).toBe(
+      'The Cellmate server has no API key for “openai”. Start Jupyter with OPENAI_API_KEY in ' +
+        'its environment (or put it in /root/.cellmate/config.json (apiKeys.openai) on the ' +
+        'server), then reload.'
+    );
+    const anthropic = setupProblem({ ...DEFAULT_SETTINGS, provider: 'anthropic', model: 'c' }, providers(false));
+    expect(anthropic?.message).toContain('ANTHROPIC_API_KEY in its environment (or put it in ~/.cellmate/config.json');
+    expect(anthropic?.hint).toBe('Anthropic keys start with sk-ant-');
+  });
+
+  it('asks for a model and a base URL where they are needed', () => {
+    expect(setupProblem({ ...DEFAULT_SETTINGS, provider: 'openai' }, providers(true))?.reason).toBe('no-model');
+    expect(
+      setupProblem({ ...DEFAULT_SETTINGS, provider: 'openai-compatible', model: 'x' }, providers(true))?.reason
+    ).toBe('no-base-url');
+    expect(setupProblem({ ...DEFAULT_SETTINGS, provider: 'scripted' }, providers(false))).toBeNull();
+  });
+
+  it('phrases key sources', () => {
+    expect(keyInstructions('OPENAI_API_KEY')).toBe(
+      'start Jupyter with OPENAI_API_KEY in its environment (or put it in ~/.cellmate/config.json on the server)'
+    );
+    expect(keyInstructions('/etc/cellmate.json')).toBe('put it in /etc/cellmate.json on the server');
+  });
+});
