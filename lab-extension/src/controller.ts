@@ -16,7 +16,7 @@ import {
   IncomingNotification
 } from './connection';
 import { IChatMemory } from './memory';
-import { ChatStore, sortChats } from './model';
+import { ChatStore, sanitizeChat, sortChats } from './model';
 import {
   DEFAULT_SETTINGS,
   ICellmateSettings,
@@ -109,9 +109,7 @@ export class CellmateController implements IDisposable {
     try {
       const chat = await this._connection.request('chat/get', { chatId });
       if (generation === this._generation) {
-        this.store.load(chat);
-        void this._memory.save(chat.id);
-        this._changed.emit();
+        this._load(chat);
       }
     } catch (error) {
       if (generation === this._generation) {
@@ -125,12 +123,8 @@ export class CellmateController implements IDisposable {
     const generation = ++this._generation;
     try {
       const chat = await this._connection.request('chat/create', {});
-      this._addChat(chat);
-      if (generation === this._generation) {
-        this._wanted = chat.id;
-        this.store.load(chat);
-        void this._memory.save(chat.id);
-        this._changed.emit();
+      if (generation === this._generation && this._load(chat)) {
+        this._addChat(chat);
       }
     } catch (error) {
       this._fail(this._trans.__('Could not create a chat'), error);
@@ -157,11 +151,11 @@ export class CellmateController implements IDisposable {
       let chatId = this.store.state?.chatId;
       if (!chatId) {
         const chat = await this._connection.request('chat/create', {});
-        this._addChat(chat);
         this._generation++;
-        this._wanted = chat.id;
-        this.store.load(chat);
-        void this._memory.save(chat.id);
+        if (!this._load(chat)) {
+          return false;
+        }
+        this._addChat(chat);
         chatId = chat.id;
       }
       await this._connection.request('chat/send', { chatId, text: message, model });
@@ -223,7 +217,8 @@ export class CellmateController implements IDisposable {
     this._changed.emit();
     const generation = ++this._generation;
     try {
-      this._chats = sortChats(await this._connection.request('chat/list', {}));
+      const list: unknown = await this._connection.request('chat/list', {});
+      this._chats = Array.isArray(list) ? sortChats(list) : [];
       this._changed.emit();
       const wanted = this.store.state?.chatId ?? this._wanted;
       const target =
@@ -238,9 +233,9 @@ export class CellmateController implements IDisposable {
       if (generation !== this._generation) {
         return;
       }
-      this.store.load(chat);
-      this._wanted = chat.id;
-      void this._memory.save(chat.id);
+      if (!this._load(chat)) {
+        return;
+      }
       if (reconnect) {
         this.store.notice('info', this._trans.__('Reconnected to the Cellmate server.'));
       }
@@ -302,6 +297,30 @@ export class CellmateController implements IDisposable {
   private _onSettingsChanged(settings: ISettingRegistry.ISettings): void {
     this._settings = readSettings(settings.composite as Record<string, unknown>);
     this._changed.emit();
+  }
+
+  /** Opens a chat snapshot; false (and a notice) when it is not a chat. */
+  private _load(value: unknown): boolean {
+    const checked = sanitizeChat(value);
+    if (!checked) {
+      this._onProblem(this._connection, 'the server sent a chat the pane cannot read');
+      return false;
+    }
+    this.store.load(checked.chat);
+    this._wanted = checked.chat.id;
+    void this._memory.save(checked.chat.id);
+    if (checked.dropped) {
+      this.store.notice(
+        'warning',
+        this._trans._n(
+          '%1 transcript item of an unknown kind is not shown (is the pane older than the server?).',
+          '%1 transcript items of an unknown kind are not shown (is the pane older than the server?).',
+          checked.dropped
+        )
+      );
+    }
+    this._changed.emit();
+    return true;
   }
 
   private _addChat(chat: ChatSummary): void {

@@ -372,13 +372,22 @@ export function isChatEvent(value: unknown): value is ChatEvent {
   }
 }
 
-/** True when `value` looks like a full chat (a `chat/get` or `chat/create` result). */
-export function isChat(value: unknown): value is Chat {
-  return (
-    isChatSummary(value) &&
-    Array.isArray((value as unknown as Chat).items) &&
-    (value as unknown as Chat).items.every(isTranscriptItem)
-  );
+/**
+ * Checks a `chat/get` or `chat/create` result. Returns the chat with only the items the
+ * pane can render (a newer server may send kinds this pane does not know), and how many
+ * were dropped; null when it is not a chat at all.
+ */
+export function sanitizeChat(value: unknown): { chat: Chat; dropped: number } | null {
+  if (!isChatSummary(value) || !Array.isArray((value as { items?: unknown }).items)) {
+    return null;
+  }
+  const raw = (value as unknown as { items: unknown[] }).items;
+  const items = raw.filter(isTranscriptItem);
+  const chat = value as unknown as Chat;
+  return {
+    chat: { ...chat, items, running: chat.running === true },
+    dropped: raw.length - items.length
+  };
 }
 
 /** True when `value` looks like a chat summary. */

@@ -18,6 +18,7 @@ import {
   fromSnapshot,
   isChatEvent,
   isLocal,
+  sanitizeChat,
   sortChats
 } from '../src/model';
 
@@ -294,5 +295,16 @@ describe('validation', () => {
     const a = { id: 'a', title: 'A', mode: 'chat' as const, createdAt: T0, updatedAt: T0 };
     const b = { ...a, id: 'b', title: 'B', updatedAt: T2 };
     expect(sortChats([a, b, { nope: 1 } as never]).map(c => c.id)).toEqual(['b', 'a']);
+  });
+});
+
+describe('sanitizeChat', () => {
+  it('drops items it cannot render and rejects non-chats', () => {
+    const raw = { ...chat([user()]), items: [user(), { kind: 'hologram', id: 'h', turnId: 't1' }] };
+    const checked = sanitizeChat(raw);
+    expect(checked?.dropped).toBe(1);
+    expect(checked?.chat.items.map(i => i.id)).toEqual(['u1']);
+    expect(sanitizeChat({ id: 'x', title: 'y' })).toBeNull();
+    expect(sanitizeChat('nope')).toBeNull();
   });
 });

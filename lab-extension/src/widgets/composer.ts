@@ -28,7 +28,8 @@ export class ComposerWidget extends Widget {
     this._input = document.createElement('textarea');
     this._input.className = 'jp-cellmate-input';
     this._input.rows = 2;
-    this._input.placeholder = trans.__('Message Cellmate (Enter to send, Shift+Enter for a new line)');
+    this._input.placeholder = trans.__('Message Cellmate…');
+    this._input.title = trans.__('Enter sends, Shift+Enter starts a new line');
     this._input.setAttribute('aria-label', trans.__('Message to Cellmate'));
     this._input.addEventListener('keydown', this._onKeyDown);
     this._input.addEventListener('input', this._autoSize);
