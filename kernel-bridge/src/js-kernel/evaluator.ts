@@ -93,6 +93,14 @@ export class Evaluator {
       lineOffset: -1,
       importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER
     });
+    // vm's breakOnSigint removes the process SIGINT listeners while the script runs,
+    // which drops a SIGINT still queued in the event loop. Let such a signal reach our
+    // listener (it aborts `signal`) before starting; the window left is the few
+    // synchronous instructions between here and V8's watchdog taking over.
+    // Two turns: the first setImmediate may run in the same loop iteration, before the
+    // poll phase reads libuv's signal pipe again.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
     if (opts.signal.aborted) throw new InterruptError();
     let pending: unknown;
     try {
@@ -106,6 +114,8 @@ export class Evaluator {
     }
     const value = await new Promise<unknown>((resolve, reject) => {
       const onAbort = () => reject(new InterruptError());
+      // An interrupt may have landed between runInContext and here.
+      if (opts.signal.aborted) return onAbort();
       opts.signal.addEventListener('abort', onAbort, { once: true });
       // `pending` is a promise of the context's realm: adopt it through Promise.resolve.
       Promise.resolve(pending).then(

@@ -286,10 +286,11 @@ export class JsKernel implements Disposable {
     const { code, silent, store_history } = req.content;
     if (store_history && !silent) this.executionCount++;
     const count = this.executionCount;
-    if (!silent) await this.publish('execute_input', { code, execution_count: count });
     const filename = `<cell ${count}>`;
     const running: RunningCell = { request: req, abort: new AbortController() };
+    // Running from before execute_input goes out: a client interrupts once it sees it.
     this.running = running;
+    if (!silent) await this.publish('execute_input', { code, execution_count: count });
     const syncTimeout = Number((req.metadata.cellmate as JSONObject | undefined)?.sync_timeout_ms) || undefined;
     try {
       const r = await this.evaluator.evaluate(code, {
