@@ -92,7 +92,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> CellmateApp:
     Jupyter Server 2 loads ``CellmateApp`` through the extension point above; this
     module-level hook does the same for callers that look for it here.
     """
-    return CellmateApp._load_jupyter_server_extension(serverapp)  # type: ignore[no-any-return]
+    return CellmateApp._load_jupyter_server_extension(serverapp)  # type: ignore[no-untyped-call,no-any-return]
 
 
 __all__ = ["CellmateApp", "__version__"]

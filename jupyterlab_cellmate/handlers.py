@@ -59,7 +59,7 @@ class BridgeSettings:
         self.max_message_size = max_message_size
 
 
-class BridgeHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
+class BridgeHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     """``<base_url>cellmate/ws``: one JSON-RPC message per text message, both ways.
 
     Each WebSocket gets its own connection to the companion's Unix socket. Auth is
@@ -75,7 +75,7 @@ class BridgeHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: 
         return cast(BridgeSettings, self.settings[SETTINGS_KEY])
 
     @property
-    def max_message_size(self) -> int:  # type: ignore[override]
+    def max_message_size(self) -> int:
         return self.bridge.max_message_size
 
     def set_default_headers(self) -> None:
@@ -92,15 +92,18 @@ class BridgeHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: 
             raise web.HTTPError(403)
         await super().get(*args, **kwargs)
 
-    async def open(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    async def open(self, *args: Any, **kwargs: Any) -> None:
         super().open(*args, **kwargs)  # WebSocketMixin: keep-alive pings
         supervisor = self.bridge.supervisor
         path = await supervisor.wait_ready(self.bridge.ready_wait)
         if self.ws_connection is None:  # the client left while we waited
             return
         if path is None:
-            why = supervisor.error or "Cellmate server is not ready"
-            self.close(CLOSE_TRY_AGAIN_LATER, _reason(why))
+            if supervisor.stopping:
+                self.close(CLOSE_GOING_AWAY, "Jupyter server is shutting down")
+            else:
+                why = supervisor.error or "Cellmate server is not ready"
+                self.close(CLOSE_TRY_AGAIN_LATER, _reason(why))
             return
         exited = supervisor.current_exit()
         try:

@@ -266,8 +266,9 @@ class CompanionSupervisor:
     async def _watch(self, child: _Child) -> None:
         """Wait for the child to exit; kill it if it never reports ready."""
         ready = asyncio.ensure_future(self._ready.wait())
+        waiters: list[asyncio.Future[Any]] = [ready, child.exited]
         try:
-            await asyncio.wait({ready, child.exited}, timeout=self.config.startup_timeout, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waiters, timeout=self.config.startup_timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             ready.cancel()
         if not child.exited.done() and self.socket_path is None:
@@ -298,6 +299,11 @@ class CompanionSupervisor:
             if self.socket_path is None and self._ready.is_set() and self.error is None:
                 await asyncio.sleep(0.05)  # set for a child that already died; let _watch clear it
         return None
+
+    @property
+    def stopping(self) -> bool:
+        """True once Jupyter is shutting the companion down."""
+        return self._stopping.is_set()
 
     def current_exit(self) -> asyncio.Future[None] | None:
         """The exit future of the running child, for telling a crash from a closed socket."""
