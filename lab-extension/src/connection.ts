@@ -28,7 +28,7 @@ import {
   Routes
 } from '@cellmate/protocol';
 
-import { isChatEvent, isChatSummary } from './model';
+import { isChatEvent, isChatSummary } from './guards';
 import { MalformedMessageError, WebSocketMessageReader, WebSocketMessageWriter } from './transport';
 
 /** `connecting` until the first hello; `reconnecting` after any drop or failed attempt. */

@@ -24,6 +24,10 @@ import type {
   TurnEndReason
 } from '@cellmate/protocol';
 
+import { isChatSummary } from './guards';
+
+export { isChatEvent, isChatSummary, isTranscriptItem, sanitizeChat } from './guards';
+
 /** Ids of items the pane adds itself (reconnect notices, malformed-message notices). */
 export const LOCAL_ID_PREFIX = 'local:';
 
@@ -324,79 +328,6 @@ function without<K, V>(map: ReadonlyMap<K, V>, key: K): ReadonlyMap<K, V> {
   const copy = new Map(map);
   copy.delete(key);
   return copy;
-}
-
-// ---------------------------------------------------------------------------------------
-// Validation of what arrives on the wire
-
-/** True when `value` looks like a transcript item the pane can render. */
-export function isTranscriptItem(value: unknown): value is TranscriptItem {
-  if (!isRecord(value) || typeof value.id !== 'string' || typeof value.turnId !== 'string') {
-    return false;
-  }
-  switch (value.kind) {
-    case 'user':
-      return typeof value.text === 'string';
-    case 'assistant':
-      return typeof value.text === 'string' && typeof value.streaming === 'boolean';
-    case 'tool':
-      return (
-        typeof value.name === 'string' &&
-        typeof value.callId === 'string' &&
-        ['running', 'ok', 'error', 'aborted'].includes(value.status as string)
-      );
-    case 'notice':
-      return typeof value.text === 'string' && ['info', 'warning', 'error'].includes(value.level as string);
-    default:
-      return false;
-  }
-}
-
-/** True when `value` is a chat event this pane understands. */
-export function isChatEvent(value: unknown): value is ChatEvent {
-  if (!isRecord(value)) {
-    return false;
-  }
-  switch (value.type) {
-    case 'turn-started':
-      return typeof value.turnId === 'string';
-    case 'item-added':
-    case 'item-updated':
-      return isTranscriptItem(value.item);
-    case 'text-delta':
-      return typeof value.itemId === 'string' && typeof value.delta === 'string';
-    case 'turn-ended':
-      return typeof value.turnId === 'string' && typeof value.reason === 'string';
-    default:
-      return false;
-  }
-}
-
-/**
- * Checks a `chat/get` or `chat/create` result. Returns the chat with only the items the
- * pane can render (a newer server may send kinds this pane does not know), and how many
- * were dropped; null when it is not a chat at all.
- */
-export function sanitizeChat(value: unknown): { chat: Chat; dropped: number } | null {
-  if (!isChatSummary(value) || !Array.isArray((value as { items?: unknown }).items)) {
-    return null;
-  }
-  const raw = (value as unknown as { items: unknown[] }).items;
-  const items = raw.filter(isTranscriptItem);
-  const chat = value as unknown as Chat;
-  return {
-    chat: { ...chat, items, running: chat.running === true },
-    dropped: raw.length - items.length
-  };
-}
-
-/** True when `value` looks like a chat summary. */
-export function isChatSummary(value: unknown): value is ChatSummary {
-  return isRecord(value) && typeof value.id === 'string' && typeof value.title === 'string';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -91,6 +91,8 @@ class AssistantWidget extends Panel implements IItemWidget {
     }
     this._item = item;
     this.node.dataset.streaming = String(item.streaming);
+    // Screen readers wait for the final text instead of reading every frame.
+    this.node.setAttribute('aria-busy', String(item.streaming));
     if (item.text !== this._renderedText) {
       this._schedule();
     }
