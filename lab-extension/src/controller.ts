@@ -297,6 +297,23 @@ export class CellmateController implements IDisposable {
   private _onSettingsChanged(settings: ISettingRegistry.ISettings): void {
     this._settings = readSettings(settings.composite as Record<string, unknown>);
     this._changed.emit();
+    void this._refreshProviders();
+  }
+
+  /** Asks the server again which keys it has (the user may have just picked a provider). */
+  private async _refreshProviders(): Promise<void> {
+    if (this._connection.status.state !== 'connected') {
+      return;
+    }
+    try {
+      const providers: unknown = await this._connection.request('config/providers', {});
+      if (Array.isArray(providers)) {
+        this._providers = providers as ProviderStatus[];
+        this._changed.emit();
+      }
+    } catch {
+      // The list from hello stays; the banner may be stale until the next reconnect.
+    }
   }
 
   /** Opens a chat snapshot; false (and a notice) when it is not a chat. */

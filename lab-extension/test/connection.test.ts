@@ -1,14 +1,10 @@
 /**
- * The pane's connection against a real WebSocket server (Node's `ws`), speaking
- * JSON-RPC by hand so the test sees exactly what goes over the wire.
+ * The pane's connection against a real WebSocket server (Node's `ws`).
  */
-import { AddressInfo } from 'node:net';
-
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket, { WebSocketServer } from 'ws';
 
-import type { HelloResult } from '@cellmate/protocol';
 import { ErrorCodes, PROTOCOL_VERSION } from '@cellmate/protocol';
+import type { HelloResult } from '@cellmate/protocol';
 
 import {
   CellmateConnection,
@@ -17,113 +13,7 @@ import {
   IncomingNotification,
   reconnectDelay
 } from '../src/connection';
-
-interface Rpc {
-  jsonrpc: '2.0';
-  id?: number | string;
-  method?: string;
-  params?: unknown;
-}
-
-const HELLO: HelloResult = {
-  protocolVersion: PROTOCOL_VERSION,
-  serverVersion: 'test',
-  workspace: '/tmp/ws',
-  providers: [{ kind: 'scripted', keyConfigured: true, keySource: '' }]
-};
-
-/** A scripted Cellmate endpoint: answers hello and chat/list, records every request. */
-class FakeServer {
-  readonly wss: WebSocketServer;
-  readonly received: Rpc[] = [];
-  readonly urls: string[] = [];
-  sockets: WebSocket[] = [];
-  helloError: { code: number; message: string } | null = null;
-
-  private constructor(wss: WebSocketServer) {
-    this.wss = wss;
-    wss.on('connection', (socket, request) => {
-      this.urls.push(request.url ?? '');
-      this.sockets.push(socket);
-      socket.on('message', data => {
-        const message = JSON.parse(String(data)) as Rpc;
-        this.received.push(message);
-        if (message.id === undefined) {
-          return;
-        }
-        if (message.method === 'cellmate/hello' && this.helloError) {
-          socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: this.helloError }));
-          return;
-        }
-        const result =
-          message.method === 'cellmate/hello'
-            ? HELLO
-            : message.method === 'chat/list'
-              ? []
-              : null;
-        if (message.method === 'chat/get') {
-          socket.send(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: message.id,
-              error: { code: ErrorCodes.ChatNotFound, message: 'no such chat' }
-            })
-          );
-          return;
-        }
-        socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
-      });
-    });
-  }
-
-  static async start(port = 0): Promise<FakeServer> {
-    const wss = new WebSocketServer({ host: '127.0.0.1', port, path: '/base/cellmate/ws' });
-    await new Promise<void>(resolve => wss.once('listening', resolve));
-    return new FakeServer(wss);
-  }
-
-  get port(): number {
-    return (this.wss.address() as AddressInfo).port;
-  }
-
-  /** The last connected socket. */
-  get socket(): WebSocket {
-    return this.sockets[this.sockets.length - 1];
-  }
-
-  async stop(): Promise<void> {
-    for (const s of this.wss.clients) {
-      s.terminate();
-    }
-    await new Promise<void>(resolve => this.wss.close(() => resolve()));
-  }
-}
-
-function connect(port: number, token = 'sekret'): CellmateConnection {
-  const serverSettings = {
-    wsUrl: `ws://127.0.0.1:${port}/base/`,
-    token,
-    appendToken: true,
-    WebSocket
-  };
-  return new CellmateConnection({
-    // Only the fields the connection reads; the rest of ISettings is irrelevant here.
-    serverSettings: serverSettings as unknown as CellmateConnection.IOptions['serverSettings'],
-    initialDelayMs: 20,
-    maxDelayMs: 80
-  });
-}
-
-/** Resolves when `predicate` holds, checking every 5 ms. */
-async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > timeoutMs) {
-      throw new Error('timed out waiting');
-    }
-    await new Promise(resolve => setTimeout(resolve, 5));
-  }
-}
+import { connect, FakeServer, HELLO, until } from './fake-server';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -262,8 +152,7 @@ describe('CellmateConnection', () => {
     const { server, connection } = await setup();
     connection.start();
     await until(() => connection.status.state === 'connected');
-    server.wss.removeAllListeners('connection');
-    server.socket.removeAllListeners('message');
+    server.answering = false;
     const pending = connection.request('chat/list', {});
     server.socket.close(1011, 'boom');
     await expect(pending).rejects.toBeInstanceOf(CellmateRequestError);

@@ -1,0 +1,164 @@
+/**
+ * The pane's controller against a real WebSocket server: which chat it opens, how it
+ * follows events, and that a reconnect re-fetches the list and the open chat.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+
+import type { TranscriptItem } from '@cellmate/protocol';
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Signal } from '@lumino/signaling';
+
+import { CellmateController } from '../src/controller';
+import { IChatMemory } from '../src/memory';
+import { connect, FakeServer, until } from './fake-server';
+
+/** `__`/`_n` with `%1` substitution, like JupyterLab's null translator. */
+const trans = {
+  __: (text: string, ...args: unknown[]) => args.reduce<string>((t, a, i) => t.replace(`%${i + 1}`, String(a)), text),
+  _n: (one: string, many: string, n: number, ...args: unknown[]) =>
+    [n, ...args].reduce<string>((t, a, i) => t.replace(`%${i + 1}`, String(a)), n === 1 ? one : many)
+} as unknown as TranslationBundle;
+
+/** The part of ISettingRegistry.ISettings the controller uses. */
+class FakeSettings {
+  readonly changed = new Signal<this, void>(this);
+  constructor(public composite: Record<string, unknown>) {}
+  async set(key: string, value: unknown): Promise<void> {
+    this.composite = { ...this.composite, [key]: value };
+    this.changed.emit();
+  }
+}
+
+function memory(initial: string | null = null): IChatMemory & { saved: Array<string | null> } {
+  const saved: Array<string | null> = [];
+  return {
+    saved,
+    load: async () => initial,
+    save: async id => {
+      saved.push(id);
+    }
+  };
+}
+
+const user = (id: string, text = 'hi'): TranscriptItem => ({
+  kind: 'user',
+  id,
+  turnId: 't1',
+  time: '2026-11-29T10:00:00.000Z',
+  text
+});
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) {
+    await cleanups.pop()!();
+  }
+});
+
+async function setup(options: { remembered?: string | null; provider?: string } = {}) {
+  const server = await FakeServer.start();
+  const connection = connect(server.port);
+  const mem = memory(options.remembered ?? null);
+  const notes: string[] = [];
+  const settings = new FakeSettings({ provider: options.provider ?? 'scripted' });
+  const controller = new CellmateController({
+    connection,
+    memory: mem,
+    notify: (level, message) => notes.push(`${level}: ${message}`),
+    trans,
+    settings: settings as unknown as ISettingRegistry.ISettings
+  });
+  cleanups.push(
+    () => server.stop(),
+    () => connection.dispose(),
+    () => controller.dispose()
+  );
+  return { server, connection, controller, mem, notes, settings };
+}
+
+describe('CellmateController', () => {
+  it('reopens the remembered chat, else the most recent one', async () => {
+    const { server, controller } = await setup({ remembered: 'b' });
+    server.addChat('a', [], '2026-11-29T12:00:00.000Z');
+    server.addChat('b', [user('u1')]);
+    await controller.start();
+    await until(() => controller.store.state?.chatId === 'b');
+    expect(controller.chats.map(c => c.id)).toEqual(['a', 'b']);
+
+    const other = await setup({ remembered: 'gone' });
+    other.server.addChat('a', [], '2026-11-29T12:00:00.000Z');
+    other.server.addChat('b');
+    await other.controller.start();
+    await until(() => other.controller.store.state?.chatId === 'a');
+  });
+
+  it('creates a chat lazily on the first send and sends the model settings', async () => {
+    const { server, controller, mem } = await setup();
+    await controller.start();
+    await until(() => controller.connectionStatus.state === 'connected');
+    await until(() => server.calls('chat/list').length === 1);
+    expect(controller.store.state).toBeNull();
+    expect(await controller.send('  hello  ')).toBe(true);
+    expect(server.calls('chat/create')).toHaveLength(1);
+    expect(server.calls('chat/send')[0].params).toEqual({
+      chatId: 'new1',
+      text: 'hello',
+      model: { provider: 'scripted', model: 'scripted', scriptPath: '' }
+    });
+    expect(controller.store.state?.chatId).toBe('new1');
+    expect(mem.saved).toContain('new1');
+  });
+
+  it('refuses to send while not configured and explains why', async () => {
+    const { server, controller, notes, settings } = await setup({ provider: '' });
+    await controller.start();
+    await until(() => controller.connectionStatus.state === 'connected');
+    expect(controller.setup?.reason).toBe('no-provider');
+    expect(await controller.send('hello')).toBe(false);
+    expect(notes[0]).toMatch(/^warning: Cellmate has no model yet/);
+    expect(server.calls('chat/send')).toHaveLength(0);
+    await controller.useDemo();
+    expect(settings.composite.provider).toBe('scripted');
+    expect(controller.setup).toBeNull();
+    await until(() => server.calls('config/providers').length === 1);
+  });
+
+  it('follows events for the open chat only', async () => {
+    const { server, controller } = await setup({ remembered: 'a' });
+    server.addChat('a');
+    await controller.start();
+    await until(() => controller.store.state?.chatId === 'a');
+    server.event('zzz', { type: 'item-added', item: user('x') });
+    server.event('a', { type: 'turn-started', turnId: 't1' });
+    server.event('a', { type: 'item-added', item: user('u1') });
+    await until(() => controller.store.state!.items.length === 1);
+    expect(controller.running).toBe(true);
+  });
+
+  it('re-fetches the list and the open chat after a reconnect, keeping the transcript', async () => {
+    const { server, controller } = await setup({ remembered: 'a' });
+    server.addChat('a', [user('u1')]);
+    await controller.start();
+    await until(() => controller.store.state?.items.length === 1);
+    // While the pane is away, the server's copy of the chat moves on.
+    server.chats.get('a')!.items.push(user('u2', 'while away'));
+    server.socket.close(1012, 'Cellmate server restarting');
+    await until(() => server.calls('chat/get').length === 2);
+    await until(() => controller.store.state!.items.some(i => i.id === 'u2'));
+    expect(server.calls('chat/list')).toHaveLength(2);
+    const kinds = controller.store.state!.items.map(i => (i.kind === 'notice' ? `notice:${i.level}` : i.id));
+    // Local notices keep their place in time (after both server items, which are older).
+    expect(kinds).toEqual(['u1', 'u2', 'notice:warning', 'notice:info']);
+  });
+
+  it('drops the open chat when it is deleted elsewhere', async () => {
+    const { server, controller, mem } = await setup({ remembered: 'a' });
+    server.addChat('a');
+    await controller.start();
+    await until(() => controller.store.state?.chatId === 'a');
+    server.socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'chat/listChanged', params: { chats: [] } }));
+    await until(() => controller.store.state === null);
+    expect(mem.saved.at(-1)).toBeNull();
+  });
+});
