@@ -181,9 +181,6 @@ class CompanionSupervisor:
                 child.signal_group(signal.SIGKILL)
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(asyncio.shield(child.exited), 2.0)
-        if child is not None:
-            child.signal_group(signal.SIGKILL)  # leftovers in its group (language servers)
-            child.transport.close()
         if self._task is not None:
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self._task, 1.0)
@@ -197,7 +194,13 @@ class CompanionSupervisor:
             child = await self._spawn()
             if child is None:
                 return  # a configuration error; logged, shown in /cellmate/status
+            if self._stopping.is_set():  # Jupyter began stopping while we spawned it
+                child.signal_group(signal.SIGTERM)
             await self._watch(child)
+            # Right after the exit (before its pid can be reused): its orphans, e.g.
+            # language servers, share its process group.
+            child.signal_group(signal.SIGKILL)
+            child.transport.close()
             if self._stopping.is_set():
                 return
             code = child.returncode
@@ -214,8 +217,6 @@ class CompanionSupervisor:
                 ran,
                 delay,
             )
-            child.signal_group(signal.SIGKILL)  # its orphans (language servers, workers)
-            child.transport.close()
             self._close_clients(1012, "Cellmate server restarting")
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
@@ -271,7 +272,7 @@ class CompanionSupervisor:
             await asyncio.wait(waiters, timeout=self.config.startup_timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             ready.cancel()
-        if not child.exited.done() and self.socket_path is None:
+        if not child.exited.done() and self.socket_path is None and not self._stopping.is_set():
             self.log.error(
                 "[cellmate] companion server (pid %s) did not report ready in %.0fs; killing it",
                 child.pid,
