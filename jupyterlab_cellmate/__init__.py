@@ -35,6 +35,8 @@ Supervision
     does not print its ready line within ``startup_timeout`` (60 s) is killed and
     restarted. On Jupyter shutdown: WebSockets closed with 1001, SIGTERM to the child's
     process group, SIGKILL after ``stop_timeout`` (3 s), socket directory removed.
+    Whenever the child exits, what is left in its process group (processes it started
+    and did not stop: language servers, debug adapters) gets SIGKILL.
 
 ``<base_url>cellmate/ws`` (``handlers.BridgeHandler``)
     Authenticated like kernel WebSockets (token or cookie; the user must be allowed to
