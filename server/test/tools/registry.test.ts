@@ -106,16 +106,19 @@ describe('what the model sees', () => {
         "additionalProperties": false,
         "properties": {
           "limit": {
+            "description": "Maximum number of lines to return. Default 2000.",
             "maximum": 9007199254740991,
             "minimum": 1,
             "type": "integer",
           },
           "offset": {
+            "description": "1-based line number to start at. Default 1.",
             "maximum": 9007199254740991,
             "minimum": 1,
             "type": "integer",
           },
           "path": {
+            "description": "File path relative to the workspace root (e.g. "notes.md"), or absolute inside the workspace.",
             "minLength": 1,
             "type": "string",
           },
