@@ -1,0 +1,86 @@
+import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
+import { z } from 'zod';
+
+/** One scripted model response (one "step" of a turn). See `scripted.md`. */
+export interface ScriptStep {
+  text?: string;
+  toolCalls?: Array<{ toolName: string; input: unknown }>;
+  /** Delay before each streamed text chunk, in ms (default {@link DEFAULT_CHUNK_DELAY_MS}). */
+  chunkDelayMs?: number;
+  /** Fault injection: after `text` (if any), the stream emits an error with this message. */
+  error?: string;
+}
+
+/** A parsed script: the steps of each turn. `every` replays the same steps for every turn. */
+export type Script = { kind: 'turns'; turns: ScriptStep[][] } | { kind: 'every'; steps: ScriptStep[] };
+
+/** Default delay between text chunks. */
+export const DEFAULT_CHUNK_DELAY_MS = 15;
+
+/** Text sent when the script has no step for the current position. */
+export const EXHAUSTED_TEXT = '(scripted provider: script exhausted)';
+
+const stepSchema = z.strictObject({
+  text: z.string().optional(),
+  toolCalls: z.array(z.strictObject({ toolName: z.string().min(1), input: z.unknown() })).optional(),
+  chunkDelayMs: z.number().int().min(0).max(60_000).optional(),
+  error: z.string().optional()
+});
+
+const scriptSchema = z.union([
+  z.strictObject({ turns: z.array(z.array(stepSchema)) }),
+  z.strictObject({ steps: z.array(stepSchema) })
+]);
+
+/**
+ * Validates a script's JSON. Pure.
+ * @throws Error with a message that says what is wrong and what the format is
+ */
+export function parseScript(json: unknown, origin: string): Script {
+  const parsed = scriptSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+    throw new Error(
+      `${origin} is not a valid script${where}: ${issue?.message ?? 'unknown problem'}. ` +
+        'Expected {"turns": [[Step, …], …]} or {"steps": [Step, …]} with Step = {text?, toolCalls?: [{toolName, input}], chunkDelayMs?, error?}.'
+    );
+  }
+  return 'turns' in parsed.data
+    ? { kind: 'turns', turns: parsed.data.turns as ScriptStep[][] }
+    : { kind: 'every', steps: parsed.data.steps as ScriptStep[] };
+}
+
+/** Where in the script a prompt is: derived from the prompt alone, so replay is stateless. */
+export interface ScriptPosition {
+  /** Number of user messages − 1. */
+  turn: number;
+  /** Number of assistant messages after the last user message. */
+  step: number;
+}
+
+/** Computes the script position of a prompt. Pure. */
+export function scriptPosition(prompt: LanguageModelV3Prompt): ScriptPosition {
+  let users = 0;
+  let assistantsSinceUser = 0;
+  for (const message of prompt) {
+    if (message.role === 'user') {
+      users += 1;
+      assistantsSinceUser = 0;
+    } else if (message.role === 'assistant') {
+      assistantsSinceUser += 1;
+    }
+  }
+  return { turn: Math.max(0, users - 1), step: assistantsSinceUser };
+}
+
+/** The step for a position, or `undefined` past the end. Pure. */
+export function selectStep(script: Script, position: ScriptPosition): ScriptStep | undefined {
+  const steps = script.kind === 'every' ? script.steps : script.turns[position.turn];
+  return steps?.[position.step];
+}
+
+/** Splits text into word chunks (each word with its trailing whitespace). Pure. */
+export function chunkText(text: string): string[] {
+  return text.match(/\s*\S+\s*|\s+/g) ?? [];
+}

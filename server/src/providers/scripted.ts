@@ -1,0 +1,166 @@
+import { appendFile, readFile } from 'node:fs/promises';
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3StreamPart,
+  LanguageModelV3StreamResult,
+  LanguageModelV3Usage
+} from '@ai-sdk/provider';
+import { resolveWorkspacePath } from '../tools/workspace-path.js';
+import { DEMO_SCRIPT } from './demo-script.js';
+import {
+  chunkText,
+  DEFAULT_CHUNK_DELAY_MS,
+  EXHAUSTED_TEXT,
+  parseScript,
+  scriptPosition,
+  selectStep,
+  type Script,
+  type ScriptPosition,
+  type ScriptStep
+} from './scripted-script.js';
+
+/** Options of {@link ScriptedLanguageModel}. */
+export interface ScriptedModelOptions {
+  /** Workspace root; `scriptPath` is confined to it like the `read` tool's paths. */
+  workspace: string;
+  /** Workspace-relative script path; empty or undefined → the built-in demo. */
+  scriptPath?: string;
+  /** When set, each received prompt is appended to this file as one JSON line. */
+  scriptLogPath?: string;
+}
+
+const ZERO_USAGE: LanguageModelV3Usage = {
+  inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 0, text: 0, reasoning: 0 }
+};
+
+/**
+ * A real AI SDK `LanguageModelV3` that replays a JSON script (see `scripted.md`). The
+ * script is read on every call, so editing it takes effect on the next step; the position
+ * comes from the prompt alone, so replay is deterministic across server restarts.
+ */
+export class ScriptedLanguageModel implements LanguageModelV3 {
+  readonly specificationVersion = 'v3';
+  readonly provider = 'cellmate.scripted';
+  readonly supportedUrls = {};
+
+  constructor(
+    readonly modelId: string,
+    private readonly options: ScriptedModelOptions
+  ) {}
+
+  async doGenerate(_options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
+    throw new Error('The scripted provider only streams (doGenerate is not supported).');
+  }
+
+  async doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
+    const script = await this.loadScript(options.abortSignal);
+    const position = scriptPosition(options.prompt);
+    if (this.options.scriptLogPath) {
+      const tools = (options.tools ?? []).map((t) => t.name);
+      const line = JSON.stringify({ ...position, tools, prompt: options.prompt });
+      await appendFile(this.options.scriptLogPath, `${line}\n`, 'utf8');
+    }
+    const step = selectStep(script, position) ?? { text: EXHAUSTED_TEXT };
+    return { stream: streamStep(step, position, options.abortSignal) };
+  }
+
+  private async loadScript(signal: AbortSignal | undefined): Promise<Script> {
+    const scriptPath = this.options.scriptPath?.trim();
+    if (!scriptPath) return DEMO_SCRIPT;
+    const shown = JSON.stringify(scriptPath);
+    const resolved = await resolveWorkspacePath(this.options.workspace, scriptPath).catch((error: unknown) => {
+      throw new Error(`Scripted provider: cannot use script ${shown}: ${(error as Error).message}`);
+    });
+    let json: unknown;
+    try {
+      json = JSON.parse(await readFile(resolved.absolute, { encoding: 'utf8', signal }));
+    } catch (error) {
+      throw new Error(
+        `Scripted provider: cannot load script ${shown} (workspace ${this.options.workspace}): ${(error as Error).message}. ` +
+          'Fix the file or clear the script path to use the built-in demo.'
+      );
+    }
+    return parseScript(json, `Scripted provider: ${shown}`);
+  }
+}
+
+/** The stream parts of one scripted step, text paced by `chunkDelayMs`, honouring abort. */
+function streamStep(
+  step: ScriptStep,
+  position: ScriptPosition,
+  signal: AbortSignal | undefined
+): ReadableStream<LanguageModelV3StreamPart> {
+  const delay = step.chunkDelayMs ?? DEFAULT_CHUNK_DELAY_MS;
+  const parts: Array<{ part: LanguageModelV3StreamPart; paced: boolean }> = [];
+  const push = (part: LanguageModelV3StreamPart, paced = false): void => {
+    parts.push({ part, paced });
+  };
+  push({ type: 'stream-start', warnings: [] });
+  push({ type: 'response-metadata', id: `scripted-${position.turn}-${position.step}`, modelId: 'scripted' });
+  const textId = `text-${position.turn}-${position.step}`;
+  if (step.text) {
+    push({ type: 'text-start', id: textId });
+    for (const chunk of chunkText(step.text)) push({ type: 'text-delta', id: textId, delta: chunk }, true);
+    push({ type: 'text-end', id: textId });
+  }
+  if (step.error !== undefined) {
+    push({ type: 'error', error: new Error(step.error) }, true);
+    push({ type: 'finish', usage: ZERO_USAGE, finishReason: { unified: 'error', raw: 'scripted-error' } });
+  } else {
+    (step.toolCalls ?? []).forEach((call, index) => {
+      push({
+        type: 'tool-call',
+        toolCallId: `call_t${position.turn}_s${position.step}_${index}`,
+        toolName: call.toolName,
+        input: JSON.stringify(call.input ?? {})
+      });
+    });
+    const calls = (step.toolCalls ?? []).length > 0;
+    push({ type: 'finish', usage: ZERO_USAGE, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined } });
+  }
+
+  let index = 0;
+  return new ReadableStream<LanguageModelV3StreamPart>({
+    async pull(controller) {
+      const next = parts[index++];
+      if (!next) {
+        controller.close();
+        return;
+      }
+      if (next.paced && delay > 0) {
+        try {
+          await sleep(delay, signal);
+        } catch (error) {
+          controller.error(error);
+          return;
+        }
+      }
+      if (signal?.aborted) {
+        controller.error(signal.reason);
+        return;
+      }
+      controller.enqueue(next.part);
+    }
+  });
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
