@@ -1,0 +1,106 @@
+import type { Chat, ChatSummary, NoticeItem, TranscriptItem } from '@cellmate/protocol';
+import type { ModelMessage } from 'ai';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+
+/** Bumped when the chat file layout changes incompatibly. */
+export const CHAT_FILE_VERSION = 1;
+
+/** How a chat got its title: `user` titles are never replaced by the first message. */
+export type TitleSource = 'default' | 'auto' | 'user';
+
+/** Everything the server keeps about one chat (one file under `.cellmate/chats/`). */
+export interface ChatRecord {
+  chat: Chat;
+  titleSource: TitleSource;
+  /** The model-side history (AI SDK messages) needed to continue the conversation. */
+  messages: ModelMessage[];
+}
+
+/** The JSON layout of a chat file. */
+interface ChatFileJson {
+  version: number;
+  chat: Chat;
+  titleSource: TitleSource;
+  messages: ModelMessage[];
+}
+
+/** Chat ids are generated here and validated before any lookup (they name files). */
+export const CHAT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Text of the notice added to a chat that was mid-turn when the server stopped. */
+export const INTERRUPTED_NOTICE = 'The companion server restarted; the turn was interrupted.';
+
+const itemSchema = z.looseObject({
+  id: z.string(),
+  time: z.string(),
+  turnId: z.string(),
+  kind: z.enum(['user', 'assistant', 'tool', 'notice'])
+});
+
+const fileSchema = z.looseObject({
+  version: z.literal(CHAT_FILE_VERSION),
+  chat: z.looseObject({
+    id: z.string().regex(CHAT_ID_PATTERN),
+    title: z.string(),
+    mode: z.literal('chat'),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    items: z.array(itemSchema),
+    running: z.boolean()
+  }),
+  titleSource: z.enum(['default', 'auto', 'user']),
+  messages: z.array(z.looseObject({ role: z.enum(['system', 'user', 'assistant', 'tool']) }))
+});
+
+/** Serialises a record for disk. Pure. */
+export function serializeChat(record: ChatRecord): string {
+  const json: ChatFileJson = { version: CHAT_FILE_VERSION, ...record };
+  return `${JSON.stringify(json, null, 1)}\n`;
+}
+
+/**
+ * Parses a chat file; the id must match the file name.
+ * @throws Error describing why the file is unusable (the caller keeps the file)
+ */
+export function parseChatFile(text: string, expectedId: string): ChatRecord {
+  const parsed = fileSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`unexpected layout at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? '?'}`);
+  }
+  const data = parsed.data as unknown as ChatFileJson;
+  if (data.chat.id !== expectedId) throw new Error(`chat id "${data.chat.id}" does not match the file name`);
+  return { chat: data.chat, titleSource: data.titleSource, messages: data.messages };
+}
+
+/**
+ * Repairs a chat that was saved mid-turn (server stopped or crashed): streaming text
+ * ends, running tool calls become `aborted`, a notice says what happened, and the chat
+ * is no longer running. Returns whether anything changed. Mutates `record`.
+ */
+export function recoverInterruptedTurn(record: ChatRecord, now: string): boolean {
+  const { chat } = record;
+  if (!chat.running) return false;
+  chat.items = chat.items.map((item): TranscriptItem => {
+    if (item.kind === 'assistant' && item.streaming) return { ...item, streaming: false };
+    if (item.kind === 'tool' && item.status === 'running') return { ...item, status: 'aborted' };
+    return item;
+  });
+  const turnId = chat.items.at(-1)?.turnId ?? 'recovered';
+  const notice: NoticeItem = { kind: 'notice', id: newItemId(), time: now, turnId, level: 'warning', text: INTERRUPTED_NOTICE };
+  chat.items.push(notice);
+  chat.running = false;
+  chat.updatedAt = now;
+  return true;
+}
+
+/** A fresh unique item id. */
+export function newItemId(): string {
+  return `i-${randomUUID()}`;
+}
+
+/** The summary of a chat (what `chat/list` returns). Pure. */
+export function summarize(chat: Chat): ChatSummary {
+  return { id: chat.id, title: chat.title, mode: chat.mode, createdAt: chat.createdAt, updatedAt: chat.updatedAt };
+}

@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import type { Chat, ChatEvent, ChatSummary, ModelSettings, ProviderStatus, UserItem } from '@cellmate/protocol';
+import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
+import { runTurn, type TurnResult } from '../agent/run-turn.js';
+import { buildSystemPrompt } from '../agent/system-prompt.js';
+import { loadConfigFile } from '../config/config-file.js';
+import type { Logger } from '../config/logger.js';
+import { chatNotFound, turnRunning } from '../errors.js';
+import { createLanguageModel } from '../providers/create-model.js';
+import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { applyChatEvent } from './apply-event.js';
+import { newItemId, summarize, type ChatRecord } from './chat-file.js';
+import type { ChatStore } from './chat-store.js';
+import { DEFAULT_CHAT_TITLE, titleFromMessage } from './title.js';
+
+/** A chat event with the chat it belongs to (the `chat/event` notification's params). */
+export interface ChatEventEnvelope {
+  chatId: string;
+  event: ChatEvent;
+}
+
+/** Options of {@link ChatService}. */
+export interface ChatServiceOptions {
+  workspace: string;
+  store: ChatStore;
+  registry: ToolRegistry;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  maxSteps?: number;
+  streamIdleTimeoutMs?: number;
+  maxRetries?: number;
+  /** Custom fetch for providers (tests). */
+  fetch?: typeof globalThis.fetch;
+}
+
+interface RunningTurn {
+  turnId: string;
+  controller: AbortController;
+  done: Promise<TurnResult>;
+}
+
+/**
+ * The chats and their turns: what the JSON-RPC handlers call. Events go to every
+ * listener (all connections); a turn keeps running when the client that started it leaves.
+ */
+export class ChatService {
+  private readonly running = new Map<string, RunningTurn>();
+  private readonly eventEmitter = new Emitter<ChatEventEnvelope>();
+  private readonly listEmitter = new Emitter<ChatSummary[]>();
+  private disposed = false;
+
+  /** Every transcript event of every chat, in order. */
+  readonly onEvent: Event<ChatEventEnvelope> = this.eventEmitter.event;
+  /** The chat list changed (created, renamed, deleted, retitled, touched). */
+  readonly onListChanged: Event<ChatSummary[]> = this.listEmitter.event;
+
+  constructor(private readonly options: ChatServiceOptions) {}
+
+  /** Provider statuses (never keys). */
+  async providers(signal?: AbortSignal): Promise<ProviderStatus[]> {
+    return providerStatuses(this.options.env, await loadConfigFile(this.options.env, signal));
+  }
+
+  /** Summaries, most recently updated first. */
+  list(): ChatSummary[] {
+    return this.options.store
+      .all()
+      .map((r) => summarize(r.chat))
+      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || a.id.localeCompare(b.id));
+  }
+
+  /** A new empty chat. */
+  create(title?: string): Chat {
+    const now = new Date().toISOString();
+    const explicit = title?.trim();
+    const record: ChatRecord = {
+      chat: { id: randomUUID(), title: explicit || DEFAULT_CHAT_TITLE, mode: 'chat', createdAt: now, updatedAt: now, items: [], running: false },
+      titleSource: explicit ? 'user' : 'default',
+      messages: []
+    };
+    this.options.store.add(record);
+    this.listChanged();
+    return structuredClone(record.chat);
+  }
+
+  /** A chat with its transcript. */
+  get(chatId: string): Chat {
+    return structuredClone(this.record(chatId).chat);
+  }
+
+  /** Renames a chat; a user title is never replaced by the first message. */
+  rename(chatId: string, title: string): ChatSummary {
+    const record = this.record(chatId);
+    record.chat.title = title.trim() || DEFAULT_CHAT_TITLE;
+    record.titleSource = 'user';
+    record.chat.updatedAt = new Date().toISOString();
+    void this.options.store.saveNow(chatId);
+    this.listChanged();
+    return summarize(record.chat);
+  }
+
+  /** Deletes a chat (aborting its turn first). */
+  async delete(chatId: string): Promise<boolean> {
+    const turn = this.running.get(chatId);
+    if (turn) {
+      turn.controller.abort();
+      await turn.done;
+    }
+    const deleted = await this.options.store.delete(chatId);
+    if (deleted) this.listChanged();
+    return deleted;
+  }
+
+  /**
+   * Starts a turn and returns its id at once; progress arrives through `onEvent`.
+   * @throws CellmateError ChatNotFound, TurnRunning or ProviderUnavailable
+   */
+  async send(chatId: string, text: string, settings: ModelSettings): Promise<{ turnId: string }> {
+    const record = this.record(chatId);
+    if (this.running.has(chatId)) throw turnRunning(chatId);
+    const config = await loadConfigFile(this.options.env);
+    const model = createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
+    if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await
+    const secrets = (['openai', 'anthropic', 'openai-compatible'] as const)
+      .map((kind) => resolveApiKey(kind, this.options.env, config).value)
+      .filter((v): v is string => typeof v === 'string' && v.length >= 4);
+
+    const turnId = `t-${randomUUID()}`;
+    const controller = new AbortController();
+    const now = new Date().toISOString();
+    const user: UserItem = { kind: 'user', id: newItemId(), time: now, turnId, text };
+    record.chat.updatedAt = now;
+    if (record.titleSource !== 'user' && record.chat.items.every((i) => i.kind !== 'user')) {
+      record.chat.title = titleFromMessage(text);
+      record.titleSource = 'auto';
+    }
+    record.messages.push({ role: 'user', content: text });
+    this.emit(chatId, { type: 'turn-started', turnId });
+    this.emit(chatId, { type: 'item-added', item: user });
+    this.listChanged();
+
+    const tools = this.options.registry.list();
+    const done = runTurn(
+      {
+        chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry,
+        system: buildSystemPrompt({ workspace: this.options.workspace, tools }),
+        history: record.messages, signal: controller.signal,
+        maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
+        redact: (t) => secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t)
+      },
+      {
+        emit: (event) => this.emit(chatId, event),
+        appendMessages: (messages) => {
+          if (this.disposed) return;
+          record.messages.push(...messages);
+          void this.options.store.saveNow(chatId);
+        }
+      }
+    ).finally(() => this.running.delete(chatId));
+    this.running.set(chatId, { turnId, controller, done });
+    return { turnId };
+  }
+
+  /** Aborts the running turn of a chat; resolves once it has ended. */
+  async abort(chatId: string): Promise<boolean> {
+    this.record(chatId);
+    const turn = this.running.get(chatId);
+    if (!turn) return false;
+    turn.controller.abort();
+    await turn.done;
+    return true;
+  }
+
+  /** Resolves when the chat's running turn (if any) ends. */
+  async waitForTurn(chatId: string): Promise<TurnResult | undefined> {
+    return this.running.get(chatId)?.done;
+  }
+
+  /**
+   * Stops listening to running turns and saves every chat as it is: a chat saved mid-turn
+   * gets the "interrupted" notice when the next server loads it.
+   */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const turn of this.running.values()) turn.controller.abort(new Error('server shutting down'));
+    await this.options.store.dispose();
+    this.eventEmitter.dispose();
+    this.listEmitter.dispose();
+  }
+
+  private record(chatId: string): ChatRecord {
+    const record = typeof chatId === 'string' ? this.options.store.get(chatId) : undefined;
+    if (!record) throw chatNotFound(String(chatId));
+    return record;
+  }
+
+  private emit(chatId: string, original: ChatEvent): void {
+    if (this.disposed) return;
+    // Listeners serialise later; never hand them an object the turn may still mutate.
+    const event = structuredClone(original);
+    const record = this.options.store.get(chatId);
+    if (!record) return;
+    applyChatEvent(record.chat, event);
+    if (event.type === 'text-delta') this.options.store.scheduleSave(chatId);
+    else {
+      record.chat.updatedAt = new Date().toISOString();
+      void this.options.store.saveNow(chatId);
+    }
+    this.eventEmitter.fire({ chatId, event });
+  }
+
+  private listChanged(): void {
+    if (!this.disposed) this.listEmitter.fire(this.list());
+  }
+}
