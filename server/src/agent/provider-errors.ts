@@ -1,0 +1,55 @@
+import { APICallError } from '@ai-sdk/provider';
+import type { ModelSettings } from '@cellmate/protocol';
+
+/** The stream sent nothing for too long; raised by the agent's inactivity guard. */
+export class StreamIdleTimeoutError extends Error {
+  constructor(readonly idleMs: number) {
+    super(`the model stream sent nothing for ${Math.round(idleMs / 1000)} s`);
+    this.name = 'StreamIdleTimeoutError';
+  }
+}
+
+/**
+ * A clear, actionable sentence for a provider failure (HTTP error, unreachable server,
+ * malformed stream, stall). Never includes request headers, so never a key. Pure.
+ */
+export function describeProviderError(error: unknown, settings: ModelSettings): string {
+  const who = providerLabel(settings);
+  if (error instanceof StreamIdleTimeoutError) {
+    return `${who} sent nothing for ${Math.round(error.idleMs / 1000)} s, so the turn was stopped. Check that the model server is running and responsive, then send your message again.`;
+  }
+  if (APICallError.isInstance(error)) {
+    const status = error.statusCode;
+    const detail = shorten(error.message);
+    if (status === 401 || status === 403) {
+      return `${who} rejected the API key (HTTP ${status}): ${detail}. Check the key configured on the server (see Settings → Cellmate for where it comes from).`;
+    }
+    if (status === 404) return `${who} answered HTTP 404: ${detail}. Check the model id "${settings.model}"${settings.baseUrl ? ` and the base URL ${settings.baseUrl}` : ''}.`;
+    if (status === 429) return `${who} is rate-limiting requests (HTTP 429): ${detail}. Wait a moment and send again.`;
+    if (status !== undefined) return `${who} returned HTTP ${status}: ${detail}. Try again; if it persists, check the provider's status and your settings.`;
+    return `Could not reach ${who}: ${detail}. Check the network${settings.baseUrl ? ` and that a server listens at ${settings.baseUrl}` : ''}.`;
+  }
+  const name = error instanceof Error ? error.name : '';
+  const message = error instanceof Error ? error.message : String(error);
+  if (/JSONParseError|TypeValidationError/.test(name) || /JSON/i.test(message)) {
+    return `${who} sent a malformed response the client could not parse (${shorten(message)}). The turn was stopped; if this repeats, the server is not speaking the expected API.`;
+  }
+  const cause = error instanceof Error && error.cause instanceof Error ? ` (${shorten(error.cause.message)})` : '';
+  return `${who} failed: ${shorten(message)}${cause}.`;
+}
+
+function providerLabel(settings: ModelSettings): string {
+  switch (settings.provider) {
+    case 'openai-compatible':
+      return `The openai-compatible server${settings.baseUrl ? ` at ${settings.baseUrl}` : ''}`;
+    case 'scripted':
+      return 'The scripted provider';
+    default:
+      return `The ${settings.provider} provider`;
+  }
+}
+
+function shorten(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim().replace(/[.\s]+$/, '');
+  return flat.length > 300 ? `${flat.slice(0, 297)}...` : flat;
+}

@@ -1,0 +1,207 @@
+import type { AssistantItem, ChatEvent, ModelSettings, NoticeItem, ToolCallItem, TurnEndReason } from '@cellmate/protocol';
+import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
+import { newItemId } from '../chats/chat-file.js';
+import type { ToolCallResult, ToolRegistry } from '../tools/registry.js';
+import { FatalToolError } from '../tools/errors.js';
+import { describeProviderError } from './provider-errors.js';
+import { streamStep, type ModelToolCall } from './stream-step.js';
+
+/** Default cap on model steps per turn. */
+export const DEFAULT_MAX_STEPS = 25;
+/** Default stream inactivity timeout. */
+export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 120_000;
+
+/** Where a turn reports what happens. */
+export interface TurnSink {
+  /** A transcript event (already in order). */
+  emit(event: ChatEvent): void;
+  /** Model messages to append to the chat's history (a completed step). */
+  appendMessages(messages: ModelMessage[]): void;
+}
+
+/** Everything one turn needs. */
+export interface TurnInput {
+  chatId: string;
+  turnId: string;
+  workspace: string;
+  model: LanguageModel;
+  settings: ModelSettings;
+  registry: ToolRegistry;
+  system: string;
+  /** The history including the new user message. Not mutated. */
+  history: readonly ModelMessage[];
+  signal: AbortSignal;
+  maxSteps?: number;
+  idleTimeoutMs?: number;
+  maxRetries?: number;
+  /** Removes secrets from text shown to the user (error messages may echo a request). */
+  redact?: (text: string) => string;
+}
+
+/** How the turn ended. */
+export interface TurnResult {
+  reason: TurnEndReason;
+  error?: string;
+}
+
+/**
+ * The agent loop: stream a step, run the tool calls it asked for through the registry,
+ * append results, repeat until the model stops, the user aborts, an error happens or the
+ * step cap is reached. Emits transcript events in order and never throws.
+ */
+export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnResult> {
+  const maxSteps = input.maxSteps ?? DEFAULT_MAX_STEPS;
+  const redact = input.redact ?? ((t: string) => t);
+  const messages = [...input.history];
+  const tools = input.registry.toAiSdkTools();
+  const now = (): string => new Date().toISOString();
+  const notice = (level: NoticeItem['level'], text: string): void => {
+    const item: NoticeItem = { kind: 'notice', id: newItemId(), time: now(), turnId: input.turnId, level, text: redact(text) };
+    sink.emit({ type: 'item-added', item });
+  };
+  const end = (reason: TurnEndReason, error?: string): TurnResult => {
+    const safe = error === undefined ? undefined : redact(error);
+    sink.emit({ type: 'turn-ended', turnId: input.turnId, reason, ...(safe !== undefined ? { error: safe } : {}) });
+    return safe === undefined ? { reason } : { reason, error: safe };
+  };
+
+  try {
+    for (let step = 1; ; step++) {
+      let assistant: AssistantItem | undefined;
+      const cards = new Map<string, ToolCallItem>();
+      const closeAssistant = (): void => {
+        if (!assistant) return;
+        assistant = { ...assistant, streaming: false };
+        sink.emit({ type: 'item-updated', item: assistant });
+        assistant = undefined;
+      };
+      let streamedText = '';
+      const outcome = await streamStep(
+        {
+          model: input.model,
+          system: input.system,
+          messages,
+          tools,
+          signal: input.signal,
+          idleTimeoutMs: input.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+          maxRetries: input.maxRetries ?? 2
+        },
+        {
+          onTextDelta(delta) {
+            if (!assistant) {
+              assistant = { kind: 'assistant', id: newItemId(), time: now(), turnId: input.turnId, text: '', streaming: true };
+              sink.emit({ type: 'item-added', item: { ...assistant } });
+            }
+            assistant.text += delta;
+            streamedText += delta;
+            sink.emit({ type: 'text-delta', itemId: assistant.id, delta });
+          },
+          onToolCall(call) {
+            closeAssistant(); // text before a tool call is final; the card follows it
+            const card: ToolCallItem = {
+              kind: 'tool', id: newItemId(), time: now(), turnId: input.turnId, callId: call.toolCallId,
+              name: call.toolName, args: call.input, actor: 'model', status: 'running'
+            };
+            cards.set(call.toolCallId, card);
+            sink.emit({ type: 'item-added', item: { ...card } });
+          }
+        }
+      );
+      closeAssistant();
+
+      if (outcome.end.kind === 'aborted') {
+        const results = outcome.toolCalls.map((c) => finishCard(sink, cards, c, abortedResult('The user stopped the turn before this tool ran.')));
+        commitStep(sink, messages, streamedText, outcome.toolCalls, results);
+        notice('info', 'Stopped by user.');
+        return end('aborted');
+      }
+      if (outcome.end.kind === 'error') {
+        const message = describeProviderError(outcome.end.error, input.settings);
+        const results = outcome.toolCalls.map((c) => finishCard(sink, cards, c, abortedResult('Not run: the model stream failed.')));
+        commitStep(sink, messages, streamedText, outcome.toolCalls, results);
+        notice('error', message);
+        return end('error', message);
+      }
+
+      const results: ToolCallResult[] = [];
+      for (const call of outcome.toolCalls) {
+        if (input.signal.aborted) {
+          results.push(finishCard(sink, cards, call, abortedResult('The user stopped the turn before this tool ran.')));
+          continue;
+        }
+        const result = await input.registry.call(call.toolName, call.input, {
+          workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId
+        });
+        results.push(finishCard(sink, cards, call, result));
+      }
+      commitStep(sink, messages, streamedText, outcome.toolCalls, results);
+
+      if (input.signal.aborted) {
+        notice('info', 'Stopped by user.');
+        return end('aborted');
+      }
+      if (outcome.toolCalls.length === 0) return end('stop');
+      if (step >= maxSteps) {
+        notice('warning', `Stopped after ${maxSteps} model steps (the per-turn limit). Send a message to let the agent continue.`);
+        return end('max-steps');
+      }
+    }
+  } catch (error) {
+    const message =
+      error instanceof FatalToolError
+        ? `A tool failed in a way that ends the turn (${error.code}): ${error.message}`
+        : `Internal error in the agent loop: ${error instanceof Error ? error.message : String(error)}. This is a bug in Cellmate.`;
+    notice('error', message);
+    return end('error', message);
+  }
+}
+
+function abortedResult(output: string): ToolCallResult {
+  return { ok: false, status: 'aborted', output, title: 'aborted', durationMs: 0 };
+}
+
+function finishCard(sink: TurnSink, cards: Map<string, ToolCallItem>, call: ModelToolCall, result: ToolCallResult): ToolCallResult {
+  const card = cards.get(call.toolCallId);
+  if (card) {
+    const status = result.ok ? 'ok' : result.status;
+    sink.emit({ type: 'item-updated', item: { ...card, status, durationMs: result.durationMs, output: result.output, title: result.title } });
+  }
+  return result;
+}
+
+/** Appends the step's assistant message and tool results to the history (kept valid: every call has a result). */
+function commitStep(
+  sink: TurnSink,
+  messages: ModelMessage[],
+  text: string,
+  calls: readonly ModelToolCall[],
+  results: readonly ToolCallResult[]
+): void {
+  const added: ModelMessage[] = [];
+  if (text.length > 0 || calls.length > 0) {
+    added.push({
+      role: 'assistant',
+      content: [
+        ...(text.length > 0 ? [{ type: 'text' as const, text }] : []),
+        ...calls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.toolCallId, toolName: c.toolName, input: c.input }))
+      ]
+    });
+  }
+  if (calls.length > 0) {
+    added.push({
+      role: 'tool',
+      content: calls.map((c, i): ToolResultPart => {
+        const r = results[i]!;
+        return {
+          type: 'tool-result',
+          toolCallId: c.toolCallId,
+          toolName: c.toolName,
+          output: r.ok ? { type: 'text', value: r.output } : { type: 'error-text', value: r.output }
+        };
+      })
+    });
+  }
+  if (added.length === 0) return;
+  messages.push(...added);
+  sink.appendMessages(added);
+}
