@@ -1,0 +1,104 @@
+import { realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { ChatService } from './chats/chat-service.js';
+import { ChatStore } from './chats/chat-store.js';
+import { createStderrLogger, type Logger } from './config/logger.js';
+import { createDefaultRegistry } from './tools/index.js';
+import type { ToolRegistry } from './tools/registry.js';
+import { listenOnSocket, serveStream, type SocketServer } from './transport/socket-server.js';
+
+/** Options of {@link startServer}. */
+export interface StartServerOptions {
+  /** The workspace (Jupyter's root dir); chats live in `<workspace>/.cellmate/chats`. */
+  workspace: string;
+  /** Listen on this Unix socket. Exactly one of `socketPath` and `stdio` is used. */
+  socketPath?: string;
+  /** Serve one connection over these streams instead (`--stdio`). */
+  stdio?: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream };
+  /** Environment for API keys and `CELLMATE_*` settings; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** Tool registry; default: the built-in tools. */
+  registry?: ToolRegistry;
+  /** Stream inactivity timeout (default 120 s, or `CELLMATE_STREAM_IDLE_TIMEOUT_MS`). */
+  streamIdleTimeoutMs?: number;
+  /** Max model steps per turn (default 25, or `CELLMATE_MAX_STEPS`). */
+  maxSteps?: number;
+  /** Provider retries on transient HTTP errors (default 2). */
+  maxRetries?: number;
+  /** Debounce of chat saves while text streams (default 250 ms). */
+  saveDebounceMs?: number;
+  /** Custom fetch for providers (tests). */
+  fetch?: typeof globalThis.fetch;
+}
+
+/** A running server. */
+export interface ServerHandle {
+  /** Real path of the workspace. */
+  workspace: string;
+  /** The socket path when listening on a socket. */
+  socketPath?: string;
+  service: ChatService;
+  /** Closes the socket/connection, then flushes chat files. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+/** Starts the companion server: loads chats, then listens (socket) or serves stdio. */
+export async function startServer(options: StartServerOptions): Promise<ServerHandle> {
+  const logger = options.logger ?? createStderrLogger('cellmate-server');
+  const env = options.env ?? process.env;
+  const workspace = await realpath(path.resolve(options.workspace));
+  if (!(await stat(workspace)).isDirectory()) throw new Error(`The workspace ${workspace} is not a directory.`);
+  const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger, debounceMs: options.saveDebounceMs });
+  const service = new ChatService({
+    workspace,
+    store,
+    registry: options.registry ?? createDefaultRegistry(),
+    logger,
+    env,
+    maxSteps: options.maxSteps ?? positiveIntFromEnv(env, 'CELLMATE_MAX_STEPS', logger),
+    streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_STREAM_IDLE_TIMEOUT_MS', logger),
+    maxRetries: options.maxRetries,
+    fetch: options.fetch
+  });
+
+  let socket: SocketServer | undefined;
+  let closeStdio: (() => void) | undefined;
+  try {
+    if (options.socketPath) {
+      socket = await listenOnSocket(options.socketPath, service, workspace, logger);
+    } else if (options.stdio) {
+      const connection = serveStream(options.stdio.input, options.stdio.output, service, workspace, logger);
+      closeStdio = () => connection.dispose();
+    } else {
+      throw new Error('startServer needs socketPath or stdio.');
+    }
+  } catch (error) {
+    await service.dispose();
+    throw error;
+  }
+
+  let disposing: Promise<void> | undefined;
+  return {
+    workspace,
+    socketPath: socket?.socketPath,
+    service,
+    dispose() {
+      disposing ??= (async () => {
+        await socket?.dispose();
+        closeStdio?.();
+        await service.dispose();
+      })();
+      return disposing;
+    }
+  };
+}
+
+function positiveIntFromEnv(env: NodeJS.ProcessEnv, name: string, logger: Logger): number | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const value = Number(raw);
+  if (Number.isInteger(value) && value > 0) return value;
+  logger.warn(`ignoring ${name}=${JSON.stringify(raw)}: not a positive integer`);
+  return undefined;
+}

@@ -1,0 +1,38 @@
+import { PROVIDER_KINDS, type RequestMethod, type Requests } from '@cellmate/protocol';
+import { ResponseError, ErrorCodes as JsonRpcErrorCodes } from 'vscode-jsonrpc/node.js';
+import { z } from 'zod';
+
+const chatId = z.string().min(1).max(200);
+const empty = z.union([z.object({}).loose(), z.null(), z.undefined(), z.array(z.never())]).transform(() => ({}));
+
+const modelSettings = z.object({
+  provider: z.enum(PROVIDER_KINDS as [string, ...string[]]),
+  model: z.string(),
+  baseUrl: z.string().optional(),
+  scriptPath: z.string().optional()
+});
+
+/** Runtime schemas of every request's params (the pane is another program; check what arrives). */
+const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
+  'cellmate/hello': z.object({ protocolVersion: z.number() }),
+  'config/providers': empty as unknown as z.ZodType<Record<string, never>>,
+  'chat/list': empty as unknown as z.ZodType<Record<string, never>>,
+  'chat/create': z.union([z.object({ title: z.string().max(500).optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ title?: string }>,
+  'chat/get': z.object({ chatId }),
+  'chat/rename': z.object({ chatId, title: z.string().max(500) }),
+  'chat/delete': z.object({ chatId }),
+  'chat/send': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings }) as unknown as z.ZodType<Requests['chat/send']['params']>,
+  'chat/abort': z.object({ chatId })
+};
+
+/**
+ * Validates a request's params.
+ * @throws ResponseError InvalidParams naming the field and the problem
+ */
+export function checkParams<K extends RequestMethod>(method: K, params: unknown): Requests[K]['params'] {
+  const parsed = schemas[method].safeParse(params);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? `"${issue.path.join('.')}"` : 'params';
+  throw new ResponseError(JsonRpcErrorCodes.InvalidParams, `Invalid params for ${method}: ${where} ${issue?.message ?? 'is invalid'}.`);
+}

@@ -1,0 +1,67 @@
+import { ErrorCodes, PROTOCOL_VERSION, type RequestMethod } from '@cellmate/protocol';
+import { ResponseError, ErrorCodes as JsonRpcErrorCodes, type Disposable, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import type { ChatService } from '../chats/chat-service.js';
+import type { Logger } from '../config/logger.js';
+import { CellmateError } from '../errors.js';
+import { SERVER_VERSION } from '../version.js';
+import { checkParams } from './params.js';
+import { onRequest, sendNotification, type RequestHandlers } from './typed-rpc.js';
+
+/** The request handlers for one connection, built on the chat service. */
+export function createRequestHandlers(service: ChatService, workspace: string): RequestHandlers {
+  return {
+    'cellmate/hello': async (params) => {
+      if (params.protocolVersion !== PROTOCOL_VERSION) {
+        throw new CellmateError(
+          ErrorCodes.ProtocolMismatch,
+          `Protocol mismatch: the page speaks version ${params.protocolVersion}, the companion server ${PROTOCOL_VERSION}. Reload the page; if that does not help, restart JupyterLab after updating Cellmate.`
+        );
+      }
+      return { protocolVersion: PROTOCOL_VERSION, serverVersion: SERVER_VERSION, workspace, providers: await service.providers() };
+    },
+    'config/providers': () => service.providers(),
+    'chat/list': () => service.list(),
+    'chat/create': (params) => service.create(params.title),
+    'chat/get': (params) => service.get(params.chatId),
+    'chat/rename': (params) => service.rename(params.chatId, params.title),
+    'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
+    'chat/send': (params) => service.send(params.chatId, params.text, params.model),
+    'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) })
+  };
+}
+
+/**
+ * Serves one JSON-RPC connection: every protocol request, plus `chat/event` and
+ * `chat/listChanged` notifications for all chats. Disposing detaches (turns keep running).
+ */
+export function attachConnection(connection: MessageConnection, service: ChatService, workspace: string, logger: Logger): Disposable {
+  const handlers = createRequestHandlers(service, workspace);
+  for (const method of Object.keys(handlers) as RequestMethod[]) {
+    register(connection, method, handlers, logger);
+  }
+  const subscriptions = [
+    service.onEvent((envelope) => void sendNotification(connection, 'chat/event', envelope).catch(() => undefined)),
+    service.onListChanged((chats) => void sendNotification(connection, 'chat/listChanged', { chats }).catch(() => undefined))
+  ];
+  return { dispose: () => subscriptions.forEach((s) => s.dispose()) };
+}
+
+function register<K extends RequestMethod>(connection: MessageConnection, method: K, handlers: RequestHandlers, logger: Logger): void {
+  const handler = handlers[method];
+  onRequest(connection, method, async (params, token) => {
+    try {
+      return await handler(checkParams(method, params), token);
+    } catch (error) {
+      throw toResponseError(method, error, logger);
+    }
+  });
+}
+
+/** Maps thrown errors onto JSON-RPC errors: protocol codes pass through, the rest is internal. */
+export function toResponseError(method: string, error: unknown, logger: Logger): ResponseError<unknown> {
+  if (error instanceof ResponseError) return error;
+  if (error instanceof CellmateError) return new ResponseError(error.code, error.message);
+  logger.error(`${method} failed`, error);
+  const message = error instanceof Error ? error.message : String(error);
+  return new ResponseError(JsonRpcErrorCodes.InternalError, `${method} failed inside the companion server: ${message}. See the server log.`);
+}
