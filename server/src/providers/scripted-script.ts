@@ -27,17 +27,17 @@ const stepSchema = z.strictObject({
   error: z.string().optional()
 });
 
-const scriptSchema = z.union([
-  z.strictObject({ turns: z.array(z.array(stepSchema)) }),
-  z.strictObject({ steps: z.array(stepSchema) })
-]);
+const turnsSchema = z.strictObject({ turns: z.array(z.array(stepSchema)) });
+const stepsSchema = z.strictObject({ steps: z.array(stepSchema) });
 
 /**
  * Validates a script's JSON. Pure.
  * @throws Error with a message that says what is wrong and what the format is
  */
 export function parseScript(json: unknown, origin: string): Script {
-  const parsed = scriptSchema.safeParse(json);
+  // Pick the variant by its key so errors point at the exact place (a union would not).
+  const isTurns = typeof json === 'object' && json !== null && 'turns' in json;
+  const parsed = (isTurns ? turnsSchema : stepsSchema).safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ChatService } from '../../src/chats/chat-service.js';
 import { ChatStore } from '../../src/chats/chat-store.js';
 import { silentLogger } from '../../src/config/logger.js';
-import { createDefaultRegistry } from '../../src/tools/index.js';
+import { createDefaultRegistry, ToolRegistry } from '../../src/tools/index.js';
 
 /** An in-process chat service on a real workspace folder, recording every event. */
 export interface Harness {
@@ -25,6 +25,7 @@ export interface HarnessOptions {
   env?: NodeJS.ProcessEnv;
   streamIdleTimeoutMs?: number;
   maxSteps?: number;
+  registry?: ToolRegistry;
 }
 
 export async function createHarness(workspace: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -32,7 +33,7 @@ export async function createHarness(workspace: string, options: HarnessOptions =
   const service = new ChatService({
     workspace,
     store,
-    registry: createDefaultRegistry(),
+    registry: options.registry ?? createDefaultRegistry(),
     logger: silentLogger,
     env: options.env ?? { CELLMATE_CONFIG: path.join(workspace, 'no-config.json') },
     streamIdleTimeoutMs: options.streamIdleTimeoutMs,
