@@ -34,6 +34,9 @@ export function describeProviderError(error: unknown, settings: ModelSettings): 
   if (/JSONParseError|TypeValidationError/.test(name) || /JSON/i.test(message)) {
     return `${who} sent a malformed response the client could not parse (${shorten(message)}). The turn was stopped; if this repeats, the server is not speaking the expected API.`;
   }
+  if (/ended without/i.test(message)) {
+    return `${who} ended its response without completing it (${shorten(message)}). ${settings.baseUrl ? 'Check that the base URL points at an OpenAI-compatible API (usually ending in /v1), then send again.' : 'Send your message again.'}`;
+  }
   const cause = error instanceof Error && error.cause instanceof Error ? ` (${shorten(error.cause.message)})` : '';
   return `${who} failed: ${shorten(message)}${cause}.`;
 }

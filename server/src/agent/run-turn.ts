@@ -1,6 +1,6 @@
 import type { AssistantItem, ChatEvent, ModelSettings, NoticeItem, ToolCallItem, TurnEndReason } from '@cellmate/protocol';
 import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
-import { newItemId } from '../chats/chat-file.js';
+import { newItemId } from '../ids.js';
 import type { ToolCallResult, ToolRegistry } from '../tools/registry.js';
 import { FatalToolError } from '../tools/errors.js';
 import { describeProviderError } from './provider-errors.js';

@@ -1,7 +1,7 @@
 import type { Chat, ChatSummary, NoticeItem, TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { newItemId } from '../ids.js';
 
 /** Bumped when the chat file layout changes incompatibly. */
 export const CHAT_FILE_VERSION = 1;
@@ -93,11 +93,6 @@ export function recoverInterruptedTurn(record: ChatRecord, now: string): boolean
   chat.running = false;
   chat.updatedAt = now;
   return true;
-}
-
-/** A fresh unique item id. */
-export function newItemId(): string {
-  return `i-${randomUUID()}`;
 }
 
 /** The summary of a chat (what `chat/list` returns). Pure. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Chat, ChatEvent, ChatSummary, ModelSettings, ProviderStatus, UserItem } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { runTurn, type TurnResult } from '../agent/run-turn.js';
@@ -6,11 +5,12 @@ import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
 import { chatNotFound, turnRunning } from '../errors.js';
+import { newChatId, newItemId, newTurnId } from '../ids.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { applyChatEvent } from './apply-event.js';
-import { newItemId, summarize, type ChatRecord } from './chat-file.js';
+import { summarize, type ChatRecord } from './chat-file.js';
 import type { ChatStore } from './chat-store.js';
 import { DEFAULT_CHAT_TITLE, titleFromMessage } from './title.js';
 
@@ -75,7 +75,7 @@ export class ChatService {
     const now = new Date().toISOString();
     const explicit = title?.trim();
     const record: ChatRecord = {
-      chat: { id: randomUUID(), title: explicit || DEFAULT_CHAT_TITLE, mode: 'chat', createdAt: now, updatedAt: now, items: [], running: false },
+      chat: { id: newChatId(), title: explicit || DEFAULT_CHAT_TITLE, mode: 'chat', createdAt: now, updatedAt: now, items: [], running: false },
       titleSource: explicit ? 'user' : 'default',
       messages: []
     };
@@ -126,7 +126,7 @@ export class ChatService {
       .map((kind) => resolveApiKey(kind, this.options.env, config).value)
       .filter((v): v is string => typeof v === 'string' && v.length >= 4);
 
-    const turnId = `t-${randomUUID()}`;
+    const turnId = newTurnId();
     const controller = new AbortController();
     const now = new Date().toISOString();
     const user: UserItem = { kind: 'user', id: newItemId(), time: now, turnId, text };

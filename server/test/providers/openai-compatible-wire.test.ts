@@ -70,6 +70,17 @@ describe('openai-compatible provider over real HTTP + SSE', () => {
     await h.dispose();
   });
 
+  it('ends the turn with an error when the server answers garbage instead of SSE', async () => {
+    const ws = await tempDir();
+    server = await startFakeOpenAI([(_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>not an API</html>')]);
+    const h = await createHarness(ws);
+    const chat = h.service.create();
+    const after = await h.sendAndWait(chat.id, 'hi', settings(server.baseUrl));
+    expect(after.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error', text: expect.stringContaining('Check that the base URL points at an OpenAI-compatible API') });
+    expect(h.events.at(-1)!.event).toMatchObject({ type: 'turn-ended', reason: 'error' });
+    await h.dispose();
+  });
+
   it('explains an HTTP error', async () => {
     const ws = await tempDir();
     server = await startFakeOpenAI([

@@ -1,0 +1,16 @@
+import { randomUUID } from 'node:crypto';
+
+/** A fresh transcript item id (unique within a chat; globally unique in practice). */
+export function newItemId(): string {
+  return `i-${randomUUID()}`;
+}
+
+/** A fresh turn id. */
+export function newTurnId(): string {
+  return `t-${randomUUID()}`;
+}
+
+/** A fresh chat id; also a safe file name (see `CHAT_ID_PATTERN`). */
+export function newChatId(): string {
+  return randomUUID();
+}
