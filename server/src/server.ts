@@ -50,10 +50,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const workspace = await realpath(path.resolve(options.workspace));
   if (!(await stat(workspace)).isDirectory()) throw new Error(`The workspace ${workspace} is not a directory.`);
   const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger, debounceMs: options.saveDebounceMs });
+  const registry = options.registry ?? createDefaultRegistry();
+  const callLog = registry.onDidCall((c) => logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`));
   const service = new ChatService({
     workspace,
     store,
-    registry: options.registry ?? createDefaultRegistry(),
+    registry,
     logger,
     env,
     maxSteps: options.maxSteps ?? positiveIntFromEnv(env, 'CELLMATE_MAX_STEPS', logger),
@@ -88,6 +90,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         await socket?.dispose();
         closeStdio?.();
         await service.dispose();
+        callLog.dispose();
       })();
       return disposing;
     }

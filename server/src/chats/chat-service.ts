@@ -157,7 +157,10 @@ export class ChatService {
           void this.options.store.saveNow(chatId);
         }
       }
-    ).finally(() => this.running.delete(chatId));
+    ).finally(() => {
+      this.running.delete(chatId);
+      this.listChanged(); // updatedAt moved
+    });
     this.running.set(chatId, { turnId, controller, done });
     return { turnId };
   }

@@ -3,7 +3,7 @@ import { ToolRegistry } from './registry.js';
 
 export { defineTool, type ToolContext, type ToolDefinition, type ToolOutput, type ToolTier } from './define-tool.js';
 export { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
-export { ToolRegistry, type ToolCallResult, type ToolSurface } from './registry.js';
+export { ToolRegistry, type ToolCallRecord, type ToolCallResult, type ToolSurface } from './registry.js';
 export { resolveWorkspacePath, type ResolvedWorkspacePath } from './workspace-path.js';
 export { readTool } from './read/read.js';
 

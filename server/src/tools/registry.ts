@@ -1,4 +1,6 @@
+import type { ToolActor } from '@cellmate/protocol';
 import { jsonSchema, tool, type Tool } from 'ai';
+import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, ToolInputError } from './errors.js';
@@ -28,6 +30,16 @@ export interface ToolSurface {
 
 const TIER_RANK: Record<ToolTier, number> = { read: 0, write: 1, exec: 2 };
 
+/** One finished call, for logging and (later) the audit trail and metrics (SPEC HARN-7). */
+export interface ToolCallRecord {
+  name: string;
+  actor: ToolActor;
+  chatId: string;
+  /** `ok`, `error` (the model got an error result), `aborted`, or `fatal` (ended the turn). */
+  status: 'ok' | 'error' | 'aborted' | 'fatal';
+  durationMs: number;
+}
+
 /**
  * The one wrapper every tool call goes through: lookup → argument validation → timeout →
  * execute → timing; errors are classified into respond-to-model and fatal (thrown).
@@ -35,6 +47,10 @@ const TIER_RANK: Record<ToolTier, number> = { read: 0, write: 1, exec: 2 };
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
+  private readonly callEmitter = new Emitter<ToolCallRecord>();
+
+  /** Fires after every call (success or failure). */
+  readonly onDidCall: Event<ToolCallRecord> = this.callEmitter.event;
 
   constructor(tools: Iterable<ToolDefinition> = []) {
     for (const t of tools) this.register(t);
@@ -91,6 +107,22 @@ export class ToolRegistry {
    * @throws FatalToolError when the failure must end the turn
    */
   async call(name: string, rawArgs: unknown, ctx: ToolContext): Promise<ToolCallResult> {
+    try {
+      const result = await this.callUnobserved(name, rawArgs, ctx);
+      this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: result.ok ? 'ok' : result.status, durationMs: result.durationMs });
+      return result;
+    } catch (error) {
+      this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: 'fatal', durationMs: 0 });
+      throw error;
+    }
+  }
+
+  /** Stops notifying observers. */
+  dispose(): void {
+    this.callEmitter.dispose();
+  }
+
+  private async callUnobserved(name: string, rawArgs: unknown, ctx: ToolContext): Promise<ToolCallResult> {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     const definition = this.tools.get(name);

@@ -93,6 +93,21 @@ describe('ToolRegistry.call', () => {
     expect(Object.keys(registry.toAiSdkTools({ maxTier: 'read' }))).toEqual(['read']);
   });
 
+  it('reports every call to observers (the audit seam)', async () => {
+    const registry = new ToolRegistry([failing]);
+    const seen: unknown[] = [];
+    registry.onDidCall((record) => seen.push({ ...record, durationMs: typeof record.durationMs }));
+    await registry.call('failing', { kind: 'input' }, ctx('/'));
+    await registry.call('missing', {}, ctx('/'));
+    await registry.call('failing', { kind: 'fatal' }, ctx('/')).catch(() => undefined);
+    expect(seen).toEqual([
+      { name: 'failing', actor: 'model', chatId: 'c', status: 'error', durationMs: 'number' },
+      { name: 'missing', actor: 'model', chatId: 'c', status: 'error', durationMs: 'number' },
+      { name: 'failing', actor: 'model', chatId: 'c', status: 'fatal', durationMs: 'number' }
+    ]);
+    registry.dispose();
+  });
+
   it('rejects a duplicate registration', () => {
     expect(() => new ToolRegistry([sleepy, sleepy])).toThrow(/already registered/);
   });
