@@ -157,10 +157,18 @@ export class ChatService {
           void this.options.store.saveNow(chatId);
         }
       }
-    ).finally(() => {
-      this.running.delete(chatId);
-      this.listChanged(); // updatedAt moved
-    });
+    )
+      .catch((error: unknown): TurnResult => {
+        // runTurn reports its own failures; reaching this is a bug, but the chat must not stay "running".
+        this.options.logger.error(`turn ${turnId} in chat ${chatId} crashed`, error);
+        const message = `Internal error: the turn crashed (${error instanceof Error ? error.message : String(error)}). See the server log.`;
+        if (this.options.store.get(chatId)?.chat.running) this.emit(chatId, { type: 'turn-ended', turnId, reason: 'error', error: message });
+        return { reason: 'error', error: message };
+      })
+      .finally(() => {
+        this.running.delete(chatId);
+        this.listChanged(); // updatedAt moved
+      });
     this.running.set(chatId, { turnId, controller, done });
     return { turnId };
   }
