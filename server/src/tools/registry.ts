@@ -73,7 +73,9 @@ export class ToolRegistry {
   inputJsonSchema(name: string): Record<string, unknown> {
     const definition = this.tools.get(name);
     if (!definition) throw new Error(`No tool "${name}".`);
-    return z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
+    // `$schema` is noise for providers (and some strict validators reject unknown keywords).
+    const { $schema: _dialect, ...schema } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
+    return schema;
   }
 
   /** The description the model sees: the tool's text plus its example calls. */

@@ -117,7 +117,6 @@ describe('what the model sees', () => {
   it('snapshots the read tool schema', () => {
     expect(createDefaultRegistry().inputJsonSchema('read')).toMatchInlineSnapshot(`
       {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
         "additionalProperties": false,
         "properties": {
           "limit": {
