@@ -27,6 +27,9 @@ import {
 } from './settings';
 
 /** How the controller tells the user about a failure outside the transcript. */
+/** `_wanted` marker: create a chat on connect rather than reopening one. */
+const NEW_CHAT = '\u0000new-chat';
+
 export type Notify = (level: 'info' | 'warning' | 'error', message: string) => void;
 
 /** Drives one pane. */
@@ -94,11 +97,14 @@ export class CellmateController implements IDisposable {
 
   /** Restores the last chat id and connects. */
   async start(): Promise<void> {
+    let remembered: string | null = null;
     try {
-      this._wanted = await this._memory.load();
+      remembered = await this._memory.load();
     } catch {
-      this._wanted = null;
+      // No memory: open the most recent chat.
     }
+    // A New chat asked for in the meantime wins over the remembered one.
+    this._wanted ??= remembered;
     this._connection.start();
   }
 
@@ -118,9 +124,17 @@ export class CellmateController implements IDisposable {
     }
   }
 
-  /** Creates a chat and opens it. */
+  /**
+   * Creates a chat and opens it. Asked for while (re)connecting, the request is kept and
+   * carried out on connect instead of restoring the last chat.
+   */
   async newChat(): Promise<void> {
     const generation = ++this._generation;
+    if (this._connection.status.state !== 'connected') {
+      this._wanted = NEW_CHAT;
+      this.store.clear();
+      return;
+    }
     try {
       const chat = await this._connection.request('chat/create', {});
       if (generation === this._generation && this._load(chat)) {
@@ -216,6 +230,17 @@ export class CellmateController implements IDisposable {
     this._wasConnected = true;
     this._changed.emit();
     const generation = ++this._generation;
+    if (this._wanted === NEW_CHAT) {
+      this._wanted = null;
+      try {
+        const list: unknown = await this._connection.request('chat/list', {});
+        this._chats = Array.isArray(list) ? sortChats(list) : [];
+      } catch {
+        // The list also arrives with chat/listChanged once the chat exists.
+      }
+      await this.newChat();
+      return;
+    }
     try {
       const list: unknown = await this._connection.request('chat/list', {});
       this._chats = Array.isArray(list) ? sortChats(list) : [];
@@ -367,6 +392,7 @@ export class CellmateController implements IDisposable {
   private _settings: ICellmateSettings = DEFAULT_SETTINGS;
   private _providers: ProviderStatus[] | null = null;
   private _chats: ChatSummary[] = [];
+  /** The chat to open on (re)connect: an id, {@link NEW_CHAT}, or null for the latest. */
   private _wanted: string | null = null;
   private _generation = 0;
   private _sending = false;

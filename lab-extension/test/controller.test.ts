@@ -152,6 +152,18 @@ describe('CellmateController', () => {
     expect(kinds).toEqual(['u1', 'u2', 'notice:warning', 'notice:info']);
   });
 
+  it('a New chat asked for before the connection is up creates one on connect instead of reopening the last', async () => {
+    const { server, controller } = await setup({ remembered: 'a' });
+    server.addChat('a', [user('u1')]);
+    // Not started yet: the socket is not open, as right after a page reload.
+    await controller.newChat();
+    await controller.start();
+    await until(() => server.calls('chat/create').length === 1);
+    await until(() => controller.store.state?.chatId === 'new2');
+    expect(controller.store.state!.items).toEqual([]);
+    expect(server.calls('chat/get')).toHaveLength(0);
+  });
+
   it('drops the open chat when it is deleted elsewhere', async () => {
     const { server, controller, mem } = await setup({ remembered: 'a' });
     server.addChat('a');

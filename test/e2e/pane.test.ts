@@ -4,7 +4,7 @@
  * the setup banner and the offline demo; a reload keeps the chat; killing the companion
  * server mid-idle → the pane reconnects with the chat intact (issue #2 acceptance).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, openLab, runCommand, screenshot } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
@@ -40,6 +40,13 @@ describe('chat pane (issue #2)', () => {
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await openLab(page, jupyter.labUrl);
+  });
+
+  afterEach(async ctx => {
+    // Keep a picture of what the page showed when a step failed.
+    if (ctx.task.result?.state === 'fail' && page) {
+      await screenshot(page, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
+    }
   });
 
   afterAll(async () => {
@@ -139,14 +146,17 @@ describe('chat pane (issue #2)', () => {
   it('killing the companion server mid-idle: the pane reconnects and the chat is intact', async () => {
     const before = await jupyter.status();
     expect(before.pid).toBeGreaterThan(0);
-    const itemsBefore = await page.locator('.jp-cellmate-item').count();
+    const transcriptItems = page.locator('.jp-cellmate-item:not([data-kind="notice"])');
+    const itemsBefore = await transcriptItems.count();
     process.kill(before.pid!, 'SIGKILL');
 
     const after = await jupyter.waitForStatus(s => s.ready && s.pid !== before.pid && s.restarts >= before.restarts + 1);
     expect(after.pid).not.toBe(before.pid);
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'glaze crawled' }).waitFor();
-    expect(await page.locator('.jp-cellmate-item').count()).toBe(itemsBefore);
+    expect(await transcriptItems.count()).toBe(itemsBefore);
+    // The pane said what happened rather than silently swapping connections.
+    await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: /reconnected/i }).waitFor();
 
     // The restarted server continues the same conversation.
     const input = page.locator('textarea.jp-cellmate-input');

@@ -78,6 +78,10 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
     await fs.mkdir(path.dirname(p), { recursive: true });
     await fs.writeFile(p, content);
   }
+  // No "get Jupyter news?" toast over the pane in screenshots.
+  const notifications = path.join(settingsDir, '@jupyterlab', 'apputils-extension');
+  await fs.mkdir(notifications, { recursive: true });
+  await fs.writeFile(path.join(notifications, 'notification.jupyterlab-settings'), JSON.stringify({ fetchNews: 'false' }));
   if (opts.cellmateSettings) {
     const dir = path.join(settingsDir, 'jupyterlab-cellmate');
     await fs.mkdir(dir, { recursive: true });
