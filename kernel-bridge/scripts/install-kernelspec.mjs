@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const prefix = process.argv[2];
 if (!prefix) {
-  process.stderr.write('usage: install-kernelspec.mjs <prefix>   (e.g. /work/main/.venv)\n');
+  process.stderr.write('usage: install-kernelspec.mjs <prefix>   (e.g. .venv)\n');
   process.exit(2);
 }
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), '..');
