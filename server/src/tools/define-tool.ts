@@ -47,6 +47,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   examples: ReadonlyArray<ToolExample<z.input<S>>>;
   /** Per-call time budget; the registry aborts `ctx.signal` when it passes. */
   timeoutMs?: number;
+  /**
+   * How long outputs are shaped (SPEC HARN-4). `auto` (default): the registry cuts outputs
+   * over 200 lines / 10,000 characters to head + tail and saves the full text under
+   * `.cellmate/outputs/`. `paged`: the tool pages explicitly itself (offset/limit with a
+   * "call again with offset=…" note, like `read` and `grep`), so the registry leaves it.
+   */
+  outputShaping?: 'auto' | 'paged';
   /** Runs the tool on validated arguments. Throw `ToolInputError` for model-fixable errors. */
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }

@@ -4,6 +4,7 @@ import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, ToolInputError } from './errors.js';
+import { shapeOutput } from './output-shaping.js';
 import { formatValidationError } from './validation-message.js';
 
 /** Default per-call budget when a tool sets no `timeoutMs`. */
@@ -144,6 +145,15 @@ export class ToolRegistry {
     const signal = AbortSignal.any([ctx.signal, timeout.signal]);
     try {
       const output = await raceAbort(definition.execute(parsed.data, { ...ctx, signal }), signal);
+      if ((definition.outputShaping ?? 'auto') === 'auto') {
+        const shaped = await shapeOutput(output.output, { workspace: ctx.workspace, toolName: name });
+        if (shaped.truncated) {
+          return {
+            ok: true, durationMs: elapsed(), ...output, output: shaped.output,
+            metadata: { ...output.metadata, truncated: true, savedPath: shaped.savedPath, totalLines: shaped.totalLines, totalChars: shaped.totalChars }
+          };
+        }
+      }
       return { ok: true, durationMs: elapsed(), ...output };
     } catch (error) {
       if (error instanceof FatalToolError) throw error;

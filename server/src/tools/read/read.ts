@@ -44,6 +44,8 @@ export const readTool = defineTool({
     { args: { path: 'src/model.py', offset: 201, limit: 200 }, comment: 'continue a long file at line 201' }
   ],
   timeoutMs: 30_000,
+  // read pages itself (offset/limit, explicit note); shaping it would point at a copy.
+  outputShaping: 'paged',
   async execute(args, ctx) {
     const resolved = await resolveWorkspacePath(ctx.workspace, args.path);
     const shown = resolved.relative;

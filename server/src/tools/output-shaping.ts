@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Output shaping (SPEC HARN-3/HARN-4): a tool result longer than {@link OUTPUT_LIMITS}
+ * (200 lines or 10,000 characters) reaches the model as its first 50 and last 50 lines
+ * with one explicit omission line between them; the full text is saved under
+ * `<workspace>/.cellmate/outputs/` and the omission line names that file and how to read
+ * the omitted part with `read`. Nothing is dropped silently: every cut says what it cut.
+ *
+ * The registry wrapper calls {@link shapeOutput} for every tool result (from any actor);
+ * tools never truncate on their own unless they page explicitly (`read`, `grep`).
+ */
+export const OUTPUT_LIMITS = {
+  /** Above this many lines the output is shaped. */
+  maxLines: 200,
+  /** Above this many characters the output is shaped. */
+  maxChars: 10_000,
+  headLines: 50,
+  tailLines: 50,
+  /**
+   * Character budget for each of head and tail: 50 lines of a minified file could still
+   * be megabytes, so head/tail lines are also cut at this many characters (explicitly).
+   */
+  sectionChars: 4_000
+} as const;
+
+/** Folder (workspace-relative) where full outputs are saved. */
+export const OUTPUTS_DIR = '.cellmate/outputs';
+
+export interface ShapeLimits {
+  maxLines: number;
+  maxChars: number;
+  headLines: number;
+  tailLines: number;
+  sectionChars: number;
+}
+
+/** The pure part of shaping: what to keep, before anything is written. */
+export interface ShapePlan {
+  /** False when the text is within limits and goes to the model unchanged. */
+  truncated: boolean;
+  head: string[];
+  tail: string[];
+  totalLines: number;
+  totalChars: number;
+  /** 1-based line numbers of the first and last omitted line (when truncated). */
+  omittedFrom: number;
+  omittedTo: number;
+  /** True when a head/tail line was itself cut by the section character budget. */
+  linesCut: boolean;
+}
+
+/** The result of {@link shapeOutput}. */
+export interface ShapedOutput {
+  /** What the model receives. */
+  output: string;
+  truncated: boolean;
+  totalLines: number;
+  totalChars: number;
+  /** Workspace-relative path of the saved full output (when truncated). */
+  savedPath?: string;
+}
+
+export interface ShapeOptions {
+  /** Absolute workspace root; the full output is saved under its `.cellmate/outputs/`. */
+  workspace: string;
+  /** Tool name, used in the saved file's name (e.g. `shell-20261129T203001-ab12cd.txt`). */
+  toolName: string;
+  limits?: Partial<ShapeLimits>;
+}
+
+/** Splits text into lines the way `read` numbers them (a final newline adds no line). */
+export function splitLines(text: string): string[] {
+  if (text.length === 0) return [];
+  const lines = text.split(/\r?\n/);
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** Decides what to keep (pure; no I/O). */
+export function planShape(text: string, limits: Partial<ShapeLimits> = {}): ShapePlan {
+  const l = { ...OUTPUT_LIMITS, ...limits };
+  const lines = splitLines(text);
+  const base = { totalLines: lines.length, totalChars: text.length, omittedFrom: 0, omittedTo: 0, linesCut: false };
+  if (lines.length <= l.maxLines && text.length <= l.maxChars) {
+    return { truncated: false, head: lines, tail: [], ...base };
+  }
+  let headCount = Math.min(l.headLines, lines.length);
+  let tailCount = Math.min(l.tailLines, lines.length - headCount);
+  // Few but very long lines (over maxChars, under maxLines): keep fewer whole lines so
+  // there is always something omitted in the middle to point the model at.
+  if (headCount + tailCount >= lines.length) {
+    headCount = Math.max(1, Math.ceil(lines.length / 2) - (lines.length > 2 ? 1 : 0));
+    tailCount = Math.max(0, lines.length - headCount - 1);
+    if (lines.length <= 2) tailCount = lines.length - headCount;
+  }
+  let linesCut = false;
+  const fit = (section: string[]): string[] => {
+    let budget = l.sectionChars;
+    return section.map((line) => {
+      if (budget <= 0) {
+        linesCut = true;
+        return `[line cut: ${line.length} characters]`;
+      }
+      if (line.length > budget) {
+        linesCut = true;
+        const kept = line.slice(0, budget);
+        budget = 0;
+        return `${kept}… [line cut: ${line.length} characters]`;
+      }
+      budget -= line.length + 1;
+      return line;
+    });
+  };
+  const head = fit(lines.slice(0, headCount));
+  const tail = fit(lines.slice(lines.length - tailCount));
+  return {
+    ...base,
+    truncated: true,
+    head,
+    tail,
+    omittedFrom: headCount + 1,
+    omittedTo: lines.length - tailCount,
+    linesCut
+  };
+}
+
+/** The omission line between head and tail (exported for tests and the eval cards). */
+export function omissionLine(plan: ShapePlan, savedPath: string | undefined): string {
+  const omitted = plan.omittedTo - plan.omittedFrom + 1;
+  const what =
+    omitted > 0
+      ? `${omitted} lines omitted (lines ${plan.omittedFrom}–${plan.omittedTo} of ${plan.totalLines}, ${plan.totalChars} characters in all)`
+      : `output cut (${plan.totalLines} lines, ${plan.totalChars} characters in all)`;
+  const cut = plan.linesCut ? '; some long lines shown here were cut' : '';
+  if (!savedPath) return `… [${what}${cut}; the full output could not be saved] …`;
+  const offset = omitted > 0 ? plan.omittedFrom : 1;
+  return `… [${what}${cut}. Full output saved to ${savedPath} — call read with {"path": "${savedPath}", "offset": ${offset}} to see the omitted part] …`;
+}
+
+/**
+ * Shapes one tool output for the model; when it is too long, saves the full text under
+ * `<workspace>/.cellmate/outputs/` first. Never throws for a save failure (the omission
+ * line says the file could not be saved).
+ */
+export async function shapeOutput(text: string, options: ShapeOptions): Promise<ShapedOutput> {
+  const plan = planShape(text, options.limits);
+  if (!plan.truncated) {
+    return { output: text, truncated: false, totalLines: plan.totalLines, totalChars: plan.totalChars };
+  }
+  let savedPath: string | undefined;
+  try {
+    savedPath = await saveFullOutput(options.workspace, options.toolName, text);
+  } catch {
+    savedPath = undefined;
+  }
+  const output = [...plan.head, omissionLine(plan, savedPath), ...plan.tail].join('\n');
+  return {
+    output,
+    truncated: true,
+    totalLines: plan.totalLines,
+    totalChars: plan.totalChars,
+    ...(savedPath ? { savedPath } : {})
+  };
+}
+
+/** Writes the full output to a fresh file; returns its workspace-relative path. */
+export async function saveFullOutput(workspace: string, toolName: string, text: string): Promise<string> {
+  const dir = path.join(workspace, OUTPUTS_DIR);
+  await mkdir(dir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  const safeName = toolName.replace(/[^a-z0-9_]/gi, '_').slice(0, 40) || 'tool';
+  const name = `${safeName}-${stamp}-${randomBytes(3).toString('hex')}.txt`;
+  await writeFile(path.join(dir, name), text, { encoding: 'utf8', flag: 'wx' });
+  return `${OUTPUTS_DIR}/${name}`;
+}
