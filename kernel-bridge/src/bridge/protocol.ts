@@ -1,0 +1,82 @@
+/**
+ * The `tool()` bridge wire format (SPEC EVAL-5), carried as stdin `input_request` prompts
+ * and `input_reply` values of the agent's own execute request: no port, no secret.
+ *
+ * Kernel → client (prompt): `cellmate-bridge/1 ` + JSON
+ *   `{op:'call', id, part, parts, data}` — the JSON of `{name, args}`, split in `parts`
+ *   slices of at most {@link BRIDGE_CHUNK} characters; non-final parts are acked;
+ *   `{op:'more', id, part}` — asks for slice `part` of the response.
+ * Client → kernel (reply value): JSON `{parts, data}` — slice 0 of the response JSON
+ *   `{ok:true, output, title} | {ok:false, error}`; the kernel asks for the rest.
+ * Chunking keeps every message under Jupyter Server's 10 MiB WebSocket cap.
+ */
+export const BRIDGE_PREFIX = 'cellmate-bridge/1 ';
+/** Characters per slice (1 Mi). */
+export const BRIDGE_CHUNK = 1 << 20;
+
+export type BridgeRequest =
+  | { op: 'call'; id: number; part: number; parts: number; data: string }
+  | { op: 'more'; id: number; part: number };
+
+export type BridgeResponse = { ok: true; output: string; title?: string } | { ok: false; error: string };
+
+/** Parses a prompt; undefined when it is not a bridge request (a plain `input()`). */
+export function parseBridgePrompt(prompt: string): BridgeRequest | undefined {
+  if (!prompt.startsWith(BRIDGE_PREFIX)) return undefined;
+  try {
+    const v = JSON.parse(prompt.slice(BRIDGE_PREFIX.length)) as BridgeRequest;
+    if (v && (v.op === 'call' || v.op === 'more') && typeof v.id === 'number') return v;
+  } catch {
+    /* not ours */
+  }
+  return undefined;
+}
+
+/** Splits a string into slices of `size`. */
+export function chunk(text: string, size = BRIDGE_CHUNK): string[] {
+  const parts: string[] = [];
+  for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size));
+  return parts.length ? parts : [''];
+}
+
+/**
+ * Client side of one kernel's bridge: reassembles calls, runs them with `run`, slices the
+ * responses. One instance per execute request.
+ */
+export class BridgeEndpoint {
+  private readonly incoming = new Map<number, string[]>();
+  private readonly outgoing = new Map<number, string[]>();
+
+  constructor(
+    private readonly run: (name: string, args: unknown) => Promise<BridgeResponse>,
+    private readonly chunkSize = BRIDGE_CHUNK
+  ) {}
+
+  /** Answers one bridge request with the reply value. */
+  async handle(req: BridgeRequest): Promise<string> {
+    if (req.op === 'more') {
+      const parts = this.outgoing.get(req.id) ?? [];
+      const data = parts[req.part] ?? '';
+      if (req.part >= parts.length - 1) this.outgoing.delete(req.id);
+      return JSON.stringify({ parts: parts.length, data });
+    }
+    const got = this.incoming.get(req.id) ?? [];
+    got[req.part] = req.data;
+    if (req.part < req.parts - 1) {
+      this.incoming.set(req.id, got);
+      return JSON.stringify({ parts: 1, data: '', ack: true });
+    }
+    this.incoming.delete(req.id);
+    let response: BridgeResponse;
+    try {
+      const call = JSON.parse(got.join('')) as { name?: unknown; args?: unknown };
+      if (typeof call.name !== 'string') throw new Error('tool(name, args): name must be a string');
+      response = await this.run(call.name, call.args ?? {});
+    } catch (e) {
+      response = { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+    const parts = chunk(JSON.stringify(response), this.chunkSize);
+    if (parts.length > 1) this.outgoing.set(req.id, parts);
+    return JSON.stringify({ parts: parts.length, data: parts[0] });
+  }
+}
