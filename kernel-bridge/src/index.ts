@@ -20,3 +20,4 @@ export * from './magics/rewrite.js';
 export * from './bridge/protocol.js';
 export * from './eval/kernel-client.js';
 export * from './eval/eval-session.js';
+export * from './jupyter-server/client.js';

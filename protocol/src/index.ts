@@ -37,6 +37,11 @@ export interface ModelSettings {
    * offline demo script.
    */
   scriptPath?: string;
+  /**
+   * Whether the model takes images in tool results (eval's matplotlib figures). Default:
+   * yes for `openai`, `anthropic` and `scripted`, no for `openai-compatible`.
+   */
+  acceptsImages?: boolean;
 }
 
 /** What the browser may know about a provider's credentials: whether one is set, never it. */
@@ -106,6 +111,40 @@ export interface ToolCallItem extends ItemBase {
   output?: string;
   /** Short title from the tool, e.g. `notes.md (lines 1–40 of 40)`. */
   title?: string;
+  /** What the pane shows beyond the text (eval cards: kernel, rewrites, rich outputs). */
+  display?: ToolCallDisplay;
+}
+
+/** A kernel an eval ran in; the transcript always says which (SPEC EVAL-2). */
+export interface EvalKernelInfo {
+  /** Jupyter Server kernel id, or `private-<pid>` for a chat's own kernel. */
+  id: string;
+  /** Kernelspec name, e.g. `python3`, `cellmate-js`. */
+  name: string;
+  language: string;
+  /** `notebook`: the focused notebook's kernel (shared); `private`: the chat's own. */
+  origin: 'notebook' | 'private';
+  notebookPath?: string;
+}
+
+/** Rich parts of a tool card (eval). Outputs are MIME bundles shown untrusted. */
+export interface ToolCallDisplay {
+  kernel?: EvalKernelInfo;
+  /** One line per rewritten magic (SPEC EVAL-4). */
+  rewrites?: string[];
+  /** In order: `text/plain` (stdout), `application/vnd.jupyter.stderr`, `text/html`, `image/png` (base64)… */
+  outputs?: Array<Record<string, string>>;
+}
+
+/** The notebook kernel the user has focused, as the pane reports it (`chat/context`). */
+export interface NotebookKernelRef {
+  /** Jupyter Server kernel id. */
+  id: string;
+  /** Kernelspec name. */
+  name: string;
+  /** Kernelspec language (`python`, `javascript`). */
+  language?: string;
+  notebookPath?: string;
 }
 
 /** A line the system adds: an error, an abort, a reconnect. Never sent to the model. */
@@ -163,6 +202,11 @@ export interface Requests {
   };
   /** Aborts the running turn of a chat (the model stream and any running tool). */
   'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
+  /**
+   * The pane's focus changed: the notebook kernel evals should share (null: none, so evals
+   * use the chat's private kernels). Without `chatId` it applies to every chat.
+   */
+  'chat/context': { params: { chatId?: string; kernel: NotebookKernelRef | null }; result: { ok: true } };
 }
 
 export type RequestMethod = keyof Requests;

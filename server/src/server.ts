@@ -4,6 +4,9 @@ import { ChatService } from './chats/chat-service.js';
 import { ChatStore } from './chats/chat-store.js';
 import { createStderrLogger, type Logger } from './config/logger.js';
 import { createDefaultRegistry } from './tools/index.js';
+import { createEvalTool } from './tools/eval/eval.js';
+import { createKernelManager } from './kernels/create-kernel-manager.js';
+import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
 import { listenOnSocket, serveStream, type SocketServer } from './transport/socket-server.js';
 
@@ -30,6 +33,13 @@ export interface StartServerOptions {
   saveDebounceMs?: number;
   /** Custom fetch for providers (tests). */
   fetch?: typeof globalThis.fetch;
+  /**
+   * Kernels for the `eval` tool; default: private kernels per chat, plus the focused
+   * notebook's kernel when `CELLMATE_JUPYTER_URL` is set. `false`: no eval tool (TIER-3).
+   */
+  kernels?: KernelManager | false;
+  /** Eval idle budget (default 5 min, or `CELLMATE_EVAL_IDLE_TIMEOUT_MS`). */
+  evalIdleTimeoutMs?: number;
 }
 
 /** A running server. */
@@ -51,6 +61,11 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (!(await stat(workspace)).isDirectory()) throw new Error(`The workspace ${workspace} is not a directory.`);
   const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger, debounceMs: options.saveDebounceMs });
   const registry = options.registry ?? createDefaultRegistry();
+  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger });
+  if (kernels && !registry.list().some((t) => t.name === 'eval')) {
+    const idleTimeoutMs = options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger);
+    registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs }));
+  }
   const callLog = registry.onDidCall((c) => logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`));
   const service = new ChatService({
     workspace,
@@ -61,7 +76,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     maxSteps: options.maxSteps ?? positiveIntFromEnv(env, 'CELLMATE_MAX_STEPS', logger),
     streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_STREAM_IDLE_TIMEOUT_MS', logger),
     maxRetries: options.maxRetries,
-    fetch: options.fetch
+    fetch: options.fetch,
+    kernels
   });
 
   let socket: SocketServer | undefined;
@@ -77,6 +93,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     }
   } catch (error) {
     await service.dispose();
+    await kernels?.dispose();
     throw error;
   }
 
@@ -90,6 +107,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         await socket?.dispose();
         closeStdio?.();
         await service.dispose();
+        await kernels?.dispose();
         callLog.dispose();
       })();
       return disposing;

@@ -3,6 +3,7 @@ import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
 import { newItemId } from '../ids.js';
 import type { ToolCallResult, ToolRegistry } from '../tools/registry.js';
 import { FatalToolError } from '../tools/errors.js';
+import { modelAcceptsImages } from '../providers/capabilities.js';
 import { describeProviderError } from './provider-errors.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
 
@@ -134,7 +135,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         });
         results.push(finishCard(sink, cards, call, result));
       }
-      commitStep(sink, messages, streamedText, outcome.toolCalls, results);
+      commitStep(sink, messages, streamedText, outcome.toolCalls, results, modelAcceptsImages(input.settings));
 
       if (input.signal.aborted) {
         notice('info', 'Stopped by user.');
@@ -164,7 +165,8 @@ function finishCard(sink: TurnSink, cards: Map<string, ToolCallItem>, call: Mode
   const card = cards.get(call.toolCallId);
   if (card) {
     const status = result.ok ? 'ok' : result.status;
-    sink.emit({ type: 'item-updated', item: { ...card, status, durationMs: result.durationMs, output: result.output, title: result.title } });
+    const display = result.ok && result.display ? { display: result.display } : {};
+    sink.emit({ type: 'item-updated', item: { ...card, status, durationMs: result.durationMs, output: result.output, title: result.title, ...display } });
   }
   return result;
 }
@@ -175,7 +177,8 @@ function commitStep(
   messages: ModelMessage[],
   text: string,
   calls: readonly ModelToolCall[],
-  results: readonly ToolCallResult[]
+  results: readonly ToolCallResult[],
+  acceptsImages = false
 ): void {
   const added: ModelMessage[] = [];
   if (text.length > 0 || calls.length > 0) {
@@ -196,7 +199,7 @@ function commitStep(
           type: 'tool-result',
           toolCallId: c.toolCallId,
           toolName: c.toolName,
-          output: r.ok ? { type: 'text', value: r.output } : { type: 'error-text', value: r.output }
+          output: toolResultOutput(r, acceptsImages)
         };
       })
     });
@@ -204,4 +207,14 @@ function commitStep(
   if (added.length === 0) return;
   messages.push(...added);
   sink.appendMessages(added);
+}
+
+/** A tool result for the model: text, plus its images as media parts when the model takes images (SPEC EVAL-3). */
+function toolResultOutput(r: ToolCallResult, acceptsImages: boolean): ToolResultPart['output'] {
+  if (!r.ok) return { type: 'error-text', value: r.output };
+  if (!acceptsImages || !r.attachments?.length) return { type: 'text', value: r.output };
+  return {
+    type: 'content',
+    value: [{ type: 'text', text: r.output }, ...r.attachments.map((a) => ({ type: 'media' as const, data: a.data, mediaType: a.mediaType }))]
+  };
 }

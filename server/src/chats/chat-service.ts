@@ -1,4 +1,4 @@
-import type { Chat, ChatEvent, ChatSummary, ModelSettings, ProviderStatus, UserItem } from '@cellmate/protocol';
+import type { Chat, ChatEvent, ChatSummary, ModelSettings, NotebookKernelRef, ProviderStatus, UserItem } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
@@ -32,6 +32,13 @@ export interface ChatServiceOptions {
   maxRetries?: number;
   /** Custom fetch for providers (tests). */
   fetch?: typeof globalThis.fetch;
+  /** Where the pane's focused notebook kernel goes (`chat/context`; the eval tool's kernels). */
+  kernels?: KernelContextSink;
+}
+
+/** Receives the notebook kernel the pane has focused (SPEC EVAL-2). */
+export interface KernelContextSink {
+  setContext(chatId: string | undefined, kernel: NotebookKernelRef | null): void;
 }
 
 interface RunningTurn {
@@ -56,6 +63,11 @@ export class ChatService {
   readonly onListChanged: Event<ChatSummary[]> = this.listEmitter.event;
 
   constructor(private readonly options: ChatServiceOptions) {}
+
+  /** The eval tool's kernels, when the server has them. */
+  get kernels(): KernelContextSink | undefined {
+    return this.options.kernels;
+  }
 
   /** Provider statuses (never keys). */
   async providers(signal?: AbortSignal): Promise<ProviderStatus[]> {

@@ -1,4 +1,4 @@
-import type { ToolActor } from '@cellmate/protocol';
+import type { ToolActor, ToolCallDisplay } from '@cellmate/protocol';
 import type { z } from 'zod';
 
 /**
@@ -27,6 +27,18 @@ export interface ToolOutput {
   output: string;
   /** Structured extras for the pane or audit; never sent to the model. */
   metadata?: Record<string, unknown>;
+  /** Images handed to the model with `output` when it accepts images (eval's figures). */
+  attachments?: ToolAttachment[];
+  /** Rich parts of the transcript card (eval: kernel, rewrites, MIME outputs); not for the model. */
+  display?: ToolCallDisplay;
+}
+
+/** An image attached to a tool result. */
+export interface ToolAttachment {
+  type: 'image';
+  mediaType: string;
+  /** Base64. */
+  data: string;
 }
 
 /** An example call shown to the model in the tool's description (SPEC HARN-1). */

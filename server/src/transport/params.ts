@@ -9,7 +9,8 @@ const modelSettings = z.object({
   provider: z.enum(PROVIDER_KINDS as [string, ...string[]]),
   model: z.string(),
   baseUrl: z.string().optional(),
-  scriptPath: z.string().optional()
+  scriptPath: z.string().optional(),
+  acceptsImages: z.boolean().optional()
 });
 
 /** Runtime schemas of every request's params (the pane is another program; check what arrives). */
@@ -22,7 +23,11 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'chat/rename': z.object({ chatId, title: z.string().max(500) }),
   'chat/delete': z.object({ chatId }),
   'chat/send': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings }) as unknown as z.ZodType<Requests['chat/send']['params']>,
-  'chat/abort': z.object({ chatId })
+  'chat/abort': z.object({ chatId }),
+  'chat/context': z.object({
+    chatId: chatId.optional(),
+    kernel: z.object({ id: z.string().min(1).max(200), name: z.string().max(200), language: z.string().max(100).optional(), notebookPath: z.string().max(4096).optional() }).nullable()
+  })
 };
 
 /**

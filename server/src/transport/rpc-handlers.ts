@@ -26,7 +26,11 @@ export function createRequestHandlers(service: ChatService, workspace: string): 
     'chat/rename': (params) => service.rename(params.chatId, params.title),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
     'chat/send': (params) => service.send(params.chatId, params.text, params.model),
-    'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) })
+    'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
+    'chat/context': (params) => {
+      service.kernels?.setContext(params.chatId, params.kernel);
+      return { ok: true as const };
+    }
   };
 }
 

@@ -1,0 +1,140 @@
+/**
+ * Kernel client over Jupyter Server (`@jupyterlab/services` in Node, with the server's
+ * token): for kernels JupyterLab manages, on this machine or on a remote Jupyter Server
+ * / Enterprise Gateway. The server signs and serializes the ZeroMQ messages; this side
+ * speaks its WebSocket protocol through `@jupyterlab/services`, never a second copy.
+ *
+ * It is a connection of its own (its own WebSocket, so its own ZMQ identity on the
+ * server): stdin `input_request`s of our executes come only here, never to the notebook's
+ * connection (FACTS: JupyterLab would show "pending input" otherwise).
+ */
+import { KernelConnection, ServerConnection, type Kernel, type KernelMessage } from '@jupyterlab/services';
+import { Emitter, type Event } from '../common/event.js';
+import { KernelBridgeError, throwIfAborted } from '../common/errors.js';
+import type { AnyMessage, Message } from '../protocol/messages.js';
+import type { KernelClient } from '../eval/kernel-client.js';
+import type { ExecuteOptions, ExecuteResult, RequestOptions } from '../zmq/client.js';
+
+export interface JupyterServerConnectOptions {
+  /** Jupyter Server base URL, e.g. `http://127.0.0.1:8888/` (with its base path). */
+  baseUrl: string;
+  token?: string;
+  kernelId: string;
+  /** Kernelspec name (informational). */
+  kernelName?: string;
+  /** Until the kernel answers kernel_info. Default 30 s. */
+  timeoutMs?: number;
+}
+
+const DEAD_STATES = new Set<Kernel.Status>(['dead', 'restarting', 'autorestarting']);
+
+export class JupyterServerKernelClient implements KernelClient {
+  private readonly restartEmitter = new Emitter<void>();
+  /** The kernel restarted or died: its state is gone. */
+  readonly onRestart: Event<void> = this.restartEmitter.event;
+  private readonly deathEmitter = new Emitter<KernelBridgeError>();
+  private disposed = false;
+
+  private constructor(readonly kernel: Kernel.IKernelConnection) {
+    kernel.statusChanged.connect((_, status) => {
+      if (DEAD_STATES.has(status)) {
+        this.deathEmitter.fire(new KernelBridgeError('kernel_dead', `the kernel is ${status}`));
+        this.restartEmitter.fire();
+      }
+    });
+  }
+
+  /** Connects to a running kernel by id and waits until it answers. */
+  static async connect(opts: JupyterServerConnectOptions): Promise<JupyterServerKernelClient> {
+    const baseUrl = opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`;
+    const serverSettings = ServerConnection.makeSettings({
+      baseUrl,
+      wsUrl: baseUrl.replace(/^http/, 'ws'),
+      token: opts.token ?? '',
+      appendToken: true
+    });
+    const kernel = new KernelConnection({
+      model: { id: opts.kernelId, name: opts.kernelName ?? '' },
+      serverSettings,
+      username: 'cellmate',
+      handleComms: false
+    });
+    const client = new JupyterServerKernelClient(kernel);
+    try {
+      const ms = opts.timeoutMs ?? 30_000;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        kernel.info,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new KernelBridgeError('timeout', `kernel ${opts.kernelId} did not answer within ${ms} ms`)), ms);
+        })
+      ]).finally(() => clearTimeout(timer));
+    } catch (e) {
+      client.dispose();
+      throw e instanceof KernelBridgeError ? e : new KernelBridgeError('launch_failed', `cannot connect to kernel ${opts.kernelId}: ${(e as Error).message}`, { cause: e });
+    }
+    return client;
+  }
+
+  async execute(code: string, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    if (this.disposed) throw new KernelBridgeError('disposed', 'execute: client is disposed');
+    throwIfAborted(opts.signal, 'execute');
+    const future = this.kernel.requestExecute(
+      {
+        code,
+        silent: opts.silent ?? false,
+        store_history: opts.storeHistory ?? !(opts.silent ?? false),
+        user_expressions: {},
+        allow_stdin: opts.allowStdin ?? false,
+        stop_on_error: opts.stopOnError ?? true
+      },
+      true,
+      opts.metadata as KernelMessage.IExecuteRequestMsg['metadata']
+    );
+    const iopub: AnyMessage[] = [];
+    future.onIOPub = (msg) => {
+      const m = msg as unknown as AnyMessage;
+      iopub.push(m);
+      opts.onIOPub?.(m);
+    };
+    future.onStdin = (msg) => {
+      if (msg.header.msg_type !== 'input_request' || !opts.onInputRequest) return;
+      const req = msg as unknown as Message<'input_request'>;
+      void Promise.resolve(opts.onInputRequest(req)).then(
+        (value) => !future.isDisposed && this.kernel.sendInputReply({ status: 'ok', value }, msg.header as KernelMessage.IInputReplyMsg['parent_header']),
+        () => undefined
+      );
+    };
+    let onDeath: { dispose(): void } | undefined;
+    const died = new Promise<never>((_, reject) => (onDeath = this.deathEmitter.event(reject)));
+    died.catch(() => undefined);
+    try {
+      const reply = await Promise.race([future.done, died]);
+      return { reply: reply as unknown as Message<'execute_reply'>, iopub };
+    } catch (e) {
+      if (e instanceof KernelBridgeError) throw e;
+      // A future disposed by a restart rejects with "Canceled future…": the kernel went away.
+      throw new KernelBridgeError('kernel_dead', `execute did not finish: ${(e as Error).message}`, { cause: e });
+    } finally {
+      onDeath?.dispose();
+    }
+  }
+
+  async interrupt(_opts: RequestOptions = {}): Promise<void> {
+    await this.kernel.interrupt();
+  }
+
+  /** Restarts the kernel through Jupyter Server (the notebook sees it restart). */
+  async restart(): Promise<void> {
+    await this.kernel.restart();
+    await this.kernel.info;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.kernel.dispose(); // closes our WebSocket only; the kernel keeps running
+    this.restartEmitter.dispose();
+    this.deathEmitter.dispose();
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * Which kernel an eval runs in (SPEC EVAL-2) and its lifecycle.
+ *
+ * - Python evals run in the kernel of the notebook the user has focused (the pane reports
+ *   it with `chat/context`) when that kernel's language is Python, over a Jupyter Server
+ *   connection of our own (never the notebook's); JavaScript evals likewise when the
+ *   focused notebook runs `cellmate-js`.
+ * - Otherwise each chat gets a private kernel per language, started on first use:
+ *   ipykernel from the project venv (`CELLMATE_PYTHON`, else `<repo>/.venv/bin/python`,
+ *   else `python3`) or Cellmate's JS kernel, with the workspace as working directory.
+ *
+ * Evals on one kernel are serialized by its `EvalSession`. A kernel that died (or a cell
+ * that would not stop) is replaced on the next eval, which says that state was lost.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  EvalSession,
+  jsKernelArgv,
+  launchKernel,
+  pythonKernelArgv,
+  type EvalLanguage,
+  type KernelClient,
+  type LaunchedKernel
+} from '@cellmate/kernel-bridge';
+import type { EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
+
+/** A connection of our own to a kernel Jupyter Server manages. */
+export interface NotebookKernelConnection {
+  client: KernelClient;
+  /** Fires when the kernel restarted (its state, and our helper, are gone). */
+  onRestart(listener: () => void): void;
+  /** Restarts the kernel (for `reset`). */
+  restart(): Promise<void>;
+}
+
+/** Opens a connection to a Jupyter-Server-managed kernel (see `kernel-bridge/src/jupyter-server`). */
+export type NotebookKernelConnector = (ref: NotebookKernelRef) => Promise<NotebookKernelConnection>;
+
+export interface KernelManagerOptions {
+  workspace: string;
+  env?: NodeJS.ProcessEnv;
+  /** Present when Cellmate runs inside Jupyter Server (shared notebook kernels). */
+  connectNotebookKernel?: NotebookKernelConnector;
+  /** Argv overrides (tests). */
+  pythonArgv?: string[];
+  jsArgv?: string[];
+}
+
+/** One kernel as the eval tool uses it. */
+export interface KernelHandle {
+  readonly info: EvalKernelInfo;
+  readonly session: EvalSession;
+  /** Set by the eval tool when the kernel died or a cell would not stop. */
+  broken: boolean;
+}
+
+interface PrivateKernel extends KernelHandle {
+  kernel: LaunchedKernel;
+}
+
+interface SharedKernel extends KernelHandle {
+  connection: NotebookKernelConnection;
+  restarted: boolean;
+}
+
+export interface AcquiredKernel {
+  handle: KernelHandle;
+  /** Things the result must say (a replaced kernel, a restart). */
+  notes: string[];
+}
+
+const LANGUAGE_OF: Record<string, EvalLanguage> = { python: 'python', javascript: 'javascript' };
+
+export class KernelManager {
+  private readonly privates = new Map<string, Promise<PrivateKernel>>();
+  private readonly shared = new Map<string, Promise<SharedKernel>>();
+  private focus: NotebookKernelRef | null = null;
+  private readonly chatFocus = new Map<string, NotebookKernelRef | null>();
+  private disposed = false;
+
+  constructor(private readonly options: KernelManagerOptions) {}
+
+  /** The pane's focused notebook kernel (`chat/context`); per chat when `chatId` is given. */
+  setContext(chatId: string | undefined, kernel: NotebookKernelRef | null): void {
+    if (chatId) this.chatFocus.set(chatId, kernel);
+    this.focus = kernel;
+  }
+
+  /** The focused notebook kernel for a chat, if it runs `language`. */
+  focusedKernel(chatId: string, language: EvalLanguage): NotebookKernelRef | undefined {
+    const ref = this.chatFocus.has(chatId) ? this.chatFocus.get(chatId) : this.focus;
+    if (!ref || !this.options.connectNotebookKernel) return undefined;
+    const lang = LANGUAGE_OF[(ref.language ?? '').toLowerCase()] ?? (ref.name.startsWith('python') ? 'python' : ref.name === 'cellmate-js' ? 'javascript' : undefined);
+    return lang === language ? ref : undefined;
+  }
+
+  /** The kernel for one eval; starts, reconnects or replaces it as needed. */
+  async acquire(chatId: string, language: EvalLanguage, opts: { reset?: boolean } = {}): Promise<AcquiredKernel> {
+    if (this.disposed) throw new Error('the kernel manager is disposed');
+    const ref = this.focusedKernel(chatId, language);
+    return ref ? this.acquireShared(ref, language, opts) : this.acquirePrivate(chatId, language, opts);
+  }
+
+  private async acquirePrivate(chatId: string, language: EvalLanguage, opts: { reset?: boolean }): Promise<AcquiredKernel> {
+    const key = `${chatId}\u0000${language}`;
+    const notes: string[] = [];
+    const existing = this.privates.get(key);
+    if (existing) {
+      const k = await existing.catch(() => undefined);
+      if (k && !k.broken && !opts.reset && k.kernel.process.exitCode === null && k.kernel.process.signalCode === null) {
+        return { handle: k, notes };
+      }
+      this.privates.delete(key);
+      if (k) {
+        if (opts.reset) notes.push(`reset: started a clean ${language} kernel; all earlier variables and imports are gone.`);
+        else notes.push(`The previous ${language} kernel of this chat died or had to be stopped; this eval runs in a new kernel, so earlier variables and imports are gone.`);
+        await k.kernel.shutdown(1000).catch(() => undefined);
+      }
+    }
+    const starting = this.startPrivate(language);
+    this.privates.set(key, starting);
+    starting.catch(() => this.privates.get(key) === starting && this.privates.delete(key));
+    return { handle: await starting, notes };
+  }
+
+  private async startPrivate(language: EvalLanguage): Promise<PrivateKernel> {
+    const argv = language === 'python' ? this.options.pythonArgv ?? pythonKernelArgv(this.python()) : this.options.jsArgv ?? jsKernelArgv();
+    const kernel = await launchKernel({
+      argv,
+      cwd: this.options.workspace,
+      env: { ...(this.options.env ?? process.env), MPLBACKEND: 'module://matplotlib_inline.backend_inline' },
+      kernelName: language === 'python' ? 'python3' : 'cellmate-js'
+    });
+    const name = language === 'python' ? 'python3' : 'cellmate-js';
+    return {
+      kernel,
+      broken: false,
+      session: new EvalSession(kernel.client, language),
+      info: { id: `private-${kernel.pid}`, name, language, origin: 'private' }
+    };
+  }
+
+  private python(): string {
+    const env = this.options.env ?? process.env;
+    if (env.CELLMATE_PYTHON) return env.CELLMATE_PYTHON;
+    const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+    const venv = join(repo, '.venv', 'bin', 'python');
+    return existsSync(venv) ? venv : 'python3';
+  }
+
+  private async acquireShared(ref: NotebookKernelRef, language: EvalLanguage, opts: { reset?: boolean }): Promise<AcquiredKernel> {
+    const notes: string[] = [];
+    let entry = this.shared.get(ref.id);
+    if (!entry) {
+      entry = this.connectShared(ref, language);
+      this.shared.set(ref.id, entry);
+      entry.catch(() => this.shared.get(ref.id) === entry && this.shared.delete(ref.id));
+    }
+    const k = await entry;
+    if (opts.reset) {
+      await k.connection.restart();
+      k.session.kernelRestarted();
+      k.restarted = false;
+      k.broken = false;
+      notes.push(`reset: restarted the notebook's kernel (${ref.notebookPath ?? ref.name}); its variables are gone, for the notebook too.`);
+    } else if (k.restarted || k.broken) {
+      k.session.kernelRestarted();
+      k.restarted = false;
+      k.broken = false;
+      notes.push(`The notebook's kernel restarted since the last eval (or died); earlier variables and imports are gone.`);
+    }
+    return { handle: k, notes };
+  }
+
+  private async connectShared(ref: NotebookKernelRef, language: EvalLanguage): Promise<SharedKernel> {
+    const connection = await this.options.connectNotebookKernel!(ref);
+    const k: SharedKernel = {
+      connection,
+      broken: false,
+      restarted: false,
+      session: new EvalSession(connection.client, language),
+      info: { id: ref.id, name: ref.name, language, origin: 'notebook', ...(ref.notebookPath ? { notebookPath: ref.notebookPath } : {}) }
+    };
+    connection.onRestart(() => {
+      k.restarted = true;
+      k.session.kernelRestarted();
+    });
+    return k;
+  }
+
+  /** Stops private kernels and closes notebook-kernel connections. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    const privates = [...this.privates.values()];
+    const shared = [...this.shared.values()];
+    this.privates.clear();
+    this.shared.clear();
+    await Promise.all([
+      ...privates.map((p) => p.then((k) => k.kernel.shutdown(2000), () => undefined)),
+      ...shared.map((s) => s.then((k) => k.connection.client.dispose(), () => undefined))
+    ]);
+  }
+}

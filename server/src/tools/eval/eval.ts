@@ -1,0 +1,80 @@
+/**
+ * The `eval` tool (SPEC EVAL-1…6): runs a cell in a persistent kernel chosen by the
+ * {@link KernelManager}; `tool()` calls from the cell re-enter the registry with the
+ * actor `kernel` and the calling turn's context (surface/profile, chat, signal), so tiers,
+ * policy, approvals and audit apply exactly as to the model's own calls.
+ */
+import { DEFAULT_IDLE_TIMEOUT_MS, type BridgeResponse } from '@cellmate/kernel-bridge';
+import { z } from 'zod';
+import type { KernelManager } from '../../kernels/kernel-manager.js';
+import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
+import { defineTool, type ToolContext } from '../define-tool.js';
+import type { ToolRegistry } from '../registry.js';
+import { formatEval } from './format.js';
+
+/** setTimeout's maximum: the registry's per-call timeout is off for eval (the idle budget rules). */
+const NO_TIMEOUT_MS = 2 ** 31 - 1;
+
+const words = (s: string): number => s.trim().split(/\s+/).filter(Boolean).length;
+
+export const evalParameters = z.object({
+  code: z.string().describe('The cell to run. The last expression is echoed; magics such as %pip, %cd, !cmd, %%bash, %%timeit are rewritten and reported.'),
+  description: z
+    .string()
+    .refine((s) => words(s) >= 5 && words(s) <= 10, { error: 'must be 5–10 words saying what the cell does, e.g. "Load sales.csv and show first rows"' })
+    .describe('5–10 words saying what the cell does; labels the cell in the transcript.'),
+  language: z.enum(['python', 'javascript']).default('python').describe('`python` (IPython, default) or `javascript` (Node.js).'),
+  reset: z.boolean().default(false).describe('Discard the interpreter and start clean before running (on a notebook kernel: restarts it).')
+});
+
+export interface EvalToolOptions {
+  kernels: KernelManager;
+  /** The registry `tool()` calls re-enter (the one this tool is registered in). */
+  registry: () => ToolRegistry;
+  /** Idle budget (SPEC EVAL-6). Default 5 minutes. */
+  idleTimeoutMs?: number;
+}
+
+/** Builds the eval tool around a kernel manager (TIER-3: registered only with one). */
+export function createEvalTool(options: EvalToolOptions) {
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  return defineTool({
+    name: 'eval',
+    tier: 'exec',
+    description: TOOL_DESCRIPTIONS.eval,
+    parameters: evalParameters,
+    examples: [
+      { args: { code: 'import pandas as pd\ndf = pd.read_csv("sales.csv")\ndf.head()', description: 'Load sales.csv and show the first rows' }, comment: 'load data and look at it (Python, the default)' },
+      { args: { code: 'df.groupby("region").revenue.sum().plot.bar()', description: 'Plot total revenue per region as bars' }, comment: 'a figure comes back as an image' },
+      { args: { code: '%pip install tabulate', description: 'Install tabulate into the kernel environment' }, comment: 'install a package, then import it in the next eval' },
+      { args: { code: 'print(tool("read", {"path": "notes.md"}))', description: 'Read notes.md through the tool bridge' }, comment: 'call another tool from code' },
+      { args: { code: 'const r = await fetch("https://example.com"); r.status', description: 'Fetch example.com and show the HTTP status', language: 'javascript' }, comment: 'JavaScript with top-level await' }
+    ],
+    timeoutMs: NO_TIMEOUT_MS,
+    async execute(args, ctx) {
+      const { handle, notes } = await options.kernels.acquire(ctx.chatId, args.language, { reset: args.reset });
+      const outcome = await handle.session.run({
+        code: args.code,
+        idleTimeoutMs,
+        signal: ctx.signal,
+        onToolCall: (name, toolArgs) => bridgeCall(options.registry(), name, toolArgs, ctx)
+      });
+      if (outcome.status === 'kernel-died' || outcome.status === 'stuck') handle.broken = true;
+      const f = formatEval(outcome, handle.info, { description: args.description, notes, idleTimeoutMs });
+      return {
+        title: f.title,
+        output: f.output,
+        display: f.display,
+        attachments: f.images.map((i) => ({ type: 'image' as const, mediaType: i.mediaType, data: i.data })),
+        metadata: { status: outcome.status, kernel: handle.info, executionCount: outcome.executionCount, bridgeCalls: outcome.bridgeCalls }
+      };
+    }
+  });
+}
+
+/** One `tool()` call from a cell: the registry, as the kernel, in the calling turn's context. */
+async function bridgeCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<BridgeResponse> {
+  const { callId: _modelCallId, ...rest } = ctx as ToolContext & { callId?: string };
+  const r = await registry.call(name, args, { ...rest, actor: 'kernel' });
+  return r.ok ? { ok: true, output: r.output, title: r.title } : { ok: false, error: r.output };
+}

@@ -1,0 +1,101 @@
+/**
+ * What an eval returns: the text the model reads (in order: streams, values, rich
+ * outputs as text, errors with the traceback's tail), the images it may be handed, and
+ * the MIME bundles the transcript card shows. Pure.
+ */
+import type { EvalOutcome } from '@cellmate/kernel-bridge';
+import type { EvalKernelInfo, ToolCallDisplay } from '@cellmate/protocol';
+
+/** Traceback lines kept for the model (the tail, where the error is). */
+export const TRACEBACK_TAIL_LINES = 30;
+/** MIME types the pane shows, best first. */
+const SHOWN_MIMES = ['image/png', 'image/jpeg', 'image/svg+xml', 'text/html', 'text/markdown', 'text/latex', 'application/json', 'text/plain'];
+
+export interface ModelImage {
+  mediaType: string;
+  /** Base64. */
+  data: string;
+}
+
+export interface FormattedEval {
+  title: string;
+  output: string;
+  images: ModelImage[];
+  display: ToolCallDisplay;
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+export const stripAnsi = (s: string): string => s.replace(ANSI, '');
+
+/** Describes a kernel in one line, e.g. `python3 kernel of analysis.ipynb (shared with the notebook)`. */
+export function describeKernel(k: EvalKernelInfo): string {
+  return k.origin === 'notebook'
+    ? `${k.name} kernel of ${k.notebookPath ?? 'the focused notebook'} (shared with the notebook, id ${k.id.slice(0, 8)})`
+    : `${k.name} kernel private to this chat`;
+}
+
+export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: { description: string; notes: string[]; idleTimeoutMs: number }): FormattedEval {
+  const lines: string[] = [`[${kernel.language} · ${describeKernel(kernel)}]`];
+  for (const n of [...extra.notes, ...outcome.notes]) lines.push(`Note: ${n}`);
+  if (outcome.rewrites.length) {
+    lines.push('Rewrote magics:');
+    for (const r of outcome.rewrites) lines.push(`  ${r}`);
+  }
+  const images: ModelImage[] = [];
+  const outputs: Array<Record<string, string>> = [];
+  for (const o of outcome.outputs) {
+    if (o.type === 'stream') {
+      const text = stripAnsi(o.text);
+      lines.push(o.name === 'stderr' ? `[stderr]\n${text.replace(/\n$/, '')}` : text.replace(/\n$/, ''));
+      outputs.push(o.name === 'stderr' ? { 'application/vnd.jupyter.stderr': text } : { 'text/plain': text });
+    } else if (o.type === 'display') {
+      const bundle: Record<string, string> = {};
+      for (const mime of SHOWN_MIMES) {
+        const v = o.data[mime];
+        if (v === undefined) continue;
+        bundle[mime] = typeof v === 'string' ? v : Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.join('') : JSON.stringify(v);
+      }
+      if (Object.keys(bundle).length) outputs.push(bundle);
+      const image = ['image/png', 'image/jpeg'].find((m) => typeof bundle[m] === 'string');
+      if (image) {
+        images.push({ mediaType: image, data: bundle[image]!.replace(/\s+/g, '') });
+        lines.push(`[image ${images.length}: ${image}, shown to the user in the transcript]`);
+      } else if (bundle['text/plain'] !== undefined) {
+        lines.push(o.result ? `Out: ${stripAnsi(bundle['text/plain'])}` : stripAnsi(bundle['text/plain']));
+      } else if (bundle['text/html'] !== undefined) {
+        lines.push(`[HTML output, ${bundle['text/html'].length} characters, shown to the user]`);
+      }
+    } else {
+      const tb = o.traceback.map(stripAnsi).join('\n').split('\n');
+      const tail = tb.slice(-TRACEBACK_TAIL_LINES);
+      lines.push(`Error: ${o.ename}: ${stripAnsi(o.evalue)}`);
+      if (tail.length) lines.push(`Traceback${tb.length > tail.length ? ` (last ${tail.length} of ${tb.length} lines)` : ''}:\n${tail.join('\n')}`);
+      outputs.push({ 'application/vnd.jupyter.stderr': `${o.ename}: ${stripAnsi(o.evalue)}\n${tail.join('\n')}` });
+    }
+  }
+  const secs = Math.round(extra.idleTimeoutMs / 1000);
+  switch (outcome.status) {
+    case 'idle-timeout':
+      lines.push(`[Interrupted: no output for ${secs} s (the idle budget). The kernel and its state are kept. Print progress, or split the work.]`);
+      break;
+    case 'aborted':
+      lines.push('[Interrupted: the user stopped the turn.]');
+      break;
+    case 'kernel-died':
+      lines.push('[The kernel died while running this cell (crash, out of memory, or killed). Its state is lost; the next eval starts a fresh kernel.]');
+      break;
+    case 'stuck':
+      lines.push('[The cell did not stop after an interrupt; the kernel will be restarted on the next eval (state lost).]');
+      break;
+    default:
+      if (outcome.outputs.length === 0) lines.push('(no output)');
+  }
+  const statusWord = outcome.status === 'ok' ? '' : ` — ${outcome.status}`;
+  return {
+    title: `${extra.description}${statusWord}`,
+    output: lines.join('\n'),
+    images,
+    display: { kernel, rewrites: outcome.rewrites, outputs }
+  };
+}
