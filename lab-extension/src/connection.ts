@@ -211,7 +211,7 @@ export class CellmateConnection implements IDisposable {
   private async _greet(rpc: MessageConnection, socket: WebSocket): Promise<void> {
     const timer = setTimeout(() => socket.close(4001, 'hello timeout'), HELLO_TIMEOUT_MS);
     try {
-      const hello = await this._send(rpc, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION });
+      const hello = await this._send(rpc, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, interactive: true });
       if (this._socket !== socket) {
         return;
       }

@@ -2,7 +2,7 @@
  * What the pane does: opens chats, sends messages, aborts turns, follows the server's
  * events, and recovers the open chat after every reconnect. Widgets only render it.
  */
-import type { ChatSummary, HelloResult, ProviderStatus } from '@cellmate/protocol';
+import type { ChatSummary, HelloResult, ProviderStatus, QuestionAnswer, ToolMetrics } from '@cellmate/protocol';
 import { ErrorCodes } from '@cellmate/protocol';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -193,6 +193,26 @@ export class CellmateController implements IDisposable {
     } catch (error) {
       this._fail(this._trans.__('Could not stop the turn'), error);
     }
+  }
+
+  /** Answers (or skips) a question card in the open chat; false when it failed. */
+  async answer(questionId: string, answer: QuestionAnswer): Promise<boolean> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      return false;
+    }
+    try {
+      await this._connection.request('chat/answer', { chatId, questionId, answer });
+      return true;
+    } catch (error) {
+      this._fail(this._trans.__('Could not answer the question'), error);
+      return false;
+    }
+  }
+
+  /** Per-tool metrics from the audit log (all chats, or one). */
+  metrics(chatId?: string): Promise<ToolMetrics> {
+    return this._connection.request('audit/metrics', chatId ? { chatId } : {});
   }
 
   /** Switches the provider to the offline scripted demo. */

@@ -23,6 +23,15 @@ export function isTranscriptItem(value: unknown): value is TranscriptItem {
       );
     case 'notice':
       return typeof value.text === 'string' && ['info', 'warning', 'error'].includes(value.level as string);
+    case 'question':
+      return (
+        typeof value.questionId === 'string' &&
+        typeof value.question === 'string' &&
+        ['ask', 'approval'].includes(value.type as string) &&
+        ['pending', 'answered', 'skipped', 'expired', 'cancelled'].includes(value.state as string) &&
+        Array.isArray(value.options) &&
+        (value.options as unknown[]).every(o => isRecord(o) && typeof o.label === 'string')
+      );
     default:
       return false;
   }

@@ -154,7 +154,79 @@ export interface NoticeItem extends ItemBase {
   text: string;
 }
 
-export type TranscriptItem = UserItem | AssistantItem | ToolCallItem | NoticeItem;
+/** Kind of question card: `ask` (the `ask_user` tool) or `approval` (the policy's gate). */
+export type QuestionType = 'ask' | 'approval';
+
+export type QuestionState = 'pending' | 'answered' | 'skipped' | 'expired' | 'cancelled';
+
+export interface QuestionOption {
+  label: string;
+  description?: string;
+}
+
+/** What an approval card asks about (SPEC HARN-6). */
+export interface ApprovalDetails {
+  tool: string;
+  args: unknown;
+  /** The rule pattern "Always for this pattern" would add (tool + pattern). */
+  pattern: string;
+  /** Why it asks: the policy default, a rule, or the dangerous-command floor. */
+  reason: string;
+}
+
+/**
+ * A person's answer. `selected` holds 0-based option indices (one unless `multiSelect`);
+ * `text` is free text (or, on an approval's Deny, the reason given back to the model).
+ */
+export type QuestionAnswer = { action: 'answer'; selected: number[]; text?: string } | { action: 'skip' };
+
+/**
+ * The options of every approval card, in order: index 0 approve once, 1 always for this
+ * pattern, 2 deny (with `text` as the reason).
+ */
+export const APPROVAL_OPTIONS: readonly QuestionOption[] = [
+  { label: 'Approve once' },
+  { label: 'Always for this pattern' },
+  { label: 'Deny' }
+];
+
+/** A numbered question card (SPEC ASK-2, ASK-2a): `ask_user` or an approval request. */
+export interface QuestionItem extends ItemBase {
+  kind: 'question';
+  questionId: string;
+  type: QuestionType;
+  question: string;
+  context?: string;
+  options: QuestionOption[];
+  allowFreeText: boolean;
+  multiSelect: boolean;
+  approval?: ApprovalDetails;
+  state: QuestionState;
+  answer?: QuestionAnswer;
+  /** ISO-8601 time the wait expires. */
+  expiresAt?: string;
+}
+
+export type TranscriptItem = UserItem | AssistantItem | ToolCallItem | NoticeItem | QuestionItem;
+
+/** Per-tool figures of the audit log (SPEC HARN-7). */
+export interface ToolMetricsRow {
+  tool: string;
+  calls: number;
+  ok: number;
+  errors: number;
+  /** Calls refused by the surface, the policy or a person. */
+  denied: number;
+  /** ok / calls, 0–1. */
+  successRate: number;
+  meanDurationMs: number;
+}
+
+export interface ToolMetrics {
+  /** Null for all chats. */
+  chatId: string | null;
+  rows: ToolMetricsRow[];
+}
 
 export interface Chat extends ChatSummary {
   items: TranscriptItem[];
@@ -178,6 +250,11 @@ export type ChatEvent =
 
 export interface HelloParams {
   protocolVersion: number;
+  /**
+   * True when a person is behind this connection (the pane). Questions and approvals
+   * fail at once (fail-closed) while no interactive connection is attached.
+   */
+  interactive?: boolean;
 }
 export interface HelloResult {
   protocolVersion: number;
@@ -207,6 +284,13 @@ export interface Requests {
    * use the chat's private kernels). Without `chatId` it applies to every chat.
    */
   'chat/context': { params: { chatId?: string; kernel: NotebookKernelRef | null }; result: { ok: true } };
+  /** Answers (or skips) a pending question card; the result is the card's new state. */
+  'chat/answer': {
+    params: { chatId: string; questionId: string; answer: QuestionAnswer };
+    result: { state: QuestionState };
+  };
+  /** Per-tool calls, success rate and mean duration from the audit logs. */
+  'audit/metrics': { params: { chatId?: string }; result: ToolMetrics };
 }
 
 export type RequestMethod = keyof Requests;
@@ -229,7 +313,9 @@ export const ErrorCodes = {
   /** The model settings are unusable (unknown provider, missing key, bad base URL). */
   ProviderUnavailable: -32012,
   /** Protocol versions do not match; reload the page. */
-  ProtocolMismatch: -32013
+  ProtocolMismatch: -32013,
+  /** The question id is unknown or no longer pending. */
+  QuestionNotPending: -32014
 } as const;
 
 /** Route names on the Jupyter server, relative to its base URL. */

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { ChatService } from './chats/chat-service.js';
 import { ChatStore } from './chats/chat-store.js';
 import { createStderrLogger, type Logger } from './config/logger.js';
-import { createDefaultRegistry } from './tools/index.js';
+import { createHarness } from './tools/harness.js';
+import { builtinTools } from './tools/index.js';
 import { createEvalTool } from './tools/eval/eval.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
@@ -60,7 +61,14 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const workspace = await realpath(path.resolve(options.workspace));
   if (!(await stat(workspace)).isDirectory()) throw new Error(`The workspace ${workspace} is not a directory.`);
   const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger, debounceMs: options.saveDebounceMs });
-  const registry = options.registry ?? createDefaultRegistry();
+  // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3).
+  const harness = createHarness({
+    workspace,
+    env,
+    tools: (ports) => builtinTools(ports),
+    onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
+  });
+  const registry = options.registry ?? harness.registry;
   const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger });
   if (kernels && !registry.list().some((t) => t.name === 'eval')) {
     const idleTimeoutMs = options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger);
@@ -77,7 +85,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_STREAM_IDLE_TIMEOUT_MS', logger),
     maxRetries: options.maxRetries,
     fetch: options.fetch,
-    kernels
+    kernels,
+    harness
   });
 
   let socket: SocketServer | undefined;
@@ -108,7 +117,9 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         closeStdio?.();
         await service.dispose();
         await kernels?.dispose();
+        await harness.audit.flush();
         callLog.dispose();
+        harness.dispose();
       })();
       return disposing;
     }

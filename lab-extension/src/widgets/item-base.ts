@@ -1,7 +1,7 @@
 /**
  * What every transcript item widget shares: its interface and its stable DOM hooks.
  */
-import type { TranscriptItem } from '@cellmate/protocol';
+import type { QuestionAnswer, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Widget } from '@lumino/widgets';
@@ -19,6 +19,8 @@ export interface IItemContext {
   trans: TranslationBundle;
   /** Called after content changed size asynchronously (markdown rendered). */
   onResize(): void;
+  /** Answers a question card (absent: cards are read-only). */
+  answerQuestion?(questionId: string, answer: QuestionAnswer): Promise<boolean>;
 }
 
 /**

@@ -9,6 +9,7 @@ import { errorIcon, infoIcon, LabIcon } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { IItemContext, IItemWidget, markItem } from './item-base';
+import { QuestionCardWidget } from './question-card';
 import { ToolCardWidget } from './tool-card';
 
 export type { IItemContext, IItemWidget } from './item-base';
@@ -28,6 +29,9 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
       break;
     case 'notice':
       widget = new NoticeWidget(item);
+      break;
+    case 'question':
+      widget = new QuestionCardWidget(item, context);
       break;
   }
   return widget;

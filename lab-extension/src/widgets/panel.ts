@@ -41,7 +41,11 @@ export class CellmatePanel extends Panel {
       onOpenSettings: options.openSettings ?? (() => undefined),
       canOpenSettings: !!options.openSettings
     });
-    this._transcript = new TranscriptWidget({ rendermime: options.rendermime, trans });
+    this._transcript = new TranscriptWidget({
+      rendermime: options.rendermime,
+      trans,
+      answerQuestion: (questionId, answer) => controller.answer(questionId, answer)
+    });
     this._composer = new ComposerWidget({
       trans,
       onSend: text => {

@@ -24,7 +24,8 @@ export class TranscriptWidget extends Panel {
     this._context = {
       rendermime: options.rendermime,
       trans: options.trans,
-      onResize: () => this._follow()
+      onResize: () => this._follow(),
+      answerQuestion: options.answerQuestion
     };
     this._empty = document.createElement('div');
     this._empty.className = 'jp-cellmate-empty';
@@ -115,5 +116,7 @@ export namespace TranscriptWidget {
   export interface IOptions {
     rendermime: IRenderMimeRegistry;
     trans: TranslationBundle;
+    /** Sends a question card's answer. */
+    answerQuestion?: IItemContext['answerQuestion'];
   }
 }

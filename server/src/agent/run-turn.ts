@@ -131,7 +131,8 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
           continue;
         }
         const result = await input.registry.call(call.toolName, call.input, {
-          workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId
+          workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
+          turnId: input.turnId, callId: call.toolCallId
         });
         results.push(finishCard(sink, cards, call, result));
       }

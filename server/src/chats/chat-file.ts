@@ -35,7 +35,7 @@ const itemSchema = z.looseObject({
   id: z.string(),
   time: z.string(),
   turnId: z.string(),
-  kind: z.enum(['user', 'assistant', 'tool', 'notice'])
+  kind: z.enum(['user', 'assistant', 'tool', 'notice', 'question'])
 });
 
 const fileSchema = z.looseObject({
@@ -85,6 +85,7 @@ export function recoverInterruptedTurn(record: ChatRecord, now: string): boolean
   chat.items = chat.items.map((item): TranscriptItem => {
     if (item.kind === 'assistant' && item.streaming) return { ...item, streaming: false };
     if (item.kind === 'tool' && item.status === 'running') return { ...item, status: 'aborted' };
+    if (item.kind === 'question' && item.state === 'pending') return { ...item, state: 'cancelled' };
     return item;
   });
   const turnId = chat.items.at(-1)?.turnId ?? 'recovered';

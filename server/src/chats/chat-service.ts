@@ -8,6 +8,7 @@ import { chatNotFound, turnRunning } from '../errors.js';
 import { newChatId, newItemId, newTurnId } from '../ids.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
+import type { HarnessServices } from '../tools/harness.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { applyChatEvent } from './apply-event.js';
 import { summarize, type ChatRecord } from './chat-file.js';
@@ -32,6 +33,8 @@ export interface ChatServiceOptions {
   maxRetries?: number;
   /** Custom fetch for providers (tests). */
   fetch?: typeof globalThis.fetch;
+  /** Questions, presence, audit and policy around the registry (absent in bare tests). */
+  harness?: HarnessServices;
   /** Where the pane's focused notebook kernel goes (`chat/context`; the eval tool's kernels). */
   kernels?: KernelContextSink;
 }
@@ -62,11 +65,23 @@ export class ChatService {
   /** The chat list changed (created, renamed, deleted, retitled, touched). */
   readonly onListChanged: Event<ChatSummary[]> = this.listEmitter.event;
 
-  constructor(private readonly options: ChatServiceOptions) {}
+  constructor(private readonly options: ChatServiceOptions) {
+    options.harness?.bindSink((chatId, event) => this.publish(chatId, event));
+  }
+
+  /** The harness services (question answers, metrics), when the server wired them. */
+  get harness(): HarnessServices | undefined {
+    return this.options.harness;
+  }
 
   /** The eval tool's kernels, when the server has them. */
   get kernels(): KernelContextSink | undefined {
     return this.options.kernels;
+  }
+
+  /** Adds an event to a chat from outside a turn's loop (question cards). */
+  publish(chatId: string, event: ChatEvent): void {
+    this.emit(chatId, event);
   }
 
   /** Provider statuses (never keys). */

@@ -1,5 +1,7 @@
 import type { ToolActor, ToolCallDisplay } from '@cellmate/protocol';
 import type { z } from 'zod';
+import type { ActionClass } from '../policy/action-classes.js';
+import type { CapabilityProfile } from '../policy/profile.js';
 
 /**
  * What a tool may do, which decides which surfaces see it (SPEC TIER-1): `read` has no
@@ -17,6 +19,16 @@ export interface ToolContext {
   actor: ToolActor;
   /** The chat the call belongs to. */
   chatId: string;
+  /** The turn the call belongs to (question cards are filed under it). */
+  turnId?: string;
+  /** The provider's tool-call id, for the audit log. */
+  callId?: string;
+  /**
+   * The surface the call is judged against (TIER-2); default: the registry's profile.
+   * The kernel bridge passes the calling turn's profile through, so a read-only surface
+   * stays read-only from inside a kernel.
+   */
+  profile?: CapabilityProfile;
 }
 
 /** What a tool returns on success. */
@@ -66,6 +78,25 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * "call again with offset=…" note, like `read` and `grep`), so the registry leaves it.
    */
   outputShaping?: 'auto' | 'paged';
+  /**
+   * What the tool may do (MODE-7). Default by tier: read → `read`, write → `write-file`,
+   * exec → `run-process`.
+   */
+  actionClasses?: readonly ActionClass[];
+  /** May run alongside other calls (HARN-8). Default: true for `read` tier, else false. */
+  parallelSafe?: boolean;
+  /**
+   * Loaded on demand (HARN-11): absent from the declared tool set; the model finds it
+   * through `tool_search` and calls it by name.
+   */
+  deferred?: boolean;
+  /**
+   * The policy subjects of a call (HARN-6): the command for `shell`, the workspace paths
+   * for file tools. Default: none (rules match with pattern `*`).
+   */
+  policySubjects?(args: z.output<S>): string[];
+  /** A reason this call always needs a person's approval (the dangerous-command floor). */
+  dangerReason?(args: z.output<S>): string | undefined;
   /** Runs the tool on validated arguments. Throw `ToolInputError` for model-fixable errors. */
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }

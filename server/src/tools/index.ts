@@ -1,13 +1,47 @@
+import type { QuestionBroker } from '../questions/question-broker.js';
+import { applyPatchTool } from './apply_patch/apply_patch.js';
+import { createAskUserTool } from './ask_user/ask_user.js';
+import type { ToolDefinition } from './define-tool.js';
+import { editTool } from './edit/edit.js';
+import { globTool } from './glob/glob.js';
+import { grepTool } from './grep/grep.js';
 import { readTool } from './read/read.js';
-import { ToolRegistry } from './registry.js';
+import { ToolRegistry, type ToolRegistryOptions } from './registry.js';
+import { shellTool } from './shell/shell.js';
+import { writeTool } from './write/write.js';
 
 export { defineTool, type ToolContext, type ToolDefinition, type ToolOutput, type ToolTier } from './define-tool.js';
 export { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
-export { ToolRegistry, type ToolCallRecord, type ToolCallResult, type ToolSurface } from './registry.js';
+export { ToolRegistry, type ToolCallRecord, type ToolCallResult, type ToolRegistryOptions, type ToolSurface } from './registry.js';
 export { resolveWorkspacePath, type ResolvedWorkspacePath } from './workspace-path.js';
+export { shapeOutput, planShape, OUTPUT_LIMITS, OUTPUTS_DIR, type ShapedOutput } from './output-shaping.js';
 export { readTool } from './read/read.js';
+export { writeTool } from './write/write.js';
+export { editTool } from './edit/edit.js';
+export { applyPatchTool } from './apply_patch/apply_patch.js';
+export { grepTool } from './grep/grep.js';
+export { globTool } from './glob/glob.js';
+export { shellTool } from './shell/shell.js';
+export { createAskUserTool } from './ask_user/ask_user.js';
+export { createToolSearchTool } from './tool_search/tool_search.js';
 
-/** A registry with the walking skeleton's tools (`read`). */
-export function createDefaultRegistry(): ToolRegistry {
-  return new ToolRegistry([readTool]);
+/** The generic tools that need no live resource (TIER-3): files, search, shell. */
+export const GENERIC_TOOLS: readonly ToolDefinition[] = [readTool, writeTool, editTool, applyPatchTool, grepTool, globTool, shellTool];
+
+/**
+ * The built-in tools for the resources attached: `ask_user` only with a question port
+ * (ASK-3). Later issues add theirs (eval with a kernel factory, lsp with a supervisor…).
+ */
+export function builtinTools(resources: { questions?: QuestionBroker } = {}): ToolDefinition[] {
+  const tools: ToolDefinition[] = [...GENERIC_TOOLS];
+  if (resources.questions) tools.push(createAskUserTool(resources.questions) as unknown as ToolDefinition);
+  return tools;
+}
+
+/**
+ * The walking skeleton's minimal registry (`read` only, no policy gate) — kept for tests
+ * and embedding. The server uses {@link builtinTools} through `createHarness`.
+ */
+export function createDefaultRegistry(options: ToolRegistryOptions = {}): ToolRegistry {
+  return new ToolRegistry([readTool], options);
 }

@@ -2,13 +2,20 @@ import type { ToolActor } from '@cellmate/protocol';
 import { jsonSchema, tool, type Tool } from 'ai';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
+import type { ActionClass } from '../policy/action-classes.js';
+import { evaluatePolicy, ruleForAlways } from '../policy/policy.js';
+import { FULL_PROFILE, PINNED_TOOLS, projectSurface, surfaceRefusal, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, ToolInputError } from './errors.js';
+import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, WriteHook } from './harness-ports.js';
 import { shapeOutput } from './output-shaping.js';
+import { createToolSearchTool } from './tool_search/tool_search.js';
 import { formatValidationError } from './validation-message.js';
 
 /** Default per-call budget when a tool sets no `timeoutMs`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+/** Consecutive denials in one turn after which the person is asked whether to go on. */
+export const CIRCUIT_BREAKER_DENIALS = 3;
 
 /** The outcome of one {@link ToolRegistry.call}. Fatal errors are thrown instead. */
 export type ToolCallResult =
@@ -21,17 +28,17 @@ export type ToolCallResult =
       output: string;
       title: string;
       durationMs: number;
+      /** Set when the call was refused or denied before it ran. */
+      denied?: boolean;
     };
 
-/** Which tools a surface (a mode, a sub-agent) may see. Seam for SPEC TIER-2/MODE-2. */
-export interface ToolSurface {
-  /** Highest tier visible; `exec` sees everything. */
-  maxTier: ToolTier;
-}
+/**
+ * Which tools a surface (a mode, a sub-agent) may see (TIER-2/MODE-2). A full
+ * {@link CapabilityProfile}; `{ maxTier }` alone still works.
+ */
+export type ToolSurface = Pick<CapabilityProfile, 'maxTier'> & Partial<CapabilityProfile>;
 
-const TIER_RANK: Record<ToolTier, number> = { read: 0, write: 1, exec: 2 };
-
-/** One finished call, for logging and (later) the audit trail and metrics (SPEC HARN-7). */
+/** One finished call, for logging, the audit trail and metrics (SPEC HARN-7). */
 export interface ToolCallRecord {
   name: string;
   actor: ToolActor;
@@ -39,22 +46,47 @@ export interface ToolCallRecord {
   /** `ok`, `error` (the model got an error result), `aborted`, or `fatal` (ended the turn). */
   status: 'ok' | 'error' | 'aborted' | 'fatal';
   durationMs: number;
+  /** How the gate decided. */
+  decision?: AuditDecision;
+}
+
+/** Clients of the wrapper; each is optional (a bare registry runs every valid call). */
+export interface ToolRegistryOptions {
+  /** The default surface when a call's context names none (default: everything). */
+  profile?: CapabilityProfile;
+  /**
+   * Policy rules. Without it there is no policy gate (tests, embedding); the companion
+   * server always passes one, so `ask` and `deny` apply there.
+   */
+  policy?: PolicyPort;
+  /** Who approves `ask`. Without one, `ask` = deny (fail-closed). */
+  approvals?: ApprovalPort;
+  audit?: AuditSink;
+  /** Runs after a write-tier tool changed files (LSP diagnostics seam). */
+  writeHook?: WriteHook;
 }
 
 /**
- * The one wrapper every tool call goes through: lookup → argument validation → timeout →
- * execute → timing; errors are classified into respond-to-model and fatal (thrown).
- * Later seams (policy, approval, audit, output shaping) slot in around `execute` here.
+ * The one wrapper every tool call goes through, whoever makes it (model, kernel bridge,
+ * user): lookup → surface/tier check → argument validation → policy (allow / ask → approval
+ * card / deny, with the dangerous-command floor and a circuit breaker) → timeout → execute
+ * → write hook → output shaping (HARN-4) → audit entry and timing.
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
   private readonly callEmitter = new Emitter<ToolCallRecord>();
+  private readonly denials = new Map<string, number>();
+  private readonly options: ToolRegistryOptions;
 
   /** Fires after every call (success or failure). */
   readonly onDidCall: Event<ToolCallRecord> = this.callEmitter.event;
 
-  constructor(tools: Iterable<ToolDefinition> = []) {
+  constructor(tools: Iterable<ToolDefinition> = [], options: ToolRegistryOptions = {}) {
+    this.options = options;
     for (const t of tools) this.register(t);
+    // HARN-11: deferred tools are found through tool_search (registered when any exists).
+    const deferred = [...this.tools.values()].filter((t) => t.deferred);
+    if (deferred.length > 0 && !this.tools.has('tool_search')) this.register(createToolSearchTool(this, deferred) as unknown as ToolDefinition);
   }
 
   /** Adds a tool; names are unique. */
@@ -63,11 +95,25 @@ export class ToolRegistry {
     this.tools.set(definition.name, definition);
   }
 
-  /** Tools visible on a surface, sorted by name. */
-  list(surface: ToolSurface = { maxTier: 'exec' }): ToolDefinition[] {
-    return [...this.tools.values()]
-      .filter((t) => TIER_RANK[t.tier] <= TIER_RANK[surface.maxTier])
+  /** The registered definition, if any. */
+  get(name: string): ToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  /** Tools on a surface (deferred ones included), sorted by name. */
+  list(surface: ToolSurface = this.options.profile ?? FULL_PROFILE): ToolDefinition[] {
+    const profile = toProfile(surface);
+    return projectSurface(
+      [...this.tools.values()].map((t) => withClasses(t)),
+      profile
+    )
+      .map((t) => this.tools.get(t.name)!)
       .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The tools declared to the model on a surface: {@link list} without deferred tools. */
+  declared(surface?: ToolSurface): ToolDefinition[] {
+    return this.list(surface).filter((t) => !t.deferred);
   }
 
   /** The JSON schema the model sees for one tool (snapshot-tested). */
@@ -92,11 +138,12 @@ export class ToolRegistry {
   /**
    * The AI SDK tool set, declared without `execute` so the agent loop owns execution.
    * Schemas are passed as plain JSON schema without a validator: the registry is the one
-   * place arguments are validated (with model-actionable messages).
+   * place arguments are validated (with model-actionable messages). Deferred tools are
+   * left out (HARN-11): `tool_search` returns their schemas on demand.
    */
   toAiSdkTools(surface?: ToolSurface): Record<string, Tool> {
     const set: Record<string, Tool> = {};
-    for (const definition of this.list(surface)) {
+    for (const definition of this.declared(surface)) {
       set[definition.name] = tool({
         description: this.modelDescription(definition.name),
         inputSchema: jsonSchema(this.inputJsonSchema(definition.name))
@@ -110,12 +157,15 @@ export class ToolRegistry {
    * @throws FatalToolError when the failure must end the turn
    */
   async call(name: string, rawArgs: unknown, ctx: ToolContext): Promise<ToolCallResult> {
+    const started = performance.now();
+    const gate: { decision: AuditDecision } = { decision: 'unchecked' };
     try {
-      const result = await this.callUnobserved(name, rawArgs, ctx);
-      this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: result.ok ? 'ok' : result.status, durationMs: result.durationMs });
+      const result = await this.callUnobserved(name, rawArgs, ctx, gate);
+      this.report(name, rawArgs, ctx, gate.decision, result.ok ? 'ok' : result.denied ? 'denied' : result.status, result.durationMs, result.output, result.ok ? undefined : result.output);
       return result;
     } catch (error) {
-      this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: 'fatal', durationMs: 0 });
+      const message = error instanceof Error ? error.message : String(error);
+      this.report(name, rawArgs, ctx, gate.decision, 'fatal', Math.round(performance.now() - started), message, message);
       throw error;
     }
   }
@@ -125,26 +175,51 @@ export class ToolRegistry {
     this.callEmitter.dispose();
   }
 
-  private async callUnobserved(name: string, rawArgs: unknown, ctx: ToolContext): Promise<ToolCallResult> {
+  private report(
+    name: string, args: unknown, ctx: ToolContext, decision: AuditDecision,
+    status: 'ok' | 'error' | 'aborted' | 'fatal' | 'denied', durationMs: number, output: string, error?: string
+  ): void {
+    this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: status === 'denied' ? 'error' : status, durationMs, decision });
+    this.options.audit?.record({
+      time: new Date().toISOString(), chatId: ctx.chatId, ...(ctx.turnId ? { turnId: ctx.turnId } : {}),
+      ...(ctx.callId ? { callId: ctx.callId } : {}), actor: ctx.actor, tool: name, args, decision, status,
+      summary: summarize(output), durationMs, ...(error !== undefined ? { error: summarize(error, 500) } : {})
+    });
+  }
+
+  private async callUnobserved(name: string, rawArgs: unknown, ctx: ToolContext, gate: { decision: AuditDecision }): Promise<ToolCallResult> {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
+    const profile = ctx.profile ?? this.options.profile ?? FULL_PROFILE;
     const definition = this.tools.get(name);
     if (!definition) {
-      const names = this.list().map((t) => t.name).join(', ') || '(none)';
+      gate.decision = 'unknown-tool';
+      const names = this.list(profile).map((t) => t.name).join(', ') || '(none)';
       return fail('error', `Unknown tool "${name}". Available tools: ${names}. Call one of these instead.`, name, elapsed());
+    }
+    const refusal = surfaceRefusal(withClasses(definition), profile);
+    if (refusal) {
+      gate.decision = 'refused-surface';
+      return this.denied(ctx, refusal, name, elapsed());
     }
     const parsed = definition.parameters.safeParse(rawArgs);
     if (!parsed.success) {
+      gate.decision = 'invalid-arguments';
       return fail('error', formatValidationError(name, parsed.error, rawArgs), `${name}: invalid arguments`, elapsed());
     }
     if (ctx.signal.aborted) return fail('aborted', 'The user stopped the turn before this tool ran.', name, elapsed());
+
+    const gateResult = await this.checkPolicy(definition, parsed.data, rawArgs, ctx, gate);
+    if (gateResult) return { ...gateResult, durationMs: elapsed() };
 
     const timeoutMs = definition.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     const signal = AbortSignal.any([ctx.signal, timeout.signal]);
     try {
-      const output = await raceAbort(definition.execute(parsed.data, { ...ctx, signal }), signal);
+      const raw = await raceAbort(definition.execute(parsed.data, { ...ctx, signal }), signal);
+      const output = await this.afterWrite(definition, raw, ctx, signal);
+      this.resetDenials(ctx);
       if ((definition.outputShaping ?? 'auto') === 'auto') {
         const shaped = await shapeOutput(output.output, { workspace: ctx.workspace, toolName: name });
         if (shaped.truncated) {
@@ -162,11 +237,123 @@ export class ToolRegistry {
         return fail('error', `${name} timed out after ${timeoutMs} ms and was stopped. Try a smaller request.`, name, elapsed());
       }
       const message = error instanceof ToolInputError ? error.message : `${name} failed: ${describe(error)}`;
-      return fail('error', message, name, elapsed());
+      const shaped = await shapeOutput(message, { workspace: ctx.workspace, toolName: name });
+      return fail('error', shaped.output, name, elapsed());
     } finally {
       clearTimeout(timer);
     }
   }
+
+  /** The policy gate; returns a failed result when the call must not run. */
+  private async checkPolicy(
+    definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, gate: { decision: AuditDecision }
+  ): Promise<Omit<Extract<ToolCallResult, { ok: false }>, 'durationMs'> | undefined> {
+    const name = definition.name;
+    if (PINNED_TOOLS.has(name)) {
+      gate.decision = 'pinned';
+      return undefined;
+    }
+    const policy = this.options.policy;
+    if (!policy) return undefined;
+    const subjects = definition.policySubjects?.(args) ?? [];
+    const decision = evaluatePolicy(await policy.rules(), { tool: name, tier: definition.tier, subjects });
+    const danger = definition.dangerReason?.(args);
+    if (decision.action === 'deny') {
+      gate.decision = decision.source === 'rule' ? 'denied-by-rule' : 'denied-by-default';
+      const why = decision.source === 'rule'
+        ? `the policy rule ${JSON.stringify(decision.rule)}`
+        : `the default for ${definition.tier}-tier tools`;
+      return this.denied(ctx, `Denied: ${name} on ${JSON.stringify(decision.subject)} is denied by ${why}. Do not retry it; choose another approach or ask the user.`, name);
+    }
+    if (decision.action === 'allow' && !danger) {
+      gate.decision = decision.source === 'rule' ? 'allowed-by-rule' : 'allowed-by-default';
+      return undefined;
+    }
+    // ask (by policy, or because the dangerous-command floor overrides an allow)
+    const reason = danger
+      ? `dangerous command: ${danger} (always asks, whatever the policy says)`
+      : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${definition.tier}-tier tools ask by default`;
+    const subject = decision.subject;
+    const approvals = this.options.approvals;
+    const answer = approvals
+      ? await approvals.requestApproval(
+          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: name, args: rawArgs, subject, pattern: subject, reason },
+          ctx.signal
+        )
+      : ({ decision: 'unavailable' } as const);
+    switch (answer.decision) {
+      case 'once':
+        gate.decision = 'approved-once';
+        return undefined;
+      case 'always':
+        gate.decision = 'approved-always';
+        // The floor still asks next time: "always" never covers a dangerous command.
+        policy.remember(ruleForAlways(name, subject));
+        return undefined;
+      case 'cancelled':
+        return { ok: false, status: 'aborted', output: 'The user stopped the turn while this call waited for approval.', title: name, denied: true };
+      case 'deny':
+        gate.decision = 'denied-by-person';
+        return this.denied(ctx, `Denied by the user: ${name} was not run.${answer.reason ? ` Their reason: ${answer.reason}` : ''} Do not retry the same call; adjust your approach.`, name);
+      case 'expired':
+        gate.decision = 'denied-expired';
+        return this.denied(ctx, `Not run: the approval request for ${name} expired without an answer. Do not retry it now; continue without it or ask the user with ask_user.`, name);
+      case 'unavailable':
+        gate.decision = 'denied-no-person';
+        return this.denied(ctx, `Not run: ${name} needs the user's approval (${reason}) and nobody is connected to approve it, so it is denied (fail-closed). Continue without it.`, name);
+    }
+  }
+
+  /** A denial result; counts towards the circuit breaker, which may end the turn. */
+  private async denied(ctx: ToolContext, output: string, name: string, durationMs = 0): Promise<Extract<ToolCallResult, { ok: false }>> {
+    const key = `${ctx.chatId}\u0000${ctx.turnId ?? ''}`;
+    const count = (this.denials.get(key) ?? 0) + 1;
+    this.denials.set(key, count);
+    if (count >= CIRCUIT_BREAKER_DENIALS && ctx.actor !== 'user') {
+      const goOn = this.options.approvals
+        ? await this.options.approvals.confirmContinue({ chatId: ctx.chatId, turnId: ctx.turnId, denials: count, last: output }, ctx.signal).catch(() => false)
+        : false;
+      this.denials.delete(key);
+      if (!goOn) {
+        throw new FatalToolError(
+          `${count} tool calls in a row were refused or denied (last: ${output}). The turn stopped so you can decide how to continue.`,
+          'circuit-breaker'
+        );
+      }
+    }
+    return { ok: false, status: 'error', output, title: `${name}: denied`, durationMs, denied: true };
+  }
+
+  private resetDenials(ctx: ToolContext): void {
+    this.denials.delete(`${ctx.chatId}\u0000${ctx.turnId ?? ''}`);
+  }
+
+  private async afterWrite(definition: ToolDefinition, output: ToolOutput, ctx: ToolContext, signal: AbortSignal): Promise<ToolOutput> {
+    const files = output.metadata?.changedFiles;
+    const hook = this.options.writeHook;
+    if (!hook || !Array.isArray(files) || files.length === 0) return output;
+    const extra = await hook.afterWrite({ tool: definition.name, files: files as string[], workspace: ctx.workspace }, signal);
+    return extra ? { ...output, output: `${output.output}\n\n${extra}` } : output;
+  }
+}
+
+/** Default action classes by tier. */
+export function actionClassesOf(definition: Pick<ToolDefinition, 'tier' | 'actionClasses'>): readonly ActionClass[] {
+  if (definition.actionClasses) return definition.actionClasses;
+  return definition.tier === 'read' ? ['read'] : definition.tier === 'write' ? ['write-file'] : ['run-process'];
+}
+
+function withClasses(definition: ToolDefinition): ToolDefinition & { actionClasses: readonly ActionClass[] } {
+  return { ...definition, actionClasses: actionClassesOf(definition) } as ToolDefinition & { actionClasses: readonly ActionClass[] };
+}
+
+function toProfile(surface: ToolSurface): CapabilityProfile {
+  return { name: surface.name ?? `max-${surface.maxTier}`, ...surface };
+}
+
+/** Whether the tier may run alongside others (HARN-8). */
+export function isParallelSafe(definition: Pick<ToolDefinition, 'tier' | 'parallelSafe'>): boolean {
+  return definition.parallelSafe ?? definition.tier === ('read' satisfies ToolTier);
 }
 
 function fail(status: 'error' | 'aborted', output: string, title: string, durationMs: number): ToolCallResult {
@@ -175,6 +362,11 @@ function fail(status: 'error' | 'aborted', output: string, title: string, durati
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+function summarize(text: string, max = 200): string {
+  const first = text.split('\n', 1)[0] ?? '';
+  return first.length > max ? `${first.slice(0, max)}…` : first;
 }
 
 /** Settles with the promise, or rejects as soon as the signal aborts (tools that ignore it). */

@@ -15,7 +15,7 @@ const modelSettings = z.object({
 
 /** Runtime schemas of every request's params (the pane is another program; check what arrives). */
 const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
-  'cellmate/hello': z.object({ protocolVersion: z.number() }),
+  'cellmate/hello': z.object({ protocolVersion: z.number(), interactive: z.boolean().optional() }),
   'config/providers': empty as unknown as z.ZodType<Record<string, never>>,
   'chat/list': empty as unknown as z.ZodType<Record<string, never>>,
   'chat/create': z.union([z.object({ title: z.string().max(500).optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ title?: string }>,
@@ -27,7 +27,16 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'chat/context': z.object({
     chatId: chatId.optional(),
     kernel: z.object({ id: z.string().min(1).max(200), name: z.string().max(200), language: z.string().max(100).optional(), notebookPath: z.string().max(4096).optional() }).nullable()
-  })
+  }),
+  'chat/answer': z.object({
+    chatId,
+    questionId: z.string().min(1).max(200),
+    answer: z.discriminatedUnion('action', [
+      z.object({ action: z.literal('answer'), selected: z.array(z.number().int().min(0)).max(100), text: z.string().max(100_000).optional() }),
+      z.object({ action: z.literal('skip') })
+    ])
+  }),
+  'audit/metrics': z.union([z.object({ chatId: chatId.optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ chatId?: string }>
 };
 
 /**

@@ -3,12 +3,14 @@ import { ResponseError, ErrorCodes as JsonRpcErrorCodes, type Disposable, type M
 import type { ChatService } from '../chats/chat-service.js';
 import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
+import { QuestionNotPendingError } from '../questions/question-broker.js';
 import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
 import { onRequest, sendNotification, type RequestHandlers } from './typed-rpc.js';
 
 /** The request handlers for one connection, built on the chat service. */
-export function createRequestHandlers(service: ChatService, workspace: string): RequestHandlers {
+export function createRequestHandlers(service: ChatService, workspace: string, onInteractive: () => void = () => {}): RequestHandlers {
+  const harness = service.harness;
   return {
     'cellmate/hello': async (params) => {
       if (params.protocolVersion !== PROTOCOL_VERSION) {
@@ -17,6 +19,7 @@ export function createRequestHandlers(service: ChatService, workspace: string): 
           `Protocol mismatch: the page speaks version ${params.protocolVersion}, the companion server ${PROTOCOL_VERSION}. Reload the page; if that does not help, restart JupyterLab after updating Cellmate.`
         );
       }
+      if (params.interactive === true) onInteractive();
       return { protocolVersion: PROTOCOL_VERSION, serverVersion: SERVER_VERSION, workspace, providers: await service.providers() };
     },
     'config/providers': () => service.providers(),
@@ -30,7 +33,19 @@ export function createRequestHandlers(service: ChatService, workspace: string): 
     'chat/context': (params) => {
       service.kernels?.setContext(params.chatId, params.kernel);
       return { ok: true as const };
-    }
+    },
+    'chat/answer': (params) => {
+      service.get(params.chatId); // ChatNotFound first
+      if (!harness) throw new CellmateError(ErrorCodes.QuestionNotPending, 'This server asks no questions.');
+      try {
+        return { state: harness.questions.answer(params.chatId, params.questionId, params.answer) };
+      } catch (error) {
+        if (error instanceof QuestionNotPendingError) throw new CellmateError(ErrorCodes.QuestionNotPending, error.message);
+        if (error instanceof RangeError) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, `Invalid answer: ${error.message}`);
+        throw error;
+      }
+    },
+    'audit/metrics': async (params) => (harness ? harness.audit.metrics(params.chatId) : { chatId: params.chatId ?? null, rows: [] })
   };
 }
 
@@ -39,7 +54,11 @@ export function createRequestHandlers(service: ChatService, workspace: string): 
  * `chat/listChanged` notifications for all chats. Disposing detaches (turns keep running).
  */
 export function attachConnection(connection: MessageConnection, service: ChatService, workspace: string, logger: Logger): Disposable {
-  const handlers = createRequestHandlers(service, workspace);
+  // A connection that says `interactive: true` in hello is a person (questions may ask it).
+  let presence: Disposable | undefined;
+  const handlers = createRequestHandlers(service, workspace, () => {
+    presence ??= service.harness?.presence.attach();
+  });
   for (const method of Object.keys(handlers) as RequestMethod[]) {
     register(connection, method, handlers, logger);
   }
@@ -47,7 +66,12 @@ export function attachConnection(connection: MessageConnection, service: ChatSer
     service.onEvent((envelope) => void sendNotification(connection, 'chat/event', envelope).catch(() => undefined)),
     service.onListChanged((chats) => void sendNotification(connection, 'chat/listChanged', { chats }).catch(() => undefined))
   ];
-  return { dispose: () => subscriptions.forEach((s) => s.dispose()) };
+  return {
+    dispose: () => {
+      subscriptions.forEach((s) => s.dispose());
+      presence?.dispose();
+    }
+  };
 }
 
 function register<K extends RequestMethod>(connection: MessageConnection, method: K, handlers: RequestHandlers, logger: Logger): void {

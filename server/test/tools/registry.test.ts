@@ -101,9 +101,9 @@ describe('ToolRegistry.call', () => {
     await registry.call('missing', {}, ctx('/'));
     await registry.call('failing', { kind: 'fatal' }, ctx('/')).catch(() => undefined);
     expect(seen).toEqual([
-      { name: 'failing', actor: 'model', chatId: 'c', status: 'error', durationMs: 'number' },
-      { name: 'missing', actor: 'model', chatId: 'c', status: 'error', durationMs: 'number' },
-      { name: 'failing', actor: 'model', chatId: 'c', status: 'fatal', durationMs: 'number' }
+      { name: 'failing', actor: 'model', chatId: 'c', status: 'error', durationMs: 'number', decision: 'unchecked' },
+      { name: 'missing', actor: 'model', chatId: 'c', status: 'error', durationMs: 'number', decision: 'unknown-tool' },
+      { name: 'failing', actor: 'model', chatId: 'c', status: 'fatal', durationMs: 'number', decision: 'unchecked' }
     ]);
     registry.dispose();
   });

@@ -1,0 +1,71 @@
+import type { ToolMetrics } from '@cellmate/protocol';
+import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { AuditEntry, AuditSink } from '../tools/harness-ports.js';
+import { computeMetrics } from './metrics.js';
+
+/** Arguments longer than this (as JSON) are cut in the log (the log is not a backup). */
+const MAX_ARGS_CHARS = 4_000;
+
+/**
+ * The audit trail (HARN-7): one JSONL file per chat, `<workspace>/.cellmate/audit/<chatId>.jsonl`,
+ * one line per tool call: time, chat, turn, call id, actor, tool, arguments, decision,
+ * status, result summary, duration, error. Appends are serialised per file.
+ */
+export class AuditLog implements AuditSink {
+  private chain: Promise<void> = Promise.resolve();
+  readonly directory: string;
+
+  constructor(workspace: string, private readonly onError: (error: unknown) => void = () => {}) {
+    this.directory = path.join(workspace, '.cellmate', 'audit');
+  }
+
+  record(entry: AuditEntry): void {
+    const argsJson = JSON.stringify(entry.args ?? null);
+    const line = JSON.stringify({ ...entry, args: argsJson.length > MAX_ARGS_CHARS ? `${argsJson.slice(0, MAX_ARGS_CHARS)}… [cut]` : entry.args });
+    const file = this.fileFor(entry.chatId);
+    this.chain = this.chain
+      .then(async () => {
+        await mkdir(this.directory, { recursive: true });
+        await appendFile(file, `${line}\n`, 'utf8');
+      })
+      .catch(this.onError);
+  }
+
+  /** Resolves once every recorded entry is on disk. */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  /** Entries of one chat, or of every chat. Malformed lines are skipped. */
+  async entries(chatId?: string): Promise<AuditEntry[]> {
+    await this.flush();
+    let files: string[];
+    if (chatId !== undefined) files = [this.fileFor(chatId)];
+    else {
+      const names = await readdir(this.directory).catch(() => [] as string[]);
+      files = names.filter((n) => n.endsWith('.jsonl')).map((n) => path.join(this.directory, n));
+    }
+    const out: AuditEntry[] = [];
+    for (const file of files) {
+      const text = await readFile(file, 'utf8').catch(() => '');
+      for (const line of text.split('\n')) {
+        if (!line) continue;
+        try {
+          out.push(JSON.parse(line) as AuditEntry);
+        } catch {
+          // a torn last line after a crash: skip it
+        }
+      }
+    }
+    return out;
+  }
+
+  async metrics(chatId?: string): Promise<ToolMetrics> {
+    return { chatId: chatId ?? null, rows: computeMetrics(await this.entries(chatId)) };
+  }
+
+  private fileFor(chatId: string): string {
+    return path.join(this.directory, `${chatId.replace(/[^A-Za-z0-9_-]/g, '_') || 'none'}.jsonl`);
+  }
+}

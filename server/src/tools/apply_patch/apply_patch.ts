@@ -1,0 +1,92 @@
+import { readFile, rm } from 'node:fs/promises';
+import { z } from 'zod';
+import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
+import { defineTool } from '../define-tool.js';
+import { ToolInputError } from '../errors.js';
+import { resolveForWrite, writeFileAtomic } from '../file-io.js';
+import { applyHunks, parsePatch, PatchError, type FilePatch } from './parse-patch.js';
+
+export const applyPatchParameters = z.strictObject({
+  patch: z.string({ error: 'must be a string (a unified diff)' }).min(1, { error: 'must not be empty' })
+    .describe('Unified diff text: "--- a/path", "+++ b/path", then "@@ -l,n +l,n @@" hunks.')
+});
+
+function safeParse(patch: string): FilePatch[] {
+  try {
+    return parsePatch(patch);
+  } catch (error) {
+    if (error instanceof PatchError) throw new ToolInputError(`The patch could not be parsed: ${error.message} Nothing was changed.`);
+    throw error;
+  }
+}
+
+/** `apply_patch`: unified diff, all-or-nothing across files. */
+export const applyPatchTool = defineTool({
+  name: 'apply_patch',
+  tier: 'write',
+  description: TOOL_DESCRIPTIONS.apply_patch,
+  parameters: applyPatchParameters,
+  examples: [
+    { args: { patch: '--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n import os\n-DEBUG = True\n+DEBUG = False\n' }, comment: 'change one line with context' }
+  ],
+  timeoutMs: 60_000,
+  actionClasses: ['write-file', 'delete-file'],
+  policySubjects: (args) => {
+    try {
+      return [...new Set(parsePatch(args.patch).flatMap((f) => [f.oldPath, f.newPath].filter((p): p is string => p !== null)))];
+    } catch {
+      return ['*'];
+    }
+  },
+  async execute(args, ctx) {
+    const files = safeParse(args.patch);
+    // Plan everything in memory first; write only when every hunk applies.
+    const plan: Array<{ absolute: string; relative: string; next: string | null; original: string | null; summary: string }> = [];
+    for (const f of files) {
+      const target = f.newPath ?? f.oldPath!;
+      const resolved = await resolveForWrite(ctx.workspace, target);
+      if (f.oldPath !== null && f.newPath !== null && f.oldPath !== f.newPath) {
+        throw new ToolInputError(`${f.oldPath} → ${f.newPath}: renames are not supported. Nothing was changed.`);
+      }
+      if (plan.some((p) => p.absolute === resolved.absolute)) throw new ToolInputError(`${target} appears twice in the patch; merge its hunks. Nothing was changed.`);
+      const original = resolved.exists ? await readFile(resolved.absolute, 'utf8') : null;
+      if (f.oldPath === null && original !== null) throw new ToolInputError(`${target} already exists, but the patch creates it (--- /dev/null). Nothing was changed.`);
+      if (f.oldPath !== null && original === null) throw new ToolInputError(`${target} does not exist. Nothing was changed.`);
+      let next: string | null;
+      try {
+        next = f.newPath === null ? null : applyHunks(original ?? '', f.hunks, target);
+      } catch (error) {
+        if (error instanceof PatchError) throw new ToolInputError(`${error.message} Nothing was changed (all-or-nothing).`);
+        throw error;
+      }
+      if (f.newPath === null) {
+        const expected = f.hunks.flatMap((h) => h.before).join('\n');
+        if ((original ?? '').replace(/\n$/, '') !== expected) throw new ToolInputError(`${target}: the deletion hunk does not match the whole file. Nothing was changed.`);
+      }
+      const plus = f.hunks.reduce((n, h) => n + h.added, 0);
+      const minus = f.hunks.reduce((n, h) => n + h.removed, 0);
+      const summary = f.oldPath === null ? `A ${resolved.relative} (+${plus})` : f.newPath === null ? `D ${resolved.relative}` : `M ${resolved.relative} (+${plus} −${minus})`;
+      plan.push({ absolute: resolved.absolute, relative: resolved.relative, next, original, summary });
+    }
+    const done: typeof plan = [];
+    try {
+      for (const p of plan) {
+        if (p.next === null) await rm(p.absolute);
+        else await writeFileAtomic(p.absolute, p.next);
+        done.push(p);
+      }
+    } catch (error) {
+      // Roll back what was written so the workspace is as before.
+      for (const p of done.reverse()) {
+        if (p.original === null) await rm(p.absolute, { force: true }).catch(() => undefined);
+        else await writeFileAtomic(p.absolute, p.original).catch(() => undefined);
+      }
+      throw error;
+    }
+    return {
+      title: `${plan.length} file${plan.length === 1 ? '' : 's'} patched`,
+      output: plan.map((p) => p.summary).join('\n'),
+      metadata: { changedFiles: plan.map((p) => p.relative) }
+    };
+  }
+});

@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ToolInputError } from './errors.js';
+import { resolveWorkspacePath, type ResolvedWorkspacePath } from './workspace-path.js';
+
+/**
+ * Shared file plumbing of the write-tier tools: confinement, then atomic replace
+ * (temp file + rename) so a crash never leaves half a file.
+ */
+export async function writeFileAtomic(absolute: string, content: string): Promise<void> {
+  await mkdir(path.dirname(absolute), { recursive: true });
+  const mode = await stat(absolute).then((s) => s.mode & 0o777, () => undefined);
+  const temp = path.join(path.dirname(absolute), `.${path.basename(absolute)}.cellmate-${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(temp, content, { encoding: 'utf8', ...(mode !== undefined ? { mode } : {}) });
+    await rename(temp, absolute);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Resolves a path for writing: inside the workspace and not a directory. */
+export async function resolveForWrite(workspace: string, input: string): Promise<ResolvedWorkspacePath> {
+  const resolved = await resolveWorkspacePath(workspace, input);
+  if (resolved.exists && (await stat(resolved.absolute)).isDirectory()) {
+    throw new ToolInputError(`"${input}" is a directory; give the path of a file.`);
+  }
+  return resolved;
+}
+
+/** Counts lines the way `read` numbers them. */
+export function countLines(text: string): number {
+  if (text.length === 0) return 0;
+  const n = text.split('\n').length;
+  return text.endsWith('\n') ? n - 1 : n;
+}

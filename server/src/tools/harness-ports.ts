@@ -1,0 +1,90 @@
+import type { ToolActor } from '@cellmate/protocol';
+import type { PolicyRule } from '../policy/policy.js';
+
+/**
+ * The clients the registry wrapper is given (never globals): where policy rules come
+ * from, who approves, where audit entries go, and the write hook the LSP issue wraps.
+ */
+
+/** Policy rules, read fresh per call; "always" answers are remembered here. */
+export interface PolicyPort {
+  rules(): Promise<readonly PolicyRule[]>;
+  remember(rule: PolicyRule): void;
+}
+
+/** One approval request (rendered as an approval card). */
+export interface ApprovalRequest {
+  chatId: string;
+  turnId?: string;
+  actor: ToolActor;
+  tool: string;
+  args: unknown;
+  /** The subject a rule would match, e.g. the command. */
+  subject: string;
+  /** The pattern "Always for this pattern" adds. */
+  pattern: string;
+  reason: string;
+}
+
+/** The person's decision; `unavailable` = nobody connected (ask = deny, fail-closed). */
+export type ApprovalDecision =
+  | { decision: 'once' }
+  | { decision: 'always' }
+  | { decision: 'deny'; reason?: string }
+  | { decision: 'unavailable' | 'expired' | 'cancelled' };
+
+export interface ApprovalPort {
+  requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>;
+  /**
+   * The circuit breaker's question (HARN-6): after repeated denials, may the turn go on?
+   * Resolves false when the person says stop, skips, or is not there.
+   */
+  confirmContinue(request: { chatId: string; turnId?: string; denials: number; last: string }, signal: AbortSignal): Promise<boolean>;
+}
+
+/** How a call was let through or stopped. */
+export type AuditDecision =
+  | 'allowed-by-default'
+  | 'allowed-by-rule'
+  | 'approved-once'
+  | 'approved-always'
+  | 'pinned'
+  | 'refused-surface'
+  | 'denied-by-rule'
+  | 'denied-by-default'
+  | 'denied-by-person'
+  | 'denied-no-person'
+  | 'denied-expired'
+  | 'invalid-arguments'
+  | 'unknown-tool'
+  | 'unchecked';
+
+/** One audit-log line (HARN-7). */
+export interface AuditEntry {
+  time: string;
+  chatId: string;
+  turnId?: string;
+  callId?: string;
+  actor: ToolActor;
+  tool: string;
+  args: unknown;
+  decision: AuditDecision;
+  status: 'ok' | 'error' | 'aborted' | 'fatal' | 'denied';
+  /** First line of the result, at most 200 characters. */
+  summary: string;
+  durationMs: number;
+  error?: string;
+}
+
+export interface AuditSink {
+  record(entry: AuditEntry): void;
+}
+
+/**
+ * The seam for write-time diagnostics (LSP issue): called after `write`, `edit` or
+ * `apply_patch` changed files (their `metadata.changedFiles`); text it returns is
+ * appended to the tool's output.
+ */
+export interface WriteHook {
+  afterWrite(change: { tool: string; files: readonly string[]; workspace: string }, signal: AbortSignal): Promise<string | undefined>;
+}

@@ -1,0 +1,64 @@
+import type { ChatEvent } from '@cellmate/protocol';
+import { AuditLog } from '../audit/audit-log.js';
+import { PolicyStore } from '../policy/policy-store.js';
+import type { CapabilityProfile } from '../policy/profile.js';
+import { Presence } from '../questions/presence.js';
+import { QuestionBroker } from '../questions/question-broker.js';
+import type { ToolDefinition } from './define-tool.js';
+import type { WriteHook } from './harness-ports.js';
+import { ToolRegistry } from './registry.js';
+
+/** The live clients around the registry that the server wires and the transport reaches. */
+export interface HarnessServices {
+  presence: Presence;
+  questions: QuestionBroker;
+  audit: AuditLog;
+  policy: PolicyStore;
+  registry: ToolRegistry;
+  /** Where question cards are published; set once the chat service exists. */
+  bindSink(publish: (chatId: string, event: ChatEvent) => void): void;
+  dispose(): void;
+}
+
+export interface HarnessOptions {
+  workspace: string;
+  env?: NodeJS.ProcessEnv;
+  /** The tools, given the question port (so `ask_user` registers only with one, ASK-3). */
+  tools: (ports: { questions: QuestionBroker }) => ToolDefinition[];
+  profile?: CapabilityProfile;
+  writeHook?: WriteHook;
+  onProblem?: (message: string, error?: unknown) => void;
+}
+
+/** Builds presence, question broker, audit log, policy store and the registry wired to them. */
+export function createHarness(options: HarnessOptions): HarnessServices {
+  const env = options.env ?? process.env;
+  let publish: ((chatId: string, event: ChatEvent) => void) | undefined;
+  const presence = new Presence();
+  const questions = new QuestionBroker({
+    sink: { publish: (chatId, event) => publish?.(chatId, event) },
+    presence,
+    questionTimeoutMs: positive(env.CELLMATE_QUESTION_TIMEOUT_MS),
+    approvalTimeoutMs: positive(env.CELLMATE_APPROVAL_TIMEOUT_MS)
+  });
+  const audit = new AuditLog(options.workspace, (e) => options.onProblem?.('could not write the audit log', e));
+  const policy = new PolicyStore({ workspace: options.workspace, env, onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`) });
+  const registry = new ToolRegistry(options.tools({ questions }), {
+    profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook
+  });
+  return {
+    presence, questions, audit, policy, registry,
+    bindSink(fn) {
+      publish = fn;
+    },
+    dispose() {
+      presence.dispose();
+      registry.dispose();
+    }
+  };
+}
+
+function positive(raw: string | undefined): number | undefined {
+  const n = Number(raw);
+  return raw && Number.isInteger(n) && n > 0 ? n : undefined;
+}
