@@ -16,6 +16,7 @@ import { addIcon } from '@jupyterlab/ui-components';
 
 import { CellmateConnection } from './connection';
 import { CellmateController, Notify } from './controller';
+import { ICurrentWidgetShell, KernelFocusTracker } from './kernel-focus';
 import { localStorageMemory, stateDBMemory } from './memory';
 import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
@@ -80,7 +81,10 @@ async function activate(
       }
     }
   });
+  // Evals share the focused notebook's kernel (SPEC EVAL-2).
+  const kernelFocus = new KernelFocusTracker(connection, app.shell as ICurrentWidgetShell);
   panel.disposed.connect(() => {
+    kernelFocus.dispose();
     controller.dispose();
     connection.dispose();
   });

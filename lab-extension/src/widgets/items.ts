@@ -25,7 +25,7 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
       widget = new AssistantWidget(item, context);
       break;
     case 'tool':
-      widget = new ToolCardWidget(item, context.trans);
+      widget = new ToolCardWidget(item, context.trans, context.rendermime);
       break;
     case 'notice':
       widget = new NoticeWidget(item);

@@ -4,10 +4,12 @@
  * Updated in place so an open card stays open while the call runs and ends.
  */
 import type { ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { checkIcon, errorIcon, LabIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+import { EvalOutputView, kernelLabel } from './eval-output';
 import { IItemWidget, markItem } from './item-base';
 
 /** Results longer than this (lines or characters) start folded. */
@@ -26,7 +28,9 @@ export class ToolCardWidget extends Widget implements IItemWidget {
 
   constructor(
     private _item: ToolCallItem,
-    private readonly _trans: TranslationBundle
+    private readonly _trans: TranslationBundle,
+    /** Renders eval outputs (untrusted); without it they show as text only. */
+    private readonly _rendermime?: IRenderMimeRegistry
   ) {
     super();
     this.addClass('jp-cellmate-tool');
@@ -41,16 +45,20 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._title = span('jp-cellmate-tool-title');
     this._actor = span('jp-cellmate-tool-actor');
     this._duration = span('jp-cellmate-tool-duration');
-    summary.append(this._status, this._name, this._title, this._actor, this._duration);
+    this._kernel = span('jp-cellmate-tool-kernel');
+    summary.append(this._status, this._name, this._title, this._kernel, this._actor, this._duration);
 
     this._args = document.createElement('pre');
     this._args.className = 'jp-cellmate-tool-args';
     this._result = document.createElement('div');
     this._result.className = 'jp-cellmate-tool-result';
+    this._display = document.createElement('div');
+    this._display.className = 'jp-cellmate-tool-display';
     this._card.append(
       summary,
       heading(_trans.__('Arguments')),
       this._args,
+      this._display,
       this._result
     );
     this.node.appendChild(this._card);
@@ -86,6 +94,32 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     }
     if (previous.output !== item.output || !this._resultShown) {
       this._renderResult(item.output);
+    }
+    if (previous.display !== item.display || !this._displayShown) {
+      this._renderDisplay(item);
+    }
+  }
+
+  override dispose(): void {
+    this._evalView?.dispose();
+    super.dispose();
+  }
+
+  /** The eval part: kernel badge in the summary, rewrites and rich outputs in the body. */
+  private _renderDisplay(item: ToolCallItem): void {
+    this._displayShown = true;
+    this._evalView?.dispose();
+    this._evalView = undefined;
+    const display = item.display;
+    this._kernel.textContent = display?.kernel ? kernelLabel(display, this._trans) : '';
+    if (!display || !this._rendermime) {
+      return;
+    }
+    this._evalView = new EvalOutputView(display, this._rendermime, this._trans);
+    this._display.appendChild(this._evalView.node);
+    // A cell's figure or table is the point of the call: show it without a click.
+    if ((display.outputs ?? []).some(o => 'image/png' in o || 'text/html' in o)) {
+      this._card.open = true;
     }
   }
 
@@ -132,7 +166,11 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private readonly _duration: HTMLElement;
   private readonly _args: HTMLElement;
   private readonly _result: HTMLElement;
+  private readonly _display: HTMLElement;
+  private readonly _kernel: HTMLElement;
+  private _evalView: EvalOutputView | undefined;
   private _resultShown = false;
+  private _displayShown = false;
 }
 
 function statusIcon(status: ToolCallStatus): HTMLElement {
