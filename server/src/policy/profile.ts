@@ -45,7 +45,7 @@ export function surfaceRefusal(tool: SurfaceTool, profile: CapabilityProfile): s
   if (PINNED_TOOLS.has(tool.name)) return undefined;
   const where = `the "${profile.name}" surface`;
   if (!tierAllowed(tool.tier, profile.maxTier)) {
-    return `Refused: ${tool.name} is a ${tool.tier}-tier tool and ${where} allows only ${describeMax(profile.maxTier)} tools. It is not available here; do not retry it.`;
+    return `Refused: ${tool.name} is ${tool.tier === 'exec' ? 'an' : 'a'} ${tool.tier}-tier tool and ${where} allows only ${describeMax(profile.maxTier)} tools. It is not available here; do not retry it.`;
   }
   if (profile.deny?.includes(tool.name)) return `Refused: ${tool.name} is denied on ${where}. Do not retry it.`;
   if (profile.allow && tool.tier !== 'read' && !profile.allow.includes(tool.name)) {
