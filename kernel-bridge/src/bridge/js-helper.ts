@@ -18,6 +18,9 @@ export const JS_HELPER = String.raw`
   const ask = async (obj) => input(PREFIX + JSON.stringify(obj));
   let seq = 0;
   async function tool(name, args = {}) {
+    if (globalThis.__cellmate_bridge__ !== true) {
+      throw new ToolError('tool() works only in cells the Cellmate agent runs with eval; this cell was run from the notebook');
+    }
     const id = ++seq;
     const payload = JSON.stringify({ name, args });
     const parts = Math.max(1, Math.ceil(payload.length / CHUNK));

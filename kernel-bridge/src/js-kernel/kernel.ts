@@ -291,7 +291,11 @@ export class JsKernel implements Disposable {
     // Running from before execute_input goes out: a client interrupts once it sees it.
     this.running = running;
     if (!silent) await this.publish('execute_input', { code, execution_count: count });
-    const syncTimeout = Number((req.metadata.cellmate as JSONObject | undefined)?.sync_timeout_ms) || undefined;
+    const cellmate = req.metadata.cellmate as JSONObject | undefined;
+    const syncTimeout = Number(cellmate?.sync_timeout_ms) || undefined;
+    // Whether the running request is the agent's (the `tool()` bridge checks it, like the
+    // Python helper checks the parent's metadata): a notebook's own cell never uses stdin for it.
+    (this.evaluator.context as Record<string, unknown>).__cellmate_bridge__ = cellmate?.bridge === true;
     try {
       const r = await this.evaluator.evaluate(code, {
         filename,

@@ -6,8 +6,9 @@
  * `"<original line>" → <new code>`; other `%magics` are left alone (IPython runs them).
  *
  * JavaScript: `%pip install x` runs `npm install x` in the kernel's working directory and
- * clears `require.cache` (the JS analogue); `!cmd` lines are rewritten only when the line
- * is not itself valid JavaScript (`!done` stays a negation).
+ * clears `require.cache` (the JS analogue). A `!…` line is a shell command when it is not
+ * valid JavaScript or when a command word is followed by arguments (`!ls -la`, `!npm -v`);
+ * a lone `!name` (`!done`, also `!ls`) stays a JavaScript negation.
  */
 import { parse } from 'acorn';
 
@@ -92,7 +93,7 @@ function rewriteLine(line: string, language: EvalLanguage): string | undefined {
     return `${indent}${mm[1]} = __cellmate__.sh(${lit(mm[2]!.trim())}, capture=True)`;
   }
   if ((mm = /^!(?!=)(.+)$/.exec(body))) {
-    if (!py && isValidJs(body)) return undefined;
+    if (!py && isValidJs(body) && !/^![A-Za-z_.\/~][\w.\-\/~]*\s+\S/.test(body)) return undefined;
     return py ? `${indent}__cellmate__.sh(${lit(mm[1]!.trim())})` : `${indent}await __cellmate__.sh(${lit(mm[1]!.trim())})`;
   }
   return undefined;

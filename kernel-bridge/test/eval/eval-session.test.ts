@@ -110,6 +110,12 @@ describe.skipIf(!HAS_VENV_PYTHON)('EvalSession on ipykernel (SPEC EVAL)', () => 
     expect(text(refused)).toBe('refused: Tool "write" is not available on this surface.\n');
   }, 60_000);
 
+  it('EVAL-5: tool() in a cell the notebook sent (unmarked) raises ToolError, never asks stdin', async () => {
+    const r = await kernel.client.execute('try:\n    tool("echo")\nexcept ToolError as e:\n    print("refused:", e)', { allowStdin: true });
+    const out = r.iopub.filter((m) => m.header.msg_type === 'stream').map((m) => (m.content as { text: string }).text).join('');
+    expect(out).toContain('refused: tool() works only in cells the Cellmate agent runs with eval');
+  });
+
   it('EVAL-6: a silent cell is interrupted at the idle budget; a long bridge call pauses the budget', async () => {
     const idle = await session.run({ code: 'import time\ntime.sleep(60)', idleTimeoutMs: 1500 });
     expect(idle.status).toBe('idle-timeout');
@@ -158,6 +164,19 @@ describe('EvalSession on the JS kernel (SPEC EVAL)', () => {
       onToolCall: fakeTool
     });
     expect(text(refused)).toBe('ToolError Tool "write" is not available on this surface.\n');
+  });
+
+  it('EVAL-5: tool() in a cell the agent did not send raises ToolError instead of asking stdin', async () => {
+    const r = await kernel.client.execute('try { await tool("echo", {}) } catch (e) { console.log(e.name, e.message) }', { allowStdin: true });
+    expect(r.iopub.some((m) => m.header.msg_type === 'stream' && String((m.content as { text: string }).text).startsWith('ToolError tool() works only in cells the Cellmate agent runs'))).toBe(true);
+  });
+
+  it('evals on one kernel run one at a time, in call order', async () => {
+    const order: string[] = [];
+    const a = session.run({ code: 'await new Promise((r) => setTimeout(r, 300)); "a"' }).then(() => order.push('a'));
+    const b = session.run({ code: '"b"' }).then(() => order.push('b'));
+    await Promise.all([a, b]);
+    expect(order).toEqual(['a', 'b']);
   });
 
   it('EVAL-4: magics in JavaScript', async () => {
