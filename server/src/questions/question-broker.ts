@@ -120,7 +120,7 @@ export class QuestionBroker implements ApprovalPort {
       return 'skipped';
     }
     const { item } = entry;
-    const selected = [...new Set(answer.selected)];
+    const selected = [...new Set(answer.selected)].sort((a, b) => a - b);
     if (selected.some((i) => !Number.isInteger(i) || i < 0 || i >= item.options.length)) {
       throw new RangeError(`Option index out of range: the question has ${item.options.length} options.`);
     }
