@@ -15,6 +15,8 @@ export interface ICellmateSettings {
   model: string;
   baseUrl: string;
   scriptPath: string;
+  /** Whether the model gets eval's figures as images; absent = `auto` (by provider). */
+  acceptsImages?: 'yes' | 'no';
 }
 
 export const DEFAULT_SETTINGS: ICellmateSettings = {
@@ -36,7 +38,8 @@ export function readSettings(composite: Record<string, unknown> | null | undefin
     provider: PROVIDERS.includes(provider) ? (provider as ProviderKind) : '',
     model: str('model'),
     baseUrl: str('baseUrl'),
-    scriptPath: str('scriptPath')
+    scriptPath: str('scriptPath'),
+    ...(c.acceptsImages === 'yes' || c.acceptsImages === 'no' ? { acceptsImages: c.acceptsImages } : {})
   };
 }
 
@@ -48,6 +51,9 @@ export function toModelSettings(settings: ICellmateSettings): ModelSettings | nu
   const model: ModelSettings = { provider: settings.provider, model: settings.model };
   if (settings.provider === 'openai-compatible' && settings.baseUrl) {
     model.baseUrl = settings.baseUrl;
+  }
+  if (settings.acceptsImages) {
+    model.acceptsImages = settings.acceptsImages === 'yes';
   }
   if (settings.provider === 'scripted') {
     model.scriptPath = settings.scriptPath;

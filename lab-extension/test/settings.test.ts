@@ -27,6 +27,13 @@ const providers = (openaiKey: boolean): ProviderStatus[] => [
 ];
 
 describe('readSettings / toModelSettings', () => {
+  it('acceptsImages: auto is left to the server; yes/no are sent (EVAL-3)', () => {
+    expect(readSettings({ provider: 'openai', acceptsImages: 'auto' }).acceptsImages).toBeUndefined();
+    expect(toModelSettings(readSettings({ provider: 'openai-compatible', model: 'llava', acceptsImages: 'yes' }))).toMatchObject({ acceptsImages: true });
+    expect(toModelSettings(readSettings({ provider: 'openai', model: 'm', acceptsImages: 'no' }))).toMatchObject({ acceptsImages: false });
+    expect(toModelSettings(readSettings({ provider: 'openai', model: 'm' }))).not.toHaveProperty('acceptsImages');
+  });
+
   it('reads defensively and treats unknown providers as not configured', () => {
     expect(readSettings(undefined)).toEqual(DEFAULT_SETTINGS);
     expect(readSettings({ provider: 'bogus', model: 3 })).toEqual(DEFAULT_SETTINGS);

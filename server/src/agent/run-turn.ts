@@ -216,6 +216,6 @@ function toolResultOutput(r: ToolCallResult, acceptsImages: boolean): ToolResult
   if (!acceptsImages || !r.attachments?.length) return { type: 'text', value: r.output };
   return {
     type: 'content',
-    value: [{ type: 'text', text: r.output }, ...r.attachments.map((a) => ({ type: 'media' as const, data: a.data, mediaType: a.mediaType }))]
+    value: [{ type: 'text', text: r.output }, ...r.attachments.map((a) => ({ type: 'image-data' as const, data: a.data, mediaType: a.mediaType }))]
   };
 }
