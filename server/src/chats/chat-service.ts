@@ -167,7 +167,7 @@ export class ChatService {
     this.emit(chatId, { type: 'item-added', item: user });
     this.listChanged();
 
-    const tools = this.options.registry.list();
+    const tools = this.options.registry.declared(); // deferred tools reach the prompt via tool_search
     const done = runTurn(
       {
         chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry,
