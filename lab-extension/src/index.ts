@@ -20,12 +20,14 @@ import { ICurrentWidgetShell, KernelFocusTracker } from './kernel-focus';
 import { localStorageMemory, stateDBMemory } from './memory';
 import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
+import { showMetricsDialog } from './widgets/metrics';
 import { CellmatePanel } from './widgets/panel';
 
 /** Command ids. */
 export namespace CommandIDs {
   export const openChat = 'cellmate:open-chat';
   export const newChat = 'cellmate:new-chat';
+  export const showMetrics = 'cellmate:show-metrics';
 }
 
 const CATEGORY = 'Cellmate';
@@ -112,10 +114,23 @@ async function activate(
       await panel.newChat();
     }
   });
+  app.commands.addCommand(CommandIDs.showMetrics, {
+    label: trans.__('Show Cellmate Tool Metrics'),
+    caption: trans.__('Calls, success rate and mean duration per tool, from the audit log'),
+    isEnabled: () => connection.status.state === 'connected',
+    execute: async () => {
+      try {
+        await showMetricsDialog(() => controller.metrics(), trans);
+      } catch (error) {
+        notify('error', trans.__('Could not load the tool metrics: %1', String(error)));
+      }
+    }
+  });
   connection.statusChanged.connect(() => app.commands.notifyCommandChanged(CommandIDs.newChat));
   if (palette) {
     palette.addItem({ command: CommandIDs.openChat, category: CATEGORY });
     palette.addItem({ command: CommandIDs.newChat, category: CATEGORY });
+    palette.addItem({ command: CommandIDs.showMetrics, category: CATEGORY });
   }
 
   // The state database holds the last chat id only after the layout is restored.

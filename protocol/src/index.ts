@@ -262,6 +262,8 @@ export interface HelloResult {
   /** Absolute path of the workspace (Jupyter's root dir). */
   workspace: string;
   providers: ProviderStatus[];
+  /** How many interactive (pane) connections are attached right now, this one included. */
+  interactiveConnections?: number;
 }
 
 export interface Requests {

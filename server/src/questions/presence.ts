@@ -6,25 +6,30 @@ import { Emitter, type Disposable, type Event } from 'vscode-jsonrpc/node.js';
  * once without one (ASK-3, fail-closed).
  */
 export class Presence {
-  private count = 0;
+  private attached = 0;
   private readonly changed = new Emitter<boolean>();
   readonly onDidChange: Event<boolean> = this.changed.event;
 
   get connected(): boolean {
-    return this.count > 0;
+    return this.attached > 0;
+  }
+
+  /** Interactive connections attached now. */
+  get count(): number {
+    return this.attached;
   }
 
   /** Marks one interactive connection attached until the returned handle is disposed. */
   attach(): Disposable {
-    this.count += 1;
-    if (this.count === 1) this.changed.fire(true);
+    this.attached += 1;
+    if (this.attached === 1) this.changed.fire(true);
     let done = false;
     return {
       dispose: () => {
         if (done) return;
         done = true;
-        this.count -= 1;
-        if (this.count === 0) this.changed.fire(false);
+        this.attached -= 1;
+        if (this.attached === 0) this.changed.fire(false);
       }
     };
   }

@@ -20,7 +20,8 @@ export function createRequestHandlers(service: ChatService, workspace: string, o
         );
       }
       if (params.interactive === true) onInteractive();
-      return { protocolVersion: PROTOCOL_VERSION, serverVersion: SERVER_VERSION, workspace, providers: await service.providers() };
+      const people = harness ? { interactiveConnections: harness.presence.count } : {};
+      return { protocolVersion: PROTOCOL_VERSION, serverVersion: SERVER_VERSION, workspace, providers: await service.providers(), ...people };
     },
     'config/providers': () => service.providers(),
     'chat/list': () => service.list(),

@@ -1,0 +1,54 @@
+/**
+ * Tool metrics view (SPEC HARN-7): per tool, calls, success rate, mean duration and
+ * denials, from the companion server's audit log (`audit/metrics`). Opened by the palette
+ * command **Cellmate: Show tool metrics** (`cellmate:show-metrics`) as a dialog.
+ *
+ * DOM hooks: `table.jp-cellmate-metrics`, one `tr[data-tool]` per tool.
+ */
+import type { ToolMetrics } from '@cellmate/protocol';
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Widget } from '@lumino/widgets';
+
+/** A table widget for one metrics answer (pure DOM, text only). */
+export function createMetricsTable(metrics: ToolMetrics, trans: TranslationBundle): Widget {
+  const widget = new Widget();
+  widget.addClass('jp-cellmate-metrics-view');
+  const table = document.createElement('table');
+  table.className = 'jp-cellmate-metrics';
+  const head = table.createTHead().insertRow();
+  for (const label of [trans.__('Tool'), trans.__('Calls'), trans.__('Success'), trans.__('Mean duration'), trans.__('Errors'), trans.__('Denied')]) {
+    const th = document.createElement('th');
+    th.textContent = label;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const row of metrics.rows) {
+    const tr = body.insertRow();
+    tr.dataset.tool = row.tool;
+    const cells = [row.tool, String(row.calls), `${Math.round(row.successRate * 100)}%`, `${row.meanDurationMs} ms`, String(row.errors), String(row.denied)];
+    for (const text of cells) {
+      tr.insertCell().textContent = text;
+    }
+  }
+  if (metrics.rows.length === 0) {
+    const empty = document.createElement('p');
+    empty.textContent = trans.__('No tool calls recorded yet.');
+    widget.node.appendChild(empty);
+  }
+  const note = document.createElement('p');
+  note.className = 'jp-cellmate-metrics-note';
+  note.textContent = trans.__('All chats in this workspace, from .cellmate/audit/*.jsonl.');
+  widget.node.append(table, note);
+  return widget;
+}
+
+/** Fetches the metrics and opens a dialog with them (resolves once it is shown). */
+export async function showMetricsDialog(fetchMetrics: () => Promise<ToolMetrics>, trans: TranslationBundle): Promise<void> {
+  const metrics = await fetchMetrics();
+  void showDialog({
+    title: trans.__('Cellmate tool metrics'),
+    body: createMetricsTable(metrics, trans),
+    buttons: [Dialog.okButton({ label: trans.__('Close') })]
+  });
+}
