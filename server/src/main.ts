@@ -23,6 +23,9 @@ async function main(): Promise<number | undefined> {
     return 2;
   }
   const logger = createStderrLogger('cellmate-server');
+  // Libraries log with console.log (e.g. @jupyterlab/services for notebook kernels); stdout
+  // is the protocol in --stdio mode and a one-line contract in socket mode: send it to stderr.
+  console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args);
   const handle = await startServer({
     workspace: cli.workspace,
     socketPath: cli.socketPath,
