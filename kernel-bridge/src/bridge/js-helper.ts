@@ -63,7 +63,9 @@ export const JS_HELPER = String.raw`
   async function pip(argline) {
     await sh('npm ' + argline);
     let n = 0;
-    for (const k of Object.keys(globalThis.require.cache)) { delete globalThis.require.cache[k]; n++; }
+    // Only modules under the working directory: the kernel's own modules share this cache.
+    const root = process.cwd() + path.sep;
+    for (const k of Object.keys(globalThis.require.cache)) if (k.startsWith(root)) { delete globalThis.require.cache[k]; n++; }
     console.log('[cellmate: %pip runs npm in JavaScript; require cache cleared (' + n + ' module(s))]');
   }
   async function timeit(fn, opts = {}) {

@@ -193,6 +193,20 @@ describe('EvalSession on the JS kernel (SPEC EVAL)', () => {
     expect(result(neg)?.['text/plain']).toBe('true');
   }, 60_000);
 
+  it('EVAL-4: %pip in JavaScript runs npm (a local package), then require() sees it without a restart', async () => {
+    const pkg = join(work, 'probe-pkg');
+    execFileSync('mkdir', ['-p', pkg]);
+    execFileSync(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(join(pkg, 'package.json'))}, JSON.stringify({ name: 'cellmate-probe-js', version: '0.1.0', main: 'index.js' })); require('fs').writeFileSync(${JSON.stringify(join(pkg, 'index.js'))}, "module.exports = { value: 'npm-installed' }")`]);
+    await session.run({ code: `%cd ${work}` });
+    const before = await session.run({ code: 'require("cellmate-probe-js")' });
+    expect(before.status).toBe('error');
+    const pip = await session.run({ code: '%pip install --no-audit --no-fund --offline ./probe-pkg' });
+    expect(pip.rewrites[0]).toContain('await __cellmate__.pip(');
+    expect(text(pip)).toContain('require cache cleared');
+    const after = await session.run({ code: 'require("cellmate-probe-js").value' });
+    expect(result(after)?.['text/plain']).toBe("'npm-installed'");
+  }, 120_000);
+
   it('EVAL-6: idle budget interrupts an awaiting cell', async () => {
     const idle = await session.run({ code: 'await new Promise((r) => setTimeout(r, 60000))', idleTimeoutMs: 1500 });
     expect(idle.status).toBe('idle-timeout');
