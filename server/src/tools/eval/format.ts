@@ -8,6 +8,8 @@ import type { EvalKernelInfo, ToolCallDisplay } from '@cellmate/protocol';
 
 /** Traceback lines kept for the model (the tail, where the error is). */
 export const TRACEBACK_TAIL_LINES = 30;
+/** A rich output bigger than this (characters over its MIME types) is not kept in the chat file. */
+export const MAX_CARD_OUTPUT_CHARS = 4 * 2 ** 20;
 /** MIME types the pane shows, best first. */
 const SHOWN_MIMES = ['image/png', 'image/jpeg', 'image/svg+xml', 'text/html', 'text/markdown', 'text/latex', 'application/json', 'text/plain'];
 
@@ -56,7 +58,10 @@ export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: 
         if (v === undefined) continue;
         bundle[mime] = typeof v === 'string' ? v : Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.join('') : JSON.stringify(v);
       }
-      if (Object.keys(bundle).length) outputs.push(bundle);
+      const size = Object.values(bundle).reduce((n, v) => n + v.length, 0);
+      if (size > MAX_CARD_OUTPUT_CHARS) {
+        outputs.push({ 'text/plain': `[output of ${(size / 2 ** 20).toFixed(1)} MB not kept in the transcript]` });
+      } else if (Object.keys(bundle).length) outputs.push(bundle);
       const image = ['image/png', 'image/jpeg'].find((m) => typeof bundle[m] === 'string');
       if (image) {
         images.push({ mediaType: image, data: bundle[image]!.replace(/\s+/g, '') });
