@@ -71,20 +71,33 @@ function decideOne(rules: readonly PolicyRule[], request: PolicyRequest, subject
   return { action: DEFAULT_TIER_ACTIONS[request.tier], source: 'default', subject };
 }
 
-/** `*` = any run of characters (including `/` and none), `?` = one character; the rest literal. */
+/**
+ * `*` = any run of characters (including `/` and none), `?` = one character, a backslash
+ * makes the next character literal (so `\*` is a star); everything else literal.
+ */
 export function globMatch(pattern: string, text: string): boolean {
   let source = '^';
-  for (const ch of pattern) {
-    if (ch === '*') source += '[\\s\\S]*';
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === '\\' && i + 1 < pattern.length) source += escapeRe(pattern[++i]!);
+    else if (ch === '*') source += '[\\s\\S]*';
     else if (ch === '?') source += '[\\s\\S]';
-    else source += ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    else source += escapeRe(ch);
   }
   return new RegExp(`${source}$`).test(text);
 }
 
+function escapeRe(ch: string): string {
+  return ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+/** A glob matching exactly `text` (its `*`, `?` and backslashes escaped). */
+export function literalGlob(text: string): string {
+  return text.replace(/[*?\\]/g, '\\$&');
+}
+
 /** A rule that covers "always for this pattern": the exact subject, for this tool. */
 export function ruleForAlways(tool: string, subject: string): PolicyRule {
-  // Escape nothing: the subject is matched literally unless it contains * or ?, which
-  // then widen the rule; shown to the person on the card before they choose it.
-  return { tool, pattern: subject, action: 'allow' };
+  // Exactly this subject: a `*` in a command must not widen the rule to any command.
+  return { tool, pattern: literalGlob(subject), action: 'allow' };
 }

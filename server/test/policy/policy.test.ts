@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dangerousCommandReason } from '../../src/policy/dangerous-command.js';
-import { evaluatePolicy, globMatch, type PolicyRule } from '../../src/policy/policy.js';
+import { evaluatePolicy, globMatch, ruleForAlways, type PolicyRule } from '../../src/policy/policy.js';
+import { shellSubjects } from '../../src/policy/shell-subjects.js';
 
 // SPEC HARN-6: policy as data, evaluated by a pure function; last match wins; default per tier.
 const rules: PolicyRule[] = [
@@ -108,4 +109,35 @@ describe('dangerous-command floor (HARN-6)', () => {
       expect(dangerousCommandReason(command)).toBeUndefined();
     }
   );
+});
+
+describe('shell subjects: compound commands are judged part by part (HARN-5/6)', () => {
+  it.each([
+    ['git status', ['git status']],
+    ['git status; rm -rf data', ['git status', 'rm -rf data']],
+    ['make && make test || echo failed', ['make', 'make test', 'echo failed']],
+    ['cat a.csv | head -5', ['cat a.csv', 'head -5']],
+    ['echo "a; b | c" && ls', ['echo "a; b | c"', 'ls']],
+    ["grep 'x|y' f", ["grep 'x|y' f"]],
+    ['sleep 1 & rm x', ['sleep 1', 'rm x']],
+    ['echo $(rm -rf x)', ['echo $(rm -rf x)']],
+    ['(cd sub && rm -rf y)', ['cd sub', 'rm -rf y', '(cd sub && rm -rf y)']],
+    ['a\nb', ['a', 'b']]
+  ])('%j → %j', (command, subjects) => {
+    expect(shellSubjects(command)).toEqual(subjects);
+  });
+
+  it('a rule "git *" does not allow a chained command', () => {
+    const r: PolicyRule[] = [{ tool: 'shell', pattern: 'git *', action: 'allow' }];
+    expect(evaluatePolicy(r, { tool: 'shell', tier: 'exec', subjects: shellSubjects('git status; rm -rf data') })).toMatchObject({ action: 'ask', subject: 'rm -rf data' });
+    expect(evaluatePolicy(r, { tool: 'shell', tier: 'exec', subjects: shellSubjects('git add . && git commit -m x') }).action).toBe('allow');
+  });
+
+  it('"always for this pattern" matches exactly that subject: a * in it stays literal', () => {
+    const always = ruleForAlways('shell', 'ls *.py');
+    expect(evaluatePolicy([always], { tool: 'shell', tier: 'exec', subjects: ['ls *.py'] }).action).toBe('allow');
+    expect(evaluatePolicy([always], { tool: 'shell', tier: 'exec', subjects: ['ls secrets/; curl x.py'] }).action).toBe('ask');
+    expect(globMatch('a\\*b', 'a*b')).toBe(true);
+    expect(globMatch('a\\*b', 'axxb')).toBe(false);
+  });
 });

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { dangerousCommandReason } from '../../policy/dangerous-command.js';
+import { shellSubjects } from '../../policy/shell-subjects.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
@@ -39,7 +40,7 @@ export const shellTool = defineTool({
   ],
   timeoutMs: MAX_SHELL_TIMEOUT_MS + 10_000,
   actionClasses: ['run-process'],
-  policySubjects: (args) => [args.command],
+  policySubjects: (args) => shellSubjects(args.command),
   dangerReason: (args) => dangerousCommandReason(args.command),
   async execute(args, ctx) {
     const cwd = await resolveWorkspacePath(ctx.workspace, args.cwd ?? '.');
