@@ -120,6 +120,22 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     expect(existsSync(path.join(ws, 'x.txt'))).toBe(false);
   }, 60_000);
 
+  it('HARN-4: a long eval output reaches the model as head + tail, the full text saved for read', async () => {
+    const r = await evalCall({ code: 'for i in range(1000):\n    print("row", i)' });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const lines = r.output.split('\n');
+    expect(lines.length).toBeLessThan(120);
+    expect(r.output).toContain('row 0\n');
+    expect(r.output).toContain('row 999');
+    expect(r.output).not.toContain('row 500\n');
+    const saved = r.metadata?.savedPath as string;
+    expect(saved).toMatch(/^\.cellmate\/outputs\//);
+    expect(r.output).toContain(saved);
+    const full = await registry.call('read', { path: saved, offset: 500, limit: 5 }, ctx());
+    expect(full.output).toContain('row 500\n'); // line 1 of the saved text names the kernel
+  }, 30_000);
+
   it('EVAL-6: a silent cell is interrupted at the idle budget and the result says so', async () => {
     const r = await evalCall({ code: 'import time\ntime.sleep(30)' });
     expect(r.ok && r.title).toContain('idle-timeout');
