@@ -243,7 +243,9 @@ export type ChatEvent =
   /** The whole item, replacing the pane's copy (tool call ended, assistant text final). */
   | { type: 'item-updated'; item: TranscriptItem }
   | { type: 'text-delta'; itemId: string; delta: string }
-  | { type: 'turn-ended'; turnId: string; reason: TurnEndReason; error?: string };
+  | { type: 'turn-ended'; turnId: string; reason: TurnEndReason; error?: string }
+  /** Items taken out of the transcript (`chat/retry`, `chat/edit` drop the last turn). */
+  | { type: 'items-removed'; itemIds: string[] };
 
 // ---------------------------------------------------------------------------------------
 // JSON-RPC methods: name → params / result. Requests go pane → server.
@@ -279,6 +281,13 @@ export interface Requests {
     params: { chatId: string; text: string; model: ModelSettings };
     result: { turnId: string };
   };
+  /**
+   * Runs the last turn again: drops everything from the last user message on (its items
+   * and model messages) and sends that message again. Refused while a turn runs.
+   */
+  'chat/retry': { params: { chatId: string; model: ModelSettings }; result: { turnId: string } };
+  /** Like `chat/retry`, with the last user message replaced by `text`. */
+  'chat/edit': { params: { chatId: string; text: string; model: ModelSettings }; result: { turnId: string } };
   /** Aborts the running turn of a chat (the model stream and any running tool). */
   'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
   /**
@@ -317,7 +326,9 @@ export const ErrorCodes = {
   /** Protocol versions do not match; reload the page. */
   ProtocolMismatch: -32013,
   /** The question id is unknown or no longer pending. */
-  QuestionNotPending: -32014
+  QuestionNotPending: -32014,
+  /** `chat/retry` or `chat/edit` on a chat without a user message. */
+  NothingToRetry: -32015
 } as const;
 
 /** Route names on the Jupyter server, relative to its base URL. */

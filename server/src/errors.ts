@@ -35,6 +35,11 @@ export function turnRunning(chatId: string): CellmateError {
   );
 }
 
+/** `chat/retry` / `chat/edit` in a chat without a user message. */
+export function nothingToRetry(chatId: string): CellmateError {
+  return new CellmateError(ErrorCodes.NothingToRetry, `Chat "${chatId}" has no message to run again. Send one with chat/send.`);
+}
+
 /** The model settings cannot be used. */
 export function providerUnavailable(message: string, cause?: unknown): CellmateError {
   return new CellmateError(ErrorCodes.ProviderUnavailable, message, { cause });

@@ -20,6 +20,11 @@ export function applyChatEvent(chat: Chat, event: ChatEvent): void {
       if (index >= 0) chat.items[index] = structuredClone(event.item);
       return;
     }
+    case 'items-removed': {
+      const gone = new Set(event.itemIds);
+      chat.items = chat.items.filter((item) => !gone.has(item.id));
+      return;
+    }
     case 'text-delta': {
       const item = chat.items.find((i): i is Extract<TranscriptItem, { kind: 'assistant' }> => i.id === event.itemId && i.kind === 'assistant');
       if (item) item.text += event.delta;

@@ -4,7 +4,7 @@ import { runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
-import { chatNotFound, turnRunning } from '../errors.js';
+import { chatNotFound, nothingToRetry, turnRunning } from '../errors.js';
 import { newChatId, newItemId, newTurnId } from '../ids.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
@@ -143,12 +143,13 @@ export class ChatService {
    * Starts a turn and returns its id at once; progress arrives through `onEvent`.
    * @throws CellmateError ChatNotFound, TurnRunning or ProviderUnavailable
    */
-  async send(chatId: string, text: string, settings: ModelSettings): Promise<{ turnId: string }> {
+  async send(chatId: string, text: string, settings: ModelSettings, prepare?: (record: ChatRecord) => void): Promise<{ turnId: string }> {
     const record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const config = await loadConfigFile(this.options.env);
     const model = createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
     if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await
+    prepare?.(record);
     const secrets = (['openai', 'anthropic', 'openai-compatible'] as const)
       .map((kind) => resolveApiKey(kind, this.options.env, config).value)
       .filter((v): v is string => typeof v === 'string' && v.length >= 4);
@@ -198,6 +199,28 @@ export class ChatService {
       });
     this.running.set(chatId, { turnId, controller, done });
     return { turnId };
+  }
+
+  /**
+   * Runs the last turn again (`chat/retry`), or with its user message replaced by `text`
+   * (`chat/edit`): once the model settings check out, the last user item and every item
+   * after it leave the transcript (`items-removed`), the model messages from the last user
+   * message on are dropped, and the message is sent as a new turn.
+   * @throws CellmateError ChatNotFound, TurnRunning, NothingToRetry or ProviderUnavailable
+   */
+  async retry(chatId: string, settings: ModelSettings, text?: string): Promise<{ turnId: string }> {
+    const record = this.record(chatId);
+    if (this.running.has(chatId)) throw turnRunning(chatId);
+    const last = lastUserIndex(record.chat.items);
+    if (last < 0) throw nothingToRetry(chatId);
+    const message = text ?? (record.chat.items[last] as UserItem).text;
+    return this.send(chatId, message, settings, (r) => {
+      const at = lastUserIndex(r.chat.items);
+      if (at >= 0) this.emit(chatId, { type: 'items-removed', itemIds: r.chat.items.slice(at).map((i) => i.id) });
+      let m = r.messages.length - 1;
+      while (m >= 0 && r.messages[m]!.role !== 'user') m--;
+      if (m >= 0) r.messages.splice(m);
+    });
   }
 
   /** Aborts the running turn of a chat; resolves once it has ended. */
@@ -252,4 +275,9 @@ export class ChatService {
   private listChanged(): void {
     if (!this.disposed) this.listEmitter.fire(this.list());
   }
+}
+
+function lastUserIndex(items: readonly Chat['items'][number][]): number {
+  for (let i = items.length - 1; i >= 0; i--) if (items[i]!.kind === 'user') return i;
+  return -1;
 }

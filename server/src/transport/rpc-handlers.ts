@@ -30,6 +30,8 @@ export function createRequestHandlers(service: ChatService, workspace: string, o
     'chat/rename': (params) => service.rename(params.chatId, params.title),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
     'chat/send': (params) => service.send(params.chatId, params.text, params.model),
+    'chat/retry': (params) => service.retry(params.chatId, params.model),
+    'chat/edit': (params) => service.retry(params.chatId, params.model, params.text),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'chat/context': (params) => {
       service.kernels?.setContext(params.chatId, params.kernel);

@@ -1,0 +1,72 @@
+import { ErrorCodes, type UserItem } from '@cellmate/protocol';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('chat/retry and chat/edit (issue #5)', () => {
+  it('retry drops the last turn (items and model messages) and runs it again', async () => {
+    const ws = await tempDir();
+    const log = path.join(ws, 'prompts.jsonl');
+    const model = await scriptSettings(ws, {
+      turns: [[{ text: 'first answer', chunkDelayMs: 0 }], [{ text: 'second answer', chunkDelayMs: 0 }]]
+    });
+    const h = await createHarness(ws, { env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
+    const chat = h.service.create();
+    await h.sendAndWait(chat.id, 'one', model);
+    const before = await h.sendAndWait(chat.id, 'two', model);
+    expect(before.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    const dropped = before.items.slice(2).map((i) => i.id);
+
+    await h.service.retry(chat.id, model);
+    await h.service.waitForTurn(chat.id);
+    const after = h.service.get(chat.id);
+    expect(after.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect((after.items[2] as UserItem).text).toBe('two');
+    expect(after.items[3]).toMatchObject({ text: 'second answer' });
+    expect(after.items.slice(0, 2)).toEqual(before.items.slice(0, 2));
+    expect(after.items.some((i) => dropped.includes(i.id))).toBe(false);
+    expect(h.events.some((e) => e.event.type === 'items-removed' && e.event.itemIds.join() === dropped.join())).toBe(true);
+    // The model saw the same history as the first time: one answer per user message.
+    const prompts = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const last = prompts.at(-1).prompt as Array<{ role: string }>;
+    expect(last.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    // The stored model history holds the same.
+    expect(h.store.get(chat.id)!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    await h.dispose();
+  });
+
+  it('edit replaces the last user message (and an auto title from it) and runs again', async () => {
+    const ws = await tempDir();
+    const model = await scriptSettings(ws, { steps: [{ text: 'ok', chunkDelayMs: 0 }] });
+    const h = await createHarness(ws);
+    const chat = h.service.create();
+    await h.sendAndWait(chat.id, 'plot the kilns', model);
+    expect(h.service.get(chat.id).title).toBe('plot the kilns');
+    await h.service.retry(chat.id, model, 'plot the glazes');
+    await h.service.waitForTurn(chat.id);
+    const after = h.service.get(chat.id);
+    expect(after.items.map((i) => i.kind)).toEqual(['user', 'assistant']);
+    expect((after.items[0] as UserItem).text).toBe('plot the glazes');
+    expect(after.title).toBe('plot the glazes');
+    await h.dispose();
+  });
+
+  it('is refused while a turn runs, and in a chat without a message', async () => {
+    const ws = await tempDir();
+    const model = await scriptSettings(ws, { steps: [{ text: 'slow words one two three four five', chunkDelayMs: 100 }] });
+    const h = await createHarness(ws);
+    const chat = h.service.create();
+    await expect(h.service.retry(chat.id, model)).rejects.toMatchObject({ code: ErrorCodes.NothingToRetry });
+    await h.service.send(chat.id, 'hi', model);
+    await expect(h.service.retry(chat.id, model)).rejects.toMatchObject({ code: ErrorCodes.TurnRunning });
+    await expect(h.service.retry(chat.id, model, 'edited')).rejects.toMatchObject({ code: ErrorCodes.TurnRunning });
+    await h.service.abort(chat.id);
+    // Bad model settings leave the transcript alone.
+    const items = h.service.get(chat.id).items;
+    await expect(h.service.retry(chat.id, { provider: 'openai-compatible', model: 'x', baseUrl: 'not a url' })).rejects.toBeTruthy();
+    expect(h.service.get(chat.id).items).toEqual(items);
+    await h.dispose();
+  });
+});
