@@ -20,7 +20,7 @@ const NOTEBOOK = {
 };
 
 const SCRIPT = {
-  steps: [
+  turns: [[
     {
       text: 'Let me look at your notebook state.',
       toolCalls: [
@@ -41,7 +41,19 @@ const SCRIPT = {
       ]
     },
     { text: 'Done: I can see `shared_from_notebook` and left `from_agent` for you.' }
-  ]
+  ], [
+    {
+      toolCalls: [
+        {
+          toolName: 'eval',
+          input: {
+            description: 'Run a slow loop that prints ticks',
+            code: 'import time\nfor i in range(600):\n    print("tick", i, flush=True)\n    time.sleep(0.1)'
+          }
+        }
+      ]
+    }
+  ]]
 };
 
 type App = {
@@ -117,5 +129,28 @@ describe('eval shares the notebook kernel (issue #3)', () => {
     await runNotebookCell(1);
     await page.locator('.jp-Notebook .jp-Cell').nth(1).locator('.jp-OutputArea-output', { hasText: 'notebook sees: hello from eval' }).waitFor({ timeout: 30_000 });
     expect(await page.locator('.jp-Notebook').innerText()).not.toContain('pending input');
+  });
+
+  it('Stop in the pane interrupts the agent\'s running cell in the notebook kernel', async () => {
+    const input = page.locator('textarea.jp-cellmate-input');
+    await input.fill('Run the slow loop');
+    await input.press('Enter');
+    const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').nth(1);
+    await card.locator('xpath=self::*[@data-status="running"]').waitFor({ timeout: 60_000 });
+    await page.locator('button.jp-cellmate-stop').click();
+    await card.locator('xpath=self::*[@data-status="aborted"]').waitFor({ timeout: 30_000 });
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
+    // The kernel is free again: a notebook cell runs now (it would queue for a minute otherwise).
+    await page.evaluate(async () => {
+      const app = (window as unknown as { jupyterapp: App }).jupyterapp;
+      app.shell.currentWidget!.content.activeCellIndex = 1;
+    });
+    await runCommand(page, 'notebook:insert-cell-below');
+    await page.evaluate(async () => {
+      const app = (window as unknown as { jupyterapp: { shell: { currentWidget: { content: { activeCell: { model: { sharedModel: { setSource(s: string): void } } } } } } } }).jupyterapp;
+      app.shell.currentWidget.content.activeCell.model.sharedModel.setSource('print("after stop", from_agent)');
+    });
+    await runNotebookCell(2);
+    await page.locator('.jp-Notebook .jp-Cell').nth(2).locator('.jp-OutputArea-output', { hasText: 'after stop hello from eval' }).waitFor({ timeout: 20_000 });
   });
 });
