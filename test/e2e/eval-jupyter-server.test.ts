@@ -57,6 +57,16 @@ describe('eval over Jupyter Server (issue #3)', () => {
     expect(stdout(await session.run({ code: 'print(x)' }))).toBe('41\n');
   }, 60_000);
 
+  it('reset: a restart through the server clears state; the helper is injected again', async () => {
+    await session.run({ code: 'before_reset = 1' });
+    const seen = restarts;
+    await client.restart();
+    expect(restarts).toBeGreaterThan(seen);
+    const r = await session.run({ code: 'print("before_reset" in globals(), callable(tool))' });
+    expect(stdout(r)).toBe('False True\n');
+    await session.run({ code: 'x = 41' });
+  }, 60_000);
+
   it('a kernel killed mid-cell: kernel-died, then Jupyter restarts it and the next eval works', async () => {
     const pid = Number(stdout(await session.run({ code: 'import os\nprint(os.getpid())' })).trim());
     expect(pid).toBeGreaterThan(0);
