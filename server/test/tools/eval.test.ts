@@ -31,6 +31,19 @@ const writeStandIn = defineTool({
   }
 });
 
+describe('eval: what the model sees (HARN-1)', () => {
+  it('schema and description snapshot; examples valid', async () => {
+    const registry = new ToolRegistry([]);
+    const tool = createEvalTool({ kernels: new KernelManager({ workspace: os.tmpdir() }), registry: () => registry });
+    registry.register(tool);
+    const declared = { name: tool.name, tier: tool.tier, parameters: registry.inputJsonSchema('eval'), description: registry.modelDescription('eval') };
+    await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('__schemas__/eval.json');
+    for (const example of tool.examples) expect(tool.parameters.safeParse(example.args).success).toBe(true);
+    for (const word of [/When to use/, /cannot/, /Returns/, /Cost/]) expect(tool.description).toMatch(word);
+    registry.dispose();
+  });
+});
+
 describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EVAL) on real kernels', () => {
   let ws: string;
   let kernels: KernelManager;
