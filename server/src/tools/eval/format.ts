@@ -79,6 +79,9 @@ export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: 
       outputs.push({ 'application/vnd.jupyter.stderr': `${o.ename}: ${stripAnsi(o.evalue)}\n${tail.join('\n')}` });
     }
   }
+  if (outcome.bridgeCalls > 0) {
+    lines.push(`[${outcome.bridgeCalls} tool() call${outcome.bridgeCalls === 1 ? '' : 's'} from the cell, each checked and audited as actor "kernel"]`);
+  }
   const secs = Math.round(extra.idleTimeoutMs / 1000);
   switch (outcome.status) {
     case 'idle-timeout':
