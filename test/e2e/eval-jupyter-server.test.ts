@@ -57,6 +57,21 @@ describe('eval over Jupyter Server (issue #3)', () => {
     expect(stdout(await session.run({ code: 'print(x)' }))).toBe('41\n');
   }, 60_000);
 
+  it('an eval queued behind the user\'s own long cell is not timed out, and never interrupts that cell', async () => {
+    const user = await JupyterServerKernelClient.connect({ baseUrl: jupyter.url, token: jupyter.token, kernelId: client.kernel.id, timeoutMs: 30_000 });
+    try {
+      const users = user.execute('import time\ntime.sleep(4)\nprint("user cell finished")');
+      await new Promise(res => setTimeout(res, 300)); // the user's cell is running
+      const agent = await session.run({ code: 'print("agent ran")', idleTimeoutMs: 1500 });
+      const u = await users;
+      expect(u.reply.content.status).toBe('ok');
+      expect(agent.status).toBe('ok');
+      expect(stdout(agent)).toBe('agent ran\n');
+    } finally {
+      user.dispose();
+    }
+  }, 60_000);
+
   it('reset: a restart through the server clears state; the helper is injected again', async () => {
     await session.run({ code: 'before_reset = 1' });
     const seen = restarts;

@@ -112,16 +112,29 @@ export class EvalSession {
     let giveUp: (() => void) | undefined;
     const gaveUp = new Promise<'stuck'>((resolve) => (giveUp = () => resolve('stuck')));
     let graceTimer: NodeJS.Timeout | undefined;
+    // On a shared (notebook) kernel our request may wait behind the user's cell: the idle
+    // budget starts, and an interrupt is sent, only once the kernel runs *our* request
+    // (IOPub busy for it), so we never interrupt the user's own cell.
+    let started = false;
+    const interrupt = (): void => {
+      this.client.interrupt().catch(() => undefined);
+      graceTimer = setTimeout(() => giveUp?.(), INTERRUPT_GRACE_MS);
+    };
     const stop = (why: 'idle-timeout' | 'aborted'): void => {
       if (stopping) return;
       stopping = why;
       clearTimeout(timer);
-      this.client.interrupt().catch(() => undefined);
-      graceTimer = setTimeout(() => giveUp?.(), INTERRUPT_GRACE_MS);
+      if (started) interrupt();
     };
     const arm = (): void => {
       clearTimeout(timer);
-      if (inFlight === 0 && !stopping) timer = setTimeout(() => stop('idle-timeout'), idleMs);
+      if (started && inFlight === 0 && !stopping) timer = setTimeout(() => stop('idle-timeout'), idleMs);
+    };
+    const markStarted = (): void => {
+      if (started) return;
+      started = true;
+      if (stopping) interrupt();
+      else arm();
     };
     const onAbort = (): void => stop('aborted');
     req.signal?.addEventListener('abort', onAbort, { once: true });
@@ -133,7 +146,9 @@ export class EvalSession {
       req.onOutput?.(o);
     };
     const onIOPub = (msg: AnyMessage): void => {
+      if (isMsgType(msg, 'status') && msg.content.execution_state === 'busy') markStarted();
       const o = toOutput(msg);
+      if (o) markStarted();
       if (o === 'clear') {
         outcome.outputs = outcome.outputs.filter((x) => x.type === 'error');
         arm();
@@ -153,6 +168,7 @@ export class EvalSession {
         outcome.notes.push(`The cell asked for input (${JSON.stringify(r.content.prompt)}); eval cannot answer, so it got an empty string.`);
         return '';
       }
+      markStarted();
       inFlight++;
       clearTimeout(timer); // the idle budget pauses while a bridge call is in flight
       try {
@@ -163,7 +179,6 @@ export class EvalSession {
       }
     };
 
-    arm();
     try {
       const running = this.client.execute(code, {
         metadata: { ...AGENT_REQUEST_METADATA },
