@@ -182,6 +182,86 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /**
+   * Runs the open chat's last turn again (`chat/retry`), or with its user message
+   * replaced by `text` (`chat/edit`). Resolves true once the server accepted it.
+   */
+  async retry(text?: string): Promise<boolean> {
+    const chatId = this.store.state?.chatId;
+    const model = toModelSettings(this._settings);
+    const edited = text?.trim();
+    if (!chatId || this._sending || this.running || (text !== undefined && !edited)) {
+      return false;
+    }
+    const problem = this.setup;
+    if (problem || !model) {
+      this._notify('warning', problem?.message ?? this._trans.__('Cellmate is not configured'));
+      return false;
+    }
+    this._setSending(true);
+    try {
+      if (edited !== undefined) {
+        await this._connection.request('chat/edit', { chatId, text: edited, model });
+      } else {
+        await this._connection.request('chat/retry', { chatId, model });
+      }
+      return true;
+    } catch (error) {
+      this._fail(
+        edited !== undefined
+          ? this._trans.__('Could not resend the edited message')
+          : this._trans.__('Could not retry the turn'),
+        error
+      );
+      return false;
+    } finally {
+      this._setSending(false);
+    }
+  }
+
+  /** Renames a chat; false when it failed (the user was told). */
+  async rename(chatId: string, title: string): Promise<boolean> {
+    try {
+      const summary = await this._connection.request('chat/rename', { chatId, title });
+      this._chats = sortChats(this._chats.map(c => (c.id === chatId ? { ...c, ...summary } : c)));
+      if (this.store.state?.chatId === chatId) {
+        this.store.retitle(summary.title);
+      }
+      this._changed.emit();
+      return true;
+    } catch (error) {
+      this._fail(this._trans.__('Could not rename the chat'), error);
+      return false;
+    }
+  }
+
+  /**
+   * Deletes a chat (the server aborts its turn first). When it was the open chat, the
+   * next most recent one opens; with none left, the pane waits for the first message.
+   */
+  async deleteChat(chatId: string): Promise<boolean> {
+    // chat/listChanged may close the open chat before the response arrives.
+    const wasOpen = this.store.state?.chatId === chatId;
+    try {
+      await this._connection.request('chat/delete', { chatId });
+    } catch (error) {
+      this._fail(this._trans.__('Could not delete the chat'), error);
+      return false;
+    }
+    this._chats = this._chats.filter(c => c.id !== chatId);
+    if (wasOpen && (!this.store.state || this.store.state.chatId === chatId)) {
+      this.store.clear();
+      this._wanted = null;
+      void this._memory.save(null);
+      const next = this._chats[0];
+      if (next) {
+        await this.openChat(next.id);
+      }
+    }
+    this._changed.emit();
+    return true;
+  }
+
   /** Stops the open chat's running turn. */
   async abort(): Promise<void> {
     const chatId = this.store.state?.chatId;

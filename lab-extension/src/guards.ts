@@ -52,6 +52,8 @@ export function isChatEvent(value: unknown): value is ChatEvent {
       return typeof value.itemId === 'string' && typeof value.delta === 'string';
     case 'turn-ended':
       return typeof value.turnId === 'string' && typeof value.reason === 'string';
+    case 'items-removed':
+      return Array.isArray(value.itemIds) && (value.itemIds as unknown[]).every(id => typeof id === 'string');
     default:
       return false;
   }

@@ -18,6 +18,7 @@ import { CellmateConnection } from './connection';
 import { CellmateController, Notify } from './controller';
 import { ICurrentWidgetShell, KernelFocusTracker } from './kernel-focus';
 import { localStorageMemory, stateDBMemory } from './memory';
+import { insertCodeCell, NotebookCopyTarget } from './notebook-copy';
 import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
 import { showMetricsDialog } from './widgets/metrics';
@@ -73,6 +74,22 @@ async function activate(
     settings
   });
 
+  // Evals share the focused notebook's kernel (SPEC EVAL-2).
+  const kernelFocus = new KernelFocusTracker(connection, app.shell as ICurrentWidgetShell);
+  const copyTarget = new NotebookCopyTarget(app.shell as ICurrentWidgetShell);
+  const copyToNotebook = (code: string): void => {
+    const notebook = copyTarget.notebook;
+    if (!notebook) {
+      notify('warning', trans.__('Open a notebook to copy the code into.'));
+      return;
+    }
+    try {
+      const index = insertCodeCell(notebook, code);
+      notify('info', trans.__('Copied to the notebook as cell %1.', index + 1));
+    } catch (error) {
+      notify('error', trans.__('Could not copy to the notebook: %1', String(error)));
+    }
+  };
   const panel = new CellmatePanel({
     controller,
     rendermime,
@@ -81,11 +98,12 @@ async function activate(
       if (app.commands.hasCommand('settingeditor:open')) {
         void app.commands.execute('settingeditor:open', { query: 'Cellmate' });
       }
-    }
+    },
+    copyToNotebook,
+    kernelFocus
   });
-  // Evals share the focused notebook's kernel (SPEC EVAL-2).
-  const kernelFocus = new KernelFocusTracker(connection, app.shell as ICurrentWidgetShell);
   panel.disposed.connect(() => {
+    copyTarget.dispose();
     kernelFocus.dispose();
     controller.dispose();
     connection.dispose();

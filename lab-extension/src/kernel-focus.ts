@@ -10,7 +10,7 @@
 import type { NotebookKernelRef } from '@cellmate/protocol';
 import type { ISessionContext } from '@jupyterlab/apputils';
 import type { IDisposable } from '@lumino/disposable';
-import type { ISignal } from '@lumino/signaling';
+import { Signal, type ISignal } from '@lumino/signaling';
 import type { Widget } from '@lumino/widgets';
 
 import type { CellmateConnection } from './connection';
@@ -40,6 +40,11 @@ export class KernelFocusTracker implements IDisposable {
     return this._last;
   }
 
+  /** Emitted when the focused notebook kernel changes (the pane shows it). */
+  get changed(): ISignal<this, NotebookKernelRef | null> {
+    return this._changed;
+  }
+
   dispose(): void {
     if (this._disposed) {
       return;
@@ -48,6 +53,7 @@ export class KernelFocusTracker implements IDisposable {
     this._shell.currentChanged?.disconnect(this._onCurrentChanged, this);
     this._connection.statusChanged.disconnect(this._onStatus, this);
     this._untrack();
+    Signal.clearData(this);
   }
 
   private _onCurrentChanged(_: unknown, args: { newValue: Widget | null }): void {
@@ -111,8 +117,11 @@ export class KernelFocusTracker implements IDisposable {
   }
 
   private _report(kernel: NotebookKernelRef | null): void {
-    this._last = kernel;
     const key = JSON.stringify(kernel);
+    if (key !== JSON.stringify(this._last)) {
+      this._last = kernel;
+      this._changed.emit(kernel);
+    }
     if (key === this._sent || this._connection.status.state !== 'connected') {
       return;
     }
@@ -126,4 +135,5 @@ export class KernelFocusTracker implements IDisposable {
   private _last: NotebookKernelRef | null = null;
   private _sent: string | undefined;
   private _disposed = false;
+  private readonly _changed = new Signal<this, NotebookKernelRef | null>(this);
 }

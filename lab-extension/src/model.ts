@@ -102,6 +102,8 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
       return applyDelta(state, event.itemId, event.delta);
     case 'turn-ended':
       return endTurn(state, event.turnId, event.reason, event.error);
+    case 'items-removed':
+      return removeItems(state, event.itemIds);
     default:
       return { state, change: NO_CHANGE };
   }
@@ -209,6 +211,16 @@ function progress(item: TranscriptItem): number {
     default:
       return 0;
   }
+}
+
+/** Takes items out (a retried or edited turn); the pane's own notices stay. */
+function removeItems(state: ChatState, itemIds: readonly string[]): Step {
+  const gone = new Set(itemIds);
+  const items = state.items.filter(i => !gone.has(i.id));
+  if (items.length === state.items.length) {
+    return { state, change: NO_CHANGE };
+  }
+  return { state: { ...state, items }, change: { updated: [], structure: true, running: false } };
 }
 
 function applyDelta(state: ChatState, itemId: string, delta: string): Step {

@@ -173,4 +173,27 @@ describe('CellmateController', () => {
     await until(() => controller.store.state === null);
     expect(mem.saved.at(-1)).toBeNull();
   });
+
+  it('retries and edits the last turn with the model settings, renames and deletes chats', async () => {
+    const { server, controller, mem } = await setup({ remembered: 'a' });
+    server.addChat('a', [user('u1')], '2026-11-29T12:00:00.000Z');
+    server.addChat('b', [user('u2')]);
+    await controller.start();
+    await until(() => controller.store.state?.chatId === 'a');
+    const model = { provider: 'scripted', model: 'scripted', scriptPath: '' };
+    expect(await controller.retry()).toBe(true);
+    expect(server.calls('chat/retry')[0].params).toEqual({ chatId: 'a', model });
+    expect(await controller.retry('  new text ')).toBe(true);
+    expect(server.calls('chat/edit')[0].params).toEqual({ chatId: 'a', text: 'new text', model });
+    expect(await controller.retry('   ')).toBe(false);
+
+    expect(await controller.rename('a', 'Kiln study')).toBe(true);
+    expect(controller.store.state?.title).toBe('Kiln study');
+    expect(controller.chats.find(c => c.id === 'a')?.title).toBe('Kiln study');
+
+    expect(await controller.deleteChat('a')).toBe(true);
+    await until(() => controller.store.state?.chatId === 'b');
+    expect(controller.chats.map(c => c.id)).toEqual(['b']);
+    expect(mem.saved).toContain(null);
+  });
 });

@@ -124,6 +124,22 @@ export class FakeServer {
       case 'chat/send':
         reply({ result: { turnId: 't-sent' } });
         return;
+      case 'chat/retry':
+      case 'chat/edit':
+        reply({ result: { turnId: 't-again' } });
+        return;
+      case 'chat/rename': {
+        const chat = this.chats.get(String(params.chatId));
+        if (chat) {
+          chat.title = String(params.title);
+          const { items: _i, running: _r, ...summary } = chat;
+          reply({ result: summary });
+        }
+        return;
+      }
+      case 'chat/delete':
+        reply({ result: { deleted: this.chats.delete(String(params.chatId)) } });
+        return;
       default:
         reply({ result: null });
     }

@@ -219,6 +219,20 @@ describe('applyEvent', () => {
     expect(state.turnId).toBe('t2');
   });
 
+  it('removes the items of a retried turn (items-removed) and keeps local notices', () => {
+    const start = fromSnapshot(chat([user(), assistant('old', false), tool('ok')]));
+    const withNotice = applyEvent(start, { type: 'item-added', item: user('u2', 't2') }).state;
+    const { state, changes } = run(withNotice, [
+      { type: 'items-removed', itemIds: ['a1', 'k1', 'u2'] },
+      { type: 'items-removed', itemIds: ['nope'] }
+    ]);
+    expect(texts(state)).toEqual(['user:hi']);
+    expect(changes[0]).toEqual({ updated: [], structure: true, running: false });
+    expect(changes[1].structure).toBe(false);
+    expect(isChatEvent({ type: 'items-removed', itemIds: ['a'] })).toBe(true);
+    expect(isChatEvent({ type: 'items-removed', itemIds: [1] })).toBe(false);
+  });
+
   it('leaves the state unchanged for an unknown event type', () => {
     const before = fromSnapshot(chat([user()]));
     const step = applyEvent(before, { type: 'bogus' } as unknown as ChatEvent);

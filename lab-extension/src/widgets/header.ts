@@ -1,9 +1,10 @@
 /**
- * The pane's header: chat selector, "New chat" button and the connection indicator.
+ * The pane's header: chat selector, Rename / Delete / New chat buttons, the connection
+ * indicator and which kernel the chat's evals use.
  */
-import type { ChatSummary } from '@cellmate/protocol';
+import type { ChatSummary, NotebookKernelRef } from '@cellmate/protocol';
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { addIcon } from '@jupyterlab/ui-components';
+import { addIcon, deleteIcon, editIcon, LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import type { IConnectionStatus } from '../connection';
@@ -27,19 +28,12 @@ export class HeaderWidget extends Widget {
     selectWrap.className = 'jp-cellmate-chat-select-wrap jp-HTMLSelect jp-DefaultStyle';
     selectWrap.appendChild(this._select);
 
-    this._newChat = document.createElement('button');
-    this._newChat.type = 'button';
-    this._newChat.className = 'jp-Button jp-mod-minimal jp-cellmate-new-chat';
-    this._newChat.setAttribute('aria-label', trans.__('New chat'));
-    this._newChat.title = trans.__('New chat');
-    this._newChat.append(
-      addIcon.element({ tag: 'span', className: 'jp-cellmate-button-icon' }),
-      Object.assign(document.createElement('span'), {
-        className: 'jp-cellmate-button-label',
-        textContent: trans.__('New')
-      })
-    );
+    this._newChat = headerButton('jp-cellmate-new-chat', addIcon, trans.__('New'), trans.__('New chat'));
     this._newChat.addEventListener('click', () => options.onNewChat());
+    this._rename = headerButton('jp-cellmate-rename-chat', editIcon, '', trans.__('Rename chat'));
+    this._rename.addEventListener('click', () => this._openId && options.onRename?.(this._openId));
+    this._delete = headerButton('jp-cellmate-delete-chat', deleteIcon, '', trans.__('Delete chat'));
+    this._delete.addEventListener('click', () => this._openId && options.onDelete?.(this._openId));
 
     this._connection = document.createElement('div');
     this._connection.className = 'jp-cellmate-connection';
@@ -55,10 +49,34 @@ export class HeaderWidget extends Widget {
     this._label.className = 'jp-cellmate-connection-label';
     this._connection.append(this._dot, this._label);
 
+    this._kernel = document.createElement('div');
+    this._kernel.className = 'jp-cellmate-kernel-binding';
+    this._kernel.setAttribute('role', 'status');
+
     const row = document.createElement('div');
     row.className = 'jp-cellmate-header-row';
-    row.append(selectWrap, this._newChat);
-    this.node.append(row, this._connection);
+    row.append(selectWrap, this._rename, this._delete, this._newChat);
+    const status = document.createElement('div');
+    status.className = 'jp-cellmate-header-status';
+    status.append(this._connection, this._kernel);
+    this.node.append(row, status);
+    this.setKernel(null);
+  }
+
+  /**
+   * Shows which kernel evals use: the focused notebook's (shared) or the chat's own
+   * private kernel. `data-origin` is `notebook` or `private`.
+   */
+  setKernel(kernel: NotebookKernelRef | null): void {
+    const trans = this._trans;
+    const label = kernel
+      ? trans.__('Kernel: %1 · %2', kernel.name, kernel.notebookPath ?? trans.__('notebook'))
+      : trans.__('Kernel: private (this chat’s own)');
+    this._kernel.dataset.origin = kernel ? 'notebook' : 'private';
+    this._kernel.textContent = label;
+    this._kernel.title = kernel
+      ? trans.__('Evals run in the kernel of %1, shared with the notebook.', kernel.notebookPath ?? kernel.id)
+      : trans.__('No notebook focused: evals run in a private kernel of this chat.');
   }
 
   /** Fills the selector; `openId` is the open chat (null: none yet). */
@@ -76,6 +94,8 @@ export class HeaderWidget extends Widget {
     this._select.replaceChildren(...options);
     this._select.value = openId ?? '';
     this._select.disabled = chats.length === 0;
+    this._hasChat = !!openId && chats.some(c => c.id === openId);
+    this._updateButtons();
   }
 
   /** Shows the connection state; `data-state` is the hook browser tests wait on. */
@@ -103,12 +123,24 @@ export class HeaderWidget extends Widget {
 
   /** Enables the "New chat" button (only useful while connected). */
   setEnabled(enabled: boolean): void {
-    this._newChat.disabled = !enabled;
+    this._enabled = enabled;
+    this._updateButtons();
+  }
+
+  private _updateButtons(): void {
+    this._newChat.disabled = !this._enabled;
+    this._rename.disabled = !this._enabled || !this._hasChat;
+    this._delete.disabled = !this._enabled || !this._hasChat;
   }
 
   private readonly _trans: TranslationBundle;
   private readonly _select: HTMLSelectElement;
   private readonly _newChat: HTMLButtonElement;
+  private readonly _rename: HTMLButtonElement;
+  private readonly _delete: HTMLButtonElement;
+  private readonly _kernel: HTMLElement;
+  private _enabled = false;
+  private _hasChat = false;
   private readonly _connection: HTMLElement;
   private readonly _dot: HTMLElement;
   private readonly _label: HTMLElement;
@@ -121,6 +153,8 @@ export namespace HeaderWidget {
     onSelect(chatId: string): void;
     onNewChat(): void;
     onRetry(): void;
+    onRename?(chatId: string): void;
+    onDelete?(chatId: string): void;
   }
 }
 
@@ -128,5 +162,20 @@ function option(value: string, label: string): HTMLOptionElement {
   const node = document.createElement('option');
   node.value = value;
   node.textContent = label;
+  return node;
+}
+
+function headerButton(className: string, icon: LabIcon, label: string, ariaLabel: string): HTMLButtonElement {
+  const node = document.createElement('button');
+  node.type = 'button';
+  node.className = `jp-Button jp-mod-minimal ${className}`;
+  node.setAttribute('aria-label', ariaLabel);
+  node.title = ariaLabel;
+  node.append(icon.element({ tag: 'span', className: 'jp-cellmate-button-icon' }));
+  if (label) {
+    node.append(
+      Object.assign(document.createElement('span'), { className: 'jp-cellmate-button-label', textContent: label })
+    );
+  }
   return node;
 }

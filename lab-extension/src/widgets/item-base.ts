@@ -21,6 +21,12 @@ export interface IItemContext {
   onResize(): void;
   /** Answers a question card (absent: cards are read-only). */
   answerQuestion?(questionId: string, answer: QuestionAnswer): Promise<boolean>;
+  /** Runs the last turn again (the last user message's Retry). */
+  retry?(): Promise<boolean>;
+  /** Replaces the last user message and runs the turn again (its Edit). */
+  edit?(text: string): Promise<boolean>;
+  /** Inserts code as a new cell below the active cell of the current notebook. */
+  copyToNotebook?(code: string): void;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { AssistantItem, NoticeItem, TranscriptItem, UserItem } from '@cellmate/protocol';
 import { IRenderMime, MimeModel } from '@jupyterlab/rendermime';
-import { errorIcon, infoIcon, LabIcon } from '@jupyterlab/ui-components';
+import { editIcon, errorIcon, infoIcon, LabIcon, refreshIcon } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { IItemContext, IItemWidget, markItem } from './item-base';
@@ -25,7 +25,9 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
       widget = new AssistantWidget(item, context);
       break;
     case 'tool':
-      widget = new ToolCardWidget(item, context.trans, context.rendermime);
+      widget = new ToolCardWidget(item, context.trans, context.rendermime, {
+        copyToNotebook: context.copyToNotebook
+      });
       break;
     case 'notice':
       widget = new NoticeWidget(item);
@@ -37,20 +39,43 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
   return widget;
 }
 
+/**
+ * A user message. The last one (`.jp-mod-last`, set by the transcript) offers Retry and
+ * Edit while no turn runs; Edit swaps the text for a textarea (Enter resends, Shift+Enter
+ * adds a line, Esc cancels).
+ */
 class UserWidget extends Widget implements IItemWidget {
   readonly kind = 'user' as const;
 
   constructor(
     private _item: UserItem,
-    context: IItemContext
+    private readonly _context: IItemContext
   ) {
     super();
+    const trans = _context.trans;
     this.addClass('jp-cellmate-user');
     markItem(this.node, _item);
-    this.node.setAttribute('aria-label', context.trans.__('You'));
+    this.node.setAttribute('aria-label', trans.__('You'));
     this._text = document.createElement('div');
     this._text.className = 'jp-cellmate-user-text';
     this.node.appendChild(this._text);
+    if (_context.retry && _context.edit) {
+      const actions = document.createElement('div');
+      actions.className = 'jp-cellmate-user-actions';
+      actions.append(
+        iconButton('jp-cellmate-retry', refreshIcon, trans.__('Retry'), trans.__('Run this turn again')),
+        iconButton('jp-cellmate-edit', editIcon, trans.__('Edit'), trans.__('Edit this message and send it again'))
+      );
+      actions.addEventListener('click', event => {
+        const target = (event.target as HTMLElement).closest('button');
+        if (target?.classList.contains('jp-cellmate-retry')) {
+          void _context.retry?.();
+        } else if (target?.classList.contains('jp-cellmate-edit')) {
+          this._startEdit();
+        }
+      });
+      this.node.appendChild(actions);
+    }
     this.setItem(_item);
   }
 
@@ -65,7 +90,76 @@ class UserWidget extends Widget implements IItemWidget {
     }
   }
 
+  private _startEdit(): void {
+    if (this._editor) {
+      this._editor.querySelector('textarea')?.focus();
+      return;
+    }
+    const trans = this._context.trans;
+    const editor = (this._editor = document.createElement('div'));
+    editor.className = 'jp-cellmate-user-editor';
+    const input = document.createElement('textarea');
+    input.className = 'jp-cellmate-edit-input';
+    input.value = this._item.text;
+    input.rows = Math.min(8, Math.max(2, this._item.text.split('\n').length));
+    input.setAttribute('aria-label', trans.__('Edited message'));
+    const send = textButton('jp-cellmate-edit-send jp-mod-accept', trans.__('Send'), trans.__('Send the edited message'));
+    const cancel = textButton('jp-cellmate-edit-cancel', trans.__('Cancel'), trans.__('Cancel editing'));
+    const submit = async (): Promise<void> => {
+      if (input.value.trim() && (await this._context.edit?.(input.value))) {
+        this._stopEdit();
+      }
+    };
+    send.addEventListener('click', () => void submit());
+    cancel.addEventListener('click', () => this._stopEdit());
+    input.addEventListener('keydown', event => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        event.stopPropagation();
+        void submit();
+      } else if (event.key === 'Escape') {
+        event.preventDefault();
+        event.stopPropagation();
+        this._stopEdit();
+      }
+    });
+    const buttons = document.createElement('div');
+    buttons.className = 'jp-cellmate-user-editor-buttons';
+    buttons.append(cancel, send);
+    editor.append(input, buttons);
+    this.node.classList.add('jp-mod-editing');
+    this.node.appendChild(editor);
+    input.focus();
+    input.setSelectionRange(input.value.length, input.value.length);
+  }
+
+  private _stopEdit(): void {
+    this._editor?.remove();
+    this._editor = null;
+    this.node.classList.remove('jp-mod-editing');
+  }
+
   private readonly _text: HTMLElement;
+  private _editor: HTMLElement | null = null;
+}
+
+function iconButton(className: string, icon: LabIcon, label: string, ariaLabel: string): HTMLButtonElement {
+  const node = textButton(`jp-mod-minimal ${className}`, '', ariaLabel);
+  node.append(
+    icon.element({ tag: 'span', className: 'jp-cellmate-button-icon' }),
+    Object.assign(document.createElement('span'), { className: 'jp-cellmate-button-label', textContent: label })
+  );
+  return node;
+}
+
+function textButton(className: string, text: string, ariaLabel: string): HTMLButtonElement {
+  const node = document.createElement('button');
+  node.type = 'button';
+  node.className = `jp-Button ${className}`;
+  node.textContent = text;
+  node.title = ariaLabel;
+  node.setAttribute('aria-label', ariaLabel);
+  return node;
 }
 
 /** Assistant markdown, re-rendered at most once per animation frame while streaming. */
@@ -137,6 +231,7 @@ class AssistantWidget extends Panel implements IItemWidget {
         new MimeModel({ data: { 'text/markdown': text }, trusted: false })
       );
       this._renderedText = text;
+      this._addCodeActions();
     } catch (error) {
       console.error('Cellmate: could not render markdown', error);
       this._renderer.node.textContent = text;
@@ -151,6 +246,30 @@ class AssistantWidget extends Panel implements IItemWidget {
     if (this._dirty || this._item.text !== this._renderedText) {
       this._dirty = false;
       this._schedule();
+    }
+  }
+
+  /** A "Copy to notebook" button under each code block of the rendered markdown. */
+  private _addCodeActions(): void {
+    const copy = this._context.copyToNotebook;
+    if (!copy) {
+      return;
+    }
+    const trans = this._context.trans;
+    for (const pre of Array.from(this._renderer.node.querySelectorAll('pre'))) {
+      if (pre.nextElementSibling?.classList.contains('jp-cellmate-code-actions')) {
+        continue;
+      }
+      const bar = document.createElement('div');
+      bar.className = 'jp-cellmate-code-actions';
+      const button = textButton(
+        'jp-mod-minimal jp-cellmate-copy-code',
+        trans.__('Copy to notebook'),
+        trans.__('Copy this code block to the notebook as a new cell')
+      );
+      button.addEventListener('click', () => copy((pre.textContent ?? '').replace(/\n$/, '')));
+      bar.appendChild(button);
+      pre.after(bar);
     }
   }
 

@@ -1,10 +1,14 @@
 /**
  * The Cellmate side panel: header, setup banner, transcript and composer, bound to a
  * {@link CellmateController}. The root carries `data-running` for tests and styling.
+ * Esc anywhere in the pane stops a running turn (question cards take Esc first).
  */
+import type { NotebookKernelRef } from '@cellmate/protocol';
+import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Message } from '@lumino/messaging';
+import type { ISignal } from '@lumino/signaling';
 import { Panel, PanelLayout } from '@lumino/widgets';
 
 import { CellmateController } from '../controller';
@@ -16,6 +20,9 @@ import { SetupBannerWidget } from './setup-banner';
 import { TranscriptWidget } from './transcript';
 
 export const PANEL_ID = 'jp-cellmate-panel';
+
+/** Below this width (px) the header's buttons show icons only. */
+const NARROW_WIDTH = 360;
 
 export class CellmatePanel extends Panel {
   constructor(options: CellmatePanel.IOptions) {
@@ -33,7 +40,9 @@ export class CellmatePanel extends Panel {
       trans,
       onSelect: id => void controller.openChat(id),
       onNewChat: () => void this.newChat(),
-      onRetry: () => controller.reconnectNow()
+      onRetry: () => controller.reconnectNow(),
+      onRename: id => void this.renameChat(id),
+      onDelete: id => void this.deleteChat(id)
     });
     this._banner = new SetupBannerWidget({
       trans,
@@ -44,7 +53,16 @@ export class CellmatePanel extends Panel {
     this._transcript = new TranscriptWidget({
       rendermime: options.rendermime,
       trans,
-      answerQuestion: (questionId, answer) => controller.answer(questionId, answer)
+      answerQuestion: (questionId, answer) => controller.answer(questionId, answer),
+      retry: () => {
+        this._transcript.scrollToBottom();
+        return controller.retry();
+      },
+      edit: text => {
+        this._transcript.scrollToBottom();
+        return controller.retry(text);
+      },
+      copyToNotebook: options.copyToNotebook
     });
     this._composer = new ComposerWidget({
       trans,
@@ -62,6 +80,17 @@ export class CellmatePanel extends Panel {
 
     this._unsubscribe = controller.store.subscribe(this._onChat);
     controller.changed.connect(this._refresh, this);
+    this._kernelFocus = options.kernelFocus ?? null;
+    this._kernelFocus?.changed.connect(this._onKernel, this);
+    this._header.setKernel(this._kernelFocus?.current ?? null);
+    this.node.addEventListener('keydown', this._onKeyDown);
+    if (typeof ResizeObserver !== 'undefined') {
+      this._resize = new ResizeObserver(entries => {
+        const width = entries[0]?.contentRect.width ?? 0;
+        this.toggleClass('jp-mod-narrow', width > 0 && width < NARROW_WIDTH);
+      });
+      this._resize.observe(this.node);
+    }
     this._refresh();
     this._onChat(controller.store.state, { updated: [], structure: true, running: true });
   }
@@ -70,6 +99,41 @@ export class CellmatePanel extends Panel {
   async newChat(): Promise<void> {
     await this._controller.newChat();
     this.focusComposer();
+  }
+
+  /** Asks for a new title and renames the chat. */
+  async renameChat(chatId: string): Promise<void> {
+    const trans = this._trans;
+    const current = this._controller.chats.find(c => c.id === chatId)?.title ?? '';
+    const result = await InputDialog.getText({
+      title: trans.__('Rename chat'),
+      label: trans.__('New title'),
+      text: current,
+      okLabel: trans.__('Rename'),
+      cancelLabel: trans.__('Cancel')
+    });
+    const title = result.value?.trim();
+    if (result.button.accept && title && title !== current) {
+      await this._controller.rename(chatId, title);
+    }
+  }
+
+  /** Deletes the chat after a confirmation. */
+  async deleteChat(chatId: string): Promise<void> {
+    const trans = this._trans;
+    const title = this._controller.chats.find(c => c.id === chatId)?.title ?? chatId;
+    const result = await showDialog({
+      title: trans.__('Delete chat?'),
+      body: trans.__('“%1” and its transcript will be deleted. This cannot be undone.', title),
+      buttons: [
+        Dialog.cancelButton({ label: trans.__('Cancel') }),
+        Dialog.warnButton({ label: trans.__('Delete'), ariaLabel: trans.__('Delete the chat') })
+      ],
+      defaultButton: 0
+    });
+    if (result.button.accept) {
+      await this._controller.deleteChat(chatId);
+    }
   }
 
   /** Focuses the composer's textarea. */
@@ -83,6 +147,9 @@ export class CellmatePanel extends Panel {
     }
     this._unsubscribe();
     this._controller.changed.disconnect(this._refresh, this);
+    this._kernelFocus?.changed.disconnect(this._onKernel, this);
+    this.node.removeEventListener('keydown', this._onKeyDown);
+    this._resize?.disconnect();
     super.dispose();
   }
 
@@ -93,6 +160,20 @@ export class CellmatePanel extends Panel {
       this.focusComposer();
     }
   }
+
+  private _onKernel(_: unknown, kernel: NotebookKernelRef | null): void {
+    this._header.setKernel(kernel);
+  }
+
+  /** Esc stops the running turn, unless something inside the pane used the key. */
+  private readonly _onKeyDown = (event: KeyboardEvent): void => {
+    if (event.key !== 'Escape' || event.defaultPrevented || !this._controller.running) {
+      return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+    void this._controller.abort();
+  };
 
   private readonly _onChat = (state: ChatState | null, change: ChatChange): void => {
     this._transcript.render(state, change);
@@ -131,6 +212,8 @@ export class CellmatePanel extends Panel {
   private readonly _transcript: TranscriptWidget;
   private readonly _composer: ComposerWidget;
   private readonly _unsubscribe: () => void;
+  private readonly _kernelFocus: CellmatePanel.IKernelFocus | null;
+  private _resize: ResizeObserver | null = null;
 }
 
 export namespace CellmatePanel {
@@ -140,5 +223,15 @@ export namespace CellmatePanel {
     trans: TranslationBundle;
     /** Opens the settings editor on Cellmate's settings, when available. */
     openSettings?: () => void;
+    /** Inserts code as a new cell below the active cell of the current notebook. */
+    copyToNotebook?: (code: string) => void;
+    /** The focused notebook kernel, for the header's kernel line. */
+    kernelFocus?: IKernelFocus;
+  }
+
+  /** What the panel reads from the kernel focus tracker. */
+  export interface IKernelFocus {
+    readonly current: NotebookKernelRef | null;
+    readonly changed: ISignal<unknown, NotebookKernelRef | null>;
   }
 }

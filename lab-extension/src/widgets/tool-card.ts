@@ -1,7 +1,8 @@
 /**
- * A card per tool call: name, status, duration, arguments as pretty JSON and the result
- * as plain text. The card is a `<details>` the user opens; long results fold once more.
- * Updated in place so an open card stays open while the call runs and ends.
+ * A card per tool call: name, status, duration (ticking while it runs), arguments as
+ * pretty JSON and the result as plain text. The card is a `<details>` the user opens;
+ * results over 20 lines show their first lines with "Show all". Eval cards offer "Copy to
+ * notebook". Updated in place so an open card stays open while the call runs and ends.
  */
 import type { ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -9,12 +10,19 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { checkIcon, errorIcon, LabIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+import { codeOf, formatElapsed } from '../tool-format';
 import { EvalOutputView, kernelLabel } from './eval-output';
 import { IItemWidget, markItem } from './item-base';
 
-/** Results longer than this (lines or characters) start folded. */
-const LONG_LINES = 20;
+/** Results longer than this (lines or characters) start collapsed, with "Show all". */
+export const LONG_LINES = 20;
 const LONG_CHARS = 2000;
+
+/** What a card can do beyond showing the call. */
+export interface IToolCardActions {
+  /** Inserts code as a new cell below the active cell of the current notebook. */
+  copyToNotebook?(code: string): void;
+}
 
 const STATUS_ICONS: Partial<Record<ToolCallStatus, LabIcon>> = {
   ok: checkIcon,
@@ -30,7 +38,8 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     private _item: ToolCallItem,
     private readonly _trans: TranslationBundle,
     /** Renders eval outputs (untrusted); without it they show as text only. */
-    private readonly _rendermime?: IRenderMimeRegistry
+    private readonly _rendermime?: IRenderMimeRegistry,
+    private readonly _actions: IToolCardActions = {}
   ) {
     super();
     this.addClass('jp-cellmate-tool');
@@ -54,10 +63,13 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._result.className = 'jp-cellmate-tool-result';
     this._display = document.createElement('div');
     this._display.className = 'jp-cellmate-tool-display';
+    this._tools = document.createElement('div');
+    this._tools.className = 'jp-cellmate-tool-actions';
     this._card.append(
       summary,
       heading(_trans.__('Arguments')),
       this._args,
+      this._tools,
       this._display,
       this._result
     );
@@ -86,8 +98,9 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._name.textContent = item.name;
     this._title.textContent = item.title && item.title !== item.name ? item.title : '';
     this._actor.textContent = item.actor === 'model' ? '' : this._trans.__('from %1', item.actor);
-    this._duration.textContent =
-      item.durationMs !== undefined ? formatDuration(item.durationMs) : '';
+    this._updateDuration();
+    this._tick(item.status === 'running');
+    this._renderActions(item);
 
     if (previous !== item || !this._args.textContent) {
       this._args.textContent = prettyJson(item.args);
@@ -101,8 +114,63 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   }
 
   override dispose(): void {
+    this._tick(false);
     this._evalView?.dispose();
     super.dispose();
+  }
+
+  /** The final duration, or the time since the call started while it runs. */
+  private _updateDuration(): void {
+    const item = this._item;
+    if (item.durationMs !== undefined) {
+      this._duration.textContent = formatDuration(item.durationMs);
+      this._duration.dataset.elapsed = 'false';
+      return;
+    }
+    const started = Date.parse(item.time);
+    if (item.status === 'running' && Number.isFinite(started)) {
+      this._duration.textContent = formatElapsed(Date.now() - started);
+      this._duration.dataset.elapsed = 'true';
+    } else {
+      this._duration.textContent = '';
+    }
+  }
+
+  /** Ticks the elapsed time once a second while the call runs. */
+  private _tick(on: boolean): void {
+    if (on && this._timer === undefined) {
+      this._timer = window.setInterval(() => this._updateDuration(), 1000);
+    } else if (!on && this._timer !== undefined) {
+      window.clearInterval(this._timer);
+      this._timer = undefined;
+    }
+  }
+
+  /** "Copy to notebook" for cards that carry code (eval). */
+  private _renderActions(item: ToolCallItem): void {
+    const code = codeOf(item);
+    const copy = this._actions.copyToNotebook;
+    if (!code || !copy) {
+      this._tools.replaceChildren();
+      this._tools.hidden = true;
+      return;
+    }
+    this._tools.hidden = false;
+    if (this._tools.childElementCount === 0) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'jp-Button jp-mod-minimal jp-cellmate-copy-to-notebook';
+      button.textContent = this._trans.__('Copy to notebook');
+      button.setAttribute('aria-label', this._trans.__('Copy this code to the notebook as a new cell'));
+      button.title = this._trans.__('Insert the code as a new cell below the active cell');
+      button.addEventListener('click', () => {
+        const current = codeOf(this._item);
+        if (current) {
+          copy(current);
+        }
+      });
+      this._tools.appendChild(button);
+    }
   }
 
   /** The eval part: kernel badge in the summary, rewrites and rich outputs in the body. */
@@ -134,12 +202,28 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     pre.textContent = output;
     const lines = countLines(output);
     if (lines > LONG_LINES || output.length > LONG_CHARS) {
-      const fold = document.createElement('details');
-      fold.className = 'jp-cellmate-tool-output-fold';
-      const summary = document.createElement('summary');
-      summary.textContent = this._trans._n('Result (%1 line)', 'Result (%1 lines)', lines);
-      fold.append(summary, pre);
-      this._result.replaceChildren(fold);
+      // The whole text stays in the DOM (find, copy); CSS shows the first lines.
+      pre.classList.add('jp-mod-collapsed');
+      const more = document.createElement('button');
+      more.type = 'button';
+      more.className = 'jp-Button jp-mod-minimal jp-cellmate-show-all';
+      const label = (): void => {
+        const collapsed = pre.classList.contains('jp-mod-collapsed');
+        more.textContent = collapsed
+          ? this._trans._n('Show all (%1 line)', 'Show all (%1 lines)', lines)
+          : this._trans.__('Show less');
+        more.setAttribute('aria-expanded', String(!collapsed));
+      };
+      more.addEventListener('click', () => {
+        pre.classList.toggle('jp-mod-collapsed');
+        label();
+      });
+      label();
+      this._result.replaceChildren(
+        heading(this._trans._n('Result (%1 line)', 'Result (%1 lines)', lines)),
+        pre,
+        more
+      );
     } else {
       this._result.replaceChildren(heading(this._trans.__('Result')), pre);
     }
@@ -168,6 +252,8 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private readonly _result: HTMLElement;
   private readonly _display: HTMLElement;
   private readonly _kernel: HTMLElement;
+  private readonly _tools: HTMLElement;
+  private _timer: number | undefined;
   private _evalView: EvalOutputView | undefined;
   private _resultShown = false;
   private _displayShown = false;

@@ -25,7 +25,10 @@ export class TranscriptWidget extends Panel {
       rendermime: options.rendermime,
       trans: options.trans,
       onResize: () => this._follow(),
-      answerQuestion: options.answerQuestion
+      answerQuestion: options.answerQuestion,
+      retry: options.retry,
+      edit: options.edit,
+      copyToNotebook: options.copyToNotebook
     };
     this._empty = document.createElement('div');
     this._empty.className = 'jp-cellmate-empty';
@@ -53,6 +56,7 @@ export class TranscriptWidget extends Panel {
         widget.setItem(item);
       }
     }
+    this._markLastUser(items);
     this._follow();
   }
 
@@ -95,6 +99,20 @@ export class TranscriptWidget extends Panel {
     });
   }
 
+  /** Retry and Edit belong to the last user message only. */
+  private _markLastUser(items: readonly TranscriptItem[]): void {
+    let last: string | undefined;
+    for (let i = items.length - 1; i >= 0; i--) {
+      if (items[i].kind === 'user') {
+        last = items[i].id;
+        break;
+      }
+    }
+    for (const [id, widget] of this._byId) {
+      widget.toggleClass('jp-mod-last', id === last);
+    }
+  }
+
   private _follow(): void {
     if (this._stick) {
       this.node.scrollTop = this.node.scrollHeight;
@@ -118,5 +136,8 @@ export namespace TranscriptWidget {
     trans: TranslationBundle;
     /** Sends a question card's answer. */
     answerQuestion?: IItemContext['answerQuestion'];
+    retry?: IItemContext['retry'];
+    edit?: IItemContext['edit'];
+    copyToNotebook?: IItemContext['copyToNotebook'];
   }
 }
