@@ -278,7 +278,7 @@ export interface Requests {
   'chat/delete': { params: { chatId: string }; result: { deleted: boolean } };
   /** Starts a turn and returns at once; progress arrives as `chat/event` notifications. */
   'chat/send': {
-    params: { chatId: string; text: string; model: ModelSettings };
+    params: { chatId: string; text: string; model: ModelSettings; context?: SendContext };
     result: { turnId: string };
   };
   /**
@@ -302,9 +302,88 @@ export interface Requests {
   };
   /** Per-tool calls, success rate and mean duration from the audit logs. */
   'audit/metrics': { params: { chatId?: string }; result: ToolMetrics };
+  /**
+   * `@` completion in the composer: kernel variables of the chat's focused notebook kernel
+   * (read silently, nothing printed) and workspace files whose path starts with `prefix`.
+   */
+  'context/complete': { params: { chatId?: string; prefix: string }; result: { items: MentionCandidate[] } };
 }
 
 export type RequestMethod = keyof Requests;
+
+// ---------------------------------------------------------------------------------------
+// Notebook context and the notebook port (issue #5)
+
+/** What the pane attaches to `chat/send`: the notebook the user looks at and its selection. */
+export interface SendContext {
+  /** Workspace-relative path of the active (last focused) notebook. */
+  notebookPath?: string;
+  /** 0-based indices of the selected cells (the active cell at least) in that notebook. */
+  selectedCells?: number[];
+}
+
+/** One `@` completion: a kernel variable or a workspace file. */
+export interface MentionCandidate {
+  kind: 'variable' | 'file';
+  /** What follows `@` when chosen, e.g. `df`, `data/sales.csv`. */
+  name: string;
+  /** One line: `DataFrame 3×2`, `list len 4`, `file 1.2 kB`. */
+  detail: string;
+}
+
+/** Cell metadata Cellmate puts on cells the agent created. */
+export interface CellmateCellMark {
+  created_by: 'agent';
+  chat: string;
+}
+
+/** A cell as the notebook port reads it (nbformat 4 shape; `source` joined). */
+export interface NotebookCellData {
+  id: string;
+  cell_type: 'code' | 'markdown' | 'raw';
+  source: string;
+  metadata: Record<string, unknown>;
+  outputs?: unknown[];
+  execution_count?: number | null;
+}
+
+/** A new cell to insert. */
+export interface NewNotebookCell {
+  cell_type: 'code' | 'markdown' | 'raw';
+  source: string;
+}
+
+/** One edit of a notebook; an edit request applies its list in order, all or nothing. */
+export type NotebookEditOp =
+  | { op: 'insert'; index: number; cells: NewNotebookCell[] }
+  | { op: 'replace'; cellId: string; source: string; cellType?: 'code' | 'markdown' | 'raw' }
+  | { op: 'delete'; cellId: string }
+  | { op: 'move'; cellId: string; toIndex: number };
+
+/**
+ * Requests the server sends to a pane (server → pane) about notebooks open in that pane's
+ * JupyterLab: edits go through the open document's model so the user sees them at once and
+ * undo works. Paths are workspace-relative.
+ */
+export interface PaneRequests {
+  'notebook/open-documents': { params: Record<string, never>; result: { paths: string[] } };
+  'notebook/read': {
+    params: { path: string };
+    result: { cells: NotebookCellData[]; nbformat: number; nbformat_minor: number; metadata: Record<string, unknown> };
+  };
+  /** Applies the ops in one undoable transaction; new cells get `mark` as `metadata.cellmate`. */
+  'notebook/edit': {
+    params: { path: string; ops: NotebookEditOp[]; mark: CellmateCellMark };
+    result: { insertedIds: string[]; cellCount: number };
+  };
+  /** Runs code cells one after another in the notebook's kernel; cancelling interrupts it. */
+  'notebook/run': {
+    params: { path: string; cellIds: string[] };
+    result: { cells: NotebookCellData[]; status: 'ok' | 'error' | 'aborted' };
+  };
+}
+
+export type PaneRequestMethod = keyof PaneRequests;
 
 /** Server → pane notifications. */
 export interface Notifications {

@@ -6,9 +6,13 @@ import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
 import { builtinTools } from './tools/index.js';
 import { createEvalTool } from './tools/eval/eval.js';
+import { createNotebookTools } from './tools/notebook/notebook.js';
+import { PaneHub } from './tools/notebook/pane-hub.js';
+import { ContextService } from './context/context-service.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
+import type { ToolDefinition } from './tools/define-tool.js';
 import { listenOnSocket, serveStream, type SocketServer } from './transport/socket-server.js';
 
 /** Options of {@link startServer}. */
@@ -74,6 +78,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     const idleTimeoutMs = options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger);
     registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs }));
   }
+  // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
+  const panes = new PaneHub();
+  if (!registry.list().some((t) => t.name === 'notebook_edit')) {
+    for (const tool of createNotebookTools({ port: panes, kernels: kernels || undefined })) registry.register(tool as unknown as ToolDefinition);
+  }
+  const context = new ContextService({ workspace, kernels: kernels || undefined, port: panes });
   const callLog = registry.onDidCall((c) => logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`));
   const service = new ChatService({
     workspace,
@@ -86,7 +96,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     maxRetries: options.maxRetries,
     fetch: options.fetch,
     kernels,
-    harness
+    harness,
+    panes,
+    expandContext: (chatId, text, ctx) => context.expand(chatId, text, ctx),
+    completeMention: (chatId, prefix) => context.complete(chatId, prefix)
   });
 
   let socket: SocketServer | undefined;

@@ -1,5 +1,5 @@
-import type { Chat, ChatEvent, ChatSummary, ModelSettings, NotebookKernelRef, ProviderStatus, UserItem } from '@cellmate/protocol';
-import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
+import type { Chat, ChatEvent, ChatSummary, MentionCandidate, ModelSettings, NotebookKernelRef, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
+import { Emitter, type Disposable, type Event, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import { runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { loadConfigFile } from '../config/config-file.js';
@@ -37,6 +37,15 @@ export interface ChatServiceOptions {
   harness?: HarnessServices;
   /** Where the pane's focused notebook kernel goes (`chat/context`; the eval tool's kernels). */
   kernels?: KernelContextSink;
+  /**
+   * Expands `@` mentions and the pane's notebook context into the text the model receives
+   * (`modelText`); `note` is the transcript's short "context attached" line (issue #5).
+   */
+  expandContext?: (chatId: string, text: string, context: SendContext | undefined) => Promise<{ modelText: string; note?: string } | undefined>;
+  /** `@` completion (`context/complete`). */
+  completeMention?: (chatId: string | undefined, prefix: string) => Promise<MentionCandidate[]>;
+  /** The panes that serve the notebook port (interactive connections attach here). */
+  panes?: { attach(connection: MessageConnection): Disposable };
 }
 
 /** Receives the notebook kernel the pane has focused (SPEC EVAL-2). */
@@ -72,6 +81,16 @@ export class ChatService {
   /** The harness services (question answers, metrics), when the server wired them. */
   get harness(): HarnessServices | undefined {
     return this.options.harness;
+  }
+
+  /** `@` completion candidates (issue #5); none without a context service. */
+  completeMention(chatId: string | undefined, prefix: string): Promise<MentionCandidate[]> {
+    return this.options.completeMention?.(chatId, prefix) ?? Promise.resolve([]);
+  }
+
+  /** The notebook port's panes, when the server has them. */
+  get panes(): { attach(connection: MessageConnection): Disposable } | undefined {
+    return this.options.panes;
   }
 
   /** The eval tool's kernels, when the server has them. */
@@ -143,11 +162,13 @@ export class ChatService {
    * Starts a turn and returns its id at once; progress arrives through `onEvent`.
    * @throws CellmateError ChatNotFound, TurnRunning or ProviderUnavailable
    */
-  async send(chatId: string, text: string, settings: ModelSettings, prepare?: (record: ChatRecord) => void): Promise<{ turnId: string }> {
+  async send(chatId: string, text: string, settings: ModelSettings, prepare?: (record: ChatRecord) => void, context?: SendContext): Promise<{ turnId: string }> {
     const record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const config = await loadConfigFile(this.options.env);
     const model = createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
+    // `@` mentions and the pane's notebook context become a summary block for the model (issue #5).
+    const expanded = this.options.expandContext ? await this.options.expandContext(chatId, text, context).catch(() => undefined) : undefined;
     if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await
     prepare?.(record);
     const secrets = (['openai', 'anthropic', 'openai-compatible'] as const)
@@ -163,9 +184,10 @@ export class ChatService {
       record.chat.title = titleFromMessage(text);
       record.titleSource = 'auto';
     }
-    record.messages.push({ role: 'user', content: text });
+    record.messages.push({ role: 'user', content: expanded?.modelText ?? text });
     this.emit(chatId, { type: 'turn-started', turnId });
     this.emit(chatId, { type: 'item-added', item: user });
+    if (expanded?.note) this.emit(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'info', text: expanded.note } });
     this.listChanged();
 
     const tools = this.options.registry.declared(); // deferred tools reach the prompt via tool_search

@@ -13,6 +13,12 @@ const modelSettings = z.object({
   acceptsImages: z.boolean().optional()
 });
 
+/** The pane's notebook context on `chat/send` (issue #5). */
+const sendContext = z.object({
+  notebookPath: z.string().max(4096).optional(),
+  selectedCells: z.array(z.number().int().min(0)).max(10_000).optional()
+});
+
 /** Runtime schemas of every request's params (the pane is another program; check what arrives). */
 const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'cellmate/hello': z.object({ protocolVersion: z.number(), interactive: z.boolean().optional() }),
@@ -22,7 +28,7 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'chat/get': z.object({ chatId }),
   'chat/rename': z.object({ chatId, title: z.string().max(500) }),
   'chat/delete': z.object({ chatId }),
-  'chat/send': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings }) as unknown as z.ZodType<Requests['chat/send']['params']>,
+  'chat/send': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings, context: sendContext.optional() }) as unknown as z.ZodType<Requests['chat/send']['params']>,
   'chat/retry': z.object({ chatId, model: modelSettings }) as unknown as z.ZodType<Requests['chat/retry']['params']>,
   'chat/edit': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings }) as unknown as z.ZodType<Requests['chat/edit']['params']>,
   'chat/abort': z.object({ chatId }),
@@ -38,6 +44,7 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
       z.object({ action: z.literal('skip') })
     ])
   }),
+  'context/complete': z.object({ chatId: chatId.optional(), prefix: z.string().max(1000) }),
   'audit/metrics': z.union([z.object({ chatId: chatId.optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ chatId?: string }>
 };
 

@@ -29,7 +29,8 @@ export function createRequestHandlers(service: ChatService, workspace: string, o
     'chat/get': (params) => service.get(params.chatId),
     'chat/rename': (params) => service.rename(params.chatId, params.title),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
-    'chat/send': (params) => service.send(params.chatId, params.text, params.model),
+    'chat/send': (params) => service.send(params.chatId, params.text, params.model, undefined, params.context),
+    'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix) }),
     'chat/retry': (params) => service.retry(params.chatId, params.model),
     'chat/edit': (params) => service.retry(params.chatId, params.model, params.text),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
@@ -59,8 +60,11 @@ export function createRequestHandlers(service: ChatService, workspace: string, o
 export function attachConnection(connection: MessageConnection, service: ChatService, workspace: string, logger: Logger): Disposable {
   // A connection that says `interactive: true` in hello is a person (questions may ask it).
   let presence: Disposable | undefined;
+  let pane: Disposable | undefined;
   const handlers = createRequestHandlers(service, workspace, () => {
     presence ??= service.harness?.presence.attach();
+    // A person's pane serves the notebook port (server → pane requests, issue #5).
+    pane ??= service.panes?.attach(connection);
   });
   for (const method of Object.keys(handlers) as RequestMethod[]) {
     register(connection, method, handlers, logger);
@@ -73,6 +77,7 @@ export function attachConnection(connection: MessageConnection, service: ChatSer
     dispose: () => {
       subscriptions.forEach((s) => s.dispose());
       presence?.dispose();
+      pane?.dispose();
     }
   };
 }

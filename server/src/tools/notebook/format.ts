@@ -1,0 +1,69 @@
+/**
+ * Notebook cells as the model reads them: numbered, with ids, sources, and outputs sized
+ * for a context window (each output's text cut to {@link MAX_OUTPUT_CHARS}, images and
+ * HTML named, never inlined). Pure.
+ */
+import type { EvalOutcome } from '@cellmate/kernel-bridge';
+import type { NotebookCellData } from '@cellmate/protocol';
+
+export const MAX_OUTPUT_CHARS = 2_000;
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : Array.isArray(v) ? v.join('') : JSON.stringify(v));
+
+function cut(s: string): string {
+  return s.length > MAX_OUTPUT_CHARS ? `${s.slice(0, MAX_OUTPUT_CHARS)}… [${s.length - MAX_OUTPUT_CHARS} more characters not shown]` : s;
+}
+
+/** One nbformat output as a few lines of text. */
+export function describeOutput(output: unknown): string {
+  const o = (output ?? {}) as Record<string, unknown>;
+  switch (o.output_type) {
+    case 'stream':
+      return cut(text(o.text).replace(ANSI, '').replace(/\n$/, ''));
+    case 'error':
+      return cut(`${String(o.ename)}: ${String(o.evalue)}`.replace(ANSI, ''));
+    case 'execute_result':
+    case 'display_data': {
+      const data = (o.data ?? {}) as Record<string, unknown>;
+      const image = Object.keys(data).find((m) => m.startsWith('image/'));
+      if (image) return `[${image} output]`;
+      if (data['text/plain'] !== undefined) return cut(text(data['text/plain']));
+      if (data['text/html'] !== undefined) return `[HTML output, ${text(data['text/html']).length} characters]`;
+      return `[${Object.keys(data).join(', ') || 'empty'} output]`;
+    }
+    default:
+      return '[unknown output]';
+  }
+}
+
+/** Cells `from`…`to` of a notebook for the model. */
+export function describeCells(cells: readonly NotebookCellData[], from = 0, to = cells.length): string {
+  const lines: string[] = [];
+  for (let i = from; i < Math.min(to, cells.length); i++) {
+    const c = cells[i]!;
+    const mark = (c.metadata as { cellmate?: { created_by?: string } }).cellmate?.created_by === 'agent' ? ', made by the agent' : '';
+    const exec = c.cell_type === 'code' ? `, execution_count ${c.execution_count ?? 'none'}` : '';
+    lines.push(`[${i}] id=${c.id} ${c.cell_type}${exec}${mark}`);
+    lines.push(c.source.length ? c.source.replace(/^/gm, '    ') : '    (empty)');
+    const outs = c.outputs ?? [];
+    if (outs.length) {
+      lines.push('  outputs:');
+      for (const o of outs) lines.push(describeOutput(o).replace(/^/gm, '    '));
+    }
+  }
+  return lines.join('\n');
+}
+
+/** An eval outcome's outputs as nbformat outputs (for writing a closed notebook's cell). */
+export function toNbformatOutputs(outcome: EvalOutcome): unknown[] {
+  return outcome.outputs.map((o) => {
+    if (o.type === 'stream') return { output_type: 'stream', name: o.name, text: o.text };
+    if (o.type === 'error') return { output_type: 'error', ename: o.ename, evalue: o.evalue, traceback: o.traceback };
+    return o.result
+      ? { output_type: 'execute_result', data: o.data, metadata: {}, execution_count: outcome.executionCount ?? null }
+      : { output_type: 'display_data', data: o.data, metadata: {} };
+  });
+}

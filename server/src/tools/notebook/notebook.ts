@@ -1,0 +1,254 @@
+/**
+ * Notebook tools (issue #5): `notebook_read` (read), `notebook_edit` (write),
+ * `notebook_run` (exec). When a pane has the notebook open, reads, edits and runs go
+ * through that pane's open document (the notebook port): the user sees the change at once,
+ * an edit is one undoable step, and cells run in the notebook's own kernel. Otherwise the
+ * `.ipynb` is edited on disk atomically (ids, metadata and the nbformat minor version kept)
+ * and cells run in the chat's kernel through the eval machinery, their outputs written back.
+ */
+import { readFile } from 'node:fs/promises';
+import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from '@cellmate/protocol';
+import { z } from 'zod';
+import type { KernelManager } from '../../kernels/kernel-manager.js';
+import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
+import { defineTool, type ToolContext } from '../define-tool.js';
+import { ToolInputError } from '../errors.js';
+import { resolveForWrite, writeFileAtomic } from '../file-io.js';
+import { resolveWorkspacePath } from '../workspace-path.js';
+import { describeCells, describeOutput, toNbformatOutputs } from './format.js';
+import { applyEdits, findCell, NotebookFormatError, parseNotebook, serializeNotebook, toCellData, type IpynbNotebook } from './ipynb.js';
+import type { NotebookPort, PaneTarget } from './pane-hub.js';
+
+/** The three sections of `notebook.md`, split on `<!-- tool_name -->` lines. */
+function section(name: string): string {
+  const md = TOOL_DESCRIPTIONS.notebook;
+  const start = md.indexOf(`<!-- ${name} -->`);
+  const rest = md.slice(start + name.length + 9);
+  const end = rest.indexOf('<!-- notebook_');
+  return (end >= 0 ? rest.slice(0, end) : rest).trim();
+}
+
+const ipynbPath = z
+  .string({ error: 'must be a notebook path relative to the workspace, e.g. "analysis.ipynb"' })
+  .min(1)
+  .refine((p) => p.endsWith('.ipynb'), { error: 'must name an .ipynb file' })
+  .describe('Notebook path relative to the workspace, e.g. "analysis.ipynb".');
+const cellType = z.enum(['code', 'markdown', 'raw']);
+const cellId = z.string().min(1).describe('A cell id from notebook_read (or "#<index>" in notebooks without ids).');
+
+export const notebookReadParameters = z.strictObject({
+  path: ipynbPath,
+  offset: z.number().int().min(0).optional().describe('0-based index of the first cell. Default 0.'),
+  limit: z.number().int().min(1).max(200).optional().describe('Maximum cells to return. Default 50.')
+});
+
+const editSchema = z.discriminatedUnion('action', [
+  z.strictObject({
+    action: z.literal('insert'),
+    index: z.number().int().min(0).describe('Position of the first new cell (0 = top; the cell count = append).'),
+    cells: z.array(z.strictObject({ cell_type: cellType.default('code'), source: z.string() })).min(1).max(50)
+  }),
+  z.strictObject({ action: z.literal('replace'), cell_id: cellId, source: z.string(), cell_type: cellType.optional() }),
+  z.strictObject({ action: z.literal('delete'), cell_id: cellId }),
+  z.strictObject({ action: z.literal('move'), cell_id: cellId, to_index: z.number().int().min(0) })
+]);
+
+export const notebookEditParameters = z.strictObject({
+  path: ipynbPath,
+  edits: z.array(editSchema).min(1).max(50).describe('Applied in order, all or nothing, as one undoable step.')
+});
+
+export const notebookRunParameters = z.strictObject({
+  path: ipynbPath,
+  cell_ids: z.array(cellId).min(1).max(50).describe('Code cells to run, in this order.')
+});
+
+export interface NotebookToolsOptions {
+  port: NotebookPort;
+  /** Kernels for running cells of notebooks no pane has open (the chat's kernel). */
+  kernels?: KernelManager;
+}
+
+function toOps(edits: z.output<typeof notebookEditParameters>['edits']): NotebookEditOp[] {
+  return edits.map((e) => {
+    switch (e.action) {
+      case 'insert':
+        return { op: 'insert', index: e.index, cells: e.cells.map((c) => ({ cell_type: c.cell_type, source: c.source })) };
+      case 'replace':
+        return { op: 'replace', cellId: e.cell_id, source: e.source, ...(e.cell_type ? { cellType: e.cell_type } : {}) };
+      case 'delete':
+        return { op: 'delete', cellId: e.cell_id };
+      case 'move':
+        return { op: 'move', cellId: e.cell_id, toIndex: e.to_index };
+    }
+  });
+}
+
+async function loadDisk(absolute: string, relative: string): Promise<IpynbNotebook> {
+  let text: string;
+  try {
+    text = await readFile(absolute, 'utf8');
+  } catch {
+    throw new ToolInputError(`${relative} does not exist. Create notebooks with the write tool, or check the path with glob "*.ipynb".`);
+  }
+  try {
+    return parseNotebook(text);
+  } catch (e) {
+    throw new ToolInputError(`${relative} is not a valid nbformat 4 notebook: ${(e as Error).message}. It was not changed.`);
+  }
+}
+
+async function openIn(port: NotebookPort, relative: string, ctx: ToolContext): Promise<PaneTarget | undefined> {
+  return port.find(relative, ctx.signal).catch(() => undefined);
+}
+
+/** Builds the three notebook tools around a notebook port (and kernels for closed notebooks). */
+export function createNotebookTools(options: NotebookToolsOptions) {
+  const read = defineTool({
+    name: 'notebook_read',
+    tier: 'read',
+    description: section('notebook_read'),
+    parameters: notebookReadParameters,
+    examples: [
+      { args: { path: 'analysis.ipynb' }, comment: 'all cells (up to 50) with ids and outputs' },
+      { args: { path: 'analysis.ipynb', offset: 50, limit: 50 }, comment: 'the next 50 cells' }
+    ],
+    timeoutMs: 30_000,
+    policySubjects: (args) => [args.path],
+    async execute(args, ctx) {
+      const resolved = await resolveWorkspacePath(ctx.workspace, args.path);
+      const pane = await openIn(options.port, resolved.relative, ctx);
+      let cells: NotebookCellData[];
+      let where: string;
+      if (pane) {
+        cells = (await pane.request('notebook/read', { path: resolved.relative }, ctx.signal)).cells;
+        where = 'open in JupyterLab (the live document, including unsaved changes)';
+      } else {
+        const nb = await loadDisk(resolved.absolute, resolved.relative);
+        cells = nb.cells.map((_, i) => toCellData(nb, i));
+        where = 'on disk (not open in JupyterLab)';
+      }
+      const from = args.offset ?? 0;
+      const to = Math.min(cells.length, from + (args.limit ?? 50));
+      const more = to < cells.length ? `\n(cells ${from}–${to - 1} of ${cells.length}; call again with offset=${to} for more)` : '';
+      return {
+        title: `${resolved.relative} (${cells.length} cells)`,
+        output: `${resolved.relative}: ${cells.length} cells, ${where}.\n${describeCells(cells, from, to)}${more}`,
+        metadata: { open: !!pane }
+      };
+    }
+  });
+
+  const edit = defineTool({
+    name: 'notebook_edit',
+    tier: 'write',
+    description: section('notebook_edit'),
+    parameters: notebookEditParameters,
+    examples: [
+      { args: { path: 'analysis.ipynb', edits: [{ action: 'insert', index: 2, cells: [{ cell_type: 'code', source: 'df.describe()' }] }] }, comment: 'insert a code cell before the third cell' },
+      { args: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'a1b2c3d4', source: 'df = load()' }] }, comment: 'rewrite one cell (its outputs are cleared)' },
+      { args: { path: 'analysis.ipynb', edits: [{ action: 'move', cell_id: 'a1b2c3d4', to_index: 0 }, { action: 'delete', cell_id: 'e5f6a7b8' }] }, comment: 'reorder and delete in one step' }
+    ],
+    timeoutMs: 30_000,
+    policySubjects: (args) => [args.path],
+    async execute(args, ctx) {
+      const resolved = await resolveForWrite(ctx.workspace, args.path);
+      const ops = toOps(args.edits);
+      const mark: CellmateCellMark = { created_by: 'agent', chat: ctx.chatId };
+      const pane = await openIn(options.port, resolved.relative, ctx);
+      const summary = args.edits.map((e) => (e.action === 'insert' ? `insert ${e.cells.length} at ${e.index}` : `${e.action} ${e.cell_id}`)).join(', ');
+      if (pane) {
+        let r: { insertedIds: string[]; cellCount: number };
+        try {
+          r = await pane.request('notebook/edit', { path: resolved.relative, ops, mark }, ctx.signal);
+        } catch (e) {
+          throw new ToolInputError(`Could not edit ${resolved.relative} in JupyterLab: ${(e as Error).message}. Nothing was changed.`);
+        }
+        return {
+          title: `${resolved.relative}: ${summary}`,
+          output: `Edited ${resolved.relative} in the open notebook (${summary}); it now has ${r.cellCount} cells. ${
+            r.insertedIds.length ? `New cell ids: ${r.insertedIds.join(', ')}. ` : ''
+          }The user sees the change at once and can undo it; the file on disk changes when the notebook is saved.`,
+          metadata: { open: true, insertedIds: r.insertedIds }
+        };
+      }
+      const nb = await loadDisk(resolved.absolute, resolved.relative);
+      let result: ReturnType<typeof applyEdits>;
+      try {
+        result = applyEdits(nb, ops, mark);
+      } catch (e) {
+        if (e instanceof NotebookFormatError) throw new ToolInputError(`${e.message}. Nothing was changed; call notebook_read for the current cells.`);
+        throw e;
+      }
+      await writeFileAtomic(resolved.absolute, serializeNotebook(result.notebook));
+      return {
+        title: `${resolved.relative}: ${summary}`,
+        output: `Edited ${resolved.relative} on disk (${summary}); it now has ${result.notebook.cells.length} cells. ${
+          result.insertedIds.length ? `New cell ids: ${result.insertedIds.join(', ')}.` : ''
+        }`.trim(),
+        metadata: { open: false, insertedIds: result.insertedIds, changedFiles: [resolved.relative] }
+      };
+    }
+  });
+
+  const run = defineTool({
+    name: 'notebook_run',
+    tier: 'exec',
+    description: section('notebook_run'),
+    parameters: notebookRunParameters,
+    examples: [{ args: { path: 'analysis.ipynb', cell_ids: ['a1b2c3d4', 'e5f6a7b8'] }, comment: 'run two cells in order' }],
+    // Cells may run long; the user's Stop interrupts them.
+    timeoutMs: 2 ** 31 - 1,
+    policySubjects: (args) => [args.path],
+    async execute(args, ctx) {
+      const resolved = await resolveForWrite(ctx.workspace, args.path);
+      const pane = await openIn(options.port, resolved.relative, ctx);
+      if (pane) {
+        const r = await pane.request('notebook/run', { path: resolved.relative, cellIds: args.cell_ids }, ctx.signal);
+        return runResult(resolved.relative, r.cells, r.status, 'in the open notebook, with its kernel');
+      }
+      if (!options.kernels) throw new ToolInputError(`${resolved.relative} is not open in JupyterLab and this server has no kernels; open the notebook to run its cells.`);
+      const nb = await loadDisk(resolved.absolute, resolved.relative);
+      for (const id of args.cell_ids) {
+        const i = findCell(nb, id);
+        if (i < 0) throw new ToolInputError(`No cell with id "${id}" in ${resolved.relative}; call notebook_read for the ids.`);
+        if (nb.cells[i]!.cell_type !== 'code') throw new ToolInputError(`Cell "${id}" is a ${nb.cells[i]!.cell_type} cell; only code cells run.`);
+      }
+      const { handle } = await options.kernels.acquire(ctx.chatId, 'python');
+      const ran: Array<{ id: string; outputs: unknown[]; count: number | null }> = [];
+      let status: 'ok' | 'error' | 'aborted' = 'ok';
+      for (const id of args.cell_ids) {
+        const cell = nb.cells[findCell(nb, id)]!;
+        const outcome = await handle.session.run({ code: Array.isArray(cell.source) ? cell.source.join('') : cell.source, signal: ctx.signal });
+        ran.push({ id, outputs: toNbformatOutputs(outcome), count: outcome.executionCount ?? null });
+        if (outcome.status !== 'ok') {
+          status = outcome.status === 'error' ? 'error' : 'aborted';
+          break;
+        }
+      }
+      // Write the outputs into the file as it is now (someone may have changed it meanwhile).
+      const now = await loadDisk(resolved.absolute, resolved.relative);
+      for (const r of ran) {
+        const i = findCell(now, r.id);
+        if (i >= 0) now.cells[i] = { ...now.cells[i]!, outputs: r.outputs, execution_count: r.count };
+      }
+      await writeFileAtomic(resolved.absolute, serializeNotebook(now));
+      const cells = ran.map((r) => toCellData(now, Math.max(0, findCell(now, r.id))));
+      return { ...runResult(resolved.relative, cells, status, `on disk, in the ${handle.info.name} kernel (${handle.info.origin === 'notebook' ? `of ${handle.info.notebookPath ?? 'the focused notebook'}` : 'private to this chat'})`), metadata: { open: false, changedFiles: [resolved.relative] } };
+    }
+  });
+
+  return [read, edit, run] as const;
+}
+
+function runResult(path: string, cells: NotebookCellData[], status: 'ok' | 'error' | 'aborted', where: string) {
+  const lines = [`Ran ${cells.length} cell(s) of ${path} ${where}.`];
+  for (const c of cells) {
+    lines.push(`[id=${c.id}] execution_count ${c.execution_count ?? 'none'}`);
+    for (const o of c.outputs ?? []) lines.push(describeOutput(o).replace(/^/gm, '    '));
+    if (!c.outputs?.length) lines.push('    (no output)');
+  }
+  if (status === 'aborted') lines.push('[Interrupted: the user stopped the turn; the kernel was interrupted and later cells did not run.]');
+  if (status === 'error') lines.push('[A cell raised an error; later cells did not run.]');
+  return { title: `${path}: ran ${cells.length} cell(s)${status === 'ok' ? '' : ` — ${status}`}`, output: lines.join('\n') };
+}

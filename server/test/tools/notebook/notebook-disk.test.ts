@@ -1,0 +1,81 @@
+/**
+ * Issue #5, notebook tools on a closed notebook: edits go to the `.ipynb` atomically, keep
+ * every other cell's id and metadata and the nbformat minor version, mark agent cells, and
+ * the result validates with `nbformat` from the project venv.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createNotebookTools } from '../../../src/tools/notebook/notebook.js';
+import { ToolRegistry } from '../../../src/tools/registry.js';
+import { tempDir } from '../../helpers/temp.js';
+
+const venvPython = path.resolve(__dirname, '../../../../.venv/bin/python');
+const noPane = { find: async () => undefined };
+const registry = new ToolRegistry(createNotebookTools({ port: noPane }) as never);
+const ctx = (workspace: string) => ({ workspace, signal: new AbortController().signal, actor: 'model' as const, chatId: 'chat-1' });
+
+const NB = {
+  cells: [
+    { cell_type: 'markdown', id: 'intro', metadata: { tags: ['keep'] }, source: ['# Title\n', 'text'] },
+    { cell_type: 'code', id: 'load', metadata: { collapsed: false, custom: { x: 1 } }, source: 'x = 1', execution_count: 3, outputs: [{ output_type: 'stream', name: 'stdout', text: 'hi\n' }] }
+  ],
+  metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' }, custom_top: true },
+  nbformat: 4,
+  nbformat_minor: 5
+};
+
+describe('notebook tools on disk (issue #5)', () => {
+  it('insert two cells, replace, move, delete: ids/metadata elsewhere untouched, agent cells marked, nbformat-valid', async () => {
+    const ws = await tempDir();
+    await writeFile(path.join(ws, 'a.ipynb'), JSON.stringify(NB));
+    const r = await registry.call('notebook_edit', {
+      path: 'a.ipynb',
+      edits: [{ action: 'insert', index: 1, cells: [{ cell_type: 'code', source: 'y = 2\nprint(y)' }, { cell_type: 'markdown', source: 'note' }] }]
+    }, ctx(ws));
+    expect(r.ok).toBe(true);
+    const nb = JSON.parse(await readFile(path.join(ws, 'a.ipynb'), 'utf8'));
+    expect(nb.nbformat_minor).toBe(5);
+    expect(nb.metadata).toEqual(NB.metadata);
+    expect(nb.cells.map((c: { id: string }) => c.id).slice(0, 1)).toEqual(['intro']);
+    expect(nb.cells[0]).toEqual(NB.cells[0]);
+    expect(nb.cells[3]).toEqual(NB.cells[1]);
+    expect(nb.cells[1]).toMatchObject({ cell_type: 'code', source: ['y = 2\n', 'print(y)'], outputs: [], execution_count: null, metadata: { cellmate: { created_by: 'agent', chat: 'chat-1' } } });
+    expect(nb.cells[2].outputs).toBeUndefined();
+    expect(nb.cells[1].id).toMatch(/^[0-9a-f]{8}$/);
+
+    const moved = await registry.call('notebook_edit', { path: 'a.ipynb', edits: [{ action: 'move', cell_id: 'load', to_index: 0 }, { action: 'delete', cell_id: nb.cells[2].id }] }, ctx(ws));
+    expect(moved.ok).toBe(true);
+    const after = JSON.parse(await readFile(path.join(ws, 'a.ipynb'), 'utf8'));
+    expect(after.cells.map((c: { id: string }) => c.id)).toEqual(['load', 'intro', nb.cells[1].id]);
+
+    const bad = await registry.call('notebook_edit', { path: 'a.ipynb', edits: [{ action: 'delete', cell_id: 'nope' }] }, ctx(ws));
+    expect(bad).toMatchObject({ ok: false });
+    expect(bad.output).toContain('no cell with id "nope"');
+
+    const read = await registry.call('notebook_read', { path: 'a.ipynb' }, ctx(ws));
+    expect(read.output).toContain('[0] id=load code, execution_count 3');
+    expect(read.output).toContain('made by the agent');
+
+    if (existsSync(venvPython)) {
+      execFileSync(venvPython, ['-c', 'import nbformat,sys; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))', path.join(ws, 'a.ipynb')]);
+    }
+  });
+
+  it('nbformat 4.4 notebooks get no ids (minor kept) and cells are addressed as #index', async () => {
+    const ws = await tempDir();
+    const old = { ...NB, nbformat_minor: 4, cells: NB.cells.map(({ id: _id, ...c }) => c) };
+    await writeFile(path.join(ws, 'old.ipynb'), JSON.stringify(old));
+    const r = await registry.call('notebook_edit', { path: 'old.ipynb', edits: [{ action: 'replace', cell_id: '#1', source: 'x = 2' }, { action: 'insert', index: 2, cells: [{ cell_type: 'code', source: 'x' }] }] }, ctx(ws));
+    expect(r.ok).toBe(true);
+    const nb = JSON.parse(await readFile(path.join(ws, 'old.ipynb'), 'utf8'));
+    expect(nb.nbformat_minor).toBe(4);
+    expect(nb.cells.some((c: { id?: string }) => 'id' in c)).toBe(false);
+    expect(nb.cells[1]).toMatchObject({ source: ['x = 2'], outputs: [], metadata: NB.cells[1]!.metadata });
+    if (existsSync(venvPython)) {
+      execFileSync(venvPython, ['-c', 'import nbformat,sys; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))', path.join(ws, 'old.ipynb')]);
+    }
+  });
+});
