@@ -87,12 +87,17 @@ describe('eval shares the notebook kernel (issue #3)', () => {
     await jupyter?.stop();
   });
 
+  /** Runs one notebook cell the way a user does (the notebook's own connection). */
   async function runNotebookCell(index: number): Promise<void> {
-    await page.evaluate(async i => {
-      const app = (window as unknown as { jupyterapp: App }).jupyterapp;
+    // Focus the notebook first: after a click in the pane, notebook commands may not apply.
+    await page.locator('.jp-Notebook .jp-Cell').nth(index).locator('.jp-InputPrompt').click();
+    const ran = await page.evaluate(async i => {
+      const app = (window as unknown as { jupyterapp: App & { commands: { isEnabled(id: string): boolean } } }).jupyterapp;
       app.shell.currentWidget!.content.activeCellIndex = i;
-      await app.commands.execute('notebook:run-cell');
+      if (!app.commands.isEnabled('notebook:run-cell')) return 'notebook:run-cell is disabled';
+      return String(await app.commands.execute('notebook:run-cell'));
     }, index);
+    expect(ran).not.toContain('disabled');
   }
 
   it('a notebook variable is visible to eval, and an eval variable to the notebook', async () => {
