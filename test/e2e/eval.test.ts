@@ -32,6 +32,7 @@ const SCRIPT = {
               'import pandas as pd, matplotlib.pyplot as plt',
               'from_agent = "hello from eval"',
               'print("agent sees:", shared_from_notebook + 1)',
+              'print("bridge read:", tool("read", {"path": "notes.md"}).splitlines()[0].split("\\t")[1])',
               'df = pd.DataFrame({"kiln": ["north", "south"], "peak_c": [1240, 1180]})',
               'display(df)',
               'plt.figure(figsize=(3, 2)); plt.bar(df.kiln, df.peak_c); plt.show()'
@@ -68,7 +69,7 @@ describe('eval shares the notebook kernel (issue #3)', () => {
 
   beforeAll(async () => {
     jupyter = await startJupyter({
-      files: { 'analysis.ipynb': JSON.stringify(NOTEBOOK), 'scripts/eval.json': JSON.stringify(SCRIPT) },
+      files: { 'analysis.ipynb': JSON.stringify(NOTEBOOK), 'scripts/eval.json': JSON.stringify(SCRIPT), 'notes.md': 'kiln notes\n' },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/eval.json' }
     });
     browser = await launchBrowser();
@@ -121,6 +122,8 @@ describe('eval shares the notebook kernel (issue #3)', () => {
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
     const text = await card.innerText();
     expect(text).toContain('agent sees: 1235');
+    // tool() rode the agent's own connection's stdin: the notebook must not see "pending input".
+    expect(text).toContain('bridge read: kiln notes');
     // The card names the notebook's kernel, and the model's result does too.
     expect(await card.locator('.jp-cellmate-tool-kernel').innerText()).toContain('analysis.ipynb');
     expect(text).toContain('shared with the notebook');
