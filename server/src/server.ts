@@ -102,6 +102,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     completeMention: (chatId, prefix) => context.complete(chatId, prefix)
   });
 
+  // A deleted chat's private kernels are stopped.
+  const kernelRetention = kernels && service.onListChanged((chats) => void kernels.retainChats(new Set(chats.map((c) => c.id))));
   let socket: SocketServer | undefined;
   let closeStdio: (() => void) | undefined;
   try {
@@ -114,6 +116,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       throw new Error('startServer needs socketPath or stdio.');
     }
   } catch (error) {
+    kernelRetention?.dispose();
     await service.dispose();
     await kernels?.dispose();
     throw error;
@@ -128,6 +131,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       disposing ??= (async () => {
         await socket?.dispose();
         closeStdio?.();
+        kernelRetention?.dispose();
         await service.dispose();
         await kernels?.dispose();
         await harness.audit.flush();

@@ -190,6 +190,14 @@ export class KernelManager {
     return k;
   }
 
+  /** Stops the private kernels of chats that no longer exist (deleted chats). */
+  async retainChats(chatIds: ReadonlySet<string>): Promise<void> {
+    const gone = [...this.privates.entries()].filter(([key]) => !chatIds.has(key.split('\u0000')[0]!));
+    for (const [key] of gone) this.privates.delete(key);
+    this.chatFocus.forEach((_, id) => !chatIds.has(id) && this.chatFocus.delete(id));
+    await Promise.all(gone.map(([, p]) => p.then((k) => k.kernel.shutdown(2000), () => undefined)));
+  }
+
   /** Stops private kernels and closes notebook-kernel connections. */
   async dispose(): Promise<void> {
     if (this.disposed) return;

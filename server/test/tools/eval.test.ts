@@ -172,6 +172,14 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     expect(r.output).toContain('Out: False');
   }, 60_000);
 
+  it('a deleted chat\'s private kernels are stopped', async () => {
+    const r = await evalCall({ code: 'import os\nprint(os.getpid())' }, { chatId: 'doomed' });
+    const pid = Number(/\n(\d+)/.exec(r.output)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    await kernels.retainChats(new Set(['chat-1']));
+    expect(() => process.kill(pid, 0)).toThrow();
+  }, 60_000);
+
   it('aborting the turn interrupts the running cell', async () => {
     const ac = new AbortController();
     const running = evalCall({ code: 'import time\nfor i in range(100):\n    print(i, flush=True)\n    time.sleep(0.5)' }, { signal: ac.signal });
