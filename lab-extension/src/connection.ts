@@ -10,6 +10,7 @@ import type { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 import {
+  CancellationToken,
   CancellationTokenSource,
   createMessageConnection,
   Logger,
@@ -164,6 +165,18 @@ export class CellmateConnection implements IDisposable {
     return this._send(rpc, method, params, signal);
   }
 
+  /**
+   * Serves a server → pane request (the notebook port, `PaneRequests`) on this and every
+   * later socket. Register before `start()`.
+   */
+  handleServerRequest(
+    method: string,
+    handler: (params: unknown, token: CancellationToken) => Promise<unknown>
+  ): void {
+    this._serverRequests.set(method, handler);
+    this._rpc?.onRequest(method, (params: unknown, token) => handler(params, token));
+  }
+
   dispose(): void {
     if (this.isDisposed) {
       return;
@@ -187,6 +200,9 @@ export class CellmateConnection implements IDisposable {
     this._rpc = rpc;
 
     rpc.onNotification((method, params) => this._onNotification(method, params));
+    for (const [method, handler] of this._serverRequests) {
+      rpc.onRequest(method, (params: unknown, token) => handler(params, token));
+    }
     rpc.onError(([error]) => {
       if (error instanceof MalformedMessageError) {
         this._report(`${error.message}: ${error.sample}`);
@@ -336,6 +352,10 @@ export class CellmateConnection implements IDisposable {
   private readonly _settings: ServerConnection.ISettings;
   private readonly _initialDelay: number;
   private readonly _maxDelay: number;
+  private readonly _serverRequests = new Map<
+    string,
+    (params: unknown, token: CancellationToken) => Promise<unknown>
+  >();
   private _started = false;
   private _socket: WebSocket | null = null;
   private _rpc: MessageConnection | null = null;

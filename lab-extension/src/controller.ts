@@ -2,7 +2,15 @@
  * What the pane does: opens chats, sends messages, aborts turns, follows the server's
  * events, and recovers the open chat after every reconnect. Widgets only render it.
  */
-import type { ChatSummary, HelloResult, ProviderStatus, QuestionAnswer, ToolMetrics } from '@cellmate/protocol';
+import type {
+  ChatSummary,
+  HelloResult,
+  MentionCandidate,
+  ProviderStatus,
+  QuestionAnswer,
+  SendContext,
+  ToolMetrics
+} from '@cellmate/protocol';
 import { ErrorCodes } from '@cellmate/protocol';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -43,6 +51,7 @@ export class CellmateController implements IDisposable {
     this._notify = options.notify;
     this._trans = options.trans;
     this._settingsObject = options.settings ?? null;
+    this._context = options.context;
     if (this._settingsObject) {
       this._settings = readSettings(this._settingsObject.composite);
       this._settingsObject.changed.connect(this._onSettingsChanged, this);
@@ -172,7 +181,13 @@ export class CellmateController implements IDisposable {
         this._addChat(chat);
         chatId = chat.id;
       }
-      await this._connection.request('chat/send', { chatId, text: message, model });
+      const context = this._context?.();
+      await this._connection.request('chat/send', {
+        chatId,
+        text: message,
+        model,
+        ...(context ? { context } : {})
+      });
       return true;
     } catch (error) {
       this._fail(this._trans.__('Could not send the message'), error);
@@ -291,6 +306,17 @@ export class CellmateController implements IDisposable {
   }
 
   /** Per-tool metrics from the audit log (all chats, or one). */
+  /** `@` completion candidates for the composer (issue #5); none when not connected. */
+  async complete(prefix: string): Promise<MentionCandidate[]> {
+    const chatId = this.store.state?.chatId;
+    try {
+      const r = await this._connection.request('context/complete', chatId ? { chatId, prefix } : { prefix });
+      return Array.isArray(r?.items) ? r.items : [];
+    } catch {
+      return [];
+    }
+  }
+
   metrics(chatId?: string): Promise<ToolMetrics> {
     return this._connection.request('audit/metrics', chatId ? { chatId } : {});
   }
@@ -484,6 +510,7 @@ export class CellmateController implements IDisposable {
     this._notify('error', text);
   }
 
+  private readonly _context: (() => SendContext | undefined) | undefined;
   private readonly _connection: CellmateConnection;
   private readonly _memory: IChatMemory;
   private readonly _notify: Notify;
@@ -511,5 +538,7 @@ export namespace CellmateController {
     trans: TranslationBundle;
     /** The plugin's settings; null when the registry failed to load them. */
     settings?: ISettingRegistry.ISettings | null;
+    /** The notebook the user looks at, sent with each message (issue #5). */
+    context?: () => SendContext | undefined;
   }
 }

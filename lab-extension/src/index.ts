@@ -18,6 +18,7 @@ import { CellmateConnection } from './connection';
 import { CellmateController, Notify } from './controller';
 import { ICurrentWidgetShell, KernelFocusTracker } from './kernel-focus';
 import { localStorageMemory, stateDBMemory } from './memory';
+import { INotebookShell, NotebookPort } from './notebook-port';
 import { insertCodeCell, NotebookCopyTarget } from './notebook-copy';
 import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
@@ -66,7 +67,10 @@ async function activate(
   const connection = new CellmateConnection({
     serverSettings: app.serviceManager.serverSettings
   });
+  // Notebook tools edit open notebooks through this pane; messages carry the focused notebook (issue #5).
+  const notebookPort = new NotebookPort(connection, app.shell as unknown as INotebookShell);
   const controller = new CellmateController({
+    context: () => notebookPort.context(),
     connection,
     memory: stateDB ? stateDBMemory(stateDB) : localStorageMemory(),
     notify,
@@ -105,6 +109,7 @@ async function activate(
   panel.disposed.connect(() => {
     copyTarget.dispose();
     kernelFocus.dispose();
+    notebookPort.dispose();
     controller.dispose();
     connection.dispose();
   });

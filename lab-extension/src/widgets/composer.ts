@@ -4,6 +4,9 @@
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
+import type { MentionCandidate } from '@cellmate/protocol';
+
+import { MentionPopup } from './mention-popup';
 
 /** What the composer shows. */
 export interface IComposerState {
@@ -43,6 +46,10 @@ export class ComposerWidget extends Widget {
     buttons.className = 'jp-cellmate-composer-buttons';
     buttons.append(this._send, this._stop);
     this.node.append(this._input, buttons);
+    // `@` completion (issue #5) lives in its own widget file.
+    if (options.complete) {
+      this._mentions = new MentionPopup(this._input, this.node, options.complete);
+    }
     this.setState({ running: false, sending: false, canSend: false });
   }
 
@@ -82,6 +89,7 @@ export class ComposerWidget extends Widget {
   }
 
   override dispose(): void {
+    this._mentions?.dispose();
     this._input.removeEventListener('keydown', this._onKeyDown);
     this._input.removeEventListener('input', this._autoSize);
     super.dispose();
@@ -104,6 +112,7 @@ export class ComposerWidget extends Widget {
   };
 
   private readonly _input: HTMLTextAreaElement;
+  private readonly _mentions: MentionPopup | undefined;
   private readonly _send: HTMLButtonElement;
   private readonly _stop: HTMLButtonElement;
   private readonly _onSend: (text: string) => Promise<boolean>;
@@ -117,6 +126,8 @@ export namespace ComposerWidget {
     /** Resolves true when the message was accepted. */
     onSend(text: string): Promise<boolean>;
     onStop(): void;
+    /** `@` completion candidates for a prefix (kernel variables, workspace files). */
+    complete?(prefix: string): Promise<MentionCandidate[]>;
   }
 }
 

@@ -70,7 +70,8 @@ export class CellmatePanel extends Panel {
         this._transcript.scrollToBottom();
         return controller.send(text);
       },
-      onStop: () => void controller.abort()
+      onStop: () => void controller.abort(),
+      complete: prefix => controller.complete(prefix)
     });
     const layout = this.layout as PanelLayout;
     layout.addWidget(this._header);

@@ -77,14 +77,15 @@ export class ContextService {
 
   private async pythonClient(chatId: string | undefined) {
     const kernels = this.options.kernels;
-    if (!kernels || !chatId || !kernels.focusedKernel(chatId, 'python')) return undefined; // never start a kernel just to complete
-    const { handle } = await kernels.acquire(chatId, 'python');
+    // Only the focused notebook's kernel: never start a private kernel just to complete.
+    if (!kernels || !kernels.focusedKernel(chatId ?? '', 'python')) return undefined;
+    const { handle } = await kernels.acquire(chatId ?? '', 'python');
     return handle.session.client;
   }
 
   private async variables(chatId: string | undefined, prefix: string, signal?: AbortSignal): Promise<MentionCandidate[]> {
     try {
-      const client = await this.pythonClient(chatId ?? '');
+      const client = await this.pythonClient(chatId);
       return client ? await listVariables(client, prefix, signal) : [];
     } catch {
       return [];

@@ -83,6 +83,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * exec → `run-process`.
    */
   actionClasses?: readonly ActionClass[];
+  /**
+   * For tools that stop themselves when `ctx.signal` aborts and say what happened (eval
+   * interrupts its cell): how long the registry waits for that result after the user's
+   * abort before giving up on it. The result reaches the model and the card with status
+   * `aborted`. Default 0: the call ends at once with a generic "stopped" result.
+   */
+  abortGraceMs?: number;
   /** May run alongside other calls (HARN-8). Default: true for `read` tier, else false. */
   parallelSafe?: boolean;
   /**

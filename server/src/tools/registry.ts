@@ -217,7 +217,12 @@ export class ToolRegistry {
     const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     const signal = AbortSignal.any([ctx.signal, timeout.signal]);
     try {
-      const raw = await raceAbort(definition.execute(parsed.data, { ...ctx, signal }), signal);
+      const raw = await raceAbort(definition.execute(parsed.data, { ...ctx, signal }), signal, definition.abortGraceMs ?? 0);
+      if (ctx.signal.aborted) {
+        // A tool that stops itself (abortGraceMs) reported what happened: the model and the card get it.
+        const shaped = await shapeOutput(raw.output, { workspace: ctx.workspace, toolName: name });
+        return { ok: false, status: 'aborted', output: shaped.output, title: raw.title, durationMs: elapsed() };
+      }
       const output = await this.afterWrite(definition, raw, ctx, signal);
       this.resetDenials(ctx);
       if ((definition.outputShaping ?? 'auto') === 'auto') {
@@ -369,18 +374,28 @@ function summarize(text: string, max = 200): string {
   return first.length > max ? `${first.slice(0, max)}…` : first;
 }
 
-/** Settles with the promise, or rejects as soon as the signal aborts (tools that ignore it). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+/**
+ * Settles with the promise, or rejects once the signal aborts (tools that ignore it) —
+ * after `graceMs` for tools that stop themselves and report it.
+ */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, graceMs = 0): Promise<T> {
+  if (signal.aborted && graceMs <= 0) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    let grace: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      if (graceMs > 0) grace = setTimeout(() => reject(signal.reason), graceMs);
+      else reject(signal.reason);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (value) => {
+        clearTimeout(grace);
         signal.removeEventListener('abort', onAbort);
         resolve(value);
       },
       (error: unknown) => {
+        clearTimeout(grace);
         signal.removeEventListener('abort', onAbort);
         reject(error);
       }

@@ -51,6 +51,8 @@ export function createEvalTool(options: EvalToolOptions) {
       { args: { code: 'const r = await fetch("https://example.com"); r.status', description: 'Fetch example.com and show the HTTP status', language: 'javascript' }, comment: 'JavaScript with top-level await' }
     ],
     timeoutMs: NO_TIMEOUT_MS,
+    // Stop interrupts the cell; its result then says "[Interrupted: …]" (issue #5).
+    abortGraceMs: 5_000,
     async execute(args, ctx) {
       const { handle, notes } = await options.kernels.acquire(ctx.chatId, args.language, { reset: args.reset });
       const outcome = await handle.session.run({

@@ -199,6 +199,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     examples: [{ args: { path: 'analysis.ipynb', cell_ids: ['a1b2c3d4', 'e5f6a7b8'] }, comment: 'run two cells in order' }],
     // Cells may run long; the user's Stop interrupts them.
     timeoutMs: 2 ** 31 - 1,
+    abortGraceMs: 5_000,
     policySubjects: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
