@@ -4,8 +4,8 @@
  * 1. `@df` completes from a DataFrame a notebook cell defined; the model receives the
  *    compact summary (shape, columns/dtypes, head) and not the data (the prompt log).
  * 2. The model inserts two cells into the open notebook and runs them: they appear in
- *    order, marked and highlighted, execute in the notebook's kernel, and undo (`Z` in command mode,
- *    JupyterLab 4.6's notebook undo key) removes both in one step; redo brings them back.
+ *    order, marked and highlighted, execute in the notebook's kernel, and Ctrl+Z in command mode
+ *    (bound by Cellmate to notebook:undo-cell-action; `Z` works too) removes both in one step.
  * 3. The same on a closed notebook leaves an nbformat-valid file (checked with `nbformat`
  *    from the venv) with untouched ids/metadata elsewhere and outputs written.
  * 4. Stop during `time.sleep(60)` interrupts the kernel within 2 s; the transcript says so.
@@ -148,7 +148,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
     expect(await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: 'Context attached: @df' }).count()).toBe(1);
   });
 
-  it('inserts two cells into the open notebook and runs them; undo (Z) removes them in one step', async () => {
+  it('inserts two cells into the open notebook and runs them; Ctrl+Z removes them in one step', async () => {
     await send('add two cells and run them');
     await page.locator('.jp-Notebook .jp-cellmate-agent-cell').first().waitFor({ timeout: 30_000 });
     await waitIdle();
@@ -166,21 +166,21 @@ describe('notebook tools and notebook context (issue #5)', () => {
     expect(await runCard.textContent()).toContain('agent says 42');
     await screenshot(page, 'notebook-agent-cells');
 
-    // Undo in the notebook removes both inserted cells in one step. JupyterLab 4.6's key for
-    // it in command mode is `Z` (notebook:undo-cell-action; `Shift Z` redoes); Ctrl+Z in
-    // command mode did not undo the notebook when tried here (it undoes text inside a cell
-    // editor), so the test uses `Z`.
+    // Undo in the notebook removes both inserted cells in one step. JupyterLab 4.6 binds the
+    // notebook's undo (notebook:undo-cell-action) to `Z` in command mode only; its Accel Z
+    // (editmenu:undo) serves file editors and consoles (`[data-jp-undoer]`), not notebooks.
+    // Cellmate's settings schema adds Ctrl+Z / Ctrl+Shift+Z in notebook command mode.
     const count = () => page.evaluate(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.length);
     const waitCount = (n: number) =>
       page.waitForFunction(k => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.length === k, n, { timeout: 10_000 });
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt').click();
     await page.keyboard.press('Escape');
-    await page.keyboard.press('z');
+    await page.keyboard.press('Control+z');
     await waitCount(2);
     expect(await cellSources()).toEqual([OPEN_NB.cells[0]!.source, 'print("last cell")']);
-    await page.keyboard.press('Shift+z'); // redo
+    await page.keyboard.press('Control+Shift+z'); // redo
     await waitCount(4);
-    await page.keyboard.press('z');
+    await page.keyboard.press('z'); // JupyterLab's own key for the same command
     await waitCount(2);
     expect(await count()).toBe(2);
     await screenshot(page, 'notebook-agent-cells-undone');
