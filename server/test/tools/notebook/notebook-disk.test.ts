@@ -79,3 +79,15 @@ describe('notebook tools on disk (issue #5)', () => {
     }
   });
 });
+
+describe('what the model sees (HARN-1): notebook tool schemas snapshotted', () => {
+  for (const tool of createNotebookTools({ port: noPane })) {
+    it(tool.name, async () => {
+      const declared = { name: tool.name, tier: tool.tier, parameters: registry.inputJsonSchema(tool.name), description: registry.modelDescription(tool.name) };
+      await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot(`__schemas__/${tool.name}.json`);
+      expect(tool.examples.length).toBeGreaterThanOrEqual(1);
+      for (const example of tool.examples) expect((tool.parameters as import('zod').ZodType).safeParse(example.args).success).toBe(true);
+      for (const word of [/When to use/, /cannot/, /Returns/, /Cost/]) expect(tool.description).toMatch(word);
+    });
+  }
+});
