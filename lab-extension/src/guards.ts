@@ -52,6 +52,12 @@ export function isChatEvent(value: unknown): value is ChatEvent {
       return typeof value.itemId === 'string' && typeof value.delta === 'string';
     case 'turn-ended':
       return typeof value.turnId === 'string' && typeof value.reason === 'string';
+    case 'tool-progress':
+      return (
+        typeof value.itemId === 'string' &&
+        (value.lastLine === undefined || typeof value.lastLine === 'string') &&
+        (value.elapsedMs === undefined || typeof value.elapsedMs === 'number')
+      );
     case 'items-removed':
       return Array.isArray(value.itemIds) && (value.itemIds as unknown[]).every(id => typeof id === 'string');
     default:

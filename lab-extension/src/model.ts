@@ -41,6 +41,8 @@ export interface ChatState {
   readonly turnId: string | null;
   /** Deltas for items not seen yet, by item id. */
   readonly pendingDeltas: ReadonlyMap<string, string>;
+  /** The last output line of running tool calls (`tool-progress`), by item id. */
+  readonly progress?: ReadonlyMap<string, string>;
 }
 
 /** What one reducer step changed, so a view can update just that. */
@@ -104,6 +106,8 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
       return endTurn(state, event.turnId, event.reason, event.error);
     case 'items-removed':
       return removeItems(state, event.itemIds);
+    case 'tool-progress':
+      return applyProgress(state, event.itemId, event.lastLine);
     default:
       return { state, change: NO_CHANGE };
   }
@@ -211,6 +215,17 @@ function progress(item: TranscriptItem): number {
     default:
       return 0;
   }
+}
+
+/** Keeps the last output line of a running tool call; anything else is ignored. */
+function applyProgress(state: ChatState, itemId: string, lastLine: string | undefined): Step {
+  const item = state.items.find(i => i.id === itemId);
+  if (lastLine === undefined || item?.kind !== 'tool' || item.status !== 'running' || state.progress?.get(itemId) === lastLine) {
+    return { state, change: NO_CHANGE };
+  }
+  const progress = new Map(state.progress ?? []);
+  progress.set(itemId, lastLine);
+  return { state: { ...state, progress }, change: { updated: [itemId], structure: false, running: false } };
 }
 
 /** Takes items out (a retried or edited turn); the pane's own notices stay. */

@@ -233,6 +233,17 @@ describe('applyEvent', () => {
     expect(isChatEvent({ type: 'items-removed', itemIds: [1] })).toBe(false);
   });
 
+  it('keeps the last output line of a running tool call only', () => {
+    const start = fromSnapshot(chat([user(), tool('running')], true));
+    const step = applyEvent(start, { type: 'tool-progress', itemId: 'k1', elapsedMs: 900, lastLine: 'step 3' });
+    expect(step.state.progress?.get('k1')).toBe('step 3');
+    expect(step.change).toEqual({ updated: ['k1'], structure: false, running: false });
+    expect(applyEvent(step.state, { type: 'tool-progress', itemId: 'k1', lastLine: 'step 3' }).change.updated).toEqual([]);
+    const ended = applyEvent(step.state, { type: 'item-updated', item: tool('ok', { durationMs: 5 }) }).state;
+    expect(applyEvent(ended, { type: 'tool-progress', itemId: 'k1', lastLine: 'late' }).state).toBe(ended);
+    expect(isChatEvent({ type: 'tool-progress', itemId: 'k1', lastLine: 3 })).toBe(false);
+  });
+
   it('leaves the state unchanged for an unknown event type', () => {
     const before = fromSnapshot(chat([user()]));
     const step = applyEvent(before, { type: 'bogus' } as unknown as ChatEvent);

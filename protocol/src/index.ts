@@ -245,7 +245,12 @@ export type ChatEvent =
   | { type: 'text-delta'; itemId: string; delta: string }
   | { type: 'turn-ended'; turnId: string; reason: TurnEndReason; error?: string }
   /** Items taken out of the transcript (`chat/retry`, `chat/edit` drop the last turn). */
-  | { type: 'items-removed'; itemIds: string[] };
+  | { type: 'items-removed'; itemIds: string[] }
+  /**
+   * A running tool's progress (eval: the last output line). Shown on the card while it
+   * runs; not stored in the chat (at most a few per second).
+   */
+  | { type: 'tool-progress'; itemId: string; elapsedMs?: number; lastLine?: string };
 
 // ---------------------------------------------------------------------------------------
 // JSON-RPC methods: name → params / result. Requests go pane → server.

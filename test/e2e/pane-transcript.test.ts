@@ -189,16 +189,17 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     await page.locator('.jp-cellmate-item[data-kind="assistant"] button.jp-cellmate-copy-code').first().waitFor();
     expect(await card.locator('button.jp-cellmate-copy-to-notebook').count()).toBe(1);
 
-    await card.locator('.jp-cellmate-eval-output img').first().scrollIntoViewIfNeeded();
+    const showTable = () => card.locator('.jp-cellmate-eval-output table').first().evaluate(el => el.scrollIntoView({ block: 'start' }));
+    await showTable();
     await shootPane('pane-eval-light');
     await screenshot(page, 'pane-eval-light-full');
     await setTheme('JupyterLab Dark');
-    await card.locator('.jp-cellmate-eval-output img').first().scrollIntoViewIfNeeded();
+    await showTable();
     await shootPane('pane-eval-dark');
     await setPaneWidth(300);
     const width = (await panel().boundingBox())!.width;
     expect(width).toBeLessThan(340);
-    await card.locator('.jp-cellmate-eval-output table').first().scrollIntoViewIfNeeded();
+    await showTable();
     await shootPane('pane-eval-dark-narrow');
     // Nothing overflows the narrow pane sideways.
     const overflow = await page.evaluate(() => {
@@ -207,6 +208,7 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     });
     expect(overflow).toBeLessThanOrEqual(1);
     await setTheme('JupyterLab Light');
+    await showTable();
     await shootPane('pane-eval-light-narrow');
   });
 
@@ -287,6 +289,8 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     const t2 = await duration.innerText();
     expect(t1).toMatch(/^\d+:\d\d$/);
     expect(t2).not.toBe(t1);
+    // …and shows the last line the cell printed.
+    await page.locator('.jp-cellmate-tool-progress:not([hidden])', { hasText: /^step \d+$/ }).waitFor({ timeout: 10_000 });
     await shootPane('pane-running');
 
     // Esc in the pane stops the turn and interrupts the cell.

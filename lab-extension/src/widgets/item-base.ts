@@ -11,6 +11,8 @@ export interface IItemWidget extends Widget {
   readonly itemId: string;
   readonly kind: TranscriptItem['kind'];
   setItem(item: TranscriptItem): void;
+  /** The last output line of a running tool call (tool cards only). */
+  setProgress?(lastLine: string | undefined): void;
 }
 
 /** What item widgets need from the pane. */

@@ -56,9 +56,17 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._duration = span('jp-cellmate-tool-duration');
     this._kernel = span('jp-cellmate-tool-kernel');
     summary.append(this._status, this._name, this._title, this._kernel, this._actor, this._duration);
+    // Outside the summary, so a folded running card still shows what the cell prints.
+    this._progress = document.createElement('div');
+    this._progress.className = 'jp-cellmate-tool-progress';
+    this._progress.hidden = true;
+    this._progress.setAttribute('aria-label', _trans.__('Last output line'));
 
     this._args = document.createElement('pre');
     this._args.className = 'jp-cellmate-tool-args';
+    this._code = document.createElement('pre');
+    this._code.className = 'jp-cellmate-tool-code';
+    this._code.setAttribute('aria-label', _trans.__('Code'));
     this._result = document.createElement('div');
     this._result.className = 'jp-cellmate-tool-result';
     this._display = document.createElement('div');
@@ -69,11 +77,12 @@ export class ToolCardWidget extends Widget implements IItemWidget {
       summary,
       heading(_trans.__('Arguments')),
       this._args,
+      this._code,
       this._tools,
       this._display,
       this._result
     );
-    this.node.appendChild(this._card);
+    this.node.append(this._card, this._progress);
     this.setItem(_item);
   }
 
@@ -96,14 +105,25 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._status.title = this._statusLabel(item.status);
     this._status.setAttribute('aria-label', this._status.title);
     this._name.textContent = item.name;
-    this._title.textContent = item.title && item.title !== item.name ? item.title : '';
+    const description = (item.args as { description?: unknown } | null)?.description;
+    const title = item.title ?? (typeof description === 'string' ? description : '');
+    this._title.textContent = title && title !== item.name ? title : '';
     this._actor.textContent = item.actor === 'model' ? '' : this._trans.__('from %1', item.actor);
     this._updateDuration();
     this._tick(item.status === 'running');
+    if (item.status !== 'running') {
+      this.setProgress(undefined);
+    }
     this._renderActions(item);
 
     if (previous !== item || !this._args.textContent) {
-      this._args.textContent = prettyJson(item.args);
+      // Code reads as code, not as a JSON string full of \n escapes.
+      const code = codeOf(item);
+      const rest = code !== null ? withoutCode(item.args) : item.args;
+      this._args.textContent = prettyJson(rest);
+      this._args.hidden = code !== null && !this._args.textContent.replace(/[{}\s]/g, '');
+      this._code.textContent = code ?? '';
+      this._code.hidden = code === null;
     }
     if (previous.output !== item.output || !this._resultShown) {
       this._renderResult(item.output);
@@ -117,6 +137,13 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._tick(false);
     this._evalView?.dispose();
     super.dispose();
+  }
+
+  /** Shows the last line a running call printed (from `tool-progress`). */
+  setProgress(lastLine: string | undefined): void {
+    const show = this._item.status === 'running' && !!lastLine;
+    this._progress.hidden = !show;
+    this._progress.textContent = show ? (lastLine ?? '') : '';
   }
 
   /** The final duration, or the time since the call started while it runs. */
@@ -253,10 +280,17 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private readonly _display: HTMLElement;
   private readonly _kernel: HTMLElement;
   private readonly _tools: HTMLElement;
+  private readonly _code: HTMLElement;
+  private readonly _progress: HTMLElement;
   private _timer: number | undefined;
   private _evalView: EvalOutputView | undefined;
   private _resultShown = false;
   private _displayShown = false;
+}
+
+function withoutCode(args: unknown): unknown {
+  const { code: _code, ...rest } = args as Record<string, unknown>;
+  return rest;
 }
 
 function statusIcon(status: ToolCallStatus): HTMLElement {

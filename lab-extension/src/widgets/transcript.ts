@@ -56,6 +56,14 @@ export class TranscriptWidget extends Panel {
         widget.setItem(item);
       }
     }
+    for (const id of change.updated) {
+      this._byId.get(id)?.setProgress?.(state?.progress?.get(id));
+    }
+    if (change.structure) {
+      for (const [id, widget] of this._byId) {
+        widget.setProgress?.(state?.progress?.get(id));
+      }
+    }
     this._markLastUser(items);
     this._follow();
   }

@@ -130,9 +130,11 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
           results.push(finishCard(sink, cards, call, abortedResult('The user stopped the turn before this tool ran.')));
           continue;
         }
+        const card = cards.get(call.toolCallId);
         const result = await input.registry.call(call.toolName, call.input, {
           workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
-          turnId: input.turnId, callId: call.toolCallId
+          turnId: input.turnId, callId: call.toolCallId,
+          ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact) } : {})
         });
         results.push(finishCard(sink, cards, call, result));
       }
@@ -160,6 +162,29 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
 
 function abortedResult(output: string): ToolCallResult {
   return { ok: false, status: 'aborted', output, title: 'aborted', durationMs: 0 };
+}
+
+/** How often a card's progress may go out (the last update of a burst always does). */
+const PROGRESS_INTERVAL_MS = 250;
+
+/** A throttled `tool-progress` emitter for one card. */
+function progressReporter(sink: TurnSink, itemId: string, startedAt: number, redact: (t: string) => string): (update: { lastLine?: string }) => void {
+  let last = 0;
+  let pending: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    timer = undefined;
+    last = Date.now();
+    const lastLine = pending === undefined ? undefined : redact(pending).slice(0, 500);
+    sink.emit({ type: 'tool-progress', itemId, elapsedMs: last - startedAt, ...(lastLine !== undefined ? { lastLine } : {}) });
+  };
+  return (update) => {
+    if (typeof update.lastLine === 'string') pending = update.lastLine;
+    if (timer) return;
+    const wait = PROGRESS_INTERVAL_MS - (Date.now() - last);
+    if (wait <= 0) flush();
+    else timer = setTimeout(flush, wait).unref();
+  };
 }
 
 function finishCard(sink: TurnSink, cards: Map<string, ToolCallItem>, call: ModelToolCall, result: ToolCallResult): ToolCallResult {

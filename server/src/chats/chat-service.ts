@@ -285,6 +285,11 @@ export class ChatService {
     const event = structuredClone(original);
     const record = this.options.store.get(chatId);
     if (!record) return;
+    if (event.type === 'tool-progress') {
+      // Progress is for the panes watching now; the chat file keeps only the result.
+      if (record.chat.running) this.eventEmitter.fire({ chatId, event });
+      return;
+    }
     applyChatEvent(record.chat, event);
     if (event.type === 'text-delta') this.options.store.scheduleSave(chatId);
     else {

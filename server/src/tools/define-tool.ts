@@ -29,6 +29,8 @@ export interface ToolContext {
    * stays read-only from inside a kernel.
    */
   profile?: CapabilityProfile;
+  /** Reports progress of a long call to the pane (eval: the last output line). Optional. */
+  progress?(update: { lastLine?: string }): void;
 }
 
 /** What a tool returns on success. */

@@ -59,7 +59,15 @@ export function createEvalTool(options: EvalToolOptions) {
         code: args.code,
         idleTimeoutMs,
         signal: ctx.signal,
-        onToolCall: (name, toolArgs) => bridgeCall(options.registry(), name, toolArgs, ctx)
+        onToolCall: (name, toolArgs) => bridgeCall(options.registry(), name, toolArgs, ctx),
+        // The pane shows the last line a long cell printed (issue #5).
+        onOutput: ctx.progress
+          ? (o) => {
+              if (o.type !== 'stream') return;
+              const line = o.text.split('\n').filter((l) => l.trim()).at(-1);
+              if (line !== undefined) ctx.progress?.({ lastLine: line });
+            }
+          : undefined
       });
       if (outcome.status === 'kernel-died' || outcome.status === 'stuck') handle.broken = true;
       const f = formatEval(outcome, handle.info, { description: args.description, notes, idleTimeoutMs });
