@@ -215,7 +215,10 @@ export function createNotebookTools(options: NotebookToolsOptions) {
         if (i < 0) throw new ToolInputError(`No cell with id "${id}" in ${resolved.relative}; call notebook_read for the ids.`);
         if (nb.cells[i]!.cell_type !== 'code') throw new ToolInputError(`Cell "${id}" is a ${nb.cells[i]!.cell_type} cell; only code cells run.`);
       }
-      const { handle } = await options.kernels.acquire(ctx.chatId, 'python');
+      // The notebook's language decides the kernel: Cellmate's JS kernel for JavaScript notebooks.
+      const spec = (nb.metadata.kernelspec ?? {}) as { name?: string; language?: string };
+      const language = spec.language?.toLowerCase() === 'javascript' || spec.name === 'cellmate-js' ? 'javascript' : 'python';
+      const { handle } = await options.kernels.acquire(ctx.chatId, language);
       const ran: Array<{ id: string; outputs: unknown[]; count: number | null }> = [];
       let status: 'ok' | 'error' | 'aborted' = 'ok';
       for (const id of args.cell_ids) {
