@@ -8,7 +8,8 @@
  *    (bound by Cellmate to notebook:undo-cell-action; `Z` works too) removes both in one step.
  * 3. The same on a closed notebook leaves an nbformat-valid file (checked with `nbformat`
  *    from the venv) with untouched ids/metadata elsewhere and outputs written.
- * 4. Stop during `time.sleep(60)` interrupts the kernel within 2 s; the transcript says so.
+ * 4. Stop during `time.sleep(60)` (an eval, and a notebook cell run by `notebook_run`)
+ *    interrupts the kernel within 2 s; the transcript says so.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -50,7 +51,12 @@ const SCRIPT = {
     [{ text: 'I see your DataFrame.' }],
     [{ toolCalls: [insertTwo('analysis.ipynb')] }, { toolCalls: [runTwo('analysis.ipynb')] }, { text: 'Added and ran two cells.' }],
     [{ toolCalls: [insertTwo('closed.ipynb')] }, { toolCalls: [runTwo('closed.ipynb')] }, { text: 'Edited the closed notebook.' }],
-    [{ toolCalls: [{ toolName: 'eval', input: { description: 'Sleep for a whole minute here', code: 'import time\ntime.sleep(60)' } }] }, { text: 'unreachable' }]
+    [{ toolCalls: [{ toolName: 'eval', input: { description: 'Sleep for a whole minute here', code: 'import time\ntime.sleep(60)' } }] }, { text: 'unreachable' }],
+    [
+      { toolCalls: [{ toolName: 'notebook_edit', input: { path: 'analysis.ipynb', edits: [{ action: 'insert', index: 2, cells: [{ cell_type: 'code', source: 'import time\ntime.sleep(60)' }] }] } }] },
+      { toolCalls: [{ toolName: 'notebook_run', input: { path: 'analysis.ipynb', cell_ids: ['#2'] } }] },
+      { text: 'unreachable' }
+    ]
   ]
 };
 
@@ -216,5 +222,23 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await waitIdle();
     expect(await card.textContent()).toContain('[Interrupted: the user stopped the turn.]');
     await screenshot(page, 'notebook-stop-sleep');
+  });
+
+  it('Stop during a notebook cell run by notebook_run interrupts the notebook kernel within 2 s', async () => {
+    await send('sleep in a notebook cell');
+    const card = page.locator('.jp-cellmate-tool-card[data-tool-name="notebook_run"]').last();
+    await card.locator('xpath=self::*[@data-status="running"]').waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'busy', undefined, { timeout: 15_000 });
+    await page.waitForTimeout(500);
+    const stoppedAt = Date.now();
+    await page.locator('button.jp-cellmate-stop').click();
+    await page.waitForFunction(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 10_000 });
+    expect(Date.now() - stoppedAt).toBeLessThan(2000);
+    await waitIdle();
+    expect(await card.getAttribute('data-status')).toBe('aborted');
+    expect(await card.textContent()).toContain('[Interrupted: the user stopped the turn; the kernel was interrupted');
+    // The notebook's own cell shows the KeyboardInterrupt.
+    await page.locator('.jp-Notebook .jp-Cell').nth(2).locator('.jp-OutputArea-output', { hasText: 'KeyboardInterrupt' }).waitFor({ timeout: 10_000 });
+    await screenshot(page, 'notebook-run-stopped');
   });
 });
