@@ -173,6 +173,8 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     await card.locator('.jp-cellmate-eval-output img').first().waitFor({ timeout: 15_000 });
     expect(await card.locator('.jp-cellmate-eval-output table').first().innerText()).toContain('north');
     expect(await card.locator('.jp-cellmate-tool-kernel').innerText()).toMatch(/private/);
+    // The header names the chat's private kernel once an eval used it.
+    expect(await page.locator('.jp-cellmate-kernel-binding').innerText()).toMatch(/python3 · private/);
 
     // The long result starts collapsed with "Show all"; the whole text is in the DOM.
     const output = card.locator('pre.jp-cellmate-tool-output');

@@ -2,7 +2,7 @@
  * The pane's header: chat selector, Rename / Delete / New chat buttons, the connection
  * indicator and which kernel the chat's evals use.
  */
-import type { ChatSummary, NotebookKernelRef } from '@cellmate/protocol';
+import type { ChatSummary, EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { addIcon, deleteIcon, editIcon, LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
@@ -67,11 +67,13 @@ export class HeaderWidget extends Widget {
    * Shows which kernel evals use: the focused notebook's (shared) or the chat's own
    * private kernel. `data-origin` is `notebook` or `private`.
    */
-  setKernel(kernel: NotebookKernelRef | null): void {
+  setKernel(kernel: NotebookKernelRef | null, lastPrivate?: EvalKernelInfo | null): void {
     const trans = this._trans;
     const label = kernel
       ? trans.__('Kernel: %1 · %2', kernel.name, kernel.notebookPath ?? trans.__('notebook'))
-      : trans.__('Kernel: private (this chat’s own)');
+      : lastPrivate
+        ? trans.__('Kernel: %1 · private (this chat’s own)', lastPrivate.name)
+        : trans.__('Kernel: private (this chat’s own)');
     this._kernel.dataset.origin = kernel ? 'notebook' : 'private';
     this._kernel.textContent = label;
     this._kernel.title = kernel

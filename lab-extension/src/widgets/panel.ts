@@ -3,7 +3,7 @@
  * {@link CellmateController}. The root carries `data-running` for tests and styling.
  * Esc anywhere in the pane stops a running turn (question cards take Esc first).
  */
-import type { NotebookKernelRef } from '@cellmate/protocol';
+import type { EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
 import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -83,7 +83,7 @@ export class CellmatePanel extends Panel {
     controller.changed.connect(this._refresh, this);
     this._kernelFocus = options.kernelFocus ?? null;
     this._kernelFocus?.changed.connect(this._onKernel, this);
-    this._header.setKernel(this._kernelFocus?.current ?? null);
+    this._showKernel();
     this.node.addEventListener('keydown', this._onKeyDown);
     if (typeof ResizeObserver !== 'undefined') {
       this._resize = new ResizeObserver(entries => {
@@ -162,8 +162,21 @@ export class CellmatePanel extends Panel {
     }
   }
 
-  private _onKernel(_: unknown, kernel: NotebookKernelRef | null): void {
-    this._header.setKernel(kernel);
+  private _onKernel(): void {
+    this._showKernel();
+  }
+
+  /** The focused notebook's kernel, else the private kernel this chat's last eval used. */
+  private _showKernel(): void {
+    const items = this._controller.store.state?.items ?? [];
+    let last: EvalKernelInfo | null = null;
+    for (let i = items.length - 1; i >= 0 && !last; i--) {
+      const item = items[i];
+      if (item.kind === 'tool' && item.display?.kernel?.origin === 'private') {
+        last = item.display.kernel;
+      }
+    }
+    this._header.setKernel(this._kernelFocus?.current ?? null, last);
   }
 
   /** Esc stops the running turn, unless something inside the pane used the key. */
@@ -180,6 +193,7 @@ export class CellmatePanel extends Panel {
     this._transcript.render(state, change);
     if (change.running || change.structure) {
       this._refresh();
+      this._showKernel();
     }
   };
 
