@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,23 +39,60 @@ export function policyFilePaths(workspace: string, env: NodeJS.ProcessEnv = proc
   return [home, path.join(workspace, '.cellmate', 'policy.json')];
 }
 
-/** Reads both files (fresh on every call, so edits apply to the next tool call). */
-export async function loadPolicyRules(sources: PolicyFileSources): Promise<PolicyRule[]> {
+/** One parsed policy file, keyed by what `stat` says about it. */
+interface CachedFile {
+  stamp: string;
+  rules: PolicyRule[];
+}
+
+/**
+ * Reads both files; edits apply to the next tool call. A file is re-read and re-parsed only
+ * when its `stat` (mtime, ctime, size, inode) changed, so the per-call cost on the registry's
+ * hot path is two `stat`s rather than two reads, parses and (for missing files) exceptions.
+ * Pass the same `cache` across calls to get that; without one every call reads afresh.
+ */
+export async function loadPolicyRules(
+  sources: PolicyFileSources,
+  cache: Map<string, CachedFile> = new Map()
+): Promise<PolicyRule[]> {
   const rules: PolicyRule[] = [];
   for (const file of policyFilePaths(sources.workspace, sources.env)) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch {
+    const st = statSync(file, { throwIfNoEntry: false });
+    if (!st) {
+      cache.delete(file);
       continue;
     }
-    try {
-      const parsed = policyFileSchema.safeParse(JSON.parse(text));
-      if (parsed.success) rules.push(...parsed.data.rules);
-      else sources.onProblem?.(file, parsed.error.message);
-    } catch (error) {
-      sources.onProblem?.(file, error instanceof Error ? error.message : String(error));
+    const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
+    const cached = cache.get(file);
+    if (cached?.stamp === stamp) {
+      rules.push(...cached.rules);
+      continue;
     }
+    const parsed = await parsePolicyFile(file, sources.onProblem);
+    cache.set(file, { stamp, rules: parsed });
+    rules.push(...parsed);
   }
   return rules;
+}
+
+/** The rules of one file; a malformed or unreadable file contributes none and is reported. */
+async function parsePolicyFile(file: string, onProblem?: (file: string, message: string) => void): Promise<PolicyRule[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    // Gone between stat and read, or unreadable (a directory, no permission).
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      onProblem?.(file, error instanceof Error ? error.message : String(error));
+    }
+    return [];
+  }
+  try {
+    const parsed = policyFileSchema.safeParse(JSON.parse(text));
+    if (parsed.success) return parsed.data.rules;
+    onProblem?.(file, parsed.error.message);
+  } catch (error) {
+    onProblem?.(file, error instanceof Error ? error.message : String(error));
+  }
+  return [];
 }

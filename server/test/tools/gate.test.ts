@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChatEvent, QuestionItem } from '@cellmate/protocol';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../src/audit/audit-log.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { Presence } from '../../src/questions/presence.js';
@@ -10,6 +10,16 @@ import { FatalToolError } from '../../src/tools/errors.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { tempDir } from '../helpers/temp.js';
+
+/**
+ * Audit writes are chained in the background; a call that ends the turn (circuit breaker)
+ * returns before its line is written. Let them land before the temp folder is removed
+ * (after-hooks run in reverse order, so this runs before tempDir's cleanup).
+ */
+const audits: AuditLog[] = [];
+afterEach(async () => {
+  await Promise.all(audits.splice(0).map((a) => a.flush()));
+});
 
 /** A registry wired like the server's, with a scripted "person" answering cards. */
 async function harness(answer?: (item: QuestionItem, broker: QuestionBroker) => void, opts: { person?: boolean; timeoutMs?: number } = {}) {
@@ -31,6 +41,7 @@ async function harness(answer?: (item: QuestionItem, broker: QuestionBroker) => 
     }
   });
   const audit = new AuditLog(ws);
+  audits.push(audit);
   const policy = new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home') } });
   const registry = new ToolRegistry(builtinTools({ questions: broker }), { policy, approvals: broker, audit });
   const ctx = { workspace: ws, signal: new AbortController().signal, actor: 'model' as const, chatId: 'chat1', turnId: 'turn1' };
