@@ -14,6 +14,7 @@ const MAX_ARGS_CHARS = 4_000;
  */
 export class AuditLog implements AuditSink {
   private chain: Promise<void> = Promise.resolve();
+  private dirReady: Promise<void> | undefined;
   readonly directory: string;
 
   constructor(workspace: string, private readonly onError: (error: unknown) => void = () => {}) {
@@ -26,8 +27,15 @@ export class AuditLog implements AuditSink {
     const file = this.fileFor(entry.chatId);
     this.chain = this.chain
       .then(async () => {
-        await mkdir(this.directory, { recursive: true });
-        await appendFile(file, `${line}\n`, 'utf8');
+        // Once per log (again after a failure, e.g. the folder was removed meanwhile).
+        this.dirReady ??= mkdir(this.directory, { recursive: true }).then(() => undefined);
+        try {
+          await this.dirReady;
+          await appendFile(file, `${line}\n`, 'utf8');
+        } catch (error) {
+          this.dirReady = undefined;
+          throw error;
+        }
       })
       .catch(this.onError);
   }
