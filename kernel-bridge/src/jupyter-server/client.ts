@@ -8,7 +8,9 @@
  * server): stdin `input_request`s of our executes come only here, never to the notebook's
  * connection (FACTS: JupyterLab would show "pending input" otherwise).
  */
-import { KernelConnection, ServerConnection, type Kernel, type KernelMessage } from '@jupyterlab/services';
+// Types only at load time: @jupyterlab/services costs ~140 ms and ~30 MB to import, and
+// only chats that use a notebook's kernel need it (loaded in `connect`).
+import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Emitter, type Event } from '../common/event.js';
 import { KernelBridgeError, throwIfAborted } from '../common/errors.js';
 import type { AnyMessage, Message } from '../protocol/messages.js';
@@ -47,6 +49,7 @@ export class JupyterServerKernelClient implements KernelClient {
   /** Connects to a running kernel by id and waits until it answers. */
   static async connect(opts: JupyterServerConnectOptions): Promise<JupyterServerKernelClient> {
     const baseUrl = opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`;
+    const { KernelConnection, ServerConnection } = await import('@jupyterlab/services');
     const serverSettings = ServerConnection.makeSettings({
       baseUrl,
       wsUrl: baseUrl.replace(/^http/, 'ws'),
