@@ -6,6 +6,7 @@ import type {
   ChatSummary,
   HelloResult,
   MentionCandidate,
+  ModelSettings,
   ProviderStatus,
   QuestionAnswer,
   SendContext,
@@ -160,13 +161,11 @@ export class CellmateController implements IDisposable {
    */
   async send(text: string): Promise<boolean> {
     const message = text.trim();
-    const model = toModelSettings(this._settings);
     if (!message || this._sending || this.running) {
       return false;
     }
-    const problem = this.setup;
-    if (problem || !model) {
-      this._notify('warning', problem?.message ?? this._trans.__('Cellmate is not configured'));
+    const model = this._usableModel();
+    if (!model) {
       return false;
     }
     this._setSending(true);
@@ -197,20 +196,29 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /** The model settings for a turn, or null after telling the user what is missing. */
+  private _usableModel(): ModelSettings | null {
+    const model = toModelSettings(this._settings);
+    const problem = this.setup;
+    if (problem || !model) {
+      this._notify('warning', problem?.message ?? this._trans.__('Cellmate is not configured'));
+      return null;
+    }
+    return model;
+  }
+
   /**
    * Runs the open chat's last turn again (`chat/retry`), or with its user message
    * replaced by `text` (`chat/edit`). Resolves true once the server accepted it.
    */
   async retry(text?: string): Promise<boolean> {
     const chatId = this.store.state?.chatId;
-    const model = toModelSettings(this._settings);
     const edited = text?.trim();
     if (!chatId || this._sending || this.running || (text !== undefined && !edited)) {
       return false;
     }
-    const problem = this.setup;
-    if (problem || !model) {
-      this._notify('warning', problem?.message ?? this._trans.__('Cellmate is not configured'));
+    const model = this._usableModel();
+    if (!model) {
       return false;
     }
     this._setSending(true);

@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot } from '../support/browser';
+import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const cell = (source: string) => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
@@ -77,11 +77,7 @@ describe('eval shares the notebook kernel (issue #3)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(async ctx => {
-    if (ctx.task.result?.state === 'fail' && page) {
-      await screenshot(page, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
-    }
-  });
+  afterEach(ctx => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();

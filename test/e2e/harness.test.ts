@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { ToolCallItem } from '@cellmate/protocol';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, runCommand, screenshot } from '../support/browser';
+import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { connectRpc } from '../support/rpc';
 
@@ -52,11 +52,7 @@ describe('approval and ask_user cards (issue #4)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(async ctx => {
-    if (ctx.task.result?.state === 'fail' && page && !page.isClosed()) {
-      await screenshot(page, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
-    }
-  });
+  afterEach(ctx => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();

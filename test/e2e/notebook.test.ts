@@ -16,7 +16,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot } from '../support/browser';
+import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { venvBin } from '../support/paths';
 
@@ -95,11 +95,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(async ctx => {
-    if (ctx.task.result?.state === 'fail' && page) {
-      await screenshot(page, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
-    }
-  });
+  afterEach(ctx => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();

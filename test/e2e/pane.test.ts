@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot } from '../support/browser';
+import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const SCRIPT = {
@@ -42,12 +42,7 @@ describe('chat pane (issue #2)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(async ctx => {
-    // Keep a picture of what the page showed when a step failed.
-    if (ctx.task.result?.state === 'fail' && page) {
-      await screenshot(page, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
-    }
-  });
+  afterEach(ctx => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();

@@ -65,3 +65,16 @@ export async function runCommand(page: Page, id: string, args: Record<string, un
     [id, args] as const
   );
 }
+
+/**
+ * For `afterEach`: keeps a screenshot of what the page showed when the test just failed
+ * (test/artifacts/failed-<test name>.png).
+ */
+export async function screenshotIfFailed(
+  ctx: { task: { name: string; result?: { state?: string } } },
+  page: Page | undefined
+): Promise<void> {
+  if (ctx.task.result?.state === 'fail' && page && !page.isClosed()) {
+    await screenshot(page, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
+  }
+}
