@@ -25,17 +25,8 @@ export const ACTION_CLASSES = [
 
 export type ActionClass = (typeof ACTION_CLASSES)[number];
 
-/** The classes read-only modes refuse (MODE-7). */
-export const WORLD_CHANGING_CLASSES: readonly ActionClass[] = [
-  'write-file',
-  'delete-file',
-  'write-outside-worktree',
-  'commit',
-  'push',
-  'publish-pr',
-  'external-tracker',
-  'install-package',
-  'run-process',
-  'change-structure',
-  'sandbox-control'
-];
+/** Classes that change nothing in the world; every other class is world-changing. */
+const HARMLESS_CLASSES: readonly ActionClass[] = ['read', 'network-read', 'ask-user'];
+
+/** The classes read-only modes refuse (MODE-7): everything but reading and asking. */
+export const WORLD_CHANGING_CLASSES: readonly ActionClass[] = ACTION_CLASSES.filter((c) => !HARMLESS_CLASSES.includes(c));

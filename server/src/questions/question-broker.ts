@@ -3,9 +3,7 @@ import {
   type ChatEvent,
   type QuestionAnswer,
   type QuestionItem,
-  type QuestionOption,
-  type QuestionState,
-  type QuestionType
+  type QuestionState
 } from '@cellmate/protocol';
 import { newItemId } from '../ids.js';
 import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../tools/harness-ports.js';
@@ -24,19 +22,15 @@ export interface QuestionSink {
   publish(chatId: string, event: ChatEvent): void;
 }
 
-/** A question to render (ASK-1). */
-export interface QuestionRequest {
+/** A question to render (ASK-1): the card's own fields, plus where and how long. */
+export type QuestionRequest = Pick<
+  QuestionItem,
+  'type' | 'question' | 'context' | 'options' | 'allowFreeText' | 'multiSelect' | 'approval'
+> & {
   chatId: string;
   turnId?: string;
-  type: QuestionType;
-  question: string;
-  context?: string;
-  options: QuestionOption[];
-  allowFreeText: boolean;
-  multiSelect: boolean;
-  approval?: QuestionItem['approval'];
   timeoutMs?: number;
-}
+};
 
 /** How a question ended. `unavailable`: nobody was connected, nothing was shown. */
 export type QuestionOutcome =
