@@ -108,6 +108,22 @@ describe('notebook tools and notebook context (issue #5)', () => {
   async function waitIdle(): Promise<void> {
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
   }
+  /** Once the focused notebook's kernel is busy, clicks Stop; ms until it is idle again. */
+  async function stopWhileNotebookKernelBusy(): Promise<number> {
+    const kernelIs = (status: string) =>
+      page.waitForFunction(
+        s => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === s,
+        status,
+        { timeout: status === 'busy' ? 15_000 : 10_000 }
+      );
+    await kernelIs('busy');
+    await page.waitForTimeout(500);
+    const stoppedAt = Date.now();
+    await page.locator('button.jp-cellmate-stop').click();
+    await kernelIs('idle');
+    return Date.now() - stoppedAt;
+  }
+
   async function send(text: string): Promise<void> {
     const input = page.locator('textarea.jp-cellmate-input');
     await input.fill(text);
@@ -208,13 +224,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await send('sleep please');
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').last();
     await card.locator('xpath=self::*[@data-status="running"]').waitFor({ timeout: 30_000 });
-    await page.waitForFunction(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'busy', undefined, { timeout: 15_000 });
-    await page.waitForTimeout(500);
-    const stoppedAt = Date.now();
-    await page.locator('button.jp-cellmate-stop').click();
-    await page.waitForFunction(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 10_000 });
-    const elapsed = Date.now() - stoppedAt;
-    expect(elapsed).toBeLessThan(2000);
+    expect(await stopWhileNotebookKernelBusy()).toBeLessThan(2000);
     await waitIdle();
     expect(await card.textContent()).toContain('[Interrupted: the user stopped the turn.]');
     await screenshot(page, 'notebook-stop-sleep');
@@ -224,12 +234,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await send('sleep in a notebook cell');
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="notebook_run"]').last();
     await card.locator('xpath=self::*[@data-status="running"]').waitFor({ timeout: 30_000 });
-    await page.waitForFunction(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'busy', undefined, { timeout: 15_000 });
-    await page.waitForTimeout(500);
-    const stoppedAt = Date.now();
-    await page.locator('button.jp-cellmate-stop').click();
-    await page.waitForFunction(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 10_000 });
-    expect(Date.now() - stoppedAt).toBeLessThan(2000);
+    expect(await stopWhileNotebookKernelBusy()).toBeLessThan(2000);
     await waitIdle();
     expect(await card.getAttribute('data-status')).toBe('aborted');
     expect(await card.textContent()).toContain('[Interrupted: the user stopped the turn; the kernel was interrupted');

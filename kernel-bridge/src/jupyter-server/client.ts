@@ -15,7 +15,7 @@ import { Emitter, type Event } from '../common/event.js';
 import { KernelBridgeError, throwIfAborted } from '../common/errors.js';
 import type { AnyMessage, Message } from '../protocol/messages.js';
 import type { KernelClient } from '../eval/kernel-client.js';
-import type { ExecuteOptions, ExecuteResult, RequestOptions } from '../zmq/client.js';
+import { executeRequestContent, type ExecuteOptions, type ExecuteResult, type RequestOptions } from '../zmq/client.js';
 
 export interface JupyterServerConnectOptions {
   /** Jupyter Server base URL, e.g. `http://127.0.0.1:8888/` (with its base path). */
@@ -83,14 +83,8 @@ export class JupyterServerKernelClient implements KernelClient {
     if (this.disposed) throw new KernelBridgeError('disposed', 'execute: client is disposed');
     throwIfAborted(opts.signal, 'execute');
     const future = this.kernel.requestExecute(
-      {
-        code,
-        silent: opts.silent ?? false,
-        store_history: opts.storeHistory ?? !(opts.silent ?? false),
-        user_expressions: {},
-        allow_stdin: opts.allowStdin ?? false,
-        stop_on_error: opts.stopOnError ?? true
-      },
+      // user_expressions is re-stated only because lumino's JSONObject type differs from ours.
+      { ...executeRequestContent(code, opts), user_expressions: {} },
       true,
       opts.metadata as KernelMessage.IExecuteRequestMsg['metadata']
     );

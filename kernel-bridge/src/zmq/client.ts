@@ -55,6 +55,23 @@ export interface ExecuteOptions extends RequestOptions {
   onInputRequest?: (req: Message<'input_request'>) => string | Promise<string>;
 }
 
+/**
+ * The `execute_request` content for `code` under `opts` — one place for the defaults, so
+ * both transports (ZeroMQ here, Jupyter Server in `jupyter-server/client.ts`) send the same
+ * request: history is stored unless silent, stdin is off unless asked for.
+ */
+export function executeRequestContent(code: string, opts: ExecuteOptions): ContentMap['execute_request'] {
+  const silent = opts.silent ?? false;
+  return {
+    code,
+    silent,
+    store_history: opts.storeHistory ?? !silent,
+    user_expressions: {},
+    allow_stdin: opts.allowStdin ?? false,
+    stop_on_error: opts.stopOnError ?? true
+  };
+}
+
 export interface ExecuteResult {
   reply: Message<'execute_reply'>;
   /** IOPub messages whose parent is the request, in arrival order (incl. status). */
@@ -256,14 +273,7 @@ export class ZmqKernelClient implements Disposable {
   async execute(code: string, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
     const msg = this.message(
       'execute_request',
-      {
-        code,
-        silent: opts.silent ?? false,
-        store_history: opts.storeHistory ?? !(opts.silent ?? false),
-        user_expressions: {},
-        allow_stdin: opts.allowStdin ?? false,
-        stop_on_error: opts.stopOnError ?? true
-      },
+      executeRequestContent(code, opts),
       opts.metadata
     );
     this.checkUsable(opts.signal, 'execute');
