@@ -229,9 +229,26 @@ export interface ToolMetrics {
 }
 
 export interface Chat extends ChatSummary {
+  /**
+   * The transcript, oldest first. From `chat/get`: the latest items only (see
+   * `olderCount`); older ones come from `chat/items`.
+   */
   items: TranscriptItem[];
   /** True while a turn is running. */
   running: boolean;
+  /** How many items come before `items[0]` (0 or absent: `items` is the whole transcript). */
+  olderCount?: number;
+}
+
+/** How many items `chat/get` returns when the request names no `limit`. */
+export const DEFAULT_CHAT_PAGE = 200;
+
+/** A page of older transcript items (`chat/items`). */
+export interface ChatItemsPage {
+  /** Oldest first; they come right before the `before` item. */
+  items: TranscriptItem[];
+  /** How many items come before `items[0]`. */
+  olderCount: number;
 }
 
 export type TurnEndReason = 'stop' | 'aborted' | 'error' | 'max-steps';
@@ -278,7 +295,10 @@ export interface Requests {
   'config/providers': { params: Record<string, never>; result: ProviderStatus[] };
   'chat/list': { params: Record<string, never>; result: ChatSummary[] };
   'chat/create': { params: { title?: string }; result: Chat };
-  'chat/get': { params: { chatId: string }; result: Chat };
+  /** The chat with its latest `limit` items (default {@link DEFAULT_CHAT_PAGE}). */
+  'chat/get': { params: { chatId: string; limit?: number }; result: Chat };
+  /** Up to `limit` items (default {@link DEFAULT_CHAT_PAGE}) right before the item `before`: the pane scrolls back. */
+  'chat/items': { params: { chatId: string; before: string; limit?: number }; result: ChatItemsPage };
   'chat/rename': { params: { chatId: string; title: string }; result: ChatSummary };
   'chat/delete': { params: { chatId: string }; result: { deleted: boolean } };
   /** Starts a turn and returns at once; progress arrives as `chat/event` notifications. */
@@ -412,7 +432,9 @@ export const ErrorCodes = {
   /** The question id is unknown or no longer pending. */
   QuestionNotPending: -32014,
   /** `chat/retry` or `chat/edit` on a chat without a user message. */
-  NothingToRetry: -32015
+  NothingToRetry: -32015,
+  /** `chat/items`: the `before` item is not in the chat (removed by a retry or edit). */
+  ItemNotFound: -32016
 } as const;
 
 /** Route names on the Jupyter server, relative to its base URL. */

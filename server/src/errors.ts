@@ -27,6 +27,14 @@ export function chatNotFound(chatId: string): CellmateError {
   );
 }
 
+/** `chat/items` with a `before` cursor that is not an item of the chat. */
+export function itemNotFound(chatId: string, itemId: string): CellmateError {
+  return new CellmateError(
+    ErrorCodes.ItemNotFound,
+    `Chat "${chatId}" has no item "${itemId}" (it may have been removed by a retry or edit). Call chat/get for the latest items and page back from its first one.`
+  );
+}
+
 /** A turn already runs in this chat. */
 export function turnRunning(chatId: string): CellmateError {
   return new CellmateError(

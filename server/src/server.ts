@@ -34,8 +34,6 @@ export interface StartServerOptions {
   maxSteps?: number;
   /** Provider retries on transient HTTP errors (default 2). */
   maxRetries?: number;
-  /** Debounce of chat saves while text streams (default 250 ms). */
-  saveDebounceMs?: number;
   /** Custom fetch for providers (tests). */
   fetch?: typeof globalThis.fetch;
   /**
@@ -64,7 +62,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const env = options.env ?? process.env;
   const workspace = await realpath(path.resolve(options.workspace));
   if (!(await stat(workspace)).isDirectory()) throw new Error(`The workspace ${workspace} is not a directory.`);
-  const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger, debounceMs: options.saveDebounceMs });
+  const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger });
   // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3).
   const harness = createHarness({
     workspace,

@@ -3,8 +3,12 @@ import type { ModelMessage } from 'ai';
 import { z } from 'zod';
 import { newItemId } from '../ids.js';
 
-/** Bumped when the chat file layout changes incompatibly. */
-export const CHAT_FILE_VERSION = 1;
+/**
+ * Layout version of the snapshot file `<id>.json`. 2: the snapshot of a chat journal
+ * (`seq` = the last journal record it includes, see `chat-journal.md`). 1 (releases before
+ * the journal): the whole chat, rewritten on every change; still read as a snapshot at seq 0.
+ */
+export const CHAT_FILE_VERSION = 2;
 
 /** How a chat got its title: `user` titles are never replaced by the first message. */
 export type TitleSource = 'default' | 'auto' | 'user';
@@ -17,9 +21,11 @@ export interface ChatRecord {
   messages: ModelMessage[];
 }
 
-/** The JSON layout of a chat file. */
+/** The JSON layout of a chat snapshot file. */
 interface ChatFileJson {
   version: number;
+  /** The last journal record included (absent in version 1). */
+  seq?: number;
   chat: Chat;
   titleSource: TitleSource;
   messages: ModelMessage[];
@@ -39,7 +45,8 @@ const itemSchema = z.looseObject({
 });
 
 const fileSchema = z.looseObject({
-  version: z.literal(CHAT_FILE_VERSION),
+  version: z.union([z.literal(1), z.literal(CHAT_FILE_VERSION)]),
+  seq: z.number().int().nonnegative().optional(),
   chat: z.looseObject({
     id: z.string().regex(CHAT_ID_PATTERN),
     title: z.string(),
@@ -53,17 +60,17 @@ const fileSchema = z.looseObject({
   messages: z.array(z.looseObject({ role: z.enum(['system', 'user', 'assistant', 'tool']) }))
 });
 
-/** Serialises a record for disk. Pure. */
-export function serializeChat(record: ChatRecord): string {
-  const json: ChatFileJson = { version: CHAT_FILE_VERSION, ...record };
-  return `${JSON.stringify(json, null, 1)}\n`;
+/** Serialises a record as a snapshot that includes journal records up to `seq`. Pure. */
+export function serializeChat(record: ChatRecord, seq: number): string {
+  const json: ChatFileJson = { version: CHAT_FILE_VERSION, seq, ...record };
+  return `${JSON.stringify(json)}\n`;
 }
 
 /**
- * Parses a chat file; the id must match the file name.
+ * Parses a chat snapshot file (version 1 or 2); the id must match the file name.
  * @throws Error describing why the file is unusable (the caller keeps the file)
  */
-export function parseChatFile(text: string, expectedId: string): ChatRecord {
+export function parseChatFile(text: string, expectedId: string): ChatRecord & { seq: number } {
   const parsed = fileSchema.safeParse(JSON.parse(text));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -71,7 +78,7 @@ export function parseChatFile(text: string, expectedId: string): ChatRecord {
   }
   const data = parsed.data as unknown as ChatFileJson;
   if (data.chat.id !== expectedId) throw new Error(`chat id "${data.chat.id}" does not match the file name`);
-  return { chat: data.chat, titleSource: data.titleSource, messages: data.messages };
+  return { chat: data.chat, titleSource: data.titleSource, messages: data.messages, seq: data.seq ?? 0 };
 }
 
 /**

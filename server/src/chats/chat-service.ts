@@ -1,4 +1,4 @@
-import type { Chat, ChatEvent, ChatSummary, MentionCandidate, ModelSettings, NotebookKernelRef, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
+import type { Chat, ChatEvent, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, NotebookKernelRef, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
 import { Emitter, type Disposable, type Event, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import { runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
@@ -10,7 +10,6 @@ import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
 import type { HarnessServices } from '../tools/harness.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { applyChatEvent } from './apply-event.js';
 import { summarize, type ChatRecord } from './chat-file.js';
 import type { ChatStore } from './chat-store.js';
 import { DEFAULT_CHAT_TITLE, titleFromMessage } from './title.js';
@@ -46,6 +45,8 @@ export interface ChatServiceOptions {
   completeMention?: (chatId: string | undefined, prefix: string) => Promise<MentionCandidate[]>;
   /** The panes that serve the notebook port (interactive connections attach here). */
   panes?: { attach(connection: MessageConnection): Disposable };
+  /** Called once a chat is deleted (its audit log, saved outputs and kernels go with it). */
+  onDeleted?: (chatId: string) => void | Promise<void>;
 }
 
 /** Receives the notebook kernel the pane has focused (SPEC EVAL-2). */
@@ -111,8 +112,7 @@ export class ChatService {
   /** Summaries, most recently updated first. */
   list(): ChatSummary[] {
     return this.options.store
-      .all()
-      .map((r) => summarize(r.chat))
+      .summaries()
       .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || a.id.localeCompare(b.id));
   }
 
@@ -125,23 +125,34 @@ export class ChatService {
       titleSource: explicit ? 'user' : 'default',
       messages: []
     };
-    this.options.store.add(record);
+    this.options.store.create(record);
     this.listChanged();
     return structuredClone(record.chat);
   }
 
-  /** A chat with its transcript. */
-  get(chatId: string): Chat {
-    return structuredClone(this.record(chatId).chat);
+  /**
+   * A chat with its latest `limit` items (all without a limit); `olderCount` says how
+   * many come before them ({@link olderItems} pages back).
+   */
+  get(chatId: string, limit?: number): Chat {
+    const { chat } = this.record(chatId);
+    const { items, olderCount } = this.options.store.page(chatId, limit ?? chat.items.length);
+    return { id: chat.id, title: chat.title, mode: chat.mode, createdAt: chat.createdAt, updatedAt: chat.updatedAt, running: chat.running, items, olderCount };
+  }
+
+  /**
+   * Up to `limit` items right before the item `before` (the pane scrolled back).
+   * @throws CellmateError ChatNotFound or ItemNotFound
+   */
+  olderItems(chatId: string, before: string, limit: number): ChatItemsPage {
+    this.record(chatId);
+    return this.options.store.page(chatId, limit, before);
   }
 
   /** Renames a chat; a user title is never replaced by the first message. */
   rename(chatId: string, title: string): ChatSummary {
     const record = this.record(chatId);
-    record.chat.title = title.trim() || DEFAULT_CHAT_TITLE;
-    record.titleSource = 'user';
-    record.chat.updatedAt = new Date().toISOString();
-    void this.options.store.saveNow(chatId);
+    this.options.store.setTitle(chatId, title.trim() || DEFAULT_CHAT_TITLE, 'user');
     this.listChanged();
     return summarize(record.chat);
   }
@@ -154,7 +165,10 @@ export class ChatService {
       await turn.done;
     }
     const deleted = await this.options.store.delete(chatId);
-    if (deleted) this.listChanged();
+    if (deleted) {
+      this.listChanged();
+      await Promise.resolve(this.options.onDeleted?.(chatId)).catch((error: unknown) => this.options.logger.warn(`cleaning up after chat ${chatId}: ${String(error)}`));
+    }
     return deleted;
   }
 
@@ -179,12 +193,10 @@ export class ChatService {
     const controller = new AbortController();
     const now = new Date().toISOString();
     const user: UserItem = { kind: 'user', id: newItemId(), time: now, turnId, text };
-    record.chat.updatedAt = now;
     if (record.titleSource !== 'user' && record.chat.items.every((i) => i.kind !== 'user')) {
-      record.chat.title = titleFromMessage(text);
-      record.titleSource = 'auto';
+      this.options.store.setTitle(chatId, titleFromMessage(text), 'auto');
     }
-    record.messages.push({ role: 'user', content: expanded?.modelText ?? text });
+    this.options.store.appendMessages(chatId, [{ role: 'user', content: expanded?.modelText ?? text }]);
     this.emit(chatId, { type: 'turn-started', turnId });
     this.emit(chatId, { type: 'item-added', item: user });
     if (expanded?.note) this.emit(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'info', text: expanded.note } });
@@ -203,8 +215,7 @@ export class ChatService {
         emit: (event) => this.emit(chatId, event),
         appendMessages: (messages) => {
           if (this.disposed) return;
-          record.messages.push(...messages);
-          void this.options.store.saveNow(chatId);
+          this.options.store.appendMessages(chatId, messages);
         }
       }
     )
@@ -241,7 +252,7 @@ export class ChatService {
       if (at >= 0) this.emit(chatId, { type: 'items-removed', itemIds: r.chat.items.slice(at).map((i) => i.id) });
       let m = r.messages.length - 1;
       while (m >= 0 && r.messages[m]!.role !== 'user') m--;
-      if (m >= 0) r.messages.splice(m);
+      if (m >= 0) this.options.store.truncateMessages(chatId, m);
     });
   }
 
@@ -290,12 +301,8 @@ export class ChatService {
       if (record.chat.running) this.eventEmitter.fire({ chatId, event });
       return;
     }
-    applyChatEvent(record.chat, event);
-    if (event.type === 'text-delta') this.options.store.scheduleSave(chatId);
-    else {
-      record.chat.updatedAt = new Date().toISOString();
-      void this.options.store.saveNow(chatId);
-    }
+    // Journaled before any pane hears of it: what a pane saw survives a crash (chat-journal.md).
+    this.options.store.applyEvent(chatId, event);
     this.eventEmitter.fire({ chatId, event });
   }
 

@@ -1,157 +1,278 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import type { ChatEvent, ChatSummary, TranscriptItem } from '@cellmate/protocol';
+import type { ModelMessage } from 'ai';
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../config/logger.js';
-import { CHAT_ID_PATTERN, parseChatFile, recoverInterruptedTurn, serializeChat, type ChatRecord } from './chat-file.js';
+import { itemNotFound } from '../errors.js';
+import { applyChatEvent } from './apply-event.js';
+import { CHAT_ID_PATTERN, recoverInterruptedTurn, summarize, type ChatRecord, type TitleSource } from './chat-file.js';
+import type { ChatMeta } from './chat-journal.js';
+import { DEFAULT_COMPACT_MIN_DEAD_BYTES, JournalFile, type JournalStats } from './journal-file.js';
 
 /** Options of {@link ChatStore}. */
 export interface ChatStoreOptions {
-  /** Folder holding `<id>.json` files, e.g. `<workspace>/.cellmate/chats`. */
+  /** Folder holding `<id>.json` snapshots and `<id>.jsonl` journals, e.g. `<workspace>/.cellmate/chats`. */
   directory: string;
   logger: Logger;
-  /** Delay before a debounced save (while text streams). Default 250 ms. */
-  debounceMs?: number;
+  /** Chats kept in memory besides running ones (least recently used are dropped; they reload from disk). Default 8. */
+  maxLoaded?: number;
+  /** Superseded bytes a chat's files must hold before compaction is considered. Default 256 KiB. */
+  compactMinDeadBytes?: number;
+}
+
+interface Entry {
+  file: JournalFile;
+  /** The chat, while in memory. */
+  record: ChatRecord | undefined;
+  summary: ChatSummary;
+  running: boolean;
+  lastUsed: number;
+  /** Assistant items whose streamed text is not on disk yet (their final item-updated writes it). */
+  streaming: Set<string>;
 }
 
 /**
- * Chat records in memory, persisted one JSON file per chat with atomic writes
- * (temporary file + rename). Saves of one chat are serialised so an older snapshot never
- * overwrites a newer one. Corrupt files are skipped with a log line and left on disk.
+ * Chats on disk as journals (`chat-journal.md`): every change is one appended record,
+ * written before the change is announced; nothing is rewritten on the hot path. Summaries
+ * of every chat stay in memory; whole chats only for running and recently used ones.
+ * Mutate chats only through this class (it journals what it applies).
  */
 export class ChatStore {
-  private readonly records = new Map<string, ChatRecord>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly writes = new Map<string, Promise<void>>();
-  private readonly debounceMs: number;
-  private disposed = false;
+  private readonly entries = new Map<string, Entry>();
+  private readonly maxLoaded: number;
+  private readonly compactMinDeadBytes: number;
+  private clock = 0;
+  /** Byte counters of the chat files. */
+  readonly stats: JournalStats = { bytesWritten: 0, records: 0, compactions: 0 };
 
   private constructor(private readonly options: ChatStoreOptions) {
-    this.debounceMs = options.debounceMs ?? 250;
+    this.maxLoaded = Math.max(1, options.maxLoaded ?? 8);
+    this.compactMinDeadBytes = options.compactMinDeadBytes ?? DEFAULT_COMPACT_MIN_DEAD_BYTES;
   }
 
-  /** Creates the folder if needed and loads every readable chat file in it. */
+  /** Creates the folder if needed and reads every chat in it (old `version: 1` files included). */
   static async open(options: ChatStoreOptions): Promise<ChatStore> {
     const store = new ChatStore(options);
-    await store.load();
+    store.loadAll();
     return store;
   }
 
-  private async load(): Promise<void> {
+  private loadAll(): void {
     const { directory, logger } = this.options;
-    await mkdir(directory, { recursive: true, mode: 0o700 });
-    const now = new Date().toISOString();
-    for (const name of (await readdir(directory)).sort()) {
-      if (!name.endsWith('.json')) continue;
-      const id = name.slice(0, -'.json'.length);
-      const file = path.join(directory, name);
-      if (!CHAT_ID_PATTERN.test(id)) {
-        logger.warn(`skipping ${file}: not a chat file name`);
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    const ids = new Set<string>();
+    for (const name of readdirSync(directory).sort()) {
+      if (name.endsWith('.tmp')) {
+        // A compaction that was cut short; the files it would have replaced are intact.
+        unlinkSync(path.join(directory, name));
         continue;
       }
-      let record: ChatRecord;
-      try {
-        record = parseChatFile(await readFile(file, 'utf8'), id);
-      } catch (error) {
-        logger.error(`skipping corrupt chat file ${file} (left untouched): ${(error as Error).message}`);
+      const match = /^(.*)\.(json|jsonl)$/.exec(name);
+      if (!match) continue;
+      if (!CHAT_ID_PATTERN.test(match[1]!)) {
+        logger.warn(`skipping ${path.join(directory, name)}: not a chat file name`);
         continue;
       }
-      this.records.set(id, record);
-      if (recoverInterruptedTurn(record, now)) {
-        logger.warn(`chat ${id} was mid-turn when the server stopped; marked interrupted`);
-        await this.saveNow(id);
-      }
+      ids.add(match[1]!);
+    }
+    for (const id of ids) {
+      const record = this.read(id);
+      if (record) this.evict(id);
     }
   }
 
-  /** All records (live objects; mutate only through the chat service). */
-  all(): ChatRecord[] {
-    return [...this.records.values()];
+  /** Reads one chat from disk into its entry; undefined when unreadable or deleted. */
+  private read(id: string): ChatRecord | undefined {
+    let loaded: ReturnType<typeof JournalFile.load>;
+    try {
+      loaded = JournalFile.load(this.options.directory, id, this.options.logger, this.stats, this.compactMinDeadBytes);
+    } catch (error) {
+      this.options.logger.error(`skipping corrupt chat ${id} in ${this.options.directory} (files left untouched): ${(error as Error).message}`);
+      return undefined;
+    }
+    if (!loaded) return undefined;
+    const { record, file } = loaded;
+    const entry: Entry = { file, record, summary: summarize(record.chat), running: record.chat.running, lastUsed: ++this.clock, streaming: new Set() };
+    this.entries.set(id, entry);
+    const before = new Map(record.chat.items.map((item) => [item.id, item]));
+    if (recoverInterruptedTurn(record, new Date().toISOString())) {
+      this.options.logger.warn(`chat ${id} was mid-turn when the server stopped; marked interrupted`);
+      for (const item of record.chat.items) if (before.get(item.id) !== item) this.writeItem(entry, item);
+      this.writeMeta(entry);
+    }
+    return record;
   }
 
-  /** The record for an id, if any. */
+  /** Summaries of every chat (unsorted). */
+  summaries(): ChatSummary[] {
+    return [...this.entries.values()].map((e) => (e.record ? summarize(e.record.chat) : e.summary));
+  }
+
+  /** The record for an id (read from disk if it is not in memory). Live object: mutate only through this store. */
   get(id: string): ChatRecord | undefined {
-    return CHAT_ID_PATTERN.test(id) ? this.records.get(id) : undefined;
+    if (typeof id !== 'string' || !CHAT_ID_PATTERN.test(id)) return undefined;
+    const entry = this.entries.get(id);
+    if (!entry) return undefined;
+    entry.lastUsed = ++this.clock;
+    if (entry.record) return entry.record;
+    const record = this.read(id);
+    this.evict(id);
+    return record;
   }
 
-  /** Adds a new record and writes it at once. */
-  add(record: ChatRecord): void {
-    if (!CHAT_ID_PATTERN.test(record.chat.id)) throw new Error(`invalid chat id ${record.chat.id}`);
-    this.records.set(record.chat.id, record);
-    this.saveNow(record.chat.id);
+  /** Adds a new chat and writes its first record. */
+  create(record: ChatRecord): void {
+    const id = record.chat.id;
+    if (!CHAT_ID_PATTERN.test(id)) throw new Error(`invalid chat id ${id}`);
+    const file = JournalFile.create(this.options.directory, id, this.options.logger, this.stats, this.compactMinDeadBytes);
+    const entry: Entry = { file, record, summary: summarize(record.chat), running: record.chat.running, lastUsed: ++this.clock, streaming: new Set() };
+    this.entries.set(id, entry);
+    this.writeMeta(entry);
+    for (const item of record.chat.items) this.writeItem(entry, item);
+    if (record.messages.length) entry.file.append({ t: 'messages', add: record.messages }, record.chat.updatedAt);
+    this.evict(id);
   }
 
-  /** Removes a record and its file. */
+  /**
+   * Applies a transcript event and journals it: completed or updated items as whole
+   * items, removals, and turn state. Streamed text (`text-delta`) is applied in memory
+   * only; the assistant item's final `item-updated` writes it.
+   */
+  applyEvent(id: string, event: ChatEvent): void {
+    const entry = this.loadedEntry(id);
+    if (!entry || event.type === 'tool-progress') return;
+    const chat = entry.record!.chat;
+    if (event.type === 'text-delta') {
+      applyChatEvent(chat, event);
+      entry.streaming.add(event.itemId);
+      return;
+    }
+    if (event.type === 'item-updated' && !chat.items.some((i) => i.id === event.item.id)) return;
+    chat.updatedAt = new Date().toISOString();
+    if (event.type === 'items-removed') {
+      const present = new Set(chat.items.map((i) => i.id));
+      const ids = event.itemIds.filter((i) => present.has(i));
+      const removed = chat.items.filter((i) => ids.includes(i.id));
+      applyChatEvent(chat, event);
+      if (!ids.length) return;
+      const bytes = entry.file.append({ t: 'remove', ids }, chat.updatedAt);
+      entry.file.noteDead(bytes + removed.reduce((n, item) => n + JSON.stringify(item).length, 0), ids);
+      this.maybeCompact(entry);
+      return;
+    }
+    applyChatEvent(chat, event);
+    if (event.type === 'turn-started' || event.type === 'turn-ended') {
+      entry.running = chat.running;
+      this.writeMeta(entry);
+      if (event.type === 'turn-ended') this.maybeCompact(entry);
+      return;
+    }
+    entry.streaming.delete(event.item.id);
+    this.writeItem(entry, event.item);
+  }
+
+  /** Changes the title (and how it was set); journals the chat's metadata. */
+  setTitle(id: string, title: string, titleSource: TitleSource): void {
+    const entry = this.loadedEntry(id);
+    if (!entry) return;
+    entry.record!.chat.title = title;
+    entry.record!.titleSource = titleSource;
+    entry.record!.chat.updatedAt = new Date().toISOString();
+    this.writeMeta(entry);
+  }
+
+  /** Appends model messages (the history the model continues from). */
+  appendMessages(id: string, messages: ModelMessage[]): void {
+    const entry = this.loadedEntry(id);
+    if (!entry || !messages.length) return;
+    entry.record!.messages.push(...messages);
+    entry.record!.chat.updatedAt = new Date().toISOString();
+    entry.file.append({ t: 'messages', add: messages }, entry.record!.chat.updatedAt);
+  }
+
+  /** Drops model messages from index `length` on (retry and edit). */
+  truncateMessages(id: string, length: number): void {
+    const entry = this.loadedEntry(id);
+    if (!entry || length >= entry.record!.messages.length) return;
+    const cut = entry.record!.messages.splice(length);
+    const bytes = entry.file.append({ t: 'cut', length }, entry.record!.chat.updatedAt);
+    entry.file.noteDead(bytes + JSON.stringify(cut).length);
+  }
+
+  /**
+   * A page of the transcript: up to `limit` items before the item `before` (or the
+   * latest ones), and how many older items remain.
+   * @throws CellmateError ItemNotFound when `before` is not an item of the chat
+   */
+  page(id: string, limit: number, before?: string): { items: TranscriptItem[]; olderCount: number } {
+    const items = this.get(id)?.chat.items ?? [];
+    let end = items.length;
+    if (before !== undefined) {
+      end = items.findIndex((item) => item.id === before);
+      if (end < 0) throw itemNotFound(id, before);
+    }
+    const start = Math.max(0, end - Math.max(0, limit));
+    return { items: structuredClone(items.slice(start, end)), olderCount: start };
+  }
+
+  /** Removes a chat and its files. */
   async delete(id: string): Promise<boolean> {
-    const record = this.get(id);
-    if (!record) return false;
-    this.records.delete(id);
-    this.cancelTimer(id);
-    await this.writes.get(id);
-    await unlink(this.fileOf(id)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
+    const entry = typeof id === 'string' ? this.entries.get(id) : undefined;
+    if (!entry) return false;
+    this.entries.delete(id);
+    await entry.file.delete();
     return true;
   }
 
-  /** Saves soon (coalescing bursts such as streamed text). */
-  scheduleSave(id: string): void {
-    if (this.disposed || this.timers.has(id)) return;
-    this.timers.set(
-      id,
-      setTimeout(() => {
-        this.timers.delete(id);
-        this.saveNow(id);
-      }, this.debounceMs)
-    );
-  }
-
-  /** Saves the current snapshot now (queued behind earlier writes of the same chat). */
-  saveNow(id: string): Promise<void> {
-    this.cancelTimer(id);
-    const record = this.records.get(id);
-    if (!record) return Promise.resolve();
-    const text = serializeChat(record);
-    const previous = this.writes.get(id) ?? Promise.resolve();
-    const next = previous
-      .then(() => this.writeAtomic(this.fileOf(id), text))
-      .catch((error: unknown) => this.options.logger.error(`could not save chat ${id}`, error));
-    this.writes.set(id, next);
-    void next.finally(() => {
-      if (this.writes.get(id) === next) this.writes.delete(id);
-    });
-    return next;
-  }
-
-  /** Writes every pending change and waits for all writes. */
+  /** Writes the streamed text of items still streaming and waits for running compactions. */
   async flush(): Promise<void> {
-    for (const id of [...this.timers.keys()]) this.saveNow(id);
-    await Promise.all([...this.writes.values()]);
+    for (const entry of this.entries.values()) {
+      for (const itemId of entry.streaming) {
+        const item = entry.record?.chat.items.find((i) => i.id === itemId);
+        if (item) this.writeItem(entry, item);
+      }
+      entry.streaming.clear();
+    }
+    await Promise.all([...this.entries.values()].map((e) => e.file.settled()));
   }
 
-  /** Flushes and stops scheduling saves. */
+  /** Flushes and closes every journal. */
   async dispose(): Promise<void> {
     await this.flush();
-    this.disposed = true;
+    for (const entry of this.entries.values()) entry.file.close();
   }
 
-  private fileOf(id: string): string {
-    return path.join(this.options.directory, `${id}.json`);
+  private loadedEntry(id: string): Entry | undefined {
+    return this.get(id) ? this.entries.get(id) : undefined;
   }
 
-  private cancelTimer(id: string): void {
-    const timer = this.timers.get(id);
-    if (timer) clearTimeout(timer);
-    this.timers.delete(id);
+  private writeItem(entry: Entry, item: TranscriptItem): void {
+    const bytes = entry.file.append({ t: 'item', item }, entry.record!.chat.updatedAt);
+    entry.file.noteItem(item.id, bytes);
   }
 
-  private async writeAtomic(file: string, text: string): Promise<void> {
-    const tmp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
-    try {
-      await writeFile(tmp, text, { encoding: 'utf8', mode: 0o600 });
-      await rename(tmp, file);
-    } catch (error) {
-      await unlink(tmp).catch(() => undefined);
-      throw error;
+  private writeMeta(entry: Entry): void {
+    const { chat, titleSource } = entry.record!;
+    const meta: ChatMeta = { id: chat.id, title: chat.title, mode: chat.mode, createdAt: chat.createdAt, running: chat.running };
+    const bytes = entry.file.append({ t: 'chat', chat: meta, titleSource }, chat.updatedAt);
+    entry.file.noteItem('\u0000chat', bytes);
+  }
+
+  private maybeCompact(entry: Entry): void {
+    if (entry.record && !entry.running && entry.file.shouldCompact()) void entry.file.compact(entry.record);
+  }
+
+  /** Drops whole chats from memory beyond the limit (never running or compacting ones, nor `keep`). */
+  private evict(keep: string): void {
+    const loaded = [...this.entries.entries()].filter(([, e]) => e.record);
+    if (loaded.length <= this.maxLoaded) return;
+    const candidates = loaded
+      .filter(([id, e]) => id !== keep && !e.running && e.streaming.size === 0 && !e.file.busy)
+      .sort((a, b) => a[1].lastUsed - b[1].lastUsed);
+    for (const [, entry] of candidates.slice(0, loaded.length - this.maxLoaded)) {
+      entry.summary = summarize(entry.record!.chat);
+      entry.record = undefined;
+      entry.file.close();
     }
   }
 }

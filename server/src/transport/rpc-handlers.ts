@@ -1,4 +1,4 @@
-import { ErrorCodes, PROTOCOL_VERSION, type RequestMethod } from '@cellmate/protocol';
+import { DEFAULT_CHAT_PAGE, ErrorCodes, PROTOCOL_VERSION, type RequestMethod } from '@cellmate/protocol';
 import { ResponseError, ErrorCodes as JsonRpcErrorCodes, type Disposable, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { ChatService } from '../chats/chat-service.js';
 import type { Logger } from '../config/logger.js';
@@ -26,7 +26,8 @@ export function createRequestHandlers(service: ChatService, workspace: string, o
     'config/providers': () => service.providers(),
     'chat/list': () => service.list(),
     'chat/create': (params) => service.create(params.title),
-    'chat/get': (params) => service.get(params.chatId),
+    'chat/get': (params) => service.get(params.chatId, params.limit ?? DEFAULT_CHAT_PAGE),
+    'chat/items': (params) => service.olderItems(params.chatId, params.before, params.limit ?? DEFAULT_CHAT_PAGE),
     'chat/rename': (params) => service.rename(params.chatId, params.title),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
     'chat/send': (params) => service.send(params.chatId, params.text, params.model, undefined, params.context),

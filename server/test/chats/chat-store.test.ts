@@ -2,7 +2,7 @@ import type { ModelSettings } from '@cellmate/protocol';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CHAT_FILE_VERSION, INTERRUPTED_NOTICE } from '../../src/chats/chat-file.js';
+import { INTERRUPTED_NOTICE } from '../../src/chats/chat-file.js';
 import { titleFromMessage } from '../../src/chats/title.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
@@ -38,17 +38,22 @@ describe('chat persistence', () => {
     await second.dispose();
   });
 
-  it('writes atomically and leaves no temporary files', async () => {
+  it('appends one numbered record per change to the chat journal and leaves no temporary files', async () => {
     const ws = await tempDir();
     const h = await createHarness(ws);
     const chat = h.service.create();
     await h.sendAndWait(chat.id, 'hi', { provider: 'scripted', model: '' , scriptPath: '' } as ModelSettings);
     await h.dispose();
     const files = await readdir(chatsDir(ws));
-    expect(files).toEqual([`${chat.id}.json`]);
-    const json = JSON.parse(await readFile(path.join(chatsDir(ws), files[0]!), 'utf8'));
-    expect(json).toMatchObject({ version: CHAT_FILE_VERSION, titleSource: 'auto', chat: { id: chat.id, running: false } });
-    expect(Array.isArray(json.messages)).toBe(true);
+    expect(files).toEqual([`${chat.id}.jsonl`]);
+    const records = (await readFile(path.join(chatsDir(ws), files[0]!), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(records.map((r) => r.s)).toEqual(records.map((_, i) => i + 1));
+    expect(records[0]).toMatchObject({ t: 'chat', titleSource: 'default', chat: { id: chat.id, running: false } });
+    expect(records.findLast((r) => r.t === 'chat')).toMatchObject({ titleSource: 'auto', chat: { running: false } });
+    // Streamed text is never written delta by delta: each assistant item is written when added and when final.
+    const assistantIds = h.service.get(chat.id).items.filter((i) => i.kind === 'assistant').map((i) => i.id);
+    for (const id of assistantIds) expect(records.filter((r) => r.t === 'item' && r.item.id === id).length).toBeLessThanOrEqual(2);
+    expect(records.some((r) => r.t === 'messages')).toBe(true);
   });
 
   it('skips a corrupt chat file and keeps it on disk', async () => {
@@ -64,7 +69,7 @@ describe('chat persistence', () => {
     const again = await createHarness(ws);
     expect(again.service.list().map((c) => c.id)).toEqual([good.id]);
     expect(await readFile(corrupt, 'utf8')).toBe('{"version": 1, "chat": {');
-    expect((await readdir(chatsDir(ws))).sort()).toEqual([`${good.id}.json`, 'corrupt-1.json', 'wrong-2.json'].sort());
+    expect((await readdir(chatsDir(ws))).sort()).toEqual([`${good.id}.jsonl`, 'corrupt-1.json', 'wrong-2.json'].sort());
     await again.dispose();
   });
 
@@ -75,18 +80,18 @@ describe('chat persistence', () => {
     const chat = h.service.create();
     await h.service.send(chat.id, 'long answer please', model);
     await h.waitForEvent((e) => e.type === 'text-delta');
-    await h.dispose(); // like SIGTERM mid-turn: the file is saved as it is, running: true
-    const saved = JSON.parse(await readFile(path.join(chatsDir(ws), `${chat.id}.json`), 'utf8'));
-    expect(saved.chat.running).toBe(true);
+    await h.dispose(); // like SIGTERM mid-turn: the journal ends with the chat running
+    const lastChatRecord = async () =>
+      (await readFile(path.join(chatsDir(ws), `${chat.id}.jsonl`), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l)).findLast((r) => r.t === 'chat');
+    expect((await lastChatRecord()).chat.running).toBe(true);
 
     const after = await createHarness(ws);
     const loaded = after.service.get(chat.id);
     expect(loaded.running).toBe(false);
     expect(loaded.items.at(-1)).toMatchObject({ kind: 'notice', level: 'warning', text: INTERRUPTED_NOTICE });
     expect(loaded.items.find((i) => i.kind === 'assistant')).toMatchObject({ streaming: false });
-    // The repaired chat is written back, and a new turn works.
-    const resaved = JSON.parse(await readFile(path.join(chatsDir(ws), `${chat.id}.json`), 'utf8'));
-    expect(resaved.chat.running).toBe(false);
+    // The repair is journaled too.
+    expect((await lastChatRecord()).chat.running).toBe(false);
     await after.dispose();
   });
 

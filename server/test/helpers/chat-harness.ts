@@ -29,7 +29,7 @@ export interface HarnessOptions {
 }
 
 export async function createHarness(workspace: string, options: HarnessOptions = {}): Promise<Harness> {
-  const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger: silentLogger, debounceMs: 20 });
+  const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger: silentLogger });
   const service = new ChatService({
     workspace,
     store,

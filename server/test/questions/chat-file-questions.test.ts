@@ -15,7 +15,7 @@ describe('question items in chat files (ASK-2)', () => {
       titleSource: 'default',
       messages: []
     };
-    const loaded = parseChatFile(serializeChat(record), 'c1');
+    const loaded = parseChatFile(serializeChat(record, 0), 'c1');
     expect(loaded.chat.items[0]).toEqual(question);
     expect(recoverInterruptedTurn(loaded, '2026-11-29T21:00:00.000Z')).toBe(true);
     expect(loaded.chat.items[0]).toMatchObject({ kind: 'question', state: 'cancelled' });
