@@ -12,6 +12,8 @@ export interface TestClient {
   raw(): string;
   /** Resolves when a `turn-ended` for the chat arrives (or already did, after `from`). */
   turnEnded(chatId: string, from?: number): Promise<ChatEvent>;
+  /** Calls `listener` after each `chat/event` is recorded. */
+  onEvent(listener: () => void): void;
   close(): void;
 }
 
@@ -27,9 +29,11 @@ export async function connectClient(socketPath: string): Promise<TestClient> {
   const events: TestClient['events'] = [];
   const lists: ChatSummary[][] = [];
   const waiters: Array<() => void> = [];
+  const listeners: Array<() => void> = [];
   onNotification(connection, 'chat/event', (params) => {
     events.push(params);
     waiters.splice(0).forEach((w) => w());
+    listeners.forEach((l) => l());
   });
   onNotification(connection, 'chat/listChanged', (params) => lists.push(params.chats));
   connection.listen();
@@ -44,6 +48,9 @@ export async function connectClient(socketPath: string): Promise<TestClient> {
         if (found) return found.event;
         await new Promise<void>((resolve) => waiters.push(resolve));
       }
+    },
+    onEvent(listener) {
+      listeners.push(listener);
     },
     close() {
       connection.dispose();
