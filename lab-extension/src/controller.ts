@@ -25,7 +25,7 @@ import {
   IncomingNotification
 } from './connection';
 import { IChatMemory } from './memory';
-import { ChatStore, sanitizeChat, sortChats } from './model';
+import { ChatStore, isTranscriptItem, oldestServerItemId, sanitizeChat, sortChats } from './model';
 import {
   DEFAULT_SETTINGS,
   ICellmateSettings,
@@ -116,6 +116,36 @@ export class CellmateController implements IDisposable {
     // A New chat asked for in the meantime wins over the remembered one.
     this._wanted ??= remembered;
     this._connection.start();
+  }
+
+  /** True while an older page of the transcript is being fetched. */
+  get loadingOlder(): boolean {
+    return this._loadingOlder;
+  }
+
+  /**
+   * Fetches the page of items before the oldest one shown (`chat/items`), when the
+   * server said there are older ones; one request at a time. The transcript calls this
+   * when the user scrolls to its top.
+   */
+  async loadOlder(): Promise<void> {
+    const state = this.store.state;
+    const before = state ? oldestServerItemId(state) : undefined;
+    if (!state || !before || state.olderCount <= 0 || this._loadingOlder) {
+      return;
+    }
+    this._loadingOlder = true;
+    this._changed.emit();
+    try {
+      const page = await this._connection.request('chat/items', { chatId: state.chatId, before });
+      const items = Array.isArray(page?.items) ? page.items.filter(isTranscriptItem) : [];
+      this.store.prepend(state.chatId, before, { items, olderCount: page?.olderCount });
+    } catch (error) {
+      this._fail(this._trans.__('Could not load earlier messages'), error);
+    } finally {
+      this._loadingOlder = false;
+      this._changed.emit();
+    }
   }
 
   /** Opens a chat by id (from the selector). */
@@ -531,6 +561,7 @@ export class CellmateController implements IDisposable {
   private _wanted: string | null = null;
   private _generation = 0;
   private _sending = false;
+  private _loadingOlder = false;
   private _wasConnected = false;
   private _dropNoticed = false;
   private _lastProblemToast = 0;

@@ -13,6 +13,9 @@
  *   replaced by a shorter prefix of itself (a duplicate `item-added` after deltas).
  * - A `text-delta` for an item the pane does not know yet is kept and applied when the
  *   item arrives; a delta for a final assistant item is dropped (the final text wins).
+ * - A long transcript arrives as its latest page (`olderCount` says how many items come
+ *   before it); older pages (`chat/items`) are put in front when the user scrolls up. A
+ *   reconnect's snapshot keeps the older pages already shown when it overlaps them.
  */
 import type {
   AssistantItem,
@@ -43,6 +46,8 @@ export interface ChatState {
   readonly pendingDeltas: ReadonlyMap<string, string>;
   /** The last output line of running tool calls (`tool-progress`), by item id. */
   readonly progress?: ReadonlyMap<string, string>;
+  /** How many server items come before the first one shown (load them with `chat/items`). */
+  readonly olderCount: number;
 }
 
 /** What one reducer step changed, so a view can update just that. */
@@ -71,7 +76,8 @@ export function fromSnapshot(chat: Chat): ChatState {
     items: dedupe(chat.items),
     running: chat.running,
     turnId: chat.running ? lastTurnId(chat.items) : null,
-    pendingDeltas: new Map()
+    pendingDeltas: new Map(),
+    olderCount: olderCountOf(chat.olderCount)
   };
 }
 
@@ -80,8 +86,17 @@ export function fromSnapshot(chat: Chat): ChatState {
  * the pane's own local notices in time order.
  */
 export function applySnapshot(state: ChatState, chat: Chat): Step {
-  const fresh = fromSnapshot(chat);
-  const local = state.chatId === chat.id ? state.items.filter(isLocal) : [];
+  let fresh = fromSnapshot(chat);
+  const same = state.chatId === chat.id;
+  if (same && fresh.items.length > 0) {
+    // Keep the older pages already shown when the new page overlaps them.
+    const server = state.items.filter(i => !isLocal(i));
+    const at = server.findIndex(i => i.id === fresh.items[0].id);
+    if (at > 0) {
+      fresh = { ...fresh, items: dedupe([...server.slice(0, at), ...fresh.items]), olderCount: state.olderCount };
+    }
+  }
+  const local = same ? state.items.filter(isLocal) : [];
   const items = local.length ? mergeByTime(fresh.items, local) : fresh.items;
   return {
     state: { ...fresh, items },
@@ -111,6 +126,30 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
     default:
       return { state, change: NO_CHANGE };
   }
+}
+
+/** The id of the oldest server item shown (the `before` cursor of `chat/items`). */
+export function oldestServerItemId(state: ChatState): string | undefined {
+  return state.items.find(i => !isLocal(i))?.id;
+}
+
+/**
+ * Puts an older page (`chat/items` before `before`) in front of the transcript. A page
+ * for another cursor (the transcript changed meanwhile) is ignored.
+ */
+export function prependOlder(
+  state: ChatState,
+  before: string,
+  page: { items: readonly TranscriptItem[]; olderCount?: number }
+): Step {
+  if (oldestServerItemId(state) !== before) {
+    return { state, change: NO_CHANGE };
+  }
+  const items = dedupe([...page.items, ...state.items]);
+  return {
+    state: { ...state, items, olderCount: olderCountOf(page.olderCount) },
+    change: { updated: page.items.map(i => i.id), structure: true, running: false }
+  };
 }
 
 /** Appends a notice the pane made itself (never sent to the server or the model). */
@@ -317,6 +356,10 @@ function hasErrorNotice(state: ChatState, turnId: string): boolean {
 // ---------------------------------------------------------------------------------------
 // Helpers
 
+function olderCountOf(value: unknown): number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : 0;
+}
+
 function lastTurnId(items: readonly TranscriptItem[]): string | null {
   return items.length ? items[items.length - 1].turnId : null;
 }
@@ -397,6 +440,13 @@ export class ChatStore {
         ? applySnapshot(this._state, chat)
         : { state: fromSnapshot(chat), change: FULL_CHANGE };
     this._commit(step.state, { ...step.change, structure: true, running: true });
+  }
+
+  /** Puts an older page in front of the open chat's transcript (see {@link prependOlder}). */
+  prepend(chatId: string, before: string, page: { items: readonly TranscriptItem[]; olderCount?: number }): void {
+    if (this._state && this._state.chatId === chatId) {
+      this._step(prependOlder(this._state, before, page));
+    }
   }
 
   /** Closes the open chat. */

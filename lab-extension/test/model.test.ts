@@ -18,6 +18,8 @@ import {
   fromSnapshot,
   isChatEvent,
   isLocal,
+  oldestServerItemId,
+  prependOlder,
   sanitizeChat,
   sortChats
 } from '../src/model';
@@ -276,6 +278,43 @@ describe('snapshots', () => {
     const state = fromSnapshot(chat([user('u2', 't7')], true));
     expect(state.running).toBe(true);
     expect(state.turnId).toBe('t7');
+  });
+});
+
+describe('paging a long transcript (issue #15)', () => {
+  const users = (from: number, to: number): UserItem[] =>
+    Array.from({ length: to - from }, (_, i) => user(`u${from + i}`));
+
+  it('shows the latest page first and puts older pages in front, in order', () => {
+    let state = fromSnapshot({ ...chat(users(8, 10)), olderCount: 8 });
+    expect(state.olderCount).toBe(8);
+    expect(state.items.map(i => i.id)).toEqual(['u8', 'u9']);
+    let step = prependOlder(state, 'u8', { items: users(5, 8), olderCount: 5 });
+    expect(step.change.structure).toBe(true);
+    state = step.state;
+    step = prependOlder(state, 'u5', { items: users(0, 5), olderCount: 0 });
+    expect(step.state.items.map(i => i.id)).toEqual(users(0, 10).map(i => i.id));
+    expect(step.state.olderCount).toBe(0);
+  });
+
+  it('ignores a page for another cursor, and a reconnect snapshot keeps the older pages shown', () => {
+    const state = prependOlder(fromSnapshot({ ...chat(users(8, 10)), olderCount: 8 }), 'u8', { items: users(6, 8), olderCount: 6 }).state;
+    expect(prependOlder(state, 'u8', { items: users(4, 6), olderCount: 4 }).state).toBe(state);
+    expect(oldestServerItemId(state)).toBe('u6');
+    // The server's latest page now starts at u9 (one item more at the end).
+    const again = applySnapshot(state, { ...chat([...users(9, 10), user('u10')]), olderCount: 9 }).state;
+    expect(again.items.map(i => i.id)).toEqual(['u6', 'u7', 'u8', 'u9', 'u10']);
+    expect(again.olderCount).toBe(6);
+    // No overlap (many items arrived meanwhile): the new page alone.
+    const gap = applySnapshot(state, { ...chat(users(20, 22)), olderCount: 20 }).state;
+    expect(gap.items.map(i => i.id)).toEqual(['u20', 'u21']);
+    expect(gap.olderCount).toBe(20);
+  });
+
+  it('treats a missing or malformed olderCount as a complete transcript', () => {
+    expect(fromSnapshot(chat(users(0, 2))).olderCount).toBe(0);
+    expect(fromSnapshot({ ...chat(), olderCount: -3 }).olderCount).toBe(0);
+    expect(fromSnapshot({ ...chat(), olderCount: 'x' as unknown as number }).olderCount).toBe(0);
   });
 });
 

@@ -62,7 +62,8 @@ export class CellmatePanel extends Panel {
         this._transcript.scrollToBottom();
         return controller.retry(text);
       },
-      copyToNotebook: options.copyToNotebook
+      copyToNotebook: options.copyToNotebook,
+      loadOlder: () => void controller.loadOlder()
     });
     this._composer = new ComposerWidget({
       trans,

@@ -1,6 +1,8 @@
 /**
  * The transcript: one widget per item, kept in the model's order, updated per change.
  * Follows the bottom while the user is at the bottom; stays put when they scrolled up.
+ * A long chat shows its latest items; scrolling to the top (or the "earlier messages"
+ * button there) loads the page before them, keeping what the user looks at in place.
  */
 import type { TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -12,6 +14,8 @@ import { createItemWidget, IItemContext, IItemWidget } from './items';
 
 /** Within this many pixels of the bottom counts as "at the bottom". */
 const BOTTOM_SLACK = 32;
+/** Within this many pixels of the top, older items are loaded. */
+const TOP_SLACK = 48;
 
 export class TranscriptWidget extends Panel {
   constructor(options: TranscriptWidget.IOptions) {
@@ -36,6 +40,13 @@ export class TranscriptWidget extends Panel {
       'Ask Cellmate about your notebooks and files. It works in your kernels and shows every tool it uses.'
     );
     this.node.appendChild(this._empty);
+    this._trans = options.trans;
+    this._loadOlder = options.loadOlder;
+    this._older = document.createElement('button');
+    this._older.className = 'jp-cellmate-older';
+    this._older.hidden = true;
+    this._older.addEventListener('click', () => this._loadOlder?.());
+    this.node.insertBefore(this._older, this.node.firstChild);
     this.node.addEventListener('scroll', this._onScroll, { passive: true });
   }
 
@@ -43,8 +54,17 @@ export class TranscriptWidget extends Panel {
   render(state: ChatState | null, change: ChatChange): void {
     const items = state?.items ?? [];
     this._empty.hidden = items.length > 0;
+    const older = state?.olderCount ?? 0;
+    this._older.hidden = older === 0;
+    this._older.textContent = this._trans._n('Show %1 earlier item', 'Show %1 earlier items', older);
     if (change.structure || this._byId.size !== items.length) {
+      // Items put in front (an older page) must not move what the user is looking at.
+      const first = this.widgets[0];
+      const top = first ? first.node.getBoundingClientRect().top : 0;
       this._reconcile(items);
+      if (!this._stick && first && !first.isDisposed && this.widgets[0] !== first) {
+        this.node.scrollTop += first.node.getBoundingClientRect().top - top;
+      }
     } else {
       for (const id of change.updated) {
         const item = items.find(i => i.id === id);
@@ -130,11 +150,17 @@ export class TranscriptWidget extends Panel {
   private readonly _onScroll = (): void => {
     const node = this.node;
     this._stick = node.scrollHeight - node.scrollTop - node.clientHeight <= BOTTOM_SLACK;
+    if (node.scrollTop <= TOP_SLACK && !this._older.hidden) {
+      this._loadOlder?.();
+    }
   };
 
   private readonly _context: IItemContext;
   private readonly _byId = new Map<string, IItemWidget>();
   private readonly _empty: HTMLElement;
+  private readonly _older: HTMLButtonElement;
+  private readonly _trans: TranslationBundle;
+  private readonly _loadOlder: (() => void) | undefined;
   private _stick = true;
 }
 
@@ -147,5 +173,7 @@ export namespace TranscriptWidget {
     retry?: IItemContext['retry'];
     edit?: IItemContext['edit'];
     copyToNotebook?: IItemContext['copyToNotebook'];
+    /** Loads the page of items before the first one shown (the user scrolled to the top). */
+    loadOlder?: () => void;
   }
 }
