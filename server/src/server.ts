@@ -4,6 +4,8 @@ import { ChatService } from './chats/chat-service.js';
 import { ChatStore } from './chats/chat-store.js';
 import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
+import { removeChatOutputs } from './housekeeping/saved-outputs.js';
+import { OUTPUTS_DIR } from './tools/output-shaping.js';
 import { builtinTools } from './tools/index.js';
 import { createEvalTool } from './tools/eval/eval.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
@@ -97,7 +99,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     harness,
     panes,
     expandContext: (chatId, text, ctx) => context.expand(chatId, text, ctx),
-    completeMention: (chatId, prefix) => context.complete(chatId, prefix)
+    completeMention: (chatId, prefix) => context.complete(chatId, prefix),
+    // A deleted chat's audit log and saved outputs go with it (its kernels: kernelRetention below).
+    onDeleted: async (chatId) => {
+      await harness.audit.removeChat(chatId);
+      await removeChatOutputs(path.join(workspace, OUTPUTS_DIR), chatId);
+    }
   });
 
   // A deleted chat's private kernels are stopped.

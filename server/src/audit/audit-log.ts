@@ -1,5 +1,5 @@
 import type { ToolMetrics } from '@cellmate/protocol';
-import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { AuditEntry, AuditSink } from '../tools/harness-ports.js';
 import { computeMetrics } from './metrics.js';
@@ -7,17 +7,49 @@ import { computeMetrics } from './metrics.js';
 /** Arguments longer than this (as JSON) are cut in the log (the log is not a backup). */
 const MAX_ARGS_CHARS = 4_000;
 
+/** How much audit log is kept (README "Housekeeping"). */
+export interface AuditLimits {
+  /** A chat's log is rotated to `<chat>.1.jsonl` (replacing the previous one) past this size. Default 4 MiB. */
+  maxBytes: number;
+  /** Log files not written for this long are removed (checked at start and hourly). Default 30 days. */
+  maxAgeMs: number;
+}
+
+/** The defaults of {@link AuditLimits}. */
+export const DEFAULT_AUDIT_LIMITS: AuditLimits = { maxBytes: 4 * 1024 * 1024, maxAgeMs: 30 * 24 * 3600 * 1000 };
+
+/** Limits from `CELLMATE_AUDIT_MAX_BYTES` and `CELLMATE_AUDIT_MAX_AGE_DAYS` (positive numbers), else the defaults. */
+export function auditLimitsFromEnv(env: NodeJS.ProcessEnv): AuditLimits {
+  const bytes = Number(env.CELLMATE_AUDIT_MAX_BYTES);
+  const days = Number(env.CELLMATE_AUDIT_MAX_AGE_DAYS);
+  return {
+    maxBytes: Number.isFinite(bytes) && bytes > 0 ? Math.floor(bytes) : DEFAULT_AUDIT_LIMITS.maxBytes,
+    maxAgeMs: Number.isFinite(days) && days > 0 ? days * 24 * 3600 * 1000 : DEFAULT_AUDIT_LIMITS.maxAgeMs
+  };
+}
+
+const PRUNE_EVERY_MS = 3600 * 1000;
+
 /**
  * The audit trail (HARN-7): one JSONL file per chat, `<workspace>/.cellmate/audit/<chatId>.jsonl`,
  * one line per tool call: time, chat, turn, call id, actor, tool, arguments, decision,
- * status, result summary, duration, error. Appends are serialised per file.
+ * status, result summary, duration, error. Appends are serialised. A log past
+ * `limits.maxBytes` becomes `<chatId>.1.jsonl` (one older generation kept, so a chat keeps at
+ * most twice the limit); files untouched for `limits.maxAgeMs` are removed; a deleted
+ * chat's logs go with it ({@link removeChat}).
  */
 export class AuditLog implements AuditSink {
   private chain: Promise<void> = Promise.resolve();
   private dirReady: Promise<void> | undefined;
+  private readonly sizes = new Map<string, number>();
+  private lastPrune = 0;
   readonly directory: string;
 
-  constructor(workspace: string, private readonly onError: (error: unknown) => void = () => {}) {
+  constructor(
+    workspace: string,
+    private readonly onError: (error: unknown) => void = () => {},
+    private readonly limits: AuditLimits = DEFAULT_AUDIT_LIMITS
+  ) {
     this.directory = path.join(workspace, '.cellmate', 'audit');
   }
 
@@ -31,13 +63,30 @@ export class AuditLog implements AuditSink {
         this.dirReady ??= mkdir(this.directory, { recursive: true }).then(() => undefined);
         try {
           await this.dirReady;
+          if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) await this.pruneOld();
           await appendFile(file, `${line}\n`, 'utf8');
+          await this.rotateIfLarge(file, Buffer.byteLength(line) + 1);
         } catch (error) {
           this.dirReady = undefined;
           throw error;
         }
       })
       .catch(this.onError);
+  }
+
+  /** Removes a chat's logs (after the entries already recorded are written). */
+  removeChat(chatId: string): Promise<void> {
+    this.chain = this.chain
+      .then(async () => {
+        for (const file of this.filesFor(chatId)) {
+          this.sizes.delete(file);
+          await unlink(file).catch((error: NodeJS.ErrnoException) => {
+            if (error.code !== 'ENOENT') throw error;
+          });
+        }
+      })
+      .catch(this.onError);
+    return this.chain;
   }
 
   /** Resolves once every recorded entry is on disk. */
@@ -49,7 +98,7 @@ export class AuditLog implements AuditSink {
   async entries(chatId?: string): Promise<AuditEntry[]> {
     await this.flush();
     let files: string[];
-    if (chatId !== undefined) files = [this.fileFor(chatId)];
+    if (chatId !== undefined) files = this.filesFor(chatId).reverse(); // the rotated (older) one first
     else {
       const names = await readdir(this.directory).catch(() => [] as string[]);
       files = names.filter((n) => n.endsWith('.jsonl')).map((n) => path.join(this.directory, n));
@@ -71,6 +120,37 @@ export class AuditLog implements AuditSink {
 
   async metrics(chatId?: string): Promise<ToolMetrics> {
     return { chatId: chatId ?? null, rows: computeMetrics(await this.entries(chatId)) };
+  }
+
+  private async rotateIfLarge(file: string, added: number): Promise<void> {
+    const known = this.sizes.get(file);
+    const size = known === undefined ? (await stat(file)).size : known + added;
+    if (size <= this.limits.maxBytes) {
+      this.sizes.set(file, size);
+      return;
+    }
+    await rename(file, file.replace(/\.jsonl$/, '.1.jsonl'));
+    this.sizes.set(file, 0);
+  }
+
+  private async pruneOld(): Promise<void> {
+    this.lastPrune = Date.now();
+    const cutoff = this.lastPrune - this.limits.maxAgeMs;
+    for (const name of await readdir(this.directory).catch(() => [] as string[])) {
+      if (!name.endsWith('.jsonl')) continue;
+      const file = path.join(this.directory, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info && info.mtimeMs < cutoff) {
+        this.sizes.delete(file);
+        await unlink(file).catch(() => undefined);
+      }
+    }
+  }
+
+  /** The current log and the rotated one. */
+  private filesFor(chatId: string): string[] {
+    const current = this.fileFor(chatId);
+    return [current, current.replace(/\.jsonl$/, '.1.jsonl')];
   }
 
   private fileFor(chatId: string): string {

@@ -1,5 +1,5 @@
 import type { ChatEvent } from '@cellmate/protocol';
-import { AuditLog } from '../audit/audit-log.js';
+import { AuditLog, auditLimitsFromEnv } from '../audit/audit-log.js';
 import { PolicyStore } from '../policy/policy-store.js';
 import type { CapabilityProfile } from '../policy/profile.js';
 import { Presence } from '../questions/presence.js';
@@ -41,7 +41,7 @@ export function createHarness(options: HarnessOptions): HarnessServices {
     questionTimeoutMs: positive(env.CELLMATE_QUESTION_TIMEOUT_MS),
     approvalTimeoutMs: positive(env.CELLMATE_APPROVAL_TIMEOUT_MS)
   });
-  const audit = new AuditLog(options.workspace, (e) => options.onProblem?.('could not write the audit log', e));
+  const audit = new AuditLog(options.workspace, (e) => options.onProblem?.('could not write the audit log', e), auditLimitsFromEnv(env));
   const policy = new PolicyStore({ workspace: options.workspace, env, onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`) });
   const registry = new ToolRegistry(options.tools({ questions }), {
     profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { CHAT_PREFIX_SEPARATOR, noteSavedOutput } from '../housekeeping/saved-outputs.js';
 import path from 'node:path';
 
 /**
@@ -68,6 +69,8 @@ export interface ShapeOptions {
   workspace: string;
   /** Tool name, used in the saved file's name (e.g. `shell-20261129T203001-ab12cd.txt`). */
   toolName: string;
+  /** The chat the call belongs to: the saved file is named after it and removed with it. */
+  chatId?: string;
   limits?: Partial<ShapeLimits>;
 }
 
@@ -152,7 +155,7 @@ export async function shapeOutput(text: string, options: ShapeOptions): Promise<
   }
   let savedPath: string | undefined;
   try {
-    savedPath = await saveFullOutput(options.workspace, options.toolName, text);
+    savedPath = await saveFullOutput(options.workspace, options.toolName, text, options.chatId);
   } catch {
     savedPath = undefined;
   }
@@ -166,13 +169,19 @@ export async function shapeOutput(text: string, options: ShapeOptions): Promise<
   };
 }
 
-/** Writes the full output to a fresh file; returns its workspace-relative path. */
-export async function saveFullOutput(workspace: string, toolName: string, text: string): Promise<string> {
+/**
+ * Writes the full output to a fresh file (`<chatId>--<tool>-<time>-<random>.txt`), keeps
+ * the folder under its size cap (`housekeeping/saved-outputs.ts`); returns its
+ * workspace-relative path.
+ */
+export async function saveFullOutput(workspace: string, toolName: string, text: string, chatId?: string): Promise<string> {
   const dir = path.join(workspace, OUTPUTS_DIR);
   await mkdir(dir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   const safeName = toolName.replace(/[^a-z0-9_]/gi, '_').slice(0, 40) || 'tool';
-  const name = `${safeName}-${stamp}-${randomBytes(3).toString('hex')}.txt`;
+  const chatPrefix = chatId && /^[A-Za-z0-9_-]{1,64}$/.test(chatId) ? `${chatId}${CHAT_PREFIX_SEPARATOR}` : '';
+  const name = `${chatPrefix}${safeName}-${stamp}-${randomBytes(3).toString('hex')}.txt`;
   await writeFile(path.join(dir, name), text, { encoding: 'utf8', flag: 'wx' });
+  await noteSavedOutput(dir, Buffer.byteLength(text));
   return `${OUTPUTS_DIR}/${name}`;
 }

@@ -220,13 +220,13 @@ export class ToolRegistry {
       const raw = await raceAbort(definition.execute(parsed.data, { ...ctx, signal }), signal, definition.abortGraceMs ?? 0);
       if (ctx.signal.aborted) {
         // A tool that stops itself (abortGraceMs) reported what happened: the model and the card get it.
-        const shaped = await shapeOutput(raw.output, { workspace: ctx.workspace, toolName: name });
+        const shaped = await shapeOutput(raw.output, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
         return { ok: false, status: 'aborted', output: shaped.output, title: raw.title, durationMs: elapsed() };
       }
       const output = await this.afterWrite(definition, raw, ctx, signal);
       this.resetDenials(ctx);
       if ((definition.outputShaping ?? 'auto') === 'auto') {
-        const shaped = await shapeOutput(output.output, { workspace: ctx.workspace, toolName: name });
+        const shaped = await shapeOutput(output.output, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
         if (shaped.truncated) {
           return {
             ok: true, durationMs: elapsed(), ...output, output: shaped.output,
@@ -242,7 +242,7 @@ export class ToolRegistry {
         return fail('error', `${name} timed out after ${timeoutMs} ms and was stopped. Try a smaller request.`, name, elapsed());
       }
       const message = error instanceof ToolInputError ? error.message : `${name} failed: ${describe(error)}`;
-      const shaped = await shapeOutput(message, { workspace: ctx.workspace, toolName: name });
+      const shaped = await shapeOutput(message, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
       return fail('error', shaped.output, name, elapsed());
     } finally {
       clearTimeout(timer);
