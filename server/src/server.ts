@@ -138,6 +138,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         closeStdio?.();
         kernelRetention?.dispose();
         await service.dispose();
+        const { bytesWritten, records, compactions } = store.stats;
+        logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
         await kernels?.dispose();
         await harness.audit.flush();
         callLog.dispose();

@@ -14,7 +14,7 @@ export interface ChatStoreOptions {
   /** Folder holding `<id>.json` snapshots and `<id>.jsonl` journals, e.g. `<workspace>/.cellmate/chats`. */
   directory: string;
   logger: Logger;
-  /** Chats kept in memory besides running ones (least recently used are dropped; they reload from disk). Default 8. */
+  /** Whole chats kept in memory (least recently used idle ones are dropped and reload from disk; running ones always stay). Default 3. */
   maxLoaded?: number;
   /** Superseded bytes a chat's files must hold before compaction is considered. Default 256 KiB. */
   compactMinDeadBytes?: number;
@@ -46,7 +46,7 @@ export class ChatStore {
   readonly stats: JournalStats = { bytesWritten: 0, records: 0, compactions: 0 };
 
   private constructor(private readonly options: ChatStoreOptions) {
-    this.maxLoaded = Math.max(1, options.maxLoaded ?? 8);
+    this.maxLoaded = Math.max(1, options.maxLoaded ?? 3);
     this.compactMinDeadBytes = options.compactMinDeadBytes ?? DEFAULT_COMPACT_MIN_DEAD_BYTES;
   }
 

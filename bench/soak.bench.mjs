@@ -1,0 +1,189 @@
+// soak: a real companion (`node server/dist/main.js --socket …`, private Python and JS
+// kernels) driven over its Unix socket JSON-RPC — the transport the Jupyter bridge uses —
+// by the scripted model: mixed read / grep / glob / Python eval / JS eval calls, several
+// chats two at a time, every third chat deleted midway (issue #15).
+//
+//   npm run bench -- soak [CALLS=10000] [CALLS_PER_CHAT=1000]
+//
+// Figures: peak_rss_mb — the companion's peak RSS (kernels are other processes);
+// rss_slope_mb_per_1k — least-squares slope of RSS against calls after the first 20 %;
+// written_mb_per_1k — bytes the chat store wrote (its counter, logged at shutdown);
+// kept_mb_per_1k — chat files on disk at the end plus deleted chats' files just before
+// their deletion; calls_per_s_first / _last — completed calls per second in the 10–20 %
+// and 90–100 % windows; leaked_processes — descendants of the companion alive after it exited.
+//
+// Last line: soak: calls=<n> peak_rss_mb=<n> rss_slope_mb_per_1k=<n> written_mb_per_1k=<n> kept_mb_per_1k=<n> calls_per_s_first=<n> calls_per_s_last=<n> leaked_processes=<n>
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { machineLine, round, rssMiB } from './lib.mjs';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const mainJs = path.join(repo, 'server', 'dist', 'main.js');
+if (!fs.existsSync(mainJs)) {
+  console.error(`${mainJs} is missing: run scripts/setup first`);
+  process.exit(1);
+}
+const rpc = createRequire(path.join(repo, 'server', 'package.json'))('vscode-jsonrpc/node.js');
+const TOTAL = Number(process.argv[2] ?? 10_000);
+const PER_CHAT = Number(process.argv[3] ?? 1_000);
+const STEPS_PER_TURN = 50; // four calls per step: 200 calls per turn
+const CALLS_PER_TURN = STEPS_PER_TURN * 4;
+
+const ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-soak-')));
+fs.mkdirSync(path.join(ws, 'src'));
+for (let f = 0; f < 8; f++) {
+  fs.writeFileSync(path.join(ws, 'src', `mod${f}.py`), Array.from({ length: 120 }, (_, i) => `def f${f}_${i}(x):\n    return x * ${i}  # kiln ${i % 7}\n`).join(''));
+}
+const steps = [];
+for (let i = 0; i < STEPS_PER_TURN; i++) {
+  const toolCalls = [
+    { toolName: 'read', input: { path: `src/mod${i % 8}.py`, offset: 1 + (i % 50), limit: 40 } },
+    { toolName: 'grep', input: { pattern: `kiln ${i % 7}`, path: 'src' } },
+    { toolName: 'glob', input: { pattern: 'src/*.py' } },
+    i % 2
+      ? { toolName: 'eval', input: { code: `sum(range(${i * 100}))`, description: 'Add up a range of numbers in Python', language: 'python' } }
+      : { toolName: 'eval', input: { code: `[...Array(${i + 10}).keys()].reduce((a, b) => a + b, 0)`, description: 'Add up a range of numbers in JavaScript', language: 'javascript' } }
+  ];
+  steps.push({ text: `Step ${i}: reading, searching and computing.`, chunkDelayMs: 0, toolCalls });
+}
+steps.push({ text: 'That was the last step of this turn.', chunkDelayMs: 0 });
+fs.writeFileSync(path.join(ws, 'soak.json'), JSON.stringify({ steps }));
+const model = { provider: 'scripted', model: 'scripted', scriptPath: 'soak.json' };
+
+const socketPath = path.join(ws, 'companion.sock');
+const companion = spawn(process.execPath, [...(process.env.SOAK_NODE_ARGS ? process.env.SOAK_NODE_ARGS.split(' ') : []), mainJs, '--socket', socketPath, '--workspace', ws], {
+  cwd: ws,
+  env: { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_MAX_STEPS: '1000' },
+  stdio: ['ignore', 'pipe', 'pipe']
+});
+let stderr = '';
+companion.stderr.on('data', (d) => (stderr = (stderr + d.toString()).slice(-200_000)));
+const exited = new Promise((resolve) => companion.once('exit', resolve));
+await new Promise((resolve, reject) => {
+  companion.stdout.once('data', resolve);
+  companion.once('exit', (code) => reject(new Error(`companion exited (${code}):\n${stderr}`)));
+});
+
+const socket = net.connect(socketPath);
+await new Promise((resolve) => socket.once('connect', resolve));
+const connection = rpc.createMessageConnection(new rpc.StreamMessageReader(socket), new rpc.StreamMessageWriter(socket));
+let calls = 0;
+const outcomes = new Map(); // `${tool} ${status}` → count
+const turnWaiters = new Map();
+connection.onNotification('chat/event', ({ chatId, event }) => {
+  if (event.type === 'item-updated' && event.item.kind === 'tool' && event.item.status !== 'running') {
+    calls++;
+    const key = `${event.item.name}${event.item.name === 'eval' ? `(${event.item.args?.language})` : ''} ${event.item.status}`;
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+    if (event.item.status !== 'ok' && (outcomes.get(key) ?? 0) <= 2) console.log(`not ok: ${key}: ${String(event.item.output).slice(0, 300)}`);
+  }
+  if (event.type === 'turn-ended') turnWaiters.get(chatId)?.(event);
+});
+connection.listen();
+await connection.sendRequest('cellmate/hello', { protocolVersion: 1 });
+
+// Samples: time, calls, RSS; descendants seen (for the leak check).
+const samples = [];
+const descendants = new Set();
+function scanDescendants() {
+  const parent = new Map();
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone
+    }
+  }
+  for (const [pid] of parent) {
+    for (let p = parent.get(pid), hops = 0; p && hops < 10; p = parent.get(p), hops++) {
+      if (p === companion.pid) descendants.add(pid);
+    }
+  }
+}
+const start = performance.now();
+const sampler = setInterval(() => {
+  try {
+    samples.push({ t: (performance.now() - start) / 1000, calls, rss: rssMiB(companion.pid) });
+    if (samples.length % 8 === 0) scanDescendants();
+  } catch {
+    // the companion is exiting
+  }
+}, 250);
+
+const chatsDir = path.join(ws, '.cellmate', 'chats');
+const chatBytes = (id) => ['json', 'jsonl'].reduce((n, ext) => n + (fs.statSync(path.join(chatsDir, `${id}.${ext}`), { throwIfNoEntry: false })?.size ?? 0), 0);
+let keptDeleted = 0;
+let started = 0;
+let chatIndex = 0;
+async function worker() {
+  while (started < TOTAL) {
+    const index = chatIndex++;
+    const chat = await connection.sendRequest('chat/create', { title: `soak ${index}` });
+    const deleteAfter = index % 3 === 2 ? Math.ceil(PER_CHAT / CALLS_PER_TURN / 2) : Infinity;
+    for (let turn = 0; turn * CALLS_PER_TURN < PER_CHAT && started < TOTAL; turn++) {
+      started += CALLS_PER_TURN;
+      const ended = new Promise((resolve) => turnWaiters.set(chat.id, resolve));
+      await connection.sendRequest('chat/send', { chatId: chat.id, text: `Turn ${turn}: go through the modules.`, model });
+      const event = await ended;
+      if (event.reason !== 'stop') throw new Error(`turn ended with ${event.reason}: ${event.error ?? ''}\n${stderr.slice(-4000)}`);
+      if (turn + 1 >= deleteAfter) break;
+    }
+    if (deleteAfter !== Infinity) {
+      keptDeleted += chatBytes(chat.id);
+      await connection.sendRequest('chat/delete', { chatId: chat.id });
+    }
+  }
+}
+await Promise.all([worker(), worker()]);
+scanDescendants();
+clearInterval(sampler);
+
+let kept = keptDeleted;
+for (const name of fs.readdirSync(chatsDir)) kept += fs.statSync(path.join(chatsDir, name)).size;
+const dirBytes = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0) : 0);
+const auditBytes = dirBytes(path.join(ws, '.cellmate', 'audit'));
+const outputBytes = dirBytes(path.join(ws, '.cellmate', 'outputs'));
+const ioWrite = Number(/write_bytes: (\d+)/.exec(fs.readFileSync(`/proc/${companion.pid}/io`, 'utf8'))?.[1] ?? 0);
+connection.dispose();
+socket.destroy();
+companion.kill('SIGTERM');
+await exited;
+await new Promise((resolve) => setTimeout(resolve, 2_000));
+const leaked = [...descendants].filter((pid) => {
+  try {
+    return !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+});
+for (const pid of leaked) process.kill(pid, 'SIGKILL');
+const written = Number(/chat files: written_bytes=(\d+)/.exec(stderr)?.[1] ?? NaN);
+
+// Figures.
+const peak = Math.max(...samples.map((s) => s.rss));
+const steady = samples.filter((s) => s.calls >= 0.2 * calls);
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const mx = mean(steady.map((s) => s.calls / 1000));
+const my = mean(steady.map((s) => s.rss));
+const slope = steady.reduce((n, s) => n + (s.calls / 1000 - mx) * (s.rss - my), 0) / steady.reduce((n, s) => n + (s.calls / 1000 - mx) ** 2, 0);
+const timeAt = (c) => samples.find((s) => s.calls >= c)?.t ?? samples.at(-1).t;
+const rate = (from, to) => ((to - from) * calls) / (timeAt(to * calls) - timeAt(from * calls));
+const perK = (bytes) => round(bytes / 2 ** 20 / (calls / 1000), 3);
+
+console.log(machineLine());
+console.log(`chats: ${chatIndex} (every third deleted midway), ${round((performance.now() - start) / 1000)} s, ${samples.length} samples, ${descendants.size} descendant processes seen`);
+console.log(`chat files: written ${round(written / 2 ** 20, 2)} MiB (store counter; /proc write_bytes ${round(ioWrite / 2 ** 20, 2)} MiB incl. audit and outputs), kept ${round(kept / 2 ** 20, 2)} MiB; audit ${round(auditBytes / 2 ** 20, 2)} MiB, outputs ${round(outputBytes / 2 ** 20, 2)} MiB`);
+console.log(`calls: ${[...outcomes].sort().map(([k, n]) => `${k} ${n}`).join(', ')}`);
+console.log(`rss: first ${round(samples[0].rss)} MiB, at 20 % ${round(steady[0].rss)} MiB, last ${round(samples.at(-1).rss)} MiB`);
+fs.rmSync(ws, { recursive: true, force: true });
+console.log(
+  `soak: calls=${calls} peak_rss_mb=${round(peak)} rss_slope_mb_per_1k=${round(slope, 2)} written_mb_per_1k=${perK(written)} kept_mb_per_1k=${perK(kept)} ` +
+    `calls_per_s_first=${round(rate(0.1, 0.2))} calls_per_s_last=${round(rate(0.9, 1))} leaked_processes=${leaked.length}`
+);
