@@ -5,6 +5,10 @@
 //
 //   npm run bench -- soak [CALLS=10000] [CALLS_PER_CHAT=1000]
 //
+// SOAK_DELETE=all also deletes each chat once it is done (its private kernels stop with it);
+// SOAK_EVAL=0 replaces the eval calls by reads (no kernels: tells the store's memory from
+// the kernels'); SOAK_NODE_ARGS passes flags to the companion's node (e.g. --cpu-prof).
+//
 // Figures: peak_rss_mb — the companion's peak RSS (kernels are other processes);
 // rss_slope_mb_per_1k — least-squares slope of RSS against calls after the first 20 %;
 // written_mb_per_1k — bytes the chat store wrote (its counter, logged at shutdown);
@@ -33,6 +37,7 @@ const TOTAL = Number(process.argv[2] ?? 10_000);
 const PER_CHAT = Number(process.argv[3] ?? 1_000);
 const STEPS_PER_TURN = 50; // four calls per step: 200 calls per turn
 const CALLS_PER_TURN = STEPS_PER_TURN * 4;
+const DELETE_ALL = process.env.SOAK_DELETE === 'all';
 
 const ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-soak-')));
 fs.mkdirSync(path.join(ws, 'src'));
@@ -45,7 +50,9 @@ for (let i = 0; i < STEPS_PER_TURN; i++) {
     { toolName: 'read', input: { path: `src/mod${i % 8}.py`, offset: 1 + (i % 50), limit: 40 } },
     { toolName: 'grep', input: { pattern: `kiln ${i % 7}`, path: 'src' } },
     { toolName: 'glob', input: { pattern: 'src/*.py' } },
-    i % 2
+    process.env.SOAK_EVAL === '0'
+      ? { toolName: 'read', input: { path: `src/mod${(i + 3) % 8}.py`, limit: 40 } }
+      : i % 2
       ? { toolName: 'eval', input: { code: `sum(range(${i * 100}))`, description: 'Add up a range of numbers in Python', language: 'python' } }
       : { toolName: 'eval', input: { code: `[...Array(${i + 10}).keys()].reduce((a, b) => a + b, 0)`, description: 'Add up a range of numbers in JavaScript', language: 'javascript' } }
   ];
@@ -126,7 +133,8 @@ async function worker() {
   while (started < TOTAL) {
     const index = chatIndex++;
     const chat = await connection.sendRequest('chat/create', { title: `soak ${index}` });
-    const deleteAfter = index % 3 === 2 ? Math.ceil(PER_CHAT / CALLS_PER_TURN / 2) : Infinity;
+    const midway = Math.ceil(PER_CHAT / CALLS_PER_TURN / 2);
+    const deleteAfter = index % 3 === 2 ? midway : DELETE_ALL ? Number.MAX_SAFE_INTEGER : Infinity;
     for (let turn = 0; turn * CALLS_PER_TURN < PER_CHAT && started < TOTAL; turn++) {
       started += CALLS_PER_TURN;
       const ended = new Promise((resolve) => turnWaiters.set(chat.id, resolve));
@@ -172,7 +180,21 @@ const steady = samples.filter((s) => s.calls >= 0.2 * calls);
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const mx = mean(steady.map((s) => s.calls / 1000));
 const my = mean(steady.map((s) => s.rss));
-const slope = steady.reduce((n, s) => n + (s.calls / 1000 - mx) * (s.rss - my), 0) / steady.reduce((n, s) => n + (s.calls / 1000 - mx) ** 2, 0);
+const fit = (points) => {
+  const px = mean(points.map((p) => p.x));
+  const py = mean(points.map((p) => p.y));
+  return points.reduce((n, p) => n + (p.x - px) * (p.y - py), 0) / points.reduce((n, p) => n + (p.x - px) ** 2, 0);
+};
+const rawSlope = fit(steady.map((s) => ({ x: s.calls / 1000, y: s.rss })));
+// RSS is a sawtooth (a running chat's history is in memory until the chat is done and
+// dropped; the GC runs late): the slope is fitted to the peak of each window of
+// CALLS_PER_CHAT calls after the warm-up, i.e. compared at the same phase.
+const windows = new Map();
+for (const s of steady) {
+  const w = Math.floor(s.calls / PER_CHAT);
+  if (!windows.has(w) || windows.get(w).y < s.rss) windows.set(w, { x: s.calls / 1000, y: s.rss });
+}
+const slope = windows.size >= 2 ? fit([...windows.values()]) : rawSlope;
 const timeAt = (c) => samples.find((s) => s.calls >= c)?.t ?? samples.at(-1).t;
 const rate = (from, to) => ((to - from) * calls) / (timeAt(to * calls) - timeAt(from * calls));
 const perK = (bytes) => round(bytes / 2 ** 20 / (calls / 1000), 3);
@@ -181,7 +203,7 @@ console.log(machineLine());
 console.log(`chats: ${chatIndex} (every third deleted midway), ${round((performance.now() - start) / 1000)} s, ${samples.length} samples, ${descendants.size} descendant processes seen`);
 console.log(`chat files: written ${round(written / 2 ** 20, 2)} MiB (store counter; /proc write_bytes ${round(ioWrite / 2 ** 20, 2)} MiB incl. audit and outputs), kept ${round(kept / 2 ** 20, 2)} MiB; audit ${round(auditBytes / 2 ** 20, 2)} MiB, outputs ${round(outputBytes / 2 ** 20, 2)} MiB`);
 console.log(`calls: ${[...outcomes].sort().map(([k, n]) => `${k} ${n}`).join(', ')}`);
-console.log(`rss: first ${round(samples[0].rss)} MiB, at 20 % ${round(steady[0].rss)} MiB, last ${round(samples.at(-1).rss)} MiB`);
+console.log(`rss: first ${round(samples[0].rss)} MiB, at 20 % ${round(steady[0].rss)} MiB, last ${round(samples.at(-1).rss)} MiB; window peaks ${[...windows.values()].map((p) => round(p.y)).join(' ')} MiB; slope of all samples ${round(rawSlope, 2)} MiB per 1k`);
 fs.rmSync(ws, { recursive: true, force: true });
 console.log(
   `soak: calls=${calls} peak_rss_mb=${round(peak)} rss_slope_mb_per_1k=${round(slope, 2)} written_mb_per_1k=${perK(written)} kept_mb_per_1k=${perK(kept)} ` +

@@ -167,7 +167,7 @@ describe('main.js over a real Unix socket', () => {
     proc.kill('SIGTERM');
     expect(await exited).toBe(0);
     await expect(stat(socketPath)).rejects.toMatchObject({ code: 'ENOENT' });
-    expect(await readdir(path.join(ws, '.cellmate', 'chats'))).toEqual([`${chat.id}.json`]);
+    expect(await readdir(path.join(ws, '.cellmate', 'chats'))).toEqual([`${chat.id}.jsonl`]);
   });
 
   it('refuses to start when the socket is held by a live server', async () => {
