@@ -177,13 +177,15 @@ export class ChatService {
    * @throws CellmateError ChatNotFound, TurnRunning or ProviderUnavailable
    */
   async send(chatId: string, text: string, settings: ModelSettings, prepare?: (record: ChatRecord) => void, context?: SendContext): Promise<{ turnId: string }> {
-    const record = this.record(chatId);
+    let record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const config = await loadConfigFile(this.options.env);
     const model = createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
     // `@` mentions and the pane's notebook context become a summary block for the model (issue #5).
     const expanded = this.options.expandContext ? await this.options.expandContext(chatId, text, context).catch(() => undefined) : undefined;
     if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await
+    // The store may have dropped an idle chat from memory during the awaits: use its current record.
+    record = this.record(chatId);
     prepare?.(record);
     const secrets = (['openai', 'anthropic', 'openai-compatible'] as const)
       .map((kind) => resolveApiKey(kind, this.options.env, config).value)
