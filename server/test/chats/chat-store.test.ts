@@ -49,7 +49,7 @@ describe('chat persistence', () => {
     const records = (await readFile(path.join(chatsDir(ws), files[0]!), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
     expect(records.map((r) => r.s)).toEqual(records.map((_, i) => i + 1));
     expect(records[0]).toMatchObject({ t: 'chat', titleSource: 'default', chat: { id: chat.id, running: false } });
-    expect(records.findLast((r) => r.t === 'chat')).toMatchObject({ titleSource: 'auto', chat: { running: false } });
+    expect([...records].reverse().find((r: { t: string }) => r.t === 'chat')).toMatchObject({ titleSource: 'auto', chat: { running: false } });
     // Streamed text is never written delta by delta: each assistant item is written when added and when final.
     const assistantIds = h.service.get(chat.id).items.filter((i) => i.kind === 'assistant').map((i) => i.id);
     for (const id of assistantIds) expect(records.filter((r) => r.t === 'item' && r.item.id === id).length).toBeLessThanOrEqual(2);
@@ -82,7 +82,7 @@ describe('chat persistence', () => {
     await h.waitForEvent((e) => e.type === 'text-delta');
     await h.dispose(); // like SIGTERM mid-turn: the journal ends with the chat running
     const lastChatRecord = async () =>
-      (await readFile(path.join(chatsDir(ws), `${chat.id}.jsonl`), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l)).findLast((r) => r.t === 'chat');
+      (await readFile(path.join(chatsDir(ws), `${chat.id}.jsonl`), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l)).reverse().find((r: { t: string }) => r.t === 'chat');
     expect((await lastChatRecord()).chat.running).toBe(true);
 
     const after = await createHarness(ws);
