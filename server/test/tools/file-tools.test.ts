@@ -126,7 +126,7 @@ describe('shell (exec tier, output shaping)', () => {
     expect(lines.at(-1)).toBe('[exit code 0]');
     expect(lines.at(-2)).toBe('50000');
     const omission = lines[50]!;
-    const saved = /Full output saved to (\.cellmate\/outputs\/shell-[^ ]+\.txt)/.exec(omission)![1]!;
+    const saved = /Full output saved to (\.cellmate\/outputs\/[A-Za-z0-9_-]+--shell-[^ ]+\.txt)/.exec(omission)![1]!;
     expect(omission).toBe(`… [49901 lines omitted (lines 51–49951 of 50001, 288907 characters in all). Full output saved to ${saved} — call read with {"path": "${saved}", "offset": 51} to see the omitted part] …`);
     const read = await registry.call('read', { path: saved, offset: 25000, limit: 3 }, ctxFor(ws));
     expect(read.output).toMatch(/^ *25000\t25000\n *25001\t25001\n *25002\t25002\n\(lines 25000–25002 of 50001; call read with offset=25003 to continue\)$/);
