@@ -41,7 +41,7 @@ describe('tool-progress events (issue #5)', () => {
     expect(progress[0]!.lastLine).toBe('line 1');
     expect(progress.map((p) => p.lastLine)).toContain('line 5');
     await sleep(100);
-    const file = await readFile(path.join(ws, '.cellmate', 'chats', `${chat.id}.json`), 'utf8');
+    const file = await readFile(path.join(ws, '.cellmate', 'chats', `${chat.id}.jsonl`), 'utf8');
     expect(file).not.toContain('line 3');
     await h.dispose();
   });
