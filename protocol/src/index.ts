@@ -420,3 +420,4 @@ export const Routes = {
   websocket: 'cellmate/ws',
   status: 'cellmate/status'
 } as const;
+export * from './notebook-plan';

@@ -7,7 +7,7 @@
  * and cells run in the chat's kernel through the eval machinery, their outputs written back.
  */
 import { readFile } from 'node:fs/promises';
-import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from '@cellmate/protocol';
+import { NotebookEditError, type CellmateCellMark, type NotebookCellData, type NotebookEditOp } from '@cellmate/protocol';
 import { z } from 'zod';
 import type { KernelManager } from '../../kernels/kernel-manager.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
@@ -16,7 +16,7 @@ import { ToolInputError } from '../errors.js';
 import { resolveForWrite, writeFileAtomic } from '../file-io.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 import { describeCells, describeOutput, toNbformatOutputs } from './format.js';
-import { applyEdits, findCell, NotebookFormatError, parseNotebook, serializeNotebook, toCellData, type IpynbNotebook } from './ipynb.js';
+import { applyEdits, findCell, parseNotebook, serializeNotebook, toCellData, type IpynbNotebook } from './ipynb.js';
 import type { NotebookPort, PaneTarget } from './pane-hub.js';
 
 /** The three sections of `notebook.md`, split on `<!-- tool_name -->` lines. */
@@ -177,7 +177,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       try {
         result = applyEdits(nb, ops, mark);
       } catch (e) {
-        if (e instanceof NotebookFormatError) throw new ToolInputError(`${e.message}. Nothing was changed; call notebook_read for the current cells.`);
+        if (e instanceof NotebookEditError) throw new ToolInputError(`${e.message}. Nothing was changed; call notebook_read for the current cells.`);
         throw e;
       }
       await writeFileAtomic(resolved.absolute, serializeNotebook(result.notebook));
