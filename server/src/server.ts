@@ -98,8 +98,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     kernels,
     harness,
     panes,
-    expandContext: (chatId, text, ctx) => context.expand(chatId, text, ctx),
-    completeMention: (chatId, prefix) => context.complete(chatId, prefix)
+    expandContext: (chatId, text, ctx, origin) => context.expand(chatId, text, ctx, origin),
+    completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin)
   });
 
   // A deleted chat's private kernels are stopped.

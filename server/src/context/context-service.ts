@@ -41,20 +41,20 @@ export class ContextService {
   constructor(private readonly options: ContextServiceOptions) {}
 
   /** Completion candidates for `@prefix`: variables first, then files. */
-  async complete(chatId: string | undefined, prefix: string, signal?: AbortSignal): Promise<MentionCandidate[]> {
+  async complete(chatId: string | undefined, prefix: string, origin?: string, signal?: AbortSignal): Promise<MentionCandidate[]> {
     const [vars, files] = await Promise.all([
-      /^[A-Za-z_]\w*$|^$/.test(prefix) ? this.variables(chatId, prefix, signal) : Promise.resolve([]),
+      /^[A-Za-z_]\w*$|^$/.test(prefix) ? this.variables(chatId, prefix, origin, signal) : Promise.resolve([]),
       this.files(prefix, signal)
     ]);
     return [...vars, ...files];
   }
 
   /** The text the model receives for `text` (mentions and notebook context expanded), and the transcript's note. */
-  async expand(chatId: string, text: string, context: SendContext | undefined): Promise<{ modelText: string; note?: string } | undefined> {
+  async expand(chatId: string, text: string, context: SendContext | undefined, origin?: string): Promise<{ modelText: string; note?: string } | undefined> {
     const blocks: string[] = [];
     const attached: string[] = [];
     for (const name of findMentions(text)) {
-      const block = (await this.variableSummary(chatId, name)) ?? (await this.fileSummary(name));
+      const block = (await this.variableSummary(chatId, name, origin)) ?? (await this.fileSummary(name));
       if (block) {
         blocks.push(block);
         attached.push(`@${name}`);
@@ -75,27 +75,28 @@ export class ContextService {
     };
   }
 
-  private async pythonClient(chatId: string | undefined) {
+  /** The focused notebook's kernel of the asking connection (`origin`), else of the chat's turn. */
+  private async pythonClient(chatId: string | undefined, origin: string | undefined) {
     const kernels = this.options.kernels;
     // Only the focused notebook's kernel: never start a private kernel just to complete.
-    if (!kernels || !kernels.focusedKernel(chatId ?? '', 'python')) return undefined;
-    const { handle } = await kernels.acquire(chatId ?? '', 'python');
+    if (!kernels || !kernels.focusedKernel(chatId ?? '', 'python', origin)) return undefined;
+    const { handle } = await kernels.acquire(chatId ?? '', 'python', origin !== undefined ? { connection: origin } : {});
     return handle.session.client;
   }
 
-  private async variables(chatId: string | undefined, prefix: string, signal?: AbortSignal): Promise<MentionCandidate[]> {
+  private async variables(chatId: string | undefined, prefix: string, origin: string | undefined, signal?: AbortSignal): Promise<MentionCandidate[]> {
     try {
-      const client = await this.pythonClient(chatId);
+      const client = await this.pythonClient(chatId, origin);
       return client ? await listVariables(client, prefix, signal) : [];
     } catch {
       return [];
     }
   }
 
-  private async variableSummary(chatId: string, name: string): Promise<string | undefined> {
+  private async variableSummary(chatId: string, name: string, origin: string | undefined): Promise<string | undefined> {
     if (!/^[A-Za-z_]\w*$/.test(name)) return undefined;
     try {
-      const client = await this.pythonClient(chatId);
+      const client = await this.pythonClient(chatId, origin);
       return client ? await summarizeVariable(client, name) : undefined;
     } catch {
       return undefined;

@@ -1,8 +1,8 @@
 /**
  * Which kernel an eval runs in (SPEC EVAL-2) and its lifecycle.
  *
- * - Python evals run in the kernel of the notebook the user has focused (the pane reports
- *   it with `chat/context`) when that kernel's language is Python, over a Jupyter Server
+ * - Python evals run in the kernel of the notebook the user has focused in the window the
+ *   turn came from (each pane reports it with `chat/context`; {@link KernelFocus}) when that kernel's language is Python, over a Jupyter Server
  *   connection of our own (never the notebook's); JavaScript evals likewise when the
  *   focused notebook runs `cellmate-js`.
  * - Otherwise each chat gets a private kernel per language, started on first use:
@@ -25,6 +25,7 @@ import {
   type LaunchedKernel
 } from '@cellmate/kernel-bridge';
 import type { EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
+import { KernelFocus } from './kernel-focus.js';
 
 /** A connection of our own to a kernel Jupyter Server manages. */
 export interface NotebookKernelConnection {
@@ -76,30 +77,39 @@ const LANGUAGE_OF: Record<string, EvalLanguage> = { python: 'python', javascript
 export class KernelManager {
   private readonly privates = new Map<string, Promise<PrivateKernel>>();
   private readonly shared = new Map<string, Promise<SharedKernel>>();
-  private focus: NotebookKernelRef | null = null;
-  private readonly chatFocus = new Map<string, NotebookKernelRef | null>();
+  /** Each connection's focused notebook kernel, and which connection each chat's turn came from. */
+  readonly focus = new KernelFocus();
   private disposed = false;
 
   constructor(private readonly options: KernelManagerOptions) {}
 
-  /** The pane's focused notebook kernel (`chat/context`); per chat when `chatId` is given. */
-  setContext(chatId: string | undefined, kernel: NotebookKernelRef | null): void {
-    if (chatId) this.chatFocus.set(chatId, kernel);
-    this.focus = kernel;
+  /** A connection's focused notebook kernel (`chat/context`); per chat when `chatId` is given. */
+  setContext(connection: string, chatId: string | undefined, kernel: NotebookKernelRef | null): void {
+    this.focus.set(connection, chatId, kernel);
   }
 
-  /** The focused notebook kernel for a chat, if it runs `language`. */
-  focusedKernel(chatId: string, language: EvalLanguage): NotebookKernelRef | undefined {
-    const ref = this.chatFocus.has(chatId) ? this.chatFocus.get(chatId) : this.focus;
+  /** The chat's turn runs for `connection` (see {@link KernelFocus}). */
+  bindTurn(chatId: string, connection: string): void {
+    this.focus.bindTurn(chatId, connection);
+  }
+
+  /** The connection closed (see {@link KernelFocus}). */
+  connectionClosed(connection: string): void {
+    this.focus.connectionClosed(connection);
+  }
+
+  /** The focused notebook kernel for a chat (as seen from `connection`, else its turn's), if it runs `language`. */
+  focusedKernel(chatId: string, language: EvalLanguage, connection?: string): NotebookKernelRef | undefined {
+    const ref = this.focus.resolve({ chatId, ...(connection !== undefined ? { connection } : {}) });
     if (!ref || !this.options.connectNotebookKernel) return undefined;
     const lang = LANGUAGE_OF[(ref.language ?? '').toLowerCase()] ?? (ref.name.startsWith('python') ? 'python' : ref.name === 'cellmate-js' ? 'javascript' : undefined);
     return lang === language ? ref : undefined;
   }
 
   /** The kernel for one eval; starts, reconnects or replaces it as needed. */
-  async acquire(chatId: string, language: EvalLanguage, opts: { reset?: boolean } = {}): Promise<AcquiredKernel> {
+  async acquire(chatId: string, language: EvalLanguage, opts: { reset?: boolean; connection?: string } = {}): Promise<AcquiredKernel> {
     if (this.disposed) throw new Error('the kernel manager is disposed');
-    const ref = this.focusedKernel(chatId, language);
+    const ref = this.focusedKernel(chatId, language, opts.connection);
     return ref ? this.acquireShared(ref, language, opts) : this.acquirePrivate(chatId, language, opts);
   }
 
@@ -194,7 +204,7 @@ export class KernelManager {
   async retainChats(chatIds: ReadonlySet<string>): Promise<void> {
     const gone = [...this.privates.entries()].filter(([key]) => !chatIds.has(key.split('\u0000')[0]!));
     for (const [key] of gone) this.privates.delete(key);
-    this.chatFocus.forEach((_, id) => !chatIds.has(id) && this.chatFocus.delete(id));
+    this.focus.retainChats(chatIds);
     await Promise.all(gone.map(([, p]) => p.then((k) => k.kernel.shutdown(2000), () => undefined)));
   }
 
