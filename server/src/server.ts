@@ -6,6 +6,7 @@ import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
 import { builtinTools } from './tools/index.js';
 import { createEvalTool } from './tools/eval/eval.js';
+import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
 import { PaneHub } from './tools/notebook/pane-hub.js';
 import { ContextService } from './context/context-service.js';
@@ -74,14 +75,15 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   });
   const registry = options.registry ?? harness.registry;
   const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger });
-  if (kernels && !registry.list().some((t) => t.name === 'eval')) {
-    const idleTimeoutMs = options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger);
-    registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs }));
+  // eval and notebook_run (closed notebooks) share one kernel path: kernel choice, idle budget, tool() bridge.
+  const kernelRun = kernels ? { kernels, registry: () => registry, idleTimeoutMs: options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger) } : undefined;
+  if (kernelRun && !registry.list().some((t) => t.name === 'eval')) {
+    registry.register(createEvalTool(kernelRun));
   }
   // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
   const panes = new PaneHub();
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
-    for (const tool of createNotebookTools({ port: panes, kernels: kernels || undefined })) registry.register(tool as unknown as ToolDefinition);
+    for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
   }
   const context = new ContextService({ workspace, kernels: kernels || undefined, port: panes });
   const callLog = registry.onDidCall((c) => logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`));

@@ -1,16 +1,14 @@
 /**
- * The `eval` tool (SPEC EVAL-1…6): runs a cell in a persistent kernel chosen by the
- * {@link KernelManager}; `tool()` calls from the cell re-enter the registry with the
+ * The `eval` tool (SPEC EVAL-1…6): runs a cell in a persistent kernel through the
+ * {@link createKernelRunner} kernel path (shared with `notebook_run`); `tool()` calls from the cell re-enter the registry with the
  * actor `kernel` and the calling turn's context (surface/profile, chat, signal), so tiers,
  * policy, approvals and audit apply exactly as to the model's own calls.
  */
-import { DEFAULT_IDLE_TIMEOUT_MS, type BridgeResponse } from '@cellmate/kernel-bridge';
 import { z } from 'zod';
-import type { KernelManager } from '../../kernels/kernel-manager.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolContext } from '../define-tool.js';
-import type { ToolRegistry } from '../registry.js';
+import { defineTool } from '../define-tool.js';
 import { formatEval } from './format.js';
+import { createKernelRunner, type KernelRunnerOptions } from './kernel-runner.js';
 
 /** setTimeout's maximum: the registry's per-call timeout is off for eval (the idle budget rules). */
 const NO_TIMEOUT_MS = 2 ** 31 - 1;
@@ -27,17 +25,12 @@ export const evalParameters = z.object({
   reset: z.boolean().default(false).describe('Discard the interpreter and start clean before running (on a notebook kernel: restarts it).')
 });
 
-export interface EvalToolOptions {
-  kernels: KernelManager;
-  /** The registry `tool()` calls re-enter (the one this tool is registered in). */
-  registry: () => ToolRegistry;
-  /** Idle budget (SPEC EVAL-6). Default 5 minutes. */
-  idleTimeoutMs?: number;
-}
+/** The kernels, the registry `tool()` calls re-enter and the idle budget (see {@link KernelRunnerOptions}). */
+export type EvalToolOptions = KernelRunnerOptions;
 
 /** Builds the eval tool around a kernel manager (TIER-3: registered only with one). */
 export function createEvalTool(options: EvalToolOptions) {
-  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const runner = createKernelRunner(options);
   return defineTool({
     name: 'eval',
     tier: 'exec',
@@ -54,23 +47,8 @@ export function createEvalTool(options: EvalToolOptions) {
     // Stop interrupts the cell; its result then says "[Interrupted: …]" (issue #5).
     abortGraceMs: 5_000,
     async execute(args, ctx) {
-      const { handle, notes } = await options.kernels.acquire(ctx.chatId, args.language, { reset: args.reset });
-      const outcome = await handle.session.run({
-        code: args.code,
-        idleTimeoutMs,
-        signal: ctx.signal,
-        onToolCall: (name, toolArgs) => bridgeCall(options.registry(), name, toolArgs, ctx),
-        // The pane shows the last line a long cell printed (issue #5).
-        onOutput: ctx.progress
-          ? (o) => {
-              if (o.type !== 'stream') return;
-              const line = o.text.split('\n').filter((l) => l.trim()).at(-1);
-              if (line !== undefined) ctx.progress?.({ lastLine: line });
-            }
-          : undefined
-      });
-      if (outcome.status === 'kernel-died' || outcome.status === 'stuck') handle.broken = true;
-      const f = formatEval(outcome, handle.info, { description: args.description, notes, idleTimeoutMs });
+      const { handle, notes, outcome } = await runner.run(ctx, { code: args.code, language: args.language, reset: args.reset });
+      const f = formatEval(outcome, handle.info, { description: args.description, notes, idleTimeoutMs: runner.idleTimeoutMs });
       return {
         title: f.title,
         output: f.output,
@@ -80,11 +58,4 @@ export function createEvalTool(options: EvalToolOptions) {
       };
     }
   });
-}
-
-/** One `tool()` call from a cell: the registry, as the kernel, in the calling turn's context. */
-async function bridgeCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<BridgeResponse> {
-  const { callId: _modelCallId, ...rest } = ctx as ToolContext & { callId?: string };
-  const r = await registry.call(name, args, { ...rest, actor: 'kernel' });
-  return r.ok ? { ok: true, output: r.output, title: r.title } : { ok: false, error: r.output };
 }

@@ -4,19 +4,20 @@
  * through that pane's open document (the notebook port): the user sees the change at once,
  * an edit is one undoable step, and cells run in the notebook's own kernel. Otherwise the
  * `.ipynb` is edited on disk atomically (ids, metadata and the nbformat minor version kept)
- * and cells run in the chat's kernel through the eval machinery, their outputs written back.
+ * and cells run through eval's kernel path (`tools/eval/kernel-runner.ts`: the same kernel
+ * choice, idle budget, `tool()` bridge and dead-kernel handling), their outputs written back.
  */
 import { readFile } from 'node:fs/promises';
-import { NotebookEditError, type CellmateCellMark, type NotebookCellData, type NotebookEditOp } from '@cellmate/protocol';
+import { NotebookEditError, type CellmateCellMark, type EvalKernelInfo, type NotebookCellData, type NotebookEditOp } from '@cellmate/protocol';
 import { z } from 'zod';
-import type { KernelManager } from '../../kernels/kernel-manager.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, type ToolContext } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { resolveForWrite, writeFileAtomic } from '../file-io.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
+import type { KernelRunner } from '../eval/kernel-runner.js';
 import { describeCells, describeOutput, toNbformatOutputs } from './format.js';
-import { applyEdits, findCell, parseNotebook, serializeNotebook, toCellData, type IpynbNotebook } from './ipynb.js';
+import { applyEdits, findCell, parseNotebook, serializeNotebook, sourceText, toCellData, type IpynbNotebook } from './ipynb.js';
 import type { NotebookPort, PaneTarget } from './pane-hub.js';
 
 /** The three sections of `notebook.md`, split on `<!-- tool_name -->` lines. */
@@ -65,8 +66,8 @@ export const notebookRunParameters = z.strictObject({
 
 export interface NotebookToolsOptions {
   port: NotebookPort;
-  /** Kernels for running cells of notebooks no pane has open (the chat's kernel). */
-  kernels?: KernelManager;
+  /** Runs cells of notebooks no pane has open — eval's kernel path (kernel choice, idle budget, `tool()`). */
+  runner?: KernelRunner;
 }
 
 function toOps(edits: z.output<typeof notebookEditParameters>['edits']): NotebookEditOp[] {
@@ -208,7 +209,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
         const r = await pane.request('notebook/run', { path: resolved.relative, cellIds: args.cell_ids }, ctx.signal);
         return runResult(resolved.relative, r.cells, r.status, 'in the open notebook, with its kernel');
       }
-      if (!options.kernels) throw new ToolInputError(`${resolved.relative} is not open in JupyterLab and this server has no kernels; open the notebook to run its cells.`);
+      if (!options.runner) throw new ToolInputError(`${resolved.relative} is not open in JupyterLab and this server has no kernels; open the notebook to run its cells.`);
       const nb = await loadDisk(resolved.absolute, resolved.relative);
       for (const id of args.cell_ids) {
         const i = findCell(nb, id);
@@ -218,15 +219,19 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       // The notebook's language decides the kernel: Cellmate's JS kernel for JavaScript notebooks.
       const spec = (nb.metadata.kernelspec ?? {}) as { name?: string; language?: string };
       const language = spec.language?.toLowerCase() === 'javascript' || spec.name === 'cellmate-js' ? 'javascript' : 'python';
-      const { handle } = await options.kernels.acquire(ctx.chatId, language);
       const ran: Array<{ id: string; outputs: unknown[]; count: number | null }> = [];
-      let status: 'ok' | 'error' | 'aborted' = 'ok';
+      let status: RunStatus = 'ok';
+      let kernel: EvalKernelInfo | undefined;
+      const notes: string[] = [];
       for (const id of args.cell_ids) {
         const cell = nb.cells[findCell(nb, id)]!;
-        const outcome = await handle.session.run({ code: Array.isArray(cell.source) ? cell.source.join('') : cell.source, signal: ctx.signal });
-        ran.push({ id, outputs: toNbformatOutputs(outcome), count: outcome.executionCount ?? null });
-        if (outcome.status !== 'ok') {
-          status = outcome.status === 'error' ? 'error' : 'aborted';
+        // The same kernel path as eval: kernel choice and replacement, idle budget, tool() bridge.
+        const r = await options.runner.run(ctx, { code: sourceText(cell.source), language });
+        kernel = r.handle.info;
+        notes.push(...r.notes, ...r.outcome.notes);
+        ran.push({ id, outputs: toNbformatOutputs(r.outcome), count: r.outcome.executionCount ?? null });
+        if (r.outcome.status !== 'ok') {
+          status = r.outcome.status;
           break;
         }
       }
@@ -238,21 +243,47 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       }
       await writeFileAtomic(resolved.absolute, serializeNotebook(now));
       const cells = ran.map((r) => toCellData(now, Math.max(0, findCell(now, r.id))));
-      return { ...runResult(resolved.relative, cells, status, `on disk, in the ${handle.info.name} kernel (${handle.info.origin === 'notebook' ? `of ${handle.info.notebookPath ?? 'the focused notebook'}` : 'private to this chat'})`), metadata: { open: false, changedFiles: [resolved.relative] } };
+      const where = kernel ? `on disk, in the ${kernel.name} kernel (${kernel.origin === 'notebook' ? `of ${kernel.notebookPath ?? 'the focused notebook'}` : 'private to this chat'})` : 'on disk';
+      return {
+        ...runResult(resolved.relative, cells, status, where, { notes, idleTimeoutMs: options.runner.idleTimeoutMs }),
+        metadata: { open: false, status, changedFiles: [resolved.relative] }
+      };
     }
   });
 
   return [read, edit, run] as const;
 }
 
-function runResult(path: string, cells: NotebookCellData[], status: 'ok' | 'error' | 'aborted', where: string) {
+/** Why a run stopped: the pane's statuses plus those of eval's kernel path (closed notebooks). */
+type RunStatus = 'ok' | 'error' | 'aborted' | 'idle-timeout' | 'kernel-died' | 'stuck';
+
+/** The last line of a run's result: why it stopped, truthfully (issue #9). */
+export function stopLine(status: RunStatus, idleTimeoutMs?: number): string | undefined {
+  switch (status) {
+    case 'ok':
+      return undefined;
+    case 'error':
+      return '[A cell raised an error; later cells did not run.]';
+    case 'aborted':
+      return '[Interrupted: the user stopped the turn; the kernel was interrupted and later cells did not run.]';
+    case 'idle-timeout':
+      return `[Interrupted: the cell printed nothing for ${Math.round((idleTimeoutMs ?? 0) / 1000)} s (the idle budget); the kernel and its state are kept; later cells did not run. Print progress, or split the work.]`;
+    case 'kernel-died':
+      return '[The kernel died while running the cell (crash, out of memory, or killed); its state is lost and later cells did not run. The next run starts a fresh kernel.]';
+    case 'stuck':
+      return '[The cell did not stop after an interrupt; later cells did not run. The kernel will be restarted on the next run (state lost).]';
+  }
+}
+
+function runResult(path: string, cells: NotebookCellData[], status: RunStatus, where: string, extra: { notes?: string[]; idleTimeoutMs?: number } = {}) {
   const lines = [`Ran ${cells.length} cell(s) of ${path} ${where}.`];
+  for (const n of extra.notes ?? []) lines.push(`Note: ${n}`);
   for (const c of cells) {
     lines.push(`[id=${c.id}] execution_count ${c.execution_count ?? 'none'}`);
     for (const o of c.outputs ?? []) lines.push(describeOutput(o).replace(/^/gm, '    '));
     if (!c.outputs?.length) lines.push('    (no output)');
   }
-  if (status === 'aborted') lines.push('[Interrupted: the user stopped the turn; the kernel was interrupted and later cells did not run.]');
-  if (status === 'error') lines.push('[A cell raised an error; later cells did not run.]');
+  const stop = stopLine(status, extra.idleTimeoutMs);
+  if (stop) lines.push(stop);
   return { title: `${path}: ran ${cells.length} cell(s)${status === 'ok' ? '' : ` — ${status}`}`, output: lines.join('\n') };
 }
