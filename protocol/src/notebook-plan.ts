@@ -52,10 +52,15 @@ export interface NotebookPlan<C extends PlanCell> {
   insertedIds: string[];
 }
 
+/** The mark of a cell the user copied from the transcript ("Copy to notebook"). */
+export interface CopyCellMark {
+  created_by: 'agent-copy';
+}
+
 /** Options of {@link planNotebookEdits}. */
 export interface PlanOptions {
   /** The mark inserted cells carry as `metadata.cellmate`. */
-  mark: CellmateCellMark;
+  mark: CellmateCellMark | CopyCellMark;
   /** Whether cells carry ids (nbformat ≥ 4.5; always in an open JupyterLab document). */
   withIds: boolean;
   /** A fresh id not in `taken` (the caller's randomness keeps this module pure). */

@@ -82,7 +82,7 @@ export class CellmatePanel extends Panel {
     this._unsubscribe = controller.store.subscribe(this._onChat);
     controller.changed.connect(this._refresh, this);
     this._kernelFocus = options.kernelFocus ?? null;
-    this._kernelFocus?.changed.connect(this._onKernel, this);
+    this._kernelFocus?.kernelChanged.connect(this._onKernel, this);
     this._showKernel();
     this.node.addEventListener('keydown', this._onKeyDown);
     if (typeof ResizeObserver !== 'undefined') {
@@ -148,7 +148,7 @@ export class CellmatePanel extends Panel {
     }
     this._unsubscribe();
     this._controller.changed.disconnect(this._refresh, this);
-    this._kernelFocus?.changed.disconnect(this._onKernel, this);
+    this._kernelFocus?.kernelChanged.disconnect(this._onKernel, this);
     this.node.removeEventListener('keydown', this._onKeyDown);
     this._resize?.disconnect();
     super.dispose();
@@ -176,7 +176,7 @@ export class CellmatePanel extends Panel {
         last = item.display.kernel;
       }
     }
-    this._header.setKernel(this._kernelFocus?.current ?? null, last);
+    this._header.setKernel(this._kernelFocus?.kernel ?? null, last);
   }
 
   /** Esc stops the running turn, unless something inside the pane used the key. */
@@ -244,9 +244,9 @@ export namespace CellmatePanel {
     kernelFocus?: IKernelFocus;
   }
 
-  /** What the panel reads from the kernel focus tracker. */
+  /** What the panel reads from the notebook-focus service (`INotebookFocus`). */
   export interface IKernelFocus {
-    readonly current: NotebookKernelRef | null;
-    readonly changed: ISignal<unknown, NotebookKernelRef | null>;
+    readonly kernel: NotebookKernelRef | null;
+    readonly kernelChanged: ISignal<unknown, NotebookKernelRef | null>;
   }
 }
