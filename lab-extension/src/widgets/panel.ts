@@ -172,7 +172,8 @@ export class CellmatePanel extends Panel {
     let last: EvalKernelInfo | null = null;
     for (let i = items.length - 1; i >= 0 && !last; i--) {
       const item = items[i];
-      if (item.kind === 'tool' && item.display?.kernel?.origin === 'private') {
+      // Eval displays (those in chat files older than display kinds have no `kind`).
+      if (item.kind === 'tool' && item.display && item.display.kind !== 'text' && item.display.kernel?.origin === 'private') {
         last = item.display.kernel;
       }
     }

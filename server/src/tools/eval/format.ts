@@ -104,6 +104,6 @@ export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: 
     title: `${extra.description}${statusWord}`,
     output: lines.join('\n'),
     images,
-    display: { kernel, rewrites: outcome.rewrites, outputs }
+    display: { kind: 'eval', kernel, rewrites: outcome.rewrites, outputs }
   };
 }
