@@ -30,6 +30,8 @@ export interface INotebookFocus extends IDisposable {
   openNotebooks(): NotebookPanel[];
   /** The open notebook at a workspace-relative `path`. */
   find(path: string): NotebookPanel | undefined;
+  /** A notebook's workspace-relative path (without a drive prefix such as jupyter-collaboration's `RTC:`). */
+  pathOf(panel: NotebookPanel): string;
   /** The current notebook's path and selected cells, for `chat/send`'s `context`. */
   context(): SendContext | undefined;
 }
@@ -77,7 +79,12 @@ export class NotebookFocus implements INotebookFocus {
 
   find(path: string): NotebookPanel | undefined {
     const wanted = normalize(path);
-    return this.openNotebooks().find(p => normalize(p.context.path) === wanted);
+    return this.openNotebooks().find(p => normalize(this.pathOf(p)) === wanted);
+  }
+
+  pathOf(panel: NotebookPanel): string {
+    // jupyter-collaboration opens documents on its own drive: `path` is `RTC:a.ipynb` then.
+    return panel.context.localPath ?? panel.context.path;
   }
 
   context(): SendContext | undefined {
@@ -87,7 +94,7 @@ export class NotebookFocus implements INotebookFocus {
     }
     const nb = panel.content;
     const selectedCells = nb.widgets.flatMap((w, i) => (nb.isSelectedOrActive(w) ? [i] : []));
-    return { notebookPath: panel.context.path, selectedCells };
+    return { notebookPath: this.pathOf(panel), selectedCells };
   }
 
   dispose(): void {
@@ -107,6 +114,7 @@ export class NotebookFocus implements INotebookFocus {
     }
     this._untrack();
     this._tracked = sc;
+    this._trackedPath = panel && sc ? this.pathOf(panel) : '';
     if (sc) {
       sc.kernelChanged.connect(this._update, this);
       sc.sessionChanged.connect(this._update, this);
@@ -140,7 +148,7 @@ export class NotebookFocus implements INotebookFocus {
     if (sc !== this._tracked || this._disposed) {
       return; // the focus moved on while the spec loaded
     }
-    this._setKernel({ id: kernel.id, name: kernel.name, ...(language ? { language } : {}), notebookPath: sc.path });
+    this._setKernel({ id: kernel.id, name: kernel.name, ...(language ? { language } : {}), notebookPath: this._trackedPath });
   }
 
   private _setKernel(kernel: NotebookKernelRef | null): void {
@@ -151,6 +159,7 @@ export class NotebookFocus implements INotebookFocus {
   }
 
   private _tracked: ISessionContext | null = null;
+  private _trackedPath = '';
   private _kernel: NotebookKernelRef | null = null;
   private _disposed = false;
   private readonly _notebookChanged = new Signal<this, NotebookPanel | null>(this);

@@ -41,7 +41,7 @@ export class NotebookPort implements IDisposable {
       method: K,
       handler: (params: PaneRequests[K]['params'], token: CancellationToken) => Promise<PaneRequests[K]['result']>
     ): void => connection.handleServerRequest(method, (p, t) => handler(p as PaneRequests[K]['params'], t));
-    serve('notebook/open-documents', async () => ({ paths: this._focus.openNotebooks().map(p => p.context.path) }));
+    serve('notebook/open-documents', async () => ({ paths: this._focus.openNotebooks().map(p => this._focus.pathOf(p)) }));
     serve('notebook/read', async ({ path }) => this._read(this._panel(path)));
     serve('notebook/edit', async ({ path, ops, mark }) => this._edit(this._panel(path), ops, mark));
     serve('notebook/run', async ({ path, cellIds }, token) => this._run(this._panel(path), cellIds, token));
@@ -66,7 +66,7 @@ export class NotebookPort implements IDisposable {
   private _shared(panel: NotebookPanel): ISharedNotebook {
     const model = panel.content.model;
     if (!model) {
-      throw new Error(`${panel.context.path} has no model`);
+      throw new Error(`${this._focus.pathOf(panel)} has no model`);
     }
     return model.sharedModel;
   }
@@ -114,7 +114,7 @@ export class NotebookPort implements IDisposable {
       const i = findCellIndex(nb.cells, ref);
       const w: Cell | undefined = i < 0 ? undefined : panel.content.widgets[i];
       if (!w) {
-        throw new Error(`no cell with id "${ref}" in ${panel.context.path}`);
+        throw new Error(`no cell with id "${ref}" in ${this._focus.pathOf(panel)}`);
       }
       if (!(w instanceof CodeCell)) {
         throw new Error(`cell "${ref}" is a ${w.model.type} cell; only code cells run`);

@@ -44,7 +44,7 @@ describe('notebook focus service', () => {
     const kernelChanged = new Signal<unknown, unknown>({});
     const sessionChanged = new Signal<unknown, unknown>({});
     const sc = { path, kernelChanged, sessionChanged, session: { kernel: { id: kernelId, name: 'python3', spec: Promise.resolve({ language: 'python' }) } } };
-    return { isDisposed: false, sessionContext: sc, context: { path }, content: { model: {}, widgets: [], isSelectedOrActive: () => false } };
+    return { isDisposed: false, sessionContext: sc, context: { path, localPath: path }, content: { model: {}, widgets: [], isSelectedOrActive: () => false } };
   }
 
   it("follows the tracker's current notebook and its kernel; finds open notebooks by path", async () => {
