@@ -19,6 +19,12 @@ export interface JupyterOptions {
   cellmateSettings?: Record<string, unknown>;
   /** Extra environment for the Jupyter server (and so for the companion server). */
   env?: Record<string, string>;
+  /**
+   * Real-time collaboration (jupyter-collaboration, pinned in requirements-dev.txt): on, the
+   * browser edits notebooks through its shared Yjs documents (drive `RTC:`). Off by default,
+   * so the other tests see JupyterLab's plain document model.
+   */
+  collaboration?: boolean;
 }
 
 export interface CellmateStatus {
@@ -101,7 +107,8 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
     '--LabApp.expose_app_in_browser=True',
     '--ServerApp.open_browser=False',
     '--LabServerApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate',
-    '--LabApp.news_url=None'
+    '--LabApp.news_url=None',
+    `--YDocExtension.disable_rtc=${opts.collaboration ? 'False' : 'True'}`
   ];
   if (process.getuid?.() === 0) args.push('--allow-root');
   const log: string[] = [];
