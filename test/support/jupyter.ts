@@ -21,7 +21,7 @@ export interface JupyterOptions {
   env?: Record<string, string>;
   /**
    * Real-time collaboration (jupyter-collaboration, pinned in requirements-dev.txt): on, the
-   * browser edits notebooks through its shared Yjs documents (drive `RTC:`). Off by default,
+   * browser edits notebooks through its shared Yjs documents (`context.model.collaborative`). Off by default,
    * so the other tests see JupyterLab's plain document model.
    */
   collaboration?: boolean;
