@@ -318,7 +318,9 @@ export interface Requests {
   'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
   /**
    * The pane's focus changed: the notebook kernel evals should share (null: none, so evals
-   * use the chat's private kernels). Without `chatId` it applies to every chat.
+   * use the chat's private kernels). It is this connection's focus: turns started from this
+   * connection use it, other windows keep theirs. Without `chatId` it applies to every chat
+   * this connection starts a turn in; with one, to that chat only.
    */
   'chat/context': { params: { chatId?: string; kernel: NotebookKernelRef | null }; result: { ok: true } };
   /** Answers (or skips) a pending question card; the result is the card's new state. */
