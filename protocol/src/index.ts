@@ -6,8 +6,11 @@
  * its own connection on the companion server's user-only Unix socket. One WebSocket
  * message carries exactly one JSON-RPC message.
  *
- * This module is browser-safe: types and constants only, no Node imports.
+ * This module is browser-safe: types and constants only, no Node imports. Its siblings:
+ * `tool-display.ts` (tool-card displays by kind) and `notebook-plan.ts` (the pure
+ * notebook-edit planner both sides run).
  */
+import type { ToolCallDisplay } from './tool-display';
 
 /** Bumped when a request, notification or payload changes incompatibly. */
 export const PROTOCOL_VERSION = 1;
@@ -125,36 +128,6 @@ export interface EvalKernelInfo {
   /** `notebook`: the focused notebook's kernel (shared); `private`: the chat's own. */
   origin: 'notebook' | 'private';
   notebookPath?: string;
-}
-
-/**
- * What a tool card shows beyond the result text, tagged by `kind`; the pane renders each kind
- * with its own renderer (`lab-extension/src/widgets/tool-displays.ts`) and falls back to the
- * text renderer for a kind it does not know. Later kinds (a structural edit's `diff`, LSP
- * `locations`, a debugger's `debug` state) are added here as new members of the union.
- * Chat files written before kinds existed carry eval displays without `kind`.
- */
-export type ToolCallDisplay = EvalDisplay | TextDisplay;
-
-/** The kinds of {@link ToolCallDisplay}. */
-export type ToolCallDisplayKind = ToolCallDisplay['kind'];
-
-/** An eval card: the kernel, the rewritten magics, the rich outputs (MIME bundles shown untrusted). */
-export interface EvalDisplay {
-  kind: 'eval';
-  kernel?: EvalKernelInfo;
-  /** One line per rewritten magic (SPEC EVAL-4). */
-  rewrites?: string[];
-  /** In order: `text/plain` (stdout), `application/vnd.jupyter.stderr`, `text/html`, `image/png` (base64)… */
-  outputs?: Array<Record<string, string>>;
-}
-
-/** A block of plain text (shown as text, never as HTML), optionally with a label. */
-export interface TextDisplay {
-  kind: 'text';
-  text: string;
-  /** A short heading over the text, e.g. `stderr`. */
-  label?: string;
 }
 
 /** The notebook kernel the user has focused, as the pane reports it (`chat/context`). */
@@ -444,3 +417,4 @@ export const Routes = {
   status: 'cellmate/status'
 } as const;
 export * from './notebook-plan';
+export * from './tool-display';

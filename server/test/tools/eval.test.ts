@@ -14,6 +14,13 @@ import { defineTool, type ToolContext } from '../../src/tools/define-tool.js';
 import { createEvalTool } from '../../src/tools/eval/eval.js';
 import { readTool } from '../../src/tools/read/read.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
+import type { EvalDisplay, ToolCallDisplay } from '@cellmate/protocol';
+
+/** The card display of an eval result: always of kind `eval` (issue #9). */
+function evalDisplay(r: { display?: ToolCallDisplay }): EvalDisplay | undefined {
+  expect(r.display?.kind).toBe('eval');
+  return r.display?.kind === 'eval' ? r.display : undefined;
+}
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
@@ -82,8 +89,8 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     if (!r.ok) return;
     expect(r.output.split('\n')[0]).toBe('[python · python3 kernel private to this chat]');
     expect(r.output).toMatch(/Out: +city +pop\n0 +Oslo +0\.7/);
-    expect(r.display?.kernel).toMatchObject({ origin: 'private', name: 'python3', language: 'python' });
-    expect(r.display?.outputs?.[0]?.['text/html']).toContain('<table');
+    expect(evalDisplay(r)?.kernel).toMatchObject({ origin: 'private', name: 'python3', language: 'python' });
+    expect(evalDisplay(r)?.outputs?.[0]?.['text/html']).toContain('<table');
   }, 60_000);
 
   it('EVAL-3: a matplotlib figure is a PNG in the card and an image attachment for the model', async () => {
@@ -93,14 +100,14 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     expect(r.output).toContain('[image 1: image/png, shown to the user in the transcript]');
     expect(r.attachments?.[0]?.mediaType).toBe('image/png');
     expect(Buffer.from(r.attachments![0]!.data, 'base64').subarray(1, 4).toString()).toBe('PNG');
-    expect(r.display?.outputs?.some((o) => typeof o['image/png'] === 'string')).toBe(true);
+    expect(evalDisplay(r)?.outputs?.some((o) => typeof o['image/png'] === 'string')).toBe(true);
   }, 60_000);
 
   it('EVAL-4: the result lists each rewrite', async () => {
     const r = await evalCall({ code: '!echo shell-said-hi' });
     expect(r.output).toContain('Rewrote magics:\n  !echo shell-said-hi → __cellmate__.sh("echo shell-said-hi")');
     expect(r.output).toContain('shell-said-hi');
-    expect(r.ok && r.display?.rewrites).toEqual(['!echo shell-said-hi → __cellmate__.sh("echo shell-said-hi")']);
+    expect(r.ok && evalDisplay(r)?.rewrites).toEqual(['!echo shell-said-hi → __cellmate__.sh("echo shell-said-hi")']);
   }, 30_000);
 
   it('EVAL-5: Python and JS cells call tool("read") and get the file', async () => {
