@@ -66,7 +66,9 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     await writeFile(path.join(ws, 'notes.md'), 'alpha\nbeta\n');
     kernels = new KernelManager({ workspace: ws, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'], jsArgv: [process.execPath, JS_MAIN, '-f', '{connection_file}'] });
     registry = new ToolRegistry([readTool, writeStandIn]);
-    registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs: 2000 }));
+    // Long enough for a silent first `import matplotlib.pyplot` on a loaded 2-core machine
+    // (~3 s wall), short enough for EVAL-6 to hit it well before its 30 s sleep ends.
+    registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs: 8000 }));
   }, 60_000);
   afterAll(async () => {
     await kernels?.dispose();
@@ -159,7 +161,7 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
   it('EVAL-6: a silent cell is interrupted at the idle budget and the result says so', async () => {
     const r = await evalCall({ code: 'import time\ntime.sleep(30)' });
     expect(r.ok && r.title).toContain('idle-timeout');
-    expect(r.output).toContain('[Interrupted: no output for 2 s (the idle budget).');
+    expect(r.output).toContain('[Interrupted: no output for 8 s (the idle budget).');
   }, 30_000);
 
   it('kill -9 mid-cell: a clear error, then the next eval works in a fresh kernel and says state was lost', async () => {
