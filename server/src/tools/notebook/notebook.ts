@@ -114,7 +114,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       { args: { path: 'analysis.ipynb', offset: 50, limit: 50 }, comment: 'the next 50 cells' }
     ],
     timeoutMs: 30_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveWorkspacePath(ctx.workspace, args.path);
       const pane = await openIn(options.port, resolved.relative, ctx);
@@ -150,7 +150,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       { args: { path: 'analysis.ipynb', edits: [{ action: 'move', cell_id: 'a1b2c3d4', to_index: 0 }, { action: 'delete', cell_id: 'e5f6a7b8' }] }, comment: 'reorder and delete in one step' }
     ],
     timeoutMs: 30_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const ops = toOps(args.edits);
@@ -200,7 +200,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     // Cells may run long; the user's Stop interrupts them.
     timeoutMs: 2 ** 31 - 1,
     abortGraceMs: 5_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const pane = await openIn(options.port, resolved.relative, ctx);
