@@ -9,7 +9,8 @@ import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define
 import { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
 import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, WriteHook } from './harness-ports.js';
 import { shapeOutput } from './output-shaping.js';
-import { canonicalPathSubjects, createPathGate } from './path-subjects.js';
+import { raceAbort } from './race-abort.js';
+import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subjects.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
 import { formatValidationError } from './validation-message.js';
 
@@ -268,22 +269,16 @@ export class ToolRegistry {
     }
     const policy = this.options.policy;
     if (!policy) return {};
-    let paths: string[] = [];
+    const rules = await policy.rules();
+    let judged: Awaited<ReturnType<typeof judgeCall>>;
     try {
-      if (definition.paths) paths = await canonicalPathSubjects(ctx.workspace, definition.paths(args));
+      judged = await judgeCall(definition, args, ctx.workspace, rules);
     } catch (error) {
       if (!(error instanceof PathRefusedError)) throw error;
       gate.decision = 'refused-path';
       return { refused: { ok: false, status: 'error', output: error.message, title: `${name}: path refused` } };
     }
-    const rules = await policy.rules();
-    const judgements: Judgement[] = [
-      { tool: name, tier: definition.tier, subjects: [...paths, ...(definition.policySubjects?.(args) ?? [])], kind: paths.length > 0 ? 'path' : 'text', danger: definition.dangerReason?.(args) },
-      ...(definition.alsoJudgedAs?.(args) ?? []).map((j) => ({ ...j, kind: 'text' as const }))
-    ];
-    const judged = judgements.map((j) => ({ j, decision: evaluatePolicy(rules, { tool: j.tool, tier: j.tier, subjects: j.subjects, subjectKind: j.kind }) }));
-    const strictness = ({ j, decision }: (typeof judged)[number]): number => (decision.action === 'deny' ? 2 : decision.action === 'ask' || j.danger ? 1 : 0);
-    const { j: chosen, decision } = judged.reduce((worst, next) => (strictness(next) > strictness(worst) ? next : worst));
+    const { judgement: chosen, decision } = judged;
     const danger = chosen.danger;
     const isPathAllowed = createPathGate(rules, name, definition.tier);
     const via = chosen.tool === name ? '' : ` (${chosen.why}, so it is judged as ${chosen.tool})`;
@@ -386,16 +381,6 @@ export class ToolRegistry {
   }
 }
 
-/** One policy question about a call: the tool itself, or what it also acts as. */
-interface Judgement {
-  tool: string;
-  tier: ToolTier;
-  subjects: string[];
-  kind: 'path' | 'text';
-  danger?: string;
-  why?: string;
-}
-
 /** Default action classes by tier. */
 export function actionClassesOf(definition: Pick<ToolDefinition, 'tier' | 'actionClasses'>): readonly ActionClass[] {
   if (definition.actionClasses) return definition.actionClasses;
@@ -426,33 +411,4 @@ function describe(error: unknown): string {
 function summarize(text: string, max = 200): string {
   const first = text.split('\n', 1)[0] ?? '';
   return first.length > max ? `${first.slice(0, max)}…` : first;
-}
-
-/**
- * Settles with the promise, or rejects once the signal aborts (tools that ignore it) —
- * after `graceMs` for tools that stop themselves and report it.
- */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, graceMs = 0): Promise<T> {
-  if (signal.aborted && graceMs <= 0) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    let grace: NodeJS.Timeout | undefined;
-    const onAbort = (): void => {
-      if (graceMs > 0) grace = setTimeout(() => reject(signal.reason), graceMs);
-      else reject(signal.reason);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        clearTimeout(grace);
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(grace);
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      }
-    );
-  });
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, pathAllowed } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
-import { withheldNote } from '../path-subjects.js';
+import { withheldNote } from '../call-subjects.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 

@@ -7,7 +7,7 @@ import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, pathAllowed } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { looksBinary } from '../read/read-format.js';
-import { withheldNote } from '../path-subjects.js';
+import { withheldNote } from '../call-subjects.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 
