@@ -1,11 +1,14 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { dangerousCommandReason } from '../../src/policy/dangerous-command.js';
 import { evaluatePolicy, globMatch, pathPatternMatches, ruleForAlways, type PolicyRule } from '../../src/policy/policy.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { tempDir } from '../helpers/temp.js';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 import { shellSubjects } from '../../src/policy/shell-subjects.js';
 
 // SPEC HARN-6: policy as data, evaluated by a pure function; last match wins; default per tier.
@@ -185,7 +188,12 @@ describe("the README's .env rule, with the subjects the real tools supply (throu
     await writeFile(path.join(ws, 'a.md'), 'TOKEN in docs\n');
     await mkdir(path.join(ws, 'sub'));
     await symlink('.env', path.join(ws, 'env-link'));
-    const rules: PolicyRule[] = [{ tool: 'write', pattern: '*', action: 'allow' }, { tool: '*', pattern: '.env', action: 'deny' }];
+    // The README's own example rules, read from the README, after a common "allow writes" rule.
+    const readme = await readFile(path.join(REPO, 'README.md'), 'utf8');
+    const example = /`(\{"rules": \[[\s\S]*?\]\})`/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    const rules: PolicyRule[] = [{ tool: 'write', pattern: '*', action: 'allow' }, ...(JSON.parse(example!.replace(/\s*\n\s*/g, ' ')) as { rules: PolicyRule[] }).rules];
+    expect(rules).toContainEqual({ tool: '*', pattern: '.env', action: 'deny' });
     const registry = new ToolRegistry(builtinTools({}), { policy: { rules: async () => rules, remember: () => undefined } });
     let turn = 0;
     // A fresh turn per call, so the circuit breaker (3 denials in a turn) stays out of it.
