@@ -42,7 +42,8 @@ export const JS_HELPER = String.raw`
   // EVAL-5: !cmd and %%bash run as a Cellmate shell call (policy, floor, approval, audit);
   // a refused command throws ToolError with the registry's reason.
   async function sh(cmd) {
-    const out = await tool('shell', { command: cmd, cwd: process.cwd() });
+    // The shell tool's longest timeout: a magic is a command, not a cell.
+    const out = await tool('shell', { command: cmd, cwd: process.cwd(), timeout_ms: 600000 });
     const lines = String(out).split('\n');
     let code = 0;
     while (lines.length && /^\[.*\]$/.test(lines[lines.length - 1])) {

@@ -80,7 +80,8 @@ def __cellmate_install():
         dangerous-command floor, the approval card, fail-closed and the audit log apply
         exactly as to the shell tool. Returns (output text, exit code). A refused or
         denied command raises ToolError (the cell stops there, with the reason)."""
-        args = {'command': cmd}
+        # The shell tool's longest timeout: a magic is a command, not a cell (no idle budget).
+        args = {'command': cmd, 'timeout_ms': 600000}
         try:
             args['cwd'] = os.getcwd()
         except OSError:

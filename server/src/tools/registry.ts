@@ -298,10 +298,12 @@ export class ToolRegistry {
       ? `dangerous command: ${danger} (always asks, whatever the policy says)`
       : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${chosen.tier}-tier tools ask by default`) + via;
     const subject = decision.subject;
+    // "Always for this pattern" adds exactly this rule; the card shows its pattern.
+    const always = ruleForAlways(chosen.tool, subject, chosen.kind);
     const approvals = this.options.approvals;
     const answer = approvals
       ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: subject, reason },
+          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.pattern, reason },
           ctx.signal
         )
       : ({ decision: 'unavailable' } as const);
@@ -312,7 +314,7 @@ export class ToolRegistry {
       case 'always':
         gate.decision = 'approved-always';
         // The floor still asks next time: "always" never covers a dangerous command.
-        policy.remember(ruleForAlways(chosen.tool, subject, chosen.kind));
+        policy.remember(always);
         return { isPathAllowed };
       case 'cancelled':
         return { refused: { ok: false, status: 'aborted', output: 'The user stopped the turn while this call waited for approval.', title: name, denied: true } };

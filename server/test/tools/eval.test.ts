@@ -105,6 +105,12 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     expect(r.ok && r.display?.rewrites).toEqual(['!echo shell-said-hi → __cellmate__.sh("echo shell-said-hi")']);
   }, 30_000);
 
+  it('EVAL-5: x = !cmd runs through the shell tool and still returns every line (past the 200-line cut too)', async () => {
+    const r = await evalCall({ code: 'x = !printf "a\\nb\\n"\ny = !seq 1 500\nprint(x, len(y), y[0], y[-1])\n!exit 3' });
+    expect(r.output).toMatch(/^\['a', 'b'\] 500 1 500$/m);
+    expect(r.output).toContain('[exit code 3]');
+  }, 30_000);
+
   it('EVAL-5: Python and JS cells call tool("read") and get the file', async () => {
     const py = await evalCall({ code: 'print(tool("read", {"path": "notes.md"}))' });
     expect(py.output).toContain('     1\talpha\n     2\tbeta');

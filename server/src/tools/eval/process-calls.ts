@@ -56,6 +56,11 @@ export function findProcessCalls(code: string, language: 'python' | 'javascript'
 const clip = (s: string): string => (s.length > MAX_SUBJECT ? `${s.slice(0, MAX_SUBJECT)}…` : s);
 const quoteWord = (w: string): string => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 
+/** A literal as a shell word, or the expression it was not as `{expression}`. */
+function literalOr(literal: string | undefined, expression: string): string {
+  return literal !== undefined ? quoteWord(literal) : `{${expression}}`;
+}
+
 /** What the subject of a delete looks like as a command. */
 function deleteSubject(api: string, target: string): string {
   if (/rmtree$|\.rm$|\.rmSync$|^Deno\.remove/.test(api)) return `rm -rf ${target}`;
@@ -167,15 +172,16 @@ class PythonScan {
     }
     const isDelete = (api && PY_DELETE.test(api)) || method === 'unlink' || method === 'rmdir' || method === 'rmtree';
     if (!isDelete) return;
-    let target: string | undefined;
-    if (api && PY_DELETE.test(api)) target = positional[0] ? pyLiteral(positional[0]) ?? `{${positional[0].text()}}` : '{?}';
+    // The target: a literal (quoted as a shell word), else `{expression}`.
+    let target: string;
+    if (api && PY_DELETE.test(api)) target = literalOr(positional[0] && pyLiteral(positional[0]), positional[0]?.text() ?? '?');
     else {
       // Path("x").unlink(): the path is the constructor's literal argument when there is one.
       const obj = fnNode.field('object')!;
       const ctorArgs = obj.kind() === 'call' ? this.args(obj) : [];
-      target = (ctorArgs[0] && pyLiteral(ctorArgs[0])) ?? `{${obj.text()}}`;
+      target = literalOr(ctorArgs[0] && pyLiteral(ctorArgs[0]), obj.text());
     }
-    this.calls.push({ api: api ?? `.${method}`, kind: 'delete', subject: clip(deleteSubject(api && PY_DELETE.test(api) ? api : `.${method}`, quoteWord(target))) });
+    this.calls.push({ api: api ?? `.${method}`, kind: 'delete', subject: clip(deleteSubject(api && PY_DELETE.test(api) ? api : `.${method}`, target)) });
   }
 
   /** The command line a spawn call runs, when its arguments are literals. */
@@ -312,10 +318,10 @@ class JsScan {
       return;
     }
     if ((api && /^Deno\.remove(Sync)?$/.test(api)) || (method && JS_DELETE_METHODS.has(method))) {
-      const target = (args[0] && jsLiteral(args[0])) ?? `{${args[0]?.text() ?? '?'}}`;
+      const target = literalOr(args[0] && jsLiteral(args[0]), args[0]?.text() ?? '?');
       const recursive = /recursive\s*:\s*true/.test(args[1]?.text() ?? '');
       const verb = recursive ? 'rm -rf' : /rmdir/.test(method ?? '') ? 'rmdir' : 'rm';
-      this.calls.push({ api: api ?? `.${method}`, kind: 'delete', subject: clip(`${verb} ${quoteWord(target)}`) });
+      this.calls.push({ api: api ?? `.${method}`, kind: 'delete', subject: clip(`${verb} ${target}`) });
     }
   }
 }
