@@ -207,6 +207,14 @@ describe.skipIf(!HAS_KERNELS)('attack table: paths and eval (issue #8, HARN-5/6,
     expect(file).not.toContain(SECRET);
   }, 30_000);
 
+  it('@ completion does not offer files the policy keeps from read', async () => {
+    const chat = await sendRequest(A.client.connection, 'chat/create', { title: 'completion' });
+    const names = async (prefix: string) => (await sendRequest(A.client.connection, 'context/complete', { chatId: chat.id, prefix })).items.map((i) => i.name);
+    expect(await names('secret')).toEqual([]);
+    expect(await names('link-secrets')).toEqual([]);
+    expect(await names('note')).toEqual(['notes.md']);
+  }, 30_000);
+
   // ── item 2: shell in eval is shell ──────────────────────────────────────────────────
   it.each([
     ['python', '!rm -rf victim'],
