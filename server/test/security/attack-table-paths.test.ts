@@ -275,12 +275,18 @@ describe.skipIf(!HAS_KERNELS)('attack table: paths and eval (issue #8, HARN-5/6,
     expect(toolItems(chat).find((i) => i.name === 'eval')!.output).toContain("subprocess.run(['rm']) 13");
   }, 60_000);
 
-  it('regression rows that held: ../ and symlinks out are refused by confinement before the policy', async () => {
+  it('regression rows that held: ../ and symlinks out are refused by confinement before the policy; notebook tools on symlinks out and bad JSON', async () => {
     await symlink('/etc', abs('link-out'));
     await refused('read', { path: '../outside.txt' }, /^Refused: "\.\.\/outside\.txt" is outside the workspace/);
     await refused('read', { path: 'link-out/hostname' }, /^Refused: .*resolves through a symlink/);
     await refused('write', { path: '/tmp/cellmate-attack-outside.txt', content: 'x' }, /^Refused: .*outside the workspace/);
     expect(existsSync('/tmp/cellmate-attack-outside.txt')).toBe(false);
+    // Notebook tools: a symlink out is refused; a broken notebook is reported and left as it was.
+    await symlink('/etc/hostname', abs('out.ipynb'));
+    await refused('notebook_read', { path: 'out.ipynb' }, /^Refused: .*resolves through a symlink/);
+    await writeFile(abs('broken.ipynb'), '{not json');
+    await refused('notebook_edit', { path: 'broken.ipynb', edits: [{ action: 'delete', cell_id: 'x' }] }, /is not a valid nbformat 4 notebook/);
+    expect(await readFile(abs('broken.ipynb'), 'utf8')).toBe('{not json');
   }, 30_000);
 });
 
