@@ -177,7 +177,8 @@ def __cellmate_install():
         else the interpreter reading the body from a here-document."""
         if name in ('bash', 'sh'):
             return cell
-        interp = line.strip() if name == 'script' else (name + ' ' + line).strip()
+        args = re.sub(r'--(?:out|err|proc)\s+\S+|--bg|--no-raise-error', ' ', line)
+        interp = ' '.join((args if name == 'script' else name + ' ' + args).split())
         tag = '__CELLMATE_SCRIPT__'
         return '%s <<\'%s\'\n%s\n%s' % (interp or 'sh', tag, cell.rstrip('\n'), tag)
 

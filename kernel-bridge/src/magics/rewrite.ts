@@ -55,7 +55,9 @@ const SCRIPT_MAGICS = ['bash', 'sh', 'script', 'perl', 'ruby', 'python', 'python
  */
 export function scriptCommand(magic: string, argLine: string, body: string): string {
   if (magic === 'bash' || magic === 'sh') return body;
-  const interp = (magic === 'script' ? argLine : `${magic} ${argLine}`).trim() || 'sh';
+  // IPython's own options (`--out var`, `--bg` …) are not part of the command.
+  const args = argLine.replace(/--(?:out|err|proc)\s+\S+|--bg|--no-raise-error/g, ' ');
+  const interp = (magic === 'script' ? args : `${magic} ${args}`).replace(/\s+/g, ' ').trim() || 'sh';
   const tag = '__CELLMATE_SCRIPT__';
   return `${interp} <<'${tag}'\n${body.replace(/\n+$/, '')}\n${tag}`;
 }

@@ -43,6 +43,7 @@ describe('rewriteMagics (EVAL-4)', () => {
     expect(rewriteMagics('%%perl\nprint 1;', 'python').code).toBe(`__cellmate__.sh(${JSON.stringify("perl <<'__CELLMATE_SCRIPT__'\nprint 1;\n__CELLMATE_SCRIPT__")})`);
     expect(rewriteMagics('%%script python3 -u\nprint(1)\n', 'python').code).toBe(`__cellmate__.sh(${JSON.stringify("python3 -u <<'__CELLMATE_SCRIPT__'\nprint(1)\n__CELLMATE_SCRIPT__")})`);
     expect(rewriteMagics('%%sh\nls', 'javascript').code).toBe('await __cellmate__.sh("ls")');
+    expect(rewriteMagics('%%script --out x --bg ruby -w\nputs 1', 'python').code).toBe(`__cellmate__.sh(${JSON.stringify("ruby -w <<'__CELLMATE_SCRIPT__'\nputs 1\n__CELLMATE_SCRIPT__")})`);
     expect(rewriteMagics('%%capture\nx = 1', 'python').rewrites).toHaveLength(0);
   });
 
