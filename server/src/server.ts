@@ -81,9 +81,13 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
   const panes = new PaneHub();
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
-    for (const tool of createNotebookTools({ port: panes, kernels: kernels || undefined })) registry.register(tool as unknown as ToolDefinition);
+    for (const tool of createNotebookTools({ port: panes, kernels: kernels || undefined, registry: () => registry })) registry.register(tool as unknown as ToolDefinition);
   }
-  const context = new ContextService({ workspace, kernels: kernels || undefined, port: panes });
+  // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
+  const context = new ContextService({
+    workspace, kernels: kernels || undefined, port: panes,
+    isPathAllowed: (tool, p) => registry.isPathAllowed(tool, p, workspace)
+  });
   const callLog = registry.onDidCall((c) => logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`));
   const service = new ChatService({
     workspace,

@@ -13,6 +13,7 @@ import { KernelManager } from '../../src/kernels/kernel-manager.js';
 import { defineTool, type ToolContext } from '../../src/tools/define-tool.js';
 import { createEvalTool } from '../../src/tools/eval/eval.js';
 import { readTool } from '../../src/tools/read/read.js';
+import { shellTool } from '../../src/tools/shell/shell.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -58,7 +59,7 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-eval-tool-')));
     await writeFile(path.join(ws, 'notes.md'), 'alpha\nbeta\n');
     kernels = new KernelManager({ workspace: ws, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'], jsArgv: [process.execPath, JS_MAIN, '-f', '{connection_file}'] });
-    registry = new ToolRegistry([readTool, writeStandIn]);
+    registry = new ToolRegistry([readTool, writeStandIn, shellTool]);
     registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs: 2000 }));
   }, 60_000);
   afterAll(async () => {
@@ -99,8 +100,15 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
   it('EVAL-4: the result lists each rewrite', async () => {
     const r = await evalCall({ code: '!echo shell-said-hi' });
     expect(r.output).toContain('Rewrote magics:\n  !echo shell-said-hi → __cellmate__.sh("echo shell-said-hi")');
-    expect(r.output).toContain('shell-said-hi');
+    // EVAL-5: the command ran as a shell call through the registry (no policy here: allowed)
+    expect(r.output).toMatch(/^shell-said-hi$/m);
     expect(r.ok && r.display?.rewrites).toEqual(['!echo shell-said-hi → __cellmate__.sh("echo shell-said-hi")']);
+  }, 30_000);
+
+  it('EVAL-5: x = !cmd runs through the shell tool and still returns every line (past the 200-line cut too)', async () => {
+    const r = await evalCall({ code: 'x = !printf "a\\nb\\n"\ny = !seq 1 500\nprint(x, len(y), y[0], y[-1])\n!exit 3' });
+    expect(r.output).toMatch(/^\['a', 'b'\] 500 1 500$/m);
+    expect(r.output).toContain('[exit code 3]');
   }, 30_000);
 
   it('EVAL-5: Python and JS cells call tool("read") and get the file', async () => {

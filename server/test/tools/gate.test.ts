@@ -58,7 +58,7 @@ describe('policy gate with approval cards (HARN-6)', () => {
     const result = await h.registry.call('write', { path: 'a.txt', content: 'hi\n' }, h.ctx);
     expect(result).toMatchObject({ ok: true, output: 'Created a.txt (1 lines, 3 bytes).' });
     const cards = h.events.filter((e) => e.type === 'item-updated').map((e) => (e as { item: QuestionItem }).item);
-    expect(cards[0]).toMatchObject({ kind: 'question', type: 'approval', state: 'answered', approval: { tool: 'write', pattern: 'a.txt' } });
+    expect(cards[0]).toMatchObject({ kind: 'question', type: 'approval', state: 'answered', approval: { tool: 'write', pattern: '/a.txt' } });
   });
 
   it('deny with a reason goes back to the model; nothing is written', async () => {

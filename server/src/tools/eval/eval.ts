@@ -5,10 +5,14 @@
  * policy, approvals and audit apply exactly as to the model's own calls.
  */
 import { DEFAULT_IDLE_TIMEOUT_MS, type BridgeResponse } from '@cellmate/kernel-bridge';
+import path from 'node:path';
 import { z } from 'zod';
 import type { KernelManager } from '../../kernels/kernel-manager.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolContext } from '../define-tool.js';
+import { dangerousCommandReason } from '../../policy/dangerous-command.js';
+import { shellSubjects } from '../../policy/shell-subjects.js';
+import { defineTool, type ExtraJudgement, type ToolContext } from '../define-tool.js';
+import { findProcessCalls } from './process-calls.js';
 import type { ToolRegistry } from '../registry.js';
 import { formatEval } from './format.js';
 
@@ -51,6 +55,8 @@ export function createEvalTool(options: EvalToolOptions) {
       { args: { code: 'const r = await fetch("https://example.com"); r.status', description: 'Fetch example.com and show the HTTP status', language: 'javascript' }, comment: 'JavaScript with top-level await' }
     ],
     timeoutMs: NO_TIMEOUT_MS,
+    // EVAL-5: a cell that spawns processes or deletes files is also judged as `shell`.
+    alsoJudgedAs: (args) => shellJudgement(args.code, args.language),
     // Stop interrupts the cell; its result then says "[Interrupted: …]" (issue #5).
     abortGraceMs: 5_000,
     async execute(args, ctx) {
@@ -82,9 +88,31 @@ export function createEvalTool(options: EvalToolOptions) {
   });
 }
 
-/** One `tool()` call from a cell: the registry, as the kernel, in the calling turn's context. */
-async function bridgeCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<BridgeResponse> {
-  const { callId: _modelCallId, ...rest } = ctx as ToolContext & { callId?: string };
+/**
+ * The `shell` judgement of a cell whose syntax tree calls process-spawning, deleting or
+ * dynamic-code APIs (EVAL-5): the same shell rules and dangerous-command floor as the
+ * shell tool, so `eval` being allowed does not allow `os.system("rm -rf …")`. None for
+ * a cell without such calls.
+ */
+export function shellJudgement(code: string, language: 'python' | 'javascript'): ExtraJudgement[] {
+  const calls = findProcessCalls(code, language);
+  if (calls.length === 0) return [];
+  const subjects = [...new Set(calls.flatMap((c) => (c.subject.startsWith(`${language}: `) ? [c.subject] : shellSubjects(c.subject))))];
+  const danger = calls.map((c) => dangerousCommandReason(c.subject)).find((d) => d !== undefined);
+  const apis = [...new Set(calls.map((c) => c.api))].join(', ');
+  return [{ tool: 'shell', tier: 'exec', subjects, ...(danger ? { danger } : {}), why: `the cell calls ${apis}` }];
+}
+
+/**
+ * One `tool()` call from a cell — including the cell's shell magics, which the helper
+ * sends as `shell` calls (EVAL-5): the registry, as the kernel, in the calling turn's
+ * context (surface, policy, approvals, audit). Used by `eval` and by `notebook_run` on
+ * closed notebooks.
+ */
+export async function bridgeCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<BridgeResponse> {
+  const { callId: _modelCallId, isPathAllowed: _callersGate, ...rest } = ctx;
   const r = await registry.call(name, args, { ...rest, actor: 'kernel' });
-  return r.ok ? { ok: true, output: r.output, title: r.title } : { ok: false, error: r.output };
+  if (!r.ok) return { ok: false, error: r.output };
+  const saved = r.metadata?.savedPath;
+  return { ok: true, output: r.output, title: r.title, ...(typeof saved === 'string' ? { fullOutputFile: path.resolve(ctx.workspace, saved) } : {}) };
 }

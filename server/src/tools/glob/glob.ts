@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
+import { defineTool, pathAllowed } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
+import { withheldNote } from '../call-subjects.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 
@@ -28,25 +29,31 @@ export const globTool = defineTool({
   ],
   timeoutMs: 60_000,
   outputShaping: 'paged',
+  paths: (args) => [args.path ?? '.'],
   async execute(args, ctx) {
     const root = await resolveWorkspacePath(ctx.workspace, args.path ?? '.');
     if (!root.exists) throw new ToolInputError(`Folder not found: "${args.path}". Paths are relative to the workspace root.`);
     const re = globToRegExp(args.pattern);
     const matches: string[] = [];
+    const prefix = root.relative === '.' ? '' : `${root.relative}/`;
+    let withheld = 0;
     for await (const rel of walkFiles(root.absolute, root.absolute, ctx.signal)) {
-      if (re.test(rel)) matches.push(rel);
+      if (!re.test(rel)) continue;
+      // HARN-6: names of files the policy denies this tool are withheld (counted).
+      if (pathAllowed(ctx, `${prefix}${rel}`)) matches.push(rel);
+      else withheld++;
     }
     matches.sort();
-    const prefix = root.relative === '.' ? '' : `${root.relative}/`;
+    const held = withheldNote(withheld);
     const offset = args.offset ?? 1;
     const limit = args.limit ?? 200;
     const shown = matches.slice(offset - 1, offset - 1 + limit).map((m) => `${prefix}${m}`);
     const where = root.relative === '.' ? 'the workspace' : root.relative;
-    if (matches.length === 0) return { title: `${args.pattern}: no files`, output: `No files match ${JSON.stringify(args.pattern)} in ${where}. (glob matches names only; use grep to search contents.)` };
+    if (matches.length === 0) return { title: `${args.pattern}: no files`, output: `No files match ${JSON.stringify(args.pattern)} in ${where}. (glob matches names only; use grep to search contents.)${held ? `\n${held}` : ''}`, metadata: { total: 0, withheld } };
     const last = offset - 1 + shown.length;
     const note = last < matches.length
       ? `(paths ${offset}–${last} of ${matches.length}; call glob with offset=${last + 1} for more)`
       : `(${shown.length === matches.length ? matches.length : `paths ${offset}–${last} of ${matches.length}`} ${matches.length === 1 ? 'file' : 'files'})`;
-    return { title: `${args.pattern}: ${matches.length} files`, output: [...shown, note].join('\n'), metadata: { total: matches.length } };
+    return { title: `${args.pattern}: ${matches.length} files`, output: [...shown, note, ...(held ? [held] : [])].join('\n'), metadata: { total: matches.length, withheld } };
   }
 });

@@ -4,9 +4,10 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
+import { defineTool, pathAllowed } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { looksBinary } from '../read/read-format.js';
+import { withheldNote } from '../call-subjects.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 
@@ -41,6 +42,7 @@ export const grepTool = defineTool({
   ],
   timeoutMs: 60_000,
   outputShaping: 'paged',
+  paths: (args) => [args.path ?? '.'],
   async execute(args, ctx) {
     let re: RegExp;
     try {
@@ -53,15 +55,19 @@ export const grepTool = defineTool({
     const filter = args.glob ? globToRegExp(args.glob) : undefined;
     const isFile = (await stat(root.absolute)).isFile();
     const base = isFile ? path.dirname(root.absolute) : root.absolute;
-    const prefix = (() => {
-      const rel = path.relative(ctx.workspace, base).split(path.sep).join('/');
-      return rel === '' ? '' : `${rel}/`;
-    })();
+    const baseRel = isFile ? path.posix.dirname(root.relative) : root.relative;
+    const prefix = baseRel === '.' ? '' : `${baseRel}/`;
     const kept: string[] = [];
     let total = 0;
+    let withheld = 0;
     const files = new Set<string>();
     for await (const rel of walkFiles(root.absolute, base, ctx.signal)) {
       if (filter && !filter.test(rel)) continue;
+      // HARN-6: files the policy denies this tool are never opened (counted, not named).
+      if (!pathAllowed(ctx, `${prefix}${rel}`)) {
+        withheld++;
+        continue;
+      }
       const full = path.join(base, rel);
       const info = await stat(full).catch(() => undefined);
       if (!info || info.size > MAX_FILE_BYTES || (await isBinary(full))) continue;
@@ -79,8 +85,9 @@ export const grepTool = defineTool({
         }
       }
     }
+    const held = withheldNote(withheld);
     if (total === 0) {
-      return { title: `${args.pattern}: no matches`, output: `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''}${args.glob ? ` in files matching ${args.glob}` : ''} under ${root.relative === '.' ? 'the workspace' : root.relative}.`, metadata: { total: 0 } };
+      return { title: `${args.pattern}: no matches`, output: `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''}${args.glob ? ` in files matching ${args.glob}` : ''} under ${root.relative === '.' ? 'the workspace' : root.relative}.${held ? `\n${held}` : ''}`, metadata: { total: 0, withheld } };
     }
     const offset = args.offset ?? 1;
     const limit = args.limit ?? 100;
@@ -91,7 +98,7 @@ export const grepTool = defineTool({
     const note = last < total
       ? `(matches ${offset}–${last} of ${total} ${inFiles}; call grep with offset=${last + 1} for more${last >= KEEP_MATCHES ? ' — past 20,000 matches, narrow the pattern, path or glob' : ''})`
       : offset === 1 ? `(${total} match${total === 1 ? '' : 'es'} ${inFiles})` : `(matches ${offset}–${last} of ${total} ${inFiles})`;
-    return { title: `${args.pattern}: ${total} matches`, output: [...shown, note].join('\n'), metadata: { total, files: files.size } };
+    return { title: `${args.pattern}: ${total} matches`, output: [...shown, note, ...(held ? [held] : [])].join('\n'), metadata: { total, files: files.size, withheld } };
   }
 });
 

@@ -15,6 +15,8 @@ import { defineTool, type ToolContext } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { resolveForWrite, writeFileAtomic } from '../file-io.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
+import { bridgeCall } from '../eval/eval.js';
+import type { ToolRegistry } from '../registry.js';
 import { describeCells, describeOutput, toNbformatOutputs } from './format.js';
 import { applyEdits, findCell, NotebookFormatError, parseNotebook, serializeNotebook, toCellData, type IpynbNotebook } from './ipynb.js';
 import type { NotebookPort, PaneTarget } from './pane-hub.js';
@@ -67,6 +69,11 @@ export interface NotebookToolsOptions {
   port: NotebookPort;
   /** Kernels for running cells of notebooks no pane has open (the chat's kernel). */
   kernels?: KernelManager;
+  /**
+   * The registry a closed notebook's cells call back into: their `tool()` calls and shell
+   * magics (`!cmd` runs as `shell`, EVAL-5). Without it those fail in the cell.
+   */
+  registry?: () => ToolRegistry;
 }
 
 function toOps(edits: z.output<typeof notebookEditParameters>['edits']): NotebookEditOp[] {
@@ -114,7 +121,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       { args: { path: 'analysis.ipynb', offset: 50, limit: 50 }, comment: 'the next 50 cells' }
     ],
     timeoutMs: 30_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveWorkspacePath(ctx.workspace, args.path);
       const pane = await openIn(options.port, resolved.relative, ctx);
@@ -150,7 +157,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       { args: { path: 'analysis.ipynb', edits: [{ action: 'move', cell_id: 'a1b2c3d4', to_index: 0 }, { action: 'delete', cell_id: 'e5f6a7b8' }] }, comment: 'reorder and delete in one step' }
     ],
     timeoutMs: 30_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const ops = toOps(args.edits);
@@ -200,7 +207,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     // Cells may run long; the user's Stop interrupts them.
     timeoutMs: 2 ** 31 - 1,
     abortGraceMs: 5_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const pane = await openIn(options.port, resolved.relative, ctx);
@@ -223,7 +230,12 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       let status: 'ok' | 'error' | 'aborted' = 'ok';
       for (const id of args.cell_ids) {
         const cell = nb.cells[findCell(nb, id)]!;
-        const outcome = await handle.session.run({ code: Array.isArray(cell.source) ? cell.source.join('') : cell.source, signal: ctx.signal });
+        const registry = options.registry?.();
+        const outcome = await handle.session.run({
+          code: Array.isArray(cell.source) ? cell.source.join('') : cell.source,
+          signal: ctx.signal,
+          ...(registry ? { onToolCall: (name: string, toolArgs: unknown) => bridgeCall(registry, name, toolArgs, ctx) } : {})
+        });
         ran.push({ id, outputs: toNbformatOutputs(outcome), count: outcome.executionCount ?? null });
         if (outcome.status !== 'ok') {
           status = outcome.status === 'error' ? 'error' : 'aborted';
