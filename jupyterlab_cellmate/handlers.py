@@ -94,6 +94,10 @@ class BridgeHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
 
     async def open(self, *args: Any, **kwargs: Any) -> None:
         super().open(*args, **kwargs)  # WebSocketMixin: keep-alive pings
+        # Every message here is small (a JSON-RPC request, a text delta): with Nagle's
+        # algorithm on, each reply waits for the browser's delayed ACK, ~40 ms a frame
+        # (bench/RESULTS.md, "turn"). The Unix socket to the companion has no Nagle.
+        self.set_nodelay(True)
         supervisor = self.bridge.supervisor
         path = await supervisor.wait_ready(self.bridge.ready_wait)
         if self.ws_connection is None:  # the client left while we waited

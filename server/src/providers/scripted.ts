@@ -142,9 +142,23 @@ function streamStep(
         controller.error(signal.reason);
         return;
       }
-      controller.enqueue(next.part);
+      controller.enqueue(stampSentAt(next.part));
     }
   });
+}
+
+/**
+ * The placeholder a script's text may contain for measuring delivery (`npm run bench -- turn`):
+ * it is replaced, as its chunk leaves the provider, by the wall-clock time in milliseconds
+ * with microseconds (`performance.timeOrigin + performance.now()`), so a client can tell how
+ * long the delta took to reach it. Only the scripted provider does this.
+ */
+export const SENT_AT_PLACEHOLDER = '{{sent_at}}';
+
+function stampSentAt(part: LanguageModelV3StreamPart): LanguageModelV3StreamPart {
+  if (part.type !== 'text-delta' || !part.delta.includes(SENT_AT_PLACEHOLDER)) return part;
+  const now = (performance.timeOrigin + performance.now()).toFixed(3);
+  return { ...part, delta: part.delta.replaceAll(SENT_AT_PLACEHOLDER, now) };
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
