@@ -93,7 +93,7 @@ describe('grep and glob (HARN-3)', () => {
   it('grep returns path:line: snippet candidates with total and paging', async () => {
     const ws = await workspace({ 'src/a.py': 'def load():\n  pass\ndef save():\n', 'src/b.py': 'def other():\n', 'README.md': 'def in docs\n', 'node_modules/x.js': 'def skipped\n' });
     const first = await registry.call('grep', { pattern: '^def ', limit: 2 }, ctxFor(ws));
-    expect(first.output).toBe('README.md:1: def in docs\nsrc/a.py:1: def load():\n(matches 1–2 of 4 in 3 files; call grep with offset=3 for more)');
+    expect(first.output).toBe('README.md:1: def in docs\nsrc/a.py:1: def load():\n(matches 1–2 of 4 in 3 files; call grep with offset=3 to continue)');
     const next = await registry.call('grep', { pattern: '^def ', offset: 3 }, ctxFor(ws));
     expect(next.output).toBe('src/a.py:3: def save():\nsrc/b.py:1: def other():\n(matches 3–4 of 4 in 3 files)');
     const glob = await registry.call('grep', { pattern: 'def', glob: '*.md' }, ctxFor(ws));

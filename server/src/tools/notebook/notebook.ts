@@ -15,7 +15,11 @@ import { defineTool, type ToolContext } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { resolveForWrite, writeFileAtomic } from '../file-io.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
-import { describeCells, describeOutput, toNbformatOutputs } from './format.js';
+import { page } from '../output-shaping.js';
+import { cellEntries, describeOutput, toNbformatOutputs } from './format.js';
+
+/** Character budget of one page of cells (50 cells with a few cut outputs each fit). */
+const MAX_NOTEBOOK_PAGE_CHARS = 50_000;
 import { applyEdits, findCell, NotebookFormatError, parseNotebook, serializeNotebook, toCellData, type IpynbNotebook } from './ipynb.js';
 import type { NotebookPort, PaneTarget } from './pane-hub.js';
 
@@ -34,18 +38,18 @@ const ipynbPath = z
   .refine((p) => p.endsWith('.ipynb'), { error: 'must name an .ipynb file' })
   .describe('Notebook path relative to the workspace, e.g. "analysis.ipynb".');
 const cellType = z.enum(['code', 'markdown', 'raw']);
-const cellId = z.string().min(1).describe('A cell id from notebook_read (or "#<index>" in notebooks without ids).');
+const cellId = z.string().min(1).describe('A cell id from notebook_read (or "#<n>", the cell number counting from 1, in notebooks without ids).');
 
 export const notebookReadParameters = z.strictObject({
   path: ipynbPath,
-  offset: z.number().int().min(0).optional().describe('0-based index of the first cell. Default 0.'),
+  offset: z.number().int().min(1).optional().describe('Number of the first cell to return (cells count from 1). Default 1.'),
   limit: z.number().int().min(1).max(200).optional().describe('Maximum cells to return. Default 50.')
 });
 
 const editSchema = z.discriminatedUnion('action', [
   z.strictObject({
     action: z.literal('insert'),
-    index: z.number().int().min(0).describe('Position of the first new cell (0 = top; the cell count = append).'),
+    index: z.number().int().min(0).describe('How many cells come before the first new one (0 = top; the cell count = append).'),
     cells: z.array(z.strictObject({ cell_type: cellType.default('code'), source: z.string() })).min(1).max(50)
   }),
   z.strictObject({ action: z.literal('replace'), cell_id: cellId, source: z.string(), cell_type: cellType.optional() }),
@@ -111,9 +115,11 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     parameters: notebookReadParameters,
     examples: [
       { args: { path: 'analysis.ipynb' }, comment: 'all cells (up to 50) with ids and outputs' },
-      { args: { path: 'analysis.ipynb', offset: 50, limit: 50 }, comment: 'the next 50 cells' }
+      { args: { path: 'analysis.ipynb', offset: 51, limit: 50 }, comment: 'the next 50 cells' }
     ],
     timeoutMs: 30_000,
+    // notebook_read pages itself (offset/limit over cells, explicit note).
+    outputShaping: 'paged',
     policySubjects: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveWorkspacePath(ctx.workspace, args.path);
@@ -128,12 +134,15 @@ export function createNotebookTools(options: NotebookToolsOptions) {
         cells = nb.cells.map((_, i) => toCellData(nb, i));
         where = 'on disk (not open in JupyterLab)';
       }
-      const from = args.offset ?? 0;
-      const to = Math.min(cells.length, from + (args.limit ?? 50));
-      const more = to < cells.length ? `\n(cells ${from}–${to - 1} of ${cells.length}; call again with offset=${to} for more)` : '';
+      const offset = args.offset ?? 1;
+      const limit = args.limit ?? 50;
+      const p = page({
+        entries: cellEntries(cells, offset - 1, offset - 1 + limit), offset, limit, total: cells.length,
+        maxChars: MAX_NOTEBOOK_PAGE_CHARS, noun: { one: 'cell', many: 'cells' }, tool: 'notebook_read'
+      });
       return {
         title: `${resolved.relative} (${cells.length} cells)`,
-        output: `${resolved.relative}: ${cells.length} cells, ${where}.\n${describeCells(cells, from, to)}${more}`,
+        output: `${resolved.relative}: ${cells.length} cells, ${where}.${p.text ? `\n${p.text}` : ''}`,
         metadata: { open: !!pane }
       };
     }
