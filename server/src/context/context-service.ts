@@ -128,7 +128,7 @@ export class ContextService {
       if (r.relative.endsWith('.ipynb')) {
         const nb = parseNotebook(await readFile(r.absolute, 'utf8'));
         const cells = nb.cells.map((_, i) => toCellData(nb, i));
-        return `@${r.relative}: notebook, ${cells.length} cells (first 10 shown; use notebook_read for more)\n${cut(describeCells(cells, 0, 10), `call notebook_read with {"path": "${r.relative}"}`)}`;
+        return `@${r.relative}: notebook, ${cells.length} cells (first 10 shown; use notebook_read for more)\n${cut(describeCells(cells, 0, 10, readCell(r.relative)), `call notebook_read with {"path": "${r.relative}"}`)}`;
       }
       const head = (await readFile(r.absolute)).subarray(0, 64 * 1024);
       if (head.includes(0)) return `@${r.relative}: binary file, ${formatSize(info.size)}`;
@@ -154,10 +154,15 @@ export class ContextService {
     const lines = [`The user is looking at notebook ${path} (${cells.length} cells).`];
     if (selected.length) {
       lines.push(`Selected cells:`);
-      for (const i of selected) lines.push(describeCells(cells, i, i + 1));
+      for (const i of selected) lines.push(describeCells(cells, i, i + 1, readCell(path)));
     }
     return cut(lines.join('\n'), `call notebook_read with {"path": "${path}"}`);
   }
+}
+
+/** Cut outputs in a mention point at notebook_read for that one cell. */
+function readCell(notebook: string) {
+  return { rest: (n: number) => `call notebook_read with {"path": "${notebook}", "offset": ${n}, "limit": 1} for the whole output` };
 }
 
 /** A mention's block is kept short; the marker names the call with the rest (HARN-2). */

@@ -76,8 +76,9 @@ describe('one shaping module: page and cut (HARN-2/3)', () => {
     const notebook = createNotebookTools({ port: { find: async () => undefined } as never });
     for (const t of [...builtinTools(), ...notebook]) {
       const shape = (t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {};
-      const pages = 'offset' in shape && 'limit' in shape;
-      expect({ tool: t.name, paged: t.outputShaping === 'paged' }).toEqual({ tool: t.name, paged: pages || t.name === 'tool_search' });
+      // offset → pages itself through page(); paged → has a limit to page with.
+      if ('offset' in shape) expect({ tool: t.name, shaping: t.outputShaping }).toEqual({ tool: t.name, shaping: 'paged' });
+      if (t.outputShaping === 'paged') expect({ tool: t.name, limit: 'limit' in shape }).toEqual({ tool: t.name, limit: true });
     }
   });
 

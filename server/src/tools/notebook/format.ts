@@ -14,13 +14,21 @@ const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : Array.isArray(v) ? v.join('') : JSON.stringify(v));
 
-/** What a cut output says about the rest. */
-export const OUTPUT_REST = `outputs are shown up to ${MAX_OUTPUT_CHARS.toLocaleString('en-US')} characters; to see more, print the part you need with eval`;
+/** How a cut output's text ends by default: where the whole output can be seen. */
+export const OUTPUT_REST = 'call notebook_read on this cell (offset = its number, limit 1) for the whole output';
 
-const cut = (s: string): string => cutText(s, MAX_OUTPUT_CHARS, OUTPUT_REST);
+/** How a notebook output is kept short: its budget and what its cut marker says. */
+export interface OutputCut {
+  /** Characters of one output's text shown. Default {@link MAX_OUTPUT_CHARS}; `Infinity`: no cut. */
+  maxChars?: number;
+  /** The marker's pointer to the rest, for the cell numbered `n` (from 1). */
+  rest?: (n: number) => string;
+}
 
-/** One nbformat output as a few lines of text. */
-export function describeOutput(output: unknown): string {
+/** One nbformat output as a few lines of text; `n` is its cell's number (for the cut marker). */
+export function describeOutput(output: unknown, n = 0, how: OutputCut = {}): string {
+  const max = how.maxChars ?? MAX_OUTPUT_CHARS;
+  const cut = (s: string): string => cutText(s, max, how.rest?.(n) ?? OUTPUT_REST);
   const o = (output ?? {}) as Record<string, unknown>;
   switch (o.output_type) {
     case 'stream':
@@ -42,12 +50,12 @@ export function describeOutput(output: unknown): string {
 }
 
 /** Cells `from`…`to` (array indices, `to` exclusive) of a notebook for the model, labelled `[1]`, `[2]` … */
-export function describeCells(cells: readonly NotebookCellData[], from = 0, to = cells.length): string {
-  return cellEntries(cells, from, to).join('\n');
+export function describeCells(cells: readonly NotebookCellData[], from = 0, to = cells.length, how: OutputCut = {}): string {
+  return cellEntries(cells, from, to, how).join('\n');
 }
 
 /** One text per cell (for paging), as {@link describeCells} shows them. */
-export function cellEntries(cells: readonly NotebookCellData[], from = 0, to = cells.length): string[] {
+export function cellEntries(cells: readonly NotebookCellData[], from = 0, to = cells.length, how: OutputCut = {}): string[] {
   const entries: string[] = [];
   for (let i = from; i < Math.min(to, cells.length); i++) {
     const lines: string[] = [];
@@ -59,7 +67,7 @@ export function cellEntries(cells: readonly NotebookCellData[], from = 0, to = c
     const outs = c.outputs ?? [];
     if (outs.length) {
       lines.push('  outputs:');
-      for (const o of outs) lines.push(describeOutput(o).replace(/^/gm, '    '));
+      for (const o of outs) lines.push(describeOutput(o, i + 1, how).replace(/^/gm, '    '));
     }
     entries.push(lines.join('\n'));
   }

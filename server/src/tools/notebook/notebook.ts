@@ -15,7 +15,7 @@ import { defineTool, type ToolContext } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { resolveForWrite, writeFileAtomic } from '../file-io.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
-import { page } from '../output-shaping.js';
+import { page, saveFullOutput } from '../output-shaping.js';
 import { cellEntries, describeOutput, toNbformatOutputs } from './format.js';
 
 /** Character budget of one page of cells (50 cells with a few cut outputs each fit). */
@@ -136,13 +136,15 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       }
       const offset = args.offset ?? 1;
       const limit = args.limit ?? 50;
+      const header = `${resolved.relative}: ${cells.length} cells, ${where}.`;
+      const entries = await pageEntries(cells, offset - 1, offset - 1 + limit, header, ctx.workspace);
       const p = page({
-        entries: cellEntries(cells, offset - 1, offset - 1 + limit), offset, limit, total: cells.length,
+        entries, offset, limit, total: cells.length,
         maxChars: MAX_NOTEBOOK_PAGE_CHARS, noun: { one: 'cell', many: 'cells' }, tool: 'notebook_read'
       });
       return {
         title: `${resolved.relative} (${cells.length} cells)`,
-        output: `${resolved.relative}: ${cells.length} cells, ${where}.${p.text ? `\n${p.text}` : ''}`,
+        output: `${header}${p.text ? `\n${p.text}` : ''}`,
         metadata: { open: !!pane }
       };
     }
@@ -254,11 +256,35 @@ export function createNotebookTools(options: NotebookToolsOptions) {
   return [read, edit, run] as const;
 }
 
+/**
+ * The cells of one notebook_read page. An output over its budget is cut (the shaping
+ * module's `cut`); then the uncut page is saved once under `.cellmate/outputs/` and each cut
+ * marker names the `read` call that shows that cell whole.
+ */
+async function pageEntries(cells: NotebookCellData[], from: number, to: number, header: string, workspace: string): Promise<string[]> {
+  const shown = cellEntries(cells, from, to);
+  const full = cellEntries(cells, from, to, { maxChars: Infinity });
+  if (shown.every((e, i) => e === full[i])) return shown;
+  let saved: string;
+  try {
+    saved = await saveFullOutput(workspace, 'notebook_read', [header, ...full].join('\n'));
+  } catch {
+    return cellEntries(cells, from, to, { rest: () => 'the whole output could not be saved; print the part you need with eval' });
+  }
+  const lineOf = new Map<number, number>();
+  let line = 2; // line 1 is the header
+  full.forEach((entry, i) => {
+    lineOf.set(from + i + 1, line);
+    line += entry.split('\n').length;
+  });
+  return cellEntries(cells, from, to, { rest: (n) => `the whole output: call read with {"path": "${saved}", "offset": ${lineOf.get(n)}}` });
+}
+
 function runResult(path: string, cells: NotebookCellData[], status: 'ok' | 'error' | 'aborted', where: string) {
   const lines = [`Ran ${cells.length} cell(s) of ${path} ${where}.`];
   for (const c of cells) {
     lines.push(`[id=${c.id}] execution_count ${c.execution_count ?? 'none'}`);
-    for (const o of c.outputs ?? []) lines.push(describeOutput(o).replace(/^/gm, '    '));
+    for (const o of c.outputs ?? []) lines.push(describeOutput(o, 0, { rest: () => `call notebook_read on cell ${c.id} (offset = its number, limit 1) for the whole output` }).replace(/^/gm, '    '));
     if (!c.outputs?.length) lines.push('    (no output)');
   }
   if (status === 'aborted') lines.push('[Interrupted: the user stopped the turn; the kernel was interrupted and later cells did not run.]');

@@ -101,4 +101,36 @@ describe('what the model sees (HARN-1): notebook tool schemas snapshotted', () =
       for (const word of [/When to use/, /cannot/, /Returns/, /Cost/]) expect(tool.description).toMatch(word);
     });
   }
+
+  it('a long output is cut explicitly: the marker names the read call that shows the saved, uncut cell (HARN-2/3)', async () => {
+    const ws = await tempDir();
+    const long = Array.from({ length: 400 }, (_, i) => `row ${String(i).padStart(4, '0')} ok`).join('\n');
+    const nb = { ...NB, cells: [...NB.cells, { cell_type: 'code', id: 'big', metadata: {}, source: 'print(rows)', execution_count: 4, outputs: [{ output_type: 'stream', name: 'stdout', text: `${long}\n` }] }] };
+    await writeFile(path.join(ws, 'big.ipynb'), JSON.stringify(nb));
+    const r = await registry.call('notebook_read', { path: 'big.ipynb' }, ctx(ws));
+    expect(r.ok).toBe(true);
+    const marker = /… \[cut: (\d+) of (\d+) characters not shown; the whole output: call read with \{"path": "([^"]+)", "offset": (\d+)\}\]/.exec(r.output);
+    expect(marker).not.toBeNull();
+    const [, omitted, all, saved, offset] = marker!;
+    expect([Number(all), Number(omitted)]).toEqual([long.length, long.length - 2_000]);
+    expect(r.output).toContain('row 0000 ok');
+    expect(r.output).not.toContain('row 0399 ok');
+    const { readTool } = await import('../../../src/tools/read/read.js');
+    const reader = new ToolRegistry([readTool]);
+    const whole = await reader.call('read', { path: saved, offset: Number(offset), limit: 500 }, ctx(ws));
+    expect(whole.output.split('\n')[0]).toMatch(/^ +\d+\t\[3\] id=big code, execution_count 4$/);
+    expect(whole.output).toContain('row 0399 ok');
+    expect(whole.output).not.toContain('[cut:');
+  });
+
+  it('a page of cells over the head/tail limits reaches the model as one page, not shaped a second time', async () => {
+    const ws = await tempDir();
+    const cells = Array.from({ length: 60 }, (_, i) => ({ cell_type: 'code', id: `c${i}`, metadata: {}, source: `# cell ${i}\n${'x = 1\n'.repeat(50)}`, execution_count: null, outputs: [] }));
+    await writeFile(path.join(ws, 'many.ipynb'), JSON.stringify({ ...NB, cells }));
+    const r = await registry.call('notebook_read', { path: 'many.ipynb' }, ctx(ws));
+    expect(r.ok && r.output.length).toBeGreaterThan(10_000);
+    expect(r.output).not.toContain('lines omitted');
+    expect(r.output).toContain('[50] id=c49 code');
+    expect(r.output.split('\n').at(-1)).toBe('(cells 1–50 of 60; call notebook_read with offset=51 to continue)');
+  });
 });
