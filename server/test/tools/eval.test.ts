@@ -87,6 +87,17 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     expect(lang.ok).toBe(false);
   }, 60_000);
 
+  it('an error keeps its whole traceback (no silent tail): a deep one is shaped head + tail with the rest saved', async () => {
+    const r = await evalCall({ code: 'def down(n):\n    if n == 0:\n        raise ValueError("at the bottom")\n    return down(n - 1)\ndown(40)' });
+    expect(r.ok && r.output).toContain('Error: ValueError: at the bottom');
+    // 40 frames of 4 lines each: the first call (line 5, "down(40)") is still there.
+    expect(r.output).toMatch(/Traceback:\n[\s\S]*down\(40\)[\s\S]*at the bottom/);
+    expect(r.output).not.toMatch(/last \d+ of \d+ lines/);
+    const deep = await evalCall({ code: 'down(300)' });
+    expect(deep.output).toMatch(/lines omitted \(lines \d+–\d+ of \d+, \d+ characters in all\)\. Full output saved to \.cellmate\/outputs\//);
+    expect(deep.output.trimEnd()).toMatch(/ValueError: at the bottom$/);
+  }, 60_000);
+
   it('EVAL-2/3: state persists; the result names the kernel; a DataFrame is a text table for the model and HTML for the card', async () => {
     await evalCall({ code: 'import pandas as pd\ndf = pd.DataFrame({"city": ["Oslo", "Lima"], "pop": [0.7, 10.0]})' });
     const r = await evalCall({ code: 'df' });
