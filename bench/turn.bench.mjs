@@ -9,9 +9,11 @@
 //               chat's private ipykernel, then says "ok". eval_turn_extra = p50(eval_turn) − p50(no_tool_turn).
 // raw_kernel:   ZmqKernelClient.execute("pass") on an ipykernel of this script (reply + IOPub
 //               idle): the round trip an eval cannot avoid.
+// turn-notebook: the same eval turn in a chat focused on a Jupyter-Server-managed kernel
+//               (a notebook's), against a raw execute over Jupyter's kernel WebSocket.
 // token_to_client: a text delta "{{sent_at}}" stamped by the scripted provider as it
 //               leaves (wall clock, µs) → the `text-delta` event arriving at this client.
-// Kinds alternate, after warm-ups, so drift cancels out.
+// Kinds alternate in one chat, after warm-ups, so drift and history length cancel out.
 //
 // Last line: turn: no_tool_turn_ms_p50=<n> eval_turn_extra_ms_p50=<n> raw_kernel_ms_p50=<n> token_to_client_ms_p50=<n>
 import fs from 'node:fs';
@@ -32,7 +34,7 @@ for (const f of [python, kb, path.join(repo, 'server', 'dist', 'main.js')]) {
 const N = Number(process.argv[2] ?? 40);
 const WARMUP = 5;
 const { startJupyter, connectRpc } = await loadTestSupport();
-const { launchKernel, pythonKernelArgv } = await import(pathToFileURL(kb).href);
+const { launchKernel, pythonKernelArgv, JupyterServerKernelClient } = await import(pathToFileURL(kb).href);
 
 const step = (s) => ({ chunkDelayMs: 0, ...s });
 const scripts = {
@@ -49,15 +51,25 @@ const jupyter = await startJupyter({ files, env: { CELLMATE_POLICY: '/nonexisten
 const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-bench-turn-')));
 const kernel = await launchKernel({ argv: pythonKernelArgv(python), cwd: work });
 let rpc;
+let nbClient;
 try {
   rpc = await connectRpc(jupyter.wsUrl, jupyter.token);
   await rpc.request('cellmate/hello', { protocolVersion: 1 });
-  const chats = {};
-  for (const kind of Object.keys(scripts)) chats[kind] = (await rpc.request('chat/create', { title: `bench ${kind}` })).id;
+  // One chat for every kind, interleaved: each kind's turn sees the same history length
+  // (the model gets the whole history each step, so a longer chat costs more per step).
+  const chats = { main: (await rpc.request('chat/create', { title: 'bench turn' })).id };
+  // A second chat focused on a Jupyter-Server-managed kernel (as a notebook's would be):
+  // its evals cross Jupyter's kernel WebSocket (TCP) instead of ZeroMQ.
+  const auth = { Authorization: `token ${jupyter.token}`, 'Content-Type': 'application/json' };
+  const made = await fetch(`${jupyter.url}/api/kernels`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'python3' }) });
+  if (!made.ok) throw new Error(`POST /api/kernels answered ${made.status}`);
+  const nbKernel = await made.json();
+  chats.nb = (await rpc.request('chat/create', { title: 'bench notebook kernel' })).id;
+  await rpc.request('chat/context', { chatId: chats.nb, kernel: { id: nbKernel.id, name: 'python3', language: 'python', notebookPath: 'bench.ipynb' } });
+  nbClient = await JupyterServerKernelClient.connect({ baseUrl: jupyter.baseUrl, token: jupyter.token, kernelId: nbKernel.id, kernelName: 'python3' });
 
   /** One turn: ms from chat/send to its `turn-ended` (and the delta's delivery, when stamped). */
-  const turn = async (kind) => {
-    const chatId = chats[kind];
+  const turn = async (kind, chatId = chats.main) => {
     const seen = rpc.events(chatId).length;
     const t0 = performance.now();
     const { turnId } = await rpc.request('chat/send', { chatId, text: 'go', model: model(kind) });
@@ -74,9 +86,9 @@ try {
     if (ended.reason !== 'stop') throw new Error(`${kind} turn ended with ${ended.reason}: ${ended.error ?? ''}`);
     return { ms, tokenMs: kind === 'token' && delta !== undefined ? arrivedAt - Number(delta) : undefined };
   };
-  const raw = async () => {
+  const raw = async (client = kernel.client) => {
     const t = performance.now();
-    await kernel.client.execute('pass', { storeHistory: true });
+    await client.execute('pass', { storeHistory: true });
     return performance.now() - t;
   };
 
@@ -85,15 +97,21 @@ try {
     await turn('eval'); // the first one starts the chat's kernel
     await turn('token');
     await raw();
+    await turn('text', chats.nb);
+    await turn('eval', chats.nb);
+    await raw(nbClient);
   }
   const noTool = [];
   const evalTurn = [];
   const token = [];
   const rawMs = [];
+  const nb = { text: [], eval: [], raw: [] };
   for (let i = 0; i < N; i++) {
-    const order = i % 2 ? ['text', 'eval', 'token', 'raw'] : ['raw', 'token', 'eval', 'text'];
+    const order = i % 2 ? ['text', 'eval', 'token', 'raw', 'nbtext', 'nbeval', 'nbraw'] : ['nbraw', 'nbeval', 'nbtext', 'raw', 'token', 'eval', 'text'];
     for (const kind of order) {
       if (kind === 'raw') rawMs.push(await raw());
+      else if (kind === 'nbraw') nb.raw.push(await raw(nbClient));
+      else if (kind.startsWith('nb')) nb[kind.slice(2)].push((await turn(kind.slice(2), chats.nb)).ms);
       else {
         const r = await turn(kind);
         if (kind === 'text') noTool.push(r.ms);
@@ -114,9 +132,13 @@ try {
   console.log(`token→client p50 ${p50(token)} ms, p90 ${p90(token)} ms (${token.length} deltas)`);
   const extra = median(evalTurn) - median(noTool);
   console.log(`eval extra / raw kernel = ${round(extra / median(rawMs), 2)}`);
+  const nbExtra = median(nb.eval) - median(nb.text);
+  console.log(`notebook kernel (Jupyter Server WebSocket): no-tool turn p50 ${p50(nb.text)} ms, eval turn p50 ${p50(nb.eval)} ms, raw p50 ${p50(nb.raw)} ms`);
+  console.log(`turn-notebook: eval_turn_extra_ms_p50=${round(nbExtra, 2)} raw_kernel_ms_p50=${p50(nb.raw)} ratio=${round(nbExtra / median(nb.raw), 2)}`);
   console.log(`turn: no_tool_turn_ms_p50=${p50(noTool)} eval_turn_extra_ms_p50=${round(extra, 2)} raw_kernel_ms_p50=${p50(rawMs)} token_to_client_ms_p50=${p50(token)}`);
 } finally {
   rpc?.close();
+  nbClient?.dispose();
   await kernel.shutdown();
   await jupyter.stop();
   fs.rmSync(work, { recursive: true, force: true });

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Int, Unicode, default
+from traitlets import Bool, Float, Int, Unicode, default
 
 from .handlers import SETTINGS_KEY, BridgeSettings, handlers
+from .nodelay import enable_kernel_websocket_nodelay
 from .supervisor import CompanionConfig, CompanionSupervisor
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -85,10 +86,21 @@ class CellmateApp(ExtensionApp):
         help="Largest JSON-RPC message (bytes) bridged in either direction.",
     )
 
+    kernel_websocket_nodelay = Bool(
+        True,
+        config=True,
+        help=(
+            "Set TCP_NODELAY on Jupyter's kernel WebSockets, where the agent's evals in a "
+            "notebook's kernel otherwise wait ~40 ms a burst for delayed ACKs (see nodelay.py)."
+        ),
+    )
+
     supervisor: CompanionSupervisor | None = None
 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
+        if self.kernel_websocket_nodelay:
+            enable_kernel_websocket_nodelay()
         workspace = os.path.abspath(os.path.expanduser(self.serverapp.root_dir))
         config = CompanionConfig(
             node=self.node,
