@@ -74,7 +74,10 @@ describe('one shaping module: page and cut (HARN-2/3)', () => {
     const { builtinTools } = await import('../../src/tools/index.js');
     const { createNotebookTools } = await import('../../src/tools/notebook/notebook.js');
     const notebook = createNotebookTools({ port: { find: async () => undefined } as never });
-    for (const t of [...builtinTools(), ...notebook]) {
+    const all = [...builtinTools(), ...notebook];
+    const withOffset = all.filter((t) => 'offset' in ((t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {})).map((t) => t.name).sort();
+    expect(withOffset).toEqual(['glob', 'grep', 'notebook_read', 'read']);
+    for (const t of all) {
       const shape = (t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {};
       // offset → pages itself through page(); paged → has a limit to page with.
       if ('offset' in shape) expect({ tool: t.name, shaping: t.outputShaping }).toEqual({ tool: t.name, shaping: 'paged' });
