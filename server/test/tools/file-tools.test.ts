@@ -98,6 +98,11 @@ describe('grep and glob (HARN-3)', () => {
     expect(next.output).toBe('src/a.py:3: def save():\nsrc/b.py:1: def other():\n(matches 3–4 of 4 in 3 files)');
     const glob = await registry.call('grep', { pattern: 'def', glob: '*.md' }, ctxFor(ws));
     expect(glob.output).toBe('README.md:1: def in docs\n(1 match in 1 file)');
+    // A long line's snippet is cut explicitly (HARN-2), the candidate naming the line to read.
+    await writeFile(path.join(ws, 'long.txt'), `needle ${'z'.repeat(500)}\n`);
+    const long = await registry.call('grep', { pattern: 'needle', glob: '*.txt' }, ctxFor(ws));
+    expect(long.output).toBe(`long.txt:1: needle ${'z'.repeat(193)}… [cut: 307 of 507 characters not shown; read at this line for the rest]\n(1 match in 1 file)`);
+    expect((await registry.call('grep', { pattern: 'def', offset: 9 }, ctxFor(ws))).output).toBe('offset 9 is past the end (4 matches). Call grep with an offset between 1 and 4.');
     const bad = await registry.call('grep', { pattern: '(' }, ctxFor(ws));
     expect(bad.output).toMatch(/^Invalid regular expression "\(":/);
   });

@@ -77,7 +77,7 @@ export const grepTool = defineTool({
         total++;
         files.add(rel);
         if (kept.length < KEEP_MATCHES) {
-          const snippet = cut(line, SNIPPET_CHARS, `read ${prefix}${rel} at offset=${lineNo} for the whole line`);
+          const snippet = cut(line, SNIPPET_CHARS, 'read at this line for the rest');
           kept.push(`${prefix}${rel}:${lineNo}: ${snippet}`);
         }
       }
