@@ -2,7 +2,10 @@
 // (started like the e2e tests: test/support/jupyter.ts), with the scripted provider, so the
 // figures are the product's own overhead, not a model's.
 //
-//   npm run bench -- turn [N=40]
+//   npm run bench -- turn [N=40] [--nodelay=off]
+//
+// --nodelay=off starts the lab with --CellmateApp.tcp_nodelay=False: Nagle's algorithm on
+// /cellmate/ws and on Jupyter's kernel WebSockets, as before issue #9 (the "before" figures).
 //
 // no_tool_turn: chat/send → `turn-ended` for a turn whose one step is the text "ok".
 // eval_turn:    chat/send → `turn-ended` for a turn that calls eval({code: "pass"}) in the
@@ -31,7 +34,9 @@ for (const f of [python, kb, path.join(repo, 'server', 'dist', 'main.js')]) {
     process.exit(1);
   }
 }
-const N = Number(process.argv[2] ?? 40);
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const nodelayOff = process.argv.includes('--nodelay=off');
+const N = Number(positional[0] ?? 40);
 const WARMUP = 5;
 const { startJupyter, connectRpc } = await loadTestSupport();
 const { launchKernel, pythonKernelArgv, JupyterServerKernelClient } = await import(pathToFileURL(kb).href);
@@ -47,7 +52,11 @@ const files = Object.fromEntries(Object.entries(scripts).map(([k, v]) => [`scrip
 files['.cellmate/policy.json'] = JSON.stringify({ rules: [{ tool: 'eval', pattern: '*', action: 'allow' }] });
 const model = (kind) => ({ provider: 'scripted', model: 'script', scriptPath: `scripts/${kind}.json` });
 
-const jupyter = await startJupyter({ files, env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' } });
+const jupyter = await startJupyter({
+  files,
+  env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' },
+  args: nodelayOff ? ['--CellmateApp.tcp_nodelay=False'] : []
+});
 const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-bench-turn-')));
 const kernel = await launchKernel({ argv: pythonKernelArgv(python), cwd: work });
 let rpc;
@@ -125,7 +134,7 @@ try {
   const p50 = (xs) => round(median(xs), 2);
   const p90 = (xs) => round(percentile(xs, 90), 2);
   console.log(machineLine());
-  console.log(`runs: ${N} of each kind, interleaved, after ${WARMUP} warm-ups; JupyterLab at ${jupyter.url}`);
+  console.log(`runs: ${N} of each kind, interleaved, after ${WARMUP} warm-ups; JupyterLab at ${jupyter.url}; TCP_NODELAY ${nodelayOff ? 'off' : 'on'}`);
   console.log(`no-tool turn p50 ${p50(noTool)} ms, p90 ${p90(noTool)} ms`);
   console.log(`eval turn    p50 ${p50(evalTurn)} ms, p90 ${p90(evalTurn)} ms`);
   console.log(`raw kernel   p50 ${p50(rawMs)} ms, p90 ${p90(rawMs)} ms`);

@@ -86,12 +86,13 @@ class CellmateApp(ExtensionApp):
         help="Largest JSON-RPC message (bytes) bridged in either direction.",
     )
 
-    kernel_websocket_nodelay = Bool(
+    tcp_nodelay = Bool(
         True,
         config=True,
         help=(
-            "Set TCP_NODELAY on Jupyter's kernel WebSockets, where the agent's evals in a "
-            "notebook's kernel otherwise wait ~40 ms a burst for delayed ACKs (see nodelay.py)."
+            "Set TCP_NODELAY on the pane's WebSocket (/cellmate/ws) and on Jupyter's kernel "
+            "WebSockets, where small messages otherwise wait ~40 ms for delayed ACKs (see "
+            "nodelay.py). Off only to measure the difference (npm run bench -- turn --nodelay=off)."
         ),
     )
 
@@ -99,7 +100,7 @@ class CellmateApp(ExtensionApp):
 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
-        if self.kernel_websocket_nodelay:
+        if self.tcp_nodelay:
             enable_kernel_websocket_nodelay()
         workspace = os.path.abspath(os.path.expanduser(self.serverapp.root_dir))
         config = CompanionConfig(
@@ -111,7 +112,7 @@ class CellmateApp(ExtensionApp):
         )
         self.supervisor = CompanionSupervisor(config, self.serverapp.log)
         self.settings[SETTINGS_KEY] = BridgeSettings(
-            self.supervisor, package_version(), self.ready_wait, self.max_message_size
+            self.supervisor, package_version(), self.ready_wait, self.max_message_size, self.tcp_nodelay
         )
 
     def initialize_handlers(self) -> None:

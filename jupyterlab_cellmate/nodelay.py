@@ -7,7 +7,7 @@ Nagle's algorithm on there, so every frame after the first of a burst waits for 
 companion's delayed ACK: ~40 ms added to each eval (bench/RESULTS.md, "turn"). Browsers
 disable Nagle on their side; a server must do it on its own sockets, which is what this
 does — for every kernel WebSocket, the pane's included (smaller packets, no other change).
-Opt out with ``c.CellmateApp.kernel_websocket_nodelay = False``.
+Opt out with ``c.CellmateApp.tcp_nodelay = False`` (also for ``/cellmate/ws``).
 """
 
 from __future__ import annotations
