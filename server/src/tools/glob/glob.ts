@@ -4,10 +4,10 @@ import { defineTool } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { page } from '../output-shaping.js';
 import { globToRegExp, walkFiles } from '../walk.js';
+import { resolveWorkspacePath } from '../workspace-path.js';
 
 /** Character budget of one page of paths. */
 const MAX_GLOB_OUTPUT_CHARS = 50_000;
-import { resolveWorkspacePath } from '../workspace-path.js';
 
 const positive = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
 
