@@ -330,11 +330,12 @@ export class NotebookPort implements IDisposable {
   private _disposed = false;
 }
 
+/** A cell's index by id, or by `#<n>` with n counting from 1 (as `notebook_read` numbers cells). */
 function resolveRef(ids: readonly string[], ref: string): number {
   const m = /^#(\d+)$/.exec(ref);
   if (m) {
-    const i = Number(m[1]);
-    return i < ids.length ? i : -1;
+    const i = Number(m[1]) - 1;
+    return i >= 0 && i < ids.length ? i : -1;
   }
   return ids.indexOf(ref);
 }

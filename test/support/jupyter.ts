@@ -19,6 +19,8 @@ export interface JupyterOptions {
   cellmateSettings?: Record<string, unknown>;
   /** Extra environment for the Jupyter server (and so for the companion server). */
   env?: Record<string, string>;
+  /** Extra `jupyter lab` arguments, e.g. `--CellmateApp.tcp_nodelay=False` (the turn bench's "before"). */
+  args?: string[];
 }
 
 export interface CellmateStatus {
@@ -104,6 +106,7 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
     '--LabApp.news_url=None'
   ];
   if (process.getuid?.() === 0) args.push('--allow-root');
+  args.push(...(opts.args ?? []));
   const log: string[] = [];
   const child: ChildProcess = spawn(jupyterBin, args, {
     cwd: workspace,

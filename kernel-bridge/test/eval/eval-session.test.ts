@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvalSession, type EvalOutcome } from '../../src/eval/eval-session.js';
+import type { KernelClient } from '../../src/eval/kernel-client.js';
 import { launchKernel, pythonKernelArgv, type LaunchedKernel } from '../../src/launch/launcher.js';
 import { buildKernelBridge, HAS_VENV_PYTHON, JS_KERNEL_MAIN, shellToolStandIn, streamText, VENV_PYTHON } from '../helpers/kernels.js';
 
@@ -52,6 +53,41 @@ describe.skipIf(!HAS_VENV_PYTHON)('EvalSession on ipykernel (SPEC EVAL)', () => 
     expect(err.ename).toBe('ValueError');
     expect(err.traceback.join('\n')).toContain('boom');
   });
+
+  it('evals on one kernel run one at a time, in call order: the next request goes out only after the previous one finished', async () => {
+    // A real ipykernel behind a client that counts requests in flight. Without the queue
+    // all three would be sent at once, and ipykernel's stop_on_error would abort the two
+    // waiting behind the failing cell (reply status "aborted") — the queue is what lets
+    // an eval after a failed one run.
+    let inFlight = 0;
+    let most = 0;
+    const sent: string[] = [];
+    const counting: KernelClient = {
+      async execute(code, opts) {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        sent.push(code);
+        try {
+          return await kernel.client.execute(code, opts);
+        } finally {
+          inFlight--;
+        }
+      },
+      interrupt: (opts) => kernel.client.interrupt(opts),
+      dispose: () => undefined
+    };
+    const queued = new EvalSession(counting, 'python');
+    const [a, b, c] = await Promise.all([
+      queued.run({ code: 'import time\ntime.sleep(0.3)\nraise ValueError("first fails")' }),
+      queued.run({ code: '"second"' }),
+      queued.run({ code: '"third"' })
+    ]);
+    expect(most).toBe(1);
+    expect(a.status).toBe('error');
+    expect([b.status, result(b)?.['text/plain']]).toEqual(['ok', "'second'"]);
+    expect([c.status, result(c)?.['text/plain']]).toEqual(['ok', "'third'"]);
+    expect(sent.slice(-3).map((code) => code.includes('first fails') ? 'a' : code.includes('second') ? 'b' : 'c')).toEqual(['a', 'b', 'c']);
+  }, 30_000);
 
   it('EVAL-3: a DataFrame arrives as HTML + text, a matplotlib figure as a PNG', async () => {
     const df = await session.run({ code: 'import pandas as pd\npd.DataFrame({"a": [1, 2], "b": ["x", "y"]})' });
@@ -199,14 +235,6 @@ describe('EvalSession on the JS kernel (SPEC EVAL)', () => {
   it('EVAL-5: tool() in a cell the agent did not send raises ToolError instead of asking stdin', async () => {
     const r = await kernel.client.execute('try { await tool("echo", {}) } catch (e) { console.log(e.name, e.message) }', { allowStdin: true });
     expect(r.iopub.some((m) => m.header.msg_type === 'stream' && String((m.content as { text: string }).text).startsWith('ToolError tool() works only in cells the Cellmate agent runs'))).toBe(true);
-  });
-
-  it('evals on one kernel run one at a time, in call order', async () => {
-    const order: string[] = [];
-    const a = session.run({ code: 'await new Promise((r) => setTimeout(r, 300)); "a"' }).then(() => order.push('a'));
-    const b = session.run({ code: '"b"' }).then(() => order.push('b'));
-    await Promise.all([a, b]);
-    expect(order).toEqual(['a', 'b']);
   });
 
   it('EVAL-4: magics in JavaScript', async () => {

@@ -10,6 +10,7 @@ import type { MentionCandidate, SendContext } from '@cellmate/protocol';
 import type { KernelManager } from '../kernels/kernel-manager.js';
 import type { NotebookPort } from '../tools/notebook/pane-hub.js';
 import { describeCells } from '../tools/notebook/format.js';
+import { cut as cutText } from '../tools/output-shaping.js';
 import { parseNotebook, toCellData } from '../tools/notebook/ipynb.js';
 import { walkFiles } from '../tools/walk.js';
 import { resolveWorkspacePath } from '../tools/workspace-path.js';
@@ -156,13 +157,13 @@ export class ContextService {
       if (r.relative.endsWith('.ipynb')) {
         const nb = parseNotebook(await readFile(r.absolute, 'utf8'));
         const cells = nb.cells.map((_, i) => toCellData(nb, i));
-        return `@${r.relative}: notebook, ${cells.length} cells (first 10 shown; use notebook_read for more)\n${cut(describeCells(cells, 0, 10))}`;
+        return `@${r.relative}: notebook, ${cells.length} cells (first 10 shown; use notebook_read for more)\n${cut(describeCells(cells, 0, 10, readCell(r.relative)), `call notebook_read with {"path": "${r.relative}"}`)}`;
       }
       const head = (await readFile(r.absolute)).subarray(0, 64 * 1024);
       if (head.includes(0)) return `@${r.relative}: binary file, ${formatSize(info.size)}`;
       const lines = head.toString('utf8').split('\n');
       const shown = lines.slice(0, FILE_HEAD_LINES);
-      return `@${r.relative}: file, ${formatSize(info.size)}; first ${shown.length} lines (use read for more):\n${cut(shown.join('\n'))}`;
+      return `@${r.relative}: file, ${formatSize(info.size)}; first ${shown.length} lines (use read for more):\n${cut(shown.join('\n'), `call read with {"path": "${r.relative}"}`)}`;
     } catch {
       return undefined;
     }
@@ -182,14 +183,20 @@ export class ContextService {
     const lines = [`The user is looking at notebook ${path} (${cells.length} cells).`];
     if (selected.length) {
       lines.push(`Selected cells:`);
-      for (const i of selected) lines.push(describeCells(cells, i, i + 1));
+      for (const i of selected) lines.push(describeCells(cells, i, i + 1, readCell(path)));
     }
-    return cut(lines.join('\n'));
+    return cut(lines.join('\n'), `call notebook_read with {"path": "${path}"}`);
   }
 }
 
-function cut(s: string): string {
-  return s.length > FILE_HEAD_CHARS ? `${s.slice(0, FILE_HEAD_CHARS)}… [cut]` : s;
+/** Cut outputs in a mention point at notebook_read for that one cell. */
+function readCell(notebook: string) {
+  return { rest: (n: number) => `call notebook_read with {"path": "${notebook}", "offset": ${n}, "limit": 1} for the whole output` };
+}
+
+/** A mention's block is kept short; the marker names the call with the rest (HARN-2). */
+function cut(s: string, rest: string): string {
+  return cutText(s, FILE_HEAD_CHARS, rest);
 }
 
 function formatSize(n: number): string {

@@ -99,10 +99,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Per-call time budget; the registry aborts `ctx.signal` when it passes. */
   timeoutMs?: number;
   /**
-   * How long outputs are shaped (SPEC HARN-4). `auto` (default): the registry cuts outputs
-   * over 200 lines / 10,000 characters to head + tail and saves the full text under
-   * `.cellmate/outputs/`. `paged`: the tool pages explicitly itself (offset/limit with a
-   * "call again with offset=…" note, like `read` and `grep`), so the registry leaves it.
+   * How long outputs are shaped (SPEC HARN-3/4, `output-shaping.ts`). `auto` (default): the
+   * registry cuts outputs over 200 lines / 10,000 characters to head + tail and saves the
+   * full text under `.cellmate/outputs/`. `paged`: the tool takes `offset`/`limit` and
+   * builds its result with the shaping module's `page` (an explicit "call … with offset=…
+   * to continue" note), so the registry never shapes it again. Every tool with an
+   * `offset` parameter is `paged` (tested).
    */
   outputShaping?: 'auto' | 'paged';
   /**

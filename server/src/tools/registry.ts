@@ -14,6 +14,9 @@ import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subject
 import { createToolSearchTool } from './tool_search/tool_search.js';
 import { formatValidationError } from './validation-message.js';
 
+/** JSON schemas by zod schema (a tool's parameters never change once defined). */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
 /** Default per-call budget when a tool sets no `timeoutMs`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 /** Consecutive denials in one turn after which the person is asked whether to go on. */
@@ -119,12 +122,21 @@ export class ToolRegistry {
     return this.list(surface).filter((t) => !t.deferred);
   }
 
-  /** The JSON schema the model sees for one tool (snapshot-tested). */
+  /**
+   * The JSON schema the model sees for one tool (snapshot-tested). Computed once per
+   * definition (every turn declares the tools; converting zod each time cost ~2 ms a turn):
+   * treat the result as read-only.
+   */
   inputJsonSchema(name: string): Record<string, unknown> {
     const definition = this.tools.get(name);
     if (!definition) throw new Error(`No tool "${name}".`);
-    // `$schema` is noise for providers (and some strict validators reject unknown keywords).
-    const { $schema: _dialect, ...schema } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
+    let schema = jsonSchemas.get(definition.parameters);
+    if (!schema) {
+      // `$schema` is noise for providers (and some strict validators reject unknown keywords).
+      const { $schema: _dialect, ...rest } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
+      schema = rest;
+      jsonSchemas.set(definition.parameters, schema);
+    }
     return schema;
   }
 

@@ -19,14 +19,33 @@ import { formatEval } from './format.js';
 /** setTimeout's maximum: the registry's per-call timeout is off for eval (the idle budget rules). */
 const NO_TIMEOUT_MS = 2 ** 31 - 1;
 
-const words = (s: string): number => s.trim().split(/\s+/).filter(Boolean).length;
+/** Characters of `description` the transcript card shows; a longer one is cut at a word and the result says so. */
+export const MAX_DESCRIPTION_CHARS = 80;
+
+/**
+ * The card's label for a cell (EVAL-1: label, don't gate). Any phrase is accepted; one over
+ * {@link MAX_DESCRIPTION_CHARS} is cut at a word boundary; a blank one becomes
+ * `Run: <first line of code>`. `note` says what was changed (HARN-2), for the result.
+ */
+export function cellLabel(description: string, code: string): { label: string; note?: string } {
+  const flat = description.replace(/\s+/g, ' ').trim();
+  if (flat === '') {
+    const first = code.split('\n').map((l) => l.trim()).find(Boolean) ?? '(empty cell)';
+    const { label } = cellLabel(`Run: ${first}`, '');
+    return { label, note: `description was empty; the card shows "${label}"` };
+  }
+  if (flat.length <= MAX_DESCRIPTION_CHARS) return { label: flat };
+  const cut = flat.slice(0, MAX_DESCRIPTION_CHARS - 1);
+  const space = cut.lastIndexOf(' ');
+  const label = `${(space > MAX_DESCRIPTION_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+  return { label, note: `description is longer than ${MAX_DESCRIPTION_CHARS} characters; the card shows "${label}"` };
+}
 
 export const evalParameters = z.object({
   code: z.string().describe('The cell to run. The last expression is echoed; magics such as %pip, %cd, !cmd, %%bash, %%timeit are rewritten and reported.'),
   description: z
-    .string()
-    .refine((s) => words(s) >= 5 && words(s) <= 10, { error: 'must be 5–10 words saying what the cell does, e.g. "Load sales.csv and show first rows"' })
-    .describe('5–10 words saying what the cell does; labels the cell in the transcript.'),
+    .string({ error: 'must be a short phrase saying what the cell does, e.g. "Load sales.csv and show first rows"' })
+    .describe('A short phrase (about 5–10 words) saying what the cell does; labels the cell in the transcript.'),
   language: z.enum(['python', 'javascript']).default('python').describe('`python` (IPython, default) or `javascript` (Node.js).'),
   reset: z.boolean().default(false).describe('Discard the interpreter and start clean before running (on a notebook kernel: restarts it).')
 });
@@ -76,7 +95,8 @@ export function createEvalTool(options: EvalToolOptions) {
           : undefined
       });
       if (outcome.status === 'kernel-died' || outcome.status === 'stuck') handle.broken = true;
-      const f = formatEval(outcome, handle.info, { description: args.description, notes, idleTimeoutMs });
+      const { label, note } = cellLabel(args.description, args.code);
+      const f = formatEval(outcome, handle.info, { description: label, notes: note ? [...notes, note] : notes, idleTimeoutMs });
       return {
         title: f.title,
         output: f.output,

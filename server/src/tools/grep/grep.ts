@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, pathAllowed } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
+import { cut, page } from '../output-shaping.js';
 import { looksBinary } from '../read/read-format.js';
 import { withheldNote } from '../call-subjects.js';
 import { globToRegExp, walkFiles } from '../walk.js';
@@ -13,10 +14,12 @@ import { resolveWorkspacePath } from '../workspace-path.js';
 
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const SNIPPET_CHARS = 200;
+/** Character budget of one page of matches (100 snippets of 200 characters fit). */
+const MAX_GREP_OUTPUT_CHARS = 50_000;
 /** Matches collected before counting only (keeps memory bounded on huge result sets). */
 const KEEP_MATCHES = 20_000;
 
-const page = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
+const positive = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
 
 export const grepParameters = z.strictObject({
   pattern: z.string({ error: 'must be a regular expression string' }).min(1, { error: 'must not be empty' })
@@ -26,8 +29,8 @@ export const grepParameters = z.strictObject({
   glob: z.string({ error: 'must be a glob string such as "*.py"' }).optional()
     .describe('Only search files matching this glob, e.g. "*.py" or "src/**/*.ts".'),
   case_insensitive: z.boolean({ error: 'must be true or false' }).optional().describe('Ignore case. Default false.'),
-  offset: page('a positive integer (1-based index of the first match)').optional().describe('1-based index of the first match to return. Default 1.'),
-  limit: page('a positive integer').max(1000, { error: 'must be at most 1000' }).optional().describe('Maximum matches to return. Default 100.')
+  offset: positive('a positive integer (1-based index of the first match)').optional().describe('1-based index of the first match to return. Default 1.'),
+  limit: positive('a positive integer').max(1000, { error: 'must be at most 1000' }).optional().describe('Maximum matches to return. Default 100.')
 });
 
 /** `grep`: regex over contents, structured candidates with total and paging (HARN-3). */
@@ -80,7 +83,7 @@ export const grepTool = defineTool({
         total++;
         files.add(rel);
         if (kept.length < KEEP_MATCHES) {
-          const snippet = line.length > SNIPPET_CHARS ? `${line.slice(0, SNIPPET_CHARS)}…` : line;
+          const snippet = cut(line, SNIPPET_CHARS, 'read at this line for the rest');
           kept.push(`${prefix}${rel}:${lineNo}: ${snippet}`);
         }
       }
@@ -91,14 +94,17 @@ export const grepTool = defineTool({
     }
     const offset = args.offset ?? 1;
     const limit = args.limit ?? 100;
-    if (offset > total) throw new ToolInputError(`offset ${offset} is past the last match (${total} matches). Use an offset between 1 and ${total}.`);
-    const shown = kept.slice(offset - 1, offset - 1 + limit);
-    const last = offset - 1 + shown.length;
     const inFiles = `in ${files.size} file${files.size === 1 ? '' : 's'}`;
-    const note = last < total
-      ? `(matches ${offset}–${last} of ${total} ${inFiles}; call grep with offset=${last + 1} for more${last >= KEEP_MATCHES ? ' — past 20,000 matches, narrow the pattern, path or glob' : ''})`
-      : offset === 1 ? `(${total} match${total === 1 ? '' : 'es'} ${inFiles})` : `(matches ${offset}–${last} of ${total} ${inFiles})`;
-    return { title: `${args.pattern}: ${total} matches`, output: [...shown, note, ...(held ? [held] : [])].join('\n'), metadata: { total, files: files.size, withheld } };
+    const more = offset - 1 + limit > KEEP_MATCHES && total > KEEP_MATCHES ? ' — past 20,000 matches only the count is kept: narrow the pattern, path or glob' : '';
+    if (offset > Math.min(total, KEEP_MATCHES) && offset <= total) {
+      throw new ToolInputError(`offset ${offset} is past the first 20,000 matches (of ${total}), which is all grep keeps. Narrow the pattern, path or glob.`);
+    }
+    const p = page({
+      entries: kept.slice(offset - 1, offset - 1 + limit), offset, limit, total, maxChars: MAX_GREP_OUTPUT_CHARS,
+      noun: { one: 'match', many: 'matches' }, tool: 'grep', scope: `${inFiles}${more}`, countWhenWhole: true
+    });
+    return { title: `${args.pattern}: ${total} matches`, output: held ? `${p.text}
+${held}` : p.text, metadata: { total, files: files.size, withheld } };
   }
 });
 

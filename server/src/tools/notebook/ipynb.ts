@@ -77,18 +77,21 @@ export function sourceLines(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-/** The id the tools use for a cell: its nbformat id, or `#<index>` in notebooks without ids. */
+/**
+ * The id the tools use for a cell: its nbformat id, or `#<n>` in notebooks without ids,
+ * where n is the cell's number as `notebook_read` shows it (counting from 1).
+ */
 export function cellRef(nb: IpynbNotebook, index: number): string {
   const id = nb.cells[index]?.id;
-  return typeof id === 'string' ? id : `#${index}`;
+  return typeof id === 'string' ? id : `#${index + 1}`;
 }
 
-/** Index of a cell by id (or `#<index>`); -1 when absent. */
+/** Index of a cell by id (or `#<n>`, n counting from 1); -1 when absent. */
 export function findCell(nb: IpynbNotebook, ref: string): number {
   const m = /^#(\d+)$/.exec(ref);
   if (m) {
-    const i = Number(m[1]);
-    return i < nb.cells.length ? i : -1;
+    const i = Number(m[1]) - 1;
+    return i >= 0 && i < nb.cells.length ? i : -1;
   }
   return nb.cells.findIndex((c) => c.id === ref);
 }
@@ -156,7 +159,7 @@ export function applyEdits(original: IpynbNotebook, ops: readonly NotebookEditOp
       nb.cells.splice(op.toIndex, 0, cell);
     }
   });
-  return { notebook: nb, insertedIds: inserted.map((c) => c.id ?? `#${nb.cells.indexOf(c)}`) };
+  return { notebook: nb, insertedIds: inserted.map((c) => c.id ?? `#${nb.cells.indexOf(c) + 1}`) };
 }
 
 function makeCell(type: IpynbCell['cell_type'], source: string, metadata: Record<string, unknown>, id: string | undefined): IpynbCell {
