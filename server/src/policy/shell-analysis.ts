@@ -112,7 +112,7 @@ function shellScript(cmd: SimpleCommand, depth: number, out: ShellAnalysis): voi
     break;
   }
   if (reads !== 'stdin') return;
-  if (cmd.stdin === 'pipe') out.dangers.push(`pipes text into a shell (${cmd.name} runs whatever it is sent)`);
+  if (cmd.stdin === 'pipe') out.dangers.push(`${pipeKind(cmd)} into a shell (${cmd.name} runs whatever it is sent)`);
   else if (cmd.stdinText) nested(cmd.stdinText, cmd.stdinText.value, `${cmd.name} <<`, depth, out);
 }
 
@@ -141,7 +141,7 @@ function interpreterCode(cmd: SimpleCommand, codeOptions: string[], out: ShellAn
     }
     break; // `-`: the program comes from stdin
   }
-  if (cmd.stdin === 'pipe') out.dangers.push(`pipes text into an interpreter (${cmd.name} runs whatever it is sent as code)`);
+  if (cmd.stdin === 'pipe') out.dangers.push(`${pipeKind(cmd)} into an interpreter (${cmd.name} runs whatever it is sent as code)`);
   else if (cmd.stdinText && !cmd.stdinText.literal) out.dangers.push(`${cmd.name} runs code computed at run time from a here-document`);
 }
 
@@ -161,6 +161,17 @@ function findActions(cmd: SimpleCommand, depth: number, out: ShellAnalysis): voi
       visit(sub, depth + 1, out);
     }
   }
+}
+
+const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'nc', 'ncat', 'http', 'lynx']);
+const DECODERS = new Set(['base64', 'base32', 'xxd', 'openssl', 'uudecode', 'gunzip', 'zcat', 'gzip', 'bzcat', 'xzcat', 'unzip', 'rev', 'tr', 'printf', 'od']);
+
+/** How the pipe into a shell or interpreter is described: a download, decoded text, or text. */
+function pipeKind(cmd: SimpleCommand): string {
+  const up = cmd.upstream ?? [];
+  if (up.some((n) => DOWNLOADERS.has(n))) return 'pipes a download';
+  if (up.some((n) => DECODERS.has(n))) return 'decodes text and pipes it';
+  return 'pipes text';
 }
 
 function short(text: string): string {

@@ -38,6 +38,8 @@ export interface SimpleCommand {
   /** `env -S STRING`: a command line `env` itself would split and run. */
   splitString?: ShellWord;
   stdin: StdinSource;
+  /** For a piped command: the resolved names of the commands before it in the pipeline. */
+  upstream?: string[];
   /** The heredoc / herestring text fed to stdin, and whether it is fully literal. */
   stdinText?: ShellWord;
   redirects: Array<{ op: string; target: ShellWord }>;
@@ -137,19 +139,35 @@ function simpleCommand(node: SgNode): SimpleCommand {
       }
     }
   }
-  if (isPiped(node)) stdin = 'pipe';
+  const upstream = pipedFrom(node);
+  if (upstream) stdin = 'pipe';
   const resolved = resolveCommand(words);
-  return { ...resolved, stdin, ...(stdinText ? { stdinText } : {}), redirects, source: node.text() };
+  return { ...resolved, stdin, ...(upstream ? { upstream } : {}), ...(stdinText ? { stdinText } : {}), redirects, source: node.text() };
 }
 
-/** Whether the command reads a pipe: a `|` comes before it (directly or via its redirected_statement). */
-function isPiped(node: SgNode): boolean {
+/**
+ * When the command reads a pipe (a `|` comes before it, directly or via its
+ * redirected_statement): the resolved names of the commands that feed it.
+ */
+function pipedFrom(node: SgNode): string[] | undefined {
   let n: SgNode | null = node;
   for (let i = 0; i < 2 && n; i++) {
-    if (n.prevAll().some((s) => s.kind() === '|' || s.kind() === '|&')) return n.parent()?.kind() === 'pipeline';
+    const before = n.prevAll();
+    if (before.some((s) => s.kind() === '|' || s.kind() === '|&') && n.parent()?.kind() === 'pipeline') {
+      const names: string[] = [];
+      const feeders = [...before];
+      // `cat <<EOF | sh`: the pipeline sits inside the heredoc redirect of the first command.
+      const heredocOwner = n.parent()?.parent()?.kind() === 'heredoc_redirect' ? n.parent()?.parent()?.parent()?.field('body') : null;
+      if (heredocOwner) feeders.push(heredocOwner);
+      for (const f of feeders) f.findAll({ rule: { kind: 'command' } }).concat(f.kind() === 'command' ? [f] : []).forEach((c) => {
+        const w = c.field('name');
+        if (w) names.push(resolveCommand([wordOf(w), ...c.children().filter((x) => x.isNamed() && x.kind() !== 'command_name' && !String(x.kind()).endsWith('redirect')).map(wordOf)]).name);
+      });
+      return names;
+    }
     n = n.parent()?.kind() === 'redirected_statement' ? n.parent() : null;
   }
-  return false;
+  return undefined;
 }
 
 function heredocWord(body: SgNode): ShellWord {
