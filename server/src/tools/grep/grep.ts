@@ -1,12 +1,11 @@
-import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { looksBinary } from '../read/read-format.js';
+import { LineMatcher, splitLines } from '../regex/line-matcher.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 
@@ -42,9 +41,10 @@ export const grepTool = defineTool({
   timeoutMs: 60_000,
   outputShaping: 'paged',
   async execute(args, ctx) {
-    let re: RegExp;
+    // The pattern runs in a worker with a hard timeout: a catastrophic one cannot freeze the companion.
+    let matcher: LineMatcher;
     try {
-      re = new RegExp(args.pattern, args.case_insensitive ? 'iu' : 'u');
+      matcher = new LineMatcher(args.pattern, args.case_insensitive ? 'iu' : 'u', { signal: ctx.signal });
     } catch (error) {
       throw new ToolInputError(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${(error as Error).message}. Escape special characters (\\. \\( \\[) to match them literally.`);
     }
@@ -60,24 +60,29 @@ export const grepTool = defineTool({
     const kept: string[] = [];
     let total = 0;
     const files = new Set<string>();
-    for await (const rel of walkFiles(root.absolute, base, ctx.signal)) {
-      if (filter && !filter.test(rel)) continue;
-      const full = path.join(base, rel);
-      const info = await stat(full).catch(() => undefined);
-      if (!info || info.size > MAX_FILE_BYTES || (await isBinary(full))) continue;
-      let lineNo = 0;
-      const stream = createReadStream(full, { encoding: 'utf8' });
-      const lines = createInterface({ input: stream, crlfDelay: Infinity });
-      for await (const line of lines) {
-        lineNo++;
-        if (!re.test(line)) continue;
-        total++;
-        files.add(rel);
-        if (kept.length < KEEP_MATCHES) {
-          const snippet = line.length > SNIPPET_CHARS ? `${line.slice(0, SNIPPET_CHARS)}…` : line;
-          kept.push(`${prefix}${rel}:${lineNo}: ${snippet}`);
+    try {
+      for await (const rel of walkFiles(root.absolute, base, ctx.signal)) {
+        if (filter && !filter.test(rel)) continue;
+        const full = path.join(base, rel);
+        const info = await stat(full).catch(() => undefined);
+        if (!info || info.size > MAX_FILE_BYTES || (await isBinary(full))) continue;
+        const text = await readFile(full, 'utf8').catch(() => undefined);
+        if (text === undefined) continue;
+        const hits = await matcher.matchLines(text, `${prefix}${rel}`);
+        if (hits.length === 0) continue;
+        const lines = splitLines(text);
+        for (const lineNo of hits) {
+          total++;
+          files.add(rel);
+          if (kept.length < KEEP_MATCHES) {
+            const line = lines[lineNo - 1] ?? '';
+            const snippet = line.length > SNIPPET_CHARS ? `${line.slice(0, SNIPPET_CHARS)}…` : line;
+            kept.push(`${prefix}${rel}:${lineNo}: ${snippet}`);
+          }
         }
       }
+    } finally {
+      matcher.dispose();
     }
     if (total === 0) {
       return { title: `${args.pattern}: no matches`, output: `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''}${args.glob ? ` in files matching ${args.glob}` : ''} under ${root.relative === '.' ? 'the workspace' : root.relative}.`, metadata: { total: 0 } };
