@@ -2,6 +2,7 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ChatService } from './chats/chat-service.js';
 import { ChatStore } from './chats/chat-store.js';
+import { loadConfigFile } from './config/config-file.js';
 import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
 import { builtinTools } from './tools/index.js';
@@ -72,6 +73,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     tools: (ports) => builtinTools(ports),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
+  harness.redactor.addConfig(await loadConfigFile(env));
   const registry = options.registry ?? harness.registry;
   const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger });
   if (kernels && !registry.list().some((t) => t.name === 'eval')) {

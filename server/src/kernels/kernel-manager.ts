@@ -25,6 +25,7 @@ import {
   type LaunchedKernel
 } from '@cellmate/kernel-bridge';
 import type { EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
+import { childEnv } from '../security/child-env.js';
 
 /** A connection of our own to a kernel Jupyter Server manages. */
 export interface NotebookKernelConnection {
@@ -130,7 +131,8 @@ export class KernelManager {
     const kernel = await launchKernel({
       argv,
       cwd: this.options.workspace,
-      env: { ...(this.options.env ?? process.env), MPLBACKEND: 'module://matplotlib_inline.backend_inline' },
+      // Secrets stay out (security/child-env.ts); the kernel exits when the companion dies (JPY_PARENT_PID).
+      env: childEnv(this.options.env ?? process.env, { MPLBACKEND: 'module://matplotlib_inline.backend_inline', JPY_PARENT_PID: String(process.pid) }),
       kernelName: language === 'python' ? 'python3' : 'cellmate-js'
     });
     const name = language === 'python' ? 'python3' : 'cellmate-js';
