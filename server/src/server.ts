@@ -75,7 +75,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   });
   harness.redactor.addConfig(await loadConfigFile(env));
   const registry = options.registry ?? harness.registry;
-  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger });
+  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger, chatTitle: (id) => store.get(id)?.chat.title });
+  // However the companion ends (a crash included), its private kernels end with it.
+  const killKernels = (): void => kernels?.killAllNow();
+  process.on('exit', killKernels);
   if (kernels && !registry.list().some((t) => t.name === 'eval')) {
     const idleTimeoutMs = options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger);
     registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs }));
@@ -118,6 +121,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       throw new Error('startServer needs socketPath or stdio.');
     }
   } catch (error) {
+    process.off('exit', killKernels);
     kernelRetention?.dispose();
     await service.dispose();
     await kernels?.dispose();
@@ -136,6 +140,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         kernelRetention?.dispose();
         await service.dispose();
         await kernels?.dispose();
+        process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();
         harness.dispose();
