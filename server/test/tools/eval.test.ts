@@ -57,7 +57,8 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
   beforeAll(async () => {
     ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-eval-tool-')));
     await writeFile(path.join(ws, 'notes.md'), 'alpha\nbeta\n');
-    kernels = new KernelManager({ workspace: ws, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'], jsArgv: [process.execPath, JS_MAIN, '-f', '{connection_file}'] });
+    // Several chats each get kernels here: more than the companion's default cap (4).
+    kernels = new KernelManager({ workspace: ws, maxPrivateKernels: 16, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'], jsArgv: [process.execPath, JS_MAIN, '-f', '{connection_file}'] });
     registry = new ToolRegistry([readTool, writeStandIn]);
     registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs: 2000 }));
   }, 60_000);
