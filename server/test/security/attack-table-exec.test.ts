@@ -245,7 +245,7 @@ describe('protocol errors are answered and the connection stays usable', () => {
     ['a batch', '[{"jsonrpc":"2.0","id":5,"method":"chat/list","params":{}}]', -32600, null],
     ['an object without a method', '{"jsonrpc":"2.0","id":7}', -32600, 7],
     ['a method that is not a string', '{"jsonrpc":"2.0","id":"x","method":3}', -32600, 'x']
-  ])('%s → %d, then a normal request works', async (_label, body, code, id) => {
+  ])('%s: %s → %d, then a normal request works', async (_label, body, code, id) => {
     const socket = net.connect(handle.socketPath!);
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     let received = '';
