@@ -27,6 +27,9 @@ export function commandDangers(cmd: SimpleCommand): string[] {
   if (/^(shutdown|reboot|halt|poweroff)$/.test(cmd.name)) out.push('stops the machine');
   if (/^(shred|srm|wipe)$/.test(cmd.name)) out.push(`${cmd.name} destroys data irrecoverably`);
   if (cmd.args.some((a) => /\.ssh\/authorized_keys\b/.test(a.value))) out.push('touches ~/.ssh/authorized_keys');
+  // The companion's own environment holds the provider keys children never get.
+  const words = [...cmd.args, ...cmd.redirects.map((r) => r.target)];
+  if (words.some((a) => /^\/proc\/[^/]+\/environ$/.test(a.literal ? a.value : a.source.replace(/["']/g, '')))) out.push("reads a process's environment (where secrets live)");
   return out;
 }
 

