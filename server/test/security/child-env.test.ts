@@ -50,3 +50,32 @@ describe('Redactor', () => {
     expect(r.redact('plain text', { partialTail: true })).toBe('plain text');
   });
 });
+
+describe('the registry redacts every result, progress line and audit line', () => {
+  it('output, title, display, metadata, progress and the audit entry', async () => {
+    const { z } = await import('zod');
+    const { defineTool } = await import('../../src/tools/define-tool.js');
+    const { ToolRegistry } = await import('../../src/tools/registry.js');
+    const key = 'sk-live-ABCDEFGH12345678';
+    const leaky = defineTool({
+      name: 'leaky', tier: 'read', description: 'test tool that prints a secret', parameters: z.object({}), examples: [],
+      async execute(_args, ctx) {
+        ctx.progress?.({ lastLine: `half ${key.slice(0, 12)}` });
+        ctx.progress?.({ lastLine: `whole ${key}` });
+        return { title: `t ${key}`, output: `o ${key}`, display: { outputs: [{ 'text/plain': key }] }, metadata: { deep: [key] } } as never;
+      }
+    });
+    const audited: unknown[] = [];
+    const redactor = new Redactor({ STRIPE_API_KEY: key });
+    const registry = new ToolRegistry([leaky], { redactor, audit: { record: (e) => audited.push(e) } });
+    const progress: string[] = [];
+    const result = await registry.call('leaky', {}, { workspace: '/tmp', signal: new AbortController().signal, actor: 'model', chatId: 'c', progress: (u) => progress.push(u.lastLine ?? '') });
+    expect(JSON.stringify(result)).not.toContain(key);
+    expect(JSON.stringify(result)).toContain('o [redacted]');
+    expect(progress).toEqual(['half [redacted]', 'whole [redacted]']);
+    expect(JSON.stringify(audited)).not.toContain(key);
+    // Without a redactor the same call shows the key (positive control for the test itself).
+    const plain = await new ToolRegistry([leaky]).call('leaky', {}, { workspace: '/tmp', signal: new AbortController().signal, actor: 'model', chatId: 'c' });
+    expect(plain.output).toContain(key);
+  });
+});
