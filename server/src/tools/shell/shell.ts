@@ -69,12 +69,27 @@ interface ShellRun {
   droppedChars: number;
 }
 
-/** Runs `bash -c` in a new process group; kills the group on timeout or abort. */
+/** Process groups of commands still running; killed if the companion exits first. */
+const liveGroups = new Set<number>();
+let exitHook = false;
+
+/** Runs `bash -c` in a new process group; kills the group on timeout or abort (and on exit). */
 export function runShell(command: string, cwd: string, timeoutMs: number, signal: AbortSignal): Promise<ShellRun> {
   // Secrets stay out of the command's environment (security/child-env.ts, issue #8).
   const env = childEnv(process.env);
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (child.pid !== undefined) liveGroups.add(child.pid);
+    if (!exitHook) {
+      exitHook = true;
+      process.on('exit', () => liveGroups.forEach((pid) => {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }));
+    }
     let output = '';
     let dropped = 0;
     let timedOut = false;
@@ -118,6 +133,7 @@ export function runShell(command: string, cwd: string, timeoutMs: number, signal
       signal.removeEventListener('abort', onAbort);
       // Children that outlive bash (backgrounded with &) keep the group: end them too.
       if (child.pid !== undefined) {
+        liveGroups.delete(child.pid);
         try {
           process.kill(-child.pid, 'SIGKILL');
         } catch {
