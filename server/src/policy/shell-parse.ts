@@ -74,7 +74,7 @@ export function parseShell(text: string): ParsedShell {
 function findBroken(node: SgNode): string | undefined {
   if (node.kind() === 'ERROR') return `it does not parse near ${JSON.stringify(node.text().slice(0, 40))}`;
   // tree-sitter inserts zero-width MISSING nodes for tokens it had to invent (`ls &&`).
-  if (node.isNamed() && node.isLeaf() && node.text() === '' && node.kind() !== 'heredoc_body') return `it is incomplete (a ${node.kind()} is missing)`;
+  if (node.isNamed() && node.isLeaf() && node.text() === '' && !String(node.kind()).startsWith('heredoc_')) return `it is incomplete (a ${node.kind()} is missing)`;
   for (const child of node.children()) {
     const found = findBroken(child);
     if (found) return found;
