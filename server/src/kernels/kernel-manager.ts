@@ -180,6 +180,7 @@ export class KernelManager {
     if (existing) {
       const k = await existing.catch(() => undefined);
       if (k && !k.broken && !opts.reset && k.kernel.process.exitCode === null && k.kernel.process.signalCode === null) {
+        k.lastUsed = Date.now(); // handed out: not idle (the reaper must not take it now)
         return { handle: k, notes };
       }
       this.privates.delete(key);
