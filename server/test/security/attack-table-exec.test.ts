@@ -57,7 +57,7 @@ beforeAll(async () => {
   setEnv('HOME', home);
   setEnv('OPENAI_API_KEY', FAKE_KEY);
   setEnv('CELLMATE_JUPYTER_TOKEN', FAKE_JUPYTER_TOKEN);
-  setEnv('CELLMATE_REGEX_TIMEOUT_MS', '3000');
+  setEnv('CELLMATE_REGEX_TIMEOUT_MS', '1000');
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH, HOME: home, OPENAI_API_KEY: FAKE_KEY, CELLMATE_JUPYTER_TOKEN: FAKE_JUPYTER_TOKEN,
     CELLMATE_CONFIG: path.join(root, 'config.json'), CELLMATE_POLICY: path.join(root, 'no-home-policy.json'),
@@ -229,7 +229,7 @@ describe('no freeze: a catastrophic regex runs off the event loop', () => {
       const stored = await sendRequest(client.connection, 'chat/get', { chatId: chat.id });
       const tool = stored.items.find((i): i is ToolCallItem => i.kind === 'tool')!;
       expect(tool.status).toBe('error');
-      expect(tool.output).toContain(`${JSON.stringify(EVIL)} took longer than 3000 ms`);
+      expect(tool.output).toContain(`${JSON.stringify(EVIL)} took longer than 1000 ms`);
     } finally {
       other.close();
     }

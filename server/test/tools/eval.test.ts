@@ -61,7 +61,11 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     kernels = new KernelManager({ workspace: ws, maxPrivateKernels: 16, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'], jsArgv: [process.execPath, JS_MAIN, '-f', '{connection_file}'] });
     registry = new ToolRegistry([readTool, writeStandIn]);
     registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs: 2000 }));
-  }, 60_000);
+    // The cells below get a 2 s idle budget; on a loaded 2-core machine the first import of
+    // pandas / matplotlib (silent) can take longer. Import them once, with room, beforehand.
+    const { handle } = await kernels.acquire('chat-1', 'python');
+    await handle.session.run({ code: 'import pandas, matplotlib.pyplot', idleTimeoutMs: 120_000 });
+  }, 180_000);
   afterAll(async () => {
     await kernels?.dispose();
     registry?.dispose();
