@@ -2,6 +2,7 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ChatService } from './chats/chat-service.js';
 import { ChatStore } from './chats/chat-store.js';
+import { loadConfigFile } from './config/config-file.js';
 import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
 import { builtinTools } from './tools/index.js';
@@ -72,8 +73,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     tools: (ports) => builtinTools(ports),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
+  harness.redactor.addConfig(await loadConfigFile(env));
   const registry = options.registry ?? harness.registry;
-  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger });
+  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger, chatTitle: (id) => store.get(id)?.chat.title });
+  // However the companion ends (a crash included), its private kernels end with it.
+  const killKernels = (): void => kernels?.killAllNow();
+  process.on('exit', killKernels);
   if (kernels && !registry.list().some((t) => t.name === 'eval')) {
     const idleTimeoutMs = options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger);
     registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs }));
@@ -120,6 +125,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       throw new Error('startServer needs socketPath or stdio.');
     }
   } catch (error) {
+    process.off('exit', killKernels);
     kernelRetention?.dispose();
     await service.dispose();
     await kernels?.dispose();
@@ -138,6 +144,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         kernelRetention?.dispose();
         await service.dispose();
         await kernels?.dispose();
+        process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();
         harness.dispose();

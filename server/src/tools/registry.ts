@@ -13,6 +13,7 @@ import { raceAbort } from './race-abort.js';
 import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subjects.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
 import { formatValidationError } from './validation-message.js';
+import type { Redactor } from '../security/redaction.js';
 
 /** JSON schemas by zod schema (a tool's parameters never change once defined). */
 const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
@@ -69,6 +70,11 @@ export interface ToolRegistryOptions {
   audit?: AuditSink;
   /** Runs after a write-tier tool changed files (LSP diagnostics seam). */
   writeHook?: WriteHook;
+  /**
+   * Hides known secret values in every result, error and progress line before anyone sees
+   * them (issue #8 item 4; see `security/redaction.ts`).
+   */
+  redactor?: Pick<Redactor, 'redact' | 'redactDeep'>;
 }
 
 /**
@@ -174,13 +180,20 @@ export class ToolRegistry {
   async call(name: string, rawArgs: unknown, ctx: ToolContext): Promise<ToolCallResult> {
     const started = performance.now();
     const gate: { decision: AuditDecision } = { decision: 'unchecked' };
+    const redactor = this.options.redactor;
+    const progress = ctx.progress;
+    const safeCtx: ToolContext = redactor && progress
+      ? { ...ctx, progress: (u) => progress({ ...u, ...(u.lastLine !== undefined ? { lastLine: redactor.redact(u.lastLine, { partialTail: true }) } : {}) }) }
+      : ctx;
     try {
-      const result = await this.callUnobserved(name, rawArgs, ctx, gate);
+      const raw = await this.callUnobserved(name, rawArgs, safeCtx, gate);
+      const result = redactor ? redactor.redactDeep(raw) : raw;
       this.report(name, rawArgs, ctx, gate.decision, result.ok ? 'ok' : result.denied ? 'denied' : result.status, result.durationMs, result.output, result.ok ? undefined : result.output);
       return result;
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = redactor ? redactor.redact(error instanceof Error ? error.message : String(error)) : error instanceof Error ? error.message : String(error);
       this.report(name, rawArgs, ctx, gate.decision, 'fatal', Math.round(performance.now() - started), message, message);
+      if (redactor && error instanceof FatalToolError && error.message !== message) throw new FatalToolError(message, error.code, { cause: error });
       throw error;
     }
   }

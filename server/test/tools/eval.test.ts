@@ -58,7 +58,8 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
   beforeAll(async () => {
     ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-eval-tool-')));
     await writeFile(path.join(ws, 'notes.md'), 'alpha\nbeta\n');
-    kernels = new KernelManager({ workspace: ws, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'], jsArgv: [process.execPath, JS_MAIN, '-f', '{connection_file}'] });
+    // Several chats each get kernels here: more than the companion's default cap (4).
+    kernels = new KernelManager({ workspace: ws, maxPrivateKernels: 16, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'], jsArgv: [process.execPath, JS_MAIN, '-f', '{connection_file}'] });
     registry = new ToolRegistry([readTool, writeStandIn, shellTool]);
     // A generous idle budget: importing matplotlib or formatting a long traceback prints
     // nothing for seconds on a loaded machine. EVAL-6 uses its own 2 s registry below.

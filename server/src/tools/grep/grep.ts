@@ -1,7 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, pathAllowed } from '../define-tool.js';
@@ -9,6 +7,7 @@ import { ToolInputError } from '../errors.js';
 import { cut, page } from '../output-shaping.js';
 import { looksBinary } from '../read/read-format.js';
 import { withheldNote } from '../call-subjects.js';
+import { LineMatcher, splitLines } from '../regex/line-matcher.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 
@@ -47,9 +46,10 @@ export const grepTool = defineTool({
   outputShaping: 'paged',
   paths: (args) => [args.path ?? '.'],
   async execute(args, ctx) {
-    let re: RegExp;
+    // The pattern runs in a worker with a hard timeout: a catastrophic one cannot freeze the companion.
+    let matcher: LineMatcher;
     try {
-      re = new RegExp(args.pattern, args.case_insensitive ? 'iu' : 'u');
+      matcher = new LineMatcher(args.pattern, args.case_insensitive ? 'iu' : 'u', { signal: ctx.signal });
     } catch (error) {
       throw new ToolInputError(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${(error as Error).message}. Escape special characters (\\. \\( \\[) to match them literally.`);
     }
@@ -64,29 +64,33 @@ export const grepTool = defineTool({
     let total = 0;
     let withheld = 0;
     const files = new Set<string>();
-    for await (const rel of walkFiles(root.absolute, base, ctx.signal)) {
-      if (filter && !filter.test(rel)) continue;
-      // HARN-6: files the policy denies this tool are never opened (counted, not named).
-      if (!pathAllowed(ctx, `${prefix}${rel}`)) {
-        withheld++;
-        continue;
-      }
-      const full = path.join(base, rel);
-      const info = await stat(full).catch(() => undefined);
-      if (!info || info.size > MAX_FILE_BYTES || (await isBinary(full))) continue;
-      let lineNo = 0;
-      const stream = createReadStream(full, { encoding: 'utf8' });
-      const lines = createInterface({ input: stream, crlfDelay: Infinity });
-      for await (const line of lines) {
-        lineNo++;
-        if (!re.test(line)) continue;
-        total++;
-        files.add(rel);
-        if (kept.length < KEEP_MATCHES) {
-          const snippet = cut(line, SNIPPET_CHARS, 'read at this line for the rest');
-          kept.push(`${prefix}${rel}:${lineNo}: ${snippet}`);
+    try {
+      for await (const rel of walkFiles(root.absolute, base, ctx.signal)) {
+        if (filter && !filter.test(rel)) continue;
+        // HARN-6: files the policy denies this tool are never opened (counted, not named).
+        if (!pathAllowed(ctx, `${prefix}${rel}`)) {
+          withheld++;
+          continue;
+        }
+        const full = path.join(base, rel);
+        const info = await stat(full).catch(() => undefined);
+        if (!info || info.size > MAX_FILE_BYTES || (await isBinary(full))) continue;
+        const text = await readFile(full, 'utf8').catch(() => undefined);
+        if (text === undefined) continue;
+        const hits = await matcher.matchLines(text, `${prefix}${rel}`);
+        if (hits.length === 0) continue;
+        const lines = splitLines(text);
+        for (const lineNo of hits) {
+          total++;
+          files.add(rel);
+          if (kept.length < KEEP_MATCHES) {
+            const snippet = cut(lines[lineNo - 1] ?? '', SNIPPET_CHARS, 'read at this line for the rest');
+            kept.push(`${prefix}${rel}:${lineNo}: ${snippet}`);
+          }
         }
       }
+    } finally {
+      matcher.dispose();
     }
     const held = withheldNote(withheld);
     if (total === 0) {
