@@ -15,7 +15,7 @@
  * - `insertedIds`: the references of the inserted cells in the final notebook.
  *
  * Rules both paths follow:
- * - A reference is a cell id, or `#<index>` (0-based, in the notebook as it is when that op
+ * - A reference is a cell id, or `#<n>` (n counting from 1, in the notebook as it is when that op
  *   runs) — notebooks older than nbformat 4.5 have no ids.
  * - Inserted cells carry `metadata.cellmate = mark`; code cells start with no outputs.
  * - `replace` keeping the type sets the source and, for a code cell, clears its outputs and
@@ -75,20 +75,23 @@ export class NotebookEditError extends Error {
   }
 }
 
-/** Index of a cell by id or `#<index>` in `cells`; -1 when absent. */
+/**
+ * Index of a cell by id, or by `#<n>` with n counting from 1 (as `notebook_read` numbers
+ * cells, in notebooks without ids); -1 when absent.
+ */
 export function findCellIndex(cells: readonly Pick<PlanCell, 'id'>[], ref: string): number {
   const m = /^#(\d+)$/.exec(ref);
   if (m) {
-    const i = Number(m[1]);
-    return i < cells.length ? i : -1;
+    const i = Number(m[1]) - 1;
+    return i >= 0 && i < cells.length ? i : -1;
   }
   return cells.findIndex(c => c.id === ref);
 }
 
-/** The reference the tools use for the cell at `index`: its id, else `#<index>`. */
+/** The reference the tools use for the cell at (0-based) `index`: its id, else `#<index + 1>`. */
 export function cellRefAt(cells: readonly Pick<PlanCell, 'id'>[], index: number): string {
   const id = cells[index]?.id;
-  return typeof id === 'string' ? id : `#${index}`;
+  return typeof id === 'string' ? id : `#${index + 1}`;
 }
 
 /** The port's view of a cell (source joined; outputs only on code cells). */
@@ -173,7 +176,7 @@ export function planNotebookEdits<C extends PlanCell>(cells: readonly C[], ops: 
   // An inserted cell deleted by a later op of the same batch is not reported.
   const insertedIds = inserted.flatMap(c => {
     const at = out.indexOf(c);
-    return at < 0 ? [] : [c.id ?? `#${at}`];
+    return at < 0 ? [] : [c.id ?? `#${at + 1}`];
   });
   return { cells: out, steps, insertedIds };
 }

@@ -62,12 +62,12 @@ describe('planNotebookEdits', () => {
     expect(plan.steps).toEqual([{ kind: 'move', from: 2, to: 0 }, { kind: 'delete', index: 2 }]);
   });
 
-  it('#index refs resolve in the notebook as it is when the op runs; notebooks without ids get none', () => {
+  it('#n refs count from 1 and resolve in the notebook as it is when the op runs; notebooks without ids get none', () => {
     const cells = [code(undefined, 'a'), code(undefined, 'b'), code(undefined, 'c')];
-    const plan = planNotebookEdits(cells, [{ op: 'insert', index: 0, cells: [{ cell_type: 'code', source: 'new' }] }, { op: 'delete', cellId: '#1' }], opts(false));
+    const plan = planNotebookEdits(cells, [{ op: 'insert', index: 0, cells: [{ cell_type: 'code', source: 'new' }] }, { op: 'delete', cellId: '#2' }], opts(false));
     expect(plan.cells.map(c => c.source)).toEqual(['new', 'b', 'c']);
     expect(plan.cells[0]!.id).toBeUndefined();
-    expect(plan.insertedIds).toEqual(['#0']);
+    expect(plan.insertedIds).toEqual(['#1']);
   });
 
   it('an inserted cell rewritten in the same batch is still reported; one deleted again is not', () => {
@@ -86,7 +86,8 @@ describe('planNotebookEdits', () => {
     ['insert at a fraction', [{ op: 'insert', index: 1.5, cells: [{ cell_type: 'code', source: '' }] }], /index 1.5 is outside/],
     ['insert nothing', [{ op: 'insert', index: 0, cells: [] }], /no cells to insert/],
     ['a missing id, after a good op', [{ op: 'delete', cellId: 'a' }, { op: 'replace', cellId: 'zzz', source: '' }], /edit 2 \(replace\): no cell with id "zzz"/],
-    ['#index past the end', [{ op: 'delete', cellId: '#3' }], /no cell with id "#3"/],
+    ['#n past the end', [{ op: 'delete', cellId: '#4' }], /no cell with id "#4"/],
+    ['#0 (cells count from 1)', [{ op: 'delete', cellId: '#0' }], /no cell with id "#0"/],
     ['a cell deleted earlier in the batch', [{ op: 'delete', cellId: 'b' }, { op: 'move', cellId: 'b', toIndex: 0 }], /edit 2 \(move\): no cell with id "b"/],
     ['move past the end', [{ op: 'move', cellId: 'a', toIndex: 3 }], /toIndex 3 is outside 0–2/],
     ['a bad cell type', [{ op: 'replace', cellId: 'a', source: '', cellType: 'heading' as 'raw' }], /cellType "heading"/]

@@ -2,6 +2,7 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ChatService } from './chats/chat-service.js';
 import { ChatStore } from './chats/chat-store.js';
+import { loadConfigFile } from './config/config-file.js';
 import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
 import { builtinTools } from './tools/index.js';
@@ -73,8 +74,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     tools: (ports) => builtinTools(ports),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
+  harness.redactor.addConfig(await loadConfigFile(env));
   const registry = options.registry ?? harness.registry;
-  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger });
+  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger, chatTitle: (id) => store.get(id)?.chat.title });
+  // However the companion ends (a crash included), its private kernels end with it.
+  const killKernels = (): void => kernels?.killAllNow();
+  process.on('exit', killKernels);
   // eval and notebook_run (closed notebooks) share one kernel path: kernel choice, idle budget, tool() bridge.
   const kernelRun = kernels ? { kernels, registry: () => registry, idleTimeoutMs: options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger) } : undefined;
   if (kernelRun && !registry.list().some((t) => t.name === 'eval')) {
@@ -85,7 +90,11 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
     for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
   }
-  const context = new ContextService({ workspace, kernels: kernels || undefined, port: panes });
+  // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
+  const context = new ContextService({
+    workspace, kernels: kernels || undefined, port: panes,
+    isPathAllowed: (tool, p) => registry.isPathAllowed(tool, p, workspace)
+  });
   const callLog = registry.onDidCall((c) => logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`));
   const service = new ChatService({
     workspace,
@@ -118,6 +127,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       throw new Error('startServer needs socketPath or stdio.');
     }
   } catch (error) {
+    process.off('exit', killKernels);
     kernelRetention?.dispose();
     await service.dispose();
     await kernels?.dispose();
@@ -136,6 +146,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         kernelRetention?.dispose();
         await service.dispose();
         await kernels?.dispose();
+        process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();
         harness.dispose();

@@ -25,6 +25,8 @@ export interface JupyterOptions {
    * so the other tests see JupyterLab's plain document model.
    */
   collaboration?: boolean;
+  /** Extra `jupyter lab` arguments, e.g. `--CellmateApp.tcp_nodelay=False` (the turn bench's "before"). */
+  args?: string[];
 }
 
 export interface CellmateStatus {
@@ -111,6 +113,7 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
     `--YDocExtension.disable_rtc=${opts.collaboration ? 'False' : 'True'}`
   ];
   if (process.getuid?.() === 0) args.push('--allow-root');
+  args.push(...(opts.args ?? []));
   const log: string[] = [];
   const child: ChildProcess = spawn(jupyterBin, args, {
     cwd: workspace,

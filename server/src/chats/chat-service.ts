@@ -173,6 +173,7 @@ export class ChatService {
     const record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const config = await loadConfigFile(this.options.env);
+    this.options.harness?.redactor.addConfig(config); // keys added to the file since the start
     const model = createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
     // `@` mentions and the pane's notebook context become a summary block for the model (issue #5).
     const expanded = this.options.expandContext ? await this.options.expandContext(chatId, text, context, origin).catch(() => undefined) : undefined;
@@ -205,7 +206,10 @@ export class ChatService {
         system: buildSystemPrompt({ workspace: this.options.workspace, tools }),
         history: record.messages, signal: controller.signal,
         maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
-        redact: (t) => secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t)
+        redact: (t) => {
+          const keys = secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t);
+          return this.options.harness ? this.options.harness.redactor.redact(keys) : keys;
+        }
       },
       {
         emit: (event) => this.emit(chatId, event),

@@ -7,6 +7,7 @@
  * line as progress, and mark a dead or stuck kernel broken so the next run replaces it.
  */
 import { DEFAULT_IDLE_TIMEOUT_MS, type BridgeResponse, type EvalLanguage, type EvalOutcome } from '@cellmate/kernel-bridge';
+import path from 'node:path';
 import type { AcquiredKernel, KernelManager } from '../../kernels/kernel-manager.js';
 import type { ToolContext } from '../define-tool.js';
 import type { ToolRegistry } from '../registry.js';
@@ -58,9 +59,17 @@ export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
   };
 }
 
-/** One `tool()` call from a cell: the registry, as the kernel, in the calling turn's context. */
-async function bridgeCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<BridgeResponse> {
-  const { callId: _modelCallId, ...rest } = ctx as ToolContext & { callId?: string };
+/**
+ * One `tool()` call from a cell — including the cell's shell magics, which the helper
+ * sends as `shell` calls (EVAL-5): the registry, as the kernel, in the calling turn's
+ * context (surface, policy, approvals, audit). The caller's per-path gate is not passed
+ * on: the registry builds the kernel call's own. A result cut by output shaping names its
+ * saved full text, so `x = !cmd` still gets every line.
+ */
+export async function bridgeCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<BridgeResponse> {
+  const { callId: _modelCallId, isPathAllowed: _callersGate, ...rest } = ctx;
   const r = await registry.call(name, args, { ...rest, actor: 'kernel' });
-  return r.ok ? { ok: true, output: r.output, title: r.title } : { ok: false, error: r.output };
+  if (!r.ok) return { ok: false, error: r.output };
+  const saved = r.metadata?.savedPath;
+  return { ok: true, output: r.output, title: r.title, ...(typeof saved === 'string' ? { fullOutputFile: path.resolve(ctx.workspace, saved) } : {}) };
 }

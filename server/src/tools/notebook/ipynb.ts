@@ -86,12 +86,15 @@ export function sourceLines(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-/** The id the tools use for a cell: its nbformat id, or `#<index>` in notebooks without ids. */
+/**
+ * The id the tools use for a cell: its nbformat id, or `#<n>` in notebooks without ids,
+ * where n is the cell's number as `notebook_read` shows it (counting from 1).
+ */
 export function cellRef(nb: IpynbNotebook, index: number): string {
   return cellRefAt(nb.cells, index);
 }
 
-/** Index of a cell by id (or `#<index>`); -1 when absent. */
+/** Index of a cell by id (or `#<n>`, n counting from 1); -1 when absent. */
 export function findCell(nb: IpynbNotebook, ref: string): number {
   return findCellIndex(nb.cells, ref);
 }

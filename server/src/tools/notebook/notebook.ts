@@ -16,8 +16,12 @@ import { ToolInputError } from '../errors.js';
 import { resolveForWrite, writeFileAtomic } from '../file-io.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 import type { KernelRunner } from '../eval/kernel-runner.js';
-import { describeCells, describeOutput, toNbformatOutputs } from './format.js';
+import { page, saveFullOutput } from '../output-shaping.js';
+import { cellEntries, describeOutput, toNbformatOutputs } from './format.js';
 import { applyEdits, findCell, parseNotebook, serializeNotebook, sourceText, toCellData, type IpynbNotebook } from './ipynb.js';
+
+/** Character budget of one page of cells (50 cells with a few cut outputs each fit). */
+const MAX_NOTEBOOK_PAGE_CHARS = 50_000;
 import type { NotebookPort, PaneTarget } from './pane-hub.js';
 
 /** The three sections of `notebook.md`, split on `<!-- tool_name -->` lines. */
@@ -35,18 +39,18 @@ const ipynbPath = z
   .refine((p) => p.endsWith('.ipynb'), { error: 'must name an .ipynb file' })
   .describe('Notebook path relative to the workspace, e.g. "analysis.ipynb".');
 const cellType = z.enum(['code', 'markdown', 'raw']);
-const cellId = z.string().min(1).describe('A cell id from notebook_read (or "#<index>" in notebooks without ids).');
+const cellId = z.string().min(1).describe('A cell id from notebook_read (or "#<n>", the cell number counting from 1, in notebooks without ids).');
 
 export const notebookReadParameters = z.strictObject({
   path: ipynbPath,
-  offset: z.number().int().min(0).optional().describe('0-based index of the first cell. Default 0.'),
+  offset: z.number().int().min(1).optional().describe('Number of the first cell to return (cells count from 1). Default 1.'),
   limit: z.number().int().min(1).max(200).optional().describe('Maximum cells to return. Default 50.')
 });
 
 const editSchema = z.discriminatedUnion('action', [
   z.strictObject({
     action: z.literal('insert'),
-    index: z.number().int().min(0).describe('Position of the first new cell (0 = top; the cell count = append).'),
+    index: z.number().int().min(0).describe('How many cells come before the first new one (0 = top; the cell count = append).'),
     cells: z.array(z.strictObject({ cell_type: cellType.default('code'), source: z.string() })).min(1).max(50)
   }),
   z.strictObject({ action: z.literal('replace'), cell_id: cellId, source: z.string(), cell_type: cellType.optional() }),
@@ -66,7 +70,10 @@ export const notebookRunParameters = z.strictObject({
 
 export interface NotebookToolsOptions {
   port: NotebookPort;
-  /** Runs cells of notebooks no pane has open — eval's kernel path (kernel choice, idle budget, `tool()`). */
+  /**
+   * Runs cells of notebooks no pane has open — eval's kernel path (kernel choice, idle
+   * budget, `tool()` and shell magics back into the registry as `shell`, EVAL-5).
+   */
   runner?: KernelRunner;
 }
 
@@ -112,10 +119,12 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     parameters: notebookReadParameters,
     examples: [
       { args: { path: 'analysis.ipynb' }, comment: 'all cells (up to 50) with ids and outputs' },
-      { args: { path: 'analysis.ipynb', offset: 50, limit: 50 }, comment: 'the next 50 cells' }
+      { args: { path: 'analysis.ipynb', offset: 51, limit: 50 }, comment: 'the next 50 cells' }
     ],
     timeoutMs: 30_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
+    // notebook_read pages itself (offset/limit over cells, explicit note).
+    outputShaping: 'paged',
     async execute(args, ctx) {
       const resolved = await resolveWorkspacePath(ctx.workspace, args.path);
       const pane = await openIn(options.port, resolved.relative, ctx);
@@ -129,12 +138,17 @@ export function createNotebookTools(options: NotebookToolsOptions) {
         cells = nb.cells.map((_, i) => toCellData(nb, i));
         where = 'on disk (not open in JupyterLab)';
       }
-      const from = args.offset ?? 0;
-      const to = Math.min(cells.length, from + (args.limit ?? 50));
-      const more = to < cells.length ? `\n(cells ${from}–${to - 1} of ${cells.length}; call again with offset=${to} for more)` : '';
+      const offset = args.offset ?? 1;
+      const limit = args.limit ?? 50;
+      const header = `${resolved.relative}: ${cells.length} cells, ${where}.`;
+      const entries = await pageEntries(cells, offset - 1, offset - 1 + limit, header, ctx.workspace);
+      const p = page({
+        entries, offset, limit, total: cells.length,
+        maxChars: MAX_NOTEBOOK_PAGE_CHARS, noun: { one: 'cell', many: 'cells' }, tool: 'notebook_read'
+      });
       return {
         title: `${resolved.relative} (${cells.length} cells)`,
-        output: `${resolved.relative}: ${cells.length} cells, ${where}.\n${describeCells(cells, from, to)}${more}`,
+        output: `${header}${p.text ? `\n${p.text}` : ''}`,
         metadata: { open: !!pane }
       };
     }
@@ -151,7 +165,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       { args: { path: 'analysis.ipynb', edits: [{ action: 'move', cell_id: 'a1b2c3d4', to_index: 0 }, { action: 'delete', cell_id: 'e5f6a7b8' }] }, comment: 'reorder and delete in one step' }
     ],
     timeoutMs: 30_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const ops = toOps(args.edits);
@@ -201,7 +215,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     // Cells may run long; the user's Stop interrupts them.
     timeoutMs: 2 ** 31 - 1,
     abortGraceMs: 5_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const pane = await openIn(options.port, resolved.relative, ctx);
@@ -254,6 +268,30 @@ export function createNotebookTools(options: NotebookToolsOptions) {
   return [read, edit, run] as const;
 }
 
+/**
+ * The cells of one notebook_read page. An output over its budget is cut (the shaping
+ * module's `cut`); then the uncut page is saved once under `.cellmate/outputs/` and each cut
+ * marker names the `read` call that shows that cell whole.
+ */
+async function pageEntries(cells: NotebookCellData[], from: number, to: number, header: string, workspace: string): Promise<string[]> {
+  const shown = cellEntries(cells, from, to);
+  const full = cellEntries(cells, from, to, { maxChars: Infinity });
+  if (shown.every((e, i) => e === full[i])) return shown;
+  let saved: string;
+  try {
+    saved = await saveFullOutput(workspace, 'notebook_read', [header, ...full].join('\n'));
+  } catch {
+    return cellEntries(cells, from, to, { rest: () => 'the whole output could not be saved; print the part you need with eval' });
+  }
+  const lineOf = new Map<number, number>();
+  let line = 2; // line 1 is the header
+  full.forEach((entry, i) => {
+    lineOf.set(from + i + 1, line);
+    line += entry.split('\n').length;
+  });
+  return cellEntries(cells, from, to, { rest: (n) => `the whole output: call read with {"path": "${saved}", "offset": ${lineOf.get(n)}}` });
+}
+
 /** Why a run stopped: the pane's statuses plus those of eval's kernel path (closed notebooks). */
 type RunStatus = 'ok' | 'error' | 'aborted' | 'idle-timeout' | 'kernel-died' | 'stuck';
 
@@ -280,7 +318,7 @@ function runResult(path: string, cells: NotebookCellData[], status: RunStatus, w
   for (const n of extra.notes ?? []) lines.push(`Note: ${n}`);
   for (const c of cells) {
     lines.push(`[id=${c.id}] execution_count ${c.execution_count ?? 'none'}`);
-    for (const o of c.outputs ?? []) lines.push(describeOutput(o).replace(/^/gm, '    '));
+    for (const o of c.outputs ?? []) lines.push(describeOutput(o, 0, { rest: () => `call notebook_read on cell ${c.id} (offset = its number, limit 1) for the whole output` }).replace(/^/gm, '    '));
     if (!c.outputs?.length) lines.push('    (no output)');
   }
   const stop = stopLine(status, extra.idleTimeoutMs);
