@@ -167,7 +167,15 @@ describe('secrets stay out of children, and known values are redacted everywhere
     const readAll = async (): Promise<Array<[string, string]>> => {
       const out: Array<[string, string]> = [];
       for (const dir of ['chats', 'audit']) {
-        for (const name of await readdir(path.join(ws, '.cellmate', dir))) out.push([`${dir}/${name}`, await readFile(path.join(ws, '.cellmate', dir, name), 'utf8')]);
+        for (const name of await readdir(path.join(ws, '.cellmate', dir))) {
+          // A save's temporary file may be renamed between the listing and the read: its
+          // content is then read under the final name.
+          const text = await readFile(path.join(ws, '.cellmate', dir, name), 'utf8').catch((e: NodeJS.ErrnoException) => {
+            if (e.code === 'ENOENT') return undefined;
+            throw e;
+          });
+          if (text !== undefined) out.push([`${dir}/${name}`, text]);
+        }
       }
       return out;
     };

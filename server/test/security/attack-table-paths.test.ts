@@ -56,7 +56,12 @@ async function start(rules: unknown[], pane: boolean): Promise<Companion> {
   const ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-attack-')));
   await seed(ws);
   await writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules }));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-home-policy.json') };
+  // Every row is a chat of its own, with its own private kernels: past the companion's
+  // default cap of 4 (the cap itself is a row of attack-table-exec.test.ts).
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-home-policy.json'),
+    CELLMATE_MAX_PRIVATE_KERNELS: '64'
+  };
   const handle = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, evalIdleTimeoutMs: 30_000 });
   const client = await connectClient(handle.socketPath!);
   const cards: QuestionItem[] = [];

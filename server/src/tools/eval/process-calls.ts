@@ -13,9 +13,9 @@
  * text. This is a tripwire for the obvious spellings, not a sandbox: code can always
  * build a call the tree does not show (the README says so).
  */
-import { createRequire } from 'node:module';
-import { Lang, parse, registerDynamicLanguage, type SgNode } from '@ast-grep/napi';
+import { Lang, parse, type SgNode } from '@ast-grep/napi';
 import { rewriteMagics } from '@cellmate/kernel-bridge';
+import { astGrepLanguage } from '../../structural/ast-languages.js';
 
 /** One call the cell makes that spawns a process, deletes files or runs code built at run time. */
 export interface ProcessCall {
@@ -26,15 +26,6 @@ export interface ProcessCall {
   subject: string;
 }
 
-let pythonRegistered = false;
-function ensurePython(): void {
-  if (pythonRegistered) return;
-  // lang-python is CommonJS and ships a prebuilt parser (FACTS.md: register once).
-  const require = createRequire(import.meta.url);
-  registerDynamicLanguage({ python: require('@ast-grep/lang-python') as Parameters<typeof registerDynamicLanguage>[0][string] });
-  pythonRegistered = true;
-}
-
 const MAX_SUBJECT = 300;
 const MAX_DEPTH = 3;
 
@@ -43,8 +34,8 @@ export function findProcessCalls(code: string, language: 'python' | 'javascript'
   const rewritten = rewriteMagics(code, language).code;
   try {
     if (language === 'python') {
-      ensurePython();
-      return new PythonScan(parse('python', rewritten).root(), depth).run();
+      // The one registration of ast-grep's dynamic languages (a second one would be ignored).
+      return new PythonScan(parse(astGrepLanguage('python'), rewritten).root(), depth).run();
     }
     return new JsScan(parse(Lang.JavaScript, rewritten).root(), depth).run();
   } catch (error) {
