@@ -22,3 +22,37 @@ export function machineLine() {
 }
 
 export const round = (x, digits = 1) => Number(x.toFixed(digits));
+
+/**
+ * The e2e tests' TypeScript helpers (test/support: a real JupyterLab, the JSON-RPC client
+ * over /cellmate/ws) for a benchmark, without a second copy: bundled once with esbuild
+ * (vite's dependency) into test/.build/, where their repo-relative paths still hold.
+ */
+export async function loadTestSupport() {
+  const { build } = await import('esbuild');
+  const { fileURLToPath, pathToFileURL } = await import('node:url');
+  const path = await import('node:path');
+  const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const outfile = path.join(repo, 'test', '.build', 'support.mjs');
+  await build({
+    stdin: {
+      contents: "export { startJupyter } from './support/jupyter';\nexport { connectRpc } from './support/rpc';\n",
+      resolveDir: path.join(repo, 'test'),
+      loader: 'ts'
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile,
+    logLevel: 'warning'
+  });
+  return import(pathToFileURL(outfile).href);
+}
+
+/** The p-th percentile (0–100) of xs. */
+export function percentile(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))];
+}

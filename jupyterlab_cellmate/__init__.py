@@ -53,7 +53,9 @@ Supervision
     - 1012: the companion exited and is being restarted: reconnect;
     - 1013: the companion was not ready within ``ready_wait`` or cannot run (reason says why).
 
-    Closing the WebSocket closes its Unix connection.
+    Closing the WebSocket closes its Unix connection. The WebSocket has TCP_NODELAY on
+    (``tcp_nodelay``): its messages are small, and with Nagle's algorithm each waited for
+    a delayed ACK.
 
 ``GET <base_url>cellmate/status`` (``handlers.StatusHandler``)
     Authenticated (403 otherwise). JSON::
@@ -65,8 +67,12 @@ Supervision
     ``restarts`` counts unexpected exits; ``lastExit`` is the last one's exit code
     (negative: killed by that signal, as in Python's ``returncode``).
 
+Jupyter's kernel WebSockets (``nodelay.py``)
+    The companion reaches a notebook's kernel through Jupyter Server's kernel WebSocket;
+    the extension sets TCP_NODELAY on those too (``tcp_nodelay``, default on).
+
 Traitlets (``CellmateApp``): ``node``, ``server_main``, ``ready_wait``, ``startup_timeout``,
-``stop_timeout``, ``max_message_size``.
+``stop_timeout``, ``max_message_size``, ``tcp_nodelay``.
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Int, Unicode, default
+from traitlets import Bool, Float, Int, Unicode, default
 
 from .handlers import SETTINGS_KEY, BridgeSettings, handlers
+from .nodelay import enable_kernel_websocket_nodelay
 from .supervisor import CompanionConfig, CompanionSupervisor
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -85,10 +86,22 @@ class CellmateApp(ExtensionApp):
         help="Largest JSON-RPC message (bytes) bridged in either direction.",
     )
 
+    tcp_nodelay = Bool(
+        True,
+        config=True,
+        help=(
+            "Set TCP_NODELAY on the pane's WebSocket (/cellmate/ws) and on Jupyter's kernel "
+            "WebSockets, where small messages otherwise wait ~40 ms for delayed ACKs (see "
+            "nodelay.py). Off only to measure the difference (npm run bench -- turn --nodelay=off)."
+        ),
+    )
+
     supervisor: CompanionSupervisor | None = None
 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
+        if self.tcp_nodelay:
+            enable_kernel_websocket_nodelay()
         workspace = os.path.abspath(os.path.expanduser(self.serverapp.root_dir))
         config = CompanionConfig(
             node=self.node,
@@ -99,7 +112,7 @@ class CellmateApp(ExtensionApp):
         )
         self.supervisor = CompanionSupervisor(config, self.serverapp.log)
         self.settings[SETTINGS_KEY] = BridgeSettings(
-            self.supervisor, package_version(), self.ready_wait, self.max_message_size
+            self.supervisor, package_version(), self.ready_wait, self.max_message_size, self.tcp_nodelay
         )
 
     def initialize_handlers(self) -> None:

@@ -52,11 +52,14 @@ SETTINGS_KEY = "cellmate"
 class BridgeSettings:
     """What the handlers need, placed in the web app's settings by the extension."""
 
-    def __init__(self, supervisor: CompanionSupervisor, version: str, ready_wait: float, max_message_size: int) -> None:
+    def __init__(
+        self, supervisor: CompanionSupervisor, version: str, ready_wait: float, max_message_size: int, nodelay: bool = True
+    ) -> None:
         self.supervisor = supervisor
         self.version = version
         self.ready_wait = ready_wait
         self.max_message_size = max_message_size
+        self.nodelay = nodelay
 
 
 class BridgeHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
@@ -94,6 +97,11 @@ class BridgeHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
 
     async def open(self, *args: Any, **kwargs: Any) -> None:
         super().open(*args, **kwargs)  # WebSocketMixin: keep-alive pings
+        # Every message here is small (a JSON-RPC request, a text delta): with Nagle's
+        # algorithm on, each reply waits for the browser's delayed ACK, ~40 ms a frame
+        # (bench/RESULTS.md, "turn"). The Unix socket to the companion has no Nagle.
+        if self.bridge.nodelay:
+            self.set_nodelay(True)
         supervisor = self.bridge.supervisor
         path = await supervisor.wait_ready(self.bridge.ready_wait)
         if self.ws_connection is None:  # the client left while we waited

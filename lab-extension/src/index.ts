@@ -8,6 +8,7 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
@@ -16,10 +17,11 @@ import { addIcon } from '@jupyterlab/ui-components';
 
 import { CellmateConnection } from './connection';
 import { CellmateController, Notify } from './controller';
-import { ICurrentWidgetShell, KernelFocusTracker } from './kernel-focus';
+import { KernelFocusReporter } from './kernel-focus';
 import { localStorageMemory, stateDBMemory } from './memory';
-import { INotebookShell, NotebookPort } from './notebook-port';
-import { insertCodeCell, NotebookCopyTarget } from './notebook-copy';
+import { insertCodeCell } from './notebook-copy';
+import { INotebookFocus, NotebookFocus } from './notebook-focus';
+import { NotebookPort } from './notebook-port';
 import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
 import { showMetricsDialog } from './widgets/metrics';
@@ -34,11 +36,21 @@ export namespace CommandIDs {
 
 const CATEGORY = 'Cellmate';
 
+/** The notebook-focus service (issue #9): one follower of the current notebook for the pane. */
+const notebookFocusPlugin: JupyterFrontEndPlugin<INotebookFocus> = {
+  id: 'jupyterlab-cellmate:notebook-focus',
+  description: 'The notebook the user works in, its kernel, and the open notebooks, for Cellmate.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  provides: INotebookFocus,
+  activate: (_app: JupyterFrontEnd, tracker: INotebookTracker) => new NotebookFocus(tracker)
+};
+
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'Cellmate: a notebook agent in a chat pane.',
   autoStart: true,
-  requires: [IRenderMimeRegistry, ISettingRegistry],
+  requires: [IRenderMimeRegistry, ISettingRegistry, INotebookFocus],
   optional: [ICommandPalette, ILayoutRestorer, IStateDB, ITranslator],
   activate
 };
@@ -47,6 +59,7 @@ async function activate(
   app: JupyterFrontEnd,
   rendermime: IRenderMimeRegistry,
   settingRegistry: ISettingRegistry,
+  focus: INotebookFocus,
   palette: ICommandPalette | null,
   restorer: ILayoutRestorer | null,
   stateDB: IStateDB | null,
@@ -68,9 +81,9 @@ async function activate(
     serverSettings: app.serviceManager.serverSettings
   });
   // Notebook tools edit open notebooks through this pane; messages carry the focused notebook (issue #5).
-  const notebookPort = new NotebookPort(connection, app.shell as unknown as INotebookShell);
+  const notebookPort = new NotebookPort(connection, focus);
   const controller = new CellmateController({
-    context: () => notebookPort.context(),
+    context: () => focus.context(),
     connection,
     memory: stateDB ? stateDBMemory(stateDB) : localStorageMemory(),
     notify,
@@ -79,10 +92,9 @@ async function activate(
   });
 
   // Evals share the focused notebook's kernel (SPEC EVAL-2).
-  const kernelFocus = new KernelFocusTracker(connection, app.shell as ICurrentWidgetShell);
-  const copyTarget = new NotebookCopyTarget(app.shell as ICurrentWidgetShell);
+  const kernelFocus = new KernelFocusReporter(connection, focus);
   const copyToNotebook = (code: string): void => {
-    const notebook = copyTarget.notebook;
+    const notebook = focus.notebook;
     if (!notebook) {
       notify('warning', trans.__('Open a notebook to copy the code into.'));
       return;
@@ -104,10 +116,9 @@ async function activate(
       }
     },
     copyToNotebook,
-    kernelFocus
+    kernelFocus: focus
   });
   panel.disposed.connect(() => {
-    copyTarget.dispose();
     kernelFocus.dispose();
     notebookPort.dispose();
     controller.dispose();
@@ -160,4 +171,4 @@ async function activate(
   void app.restored.then(() => controller.start());
 }
 
-export default plugin;
+export default [notebookFocusPlugin, plugin];

@@ -6,8 +6,11 @@
  * its own connection on the companion server's user-only Unix socket. One WebSocket
  * message carries exactly one JSON-RPC message.
  *
- * This module is browser-safe: types and constants only, no Node imports.
+ * This module is browser-safe: types and constants only, no Node imports. Its siblings:
+ * `tool-display.ts` (tool-card displays by kind) and `notebook-plan.ts` (the pure
+ * notebook-edit planner both sides run).
  */
+import type { ToolCallDisplay } from './tool-display';
 
 /** Bumped when a request, notification or payload changes incompatibly. */
 export const PROTOCOL_VERSION = 1;
@@ -125,15 +128,6 @@ export interface EvalKernelInfo {
   /** `notebook`: the focused notebook's kernel (shared); `private`: the chat's own. */
   origin: 'notebook' | 'private';
   notebookPath?: string;
-}
-
-/** Rich parts of a tool card (eval). Outputs are MIME bundles shown untrusted. */
-export interface ToolCallDisplay {
-  kernel?: EvalKernelInfo;
-  /** One line per rewritten magic (SPEC EVAL-4). */
-  rewrites?: string[];
-  /** In order: `text/plain` (stdout), `application/vnd.jupyter.stderr`, `text/html`, `image/png` (base64)… */
-  outputs?: Array<Record<string, string>>;
 }
 
 /** The notebook kernel the user has focused, as the pane reports it (`chat/context`). */
@@ -317,7 +311,9 @@ export interface Requests {
   'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
   /**
    * The pane's focus changed: the notebook kernel evals should share (null: none, so evals
-   * use the chat's private kernels). Without `chatId` it applies to every chat.
+   * use the chat's private kernels). It is this connection's focus: turns started from this
+   * connection use it, other windows keep theirs. Without `chatId` it applies to every chat
+   * this connection starts a turn in; with one, to that chat only.
    */
   'chat/context': { params: { chatId?: string; kernel: NotebookKernelRef | null }; result: { ok: true } };
   /** Answers (or skips) a pending question card; the result is the card's new state. */
@@ -442,3 +438,5 @@ export const Routes = {
   websocket: 'cellmate/ws',
   status: 'cellmate/status'
 } as const;
+export * from './notebook-plan';
+export * from './tool-display';

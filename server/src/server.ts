@@ -2,12 +2,14 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ChatService } from './chats/chat-service.js';
 import { ChatStore } from './chats/chat-store.js';
+import { loadConfigFile } from './config/config-file.js';
 import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
 import { removeChatOutputs } from './housekeeping/saved-outputs.js';
 import { OUTPUTS_DIR } from './tools/output-shaping.js';
 import { builtinTools } from './tools/index.js';
 import { createEvalTool } from './tools/eval/eval.js';
+import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
 import { PaneHub } from './tools/notebook/pane-hub.js';
 import { ContextService } from './context/context-service.js';
@@ -72,18 +74,27 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     tools: (ports) => builtinTools(ports),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
+  harness.redactor.addConfig(await loadConfigFile(env));
   const registry = options.registry ?? harness.registry;
-  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger });
-  if (kernels && !registry.list().some((t) => t.name === 'eval')) {
-    const idleTimeoutMs = options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger);
-    registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs }));
+  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger, chatTitle: (id) => store.get(id)?.chat.title });
+  // However the companion ends (a crash included), its private kernels end with it.
+  const killKernels = (): void => kernels?.killAllNow();
+  process.on('exit', killKernels);
+  // eval and notebook_run (closed notebooks) share one kernel path: kernel choice, idle budget, tool() bridge.
+  const kernelRun = kernels ? { kernels, registry: () => registry, idleTimeoutMs: options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger) } : undefined;
+  if (kernelRun && !registry.list().some((t) => t.name === 'eval')) {
+    registry.register(createEvalTool(kernelRun));
   }
   // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
   const panes = new PaneHub();
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
-    for (const tool of createNotebookTools({ port: panes, kernels: kernels || undefined })) registry.register(tool as unknown as ToolDefinition);
+    for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
   }
-  const context = new ContextService({ workspace, kernels: kernels || undefined, port: panes });
+  // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
+  const context = new ContextService({
+    workspace, kernels: kernels || undefined, port: panes,
+    isPathAllowed: (tool, p) => registry.isPathAllowed(tool, p, workspace)
+  });
   const callLog = registry.onDidCall((c) => logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`));
   const service = new ChatService({
     workspace,
@@ -98,8 +109,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     kernels,
     harness,
     panes,
-    expandContext: (chatId, text, ctx) => context.expand(chatId, text, ctx),
-    completeMention: (chatId, prefix) => context.complete(chatId, prefix),
+    expandContext: (chatId, text, ctx, origin) => context.expand(chatId, text, ctx, origin),
+    completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin),
     // A deleted chat's audit log and saved outputs go with it (its kernels: kernelRetention below).
     onDeleted: async (chatId) => {
       await harness.audit.removeChat(chatId);
@@ -121,6 +132,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       throw new Error('startServer needs socketPath or stdio.');
     }
   } catch (error) {
+    process.off('exit', killKernels);
     kernelRetention?.dispose();
     await service.dispose();
     await kernels?.dispose();
@@ -141,6 +153,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         const { bytesWritten, records, compactions } = store.stats;
         logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
         await kernels?.dispose();
+        process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();
         harness.dispose();

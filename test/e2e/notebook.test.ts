@@ -44,7 +44,7 @@ const insertTwo = (p: string) => ({
   toolName: 'notebook_edit',
   input: { path: p, edits: [{ action: 'insert', index: 1, cells: [{ cell_type: 'code', source: 'agent_value = 21' }, { cell_type: 'code', source: 'print("agent says", agent_value * 2)' }] }] }
 });
-const runTwo = (p: string) => ({ toolName: 'notebook_run', input: { path: p, cell_ids: ['#1', '#2'] } });
+const runTwo = (p: string) => ({ toolName: 'notebook_run', input: { path: p, cell_ids: ['#2', '#3'] } });
 
 const SCRIPT = {
   turns: [
@@ -54,7 +54,7 @@ const SCRIPT = {
     [{ toolCalls: [{ toolName: 'eval', input: { description: 'Sleep for a whole minute here', code: 'import time\ntime.sleep(60)' } }] }, { text: 'unreachable' }],
     [
       { toolCalls: [{ toolName: 'notebook_edit', input: { path: 'analysis.ipynb', edits: [{ action: 'insert', index: 2, cells: [{ cell_type: 'code', source: 'import time\ntime.sleep(60)' }] }] } }] },
-      { toolCalls: [{ toolName: 'notebook_run', input: { path: 'analysis.ipynb', cell_ids: ['#2'] } }] },
+      { toolCalls: [{ toolName: 'notebook_run', input: { path: 'analysis.ipynb', cell_ids: ['#3'] } }] },
       { text: 'unreachable' }
     ]
   ]

@@ -19,6 +19,14 @@ export interface JupyterOptions {
   cellmateSettings?: Record<string, unknown>;
   /** Extra environment for the Jupyter server (and so for the companion server). */
   env?: Record<string, string>;
+  /**
+   * Real-time collaboration (jupyter-collaboration, pinned in requirements-dev.txt): on, the
+   * browser edits notebooks through its shared Yjs documents (`context.model.collaborative`). Off by default,
+   * so the other tests see JupyterLab's plain document model.
+   */
+  collaboration?: boolean;
+  /** Extra `jupyter lab` arguments, e.g. `--CellmateApp.tcp_nodelay=False` (the turn bench's "before"). */
+  args?: string[];
 }
 
 export interface CellmateStatus {
@@ -101,9 +109,11 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
     '--LabApp.expose_app_in_browser=True',
     '--ServerApp.open_browser=False',
     '--LabServerApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate',
-    '--LabApp.news_url=None'
+    '--LabApp.news_url=None',
+    `--YDocExtension.disable_rtc=${opts.collaboration ? 'False' : 'True'}`
   ];
   if (process.getuid?.() === 0) args.push('--allow-root');
+  args.push(...(opts.args ?? []));
   const log: string[] = [];
   const child: ChildProcess = spawn(jupyterBin, args, {
     cwd: workspace,

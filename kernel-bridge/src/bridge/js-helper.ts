@@ -9,7 +9,6 @@ export const JS_HELPER = String.raw`
 (() => {
   const PREFIX = ${JSON.stringify(BRIDGE_PREFIX)};
   const CHUNK = ${BRIDGE_CHUNK};
-  const cp = require('node:child_process');
   const path = require('node:path');
   const { createRequire } = require('node:module');
   class ToolError extends Error {
@@ -40,19 +39,20 @@ export const JS_HELPER = String.raw`
     if (!res.ok) throw new ToolError(res.error || 'tool call failed');
     return res.output;
   }
-  function sh(cmd, opts = {}) {
-    return new Promise((resolve, reject) => {
-      const child = cp.spawn(opts.shell ? opts.shell : cmd, opts.shell ? ['-c', cmd] : [], { shell: !opts.shell, stdio: ['ignore', 'pipe', 'pipe'] });
-      child.stdout.setEncoding('utf8'); child.stderr.setEncoding('utf8');
-      const out = console._stdout, err = console._stderr;
-      child.stdout.on('data', (d) => (out ? out.write(d) : console.log(d)));
-      child.stderr.on('data', (d) => (err ? err.write(d) : console.error(d)));
-      child.on('error', reject);
-      child.on('close', (code) => {
-        if (code) console.error('[exit code ' + code + ']');
-        resolve(undefined);
-      });
-    });
+  // EVAL-5: !cmd and %%bash run as a Cellmate shell call (policy, floor, approval, audit);
+  // a refused command throws ToolError with the registry's reason.
+  async function sh(cmd) {
+    // The shell tool's longest timeout: a magic is a command, not a cell.
+    const out = await tool('shell', { command: cmd, cwd: process.cwd(), timeout_ms: 600000 });
+    const lines = String(out).split('\n');
+    let code = 0;
+    while (lines.length && /^\[.*\]$/.test(lines[lines.length - 1])) {
+      const m = /^\[(exit code (-?\d+)|killed .*)\]$/.exec(lines.pop());
+      if (m) { code = m[2] !== undefined ? Number(m[2]) : -1; break; }
+    }
+    const text = lines.join('\n');
+    if (text && text !== '(no output)') console.log(text);
+    if (code) console.error('[exit code ' + code + ']');
   }
   function cd(dir) {
     const target = dir === '~' ? require('node:os').homedir() : dir.replace(/^~(?=\/)/, require('node:os').homedir());
@@ -61,6 +61,7 @@ export const JS_HELPER = String.raw`
     console.log(process.cwd());
   }
   async function pip(argline) {
+    // A shell line (npm's arguments are the user's text): through the gate like !npm …
     await sh('npm ' + argline);
     let n = 0;
     // Only modules under the working directory: the kernel's own modules share this cache.

@@ -18,7 +18,12 @@ export type BridgeRequest =
   | { op: 'call'; id: number; part: number; parts: number; data: string }
   | { op: 'more'; id: number; part: number };
 
-export type BridgeResponse = { ok: true; output: string; title?: string } | { ok: false; error: string };
+/**
+ * The registry's answer to one `tool()` call. `fullOutputFile`: absolute path of the
+ * saved full output when the registry cut a long one (HARN-4), so `x = !cmd` can return
+ * every line.
+ */
+export type BridgeResponse = { ok: true; output: string; title?: string; fullOutputFile?: string } | { ok: false; error: string };
 
 /** Parses a prompt; undefined when it is not a bridge request (a plain `input()`). */
 export function parseBridgePrompt(prompt: string): BridgeRequest | undefined {

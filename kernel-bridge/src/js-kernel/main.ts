@@ -41,3 +41,12 @@ const report = (what: string) => (e: unknown) => {
 };
 process.on('uncaughtException', report('Uncaught exception'));
 process.on('unhandledRejection', report('Unhandled promise rejection'));
+
+// Like ipykernel's ParentPollerUnix: with JPY_PARENT_PID set (the companion sets it), the
+// kernel exits when that process is gone (its parent changed), even after a kill -9.
+const parentPid = Number(process.env.JPY_PARENT_PID);
+if (Number.isInteger(parentPid) && parentPid > 1) {
+  setInterval(() => {
+    if (process.ppid !== parentPid) process.exit(0);
+  }, 1_000).unref();
+}

@@ -1,6 +1,9 @@
 /**
  * Magic rewriting (SPEC EVAL-4): `%pip`, `%cd`, `!cmd`, `%%bash`, `%%timeit` (and the
  * line form `%timeit`) become plain code calling the kernel-side helper `__cellmate__`
+ * (EVAL-5: every shell form — `!cmd`, `x = !cmd`, `!!cmd`, `%sx`, `%system`, `%%bash`,
+ * `%%sh`, `%%script`, `%%perl`… — becomes `__cellmate__.sh`, a `shell` call through the
+ * registry, so the shell policy, floor and approvals apply)
  * (injected by the eval session, see `bridge/python-helper.ts` and `bridge/js-helper.ts`),
  * in both languages. Pure: no I/O. Every rewrite is reported (SPEC HARN-2) as
  * `"<original line>" → <new code>`; other `%magics` are left alone (IPython runs them).
@@ -42,16 +45,35 @@ export function rewriteMagics(code: string, language: EvalLanguage): RewrittenCe
   return { code: lines.join('\n'), rewrites };
 }
 
+/** Script cell magics (IPython `ScriptMagics`): each starts a process, so each is shell. */
+const SCRIPT_MAGICS = ['bash', 'sh', 'script', 'perl', 'ruby', 'python', 'python2', 'python3', 'pypy'] as const;
+
+/**
+ * The shell command a script cell magic stands for: the body itself for `%%bash`/`%%sh`,
+ * else the interpreter reading the body from a here-document (`perl <<'…'`). Mirrors
+ * `_script_command` in the Python helper (its backstop for nested cell magics).
+ */
+export function scriptCommand(magic: string, argLine: string, body: string): string {
+  if (magic === 'bash' || magic === 'sh') return body;
+  // IPython's own options (`--out var`, `--bg` …) are not part of the command.
+  const args = argLine.replace(/--(?:out|err|proc)\s+\S+|--bg|--no-raise-error/g, ' ');
+  const interp = (magic === 'script' ? args : `${magic} ${args}`).replace(/\s+/g, ' ').trim() || 'sh';
+  const tag = '__CELLMATE_SCRIPT__';
+  return `${interp} <<'${tag}'\n${body.replace(/\n+$/, '')}\n${tag}`;
+}
+
 function rewriteCellMagic(code: string, language: EvalLanguage): RewrittenCell | undefined {
-  const m = /^\s*%%(bash|sh|timeit)\b([^\n]*)\n?([\s\S]*)$/.exec(code);
+  const m = /^\s*%%([a-z0-9]+)\b([^\n]*)\n?([\s\S]*)$/.exec(code);
   if (!m) return undefined;
-  const [, magic, argLine = '', body = ''] = m;
+  const [, magic = '', argLine = '', body = ''] = m;
+  const isScript = (SCRIPT_MAGICS as readonly string[]).includes(magic) && (language === 'python' || magic === 'bash' || magic === 'sh');
+  if (!isScript && magic !== 'timeit') return undefined;
   const first = `%%${magic}${argLine}`.trim();
   let replacement: string;
-  if (magic === 'bash' || magic === 'sh') {
-    replacement = language === 'python'
-      ? `__cellmate__.sh(${lit(body)}, shell="/bin/bash")`
-      : `await __cellmate__.sh(${lit(body)}, { shell: '/bin/bash' })`;
+  if (isScript) {
+    // EVAL-5: the body runs as a `shell` call through the registry (policy, floor, approval).
+    const command = lit(scriptCommand(magic, argLine, body));
+    replacement = language === 'python' ? `__cellmate__.sh(${command})` : `await __cellmate__.sh(${command})`;
   } else {
     const { number, repeat } = timeitOptions(argLine);
     if (language === 'python') {
@@ -88,9 +110,13 @@ function rewriteLine(line: string, language: EvalLanguage): string | undefined {
       ? `${indent}__cellmate__.timeit(${lit(stmt)}, globals(), number=${number}, repeat=${repeat})`
       : `${indent}await __cellmate__.timeit(async () => { ${stmt} }, { number: ${number}, repeat: ${repeat} })`;
   }
-  // `x = !cmd` (Python): capture the lines
-  if (py && (mm = /^([A-Za-z_][\w.]*)\s*=\s*!(.+)$/.exec(body))) {
+  // `x = !cmd`, `x = !!cmd`, `x = %sx cmd`, `x = %system cmd` (Python): capture the lines
+  if (py && (mm = /^([A-Za-z_][\w.]*)\s*=\s*(?:!!?|%(?:sx|system)\s+)(.+)$/.exec(body))) {
     return `${indent}${mm[1]} = __cellmate__.sh(${lit(mm[2]!.trim())}, capture=True)`;
+  }
+  // `!!cmd`, `%sx cmd`, `%system cmd` (Python): the captured lines are the line's value
+  if (py && (mm = /^(?:!!|%(?:sx|system)\s+)(.+)$/.exec(body))) {
+    return `${indent}__cellmate__.sh(${lit(mm[1]!.trim())}, capture=True)`;
   }
   if ((mm = /^!(?!=)(.+)$/.exec(body))) {
     if (!py && isValidJs(body) && !/^![A-Za-z_.\/~][\w.\-\/~]*\s+\S/.test(body)) return undefined;

@@ -3,13 +3,14 @@
  * kernel (SPEC EVAL-2…6). Timeouts are explicit; nothing asserts on timing.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvalSession, type EvalOutcome } from '../../src/eval/eval-session.js';
+import type { KernelClient } from '../../src/eval/kernel-client.js';
 import { launchKernel, pythonKernelArgv, type LaunchedKernel } from '../../src/launch/launcher.js';
-import { buildKernelBridge, HAS_VENV_PYTHON, JS_KERNEL_MAIN, VENV_PYTHON } from '../helpers/kernels.js';
+import { buildKernelBridge, HAS_VENV_PYTHON, JS_KERNEL_MAIN, shellToolStandIn, streamText, VENV_PYTHON } from '../helpers/kernels.js';
 
 const text = (o: EvalOutcome, name: 'stdout' | 'stderr' = 'stdout'): string =>
   o.outputs.filter((x) => x.type === 'stream' && x.name === name).map((x) => (x as { text: string }).text).join('');
@@ -53,6 +54,41 @@ describe.skipIf(!HAS_VENV_PYTHON)('EvalSession on ipykernel (SPEC EVAL)', () => 
     expect(err.traceback.join('\n')).toContain('boom');
   });
 
+  it('evals on one kernel run one at a time, in call order: the next request goes out only after the previous one finished', async () => {
+    // A real ipykernel behind a client that counts requests in flight. Without the queue
+    // all three would be sent at once, and ipykernel's stop_on_error would abort the two
+    // waiting behind the failing cell (reply status "aborted") — the queue is what lets
+    // an eval after a failed one run.
+    let inFlight = 0;
+    let most = 0;
+    const sent: string[] = [];
+    const counting: KernelClient = {
+      async execute(code, opts) {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        sent.push(code);
+        try {
+          return await kernel.client.execute(code, opts);
+        } finally {
+          inFlight--;
+        }
+      },
+      interrupt: (opts) => kernel.client.interrupt(opts),
+      dispose: () => undefined
+    };
+    const queued = new EvalSession(counting, 'python');
+    const [a, b, c] = await Promise.all([
+      queued.run({ code: 'import time\ntime.sleep(0.3)\nraise ValueError("first fails")' }),
+      queued.run({ code: '"second"' }),
+      queued.run({ code: '"third"' })
+    ]);
+    expect(most).toBe(1);
+    expect(a.status).toBe('error');
+    expect([b.status, result(b)?.['text/plain']]).toEqual(['ok', "'second'"]);
+    expect([c.status, result(c)?.['text/plain']]).toEqual(['ok', "'third'"]);
+    expect(sent.slice(-3).map((code) => code.includes('first fails') ? 'a' : code.includes('second') ? 'b' : 'c')).toEqual(['a', 'b', 'c']);
+  }, 30_000);
+
   it('EVAL-3: a DataFrame arrives as HTML + text, a matplotlib figure as a PNG', async () => {
     const df = await session.run({ code: 'import pandas as pd\npd.DataFrame({"a": [1, 2], "b": ["x", "y"]})' });
     expect(String(result(df)?.['text/html'])).toContain('<table');
@@ -65,17 +101,47 @@ describe.skipIf(!HAS_VENV_PYTHON)('EvalSession on ipykernel (SPEC EVAL)', () => 
 
   it('EVAL-4: %cd, !cmd, %%bash and %%timeit are rewritten and reported', async () => {
     const sub = join(work, 'sub');
-    const cd = await session.run({ code: `!mkdir -p ${sub}\n%cd ${sub}\nimport os\nprint(os.getcwd())` });
+    const cd = await session.run({ code: `!mkdir -p ${sub}\n%cd ${sub}\nimport os\nprint(os.getcwd())`, onToolCall: shellToolStandIn });
     expect(cd.rewrites).toHaveLength(2);
     expect(text(cd)).toContain(`${sub}\n${sub}\n`);
-    const bash = await session.run({ code: '%%bash\necho from-bash $((1+2))' });
+    const bash = await session.run({ code: '%%bash\necho from-bash $((1+2))', onToolCall: shellToolStandIn });
     expect(bash.rewrites[0]).toMatch(/^%%bash → __cellmate__\.sh/);
     expect(text(bash)).toBe('from-bash 3\n');
     const ti = await session.run({ code: '%%timeit -n 2 -r 2\nsum(range(10))' });
     expect(ti.status).toBe('ok');
     expect(text(ti)).toMatch(/per loop \(mean \+- std\. dev\. of 2 runs, 2 loops each\)/);
-    const cap = await session.run({ code: 'lines = !printf "a\\nb\\n"\nlines' });
+    const cap = await session.run({ code: 'lines = !printf "a\\nb\\n"\nlines', onToolCall: shellToolStandIn });
     expect(result(cap)?.['text/plain']).toBe("['a', 'b']");
+  }, 60_000);
+
+  it('EVAL-5: shell magics are shell calls: no bridge = ToolError in the cell; a refusal stops the cell', async () => {
+    const none = await session.run({ code: `!touch ${join(work, 'never')}\nprint("after")` });
+    expect(none.status).toBe('error');
+    expect(none.outputs.find((o) => o.type === 'error')).toMatchObject({ ename: 'ToolError' });
+    expect(text(none)).not.toContain('after');
+    const calls: unknown[] = [];
+    const deny = (name: string, args: unknown) => {
+      calls.push({ name, args });
+      return shellToolStandIn(name, args, /^rm /m); // every line, as the shell policy judges them
+    };
+    const victim = join(work, 'victim');
+    execFileSync('mkdir', ['-p', victim]);
+    for (const code of [`!rm -rf ${victim}`, `x = !rm -rf ${victim}`, `%%bash\nrm -rf ${victim}`, `%%sh\nrm -rf ${victim}`, `%sx rm -rf ${victim}`, `%system rm -rf ${victim}`, `!!rm -rf ${victim}`]) {
+      const r = await session.run({ code, onToolCall: deny });
+      expect(r.status, code).toBe('error');
+      expect(r.outputs.find((o) => o.type === 'error'), code).toMatchObject({ ename: 'ToolError', evalue: expect.stringMatching(/^Denied: shell on "rm -rf/) });
+      expect(existsSync(victim), code).toBe(true);
+    }
+    // IPython's own routes (an alias, get_ipython().system, a nested %%script) hit the same gate.
+    for (const code of [`%rm -rf ${victim}`, `get_ipython().system("rm -rf ${victim}")`, `%%capture\n%%script bash\nrm -rf ${victim}`]) {
+      const before = calls.length;
+      await session.run({ code, onToolCall: deny }); // (%%capture swallows the ToolError)
+      expect(existsSync(victim), code).toBe(true);
+      expect(calls.length, code).toBe(before + 1);
+    }
+    // The user's own cells (not the agent's) keep IPython's shell.
+    const own = await kernel.client.execute('!echo user-shell', { allowStdin: false });
+    expect(streamText(own.iopub, 'stdout')).toContain('user-shell');
   }, 60_000);
 
   it('EVAL-4: %pip install of a local wheel, then import it in the next eval without a restart', async () => {
@@ -171,20 +237,12 @@ describe('EvalSession on the JS kernel (SPEC EVAL)', () => {
     expect(r.iopub.some((m) => m.header.msg_type === 'stream' && String((m.content as { text: string }).text).startsWith('ToolError tool() works only in cells the Cellmate agent runs'))).toBe(true);
   });
 
-  it('evals on one kernel run one at a time, in call order', async () => {
-    const order: string[] = [];
-    const a = session.run({ code: 'await new Promise((r) => setTimeout(r, 300)); "a"' }).then(() => order.push('a'));
-    const b = session.run({ code: '"b"' }).then(() => order.push('b'));
-    await Promise.all([a, b]);
-    expect(order).toEqual(['a', 'b']);
-  });
-
   it('EVAL-4: magics in JavaScript', async () => {
     const sub = join(work, 'jsdir');
-    const r = await session.run({ code: `!mkdir -p ${sub}\n%cd ${sub}\nprocess.cwd()` });
+    const r = await session.run({ code: `!mkdir -p ${sub}\n%cd ${sub}\nprocess.cwd()`, onToolCall: shellToolStandIn });
     expect(r.rewrites).toHaveLength(2);
     expect(result(r)?.['text/plain']).toBe(`'${sub}'`);
-    const bash = await session.run({ code: '%%bash\necho js-bash $((2+3))' });
+    const bash = await session.run({ code: '%%bash\necho js-bash $((2+3))', onToolCall: shellToolStandIn });
     expect(text(bash)).toBe('js-bash 5\n');
     const ti = await session.run({ code: '%%timeit -n 2 -r 2\n[1, 2, 3].map((x) => x * 2)' });
     expect(text(ti)).toMatch(/2 runs, 2 loops each/);
@@ -200,7 +258,7 @@ describe('EvalSession on the JS kernel (SPEC EVAL)', () => {
     await session.run({ code: `%cd ${work}` });
     const before = await session.run({ code: 'require("cellmate-probe-js")' });
     expect(before.status).toBe('error');
-    const pip = await session.run({ code: '%pip install --no-audit --no-fund --offline ./probe-pkg' });
+    const pip = await session.run({ code: '%pip install --no-audit --no-fund --offline ./probe-pkg', onToolCall: shellToolStandIn });
     expect(pip.rewrites[0]).toContain('await __cellmate__.pip(');
     expect(text(pip)).toContain('require cache cleared');
     const after = await session.run({ code: 'require("cellmate-probe-js").value' });

@@ -2,15 +2,16 @@
  * The eval part of a tool card (SPEC EVAL-2/3/4): which kernel the cell ran in, the
  * magics that were rewritten, and the cell's rich outputs (tables, figures, stderr)
  * rendered with JupyterLab's rendermime as **untrusted** (HTML sanitized, no scripts).
+ * The `eval` renderer of the tool-card display registry (`tool-displays.ts`).
  */
-import type { ToolCallDisplay } from '@cellmate/protocol';
+import type { EvalDisplay } from '@cellmate/protocol';
 import { MimeModel, type IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
 type Renderer = ReturnType<IRenderMimeRegistry['createRenderer']>;
 
 /** One-line label of the kernel, e.g. `python3 · analysis.ipynb` or `python3 · private`. */
-export function kernelLabel(display: ToolCallDisplay, trans: TranslationBundle): string {
+export function kernelLabel(display: EvalDisplay, trans: TranslationBundle): string {
   const k = display.kernel;
   if (!k) {
     return '';
@@ -25,8 +26,9 @@ export class EvalOutputView {
   readonly node: HTMLElement;
 
   constructor(
-    display: ToolCallDisplay,
-    private readonly _rendermime: IRenderMimeRegistry,
+    display: EvalDisplay,
+    /** Without it (tests outside JupyterLab) outputs show their `text/plain` only. */
+    private readonly _rendermime: IRenderMimeRegistry | undefined,
     trans: TranslationBundle
   ) {
     this.node = document.createElement('div');
@@ -72,8 +74,8 @@ export class EvalOutputView {
     const host = document.createElement('div');
     host.className = 'jp-cellmate-eval-mime';
     this.node.appendChild(host);
-    const mime = this._rendermime.preferredMimeType(bundle, 'any');
-    if (!mime) {
+    const mime = this._rendermime?.preferredMimeType(bundle, 'any');
+    if (!mime || !this._rendermime) {
       host.textContent = bundle['text/plain'] ?? '';
       return;
     }

@@ -83,7 +83,7 @@ export class CellmatePanel extends Panel {
     this._unsubscribe = controller.store.subscribe(this._onChat);
     controller.changed.connect(this._refresh, this);
     this._kernelFocus = options.kernelFocus ?? null;
-    this._kernelFocus?.changed.connect(this._onKernel, this);
+    this._kernelFocus?.kernelChanged.connect(this._onKernel, this);
     this._showKernel();
     this.node.addEventListener('keydown', this._onKeyDown);
     if (typeof ResizeObserver !== 'undefined') {
@@ -149,7 +149,7 @@ export class CellmatePanel extends Panel {
     }
     this._unsubscribe();
     this._controller.changed.disconnect(this._refresh, this);
-    this._kernelFocus?.changed.disconnect(this._onKernel, this);
+    this._kernelFocus?.kernelChanged.disconnect(this._onKernel, this);
     this.node.removeEventListener('keydown', this._onKeyDown);
     this._resize?.disconnect();
     super.dispose();
@@ -173,11 +173,12 @@ export class CellmatePanel extends Panel {
     let last: EvalKernelInfo | null = null;
     for (let i = items.length - 1; i >= 0 && !last; i--) {
       const item = items[i];
-      if (item.kind === 'tool' && item.display?.kernel?.origin === 'private') {
+      // Eval displays (those in chat files older than display kinds have no `kind`).
+      if (item.kind === 'tool' && item.display && item.display.kind !== 'text' && item.display.kernel?.origin === 'private') {
         last = item.display.kernel;
       }
     }
-    this._header.setKernel(this._kernelFocus?.current ?? null, last);
+    this._header.setKernel(this._kernelFocus?.kernel ?? null, last);
   }
 
   /** Esc stops the running turn, unless something inside the pane used the key. */
@@ -245,9 +246,9 @@ export namespace CellmatePanel {
     kernelFocus?: IKernelFocus;
   }
 
-  /** What the panel reads from the kernel focus tracker. */
+  /** What the panel reads from the notebook-focus service (`INotebookFocus`). */
   export interface IKernelFocus {
-    readonly current: NotebookKernelRef | null;
-    readonly changed: ISignal<unknown, NotebookKernelRef | null>;
+    readonly kernel: NotebookKernelRef | null;
+    readonly kernelChanged: ISignal<unknown, NotebookKernelRef | null>;
   }
 }

@@ -3,6 +3,8 @@
  * pretty JSON and the result as plain text. The card is a `<details>` the user opens;
  * results over 20 lines show their first lines with "Show all". Eval cards offer "Copy to
  * notebook". Updated in place so an open card stays open while the call runs and ends.
+ * What a tool shows beyond its text (`item.display`, a tagged union) is drawn by the
+ * renderer of its kind from a {@link ToolDisplayRegistry} (`tool-displays.ts`).
  */
 import type { ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -11,8 +13,8 @@ import { checkIcon, errorIcon, LabIcon, stopIcon } from '@jupyterlab/ui-componen
 import { Widget } from '@lumino/widgets';
 
 import { codeOf, formatElapsed } from '../tool-format';
-import { EvalOutputView, kernelLabel } from './eval-output';
 import { IItemWidget, markItem } from './item-base';
+import { defaultToolDisplays, type IToolDisplayView, type ToolDisplayRegistry } from './tool-displays';
 
 /** Results longer than this (lines or characters) start collapsed, with "Show all". */
 export const LONG_LINES = 20;
@@ -39,7 +41,9 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     private readonly _trans: TranslationBundle,
     /** Renders eval outputs (untrusted); without it they show as text only. */
     private readonly _rendermime?: IRenderMimeRegistry,
-    private readonly _actions: IToolCardActions = {}
+    private readonly _actions: IToolCardActions = {},
+    /** Renderers by display kind; default: eval and text. */
+    private readonly _displays: ToolDisplayRegistry = defaultDisplays()
   ) {
     super();
     this.addClass('jp-cellmate-tool');
@@ -135,7 +139,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
 
   override dispose(): void {
     this._tick(false);
-    this._evalView?.dispose();
+    this._view?.dispose();
     super.dispose();
   }
 
@@ -200,20 +204,17 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     }
   }
 
-  /** The eval part: kernel badge in the summary, rewrites and rich outputs in the body. */
+  /** The display part, by kind: its summary label (eval: the kernel) and its body. */
   private _renderDisplay(item: ToolCallItem): void {
     this._displayShown = true;
-    this._evalView?.dispose();
-    this._evalView = undefined;
-    const display = item.display;
-    this._kernel.textContent = display?.kernel ? kernelLabel(display, this._trans) : '';
-    if (!display || !this._rendermime) {
+    this._view?.dispose();
+    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans }) ?? undefined;
+    this._kernel.textContent = this._view?.summary ?? '';
+    if (!this._view) {
       return;
     }
-    this._evalView = new EvalOutputView(display, this._rendermime, this._trans);
-    this._display.appendChild(this._evalView.node);
-    // A cell's figure or table is the point of the call: show it without a click.
-    if ((display.outputs ?? []).some(o => 'image/png' in o || 'text/html' in o)) {
+    this._display.appendChild(this._view.node);
+    if (this._view.openByDefault) {
       this._card.open = true;
     }
   }
@@ -283,9 +284,15 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private readonly _code: HTMLElement;
   private readonly _progress: HTMLElement;
   private _timer: number | undefined;
-  private _evalView: EvalOutputView | undefined;
+  private _view: IToolDisplayView | undefined;
   private _resultShown = false;
   private _displayShown = false;
+}
+
+let sharedDisplays: ToolDisplayRegistry | undefined;
+/** One default registry for every card (renderers are stateless). */
+function defaultDisplays(): ToolDisplayRegistry {
+  return (sharedDisplays ??= defaultToolDisplays());
 }
 
 function withoutCode(args: unknown): unknown {

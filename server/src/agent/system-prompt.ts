@@ -19,7 +19,19 @@ export function buildSystemPrompt(options: { workspace: string; tools: readonly 
   ].join('\n\n');
 }
 
+/** First sentences by description (the prompt is built every turn from the same few tools). */
+const sentences = new Map<string, string>();
+
 function firstSentence(text: string): string {
+  let sentence = sentences.get(text);
+  if (sentence === undefined) {
+    sentence = computeFirstSentence(text);
+    if (sentences.size < 1000) sentences.set(text, sentence);
+  }
+  return sentence;
+}
+
+function computeFirstSentence(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   const end = flat.search(/[.!?](\s|$)/);
   return end >= 0 ? flat.slice(0, end + 1) : flat;

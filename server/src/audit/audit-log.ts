@@ -2,6 +2,7 @@ import type { ToolMetrics } from '@cellmate/protocol';
 import { appendFile, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { AuditEntry, AuditSink } from '../tools/harness-ports.js';
+import type { Redactor } from '../security/redaction.js';
 import { computeMetrics } from './metrics.js';
 
 /** Arguments longer than this (as JSON) are cut in the log (the log is not a backup). */
@@ -48,12 +49,15 @@ export class AuditLog implements AuditSink {
   constructor(
     workspace: string,
     private readonly onError: (error: unknown) => void = () => {},
-    private readonly limits: AuditLimits = DEFAULT_AUDIT_LIMITS
+    private readonly limits: AuditLimits = DEFAULT_AUDIT_LIMITS,
+    /** Hides known secret values in every line (issue #8 item 4). */
+    private readonly redactor?: Pick<Redactor, 'redactDeep'>
   ) {
     this.directory = path.join(workspace, '.cellmate', 'audit');
   }
 
-  record(entry: AuditEntry): void {
+  record(raw: AuditEntry): void {
+    const entry = this.redactor ? this.redactor.redactDeep(raw) : raw;
     const argsJson = JSON.stringify(entry.args ?? null);
     const line = JSON.stringify({ ...entry, args: argsJson.length > MAX_ARGS_CHARS ? `${argsJson.slice(0, MAX_ARGS_CHARS)}… [cut]` : entry.args });
     const file = this.fileFor(entry.chatId);

@@ -40,18 +40,24 @@ export interface ChatServiceOptions {
    * Expands `@` mentions and the pane's notebook context into the text the model receives
    * (`modelText`); `note` is the transcript's short "context attached" line (issue #5).
    */
-  expandContext?: (chatId: string, text: string, context: SendContext | undefined) => Promise<{ modelText: string; note?: string } | undefined>;
-  /** `@` completion (`context/complete`). */
-  completeMention?: (chatId: string | undefined, prefix: string) => Promise<MentionCandidate[]>;
+  expandContext?: (chatId: string, text: string, context: SendContext | undefined, origin: string | undefined) => Promise<{ modelText: string; note?: string } | undefined>;
+  /** `@` completion (`context/complete`); `origin` is the asking connection. */
+  completeMention?: (chatId: string | undefined, prefix: string, origin: string | undefined) => Promise<MentionCandidate[]>;
   /** The panes that serve the notebook port (interactive connections attach here). */
   panes?: { attach(connection: MessageConnection): Disposable };
   /** Called once a chat is deleted (its audit log, saved outputs and kernels go with it). */
   onDeleted?: (chatId: string) => void | Promise<void>;
 }
 
-/** Receives the notebook kernel the pane has focused (SPEC EVAL-2). */
+/**
+ * Receives the notebook kernel each pane has focused (SPEC EVAL-2), keyed by the connection
+ * it came from (an opaque key), and which connection each chat's turn runs for
+ * (`server/src/kernels/kernel-focus.ts`).
+ */
 export interface KernelContextSink {
-  setContext(chatId: string | undefined, kernel: NotebookKernelRef | null): void;
+  setContext(connection: string, chatId: string | undefined, kernel: NotebookKernelRef | null): void;
+  bindTurn(chatId: string, connection: string): void;
+  connectionClosed(connection: string): void;
 }
 
 interface RunningTurn {
@@ -85,8 +91,8 @@ export class ChatService {
   }
 
   /** `@` completion candidates (issue #5); none without a context service. */
-  completeMention(chatId: string | undefined, prefix: string): Promise<MentionCandidate[]> {
-    return this.options.completeMention?.(chatId, prefix) ?? Promise.resolve([]);
+  completeMention(chatId: string | undefined, prefix: string, origin?: string): Promise<MentionCandidate[]> {
+    return this.options.completeMention?.(chatId, prefix, origin) ?? Promise.resolve([]);
   }
 
   /** The notebook port's panes, when the server has them. */
@@ -173,19 +179,22 @@ export class ChatService {
   }
 
   /**
-   * Starts a turn and returns its id at once; progress arrives through `onEvent`.
+   * Starts a turn and returns its id at once; progress arrives through `onEvent`. `origin`
+   * is the connection that asked: the turn's evals use that window's focused notebook.
    * @throws CellmateError ChatNotFound, TurnRunning or ProviderUnavailable
    */
-  async send(chatId: string, text: string, settings: ModelSettings, prepare?: (record: ChatRecord) => void, context?: SendContext): Promise<{ turnId: string }> {
+  async send(chatId: string, text: string, settings: ModelSettings, prepare?: (record: ChatRecord) => void, context?: SendContext, origin?: string): Promise<{ turnId: string }> {
     let record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const config = await loadConfigFile(this.options.env);
+    this.options.harness?.redactor.addConfig(config); // keys added to the file since the start
     const model = createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
     // `@` mentions and the pane's notebook context become a summary block for the model (issue #5).
-    const expanded = this.options.expandContext ? await this.options.expandContext(chatId, text, context).catch(() => undefined) : undefined;
+    const expanded = this.options.expandContext ? await this.options.expandContext(chatId, text, context, origin).catch(() => undefined) : undefined;
     if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await
     // The store may have dropped an idle chat from memory during the awaits: use its current record.
     record = this.record(chatId);
+    if (origin !== undefined) this.options.kernels?.bindTurn(chatId, origin);
     prepare?.(record);
     const secrets = (['openai', 'anthropic', 'openai-compatible'] as const)
       .map((kind) => resolveApiKey(kind, this.options.env, config).value)
@@ -211,7 +220,10 @@ export class ChatService {
         system: buildSystemPrompt({ workspace: this.options.workspace, tools }),
         history: record.messages, signal: controller.signal,
         maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
-        redact: (t) => secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t)
+        redact: (t) => {
+          const keys = secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t);
+          return this.options.harness ? this.options.harness.redactor.redact(keys) : keys;
+        }
       },
       {
         emit: (event) => this.emit(chatId, event),
@@ -243,7 +255,7 @@ export class ChatService {
    * message on are dropped, and the message is sent as a new turn.
    * @throws CellmateError ChatNotFound, TurnRunning, NothingToRetry or ProviderUnavailable
    */
-  async retry(chatId: string, settings: ModelSettings, text?: string): Promise<{ turnId: string }> {
+  async retry(chatId: string, settings: ModelSettings, text?: string, origin?: string): Promise<{ turnId: string }> {
     const record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const last = lastUserIndex(record.chat.items);
@@ -255,7 +267,7 @@ export class ChatService {
       let m = r.messages.length - 1;
       while (m >= 0 && r.messages[m]!.role !== 'user') m--;
       if (m >= 0) this.options.store.truncateMessages(chatId, m);
-    });
+    }, undefined, origin);
   }
 
   /** Aborts the running turn of a chat; resolves once it has ended. */

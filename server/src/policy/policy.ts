@@ -12,7 +12,9 @@ export interface PolicyRule {
   tool: string;
   /**
    * Glob over the call's subject: the command for `shell`, the workspace-relative path for
-   * file tools, `*` for tools without one. `*` matches across `/` too.
+   * file tools, `*` for tools without one. `*` matches across `/` too. Against paths see
+   * {@link pathPatternMatches} (folders cover their contents, a name without `/` matches in
+   * any folder, case-insensitive).
    */
   pattern: string;
   action: PolicyAction;
@@ -38,6 +40,12 @@ export interface PolicyRequest {
   tier: ToolTier;
   /** The subjects of the call (one command, or the paths a patch touches); empty = `*`. */
   subjects: readonly string[];
+  /**
+   * `path`: the subjects are canonical workspace-relative paths (built by the registry from
+   * the tool's declared path arguments) and match with {@link pathPatternMatches};
+   * `text` (default): plain glob over the text (shell commands).
+   */
+  subjectKind?: 'path' | 'text';
 }
 
 /** The outcome, tagged (after codex `approvals.ts`). */
@@ -64,7 +72,8 @@ export function evaluatePolicy(rules: readonly PolicyRule[], request: PolicyRequ
 function decideOne(rules: readonly PolicyRule[], request: PolicyRequest, subject: string): PolicyDecision {
   for (let i = rules.length - 1; i >= 0; i--) {
     const rule = rules[i]!;
-    if (globMatch(rule.tool, request.tool) && globMatch(rule.pattern, subject)) {
+    const matches = request.subjectKind === 'path' && subject !== '*' ? pathPatternMatches(rule.pattern, subject) : globMatch(rule.pattern, subject);
+    if (globMatch(rule.tool, request.tool) && matches) {
       return { action: rule.action, source: 'rule', rule, subject };
     }
   }
@@ -75,7 +84,7 @@ function decideOne(rules: readonly PolicyRule[], request: PolicyRequest, subject
  * `*` = any run of characters (including `/` and none), `?` = one character, a backslash
  * makes the next character literal (so `\*` is a star); everything else literal.
  */
-export function globMatch(pattern: string, text: string): boolean {
+export function globMatch(pattern: string, text: string, options: { caseInsensitive?: boolean } = {}): boolean {
   let source = '^';
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i]!;
@@ -84,7 +93,39 @@ export function globMatch(pattern: string, text: string): boolean {
     else if (ch === '?') source += '[\\s\\S]';
     else source += escapeRe(ch);
   }
-  return new RegExp(`${source}$`).test(text);
+  return new RegExp(`${source}$`, options.caseInsensitive ? 'i' : '').test(text);
+}
+
+/**
+ * Whether a rule's pattern covers a canonical workspace-relative path (HARN-5/6), the way
+ * a user reading `.gitignore`-like rules expects:
+ * - the pattern is normalised first: leading `./` and trailing `/` dropped (`./secrets/`
+ *   is `secrets`);
+ * - a folder covers what is inside it: `secrets` and `secrets/*` both match
+ *   `secrets/keys/a.pem`;
+ * - a pattern without `/` matches a file or folder of that name in any folder: `.env`
+ *   matches `.env`, `app/.env` and everything under a folder named `.env`; a leading `/`
+ *   anchors it at the workspace root (`/notes.md` is only the top-level one);
+ * - case-insensitive: `.env` also covers `.ENV` (a deny must not hinge on case; on
+ *   case-insensitive filesystems they are the same file anyway).
+ * Plain glob otherwise (`*` any run of characters including `/`, `?` one character).
+ */
+export function pathPatternMatches(pattern: string, subject: string): boolean {
+  let p = pattern.trim();
+  while (p.startsWith('./')) p = p.slice(2);
+  // A leading `/` anchors at the workspace root (as in .gitignore): only that path.
+  const anchored = p.startsWith('/') && p.length > 1;
+  if (anchored) p = p.replace(/^\/+/, '');
+  while (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
+  if (p === '' || p === '.') return subject === '.';
+  const ci = { caseInsensitive: true };
+  const segments = subject.split('/');
+  // The path itself and each folder above it (a folder rule covers its contents).
+  for (let i = segments.length; i >= 1; i--) {
+    if (globMatch(p, segments.slice(0, i).join('/'), ci)) return true;
+  }
+  if (!anchored && !p.includes('/')) return segments.some((s) => globMatch(p, s, ci));
+  return false;
 }
 
 function escapeRe(ch: string): string {
@@ -97,7 +138,8 @@ export function literalGlob(text: string): string {
 }
 
 /** A rule that covers "always for this pattern": the exact subject, for this tool. */
-export function ruleForAlways(tool: string, subject: string): PolicyRule {
-  // Exactly this subject: a `*` in a command must not widen the rule to any command.
-  return { tool, pattern: literalGlob(subject), action: 'allow' };
+export function ruleForAlways(tool: string, subject: string, kind: 'path' | 'text' = 'text'): PolicyRule {
+  // Exactly this subject: a `*` in a command must not widen the rule to any command; a
+  // path is anchored at the workspace root (`/a.txt`), so it does not cover `x/a.txt`.
+  return { tool, pattern: kind === 'path' ? `/${literalGlob(subject)}` : literalGlob(subject), action: 'allow' };
 }

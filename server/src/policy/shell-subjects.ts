@@ -1,54 +1,28 @@
 /**
- * The policy subjects of a shell command line (HARN-5/6): each simple command of a
- * compound line is judged on its own, so a rule `git *` does not let
- * `git status; rm -rf data` through — `rm -rf data` is a subject too, and the strictest
- * decision wins. Splits on unquoted `;`, `&&`, `||`, `|`, `&` and newlines; a line with
- * command substitution (`$(…)` or backticks) or a subshell is also judged as a whole.
- * Pure and conservative: when in doubt it yields more subjects, never fewer.
+ * The policy subjects of a shell command line (HARN-5/6): every simple command that would
+ * run — each part of a compound line, and the commands inside `$(…)`, backticks, process
+ * substitutions, subshells, `bash -c` / `eval` scripts and `find -exec` — judged on its own
+ * with its *resolved* name (`/bin/rm x`, `command rm x`, `env rm x`, `\rm x` and `"rm" x`
+ * are all the subject `rm x`), so a rule `git *` does not let `git status; rm -rf data`
+ * through and a deny on `shell rm*` cannot be dodged; the strictest decision wins. A line
+ * that does not parse is judged as a whole (and the floor asks). A privilege wrapper stays
+ * a subject of its own too (`sudo rm x` is both `sudo rm x` and `rm x`). Pure.
  */
+import { analyzeShell } from './shell-analysis.js';
+import type { SimpleCommand } from './shell-parse.js';
+
+/** The subjects a shell command line is judged on (never empty). */
 export function shellSubjects(command: string): string[] {
-  const parts: string[] = [];
-  let current = '';
-  let quote: '"' | "'" | undefined;
-  for (let i = 0; i < command.length; i++) {
-    const c = command[i]!;
-    if (quote) {
-      if (c === '\\' && quote === '"' && i + 1 < command.length) {
-        current += c + command[++i];
-        continue;
-      }
-      if (c === quote) quote = undefined;
-      current += c;
-      continue;
-    }
-    if (c === '\\' && i + 1 < command.length) {
-      current += c + command[++i];
-      continue;
-    }
-    if (c === '"' || c === "'") {
-      quote = c;
-      current += c;
-      continue;
-    }
-    if (c === ';' || c === '\n' || c === '&' || c === '|') {
-      parts.push(current);
-      current = '';
-      if ((c === '&' || c === '|') && command[i + 1] === c) i++;
-      continue;
-    }
-    current += c;
-  }
-  parts.push(current);
-  const subjects = parts.map(unwrap).filter(Boolean);
+  const analysis = analyzeShell(command);
   const whole = command.trim();
-  if (/\$\(|`|<\(|>\(/.test(command) || /^\s*[({]/.test(command)) subjects.push(whole);
+  const subjects = analysis.commands.flatMap(subjectsOf);
+  if (analysis.unparsed) subjects.push(whole);
   return [...new Set(subjects.length > 0 ? subjects : [whole])];
 }
 
-/** Drops subshell/group brackets that open or close around a part (unbalanced ones). */
-function unwrap(part: string): string {
-  let p = part.trim().replace(/^[({]\s*/, '');
-  const count = (re: RegExp): number => (p.match(re) ?? []).length;
-  while (/[)}]$/.test(p) && count(/[)}]/g) > count(/[({]/g)) p = p.slice(0, -1).trim();
-  return p;
+function subjectsOf(cmd: SimpleCommand): string[] {
+  if (cmd.dynamicName) return [cmd.source.trim()];
+  if (!cmd.name) return cmd.via.length > 0 ? [cmd.source.trim()] : [];
+  const own = [cmd.name, ...cmd.args.map((a) => (a.literal ? a.value : a.source))].join(' ');
+  return cmd.via.some((w) => w === 'sudo' || w === 'doas') ? [own, cmd.source.trim()] : [own];
 }

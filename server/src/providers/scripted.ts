@@ -1,4 +1,4 @@
-import { appendFile, readFile } from 'node:fs/promises';
+import { appendFile, readFile, stat } from 'node:fs/promises';
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
@@ -30,6 +30,9 @@ export interface ScriptedModelOptions {
   /** When set, each received prompt is appended to this file as one JSON line. */
   scriptLogPath?: string;
 }
+
+/** Parsed scripts by real path, with the file version they were parsed from. */
+const parsedScripts = new Map<string, { mtimeMs: number; size: number; script: Script }>();
 
 const ZERO_USAGE: LanguageModelV3Usage = {
   inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
@@ -74,6 +77,11 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
     const resolved = await resolveWorkspacePath(this.options.workspace, scriptPath).catch((error: unknown) => {
       throw new Error(`Scripted provider: cannot use script ${shown}: ${(error as Error).message}`);
     });
+    // Parsed once per version of the file: a stat per step instead of read + JSON + schema
+    // (edits still apply from the next step — they change the mtime or size).
+    const info = await stat(resolved.absolute).catch(() => undefined);
+    const cached = info && parsedScripts.get(resolved.absolute);
+    if (info && cached && cached.mtimeMs === info.mtimeMs && cached.size === info.size) return cached.script;
     let json: unknown;
     try {
       json = JSON.parse(await readFile(resolved.absolute, { encoding: 'utf8', signal }));
@@ -83,7 +91,9 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
           'Fix the file or clear the script path to use the built-in demo.'
       );
     }
-    return parseScript(json, `Scripted provider: ${shown}`);
+    const script = parseScript(json, `Scripted provider: ${shown}`);
+    if (info) parsedScripts.set(resolved.absolute, { mtimeMs: info.mtimeMs, size: info.size, script });
+    return script;
   }
 }
 
@@ -142,9 +152,23 @@ function streamStep(
         controller.error(signal.reason);
         return;
       }
-      controller.enqueue(next.part);
+      controller.enqueue(stampSentAt(next.part));
     }
   });
+}
+
+/**
+ * The placeholder a script's text may contain for measuring delivery (`npm run bench -- turn`):
+ * it is replaced, as its chunk leaves the provider, by the wall-clock time in milliseconds
+ * with microseconds (`performance.timeOrigin + performance.now()`), so a client can tell how
+ * long the delta took to reach it. Only the scripted provider does this.
+ */
+export const SENT_AT_PLACEHOLDER = '{{sent_at}}';
+
+function stampSentAt(part: LanguageModelV3StreamPart): LanguageModelV3StreamPart {
+  if (part.type !== 'text-delta' || !part.delta.includes(SENT_AT_PLACEHOLDER)) return part;
+  const now = (performance.timeOrigin + performance.now()).toFixed(3);
+  return { ...part, delta: part.delta.replaceAll(SENT_AT_PLACEHOLDER, now) };
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -31,6 +31,18 @@ export interface ToolContext {
   profile?: CapabilityProfile;
   /** Reports progress of a long call to the pane (eval: the last output line). Optional. */
   progress?(update: { lastLine?: string }): void;
+  /**
+   * Set by the registry for every call (HARN-5/6): whether the policy lets this tool touch
+   * a workspace-relative path. Tools that walk folders (`grep`, `glob`) skip files it
+   * refuses and say how many were withheld. Absent (a bare registry without policy) = all
+   * allowed; use {@link pathAllowed}.
+   */
+  isPathAllowed?(relative: string): boolean;
+}
+
+/** `ctx.isPathAllowed`, defaulting to allowed when the registry gave none. */
+export function pathAllowed(ctx: Pick<ToolContext, 'isPathAllowed'>, relative: string): boolean {
+  return ctx.isPathAllowed ? ctx.isPathAllowed(relative) : true;
 }
 
 /** What a tool returns on success. */
@@ -62,6 +74,19 @@ export interface ToolExample<A> {
   comment: string;
 }
 
+/** One extra policy question about a call (see {@link ToolDefinition.alsoJudgedAs}). */
+export interface ExtraJudgement {
+  /** The tool whose rules apply, e.g. `shell`. */
+  tool: string;
+  tier: ToolTier;
+  /** Subjects matched against that tool's rules (commands). */
+  subjects: string[];
+  /** A reason that always asks (dangerous-command floor), if any. */
+  danger?: string;
+  /** Why the call is judged this way, for the approval card. */
+  why: string;
+}
+
 /** A tool, as a value. Build with {@link defineTool}. */
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
@@ -74,10 +99,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Per-call time budget; the registry aborts `ctx.signal` when it passes. */
   timeoutMs?: number;
   /**
-   * How long outputs are shaped (SPEC HARN-4). `auto` (default): the registry cuts outputs
-   * over 200 lines / 10,000 characters to head + tail and saves the full text under
-   * `.cellmate/outputs/`. `paged`: the tool pages explicitly itself (offset/limit with a
-   * "call again with offset=…" note, like `read` and `grep`), so the registry leaves it.
+   * How long outputs are shaped (SPEC HARN-3/4, `output-shaping.ts`). `auto` (default): the
+   * registry cuts outputs over 200 lines / 10,000 characters to head + tail and saves the
+   * full text under `.cellmate/outputs/`. `paged`: the tool takes `offset`/`limit` and
+   * builds its result with the shaping module's `page` (an explicit "call … with offset=…
+   * to continue" note), so the registry never shapes it again. Every tool with an
+   * `offset` parameter is `paged` (tested).
    */
   outputShaping?: 'auto' | 'paged';
   /**
@@ -100,10 +127,25 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    */
   deferred?: boolean;
   /**
-   * The policy subjects of a call (HARN-6): the command for `shell`, the workspace paths
-   * for file tools. Default: none (rules match with pattern `*`).
+   * The arguments that name workspace paths (HARN-5/6), as the caller wrote them, e.g.
+   * `(a) => [a.path]`, or the files a patch touches. The registry resolves each through
+   * workspace confinement (real paths, symlinks) *before* the policy, refuses the call
+   * when one escapes, and asks the policy about the canonical workspace-relative path
+   * (and the link's own path when it is a symlink) — never the text as typed. `undefined`
+   * entries are skipped. Tools do not build path subjects themselves.
+   */
+  paths?(args: z.output<S>): ReadonlyArray<string | undefined>;
+  /**
+   * Non-path policy subjects (HARN-6): the command(s) for `shell`. Default: none (rules
+   * match with pattern `*`). Paths are declared with {@link paths} instead.
    */
   policySubjects?(args: z.output<S>): string[];
+  /**
+   * Other tools this call also acts as, judged by the same policy and floor (EVAL-5): an
+   * `eval` cell that calls `os.system` is judged as `shell` on that command too. The
+   * strictest outcome over the tool itself and these wins.
+   */
+  alsoJudgedAs?(args: z.output<S>): ReadonlyArray<ExtraJudgement>;
   /** A reason this call always needs a person's approval (the dangerous-command floor). */
   dangerReason?(args: z.output<S>): string | undefined;
   /** Runs the tool on validated arguments. Throw `ToolInputError` for model-fixable errors. */

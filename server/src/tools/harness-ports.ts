@@ -50,6 +50,8 @@ export type AuditDecision =
   | 'approved-always'
   | 'pinned'
   | 'refused-surface'
+  /** A path argument escaped the workspace (confinement, before the policy). */
+  | 'refused-path'
   | 'denied-by-rule'
   | 'denied-by-default'
   | 'denied-by-person'

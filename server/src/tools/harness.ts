@@ -4,6 +4,7 @@ import { PolicyStore } from '../policy/policy-store.js';
 import type { CapabilityProfile } from '../policy/profile.js';
 import { Presence } from '../questions/presence.js';
 import { QuestionBroker } from '../questions/question-broker.js';
+import { Redactor } from '../security/redaction.js';
 import type { ToolDefinition } from './define-tool.js';
 import type { WriteHook } from './harness-ports.js';
 import { ToolRegistry } from './registry.js';
@@ -15,6 +16,8 @@ export interface HarnessServices {
   audit: AuditLog;
   policy: PolicyStore;
   registry: ToolRegistry;
+  /** Known secret values, hidden in every tool result and audit line (issue #8 item 4). */
+  redactor: Redactor;
   /** Where question cards are published; set once the chat service exists. */
   bindSink(publish: (chatId: string, event: ChatEvent) => void): void;
   dispose(): void;
@@ -41,13 +44,15 @@ export function createHarness(options: HarnessOptions): HarnessServices {
     questionTimeoutMs: positive(env.CELLMATE_QUESTION_TIMEOUT_MS),
     approvalTimeoutMs: positive(env.CELLMATE_APPROVAL_TIMEOUT_MS)
   });
-  const audit = new AuditLog(options.workspace, (e) => options.onProblem?.('could not write the audit log', e), auditLimitsFromEnv(env));
+  // The companion's own environment and the one it was given (tests pass their own).
+  const redactor = new Redactor(env, process.env);
+  const audit = new AuditLog(options.workspace, (e) => options.onProblem?.('could not write the audit log', e), auditLimitsFromEnv(env), redactor);
   const policy = new PolicyStore({ workspace: options.workspace, env, onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`) });
   const registry = new ToolRegistry(options.tools({ questions }), {
-    profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook
+    profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook, redactor
   });
   return {
-    presence, questions, audit, policy, registry,
+    presence, questions, audit, policy, registry, redactor,
     bindSink(fn) {
       publish = fn;
     },

@@ -2,16 +2,24 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { CHAT_PREFIX_SEPARATOR, noteSavedOutput } from '../housekeeping/saved-outputs.js';
 import path from 'node:path';
+import { ToolInputError } from './errors.js';
 
 /**
- * Output shaping (SPEC HARN-3/HARN-4): a tool result longer than {@link OUTPUT_LIMITS}
- * (200 lines or 10,000 characters) reaches the model as its first 50 and last 50 lines
- * with one explicit omission line between them; the full text is saved under
- * `<workspace>/.cellmate/outputs/` and the omission line names that file and how to read
- * the omitted part with `read`. Nothing is dropped silently: every cut says what it cut.
+ * Output shaping: the one place a tool result is made shorter (SPEC HARN-2/3/4). Every
+ * cut says what it cut and how to get the rest; nothing is dropped silently. Three forms:
  *
- * The registry wrapper calls {@link shapeOutput} for every tool result (from any actor);
- * tools never truncate on their own unless they page explicitly (`read`, `grep`).
+ * - {@link page}: a window of numbered entries (lines, matches, paths, cells) with a last
+ *   line saying which ones are shown and which call continues — for every tool that takes
+ *   `offset`/`limit` (`read`, `grep`, `glob`, `notebook_read`). They declare
+ *   `outputShaping: 'paged'`, and the registry leaves their result alone: a page is never
+ *   shaped a second time. Offsets count from 1 everywhere.
+ * - {@link cut}: one piece of text (a long line, a notebook output, a mention's file head)
+ *   kept to a character budget, ending in a marker naming the call that shows the rest.
+ * - {@link shapeOutput}: any other result longer than {@link OUTPUT_LIMITS} (200 lines or
+ *   10,000 characters) reaches the model as its first 50 and last 50 lines with one
+ *   omission line between them; the full text is saved under `<workspace>/.cellmate/outputs/`
+ *   and the omission line names that file and how to read the omitted part with `read`.
+ *   The registry wrapper applies it to every result of a tool that does not page.
  */
 export const OUTPUT_LIMITS = {
   /** Above this many lines the output is shaped. */
@@ -184,4 +192,87 @@ export async function saveFullOutput(workspace: string, toolName: string, text: 
   await writeFile(path.join(dir, name), text, { encoding: 'utf8', flag: 'wx' });
   await noteSavedOutput(dir, Buffer.byteLength(text));
   return `${OUTPUTS_DIR}/${name}`;
+}
+
+/**
+ * Keeps `text` to `maxChars` characters (never splitting a surrogate pair); a longer text
+ * ends in `… [cut: N of M characters not shown; <rest>]`. `rest` says how to get the rest,
+ * e.g. `call read with {"path": "data.csv", "offset": 3}` (HARN-2: a cut is always explicit).
+ */
+export function cut(text: string, maxChars: number, rest: string): string {
+  if (text.length <= maxChars) return text;
+  let end = Math.max(0, maxChars);
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1; // a high surrogate: keep the pair whole
+  return `${text.slice(0, end)}… [cut: ${text.length - end} of ${text.length} characters not shown; ${rest}]`;
+}
+
+/** What {@link page} shows: a window of entries, numbered from 1. */
+export interface PageInput {
+  /** The rendered entries from `offset` on (entries past `limit` are ignored). */
+  entries: readonly string[];
+  /** 1-based number of `entries[0]`. */
+  offset: number;
+  limit: number;
+  /** How many entries there are in all. */
+  total: number;
+  /** Character budget for the shown entries (at least one entry is always shown). */
+  maxChars: number;
+  /** The entries' noun, e.g. `{ one: 'line', many: 'lines' }`. */
+  noun: { one: string; many: string };
+  /** The tool that continues, for the note: `call <tool> with offset=N to continue`. */
+  tool: string;
+  /** Extra words for the note's count, e.g. `in 3 files`. */
+  scope?: string;
+  /** Whether a page holding every entry still ends with a count line (grep, glob). Default false. */
+  countWhenWhole?: boolean;
+}
+
+/** A page: the text to return and where it stopped. */
+export interface Page {
+  text: string;
+  /** 1-based numbers of the first and last entry shown. */
+  first: number;
+  last: number;
+  /** True when the character budget stopped the page before `limit`. */
+  capped: boolean;
+  /** The note line, when there is one. */
+  note?: string;
+}
+
+/**
+ * The one paging helper (HARN-3): shows entries `offset`… up to `limit` and the character
+ * budget, and ends with an explicit note — `(lines 1–200 of 5000; call read with offset=201
+ * to continue)` — whenever the page is not everything. Pure.
+ * @throws ToolInputError when `offset` is past the last entry
+ */
+export function page(input: PageInput): Page {
+  const { entries, offset, limit, total, maxChars, noun, tool } = input;
+  if (total > 0 && offset > total) {
+    throw new ToolInputError(`offset ${offset} is past the end (${total} ${total === 1 ? noun.one : noun.many}). Call ${tool} with an offset between 1 and ${total}.`);
+  }
+  const shown: string[] = [];
+  let used = 0;
+  let capped = false;
+  for (const entry of entries.slice(0, limit)) {
+    if (shown.length > 0 && used + entry.length + 1 > maxChars) {
+      capped = true;
+      break;
+    }
+    shown.push(entry);
+    used += entry.length + 1;
+  }
+  const first = offset;
+  const last = offset + shown.length - 1;
+  const whole = first === 1 && last >= total;
+  const scope = input.scope ? ` ${input.scope}` : '';
+  let note: string | undefined;
+  if (!whole) {
+    const cap = capped ? `; output capped at ${maxChars.toLocaleString('en-US')} characters` : '';
+    const next = last < total ? `; call ${tool} with offset=${last + 1} to continue` : '';
+    note = `(${noun.many} ${first}–${last} of ${total}${scope}${cap}${next})`;
+  } else if (input.countWhenWhole) {
+    note = `(${total} ${total === 1 ? noun.one : noun.many}${scope})`;
+  }
+  return { text: note ? [...shown, note].join('\n') : shown.join('\n'), first, last, capped, ...(note ? { note } : {}) };
 }

@@ -6,11 +6,17 @@ import type { ActionClass } from '../policy/action-classes.js';
 import { evaluatePolicy, ruleForAlways } from '../policy/policy.js';
 import { FULL_PROFILE, PINNED_TOOLS, projectSurface, surfaceRefusal, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
-import { FatalToolError, ToolInputError } from './errors.js';
+import { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
 import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, WriteHook } from './harness-ports.js';
 import { shapeOutput } from './output-shaping.js';
+import { raceAbort } from './race-abort.js';
+import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subjects.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
 import { formatValidationError } from './validation-message.js';
+import type { Redactor } from '../security/redaction.js';
+
+/** JSON schemas by zod schema (a tool's parameters never change once defined). */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
 
 /** Default per-call budget when a tool sets no `timeoutMs`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
@@ -64,12 +70,18 @@ export interface ToolRegistryOptions {
   audit?: AuditSink;
   /** Runs after a write-tier tool changed files (LSP diagnostics seam). */
   writeHook?: WriteHook;
+  /**
+   * Hides known secret values in every result, error and progress line before anyone sees
+   * them (issue #8 item 4; see `security/redaction.ts`).
+   */
+  redactor?: Pick<Redactor, 'redact' | 'redactDeep'>;
 }
 
 /**
  * The one wrapper every tool call goes through, whoever makes it (model, kernel bridge,
- * user): lookup → surface/tier check → argument validation → policy (allow / ask → approval
- * card / deny, with the dangerous-command floor and a circuit breaker) → timeout → execute
+ * user): lookup → surface/tier check → argument validation → path arguments canonicalised
+ * through confinement → policy on those canonical subjects (allow / ask → approval card /
+ * deny, with the dangerous-command floor and a circuit breaker) → timeout → execute
  * → write hook → output shaping (HARN-4) → audit entry and timing.
  */
 export class ToolRegistry {
@@ -116,12 +128,21 @@ export class ToolRegistry {
     return this.list(surface).filter((t) => !t.deferred);
   }
 
-  /** The JSON schema the model sees for one tool (snapshot-tested). */
+  /**
+   * The JSON schema the model sees for one tool (snapshot-tested). Computed once per
+   * definition (every turn declares the tools; converting zod each time cost ~2 ms a turn):
+   * treat the result as read-only.
+   */
   inputJsonSchema(name: string): Record<string, unknown> {
     const definition = this.tools.get(name);
     if (!definition) throw new Error(`No tool "${name}".`);
-    // `$schema` is noise for providers (and some strict validators reject unknown keywords).
-    const { $schema: _dialect, ...schema } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
+    let schema = jsonSchemas.get(definition.parameters);
+    if (!schema) {
+      // `$schema` is noise for providers (and some strict validators reject unknown keywords).
+      const { $schema: _dialect, ...rest } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
+      schema = rest;
+      jsonSchemas.set(definition.parameters, schema);
+    }
     return schema;
   }
 
@@ -159,13 +180,20 @@ export class ToolRegistry {
   async call(name: string, rawArgs: unknown, ctx: ToolContext): Promise<ToolCallResult> {
     const started = performance.now();
     const gate: { decision: AuditDecision } = { decision: 'unchecked' };
+    const redactor = this.options.redactor;
+    const progress = ctx.progress;
+    const safeCtx: ToolContext = redactor && progress
+      ? { ...ctx, progress: (u) => progress({ ...u, ...(u.lastLine !== undefined ? { lastLine: redactor.redact(u.lastLine, { partialTail: true }) } : {}) }) }
+      : ctx;
     try {
-      const result = await this.callUnobserved(name, rawArgs, ctx, gate);
+      const raw = await this.callUnobserved(name, rawArgs, safeCtx, gate);
+      const result = redactor ? redactor.redactDeep(raw) : raw;
       this.report(name, rawArgs, ctx, gate.decision, result.ok ? 'ok' : result.denied ? 'denied' : result.status, result.durationMs, result.output, result.ok ? undefined : result.output);
       return result;
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = redactor ? redactor.redact(error instanceof Error ? error.message : String(error)) : error instanceof Error ? error.message : String(error);
       this.report(name, rawArgs, ctx, gate.decision, 'fatal', Math.round(performance.now() - started), message, message);
+      if (redactor && error instanceof FatalToolError && error.message !== message) throw new FatalToolError(message, error.code, { cause: error });
       throw error;
     }
   }
@@ -210,7 +238,9 @@ export class ToolRegistry {
     if (ctx.signal.aborted) return fail('aborted', 'The user stopped the turn before this tool ran.', name, elapsed());
 
     const gateResult = await this.checkPolicy(definition, parsed.data, rawArgs, ctx, gate);
-    if (gateResult) return { ...gateResult, durationMs: elapsed() };
+    if ('refused' in gateResult) return { ...gateResult.refused, durationMs: elapsed() };
+    // Folder walks ask the same rules per file (grep/glob withhold what is denied).
+    if (gateResult.isPathAllowed) ctx = { ...ctx, isPathAllowed: gateResult.isPathAllowed };
 
     const timeoutMs = definition.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const timeout = new AbortController();
@@ -249,64 +279,100 @@ export class ToolRegistry {
     }
   }
 
-  /** The policy gate; returns a failed result when the call must not run. */
+  /**
+   * The policy gate: path arguments resolved through confinement into canonical subjects,
+   * then the tool's own judgement and any `alsoJudgedAs` (strictest wins), the floor, and
+   * approval. Returns a failed result when the call must not run, else the path port.
+   */
   private async checkPolicy(
     definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, gate: { decision: AuditDecision }
-  ): Promise<Omit<Extract<ToolCallResult, { ok: false }>, 'durationMs'> | undefined> {
+  ): Promise<{ refused: Omit<Extract<ToolCallResult, { ok: false }>, 'durationMs'> } | { isPathAllowed?: (relative: string) => boolean }> {
     const name = definition.name;
     if (PINNED_TOOLS.has(name)) {
       gate.decision = 'pinned';
-      return undefined;
+      return {};
     }
     const policy = this.options.policy;
-    if (!policy) return undefined;
-    const subjects = definition.policySubjects?.(args) ?? [];
-    const decision = evaluatePolicy(await policy.rules(), { tool: name, tier: definition.tier, subjects });
-    const danger = definition.dangerReason?.(args);
+    if (!policy) return {};
+    const rules = await policy.rules();
+    let judged: Awaited<ReturnType<typeof judgeCall>>;
+    try {
+      judged = await judgeCall(definition, args, ctx.workspace, rules);
+    } catch (error) {
+      if (!(error instanceof PathRefusedError)) throw error;
+      gate.decision = 'refused-path';
+      return { refused: { ok: false, status: 'error', output: error.message, title: `${name}: path refused` } };
+    }
+    const { judgement: chosen, decision } = judged;
+    const danger = chosen.danger;
+    const isPathAllowed = createPathGate(rules, name, definition.tier);
+    const via = chosen.tool === name ? '' : ` (${chosen.why}, so it is judged as ${chosen.tool})`;
     if (decision.action === 'deny') {
       gate.decision = decision.source === 'rule' ? 'denied-by-rule' : 'denied-by-default';
       const why = decision.source === 'rule'
         ? `the policy rule ${JSON.stringify(decision.rule)}`
-        : `the default for ${definition.tier}-tier tools`;
-      return this.denied(ctx, `Denied: ${name} on ${JSON.stringify(decision.subject)} is denied by ${why}. Do not retry it; choose another approach or ask the user.`, name);
+        : `the default for ${chosen.tier}-tier tools`;
+      return { refused: await this.denied(ctx, `Denied: ${chosen.tool} on ${JSON.stringify(decision.subject)}${via} is denied by ${why}. Do not retry it; choose another approach or ask the user.`, name) };
     }
     if (decision.action === 'allow' && !danger) {
       gate.decision = decision.source === 'rule' ? 'allowed-by-rule' : 'allowed-by-default';
-      return undefined;
+      return { isPathAllowed };
     }
     // ask (by policy, or because the dangerous-command floor overrides an allow)
-    const reason = danger
+    const reason = (danger
       ? `dangerous command: ${danger} (always asks, whatever the policy says)`
-      : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${definition.tier}-tier tools ask by default`;
+      : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${chosen.tier}-tier tools ask by default`) + via;
     const subject = decision.subject;
+    // "Always for this pattern" adds exactly this rule; the card shows its pattern.
+    const always = ruleForAlways(chosen.tool, subject, chosen.kind);
     const approvals = this.options.approvals;
     const answer = approvals
       ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: name, args: rawArgs, subject, pattern: subject, reason },
+          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.pattern, reason },
           ctx.signal
         )
       : ({ decision: 'unavailable' } as const);
     switch (answer.decision) {
       case 'once':
         gate.decision = 'approved-once';
-        return undefined;
+        return { isPathAllowed };
       case 'always':
         gate.decision = 'approved-always';
         // The floor still asks next time: "always" never covers a dangerous command.
-        policy.remember(ruleForAlways(name, subject));
-        return undefined;
+        policy.remember(always);
+        return { isPathAllowed };
       case 'cancelled':
-        return { ok: false, status: 'aborted', output: 'The user stopped the turn while this call waited for approval.', title: name, denied: true };
+        return { refused: { ok: false, status: 'aborted', output: 'The user stopped the turn while this call waited for approval.', title: name, denied: true } };
       case 'deny':
         gate.decision = 'denied-by-person';
-        return this.denied(ctx, `Denied by the user: ${name} was not run.${answer.reason ? ` Their reason: ${answer.reason}` : ''} Do not retry the same call; adjust your approach.`, name);
+        return { refused: await this.denied(ctx, `Denied by the user: ${name} was not run.${answer.reason ? ` Their reason: ${answer.reason}` : ''} Do not retry the same call; adjust your approach.`, name) };
       case 'expired':
         gate.decision = 'denied-expired';
-        return this.denied(ctx, `Not run: the approval request for ${name} expired without an answer. Do not retry it now; continue without it or ask the user with ask_user.`, name);
+        return { refused: await this.denied(ctx, `Not run: the approval request for ${name} expired without an answer. Do not retry it now; continue without it or ask the user with ask_user.`, name) };
       case 'unavailable':
         gate.decision = 'denied-no-person';
-        return this.denied(ctx, `Not run: ${name} needs the user's approval (${reason}) and nobody is connected to approve it, so it is denied (fail-closed). Continue without it.`, name);
+        return { refused: await this.denied(ctx, `Not run: ${name} needs the user's approval (${reason}) and nobody is connected to approve it, so it is denied (fail-closed). Continue without it.`, name) };
     }
+  }
+
+  /**
+   * Whether the policy lets `tool` touch a workspace path (canonicalised through
+   * confinement first; a path outside is never allowed). The gate for context Cellmate
+   * attaches itself (`@` mentions, the focused notebook): the same rules as the tool call.
+   */
+  async isPathAllowed(tool: string, input: string, workspace: string): Promise<boolean> {
+    const definition = this.tools.get(tool);
+    const policy = this.options.policy;
+    let subjects: string[];
+    try {
+      subjects = await canonicalPathSubjects(workspace, [input]);
+    } catch (error) {
+      if (error instanceof PathRefusedError) return false;
+      throw error;
+    }
+    if (!policy) return true;
+    const rules = await policy.rules();
+    return evaluatePolicy(rules, { tool, tier: definition?.tier ?? 'read', subjects, subjectKind: 'path' }).action === 'allow';
   }
 
   /** A denial result; counts towards the circuit breaker, which may end the turn. */
@@ -372,33 +438,4 @@ function describe(error: unknown): string {
 function summarize(text: string, max = 200): string {
   const first = text.split('\n', 1)[0] ?? '';
   return first.length > max ? `${first.slice(0, max)}…` : first;
-}
-
-/**
- * Settles with the promise, or rejects once the signal aborts (tools that ignore it) —
- * after `graceMs` for tools that stop themselves and report it.
- */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, graceMs = 0): Promise<T> {
-  if (signal.aborted && graceMs <= 0) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    let grace: NodeJS.Timeout | undefined;
-    const onAbort = (): void => {
-      if (graceMs > 0) grace = setTimeout(() => reject(signal.reason), graceMs);
-      else reject(signal.reason);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        clearTimeout(grace);
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(grace);
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      }
-    );
-  });
 }

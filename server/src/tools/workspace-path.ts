@@ -10,6 +10,12 @@ export interface ResolvedWorkspacePath {
   relative: string;
   /** Whether something exists at the path. */
   exists: boolean;
+  /**
+   * The path as written, normalised (`./`, `..` and duplicate `/` resolved) but with
+   * symlinks *not* resolved, relative to the workspace: differs from {@link relative}
+   * when a symlink is on the way. The policy is asked about both (HARN-5/6).
+   */
+  lexicalRelative: string;
 }
 
 /**
@@ -71,7 +77,7 @@ export async function resolveWorkspacePath(
     return resolveMissing(lexical, realRoot, shown, workspace, outside);
   }
   if (!isInside(realRoot, real)) throw outside(` (it resolves through a symlink to ${real})`);
-  return { absolute: real, relative: toRelative(realRoot, real), exists: true };
+  return { absolute: real, relative: toRelative(realRoot, real), exists: true, lexicalRelative: toRelative(realRoot, lexical) };
 }
 
 async function resolveMissing(
@@ -104,7 +110,10 @@ async function resolveMissing(
       ancestor = path.dirname(ancestor);
     }
   }
-  return { absolute: lexical, relative: toRelative(realRoot, lexical), exists: false };
+  // The nearest existing ancestor may itself be reached through a symlink (inside): the
+  // canonical path is that ancestor's real path plus the missing rest.
+  const canonical = path.join(await realpath(ancestor).catch(() => ancestor), path.relative(ancestor, lexical));
+  return { absolute: canonical, relative: toRelative(realRoot, canonical), exists: false, lexicalRelative: toRelative(realRoot, lexical) };
 }
 
 function outsideLink(shown: string, workspace: string, what: string): PathRefusedError {

@@ -8,8 +8,11 @@ import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
 import { onRequest, sendNotification, type RequestHandlers } from './typed-rpc.js';
 
-/** The request handlers for one connection, built on the chat service. */
-export function createRequestHandlers(service: ChatService, workspace: string, onInteractive: () => void = () => {}): RequestHandlers {
+/**
+ * The request handlers for one connection, built on the chat service. `origin` names the
+ * connection (an opaque key): its `chat/context` focus is its own, and turns it starts use it.
+ */
+export function createRequestHandlers(service: ChatService, workspace: string, onInteractive: () => void = () => {}, origin = nextOrigin()): RequestHandlers {
   const harness = service.harness;
   return {
     'cellmate/hello': async (params) => {
@@ -30,13 +33,13 @@ export function createRequestHandlers(service: ChatService, workspace: string, o
     'chat/items': (params) => service.olderItems(params.chatId, params.before, params.limit ?? DEFAULT_CHAT_PAGE),
     'chat/rename': (params) => service.rename(params.chatId, params.title),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
-    'chat/send': (params) => service.send(params.chatId, params.text, params.model, undefined, params.context),
-    'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix) }),
-    'chat/retry': (params) => service.retry(params.chatId, params.model),
-    'chat/edit': (params) => service.retry(params.chatId, params.model, params.text),
+    'chat/send': (params) => service.send(params.chatId, params.text, params.model, undefined, params.context, origin),
+    'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix, origin) }),
+    'chat/retry': (params) => service.retry(params.chatId, params.model, undefined, origin),
+    'chat/edit': (params) => service.retry(params.chatId, params.model, params.text, origin),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'chat/context': (params) => {
-      service.kernels?.setContext(params.chatId, params.kernel);
+      service.kernels?.setContext(origin, params.chatId, params.kernel);
       return { ok: true as const };
     },
     'chat/answer': (params) => {
@@ -62,11 +65,17 @@ export function attachConnection(connection: MessageConnection, service: ChatSer
   // A connection that says `interactive: true` in hello is a person (questions may ask it).
   let presence: Disposable | undefined;
   let pane: Disposable | undefined;
-  const handlers = createRequestHandlers(service, workspace, () => {
-    presence ??= service.harness?.presence.attach();
-    // A person's pane serves the notebook port (server → pane requests, issue #5).
-    pane ??= service.panes?.attach(connection);
-  });
+  const origin = nextOrigin();
+  const handlers = createRequestHandlers(
+    service,
+    workspace,
+    () => {
+      presence ??= service.harness?.presence.attach();
+      // A person's pane serves the notebook port (server → pane requests, issue #5).
+      pane ??= service.panes?.attach(connection);
+    },
+    origin
+  );
   for (const method of Object.keys(handlers) as RequestMethod[]) {
     register(connection, method, handlers, logger);
   }
@@ -79,8 +88,15 @@ export function attachConnection(connection: MessageConnection, service: ChatSer
       subscriptions.forEach((s) => s.dispose());
       presence?.dispose();
       pane?.dispose();
+      service.kernels?.connectionClosed(origin);
     }
   };
+}
+
+let originCount = 0;
+/** A key for one connection (kernel focus is per connection, issue #9). */
+function nextOrigin(): string {
+  return `connection-${++originCount}`;
 }
 
 function register<K extends RequestMethod>(connection: MessageConnection, method: K, handlers: RequestHandlers, logger: Logger): void {

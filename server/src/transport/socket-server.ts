@@ -1,8 +1,9 @@
 import { lstat, unlink, chmod } from 'node:fs/promises';
 import net from 'node:net';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import { createMessageConnection, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { ChatService } from '../chats/chat-service.js';
 import type { Logger } from '../config/logger.js';
+import { CheckedMessageReader } from './checked-reader.js';
 import { attachConnection } from './rpc-handlers.js';
 
 /** A listening Unix-socket JSON-RPC server. */
@@ -62,7 +63,9 @@ export async function listenOnSocket(socketPath: string, service: ChatService, w
 
 /**
  * Serves one JSON-RPC connection over a pair of streams (a socket, or stdin/stdout in
- * `--stdio` mode). The connection is disposed when the input ends.
+ * `--stdio` mode). The connection is disposed when the input ends. Frames that are not
+ * JSON, or not a JSON-RPC object, are answered with `-32700` / `-32600` and the connection
+ * goes on ({@link CheckedMessageReader}).
  */
 export function serveStream(
   input: NodeJS.ReadableStream,
@@ -71,7 +74,9 @@ export function serveStream(
   workspace: string,
   logger: Logger
 ): MessageConnection {
-  const connection = createMessageConnection(new StreamMessageReader(input), new StreamMessageWriter(output));
+  const writer = new StreamMessageWriter(output);
+  const reader = new CheckedMessageReader(input, writer, (frame) => logger.warn(`answered a malformed JSON-RPC frame with ${frame.code}: ${frame.message}`));
+  const connection = createMessageConnection(reader, writer);
   const attached = attachConnection(connection, service, workspace, logger);
   connection.onClose(() => attached.dispose());
   connection.onError(([error]) => logger.warn(`JSON-RPC connection error: ${error.message}`));

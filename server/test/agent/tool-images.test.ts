@@ -24,7 +24,7 @@ const figure = defineTool({
       title: 'figure',
       output: '[image 1: image/png, shown to the user in the transcript]',
       attachments: [{ type: 'image', mediaType: 'image/png', data: PNG }],
-      display: { outputs: [{ 'image/png': PNG }] }
+      display: { kind: 'eval', outputs: [{ 'image/png': PNG }] }
     };
   }
 });
@@ -50,7 +50,7 @@ describe('images in tool results (EVAL-3)', () => {
     await h.service.send(chat.id, 'plot it', { ...model, acceptsImages: accepts });
     await h.service.waitForTurn(chat.id);
     const card = h.service.get(chat.id).items.find((i) => i.kind === 'tool');
-    expect(card).toMatchObject({ status: 'ok', display: { outputs: [{ 'image/png': PNG }] } });
+    expect(card).toMatchObject({ status: 'ok', display: { kind: 'eval', outputs: [{ 'image/png': PNG }] } });
     const prompts = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     const tool = JSON.stringify(prompts[1].prompt.find((m: { role: string }) => m.role === 'tool'));
     expect(tool).toContain('shown to the user in the transcript');

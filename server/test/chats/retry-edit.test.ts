@@ -65,7 +65,10 @@ describe('chat/retry and chat/edit (issue #5)', () => {
     await h.service.abort(chat.id);
     // Bad model settings leave the transcript alone.
     const items = h.service.get(chat.id).items;
-    await expect(h.service.retry(chat.id, { provider: 'openai-compatible', model: 'x', baseUrl: 'not a url' })).rejects.toBeTruthy();
+    await expect(h.service.retry(chat.id, { provider: 'openai-compatible', model: 'x', baseUrl: 'not a url' })).rejects.toMatchObject({
+      code: ErrorCodes.ProviderUnavailable,
+      message: expect.stringContaining('not a url')
+    });
     expect(h.service.get(chat.id).items).toEqual(items);
     await h.dispose();
   });

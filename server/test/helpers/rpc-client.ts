@@ -10,10 +10,10 @@ export interface TestClient {
   lists: ChatSummary[][];
   /** Everything the server sent, as text (for leak checks). */
   raw(): string;
+  /** Calls `listener` for every `chat/event` as it arrives (a pane answering cards). */
+  onEvent(listener: (params: { chatId: string; event: ChatEvent }) => void): void;
   /** Resolves when a `turn-ended` for the chat arrives (or already did, after `from`). */
   turnEnded(chatId: string, from?: number): Promise<ChatEvent>;
-  /** Calls `listener` after each `chat/event` is recorded. */
-  onEvent(listener: () => void): void;
   close(): void;
 }
 
@@ -29,11 +29,11 @@ export async function connectClient(socketPath: string): Promise<TestClient> {
   const events: TestClient['events'] = [];
   const lists: ChatSummary[][] = [];
   const waiters: Array<() => void> = [];
-  const listeners: Array<() => void> = [];
+  const listeners: Array<(params: { chatId: string; event: ChatEvent }) => void> = [];
   onNotification(connection, 'chat/event', (params) => {
     events.push(params);
+    for (const l of listeners) l(params);
     waiters.splice(0).forEach((w) => w());
-    listeners.forEach((l) => l());
   });
   onNotification(connection, 'chat/listChanged', (params) => lists.push(params.chats));
   connection.listen();
@@ -42,15 +42,13 @@ export async function connectClient(socketPath: string): Promise<TestClient> {
     events,
     lists,
     raw: () => rawText,
+    onEvent: (listener) => listeners.push(listener),
     async turnEnded(chatId, from = 0) {
       for (;;) {
         const found = events.slice(from).find((e) => e.chatId === chatId && e.event.type === 'turn-ended');
         if (found) return found.event;
         await new Promise<void>((resolve) => waiters.push(resolve));
       }
-    },
-    onEvent(listener) {
-      listeners.push(listener);
     },
     close() {
       connection.dispose();

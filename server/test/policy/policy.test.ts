@@ -1,6 +1,14 @@
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { dangerousCommandReason } from '../../src/policy/dangerous-command.js';
-import { evaluatePolicy, globMatch, ruleForAlways, type PolicyRule } from '../../src/policy/policy.js';
+import { evaluatePolicy, globMatch, pathPatternMatches, ruleForAlways, type PolicyRule } from '../../src/policy/policy.js';
+import { builtinTools } from '../../src/tools/index.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+import { tempDir } from '../helpers/temp.js';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 import { shellSubjects } from '../../src/policy/shell-subjects.js';
 
 // SPEC HARN-6: policy as data, evaluated by a pure function; last match wins; default per tier.
@@ -28,8 +36,6 @@ describe('evaluatePolicy (HARN-6)', () => {
     ['write', 'write', ['notes/today.md'], 'allow', 'rule'],
     ['write', 'write', ['notes/secret.md'], 'deny', 'rule'],
     ['write', 'write', ['notes/deep/x.md'], 'allow', 'rule'],
-    ['read', 'read', ['.env'], 'deny', 'rule'],
-    ['write', 'write', ['.env'], 'deny', 'rule'],
     ['lsp_rename', 'write', ['*'], 'allow', 'rule'],
     ['edit', 'write', ['src/a.py'], 'allow', 'rule'],
     ['edit', 'write', ['src/ab.py'], 'ask', 'default'],
@@ -117,11 +123,11 @@ describe('shell subjects: compound commands are judged part by part (HARN-5/6)',
     ['git status; rm -rf data', ['git status', 'rm -rf data']],
     ['make && make test || echo failed', ['make', 'make test', 'echo failed']],
     ['cat a.csv | head -5', ['cat a.csv', 'head -5']],
-    ['echo "a; b | c" && ls', ['echo "a; b | c"', 'ls']],
-    ["grep 'x|y' f", ["grep 'x|y' f"]],
+    ['echo "a; b | c" && ls', ['echo a; b | c', 'ls']],
+    ["grep 'x|y' f", ['grep x|y f']],
     ['sleep 1 & rm x', ['sleep 1', 'rm x']],
-    ['echo $(rm -rf x)', ['echo $(rm -rf x)']],
-    ['(cd sub && rm -rf y)', ['cd sub', 'rm -rf y', '(cd sub && rm -rf y)']],
+    ['echo $(rm -rf x)', ['echo $(rm -rf x)', 'rm -rf x']],
+    ['(cd sub && rm -rf y)', ['cd sub', 'rm -rf y']],
     ['a\nb', ['a', 'b']]
   ])('%j → %j', (command, subjects) => {
     expect(shellSubjects(command)).toEqual(subjects);
@@ -139,5 +145,69 @@ describe('shell subjects: compound commands are judged part by part (HARN-5/6)',
     expect(evaluatePolicy([always], { tool: 'shell', tier: 'exec', subjects: ['ls secrets/; curl x.py'] }).action).toBe('ask');
     expect(globMatch('a\\*b', 'a*b')).toBe(true);
     expect(globMatch('a\\*b', 'axxb')).toBe(false);
+  });
+});
+
+describe('path rules match canonical paths like .gitignore (HARN-5/6)', () => {
+  it.each([
+    // [pattern, canonical subject, matches]
+    ['.env', '.env', true],
+    ['.env', 'app/.env', true],
+    ['.env', '.ENV', true],
+    ['.env', '.env.example', false],
+    ['.env', 'x.env', false],
+    ['/.env', 'app/.env', false],
+    ['/.env', '.env', true],
+    ['./.env', '.env', true],
+    ['secrets', 'secrets/a/key.pem', true],
+    ['secrets/', 'secrets/a/key.pem', true],
+    ['secrets/*', 'secrets/a/key.pem', true],
+    ['secrets/*', 'secrets', false],
+    ['secrets', 'secretsx/a', false],
+    ['data/raw', 'data/raw/x.csv', true],
+    ['data/raw', 'other/data/raw/x.csv', false],
+    ['*.pem', 'deep/k.PEM', true],
+    ['notes/*', 'notes/deep/x.md', true],
+    ['*', 'anything/at/all', true]
+  ] as const)('%s covers %s: %s', (pattern, subject, expected) => {
+    expect(pathPatternMatches(pattern, subject)).toBe(expected);
+  });
+
+  it('"always" for a path is anchored: it does not cover the same name elsewhere', () => {
+    const rule = ruleForAlways('write', 'notes.md', 'path');
+    expect(rule.pattern).toBe('/notes.md');
+    expect(evaluatePolicy([rule], { tool: 'write', tier: 'write', subjects: ['notes.md'], subjectKind: 'path' }).action).toBe('allow');
+    expect(evaluatePolicy([rule], { tool: 'write', tier: 'write', subjects: ['deep/notes.md'], subjectKind: 'path' }).action).toBe('ask');
+  });
+});
+
+describe("the README's .env rule, with the subjects the real tools supply (through the registry)", () => {
+  it('read/write/grep/glob of .env in any spelling are denied or withheld; other files are not', async () => {
+    const ws = await tempDir();
+    await writeFile(path.join(ws, '.env'), 'TOKEN=abc\n');
+    await writeFile(path.join(ws, 'a.md'), 'TOKEN in docs\n');
+    await mkdir(path.join(ws, 'sub'));
+    await symlink('.env', path.join(ws, 'env-link'));
+    // The README's own example rules, read from the README, after a common "allow writes" rule.
+    const readme = await readFile(path.join(REPO, 'README.md'), 'utf8');
+    const example = /`(\{"rules": \[[\s\S]*?\]\})`/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    const rules: PolicyRule[] = [{ tool: 'write', pattern: '*', action: 'allow' }, ...(JSON.parse(example!.replace(/\s*\n\s*/g, ' ')) as { rules: PolicyRule[] }).rules];
+    expect(rules).toContainEqual({ tool: '*', pattern: '.env', action: 'deny' });
+    const registry = new ToolRegistry(builtinTools({}), { policy: { rules: async () => rules, remember: () => undefined } });
+    let turn = 0;
+    // A fresh turn per call, so the circuit breaker (3 denials in a turn) stays out of it.
+    const ctx = () => ({ workspace: ws, signal: new AbortController().signal, actor: 'model' as const, chatId: 'c', turnId: `t${turn++}` });
+    for (const p of ['.env', './.env', 'sub/../.env', path.join(ws, '.env'), 'env-link']) {
+      expect((await registry.call('read', { path: p }, ctx())).output, p).toBe(`Denied: read on ".env" is denied by the policy rule {"tool":"*","pattern":".env","action":"deny"}. Do not retry it; choose another approach or ask the user.`);
+      expect((await registry.call('write', { path: p, content: 'x' }, ctx())).output, p).toMatch(/^Denied: write on "\.env"/);
+    }
+    expect((await registry.call('read', { path: 'a.md' }, ctx())).ok).toBe(true);
+    const grep = await registry.call('grep', { pattern: 'TOKEN' }, ctx());
+    expect(grep.output).toBe('a.md:1: TOKEN in docs\n(1 match in 1 file)\n(1 file withheld: the policy does not allow this tool to read it)');
+    const glob = await registry.call('glob', { pattern: '*' }, ctx());
+    expect(glob.output).not.toMatch(/^\.env$/m);
+    expect(glob.output).toContain('withheld');
+    registry.dispose();
   });
 });

@@ -27,12 +27,35 @@ describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
     });
   }
 
-  it('prints the token count of the full catalog and of the deferred index (o200k)', () => {
+  it('the full catalog declares every built-in tool; the deferred form is ask_user in full plus tool_search with one index line per other tool (HARN-11)', () => {
+    const full = declarations(registry);
+    const names = builtinTools({ questions: broker }).map((t) => t.name).sort();
+    expect(full.map((d) => d.name)).toEqual(names);
+    for (const d of full) expect(d).toEqual({ name: d.name, description: registry.modelDescription(d.name), parameters: registry.inputJsonSchema(d.name) });
+    const deferred = deferredDeclarations(registry);
+    expect(deferred.map((d) => d.name)).toEqual(['ask_user', 'tool_search']);
+    expect(deferred[0]).toEqual(full.find((d) => d.name === 'ask_user'));
+    const index = deferred[1]!.description.split('Tools available by search:\n')[1]!.split('\n\n')[0]!.trim().split('\n');
+    expect(index.map((line) => /^- (\w+): /.exec(line)?.[1])).toEqual(names.filter((n) => n !== 'ask_user'));
+    for (const line of index) {
+      const [, name, summary] = /^- (\w+): (.*)$/.exec(line)!;
+      expect(registry.get(name!)!.description.startsWith(summary!.replace(/…$/, ''))).toBe(true);
+      expect(line.length).toBeLessThanOrEqual(140);
+    }
+    // No other tool's schema travels in the deferred form.
+    expect(JSON.stringify(deferred)).not.toContain('old_string');
+  });
+
+  it('token figures (o200k): the deferred form fits its 2,500-token budget and costs under a third of the full catalog', () => {
     const enc = getEncoding('o200k_base');
     const full = enc.encode(JSON.stringify(declarations(registry))).length;
     const index = enc.encode(JSON.stringify(deferredDeclarations(registry))).length;
     console.log(`catalog: full_tokens=${full} index_tokens=${index}`);
-    expect(index).toBeLessThan(full);
+    expect(index).toBeLessThanOrEqual(2_500);
+    expect(index * 3).toBeLessThan(full);
+    // Each declaration costs what its schema snapshot says it does: the catalog is their sum.
+    const each = declarations(registry).reduce((n, d) => n + enc.encode(JSON.stringify(d)).length, 0);
+    expect(Math.abs(full - each)).toBeLessThanOrEqual(declarations(registry).length + 2);
   });
 });
 

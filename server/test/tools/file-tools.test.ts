@@ -93,11 +93,16 @@ describe('grep and glob (HARN-3)', () => {
   it('grep returns path:line: snippet candidates with total and paging', async () => {
     const ws = await workspace({ 'src/a.py': 'def load():\n  pass\ndef save():\n', 'src/b.py': 'def other():\n', 'README.md': 'def in docs\n', 'node_modules/x.js': 'def skipped\n' });
     const first = await registry.call('grep', { pattern: '^def ', limit: 2 }, ctxFor(ws));
-    expect(first.output).toBe('README.md:1: def in docs\nsrc/a.py:1: def load():\n(matches 1–2 of 4 in 3 files; call grep with offset=3 for more)');
+    expect(first.output).toBe('README.md:1: def in docs\nsrc/a.py:1: def load():\n(matches 1–2 of 4 in 3 files; call grep with offset=3 to continue)');
     const next = await registry.call('grep', { pattern: '^def ', offset: 3 }, ctxFor(ws));
     expect(next.output).toBe('src/a.py:3: def save():\nsrc/b.py:1: def other():\n(matches 3–4 of 4 in 3 files)');
     const glob = await registry.call('grep', { pattern: 'def', glob: '*.md' }, ctxFor(ws));
     expect(glob.output).toBe('README.md:1: def in docs\n(1 match in 1 file)');
+    // A long line's snippet is cut explicitly (HARN-2), the candidate naming the line to read.
+    await writeFile(path.join(ws, 'long.txt'), `needle ${'z'.repeat(500)}\n`);
+    const long = await registry.call('grep', { pattern: 'needle', glob: '*.txt' }, ctxFor(ws));
+    expect(long.output).toBe(`long.txt:1: needle ${'z'.repeat(193)}… [cut: 307 of 507 characters not shown; read at this line for the rest]\n(1 match in 1 file)`);
+    expect((await registry.call('grep', { pattern: 'def', offset: 9 }, ctxFor(ws))).output).toBe('offset 9 is past the end (4 matches). Call grep with an offset between 1 and 4.');
     const bad = await registry.call('grep', { pattern: '(' }, ctxFor(ws));
     expect(bad.output).toMatch(/^Invalid regular expression "\(":/);
   });

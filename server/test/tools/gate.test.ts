@@ -58,7 +58,7 @@ describe('policy gate with approval cards (HARN-6)', () => {
     const result = await h.registry.call('write', { path: 'a.txt', content: 'hi\n' }, h.ctx);
     expect(result).toMatchObject({ ok: true, output: 'Created a.txt (1 lines, 3 bytes).' });
     const cards = h.events.filter((e) => e.type === 'item-updated').map((e) => (e as { item: QuestionItem }).item);
-    expect(cards[0]).toMatchObject({ kind: 'question', type: 'approval', state: 'answered', approval: { tool: 'write', pattern: 'a.txt' } });
+    expect(cards[0]).toMatchObject({ kind: 'question', type: 'approval', state: 'answered', approval: { tool: 'write', pattern: '/a.txt' } });
   });
 
   it('deny with a reason goes back to the model; nothing is written', async () => {
@@ -97,6 +97,11 @@ describe('policy gate with approval cards (HARN-6)', () => {
     await writeFile(path.join(h.ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: 'shell', pattern: 'echo ok*', action: 'allow' }, { tool: 'write', pattern: '*', action: 'deny' }] }));
     expect((await h.registry.call('shell', { command: 'echo ok' }, h.ctx)).output).toBe('ok\n[exit code 0]');
     expect((await h.registry.call('shell', { command: 'echo no' }, h.ctx)).output).toMatch(/^Denied: shell on "echo no" is denied by the policy rule/);
+    // The workspace's deny rule for write refuses without asking, and nothing is written.
+    const write = await h.registry.call('write', { path: 'a.txt', content: 'x' }, h.ctx);
+    expect(write).toMatchObject({ ok: false, status: 'error', denied: true });
+    expect(write.output).toMatch(/^Denied: write on "[^"]*a\.txt" is denied by the policy rule \{"tool":"write","pattern":"\*","action":"deny"\}\. Do not retry it/);
+    await expect(readFile(path.join(h.ws, 'a.txt'))).rejects.toThrow();
   });
 
   it('the dangerous-command floor asks even when the policy allows', async () => {

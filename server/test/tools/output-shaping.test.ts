@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { planShape, shapeOutput } from '../../src/tools/output-shaping.js';
+import { cut, page, planShape, shapeOutput } from '../../src/tools/output-shaping.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { readTool } from '../../src/tools/read/read.js';
 import { tempDir } from '../helpers/temp.js';
@@ -66,5 +66,40 @@ describe('shapeOutput (HARN-4)', () => {
     const saved = /Full output saved to (\S+)/.exec(result.output)![1]!;
     const read = await registry.call('read', { path: saved, offset: 25_000, limit: 2 }, ctx);
     expect(read.output).toMatch(/25000\tline 25000\n *25001\tline 25001\n\(lines 25000–25001 of 50000/);
+  });
+});
+
+describe('one shaping module: page and cut (HARN-2/3)', () => {
+  it('every tool that takes offset/limit declares paged output, and only those', async () => {
+    const { builtinTools } = await import('../../src/tools/index.js');
+    const { createNotebookTools } = await import('../../src/tools/notebook/notebook.js');
+    const notebook = createNotebookTools({ port: { find: async () => undefined } as never });
+    const all = [...builtinTools(), ...notebook];
+    const withOffset = all.filter((t) => 'offset' in ((t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {})).map((t) => t.name).sort();
+    expect(withOffset).toEqual(['glob', 'grep', 'notebook_read', 'read']);
+    for (const t of all) {
+      const shape = (t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {};
+      // offset → pages itself through page(); paged → has a limit to page with.
+      if ('offset' in shape) expect({ tool: t.name, shaping: t.outputShaping }).toEqual({ tool: t.name, shaping: 'paged' });
+      if (t.outputShaping === 'paged') expect({ tool: t.name, limit: 'limit' in shape }).toEqual({ tool: t.name, limit: true });
+    }
+  });
+
+  it('page numbers from 1, says which entries are shown and how to continue, and refuses an offset past the end', () => {
+    const entries = ['a', 'b', 'c', 'd', 'e'];
+    const noun = { one: 'line', many: 'lines' };
+    expect(page({ entries: entries.slice(0, 2), offset: 1, limit: 2, total: 5, maxChars: 100, noun, tool: 'read' }).text).toBe('a\nb\n(lines 1–2 of 5; call read with offset=3 to continue)');
+    expect(page({ entries: entries.slice(3), offset: 4, limit: 2, total: 5, maxChars: 100, noun, tool: 'read' }).text).toBe('d\ne\n(lines 4–5 of 5)');
+    expect(page({ entries, offset: 1, limit: 9, total: 5, maxChars: 100, noun, tool: 'read' }).text).toBe('a\nb\nc\nd\ne');
+    expect(page({ entries, offset: 1, limit: 9, total: 5, maxChars: 100, noun, tool: 'glob', countWhenWhole: true }).text).toBe('a\nb\nc\nd\ne\n(5 lines)');
+    const capped = page({ entries, offset: 1, limit: 5, total: 5, maxChars: 4, noun, tool: 'read' });
+    expect(capped).toMatchObject({ first: 1, last: 2, capped: true, note: '(lines 1–2 of 5; output capped at 4 characters; call read with offset=3 to continue)' });
+    expect(() => page({ entries: [], offset: 6, limit: 1, total: 5, maxChars: 9, noun, tool: 'read' })).toThrow(/offset 6 is past the end \(5 lines\)\. Call read with an offset between 1 and 5/);
+  });
+
+  it('cut says how much it cut and how to get the rest, and never splits a surrogate pair', () => {
+    expect(cut('short', 10, 'never shown')).toBe('short');
+    expect(cut('abcdefghij', 4, 'call read with {"path": "x"}')).toBe('abcd… [cut: 6 of 10 characters not shown; call read with {"path": "x"}]');
+    expect(cut('ab😀cd', 3, 'r')).toBe('ab… [cut: 4 of 6 characters not shown; r]');
   });
 });

@@ -62,7 +62,7 @@ describe('read', () => {
     const result = await read({ path: 'wide.txt' });
     const second = result.output.split('\n')[1]!;
     expect(second.startsWith(`     2\t${'x'.repeat(MAX_LINE_CHARS)}…`)).toBe(true);
-    expect(second).toContain('[line truncated: 5400 characters, first 2000 shown]');
+    expect(second).toContain('… [cut: 3400 of 5400 characters not shown; read shows 2,000 characters of a line; see the rest of line 2 with grep, shell or eval]');
   });
 
   it('caps very wide output and says where to continue', async () => {

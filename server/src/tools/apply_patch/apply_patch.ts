@@ -31,11 +31,13 @@ export const applyPatchTool = defineTool({
   ],
   timeoutMs: 60_000,
   actionClasses: ['write-file', 'delete-file'],
-  policySubjects: (args) => {
+  // Every file the patch touches (old and new names); an unparsable patch names none and
+  // is refused by execute before anything is written.
+  paths: (args) => {
     try {
       return [...new Set(parsePatch(args.patch).flatMap((f) => [f.oldPath, f.newPath].filter((p): p is string => p !== null)))];
     } catch {
-      return ['*'];
+      return [];
     }
   },
   async execute(args, ctx) {

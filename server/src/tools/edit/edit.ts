@@ -60,7 +60,7 @@ export const editTool = defineTool({
   ],
   timeoutMs: 30_000,
   actionClasses: ['write-file'],
-  policySubjects: (args) => [args.path],
+  paths: (args) => [args.path],
   async execute(args, ctx) {
     const resolved = await resolveForWrite(ctx.workspace, args.path);
     if (!resolved.exists) throw new ToolInputError(`File not found: "${args.path}". edit changes existing files; use write to create one.`);

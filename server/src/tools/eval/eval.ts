@@ -1,43 +1,58 @@
 /**
- * The `eval` tool (SPEC EVAL-1…6): runs a cell in a persistent kernel chosen by the
- * {@link KernelManager}; `tool()` calls from the cell re-enter the registry with the
+ * The `eval` tool (SPEC EVAL-1…6): runs a cell in a persistent kernel through the
+ * {@link createKernelRunner} kernel path (shared with `notebook_run`); `tool()` calls from the cell re-enter the registry with the
  * actor `kernel` and the calling turn's context (surface/profile, chat, signal), so tiers,
  * policy, approvals and audit apply exactly as to the model's own calls.
  */
-import { DEFAULT_IDLE_TIMEOUT_MS, type BridgeResponse } from '@cellmate/kernel-bridge';
 import { z } from 'zod';
-import type { KernelManager } from '../../kernels/kernel-manager.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolContext } from '../define-tool.js';
-import type { ToolRegistry } from '../registry.js';
+import { dangerousCommandReason } from '../../policy/dangerous-command.js';
+import { shellSubjects } from '../../policy/shell-subjects.js';
+import { defineTool, type ExtraJudgement } from '../define-tool.js';
+import { findProcessCalls } from './process-calls.js';
 import { formatEval } from './format.js';
+import { createKernelRunner, type KernelRunnerOptions } from './kernel-runner.js';
 
 /** setTimeout's maximum: the registry's per-call timeout is off for eval (the idle budget rules). */
 const NO_TIMEOUT_MS = 2 ** 31 - 1;
 
-const words = (s: string): number => s.trim().split(/\s+/).filter(Boolean).length;
+/** Characters of `description` the transcript card shows; a longer one is cut at a word and the result says so. */
+export const MAX_DESCRIPTION_CHARS = 80;
+
+/**
+ * The card's label for a cell (EVAL-1: label, don't gate). Any phrase is accepted; one over
+ * {@link MAX_DESCRIPTION_CHARS} is cut at a word boundary; a blank one becomes
+ * `Run: <first line of code>`. `note` says what was changed (HARN-2), for the result.
+ */
+export function cellLabel(description: string, code: string): { label: string; note?: string } {
+  const flat = description.replace(/\s+/g, ' ').trim();
+  if (flat === '') {
+    const first = code.split('\n').map((l) => l.trim()).find(Boolean) ?? '(empty cell)';
+    const { label } = cellLabel(`Run: ${first}`, '');
+    return { label, note: `description was empty; the card shows "${label}"` };
+  }
+  if (flat.length <= MAX_DESCRIPTION_CHARS) return { label: flat };
+  const cut = flat.slice(0, MAX_DESCRIPTION_CHARS - 1);
+  const space = cut.lastIndexOf(' ');
+  const label = `${(space > MAX_DESCRIPTION_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+  return { label, note: `description is longer than ${MAX_DESCRIPTION_CHARS} characters; the card shows "${label}"` };
+}
 
 export const evalParameters = z.object({
   code: z.string().describe('The cell to run. The last expression is echoed; magics such as %pip, %cd, !cmd, %%bash, %%timeit are rewritten and reported.'),
   description: z
-    .string()
-    .refine((s) => words(s) >= 5 && words(s) <= 10, { error: 'must be 5–10 words saying what the cell does, e.g. "Load sales.csv and show first rows"' })
-    .describe('5–10 words saying what the cell does; labels the cell in the transcript.'),
+    .string({ error: 'must be a short phrase saying what the cell does, e.g. "Load sales.csv and show first rows"' })
+    .describe('A short phrase (about 5–10 words) saying what the cell does; labels the cell in the transcript.'),
   language: z.enum(['python', 'javascript']).default('python').describe('`python` (IPython, default) or `javascript` (Node.js).'),
   reset: z.boolean().default(false).describe('Discard the interpreter and start clean before running (on a notebook kernel: restarts it).')
 });
 
-export interface EvalToolOptions {
-  kernels: KernelManager;
-  /** The registry `tool()` calls re-enter (the one this tool is registered in). */
-  registry: () => ToolRegistry;
-  /** Idle budget (SPEC EVAL-6). Default 5 minutes. */
-  idleTimeoutMs?: number;
-}
+/** The kernels, the registry `tool()` calls re-enter and the idle budget (see {@link KernelRunnerOptions}). */
+export type EvalToolOptions = KernelRunnerOptions;
 
 /** Builds the eval tool around a kernel manager (TIER-3: registered only with one). */
 export function createEvalTool(options: EvalToolOptions) {
-  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const runner = createKernelRunner(options);
   return defineTool({
     name: 'eval',
     tier: 'exec',
@@ -51,26 +66,14 @@ export function createEvalTool(options: EvalToolOptions) {
       { args: { code: 'const r = await fetch("https://example.com"); r.status', description: 'Fetch example.com and show the HTTP status', language: 'javascript' }, comment: 'JavaScript with top-level await' }
     ],
     timeoutMs: NO_TIMEOUT_MS,
+    // EVAL-5: a cell that spawns processes or deletes files is also judged as `shell`.
+    alsoJudgedAs: (args) => shellJudgement(args.code, args.language),
     // Stop interrupts the cell; its result then says "[Interrupted: …]" (issue #5).
     abortGraceMs: 5_000,
     async execute(args, ctx) {
-      const { handle, notes } = await options.kernels.acquire(ctx.chatId, args.language, { reset: args.reset });
-      const outcome = await handle.session.run({
-        code: args.code,
-        idleTimeoutMs,
-        signal: ctx.signal,
-        onToolCall: (name, toolArgs) => bridgeCall(options.registry(), name, toolArgs, ctx),
-        // The pane shows the last line a long cell printed (issue #5).
-        onOutput: ctx.progress
-          ? (o) => {
-              if (o.type !== 'stream') return;
-              const line = o.text.split('\n').filter((l) => l.trim()).at(-1);
-              if (line !== undefined) ctx.progress?.({ lastLine: line });
-            }
-          : undefined
-      });
-      if (outcome.status === 'kernel-died' || outcome.status === 'stuck') handle.broken = true;
-      const f = formatEval(outcome, handle.info, { description: args.description, notes, idleTimeoutMs });
+      const { handle, notes, outcome } = await runner.run(ctx, { code: args.code, language: args.language, reset: args.reset });
+      const { label, note } = cellLabel(args.description, args.code);
+      const f = formatEval(outcome, handle.info, { description: label, notes: note ? [...notes, note] : notes, idleTimeoutMs: runner.idleTimeoutMs });
       return {
         title: f.title,
         output: f.output,
@@ -82,9 +85,17 @@ export function createEvalTool(options: EvalToolOptions) {
   });
 }
 
-/** One `tool()` call from a cell: the registry, as the kernel, in the calling turn's context. */
-async function bridgeCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<BridgeResponse> {
-  const { callId: _modelCallId, ...rest } = ctx as ToolContext & { callId?: string };
-  const r = await registry.call(name, args, { ...rest, actor: 'kernel' });
-  return r.ok ? { ok: true, output: r.output, title: r.title } : { ok: false, error: r.output };
+/**
+ * The `shell` judgement of a cell whose syntax tree calls process-spawning, deleting or
+ * dynamic-code APIs (EVAL-5): the same shell rules and dangerous-command floor as the
+ * shell tool, so `eval` being allowed does not allow `os.system("rm -rf …")`. None for
+ * a cell without such calls.
+ */
+export function shellJudgement(code: string, language: 'python' | 'javascript'): ExtraJudgement[] {
+  const calls = findProcessCalls(code, language);
+  if (calls.length === 0) return [];
+  const subjects = [...new Set(calls.flatMap((c) => (c.subject.startsWith(`${language}: `) ? [c.subject] : shellSubjects(c.subject))))];
+  const danger = calls.map((c) => dangerousCommandReason(c.subject)).find((d) => d !== undefined);
+  const apis = [...new Set(calls.map((c) => c.api))].join(', ');
+  return [{ tool: 'shell', tier: 'exec', subjects, ...(danger ? { danger } : {}), why: `the cell calls ${apis}` }];
 }

@@ -1,13 +1,11 @@
 /**
  * What an eval returns: the text the model reads (in order: streams, values, rich
- * outputs as text, errors with the traceback's tail), the images it may be handed, and
+ * outputs as text, errors with their traceback), the images it may be handed, and
  * the MIME bundles the transcript card shows. Pure.
  */
 import type { EvalOutcome } from '@cellmate/kernel-bridge';
 import type { EvalKernelInfo, ToolCallDisplay } from '@cellmate/protocol';
 
-/** Traceback lines kept for the model (the tail, where the error is). */
-export const TRACEBACK_TAIL_LINES = 30;
 /** A rich output bigger than this (characters over its MIME types) is not kept in the chat file. */
 export const MAX_CARD_OUTPUT_CHARS = 4 * 2 ** 20;
 /** MIME types the pane shows, best first. */
@@ -72,11 +70,12 @@ export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: 
         lines.push(`[HTML output, ${bundle['text/html'].length} characters, shown to the user]`);
       }
     } else {
-      const tb = o.traceback.map(stripAnsi).join('\n').split('\n');
-      const tail = tb.slice(-TRACEBACK_TAIL_LINES);
+      // The whole traceback: a long one is cut by the registry's head/tail shaping, which
+      // keeps its end (where the error is) and saves the rest to a file (HARN-4).
+      const tb = o.traceback.map(stripAnsi).join('\n');
       lines.push(`Error: ${o.ename}: ${stripAnsi(o.evalue)}`);
-      if (tail.length) lines.push(`Traceback${tb.length > tail.length ? ` (last ${tail.length} of ${tb.length} lines)` : ''}:\n${tail.join('\n')}`);
-      outputs.push({ 'application/vnd.jupyter.stderr': `${o.ename}: ${stripAnsi(o.evalue)}\n${tail.join('\n')}` });
+      if (tb) lines.push(`Traceback:\n${tb}`);
+      outputs.push({ 'application/vnd.jupyter.stderr': `${o.ename}: ${stripAnsi(o.evalue)}${tb ? `\n${tb}` : ''}` });
     }
   }
   if (outcome.bridgeCalls > 0) {
@@ -104,6 +103,6 @@ export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: 
     title: `${extra.description}${statusWord}`,
     output: lines.join('\n'),
     images,
-    display: { kernel, rewrites: outcome.rewrites, outputs }
+    display: { kind: 'eval', kernel, rewrites: outcome.rewrites, outputs }
   };
 }

@@ -1,19 +1,24 @@
 import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
+import { defineTool, pathAllowed } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
+import { withheldNote } from '../call-subjects.js';
+import { page } from '../output-shaping.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 
-const page = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
+/** Character budget of one page of paths. */
+const MAX_GLOB_OUTPUT_CHARS = 50_000;
+
+const positive = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
 
 export const globParameters = z.strictObject({
   pattern: z.string({ error: 'must be a glob string such as "**/*.py"' }).min(1, { error: 'must not be empty' })
     .describe('Glob over file paths, e.g. "*.ipynb" (any folder) or "src/**/*.ts".'),
   path: z.string({ error: 'must be a folder path relative to the workspace' }).optional()
     .describe('Folder to search in, relative to the workspace. Default: the workspace root.'),
-  offset: page('a positive integer (1-based index of the first path)').optional().describe('1-based index of the first path to return. Default 1.'),
-  limit: page('a positive integer').max(2000, { error: 'must be at most 2000' }).optional().describe('Maximum paths to return. Default 200.')
+  offset: positive('a positive integer (1-based index of the first path)').optional().describe('1-based index of the first path to return. Default 1.'),
+  limit: positive('a positive integer').max(2000, { error: 'must be at most 2000' }).optional().describe('Maximum paths to return. Default 200.')
 });
 
 /** `glob`: file names only (never contents). */
@@ -28,25 +33,32 @@ export const globTool = defineTool({
   ],
   timeoutMs: 60_000,
   outputShaping: 'paged',
+  paths: (args) => [args.path ?? '.'],
   async execute(args, ctx) {
     const root = await resolveWorkspacePath(ctx.workspace, args.path ?? '.');
     if (!root.exists) throw new ToolInputError(`Folder not found: "${args.path}". Paths are relative to the workspace root.`);
     const re = globToRegExp(args.pattern);
     const matches: string[] = [];
+    const prefix = root.relative === '.' ? '' : `${root.relative}/`;
+    let withheld = 0;
     for await (const rel of walkFiles(root.absolute, root.absolute, ctx.signal)) {
-      if (re.test(rel)) matches.push(rel);
+      if (!re.test(rel)) continue;
+      // HARN-6: names of files the policy denies this tool are withheld (counted).
+      if (pathAllowed(ctx, `${prefix}${rel}`)) matches.push(rel);
+      else withheld++;
     }
     matches.sort();
-    const prefix = root.relative === '.' ? '' : `${root.relative}/`;
+    const held = withheldNote(withheld);
+    const where = root.relative === '.' ? 'the workspace' : root.relative;
+    if (matches.length === 0) return { title: `${args.pattern}: no files`, output: `No files match ${JSON.stringify(args.pattern)} in ${where}. (glob matches names only; use grep to search contents.)${held ? `
+${held}` : ''}`, metadata: { total: 0, withheld } };
     const offset = args.offset ?? 1;
     const limit = args.limit ?? 200;
-    const shown = matches.slice(offset - 1, offset - 1 + limit).map((m) => `${prefix}${m}`);
-    const where = root.relative === '.' ? 'the workspace' : root.relative;
-    if (matches.length === 0) return { title: `${args.pattern}: no files`, output: `No files match ${JSON.stringify(args.pattern)} in ${where}. (glob matches names only; use grep to search contents.)` };
-    const last = offset - 1 + shown.length;
-    const note = last < matches.length
-      ? `(paths ${offset}–${last} of ${matches.length}; call glob with offset=${last + 1} for more)`
-      : `(${shown.length === matches.length ? matches.length : `paths ${offset}–${last} of ${matches.length}`} ${matches.length === 1 ? 'file' : 'files'})`;
-    return { title: `${args.pattern}: ${matches.length} files`, output: [...shown, note].join('\n'), metadata: { total: matches.length } };
+    const p = page({
+      entries: matches.slice(offset - 1, offset - 1 + limit).map((m) => `${prefix}${m}`), offset, limit, total: matches.length,
+      maxChars: MAX_GLOB_OUTPUT_CHARS, noun: { one: 'file', many: 'files' }, tool: 'glob', countWhenWhole: true
+    });
+    return { title: `${args.pattern}: ${matches.length} files`, output: held ? `${p.text}
+${held}` : p.text, metadata: { total: matches.length, withheld } };
   }
 });

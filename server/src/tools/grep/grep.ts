@@ -1,21 +1,24 @@
-import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
+import { defineTool, pathAllowed } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
+import { cut, page } from '../output-shaping.js';
 import { looksBinary } from '../read/read-format.js';
+import { withheldNote } from '../call-subjects.js';
+import { LineMatcher, splitLines } from '../regex/line-matcher.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const SNIPPET_CHARS = 200;
+/** Character budget of one page of matches (100 snippets of 200 characters fit). */
+const MAX_GREP_OUTPUT_CHARS = 50_000;
 /** Matches collected before counting only (keeps memory bounded on huge result sets). */
 const KEEP_MATCHES = 20_000;
 
-const page = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
+const positive = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
 
 export const grepParameters = z.strictObject({
   pattern: z.string({ error: 'must be a regular expression string' }).min(1, { error: 'must not be empty' })
@@ -25,8 +28,8 @@ export const grepParameters = z.strictObject({
   glob: z.string({ error: 'must be a glob string such as "*.py"' }).optional()
     .describe('Only search files matching this glob, e.g. "*.py" or "src/**/*.ts".'),
   case_insensitive: z.boolean({ error: 'must be true or false' }).optional().describe('Ignore case. Default false.'),
-  offset: page('a positive integer (1-based index of the first match)').optional().describe('1-based index of the first match to return. Default 1.'),
-  limit: page('a positive integer').max(1000, { error: 'must be at most 1000' }).optional().describe('Maximum matches to return. Default 100.')
+  offset: positive('a positive integer (1-based index of the first match)').optional().describe('1-based index of the first match to return. Default 1.'),
+  limit: positive('a positive integer').max(1000, { error: 'must be at most 1000' }).optional().describe('Maximum matches to return. Default 100.')
 });
 
 /** `grep`: regex over contents, structured candidates with total and paging (HARN-3). */
@@ -41,10 +44,12 @@ export const grepTool = defineTool({
   ],
   timeoutMs: 60_000,
   outputShaping: 'paged',
+  paths: (args) => [args.path ?? '.'],
   async execute(args, ctx) {
-    let re: RegExp;
+    // The pattern runs in a worker with a hard timeout: a catastrophic one cannot freeze the companion.
+    let matcher: LineMatcher;
     try {
-      re = new RegExp(args.pattern, args.case_insensitive ? 'iu' : 'u');
+      matcher = new LineMatcher(args.pattern, args.case_insensitive ? 'iu' : 'u', { signal: ctx.signal });
     } catch (error) {
       throw new ToolInputError(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${(error as Error).message}. Escape special characters (\\. \\( \\[) to match them literally.`);
     }
@@ -53,45 +58,57 @@ export const grepTool = defineTool({
     const filter = args.glob ? globToRegExp(args.glob) : undefined;
     const isFile = (await stat(root.absolute)).isFile();
     const base = isFile ? path.dirname(root.absolute) : root.absolute;
-    const prefix = (() => {
-      const rel = path.relative(ctx.workspace, base).split(path.sep).join('/');
-      return rel === '' ? '' : `${rel}/`;
-    })();
+    const baseRel = isFile ? path.posix.dirname(root.relative) : root.relative;
+    const prefix = baseRel === '.' ? '' : `${baseRel}/`;
     const kept: string[] = [];
     let total = 0;
+    let withheld = 0;
     const files = new Set<string>();
-    for await (const rel of walkFiles(root.absolute, base, ctx.signal)) {
-      if (filter && !filter.test(rel)) continue;
-      const full = path.join(base, rel);
-      const info = await stat(full).catch(() => undefined);
-      if (!info || info.size > MAX_FILE_BYTES || (await isBinary(full))) continue;
-      let lineNo = 0;
-      const stream = createReadStream(full, { encoding: 'utf8' });
-      const lines = createInterface({ input: stream, crlfDelay: Infinity });
-      for await (const line of lines) {
-        lineNo++;
-        if (!re.test(line)) continue;
-        total++;
-        files.add(rel);
-        if (kept.length < KEEP_MATCHES) {
-          const snippet = line.length > SNIPPET_CHARS ? `${line.slice(0, SNIPPET_CHARS)}…` : line;
-          kept.push(`${prefix}${rel}:${lineNo}: ${snippet}`);
+    try {
+      for await (const rel of walkFiles(root.absolute, base, ctx.signal)) {
+        if (filter && !filter.test(rel)) continue;
+        // HARN-6: files the policy denies this tool are never opened (counted, not named).
+        if (!pathAllowed(ctx, `${prefix}${rel}`)) {
+          withheld++;
+          continue;
+        }
+        const full = path.join(base, rel);
+        const info = await stat(full).catch(() => undefined);
+        if (!info || info.size > MAX_FILE_BYTES || (await isBinary(full))) continue;
+        const text = await readFile(full, 'utf8').catch(() => undefined);
+        if (text === undefined) continue;
+        const hits = await matcher.matchLines(text, `${prefix}${rel}`);
+        if (hits.length === 0) continue;
+        const lines = splitLines(text);
+        for (const lineNo of hits) {
+          total++;
+          files.add(rel);
+          if (kept.length < KEEP_MATCHES) {
+            const snippet = cut(lines[lineNo - 1] ?? '', SNIPPET_CHARS, 'read at this line for the rest');
+            kept.push(`${prefix}${rel}:${lineNo}: ${snippet}`);
+          }
         }
       }
+    } finally {
+      matcher.dispose();
     }
+    const held = withheldNote(withheld);
     if (total === 0) {
-      return { title: `${args.pattern}: no matches`, output: `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''}${args.glob ? ` in files matching ${args.glob}` : ''} under ${root.relative === '.' ? 'the workspace' : root.relative}.`, metadata: { total: 0 } };
+      return { title: `${args.pattern}: no matches`, output: `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''}${args.glob ? ` in files matching ${args.glob}` : ''} under ${root.relative === '.' ? 'the workspace' : root.relative}.${held ? `\n${held}` : ''}`, metadata: { total: 0, withheld } };
     }
     const offset = args.offset ?? 1;
     const limit = args.limit ?? 100;
-    if (offset > total) throw new ToolInputError(`offset ${offset} is past the last match (${total} matches). Use an offset between 1 and ${total}.`);
-    const shown = kept.slice(offset - 1, offset - 1 + limit);
-    const last = offset - 1 + shown.length;
     const inFiles = `in ${files.size} file${files.size === 1 ? '' : 's'}`;
-    const note = last < total
-      ? `(matches ${offset}–${last} of ${total} ${inFiles}; call grep with offset=${last + 1} for more${last >= KEEP_MATCHES ? ' — past 20,000 matches, narrow the pattern, path or glob' : ''})`
-      : offset === 1 ? `(${total} match${total === 1 ? '' : 'es'} ${inFiles})` : `(matches ${offset}–${last} of ${total} ${inFiles})`;
-    return { title: `${args.pattern}: ${total} matches`, output: [...shown, note].join('\n'), metadata: { total, files: files.size } };
+    const more = offset - 1 + limit > KEEP_MATCHES && total > KEEP_MATCHES ? ' — past 20,000 matches only the count is kept: narrow the pattern, path or glob' : '';
+    if (offset > Math.min(total, KEEP_MATCHES) && offset <= total) {
+      throw new ToolInputError(`offset ${offset} is past the first 20,000 matches (of ${total}), which is all grep keeps. Narrow the pattern, path or glob.`);
+    }
+    const p = page({
+      entries: kept.slice(offset - 1, offset - 1 + limit), offset, limit, total, maxChars: MAX_GREP_OUTPUT_CHARS,
+      noun: { one: 'match', many: 'matches' }, tool: 'grep', scope: `${inFiles}${more}`, countWhenWhole: true
+    });
+    return { title: `${args.pattern}: ${total} matches`, output: held ? `${p.text}
+${held}` : p.text, metadata: { total, files: files.size, withheld } };
   }
 });
 

@@ -1,10 +1,11 @@
 /**
- * Notebook cells as the model reads them: numbered, with ids, sources, and outputs sized
- * for a context window (each output's text cut to {@link MAX_OUTPUT_CHARS}, images and
- * HTML named, never inlined). Pure.
+ * Notebook cells as the model reads them: numbered from 1, with ids, sources, and outputs
+ * sized for a context window (each output's text kept to {@link MAX_OUTPUT_CHARS} by the
+ * shaping module's explicit `cut`; images and HTML named, never inlined). Pure.
  */
 import type { EvalOutcome } from '@cellmate/kernel-bridge';
 import type { NotebookCellData } from '@cellmate/protocol';
+import { cut as cutText } from '../output-shaping.js';
 
 export const MAX_OUTPUT_CHARS = 2_000;
 
@@ -13,12 +14,21 @@ const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : Array.isArray(v) ? v.join('') : JSON.stringify(v));
 
-function cut(s: string): string {
-  return s.length > MAX_OUTPUT_CHARS ? `${s.slice(0, MAX_OUTPUT_CHARS)}… [${s.length - MAX_OUTPUT_CHARS} more characters not shown]` : s;
+/** How a cut output's text ends by default: where the whole output can be seen. */
+export const OUTPUT_REST = 'call notebook_read on this cell (offset = its number, limit 1) for the whole output';
+
+/** How a notebook output is kept short: its budget and what its cut marker says. */
+export interface OutputCut {
+  /** Characters of one output's text shown. Default {@link MAX_OUTPUT_CHARS}; `Infinity`: no cut. */
+  maxChars?: number;
+  /** The marker's pointer to the rest, for the cell numbered `n` (from 1). */
+  rest?: (n: number) => string;
 }
 
-/** One nbformat output as a few lines of text. */
-export function describeOutput(output: unknown): string {
+/** One nbformat output as a few lines of text; `n` is its cell's number (for the cut marker). */
+export function describeOutput(output: unknown, n = 0, how: OutputCut = {}): string {
+  const max = how.maxChars ?? MAX_OUTPUT_CHARS;
+  const cut = (s: string): string => cutText(s, max, how.rest?.(n) ?? OUTPUT_REST);
   const o = (output ?? {}) as Record<string, unknown>;
   switch (o.output_type) {
     case 'stream':
@@ -39,22 +49,29 @@ export function describeOutput(output: unknown): string {
   }
 }
 
-/** Cells `from`…`to` of a notebook for the model. */
-export function describeCells(cells: readonly NotebookCellData[], from = 0, to = cells.length): string {
-  const lines: string[] = [];
+/** Cells `from`…`to` (array indices, `to` exclusive) of a notebook for the model, labelled `[1]`, `[2]` … */
+export function describeCells(cells: readonly NotebookCellData[], from = 0, to = cells.length, how: OutputCut = {}): string {
+  return cellEntries(cells, from, to, how).join('\n');
+}
+
+/** One text per cell (for paging), as {@link describeCells} shows them. */
+export function cellEntries(cells: readonly NotebookCellData[], from = 0, to = cells.length, how: OutputCut = {}): string[] {
+  const entries: string[] = [];
   for (let i = from; i < Math.min(to, cells.length); i++) {
+    const lines: string[] = [];
     const c = cells[i]!;
     const mark = (c.metadata as { cellmate?: { created_by?: string } }).cellmate?.created_by === 'agent' ? ', made by the agent' : '';
     const exec = c.cell_type === 'code' ? `, execution_count ${c.execution_count ?? 'none'}` : '';
-    lines.push(`[${i}] id=${c.id} ${c.cell_type}${exec}${mark}`);
+    lines.push(`[${i + 1}] id=${c.id} ${c.cell_type}${exec}${mark}`);
     lines.push(c.source.length ? c.source.replace(/^/gm, '    ') : '    (empty)');
     const outs = c.outputs ?? [];
     if (outs.length) {
       lines.push('  outputs:');
-      for (const o of outs) lines.push(describeOutput(o).replace(/^/gm, '    '));
+      for (const o of outs) lines.push(describeOutput(o, i + 1, how).replace(/^/gm, '    '));
     }
+    entries.push(lines.join('\n'));
   }
-  return lines.join('\n');
+  return entries;
 }
 
 /** An eval outcome's outputs as nbformat outputs (for writing a closed notebook's cell). */

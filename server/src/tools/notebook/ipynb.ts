@@ -1,12 +1,21 @@
 /**
  * `.ipynb` files on disk (nbformat 4), pure: parse with a structural check, apply edit ops
- * (insert / replace / delete / move) keeping every untouched cell byte-for-byte in its
- * JSON shape (ids, metadata, outputs, attachments), and serialize the way Jupyter does
+ * (insert / replace / delete / move, planned by the shared `planNotebookEdits` the open
+ * notebook uses too) keeping every untouched cell byte-for-byte in its JSON shape (ids,
+ * metadata, outputs, attachments), and serialize the way Jupyter does
  * (indent 1, trailing newline). New cells get nbformat ids when the file's minor version
  * has them (≥ 4.5); the minor version is never changed.
  */
 import { randomBytes } from 'node:crypto';
-import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from '@cellmate/protocol';
+import {
+  cellRefAt,
+  findCellIndex,
+  planNotebookEdits,
+  toCellData as planToCellData,
+  type CellmateCellMark,
+  type NotebookCellData,
+  type NotebookEditOp
+} from '@cellmate/protocol';
 
 /** A notebook as parsed from disk; cells keep every field they had. */
 export interface IpynbNotebook {
@@ -77,91 +86,43 @@ export function sourceLines(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-/** The id the tools use for a cell: its nbformat id, or `#<index>` in notebooks without ids. */
+/**
+ * The id the tools use for a cell: its nbformat id, or `#<n>` in notebooks without ids,
+ * where n is the cell's number as `notebook_read` shows it (counting from 1).
+ */
 export function cellRef(nb: IpynbNotebook, index: number): string {
-  const id = nb.cells[index]?.id;
-  return typeof id === 'string' ? id : `#${index}`;
+  return cellRefAt(nb.cells, index);
 }
 
-/** Index of a cell by id (or `#<index>`); -1 when absent. */
+/** Index of a cell by id (or `#<n>`, n counting from 1); -1 when absent. */
 export function findCell(nb: IpynbNotebook, ref: string): number {
-  const m = /^#(\d+)$/.exec(ref);
-  if (m) {
-    const i = Number(m[1]);
-    return i < nb.cells.length ? i : -1;
-  }
-  return nb.cells.findIndex((c) => c.id === ref);
+  return findCellIndex(nb.cells, ref);
 }
 
-/** A fresh nbformat cell id not used in `taken`. */
-export function newCellId(taken: Set<string>): string {
+/** A fresh nbformat cell id (8 hex digits) not used in `taken`. */
+export function newCellId(taken: ReadonlySet<string>): string {
   for (;;) {
     const id = randomBytes(4).toString('hex');
-    if (!taken.has(id)) {
-      taken.add(id);
-      return id;
-    }
+    if (!taken.has(id)) return id;
   }
 }
 
 /** The port's view of a disk cell. */
 export function toCellData(nb: IpynbNotebook, index: number): NotebookCellData {
-  const c = nb.cells[index]!;
-  return {
-    id: cellRef(nb, index),
-    cell_type: c.cell_type,
-    source: sourceText(c.source),
-    metadata: c.metadata,
-    ...(c.cell_type === 'code' ? { outputs: c.outputs ?? [], execution_count: c.execution_count ?? null } : {})
-  };
+  return planToCellData(nb.cells[index]!, cellRef(nb, index));
 }
 
 /**
- * Applies ops in order to a copy; throws `NotebookFormatError` naming the first bad op
- * (nothing is applied then). Returns the new notebook and the refs of inserted cells.
+ * Applies ops with the shared planner (`@cellmate/protocol` `planNotebookEdits`, the same
+ * rules as an open notebook); throws `NotebookEditError` naming the first bad op (nothing is
+ * applied then). Cells the planner made or changed get Jupyter's line-list source; every
+ * other cell is the same object, so it serializes as it was read.
  */
 export function applyEdits(original: IpynbNotebook, ops: readonly NotebookEditOp[], mark: CellmateCellMark): { notebook: IpynbNotebook; insertedIds: string[] } {
-  const nb: IpynbNotebook = { ...original, cells: original.cells.slice() };
-  const ids = hasCellIds(nb);
-  const taken = new Set(nb.cells.map((c) => c.id).filter((x): x is string => typeof x === 'string'));
-  const inserted: IpynbCell[] = [];
-  ops.forEach((op, n) => {
-    const where = `edit ${n + 1} (${op.op})`;
-    if (op.op === 'insert') {
-      if (!Number.isInteger(op.index) || op.index < 0 || op.index > nb.cells.length) {
-        throw new NotebookFormatError(`${where}: index ${op.index} is outside 0–${nb.cells.length}`);
-      }
-      const cells = op.cells.map((c) => makeCell(c.cell_type, c.source, { cellmate: { ...mark } }, ids ? newCellId(taken) : undefined));
-      nb.cells.splice(op.index, 0, ...cells);
-      inserted.push(...cells);
-      return;
-    }
-    const i = findCell(nb, op.cellId);
-    if (i < 0) throw new NotebookFormatError(`${where}: no cell with id "${op.cellId}"`);
-    const cell = nb.cells[i]!;
-    if (op.op === 'replace') {
-      const type = op.cellType ?? cell.cell_type;
-      if (type === cell.cell_type) {
-        nb.cells[i] = { ...cell, source: sourceLines(op.source), ...(type === 'code' ? { outputs: [], execution_count: null } : {}) };
-      } else {
-        nb.cells[i] = makeCell(type, op.source, cell.metadata, cell.id);
-      }
-    } else if (op.op === 'delete') {
-      nb.cells.splice(i, 1);
-    } else {
-      if (!Number.isInteger(op.toIndex) || op.toIndex < 0 || op.toIndex >= nb.cells.length) {
-        throw new NotebookFormatError(`${where}: toIndex ${op.toIndex} is outside 0–${nb.cells.length - 1}`);
-      }
-      nb.cells.splice(i, 1);
-      nb.cells.splice(op.toIndex, 0, cell);
-    }
-  });
-  return { notebook: nb, insertedIds: inserted.map((c) => c.id ?? `#${nb.cells.indexOf(c)}`) };
-}
-
-function makeCell(type: IpynbCell['cell_type'], source: string, metadata: Record<string, unknown>, id: string | undefined): IpynbCell {
-  const base = { cell_type: type, ...(id ? { id } : {}), metadata, source: sourceLines(source) };
-  return type === 'code' ? { ...base, execution_count: null, outputs: [] } : base;
+  const plan = planNotebookEdits(original.cells, ops, { mark, withIds: hasCellIds(original), newId: newCellId });
+  const untouched = new Set<unknown>(original.cells);
+  const cells = plan.cells.map((c): IpynbCell => (untouched.has(c) ? (c as IpynbCell) : { ...c, source: sourceLines(sourceText(c.source)) }));
+  return { notebook: { ...original, cells }, insertedIds: plan.insertedIds };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

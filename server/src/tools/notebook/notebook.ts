@@ -4,19 +4,24 @@
  * through that pane's open document (the notebook port): the user sees the change at once,
  * an edit is one undoable step, and cells run in the notebook's own kernel. Otherwise the
  * `.ipynb` is edited on disk atomically (ids, metadata and the nbformat minor version kept)
- * and cells run in the chat's kernel through the eval machinery, their outputs written back.
+ * and cells run through eval's kernel path (`tools/eval/kernel-runner.ts`: the same kernel
+ * choice, idle budget, `tool()` bridge and dead-kernel handling), their outputs written back.
  */
 import { readFile } from 'node:fs/promises';
-import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from '@cellmate/protocol';
+import { NotebookEditError, type CellmateCellMark, type EvalKernelInfo, type NotebookCellData, type NotebookEditOp } from '@cellmate/protocol';
 import { z } from 'zod';
-import type { KernelManager } from '../../kernels/kernel-manager.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, type ToolContext } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { resolveForWrite, writeFileAtomic } from '../file-io.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
-import { describeCells, describeOutput, toNbformatOutputs } from './format.js';
-import { applyEdits, findCell, NotebookFormatError, parseNotebook, serializeNotebook, toCellData, type IpynbNotebook } from './ipynb.js';
+import type { KernelRunner } from '../eval/kernel-runner.js';
+import { page, saveFullOutput } from '../output-shaping.js';
+import { cellEntries, describeOutput, toNbformatOutputs } from './format.js';
+import { applyEdits, findCell, parseNotebook, serializeNotebook, sourceText, toCellData, type IpynbNotebook } from './ipynb.js';
+
+/** Character budget of one page of cells (50 cells with a few cut outputs each fit). */
+const MAX_NOTEBOOK_PAGE_CHARS = 50_000;
 import type { NotebookPort, PaneTarget } from './pane-hub.js';
 
 /** The three sections of `notebook.md`, split on `<!-- tool_name -->` lines. */
@@ -34,18 +39,18 @@ const ipynbPath = z
   .refine((p) => p.endsWith('.ipynb'), { error: 'must name an .ipynb file' })
   .describe('Notebook path relative to the workspace, e.g. "analysis.ipynb".');
 const cellType = z.enum(['code', 'markdown', 'raw']);
-const cellId = z.string().min(1).describe('A cell id from notebook_read (or "#<index>" in notebooks without ids).');
+const cellId = z.string().min(1).describe('A cell id from notebook_read (or "#<n>", the cell number counting from 1, in notebooks without ids).');
 
 export const notebookReadParameters = z.strictObject({
   path: ipynbPath,
-  offset: z.number().int().min(0).optional().describe('0-based index of the first cell. Default 0.'),
+  offset: z.number().int().min(1).optional().describe('Number of the first cell to return (cells count from 1). Default 1.'),
   limit: z.number().int().min(1).max(200).optional().describe('Maximum cells to return. Default 50.')
 });
 
 const editSchema = z.discriminatedUnion('action', [
   z.strictObject({
     action: z.literal('insert'),
-    index: z.number().int().min(0).describe('Position of the first new cell (0 = top; the cell count = append).'),
+    index: z.number().int().min(0).describe('How many cells come before the first new one (0 = top; the cell count = append).'),
     cells: z.array(z.strictObject({ cell_type: cellType.default('code'), source: z.string() })).min(1).max(50)
   }),
   z.strictObject({ action: z.literal('replace'), cell_id: cellId, source: z.string(), cell_type: cellType.optional() }),
@@ -65,8 +70,11 @@ export const notebookRunParameters = z.strictObject({
 
 export interface NotebookToolsOptions {
   port: NotebookPort;
-  /** Kernels for running cells of notebooks no pane has open (the chat's kernel). */
-  kernels?: KernelManager;
+  /**
+   * Runs cells of notebooks no pane has open — eval's kernel path (kernel choice, idle
+   * budget, `tool()` and shell magics back into the registry as `shell`, EVAL-5).
+   */
+  runner?: KernelRunner;
 }
 
 function toOps(edits: z.output<typeof notebookEditParameters>['edits']): NotebookEditOp[] {
@@ -111,10 +119,12 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     parameters: notebookReadParameters,
     examples: [
       { args: { path: 'analysis.ipynb' }, comment: 'all cells (up to 50) with ids and outputs' },
-      { args: { path: 'analysis.ipynb', offset: 50, limit: 50 }, comment: 'the next 50 cells' }
+      { args: { path: 'analysis.ipynb', offset: 51, limit: 50 }, comment: 'the next 50 cells' }
     ],
     timeoutMs: 30_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
+    // notebook_read pages itself (offset/limit over cells, explicit note).
+    outputShaping: 'paged',
     async execute(args, ctx) {
       const resolved = await resolveWorkspacePath(ctx.workspace, args.path);
       const pane = await openIn(options.port, resolved.relative, ctx);
@@ -128,12 +138,17 @@ export function createNotebookTools(options: NotebookToolsOptions) {
         cells = nb.cells.map((_, i) => toCellData(nb, i));
         where = 'on disk (not open in JupyterLab)';
       }
-      const from = args.offset ?? 0;
-      const to = Math.min(cells.length, from + (args.limit ?? 50));
-      const more = to < cells.length ? `\n(cells ${from}–${to - 1} of ${cells.length}; call again with offset=${to} for more)` : '';
+      const offset = args.offset ?? 1;
+      const limit = args.limit ?? 50;
+      const header = `${resolved.relative}: ${cells.length} cells, ${where}.`;
+      const entries = await pageEntries(cells, offset - 1, offset - 1 + limit, header, ctx.workspace);
+      const p = page({
+        entries, offset, limit, total: cells.length,
+        maxChars: MAX_NOTEBOOK_PAGE_CHARS, noun: { one: 'cell', many: 'cells' }, tool: 'notebook_read'
+      });
       return {
         title: `${resolved.relative} (${cells.length} cells)`,
-        output: `${resolved.relative}: ${cells.length} cells, ${where}.\n${describeCells(cells, from, to)}${more}`,
+        output: `${header}${p.text ? `\n${p.text}` : ''}`,
         metadata: { open: !!pane }
       };
     }
@@ -150,7 +165,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       { args: { path: 'analysis.ipynb', edits: [{ action: 'move', cell_id: 'a1b2c3d4', to_index: 0 }, { action: 'delete', cell_id: 'e5f6a7b8' }] }, comment: 'reorder and delete in one step' }
     ],
     timeoutMs: 30_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const ops = toOps(args.edits);
@@ -177,7 +192,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       try {
         result = applyEdits(nb, ops, mark);
       } catch (e) {
-        if (e instanceof NotebookFormatError) throw new ToolInputError(`${e.message}. Nothing was changed; call notebook_read for the current cells.`);
+        if (e instanceof NotebookEditError) throw new ToolInputError(`${e.message}. Nothing was changed; call notebook_read for the current cells.`);
         throw e;
       }
       await writeFileAtomic(resolved.absolute, serializeNotebook(result.notebook));
@@ -200,7 +215,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     // Cells may run long; the user's Stop interrupts them.
     timeoutMs: 2 ** 31 - 1,
     abortGraceMs: 5_000,
-    policySubjects: (args) => [args.path],
+    paths: (args) => [args.path],
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const pane = await openIn(options.port, resolved.relative, ctx);
@@ -208,7 +223,7 @@ export function createNotebookTools(options: NotebookToolsOptions) {
         const r = await pane.request('notebook/run', { path: resolved.relative, cellIds: args.cell_ids }, ctx.signal);
         return runResult(resolved.relative, r.cells, r.status, 'in the open notebook, with its kernel');
       }
-      if (!options.kernels) throw new ToolInputError(`${resolved.relative} is not open in JupyterLab and this server has no kernels; open the notebook to run its cells.`);
+      if (!options.runner) throw new ToolInputError(`${resolved.relative} is not open in JupyterLab and this server has no kernels; open the notebook to run its cells.`);
       const nb = await loadDisk(resolved.absolute, resolved.relative);
       for (const id of args.cell_ids) {
         const i = findCell(nb, id);
@@ -218,15 +233,19 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       // The notebook's language decides the kernel: Cellmate's JS kernel for JavaScript notebooks.
       const spec = (nb.metadata.kernelspec ?? {}) as { name?: string; language?: string };
       const language = spec.language?.toLowerCase() === 'javascript' || spec.name === 'cellmate-js' ? 'javascript' : 'python';
-      const { handle } = await options.kernels.acquire(ctx.chatId, language);
       const ran: Array<{ id: string; outputs: unknown[]; count: number | null }> = [];
-      let status: 'ok' | 'error' | 'aborted' = 'ok';
+      let status: RunStatus = 'ok';
+      let kernel: EvalKernelInfo | undefined;
+      const notes: string[] = [];
       for (const id of args.cell_ids) {
         const cell = nb.cells[findCell(nb, id)]!;
-        const outcome = await handle.session.run({ code: Array.isArray(cell.source) ? cell.source.join('') : cell.source, signal: ctx.signal });
-        ran.push({ id, outputs: toNbformatOutputs(outcome), count: outcome.executionCount ?? null });
-        if (outcome.status !== 'ok') {
-          status = outcome.status === 'error' ? 'error' : 'aborted';
+        // The same kernel path as eval: kernel choice and replacement, idle budget, tool() bridge.
+        const r = await options.runner.run(ctx, { code: sourceText(cell.source), language });
+        kernel = r.handle.info;
+        notes.push(...r.notes, ...r.outcome.notes);
+        ran.push({ id, outputs: toNbformatOutputs(r.outcome), count: r.outcome.executionCount ?? null });
+        if (r.outcome.status !== 'ok') {
+          status = r.outcome.status;
           break;
         }
       }
@@ -238,21 +257,71 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       }
       await writeFileAtomic(resolved.absolute, serializeNotebook(now));
       const cells = ran.map((r) => toCellData(now, Math.max(0, findCell(now, r.id))));
-      return { ...runResult(resolved.relative, cells, status, `on disk, in the ${handle.info.name} kernel (${handle.info.origin === 'notebook' ? `of ${handle.info.notebookPath ?? 'the focused notebook'}` : 'private to this chat'})`), metadata: { open: false, changedFiles: [resolved.relative] } };
+      const where = kernel ? `on disk, in the ${kernel.name} kernel (${kernel.origin === 'notebook' ? `of ${kernel.notebookPath ?? 'the focused notebook'}` : 'private to this chat'})` : 'on disk';
+      return {
+        ...runResult(resolved.relative, cells, status, where, { notes, idleTimeoutMs: options.runner.idleTimeoutMs }),
+        metadata: { open: false, status, changedFiles: [resolved.relative] }
+      };
     }
   });
 
   return [read, edit, run] as const;
 }
 
-function runResult(path: string, cells: NotebookCellData[], status: 'ok' | 'error' | 'aborted', where: string) {
+/**
+ * The cells of one notebook_read page. An output over its budget is cut (the shaping
+ * module's `cut`); then the uncut page is saved once under `.cellmate/outputs/` and each cut
+ * marker names the `read` call that shows that cell whole.
+ */
+async function pageEntries(cells: NotebookCellData[], from: number, to: number, header: string, workspace: string): Promise<string[]> {
+  const shown = cellEntries(cells, from, to);
+  const full = cellEntries(cells, from, to, { maxChars: Infinity });
+  if (shown.every((e, i) => e === full[i])) return shown;
+  let saved: string;
+  try {
+    saved = await saveFullOutput(workspace, 'notebook_read', [header, ...full].join('\n'));
+  } catch {
+    return cellEntries(cells, from, to, { rest: () => 'the whole output could not be saved; print the part you need with eval' });
+  }
+  const lineOf = new Map<number, number>();
+  let line = 2; // line 1 is the header
+  full.forEach((entry, i) => {
+    lineOf.set(from + i + 1, line);
+    line += entry.split('\n').length;
+  });
+  return cellEntries(cells, from, to, { rest: (n) => `the whole output: call read with {"path": "${saved}", "offset": ${lineOf.get(n)}}` });
+}
+
+/** Why a run stopped: the pane's statuses plus those of eval's kernel path (closed notebooks). */
+type RunStatus = 'ok' | 'error' | 'aborted' | 'idle-timeout' | 'kernel-died' | 'stuck';
+
+/** The last line of a run's result: why it stopped, truthfully (issue #9). */
+export function stopLine(status: RunStatus, idleTimeoutMs?: number): string | undefined {
+  switch (status) {
+    case 'ok':
+      return undefined;
+    case 'error':
+      return '[A cell raised an error; later cells did not run.]';
+    case 'aborted':
+      return '[Interrupted: the user stopped the turn; the kernel was interrupted and later cells did not run.]';
+    case 'idle-timeout':
+      return `[Interrupted: the cell printed nothing for ${Math.round((idleTimeoutMs ?? 0) / 1000)} s (the idle budget); the kernel and its state are kept; later cells did not run. Print progress, or split the work.]`;
+    case 'kernel-died':
+      return '[The kernel died while running the cell (crash, out of memory, or killed); its state is lost and later cells did not run. The next run starts a fresh kernel.]';
+    case 'stuck':
+      return '[The cell did not stop after an interrupt; later cells did not run. The kernel will be restarted on the next run (state lost).]';
+  }
+}
+
+function runResult(path: string, cells: NotebookCellData[], status: RunStatus, where: string, extra: { notes?: string[]; idleTimeoutMs?: number } = {}) {
   const lines = [`Ran ${cells.length} cell(s) of ${path} ${where}.`];
+  for (const n of extra.notes ?? []) lines.push(`Note: ${n}`);
   for (const c of cells) {
     lines.push(`[id=${c.id}] execution_count ${c.execution_count ?? 'none'}`);
-    for (const o of c.outputs ?? []) lines.push(describeOutput(o).replace(/^/gm, '    '));
+    for (const o of c.outputs ?? []) lines.push(describeOutput(o, 0, { rest: () => `call notebook_read on cell ${c.id} (offset = its number, limit 1) for the whole output` }).replace(/^/gm, '    '));
     if (!c.outputs?.length) lines.push('    (no output)');
   }
-  if (status === 'aborted') lines.push('[Interrupted: the user stopped the turn; the kernel was interrupted and later cells did not run.]');
-  if (status === 'error') lines.push('[A cell raised an error; later cells did not run.]');
+  const stop = stopLine(status, extra.idleTimeoutMs);
+  if (stop) lines.push(stop);
   return { title: `${path}: ran ${cells.length} cell(s)${status === 'ok' ? '' : ` — ${status}`}`, output: lines.join('\n') };
 }

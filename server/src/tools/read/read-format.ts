@@ -1,3 +1,5 @@
+import { cut, page } from '../output-shaping.js';
+
 /** Lines longer than this are cut with a marker. */
 export const MAX_LINE_CHARS = 2000;
 
@@ -17,38 +19,19 @@ export interface ReadWindow {
 
 /**
  * Numbers the lines `cat -n` style, cuts long lines, stops at the character budget and
- * appends an explicit note whenever the result is not the whole file. Pure.
+ * appends an explicit note whenever the result is not the whole file (the shaping module's
+ * {@link page}). Pure.
  */
 export function formatReadResult(input: ReadWindow): { title: string; output: string; shownLines: number } {
   const { path, lines, offset, total, maxChars } = input;
   if (total === 0) return { title: `${path} (empty)`, output: `(${path} is empty: 0 lines)`, shownLines: 0 };
-  const out: string[] = [];
-  let used = 0;
-  let capped = false;
-  for (let i = 0; i < lines.length; i++) {
-    const numbered = `${String(offset + i).padStart(6)}\t${cutLine(lines[i]!)}`;
-    if (out.length > 0 && used + numbered.length + 1 > maxChars) {
-      capped = true;
-      break;
-    }
-    out.push(numbered);
-    used += numbered.length + 1;
-  }
-  const first = offset;
-  const last = offset + out.length - 1;
-  const whole = first === 1 && last === total;
-  const range = `lines ${first}–${last} of ${total}`;
-  if (!whole) {
-    const next = last < total ? `; call read with offset=${last + 1} to continue` : '';
-    const cap = capped ? `; output capped at ${maxChars.toLocaleString('en-US')} characters` : '';
-    out.push(`(${range}${cap}${next})`);
-  }
-  return { title: `${path} (${range})`, output: out.join('\n'), shownLines: last - first + 1 };
+  const entries = lines.map((line, i) => `${String(offset + i).padStart(6)}\t${cutLine(line, offset + i)}`);
+  const p = page({ entries, offset, limit: lines.length, total, maxChars, noun: { one: 'line', many: 'lines' }, tool: 'read' });
+  return { title: `${path} (lines ${p.first}–${p.last} of ${total})`, output: p.text, shownLines: p.last - p.first + 1 };
 }
 
-function cutLine(line: string): string {
-  if (line.length <= MAX_LINE_CHARS) return line;
-  return `${line.slice(0, MAX_LINE_CHARS)}… [line truncated: ${line.length} characters, first ${MAX_LINE_CHARS} shown]`;
+function cutLine(line: string, n: number): string {
+  return cut(line, MAX_LINE_CHARS, `read shows ${MAX_LINE_CHARS.toLocaleString('en-US')} characters of a line; see the rest of line ${n} with grep, shell or eval`);
 }
 
 /**

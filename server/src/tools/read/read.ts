@@ -46,6 +46,7 @@ export const readTool = defineTool({
   timeoutMs: 30_000,
   // read pages itself (offset/limit, explicit note); shaping it would point at a copy.
   outputShaping: 'paged',
+  paths: (args) => [args.path],
   async execute(args, ctx) {
     const resolved = await resolveWorkspacePath(ctx.workspace, args.path);
     const shown = resolved.relative;

@@ -7,6 +7,7 @@ import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
+import { childEnv } from '../../security/child-env.js';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 export const MAX_SHELL_TIMEOUT_MS = 600_000;
@@ -14,8 +15,6 @@ export const MAX_SHELL_TIMEOUT_MS = 600_000;
 const MAX_CAPTURE_CHARS = 32 * 1024 * 1024;
 /** After SIGTERM, the group gets this long before SIGKILL. */
 const KILL_GRACE_MS = 2_000;
-/** Environment variables never passed to commands. */
-const SECRET_ENV = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'CELLMATE_OPENAI_COMPATIBLE_API_KEY'];
 
 export const shellParameters = z.strictObject({
   command: z.string({ error: 'must be a string (a bash command line)' }).min(1, { error: 'must not be empty' })
@@ -70,12 +69,27 @@ interface ShellRun {
   droppedChars: number;
 }
 
-/** Runs `bash -c` in a new process group; kills the group on timeout or abort. */
+/** Process groups of commands still running; killed if the companion exits first. */
+const liveGroups = new Set<number>();
+let exitHook = false;
+
+/** Runs `bash -c` in a new process group; kills the group on timeout or abort (and on exit). */
 export function runShell(command: string, cwd: string, timeoutMs: number, signal: AbortSignal): Promise<ShellRun> {
-  const env = { ...process.env };
-  for (const k of SECRET_ENV) delete env[k];
+  // Secrets stay out of the command's environment (security/child-env.ts, issue #8).
+  const env = childEnv(process.env);
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (child.pid !== undefined) liveGroups.add(child.pid);
+    if (!exitHook) {
+      exitHook = true;
+      process.on('exit', () => liveGroups.forEach((pid) => {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }));
+    }
     let output = '';
     let dropped = 0;
     let timedOut = false;
@@ -119,6 +133,7 @@ export function runShell(command: string, cwd: string, timeoutMs: number, signal
       signal.removeEventListener('abort', onAbort);
       // Children that outlive bash (backgrounded with &) keep the group: end them too.
       if (child.pid !== undefined) {
+        liveGroups.delete(child.pid);
         try {
           process.kill(-child.pid, 'SIGKILL');
         } catch {

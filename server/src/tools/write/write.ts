@@ -22,7 +22,7 @@ export const writeTool = defineTool({
   ],
   timeoutMs: 30_000,
   actionClasses: ['write-file'],
-  policySubjects: (args) => [args.path],
+  paths: (args) => [args.path],
   async execute(args, ctx) {
     const resolved = await resolveForWrite(ctx.workspace, args.path);
     const before = resolved.exists ? await readFile(resolved.absolute, 'utf8') : undefined;

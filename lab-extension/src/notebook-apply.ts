@@ -1,0 +1,93 @@
+/**
+ * Applies a notebook-edit plan (`@cellmate/protocol` `planNotebookEdits`, the same planner
+ * the companion's disk path uses) to an open notebook's shared model, in place: one
+ * `transact` with the undo manager's capture closed before and after, so the whole plan is
+ * one undo step, and collaborators (jupyter-collaboration's shared document) receive it as
+ * ordinary cell operations. Cell outputs and execution counts are not tracked by
+ * JupyterLab's undo, so undoing a `replace` restores the source, not the cleared outputs.
+ */
+import {
+  planNotebookEdits,
+  type NotebookEditOp,
+  type PlanCell,
+  type PlanOptions,
+  type PlanStep
+} from '@cellmate/protocol';
+import type { ICodeCellModel } from '@jupyterlab/cells';
+import type { INotebookModel } from '@jupyterlab/notebook';
+
+/** The shared (Yjs) notebook of an open document (`@jupyter/ydoc`'s `ISharedNotebook`). */
+export type ISharedNotebook = INotebookModel['sharedModel'];
+type ISharedCodeCell = ICodeCellModel['sharedModel'];
+type SharedCellJSON = Parameters<ISharedNotebook['insertCells']>[1][number];
+
+/** A fresh 8-hex-digit cell id not in `taken`. */
+export function newCellId(taken: ReadonlySet<string>): string {
+  for (;;) {
+    const id = Array.from(crypto.getRandomValues(new Uint8Array(4)), b => b.toString(16).padStart(2, '0')).join('');
+    if (!taken.has(id)) {
+      return id;
+    }
+  }
+}
+
+/** The planner's view of a shared cell. */
+export function toPlanCell(cell: ISharedNotebook['cells'][number]): PlanCell {
+  return cell.toJSON() as unknown as PlanCell;
+}
+
+/**
+ * Plans `ops` against the shared notebook and applies them (all or nothing: a bad op throws
+ * `NotebookEditError` before anything changes). Returns the ids of inserted cells.
+ */
+export function editSharedNotebook(
+  nb: ISharedNotebook,
+  ops: readonly NotebookEditOp[],
+  mark: PlanOptions['mark']
+): { insertedIds: string[] } {
+  // An open document always has cell ids (JupyterLab gives every cell one).
+  const plan = planNotebookEdits(nb.cells.map(toPlanCell), ops, { mark, withIds: true, newId: newCellId });
+  applySteps(nb, plan.steps);
+  return { insertedIds: plan.insertedIds };
+}
+
+/** Applies planned steps in order, as one undoable transaction. */
+export function applySteps(nb: ISharedNotebook, steps: readonly PlanStep[]): void {
+  const undo = (nb as { undoManager?: { stopCapturing(): void } | null }).undoManager;
+  undo?.stopCapturing();
+  nb.transact(() => {
+    for (const step of steps) {
+      switch (step.kind) {
+        case 'insert':
+          nb.insertCells(step.index, step.cells.map(toSharedCell));
+          break;
+        case 'set-source': {
+          const cell = nb.cells[step.index]!;
+          cell.setSource(step.source);
+          if (step.clearOutputs && cell.cell_type === 'code') {
+            const code = cell as ISharedCodeCell;
+            code.setOutputs([]);
+            code.execution_count = null;
+          }
+          break;
+        }
+        case 'change-type':
+          nb.deleteCell(step.index);
+          nb.insertCells(step.index, [toSharedCell(step.cell)]);
+          break;
+        case 'delete':
+          nb.deleteCell(step.index);
+          break;
+        case 'move':
+          nb.moveCell(step.from, step.to);
+          break;
+      }
+    }
+  });
+  undo?.stopCapturing();
+}
+
+function toSharedCell(cell: PlanCell): SharedCellJSON {
+  const source = Array.isArray(cell.source) ? cell.source.join('') : cell.source;
+  return { ...cell, source } as unknown as SharedCellJSON;
+}

@@ -1,0 +1,126 @@
+/**
+ * Tool-card renderers by display kind (issue #9): `ToolCallDisplay` is a tagged union
+ * (`@cellmate/protocol`), and the card asks this registry for a view of whatever display an
+ * item carries. Built in: `eval` (kernel, rewritten magics, rich outputs rendered untrusted
+ * by rendermime) and `text` (plain text, never HTML). A kind this pane does not know (a
+ * newer server) renders as text with the display's JSON. New kinds — a structural edit's
+ * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
+ */
+import type { ToolCallDisplay, ToolCallDisplayKind } from '@cellmate/protocol';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { IDisposable } from '@lumino/disposable';
+
+import { EvalOutputView, kernelLabel } from './eval-output';
+
+/** What a renderer gets besides the display. */
+export interface IToolDisplayContext {
+  /** Absent in tests without JupyterLab: renderers then show text only. */
+  readonly rendermime?: IRenderMimeRegistry;
+  readonly trans: TranslationBundle;
+}
+
+/** A rendered display; the card owns it and disposes it when the display changes. */
+export interface IToolDisplayView {
+  readonly node: HTMLElement;
+  /** A short label for the card's summary line (eval: the kernel). */
+  readonly summary?: string;
+  /** Open the card without a click (a figure or a table is the point of the call). */
+  readonly openByDefault?: boolean;
+  dispose(): void;
+}
+
+/** Renders one kind of display. */
+export interface IToolDisplayRenderer<K extends ToolCallDisplayKind = ToolCallDisplayKind> {
+  readonly kind: K;
+  render(display: Extract<ToolCallDisplay, { kind: K }>, context: IToolDisplayContext): IToolDisplayView;
+}
+
+/** The renderers, keyed by kind. */
+export class ToolDisplayRegistry {
+  /** Adds (or replaces) the renderer of a kind; disposing the result removes it. */
+  register<K extends ToolCallDisplayKind>(renderer: IToolDisplayRenderer<K>): IDisposable {
+    this._renderers.set(renderer.kind, renderer as unknown as IToolDisplayRenderer);
+    let disposed = false;
+    return {
+      get isDisposed() {
+        return disposed;
+      },
+      dispose: () => {
+        if (!disposed && this._renderers.get(renderer.kind) === (renderer as unknown as IToolDisplayRenderer)) {
+          this._renderers.delete(renderer.kind);
+        }
+        disposed = true;
+      }
+    };
+  }
+
+  /** Whether a kind has a renderer. */
+  has(kind: string): boolean {
+    return this._renderers.has(kind);
+  }
+
+  /** A view of `display` by its kind; unknown kinds render as text. Null for no display. */
+  render(display: ToolCallDisplay | undefined, context: IToolDisplayContext): IToolDisplayView | null {
+    if (!display || typeof display !== 'object') {
+      return null;
+    }
+    // Chat files written before displays had kinds hold eval displays without `kind`.
+    const kind = (display as { kind?: unknown }).kind ?? 'eval';
+    const renderer = typeof kind === 'string' ? this._renderers.get(kind) : undefined;
+    if (renderer) {
+      return renderer.render({ ...display, kind } as ToolCallDisplay, context);
+    }
+    return textView(JSON.stringify(display, null, 2), context.trans.__('Details'), String(kind));
+  }
+
+  private readonly _renderers = new Map<string, IToolDisplayRenderer>();
+}
+
+/** Eval outputs: the kernel in the summary, rewrites and rich outputs in the body. */
+export const evalDisplayRenderer: IToolDisplayRenderer<'eval'> = {
+  kind: 'eval',
+  render(display, { rendermime, trans }) {
+    const view = new EvalOutputView(display, rendermime, trans);
+    return {
+      node: view.node,
+      summary: display.kernel ? kernelLabel(display, trans) : '',
+      openByDefault: (Array.isArray(display.outputs) ? display.outputs : []).some(
+        o => !!o && typeof o === 'object' && ('image/png' in o || 'text/html' in o)
+      ),
+      dispose: () => view.dispose()
+    };
+  }
+};
+
+/** Plain text (textContent only: nothing in it is ever parsed as HTML). */
+export const textDisplayRenderer: IToolDisplayRenderer<'text'> = {
+  kind: 'text',
+  render(display) {
+    return textView(typeof display.text === 'string' ? display.text : '', typeof display.label === 'string' ? display.label : undefined, 'text');
+  }
+};
+
+/** The registry with the built-in renderers. */
+export function defaultToolDisplays(): ToolDisplayRegistry {
+  const registry = new ToolDisplayRegistry();
+  registry.register(evalDisplayRenderer);
+  registry.register(textDisplayRenderer);
+  return registry;
+}
+
+function textView(text: string, label: string | undefined, kind: string): IToolDisplayView {
+  const node = document.createElement('div');
+  node.className = 'jp-cellmate-display-text';
+  node.dataset.displayKind = kind;
+  if (label) {
+    const heading = document.createElement('div');
+    heading.className = 'jp-cellmate-tool-heading';
+    heading.textContent = label;
+    node.appendChild(heading);
+  }
+  const pre = document.createElement('pre');
+  pre.textContent = text;
+  node.appendChild(pre);
+  return { node, dispose: () => node.remove() };
+}

@@ -1,0 +1,32 @@
+/** Tool-card displays by kind (issue #9): what a card shows beyond the result text. */
+import type { EvalKernelInfo } from './index';
+
+/**
+ * What a tool card shows beyond the result text, tagged by `kind`; the pane renders each kind
+ * with its own renderer (`lab-extension/src/widgets/tool-displays.ts`) and falls back to the
+ * text renderer for a kind it does not know. Later kinds (a structural edit's `diff`, LSP
+ * `locations`, a debugger's `debug` state) are added here as new members of the union.
+ * Chat files written before kinds existed carry eval displays without `kind`.
+ */
+export type ToolCallDisplay = EvalDisplay | TextDisplay;
+
+/** The kinds of {@link ToolCallDisplay}. */
+export type ToolCallDisplayKind = ToolCallDisplay['kind'];
+
+/** An eval card: the kernel, the rewritten magics, the rich outputs (MIME bundles shown untrusted). */
+export interface EvalDisplay {
+  kind: 'eval';
+  kernel?: EvalKernelInfo;
+  /** One line per rewritten magic (SPEC EVAL-4). */
+  rewrites?: string[];
+  /** In order: `text/plain` (stdout), `application/vnd.jupyter.stderr`, `text/html`, `image/png` (base64)… */
+  outputs?: Array<Record<string, string>>;
+}
+
+/** A block of plain text (shown as text, never as HTML), optionally with a label. */
+export interface TextDisplay {
+  kind: 'text';
+  text: string;
+  /** A short heading over the text, e.g. `stderr`. */
+  label?: string;
+}

@@ -1,0 +1,77 @@
+/**
+ * What the policy is asked about a call (HARN-5/6), built by the registry — never the
+ * text a tool was given. Every path a tool declares (`ToolDefinition.paths`) goes through
+ * workspace confinement first; the policy then sees the canonical workspace-relative path
+ * (real path, symlinks resolved) and, when a symlink is on the way, the link's own path
+ * too, so `./.env`, `sub/../.env`, `/abs/ws/.env` and `link-to-env` are all `.env`.
+ */
+import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
+import { evaluatePolicy } from '../policy/policy.js';
+import type { ToolDefinition, ToolTier } from './define-tool.js';
+import { resolveWorkspacePath } from './workspace-path.js';
+
+/**
+ * The canonical subjects of a call's path arguments.
+ * @throws PathRefusedError when one escapes the workspace (the call must not run)
+ */
+export async function canonicalPathSubjects(workspace: string, inputs: ReadonlyArray<string | undefined>): Promise<string[]> {
+  const subjects = new Set<string>();
+  for (const input of inputs) {
+    if (input === undefined) continue;
+    const resolved = await resolveWorkspacePath(workspace, input);
+    subjects.add(resolved.relative);
+    subjects.add(resolved.lexicalRelative);
+  }
+  return [...subjects];
+}
+
+/**
+ * A synchronous "may this tool touch this path?" over rules read once for the call: what
+ * the registry hands tools as `ctx.isPathAllowed`, and what `@` mentions and the notebook
+ * context ask. Only `allow` passes: a path a rule denies — or would ask about — is
+ * withheld from folder walks (nobody approves each file of a grep).
+ */
+export function createPathGate(rules: readonly PolicyRule[], tool: string, tier: ToolTier): (relative: string) => boolean {
+  return (relative) => evaluatePolicy(rules, { tool, tier, subjects: [relative], subjectKind: 'path' }).action === 'allow';
+}
+
+/** The note a folder-walking tool appends when the policy withheld files. */
+export function withheldNote(count: number): string | undefined {
+  if (count === 0) return undefined;
+  return `(${count} file${count === 1 ? '' : 's'} withheld: the policy does not allow this tool to read ${count === 1 ? 'it' : 'them'})`;
+}
+
+/** One policy question about a call: the tool itself, or what it also acts as (`alsoJudgedAs`). */
+export interface Judgement {
+  tool: string;
+  tier: ToolTier;
+  subjects: string[];
+  kind: 'path' | 'text';
+  /** The dangerous-command floor's reason, when it applies (always asks). */
+  danger?: string;
+  /** Why the call is judged as another tool, for messages and the approval card. */
+  why?: string;
+}
+
+/**
+ * Judges one call: canonical path subjects of the declared path arguments plus the
+ * tool's other subjects, and each extra judgement; the strictest wins (deny > ask or
+ * floor > allow; the tool itself on ties).
+ * @throws PathRefusedError when a path argument escapes the workspace
+ */
+export async function judgeCall(
+  definition: ToolDefinition, args: unknown, workspace: string, rules: readonly PolicyRule[]
+): Promise<{ judgement: Judgement; decision: PolicyDecision }> {
+  const paths = definition.paths ? await canonicalPathSubjects(workspace, definition.paths(args)) : [];
+  const judgements: Judgement[] = [
+    { tool: definition.name, tier: definition.tier, subjects: [...paths, ...(definition.policySubjects?.(args) ?? [])], kind: paths.length > 0 ? 'path' : 'text', danger: definition.dangerReason?.(args) },
+    ...(definition.alsoJudgedAs?.(args) ?? []).map((j) => ({ ...j, kind: 'text' as const }))
+  ];
+  const judged = judgements.map((judgement) => ({
+    judgement,
+    decision: evaluatePolicy(rules, { tool: judgement.tool, tier: judgement.tier, subjects: judgement.subjects, subjectKind: judgement.kind })
+  }));
+  const strictness = ({ judgement, decision }: (typeof judged)[number]): number =>
+    decision.action === 'deny' ? 2 : decision.action === 'ask' || judgement.danger ? 1 : 0;
+  return judged.reduce((worst, next) => (strictness(next) > strictness(worst) ? next : worst));
+}

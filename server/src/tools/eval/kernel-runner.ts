@@ -1,0 +1,75 @@
+/**
+ * The one way a tool runs code in a kernel (issue #9): `eval` and `notebook_run` on a closed
+ * notebook both go through {@link KernelRunner.run}, so they pick the kernel the same way
+ * (the focused notebook's of the turn's window, else the chat's private one; replaced after
+ * it died), share the idle budget (SPEC EVAL-6), route a cell's `tool()` calls back into
+ * the registry as actor `kernel` in the calling turn's context, report the last printed
+ * line as progress, and mark a dead or stuck kernel broken so the next run replaces it.
+ */
+import { DEFAULT_IDLE_TIMEOUT_MS, type BridgeResponse, type EvalLanguage, type EvalOutcome } from '@cellmate/kernel-bridge';
+import path from 'node:path';
+import type { AcquiredKernel, KernelManager } from '../../kernels/kernel-manager.js';
+import type { ToolContext } from '../define-tool.js';
+import type { ToolRegistry } from '../registry.js';
+
+/** Options of {@link createKernelRunner}. */
+export interface KernelRunnerOptions {
+  kernels: KernelManager;
+  /** The registry `tool()` calls re-enter (the one the calling tool is registered in). */
+  registry: () => ToolRegistry;
+  /** Idle budget (SPEC EVAL-6). Default 5 minutes. */
+  idleTimeoutMs?: number;
+}
+
+/** One cell's run: the kernel it ran in, notes about that kernel, and the outcome. */
+export interface KernelRun extends AcquiredKernel {
+  outcome: EvalOutcome;
+}
+
+/** Runs cells for tools (see the module comment). */
+export interface KernelRunner {
+  readonly idleTimeoutMs: number;
+  run(ctx: ToolContext, cell: { code: string; language: EvalLanguage; reset?: boolean }): Promise<KernelRun>;
+}
+
+/** Builds the runner around a kernel manager. */
+export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  return {
+    idleTimeoutMs,
+    async run(ctx, cell) {
+      const { handle, notes } = await options.kernels.acquire(ctx.chatId, cell.language, { reset: cell.reset });
+      const outcome = await handle.session.run({
+        code: cell.code,
+        idleTimeoutMs,
+        signal: ctx.signal,
+        onToolCall: (name, toolArgs) => bridgeCall(options.registry(), name, toolArgs, ctx),
+        // The pane shows the last line a long cell printed (issue #5).
+        onOutput: ctx.progress
+          ? (o) => {
+              if (o.type !== 'stream') return;
+              const line = o.text.split('\n').filter((l) => l.trim()).at(-1);
+              if (line !== undefined) ctx.progress?.({ lastLine: line });
+            }
+          : undefined
+      });
+      if (outcome.status === 'kernel-died' || outcome.status === 'stuck') handle.broken = true;
+      return { handle, notes, outcome };
+    }
+  };
+}
+
+/**
+ * One `tool()` call from a cell — including the cell's shell magics, which the helper
+ * sends as `shell` calls (EVAL-5): the registry, as the kernel, in the calling turn's
+ * context (surface, policy, approvals, audit). The caller's per-path gate is not passed
+ * on: the registry builds the kernel call's own. A result cut by output shaping names its
+ * saved full text, so `x = !cmd` still gets every line.
+ */
+export async function bridgeCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<BridgeResponse> {
+  const { callId: _modelCallId, isPathAllowed: _callersGate, ...rest } = ctx;
+  const r = await registry.call(name, args, { ...rest, actor: 'kernel' });
+  if (!r.ok) return { ok: false, error: r.output };
+  const saved = r.metadata?.savedPath;
+  return { ok: true, output: r.output, title: r.title, ...(typeof saved === 'string' ? { fullOutputFile: path.resolve(ctx.workspace, saved) } : {}) };
+}
