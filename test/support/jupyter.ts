@@ -19,6 +19,10 @@ export interface JupyterOptions {
   cellmateSettings?: Record<string, unknown>;
   /** Extra environment for the Jupyter server (and so for the companion server). */
   env?: Record<string, string>;
+  /** The bin directory `jupyter` runs from (default: the project venv's). */
+  bin?: string;
+  /** PATH for the server, exactly (default: `bin` first, then the test's PATH). */
+  path?: string;
 }
 
 export interface CellmateStatus {
@@ -63,7 +67,8 @@ async function sleep(ms: number): Promise<void> {
 }
 
 export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> {
-  const jupyterBin = path.join(venvBin, 'jupyter');
+  const bin = opts.bin ?? venvBin;
+  const jupyterBin = path.join(bin, 'jupyter');
   if (!existsSync(jupyterBin)) {
     throw new Error(`${jupyterBin} is missing: run scripts/setup first (the README's test command does).`);
   }
@@ -110,7 +115,7 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
     env: {
       ...process.env,
       ...opts.env,
-      PATH: `${venvBin}:${process.env.PATH ?? ''}`,
+      PATH: opts.path ?? `${bin}:${process.env.PATH ?? ''}`,
       JUPYTER_RUNTIME_DIR: runtimeDir,
       // Keep the user's real config and data out of tests.
       JUPYTER_CONFIG_DIR: path.join(root, 'config'),
