@@ -162,7 +162,9 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     await page.locator('textarea.jp-cellmate-input').press('Enter');
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').last();
     await card.locator('xpath=self::*[@data-status="ok"]').waitFor({ timeout: 90_000 });
-    const text = await card.innerText();
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
+    // textContent: the result is in the DOM even while the card is folded.
+    const text = (await card.textContent()) ?? '';
     expect(text).toContain('answer 42');
     expect(text).toContain(`python ${venv}/bin/python`);
   });
