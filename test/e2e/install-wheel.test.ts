@@ -100,7 +100,8 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
   });
 
   it('Jupyter lists the lab and server extensions enabled and OK, and the cellmate-js kernelspec', async () => {
-    const lab = strip((await inVenv('jupyter', ['labextension', 'list'])).stderr + (await inVenv('jupyter', ['labextension', 'list'])).stdout);
+    const listed = await inVenv('jupyter', ['labextension', 'list']);
+    const lab = strip(listed.stdout + listed.stderr);
     expect(lab).toMatch(/jupyterlab-cellmate v\S+ enabled\s+OK/);
     const srv = await inVenv('jupyter', ['server', 'extension', 'list']);
     const server = strip(srv.stdout + srv.stderr);
