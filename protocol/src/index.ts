@@ -10,6 +10,7 @@
  * `tool-display.ts` (tool-card displays by kind) and `notebook-plan.ts` (the pure
  * notebook-edit planner both sides run).
  */
+import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells';
 import type { ToolCallDisplay } from './tool-display';
 
 /** Bumped when a request, notification or payload changes incompatibly. */
@@ -116,18 +117,6 @@ export interface ToolCallItem extends ItemBase {
   title?: string;
   /** What the pane shows beyond the text (eval cards: kernel, rewrites, rich outputs). */
   display?: ToolCallDisplay;
-}
-
-/** A kernel an eval ran in; the transcript always says which (SPEC EVAL-2). */
-export interface EvalKernelInfo {
-  /** Jupyter Server kernel id, or `private-<pid>` for a chat's own kernel. */
-  id: string;
-  /** Kernelspec name, e.g. `python3`, `cellmate-js`. */
-  name: string;
-  language: string;
-  /** `notebook`: the focused notebook's kernel (shared); `private`: the chat's own. */
-  origin: 'notebook' | 'private';
-  notebookPath?: string;
 }
 
 /** The notebook kernel the user has focused, as the pane reports it (`chat/context`). */
@@ -352,35 +341,6 @@ export interface MentionCandidate {
   detail: string;
 }
 
-/** Cell metadata Cellmate puts on cells the agent created. */
-export interface CellmateCellMark {
-  created_by: 'agent';
-  chat: string;
-}
-
-/** A cell as the notebook port reads it (nbformat 4 shape; `source` joined). */
-export interface NotebookCellData {
-  id: string;
-  cell_type: 'code' | 'markdown' | 'raw';
-  source: string;
-  metadata: Record<string, unknown>;
-  outputs?: unknown[];
-  execution_count?: number | null;
-}
-
-/** A new cell to insert. */
-export interface NewNotebookCell {
-  cell_type: 'code' | 'markdown' | 'raw';
-  source: string;
-}
-
-/** One edit of a notebook; an edit request applies its list in order, all or nothing. */
-export type NotebookEditOp =
-  | { op: 'insert'; index: number; cells: NewNotebookCell[] }
-  | { op: 'replace'; cellId: string; source: string; cellType?: 'code' | 'markdown' | 'raw' }
-  | { op: 'delete'; cellId: string }
-  | { op: 'move'; cellId: string; toIndex: number };
-
 /**
  * Requests the server sends to a pane (server → pane) about notebooks open in that pane's
  * JupyterLab: edits go through the open document's model so the user sees them at once and
@@ -438,5 +398,7 @@ export const Routes = {
   websocket: 'cellmate/ws',
   status: 'cellmate/status'
 } as const;
+export * from './kernel-info';
+export * from './notebook-cells';
 export * from './notebook-plan';
 export * from './tool-display';

@@ -1,5 +1,5 @@
 /** Tool-card displays by kind (issue #9): what a card shows beyond the result text. */
-import type { EvalKernelInfo } from './index';
+import type { EvalKernelInfo } from './kernel-info';
 
 /**
  * What a tool card shows beyond the result text, tagged by `kind`; the pane renders each kind

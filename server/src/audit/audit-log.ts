@@ -1,7 +1,7 @@
 import type { ToolMetrics } from '@cellmate/protocol';
 import { appendFile, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { AuditEntry, AuditSink } from '../tools/harness-ports.js';
+import type { AuditEntry, AuditSink } from '../ports/harness.js';
 import type { Redactor } from '../security/redaction.js';
 import { computeMetrics } from './metrics.js';
 

@@ -1,5 +1,5 @@
 import type { ToolMetricsRow } from '@cellmate/protocol';
-import type { AuditEntry } from '../tools/harness-ports.js';
+import type { AuditEntry } from '../ports/harness.js';
 
 /** Per-tool calls, success rate and mean duration (HARN-7). Pure; rows sorted by tool. */
 export function computeMetrics(entries: Iterable<Pick<AuditEntry, 'tool' | 'status' | 'durationMs'>>): ToolMetricsRow[] {

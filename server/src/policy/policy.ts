@@ -1,24 +1,11 @@
-import type { ToolTier } from '../tools/define-tool.js';
+import type { PolicyAction, PolicyRule, ToolTier } from '../ports/vocabulary.js';
 
 /**
  * Policy as data (SPEC HARN-6), after opencode's `permission/next.ts`: rules
  * `{tool, pattern, action}`, last match wins, a default per tier when none matches.
  * {@link evaluatePolicy} is pure; loading the rules lives in `policy-file.ts`.
  */
-export type PolicyAction = 'allow' | 'ask' | 'deny';
-
-export interface PolicyRule {
-  /** Tool name or glob (`*` any run of characters, `?` one): `shell`, `*`, `lsp_*`. */
-  tool: string;
-  /**
-   * Glob over the call's subject: the command for `shell`, the workspace-relative path for
-   * file tools, `*` for tools without one. `*` matches across `/` too. Against paths see
-   * {@link pathPatternMatches} (folders cover their contents, a name without `/` matches in
-   * any folder, case-insensitive).
-   */
-  pattern: string;
-  action: PolicyAction;
-}
+export type { PolicyAction, PolicyRule } from '../ports/vocabulary.js';
 
 /** The default action when no rule matches (documented in the README). */
 export const DEFAULT_TIER_ACTIONS: Readonly<Record<ToolTier, PolicyAction>> = {

@@ -1,23 +1,10 @@
-import type { ToolDefinition, ToolTier } from '../tools/define-tool.js';
-import type { ActionClass } from './action-classes.js';
+import type { CapabilityProfile, SurfaceTool, ToolTier } from '../ports/vocabulary.js';
 
 /**
- * A capability profile (SPEC MODE-2): the one object every enforcement layer of a surface
- * is projected from. The modes issue supplies the four profiles; this module only
- * projects them. All functions here are pure.
+ * Capability profiles (SPEC MODE-2) projected onto tool surfaces. The modes issue supplies
+ * the four profiles; this module only projects them. All functions here are pure.
  */
-export interface CapabilityProfile {
-  /** Shown in refusals, e.g. `plan`, `review`, `agent`. */
-  name: string;
-  /** Highest tier on the surface; `exec` sees everything (TIER-2). */
-  maxTier: ToolTier;
-  /** When set, restricts `write`/`exec` tools to these names; `read` tools stay (MODE-2a). */
-  allow?: readonly string[];
-  /** Never on the surface (pinned tools excepted, MODE-6). */
-  deny?: readonly string[];
-  /** A tool performing any of these classes is off the surface (MODE-7). */
-  refusedActionClasses?: readonly ActionClass[];
-}
+export type { CapabilityProfile } from '../ports/vocabulary.js';
 
 /** Tools no filter, gate or guard may remove (MODE-6). */
 export const PINNED_TOOLS: ReadonlySet<string> = new Set(['ask_user', 'submit_plan', 'propose_orchestration']);
@@ -34,8 +21,6 @@ const TIER_RANK: Record<ToolTier, number> = { read: 0, write: 1, exec: 2 };
 export function tierAllowed(tier: ToolTier, max: ToolTier): boolean {
   return TIER_RANK[tier] <= TIER_RANK[max];
 }
-
-type SurfaceTool = Pick<ToolDefinition, 'name' | 'tier'> & { actionClasses?: readonly ActionClass[] };
 
 /**
  * Why a tool is not on a profile's surface, or `undefined` when it is. The message is the

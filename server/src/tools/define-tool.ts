@@ -1,13 +1,8 @@
 import type { ToolActor, ToolCallDisplay } from '@cellmate/protocol';
 import type { z } from 'zod';
-import type { ActionClass } from '../policy/action-classes.js';
-import type { CapabilityProfile } from '../policy/profile.js';
+import type { ActionClass, CapabilityProfile, ToolTier } from '../ports/vocabulary.js';
 
-/**
- * What a tool may do, which decides which surfaces see it (SPEC TIER-1): `read` has no
- * side effects, `write` changes files, `exec` starts or controls a process.
- */
-export type ToolTier = 'read' | 'write' | 'exec';
+export type { ToolTier } from '../ports/vocabulary.js';
 
 /** What every tool call gets besides its arguments. */
 export interface ToolContext {

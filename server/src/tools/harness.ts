@@ -6,7 +6,7 @@ import { Presence } from '../questions/presence.js';
 import { QuestionBroker } from '../questions/question-broker.js';
 import { Redactor } from '../security/redaction.js';
 import type { ToolDefinition } from './define-tool.js';
-import type { WriteHook } from './harness-ports.js';
+import type { WriteHook } from '../ports/harness.js';
 import { ToolRegistry } from './registry.js';
 
 /** The live clients around the registry that the server wires and the transport reaches. */

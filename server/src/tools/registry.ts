@@ -2,12 +2,12 @@ import type { ToolActor } from '@cellmate/protocol';
 import { jsonSchema, tool, type Tool } from 'ai';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
-import type { ActionClass } from '../policy/action-classes.js';
+import type { ActionClass, ToolSurface } from '../ports/vocabulary.js';
 import { evaluatePolicy, ruleForAlways } from '../policy/policy.js';
 import { FULL_PROFILE, PINNED_TOOLS, projectSurface, surfaceRefusal, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
-import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, WriteHook } from './harness-ports.js';
+import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, WriteHook } from '../ports/harness.js';
 import { shapeOutput } from './output-shaping.js';
 import { raceAbort } from './race-abort.js';
 import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subjects.js';
@@ -38,11 +38,7 @@ export type ToolCallResult =
       denied?: boolean;
     };
 
-/**
- * Which tools a surface (a mode, a sub-agent) may see (TIER-2/MODE-2). A full
- * {@link CapabilityProfile}; `{ maxTier }` alone still works.
- */
-export type ToolSurface = Pick<CapabilityProfile, 'maxTier'> & Partial<CapabilityProfile>;
+export type { ToolSurface } from '../ports/vocabulary.js';
 
 /** One finished call, for logging, the audit trail and metrics (SPEC HARN-7). */
 export interface ToolCallRecord {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolSurface } from '../registry.js';
+import type { ToolSurface } from '../../ports/vocabulary.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../define-tool.js';
 

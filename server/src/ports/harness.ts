@@ -1,5 +1,5 @@
 import type { ToolActor } from '@cellmate/protocol';
-import type { PolicyRule } from '../policy/policy.js';
+import type { PolicyRule } from './vocabulary.js';
 
 /**
  * The clients the registry wrapper is given (never globals): where policy rules come
