@@ -1,5 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { AuditLog } from './audit/audit-log.js';
 import { ChatService } from './chats/chat-service.js';
 import { ChatStore } from './chats/chat-store.js';
 import { loadConfigFile } from './config/config-file.js';
@@ -18,6 +19,7 @@ import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import { listenOnSocket, serveStream, type SocketServer } from './transport/socket-server.js';
+import type { CompanionServices } from './transport/services.js';
 
 /** Options of {@link startServer}. */
 export interface StartServerOptions {
@@ -56,6 +58,8 @@ export interface ServerHandle {
   /** The socket path when listening on a socket. */
   socketPath?: string;
   service: ChatService;
+  /** The audit log (tests flush it before reading the files). */
+  audit: AuditLog;
   /** Closes the socket/connection, then flushes chat files. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -106,9 +110,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_STREAM_IDLE_TIMEOUT_MS', logger),
     maxRetries: options.maxRetries,
     fetch: options.fetch,
-    kernels,
-    harness,
-    panes,
+    redactor: harness.redactor,
+    ...(kernels ? { turnFocus: kernels } : {}),
     expandContext: (chatId, text, ctx, origin) => context.expand(chatId, text, ctx, origin),
     completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin),
     // A deleted chat's audit log and saved outputs go with it (its kernels: kernelRetention below).
@@ -118,15 +121,21 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     }
   });
 
+  harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
+  // What the transport serves: composed here, once (the chats layer knows no transport).
+  const services: CompanionServices = {
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes,
+    ...(kernels ? { focus: kernels } : {})
+  };
   // A deleted chat's private kernels are stopped.
   const kernelRetention = kernels && service.onListChanged((chats) => void kernels.retainChats(new Set(chats.map((c) => c.id))));
   let socket: SocketServer | undefined;
   let closeStdio: (() => void) | undefined;
   try {
     if (options.socketPath) {
-      socket = await listenOnSocket(options.socketPath, service, workspace, logger);
+      socket = await listenOnSocket(options.socketPath, services, logger);
     } else if (options.stdio) {
-      const connection = serveStream(options.stdio.input, options.stdio.output, service, workspace, logger);
+      const connection = serveStream(options.stdio.input, options.stdio.output, services, logger);
       closeStdio = () => connection.dispose();
     } else {
       throw new Error('startServer needs socketPath or stdio.');
@@ -144,6 +153,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     workspace,
     socketPath: socket?.socketPath,
     service,
+    audit: harness.audit,
     dispose() {
       disposing ??= (async () => {
         await socket?.dispose();

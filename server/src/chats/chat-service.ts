@@ -1,5 +1,5 @@
-import type { Chat, ChatEvent, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, NotebookKernelRef, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
-import { Emitter, type Disposable, type Event, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import type { Chat, ChatEvent, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
+import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { loadConfigFile } from '../config/config-file.js';
@@ -8,7 +8,7 @@ import { chatNotFound, nothingToRetry, turnRunning } from '../errors.js';
 import { newChatId, newItemId, newTurnId } from '../ids.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
-import type { HarnessServices } from '../tools/harness.js';
+import type { Redactor } from '../security/redaction.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { summarize, type ChatRecord } from './chat-file.js';
 import type { ChatStore } from './chat-store.js';
@@ -32,10 +32,10 @@ export interface ChatServiceOptions {
   maxRetries?: number;
   /** Custom fetch for providers (tests). */
   fetch?: typeof globalThis.fetch;
-  /** Questions, presence, audit and policy around the registry (absent in bare tests). */
-  harness?: HarnessServices;
-  /** Where the pane's focused notebook kernel goes (`chat/context`; the eval tool's kernels). */
-  kernels?: KernelContextSink;
+  /** Known secret values, hidden in what the model's turn sees (absent in bare tests). */
+  redactor?: Pick<Redactor, 'redact' | 'addConfig'>;
+  /** Which connection a chat's turn runs for, so its evals use that window's notebook (EVAL-2). */
+  turnFocus?: TurnFocus;
   /**
    * Expands `@` mentions and the pane's notebook context into the text the model receives
    * (`modelText`); `note` is the transcript's short "context attached" line (issue #5).
@@ -43,21 +43,16 @@ export interface ChatServiceOptions {
   expandContext?: (chatId: string, text: string, context: SendContext | undefined, origin: string | undefined) => Promise<{ modelText: string; note?: string } | undefined>;
   /** `@` completion (`context/complete`); `origin` is the asking connection. */
   completeMention?: (chatId: string | undefined, prefix: string, origin: string | undefined) => Promise<MentionCandidate[]>;
-  /** The panes that serve the notebook port (interactive connections attach here). */
-  panes?: { attach(connection: MessageConnection): Disposable };
   /** Called once a chat is deleted (its audit log, saved outputs and kernels go with it). */
   onDeleted?: (chatId: string) => void | Promise<void>;
 }
 
 /**
- * Receives the notebook kernel each pane has focused (SPEC EVAL-2), keyed by the connection
- * it came from (an opaque key), and which connection each chat's turn runs for
- * (`server/src/kernels/kernel-focus.ts`).
+ * Which connection (an opaque key) each chat's turn runs for, so the turn's evals use the
+ * notebook focused in that window (SPEC EVAL-2, `server/src/kernels/kernel-focus.ts`).
  */
-export interface KernelContextSink {
-  setContext(connection: string, chatId: string | undefined, kernel: NotebookKernelRef | null): void;
+export interface TurnFocus {
   bindTurn(chatId: string, connection: string): void;
-  connectionClosed(connection: string): void;
 }
 
 interface RunningTurn {
@@ -81,28 +76,11 @@ export class ChatService {
   /** The chat list changed (created, renamed, deleted, retitled, touched). */
   readonly onListChanged: Event<ChatSummary[]> = this.listEmitter.event;
 
-  constructor(private readonly options: ChatServiceOptions) {
-    options.harness?.bindSink((chatId, event) => this.publish(chatId, event));
-  }
-
-  /** The harness services (question answers, metrics), when the server wired them. */
-  get harness(): HarnessServices | undefined {
-    return this.options.harness;
-  }
+  constructor(private readonly options: ChatServiceOptions) {}
 
   /** `@` completion candidates (issue #5); none without a context service. */
   completeMention(chatId: string | undefined, prefix: string, origin?: string): Promise<MentionCandidate[]> {
     return this.options.completeMention?.(chatId, prefix, origin) ?? Promise.resolve([]);
-  }
-
-  /** The notebook port's panes, when the server has them. */
-  get panes(): { attach(connection: MessageConnection): Disposable } | undefined {
-    return this.options.panes;
-  }
-
-  /** The eval tool's kernels, when the server has them. */
-  get kernels(): KernelContextSink | undefined {
-    return this.options.kernels;
   }
 
   /** Adds an event to a chat from outside a turn's loop (question cards). */
@@ -187,14 +165,14 @@ export class ChatService {
     let record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const config = await loadConfigFile(this.options.env);
-    this.options.harness?.redactor.addConfig(config); // keys added to the file since the start
+    this.options.redactor?.addConfig(config); // keys added to the file since the start
     const model = createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
     // `@` mentions and the pane's notebook context become a summary block for the model (issue #5).
     const expanded = this.options.expandContext ? await this.options.expandContext(chatId, text, context, origin).catch(() => undefined) : undefined;
     if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await
     // The store may have dropped an idle chat from memory during the awaits: use its current record.
     record = this.record(chatId);
-    if (origin !== undefined) this.options.kernels?.bindTurn(chatId, origin);
+    if (origin !== undefined) this.options.turnFocus?.bindTurn(chatId, origin);
     prepare?.(record);
     const secrets = (['openai', 'anthropic', 'openai-compatible'] as const)
       .map((kind) => resolveApiKey(kind, this.options.env, config).value)
@@ -222,7 +200,7 @@ export class ChatService {
         maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
         redact: (t) => {
           const keys = secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t);
-          return this.options.harness ? this.options.harness.redactor.redact(keys) : keys;
+          return this.options.redactor ? this.options.redactor.redact(keys) : keys;
         }
       },
       {

@@ -1,19 +1,20 @@
 import { DEFAULT_CHAT_PAGE, ErrorCodes, PROTOCOL_VERSION, type RequestMethod } from '@cellmate/protocol';
 import { ResponseError, ErrorCodes as JsonRpcErrorCodes, type Disposable, type MessageConnection } from 'vscode-jsonrpc/node.js';
-import type { ChatService } from '../chats/chat-service.js';
 import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
 import { QuestionNotPendingError } from '../questions/question-broker.js';
 import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
+import type { CompanionServices } from './services.js';
 import { onRequest, sendNotification, type RequestHandlers } from './typed-rpc.js';
 
 /**
- * The request handlers for one connection, built on the chat service. `origin` names the
- * connection (an opaque key): its `chat/context` focus is its own, and turns it starts use it.
+ * The request handlers for one connection, built on the companion's services. `origin`
+ * names the connection (an opaque key): its `chat/context` focus is its own, and turns it
+ * starts use it.
  */
-export function createRequestHandlers(service: ChatService, workspace: string, onInteractive: () => void = () => {}, origin = nextOrigin()): RequestHandlers {
-  const harness = service.harness;
+export function createRequestHandlers(services: CompanionServices, onInteractive: () => void = () => {}, origin = nextOrigin()): RequestHandlers {
+  const { chats: service, workspace, presence, questions, audit } = services;
   return {
     'cellmate/hello': async (params) => {
       if (params.protocolVersion !== PROTOCOL_VERSION) {
@@ -23,7 +24,7 @@ export function createRequestHandlers(service: ChatService, workspace: string, o
         );
       }
       if (params.interactive === true) onInteractive();
-      const people = harness ? { interactiveConnections: harness.presence.count } : {};
+      const people = presence ? { interactiveConnections: presence.count } : {};
       return { protocolVersion: PROTOCOL_VERSION, serverVersion: SERVER_VERSION, workspace, providers: await service.providers(), ...people };
     },
     'config/providers': () => service.providers(),
@@ -39,21 +40,21 @@ export function createRequestHandlers(service: ChatService, workspace: string, o
     'chat/edit': (params) => service.retry(params.chatId, params.model, params.text, origin),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'chat/context': (params) => {
-      service.kernels?.setContext(origin, params.chatId, params.kernel);
+      services.focus?.setContext(origin, params.chatId, params.kernel);
       return { ok: true as const };
     },
     'chat/answer': (params) => {
       service.get(params.chatId); // ChatNotFound first
-      if (!harness) throw new CellmateError(ErrorCodes.QuestionNotPending, 'This server asks no questions.');
+      if (!questions) throw new CellmateError(ErrorCodes.QuestionNotPending, 'This server asks no questions.');
       try {
-        return { state: harness.questions.answer(params.chatId, params.questionId, params.answer) };
+        return { state: questions.answer(params.chatId, params.questionId, params.answer) };
       } catch (error) {
         if (error instanceof QuestionNotPendingError) throw new CellmateError(ErrorCodes.QuestionNotPending, error.message);
         if (error instanceof RangeError) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, `Invalid answer: ${error.message}`);
         throw error;
       }
     },
-    'audit/metrics': async (params) => (harness ? harness.audit.metrics(params.chatId) : { chatId: params.chatId ?? null, rows: [] })
+    'audit/metrics': async (params) => (audit ? audit.metrics(params.chatId) : { chatId: params.chatId ?? null, rows: [] })
   };
 }
 
@@ -61,18 +62,18 @@ export function createRequestHandlers(service: ChatService, workspace: string, o
  * Serves one JSON-RPC connection: every protocol request, plus `chat/event` and
  * `chat/listChanged` notifications for all chats. Disposing detaches (turns keep running).
  */
-export function attachConnection(connection: MessageConnection, service: ChatService, workspace: string, logger: Logger): Disposable {
+export function attachConnection(connection: MessageConnection, services: CompanionServices, logger: Logger): Disposable {
+  const service = services.chats;
   // A connection that says `interactive: true` in hello is a person (questions may ask it).
   let presence: Disposable | undefined;
   let pane: Disposable | undefined;
   const origin = nextOrigin();
   const handlers = createRequestHandlers(
-    service,
-    workspace,
+    services,
     () => {
-      presence ??= service.harness?.presence.attach();
+      presence ??= services.presence?.attach();
       // A person's pane serves the notebook port (server → pane requests, issue #5).
-      pane ??= service.panes?.attach(connection);
+      pane ??= services.panes?.attach(connection);
     },
     origin
   );
@@ -88,7 +89,7 @@ export function attachConnection(connection: MessageConnection, service: ChatSer
       subscriptions.forEach((s) => s.dispose());
       presence?.dispose();
       pane?.dispose();
-      service.kernels?.connectionClosed(origin);
+      services.focus?.connectionClosed(origin);
     }
   };
 }

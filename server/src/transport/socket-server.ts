@@ -1,10 +1,10 @@
 import { lstat, unlink, chmod } from 'node:fs/promises';
 import net from 'node:net';
 import { createMessageConnection, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
-import type { ChatService } from '../chats/chat-service.js';
 import type { Logger } from '../config/logger.js';
 import { CheckedMessageReader } from './checked-reader.js';
 import { attachConnection } from './rpc-handlers.js';
+import type { CompanionServices } from './services.js';
 
 /** A listening Unix-socket JSON-RPC server. */
 export interface SocketServer {
@@ -20,11 +20,11 @@ export interface SocketServer {
  * port. Each accepted connection is one JSON-RPC connection with Content-Length framing.
  * A stale socket file (nobody listening) is replaced; a live one is an error.
  */
-export async function listenOnSocket(socketPath: string, service: ChatService, workspace: string, logger: Logger): Promise<SocketServer> {
+export async function listenOnSocket(socketPath: string, services: CompanionServices, logger: Logger): Promise<SocketServer> {
   await removeStaleSocket(socketPath);
   const connections = new Set<{ connection: MessageConnection; socket: net.Socket }>();
   const server = net.createServer((socket) => {
-    const connection = serveStream(socket, socket, service, workspace, logger);
+    const connection = serveStream(socket, socket, services, logger);
     const entry = { connection, socket };
     connections.add(entry);
     socket.on('close', () => connections.delete(entry));
@@ -70,14 +70,13 @@ export async function listenOnSocket(socketPath: string, service: ChatService, w
 export function serveStream(
   input: NodeJS.ReadableStream,
   output: NodeJS.WritableStream,
-  service: ChatService,
-  workspace: string,
+  services: CompanionServices,
   logger: Logger
 ): MessageConnection {
   const writer = new StreamMessageWriter(output);
   const reader = new CheckedMessageReader(input, writer, (frame) => logger.warn(`answered a malformed JSON-RPC frame with ${frame.code}: ${frame.message}`));
   const connection = createMessageConnection(reader, writer);
-  const attached = attachConnection(connection, service, workspace, logger);
+  const attached = attachConnection(connection, services, logger);
   connection.onClose(() => attached.dispose());
   connection.onError(([error]) => logger.warn(`JSON-RPC connection error: ${error.message}`));
   connection.listen();

@@ -85,7 +85,7 @@ describe('saved outputs housekeeping', () => {
         await server.service.send(chat.id, 'grep it', model);
         await server.service.waitForTurn(chat.id);
       }
-      await server.service.harness!.audit.flush();
+      await server.audit.flush();
       const outputs = path.join(ws, '.cellmate', 'outputs');
       const audit = path.join(ws, '.cellmate', 'audit');
       expect((await readdir(outputs)).filter((n) => n.startsWith(`${gone.id}--shell-`))).toHaveLength(1);
