@@ -38,7 +38,7 @@ Supervision
     Whenever the child exits, what is left in its process group (processes it started
     and did not stop: language servers, debug adapters) gets SIGKILL.
 
-``<base_url>cellmate/ws`` (``handlers.BridgeHandler``)
+``<base_url>cellmate/ws`` (``handlers.RelayHandler``)
     Authenticated like kernel WebSockets (token or cookie; the user must be allowed to
     ``execute`` on ``kernels``), else HTTP 403. Each WebSocket gets its own Unix-socket
     connection. A WebSocket text message is one JSON-RPC message, written as one frame

@@ -11,7 +11,7 @@ from typing import Any
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Float, Int, Unicode, default
 
-from .handlers import SETTINGS_KEY, BridgeSettings, handlers
+from .handlers import SETTINGS_KEY, RelaySettings, handlers
 from .nodelay import enable_kernel_websocket_nodelay
 from .locate import REPO_ROOT, NodeNotFound, find_companion, find_node
 from .supervisor import CompanionConfig, CompanionSupervisor
@@ -117,7 +117,7 @@ class CellmateApp(ExtensionApp):
             stop_timeout=self.stop_timeout,
         )
         self.supervisor = CompanionSupervisor(config, self.serverapp.log)
-        self.settings[SETTINGS_KEY] = BridgeSettings(
+        self.settings[SETTINGS_KEY] = RelaySettings(
             self.supervisor, package_version(), self.ready_wait, self.max_message_size, self.tcp_nodelay
         )
 

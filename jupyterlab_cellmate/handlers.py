@@ -1,4 +1,4 @@
-"""The two routes: the WebSocket bridge to the companion server, and its status."""
+"""The two routes: the WebSocket relay to the companion server (`RelayHandler`), and its status."""
 
 from __future__ import annotations
 
@@ -46,10 +46,10 @@ CLOSE_TRY_AGAIN_LATER = 1013
 """The companion was not ready within the wait, or cannot run (see /cellmate/status)."""
 
 SETTINGS_KEY = "cellmate"
-"""Key of :class:`BridgeSettings` in the Tornado application settings."""
+"""Key of :class:`RelaySettings` in the Tornado application settings."""
 
 
-class BridgeSettings:
+class RelaySettings:
     """What the handlers need, placed in the web app's settings by the extension."""
 
     def __init__(
@@ -62,7 +62,7 @@ class BridgeSettings:
         self.nodelay = nodelay
 
 
-class BridgeHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
+class RelayHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     """``<base_url>cellmate/ws``: one JSON-RPC message per text message, both ways.
 
     Each WebSocket gets its own connection to the companion's Unix socket. Auth is
@@ -74,8 +74,8 @@ class BridgeHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     _pump: asyncio.Task[None] | None = None
 
     @property
-    def bridge(self) -> BridgeSettings:
-        return cast(BridgeSettings, self.settings[SETTINGS_KEY])
+    def bridge(self) -> RelaySettings:
+        return cast(RelaySettings, self.settings[SETTINGS_KEY])
 
     @property
     def max_message_size(self) -> int:
@@ -183,7 +183,7 @@ class StatusHandler(APIHandler):
 
     @web.authenticated
     def get(self) -> None:
-        bridge = cast(BridgeSettings, self.settings[SETTINGS_KEY])
+        bridge = cast(RelaySettings, self.settings[SETTINGS_KEY])
         self.set_header("Cache-Control", "no-store")
         self.finish(json.dumps({**bridge.supervisor.status(), "version": bridge.version}))
 
@@ -196,7 +196,7 @@ def _reason(text: str) -> str:
 
 def handlers() -> list[tuple[str, type[web.RequestHandler]]]:
     """Routes relative to the base URL (the extension app prefixes it)."""
-    return [(r"/cellmate/ws", BridgeHandler), (r"/cellmate/status", StatusHandler)]
+    return [(r"/cellmate/ws", RelayHandler), (r"/cellmate/status", StatusHandler)]
 
 
-__all__ = ["BridgeHandler", "BridgeSettings", "StatusHandler", "handlers"]
+__all__ = ["RelayHandler", "RelaySettings", "StatusHandler", "handlers"]

@@ -25,7 +25,7 @@ import {
   IncomingNotification
 } from './connection';
 import { IChatMemory } from './memory';
-import { ChatStore, isTranscriptItem, oldestServerItemId, sanitizeChat, sortChats } from './model';
+import { ChatsModel, isTranscriptItem, oldestServerItemId, sanitizeChat, sortChats } from './model';
 import {
   DEFAULT_SETTINGS,
   ICellmateSettings,
@@ -44,7 +44,7 @@ export type Notify = (level: 'info' | 'warning' | 'error', message: string) => v
 /** Drives one pane. */
 export class CellmateController implements IDisposable {
   /** The open chat (null state = none yet; one is created on the first send). */
-  readonly store = new ChatStore();
+  readonly store = new ChatsModel();
 
   constructor(options: CellmateController.IOptions) {
     this._connection = options.connection;

@@ -2,7 +2,7 @@
  * Pure chat state for the Cellmate pane: how server events change what the pane shows.
  *
  * No DOM, no JupyterLab, no Lumino: this module runs in Node under vitest. Widgets
- * observe a {@link ChatStore} and re-render only the items a change names.
+ * observe a {@link ChatsModel} and re-render only the items a change names.
  *
  * Ordering rules (the server sends events in order on one socket, but a reconnect can
  * replay or race them):
@@ -418,7 +418,7 @@ export function sortChats(chats: readonly ChatSummary[]): ChatSummary[] {
 export type ChatListener = (state: ChatState | null, change: ChatChange) => void;
 
 /** Holds the open chat's state and tells listeners what changed. */
-export class ChatStore {
+export class ChatsModel {
   private _state: ChatState | null = null;
   private readonly _listeners = new Set<ChatListener>();
 

@@ -14,7 +14,7 @@ import {
   applySnapshot,
   ChatChange,
   ChatState,
-  ChatStore,
+  ChatsModel,
   fromSnapshot,
   isChatEvent,
   isLocal,
@@ -256,7 +256,7 @@ describe('applyEvent', () => {
 describe('snapshots', () => {
   it('replaces server items, keeps local notices in time order, clears kept deltas', () => {
     let state = fromSnapshot(chat([user()]));
-    const store = new ChatStore();
+    const store = new ChatsModel();
     store.load(chat([user()]));
     store.notice('warning', 'connection lost');
     state = store.state!;
@@ -318,9 +318,9 @@ describe('paging a long transcript (issue #15)', () => {
   });
 });
 
-describe('ChatStore', () => {
+describe('ChatsModel', () => {
   it('applies events only for the open chat and reports changes', () => {
-    const store = new ChatStore();
+    const store = new ChatsModel();
     const seen: ChatChange[] = [];
     store.subscribe((_s, change) => seen.push(change));
     expect(store.apply('c1', { type: 'turn-started', turnId: 't1' })).toBe(false);
@@ -334,7 +334,7 @@ describe('ChatStore', () => {
   });
 
   it('reloading the same chat keeps its local notices', () => {
-    const store = new ChatStore();
+    const store = new ChatsModel();
     store.load(chat([user()]));
     store.notice('info', 'reconnected');
     store.load(chat([user()]));

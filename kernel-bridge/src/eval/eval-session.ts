@@ -4,10 +4,10 @@
  * budget. Evals on one session are serialized.
  */
 import { isKernelBridgeError } from '../common/errors.js';
-import { isMsgType, type AnyMessage, type Message, type MimeBundle } from '../protocol/messages.js';
-import { BridgeEndpoint, parseBridgePrompt, type BridgeResponse } from '../bridge/protocol.js';
-import { JS_HELPER } from '../bridge/js-helper.js';
-import { PYTHON_HELPER } from '../bridge/python-helper.js';
+import { isMsgType, type AnyMessage, type Message, type MimeBundle } from '../messaging/messages.js';
+import { ToolChannelEndpoint, parseToolChannelPrompt, type ToolChannelResponse } from '../tool-channel/channel.js';
+import { JS_HELPER } from '../tool-channel/js-helper.js';
+import { PYTHON_HELPER } from '../tool-channel/python-helper.js';
 import { describeRewrites, rewriteMagics, type EvalLanguage } from '../magics/rewrite.js';
 import type { KernelClient } from './kernel-client.js';
 
@@ -57,7 +57,7 @@ export interface EvalRequest {
   /** Aborting interrupts the cell. */
   signal?: AbortSignal;
   /** Runs one `tool(name, args)` call from the cell. */
-  onToolCall?: (name: string, args: unknown) => Promise<BridgeResponse>;
+  onToolCall?: (name: string, args: unknown) => Promise<ToolChannelResponse>;
   /** Each output as it arrives. */
   onOutput?: (output: EvalOutput) => void;
 }
@@ -157,13 +157,13 @@ export class EvalSession {
         arm();
       }
     };
-    const endpoint = new BridgeEndpoint(async (name, args) => {
+    const endpoint = new ToolChannelEndpoint(async (name, args) => {
       outcome.bridgeCalls++;
       if (!req.onToolCall) return { ok: false, error: 'tool() is not available here' };
       return req.onToolCall(name, args);
     });
     const onInputRequest = async (r: Message<'input_request'>): Promise<string> => {
-      const bridge = parseBridgePrompt(r.content.prompt);
+      const bridge = parseToolChannelPrompt(r.content.prompt);
       if (!bridge) {
         outcome.notes.push(`The cell asked for input (${JSON.stringify(r.content.prompt)}); eval cannot answer, so it got an empty string.`);
         return '';

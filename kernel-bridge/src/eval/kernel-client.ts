@@ -2,7 +2,7 @@
  * The one client interface the eval session needs, with two transports: ZeroMQ from a
  * connection file (`ZmqKernelClient`) and Jupyter Server (`JupyterServerKernelClient`,
  * for kernels JupyterLab manages, local or remote). Message signing and serialization
- * live once per transport: `protocol/wire.ts` for ZeroMQ, the server for WebSockets.
+ * live once per transport: `messaging/wire.ts` for ZeroMQ, the server for WebSockets.
  */
 import type { Disposable } from '../common/event.js';
 import type { ExecuteOptions, ExecuteResult, RequestOptions } from '../zmq/client.js';

@@ -1,7 +1,7 @@
 /** Completion and inspection against a live `vm` context. */
 import { inspect } from 'node:util';
 import vm from 'node:vm';
-import type { MimeBundle } from '../protocol/messages.js';
+import type { MimeBundle } from '../messaging/messages.js';
 
 const KEYWORDS = [
   'await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do',

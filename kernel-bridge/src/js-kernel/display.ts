@@ -1,6 +1,6 @@
 /** Turning JS values into Jupyter MIME bundles. Pure. */
 import { inspect } from 'node:util';
-import type { JSONValue, MimeBundle } from '../protocol/messages.js';
+import type { JSONValue, MimeBundle } from '../messaging/messages.js';
 
 type Hooks = {
   _repr_mimebundle_?: () => MimeBundle;

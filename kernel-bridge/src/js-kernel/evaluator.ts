@@ -15,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import vm from 'node:vm';
-import type { ErrorContent, JSONObject, MimeBundle } from '../protocol/messages.js';
+import type { ErrorContent, JSONObject, MimeBundle } from '../messaging/messages.js';
 import { displayBundle } from './display.js';
 import { rewriteCell } from './rewrite.js';
 import { syntaxErrorTraceback } from './syntax.js';

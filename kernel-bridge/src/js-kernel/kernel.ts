@@ -16,8 +16,8 @@ import {
   type Message,
   type MimeBundle,
   type MsgType
-} from '../protocol/messages.js';
-import { deserialize, serialize } from '../protocol/wire.js';
+} from '../messaging/messages.js';
+import { deserialize, serialize } from '../messaging/wire.js';
 import { socketUrl, type ConnectionInfo } from '../zmq/connection.js';
 import { readLoop, serialSender } from '../zmq/socket-util.js';
 import { complete, inspectAt } from './complete.js';

@@ -13,7 +13,7 @@
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Emitter, type Event } from '../common/event.js';
 import { KernelBridgeError, throwIfAborted } from '../common/errors.js';
-import type { AnyMessage, Message } from '../protocol/messages.js';
+import type { AnyMessage, Message } from '../messaging/messages.js';
 import type { KernelClient } from '../eval/kernel-client.js';
 import { executeRequestContent, type ExecuteOptions, type ExecuteResult, type RequestOptions } from '../zmq/client.js';
 

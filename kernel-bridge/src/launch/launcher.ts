@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KernelBridgeError, throwIfAborted } from '../common/errors.js';
 import type { Disposable } from '../common/event.js';
-import type { Message } from '../protocol/messages.js';
+import type { Message } from '../messaging/messages.js';
 import { ZmqKernelClient } from '../zmq/client.js';
 import type { ConnectionInfo } from '../zmq/connection.js';
 import { createConnectionInfo, writeConnectionFile } from './connection-file.js';

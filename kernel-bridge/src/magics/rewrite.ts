@@ -4,7 +4,7 @@
  * (EVAL-5: every shell form — `!cmd`, `x = !cmd`, `!!cmd`, `%sx`, `%system`, `%%bash`,
  * `%%sh`, `%%script`, `%%perl`… — becomes `__cellmate__.sh`, a `shell` call through the
  * registry, so the shell policy, floor and approvals apply)
- * (injected by the eval session, see `bridge/python-helper.ts` and `bridge/js-helper.ts`),
+ * (injected by the eval session, see `tool-channel/python-helper.ts` and `tool-channel/js-helper.ts`),
  * in both languages. Pure: no I/O. Every rewrite is reported (SPEC HARN-2) as
  * `"<original line>" → <new code>`; other `%magics` are left alone (IPython runs them).
  *

@@ -20,8 +20,8 @@ import {
   type Message,
   type ReplyMap,
   type RequestType
-} from '../protocol/messages.js';
-import { deserialize, serialize } from '../protocol/wire.js';
+} from '../messaging/messages.js';
+import { deserialize, serialize } from '../messaging/wire.js';
 import { readConnectionFile, parseConnectionInfo, socketUrl, type ConnectionInfo } from './connection.js';
 import { readLoop, serialSender } from './socket-util.js';
 

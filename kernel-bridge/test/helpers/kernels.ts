@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AnyMessage } from '../../src/protocol/messages.js';
+import type { AnyMessage } from '../../src/messaging/messages.js';
 
 export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const REPO_DIR = resolve(PACKAGE_DIR, '..');

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchKernel, type LaunchedKernel } from '../../src/launch/launcher.js';
-import { isDisplayDataMsg, isErrorMsg, isExecuteResultMsg, type AnyMessage } from '../../src/protocol/messages.js';
+import { isDisplayDataMsg, isErrorMsg, isExecuteResultMsg, type AnyMessage } from '../../src/messaging/messages.js';
 import {
   buildKernelBridge,
   HAS_VENV_PYTHON,

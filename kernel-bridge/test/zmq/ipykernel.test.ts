@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isKernelBridgeError } from '../../src/common/errors.js';
-import { isExecuteResultMsg, isErrorMsg, type Message } from '../../src/protocol/messages.js';
+import { isExecuteResultMsg, isErrorMsg, type Message } from '../../src/messaging/messages.js';
 import { launchKernel, pythonKernelArgv, type LaunchedKernel } from '../../src/launch/launcher.js';
 import { ZmqKernelClient } from '../../src/zmq/client.js';
 import { HAS_VENV_PYTHON, ofType, streamText, VENV_PYTHON } from '../helpers/kernels.js';

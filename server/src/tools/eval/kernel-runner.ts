@@ -6,7 +6,7 @@
  * the registry as actor `kernel` in the calling turn's context, report the last printed
  * line as progress, and mark a dead or stuck kernel broken so the next run replaces it.
  */
-import { DEFAULT_IDLE_TIMEOUT_MS, type BridgeResponse, type EvalLanguage, type EvalOutcome } from '@cellmate/kernel-bridge';
+import { DEFAULT_IDLE_TIMEOUT_MS, type ToolChannelResponse, type EvalLanguage, type EvalOutcome } from '@cellmate/kernel-bridge';
 import path from 'node:path';
 import type { AcquiredKernel, KernelManager } from '../../kernels/kernel-manager.js';
 import type { ToolContext } from '../define-tool.js';
@@ -43,7 +43,7 @@ export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
         code: cell.code,
         idleTimeoutMs,
         signal: ctx.signal,
-        onToolCall: (name, toolArgs) => bridgeCall(options.registry(), name, toolArgs, ctx),
+        onToolCall: (name, toolArgs) => toolChannelCall(options.registry(), name, toolArgs, ctx),
         // The pane shows the last line a long cell printed (issue #5).
         onOutput: ctx.progress
           ? (o) => {
@@ -66,7 +66,7 @@ export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
  * on: the registry builds the kernel call's own. A result cut by output shaping names its
  * saved full text, so `x = !cmd` still gets every line.
  */
-export async function bridgeCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<BridgeResponse> {
+export async function toolChannelCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<ToolChannelResponse> {
   const { callId: _modelCallId, isPathAllowed: _callersGate, ...rest } = ctx;
   const r = await registry.call(name, args, { ...rest, actor: 'kernel' });
   if (!r.ok) return { ok: false, error: r.output };

@@ -3,12 +3,12 @@
  * `await tool(name, args)`, `ToolError`, and the `__cellmate__` object the rewritten
  * magics call. Executed once per kernel, silently.
  */
-import { BRIDGE_CHUNK, BRIDGE_PREFIX } from './protocol.js';
+import { TOOL_CHANNEL_CHUNK, TOOL_CHANNEL_PREFIX } from './channel.js';
 
 export const JS_HELPER = String.raw`
 (() => {
-  const PREFIX = ${JSON.stringify(BRIDGE_PREFIX)};
-  const CHUNK = ${BRIDGE_CHUNK};
+  const PREFIX = ${JSON.stringify(TOOL_CHANNEL_PREFIX)};
+  const CHUNK = ${TOOL_CHANNEL_CHUNK};
   const path = require('node:path');
   const { createRequire } = require('node:module');
   class ToolError extends Error {

@@ -10,13 +10,13 @@
  * metadata `{"cellmate": {"bridge": true}}`); in a cell the user runs it raises ToolError,
  * so the notebook is never left waiting for input.
  */
-import { BRIDGE_CHUNK, BRIDGE_PREFIX } from './protocol.js';
+import { TOOL_CHANNEL_CHUNK, TOOL_CHANNEL_PREFIX } from './channel.js';
 
 export const PYTHON_HELPER = String.raw`
 def __cellmate_install():
     import sys, os, json, types, shlex, subprocess, importlib, re
-    PREFIX = ${JSON.stringify(BRIDGE_PREFIX)}
-    CHUNK = ${BRIDGE_CHUNK}
+    PREFIX = ${JSON.stringify(TOOL_CHANNEL_PREFIX)}
+    CHUNK = ${TOOL_CHANNEL_CHUNK}
     mod = types.ModuleType('__cellmate__')
 
     class ToolError(Exception):

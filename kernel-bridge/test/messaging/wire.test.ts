@@ -8,8 +8,8 @@ import {
   isStreamMsg,
   parentMsgId,
   type AnyMessage
-} from '../../src/protocol/messages.js';
-import { DELIMITER, deserialize, serialize } from '../../src/protocol/wire.js';
+} from '../../src/messaging/messages.js';
+import { DELIMITER, deserialize, serialize } from '../../src/messaging/wire.js';
 
 const KEY = 'a0b1c2d3-secret';
 

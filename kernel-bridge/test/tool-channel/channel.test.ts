@@ -1,17 +1,17 @@
 /** The tool() bridge's chunking (SPEC EVAL-5), with a tiny chunk size. */
 import { describe, expect, it } from 'vitest';
-import { BRIDGE_PREFIX, BridgeEndpoint, chunk, parseBridgePrompt } from '../../src/bridge/protocol.js';
+import { TOOL_CHANNEL_PREFIX, ToolChannelEndpoint, chunk, parseToolChannelPrompt } from '../../src/tool-channel/channel.js';
 
 describe('bridge protocol', () => {
   it('parses only prefixed JSON prompts (a plain input() prompt is not a bridge call)', () => {
-    expect(parseBridgePrompt('Your name? ')).toBeUndefined();
-    expect(parseBridgePrompt(`${BRIDGE_PREFIX}{"op":"more","id":1,"part":1}`)).toEqual({ op: 'more', id: 1, part: 1 });
-    expect(parseBridgePrompt(`${BRIDGE_PREFIX}not json`)).toBeUndefined();
+    expect(parseToolChannelPrompt('Your name? ')).toBeUndefined();
+    expect(parseToolChannelPrompt(`${TOOL_CHANNEL_PREFIX}{"op":"more","id":1,"part":1}`)).toEqual({ op: 'more', id: 1, part: 1 });
+    expect(parseToolChannelPrompt(`${TOOL_CHANNEL_PREFIX}not json`)).toBeUndefined();
   });
 
   it('reassembles a chunked call and slices a large response', async () => {
     const seen: unknown[] = [];
-    const ep = new BridgeEndpoint(async (name, args) => {
+    const ep = new ToolChannelEndpoint(async (name, args) => {
       seen.push([name, args]);
       return { ok: true, output: 'y'.repeat(25) };
     }, 8);
@@ -27,7 +27,7 @@ describe('bridge protocol', () => {
   });
 
   it('a failing handler becomes {ok: false, error}', async () => {
-    const ep = new BridgeEndpoint(async () => {
+    const ep = new ToolChannelEndpoint(async () => {
       throw new Error('nope');
     });
     const r = JSON.parse(await ep.handle({ op: 'call', id: 2, part: 0, parts: 1, data: '{"name":"x","args":{}}' })) as { data: string };
