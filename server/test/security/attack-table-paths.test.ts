@@ -207,7 +207,11 @@ describe.skipIf(!HAS_KERNELS)('attack table: paths and eval (issue #8, HARN-5/6,
     const chat = await turn(A, [], 'summarise @.env and @./.env and @secrets/key.txt and @notes.md', { notebookPath: './secret.ipynb', selectedCells: [0] });
     const notice = chat.items.find((i) => i.kind === 'notice');
     expect(notice).toMatchObject({ text: 'Context attached: @notes.md. Withheld by the policy (not attached): @.env, @./.env, @secrets/key.txt, ./secret.ipynb' });
-    const file = await readFile(path.join(A.ws, '.cellmate', 'chats', `${chat.id}.json`), 'utf8');
+    // The chat on disk: its journal (and a snapshot, once compacted) — issue #15's format.
+    const dir = path.join(A.ws, '.cellmate', 'chats');
+    const mine = (await readdir(dir)).filter((n) => n === `${chat.id}.jsonl` || n === `${chat.id}.json`);
+    expect(mine).toContain(`${chat.id}.jsonl`);
+    const file = (await Promise.all(mine.map((n) => readFile(path.join(dir, n), 'utf8')))).join('\n');
     expect(file).toContain('public notes');
     expect(file).not.toContain(SECRET);
   }, 30_000);
