@@ -48,6 +48,8 @@ export interface ChatState {
   readonly progress?: ReadonlyMap<string, string>;
   /** How many server items come before the first one shown (load them with `chat/items`). */
   readonly olderCount: number;
+  /** The last turn this pane saw end (`data-last-turn` on the panel: tests wait on it). */
+  readonly lastEndedTurnId?: string;
 }
 
 /** What one reducer step changed, so a view can update just that. */
@@ -311,7 +313,7 @@ function endTurn(
     return settleTurn(state, turnId);
   }
   const settled = settleTurn(state, turnId);
-  let next: ChatState = { ...settled.state, running: false, turnId: null };
+  let next: ChatState = { ...settled.state, running: false, turnId: null, lastEndedTurnId: turnId };
   const updated = [...settled.change.updated];
   let structure = false;
   if (reason === 'error' && error && !hasErrorNotice(next, turnId)) {

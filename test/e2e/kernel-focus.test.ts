@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const notebook = (who: string) =>
@@ -70,11 +70,7 @@ describe('kernel focus per window: two pages on two notebooks (issue #9)', () =>
   }
 
   async function evalFrom(page: Page): Promise<string> {
-    const input = page.locator('textarea.jp-cellmate-input');
-    await input.fill('which kernel are you in?');
-    await input.press('Enter');
-    await page.locator('#jp-cellmate-panel[data-running="true"]').waitFor({ timeout: 30_000 });
-    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
+    await sendAndWaitForTurn(page, 'which kernel are you in?');
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').last();
     expect(await card.getAttribute('data-status')).toBe('ok');
     return (await card.textContent()) ?? '';

@@ -14,7 +14,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const code = (id: string, source: string[], count: number | null, outputs: unknown[], metadata: Record<string, unknown> = {}) => ({ cell_type: 'code', execution_count: count, id, metadata, outputs, source });
@@ -103,13 +103,7 @@ describe.each([
   const openCells = () =>
     page.evaluate(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(c => c.toJSON()));
 
-  async function send(text: string): Promise<void> {
-    const input = page.locator('textarea.jp-cellmate-input');
-    await input.fill(text);
-    await input.press('Enter');
-    await page.locator('#jp-cellmate-panel[data-running="true"]').waitFor({ timeout: 30_000 });
-    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
-  }
+  const send = (text: string): Promise<void> => sendAndWaitForTurn(page, text);
 
   it('replace clears the outputs exactly as on disk; move and delete land where the planner puts them', async () => {
     await runCommand(page, 'docmanager:open', { path: 'open.ipynb' });

@@ -16,7 +16,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { venvBin } from '../support/paths';
 
@@ -125,10 +125,8 @@ describe('notebook tools and notebook context (issue #5)', () => {
   }
 
   async function send(text: string): Promise<void> {
-    const input = page.locator('textarea.jp-cellmate-input');
-    await input.fill(text);
-    await input.press('Enter');
-    await page.locator('#jp-cellmate-panel[data-running="true"]').waitFor({ timeout: 30_000 });
+    await page.locator('textarea.jp-cellmate-input').fill(text);
+    await pressSend(page);
   }
 
   it('@df completes from a notebook DataFrame; the model gets a compact summary, not the data', async () => {
@@ -152,8 +150,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await screenshot(page, 'notebook-mention-popup');
     await input.press('Enter'); // accepts the completion, does not send
     expect(await input.inputValue()).toBe('describe @df ');
-    await input.press('Enter');
-    await page.locator('#jp-cellmate-panel[data-running="true"]').waitFor({ timeout: 30_000 });
+    await pressSend(page);
     await waitIdle();
 
     const first = (await prompts()).find(p => p.turn === 0)!;

@@ -78,3 +78,32 @@ export async function screenshotIfFailed(
     await screenshot(page, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
   }
 }
+
+/**
+ * Presses Enter in the pane's composer (the text already typed) and waits until the turn
+ * has started — or already ended: a fast scripted turn can set and clear `data-running`
+ * between two polls, so waiting for `data-running="true"` alone can miss it. The panel's
+ * `data-last-turn` (the id of the last turn that ended) tells the two apart.
+ */
+export async function pressSend(page: Page, timeoutMs = 30_000): Promise<void> {
+  // Until the settings and providers are known the pane cannot send (its Send button is
+  // disabled and Enter keeps the text): wait for that, as a person would.
+  await page.locator('button.jp-cellmate-send:not([disabled])').waitFor({ timeout: timeoutMs });
+  const before = (await page.locator('#jp-cellmate-panel').getAttribute('data-last-turn')) ?? '';
+  await page.locator('textarea.jp-cellmate-input').press('Enter');
+  await page.waitForFunction(
+    (prev) => {
+      const el = document.querySelector<HTMLElement>('#jp-cellmate-panel');
+      return !!el && (el.dataset.running === 'true' || (el.dataset.lastTurn ?? '') !== prev);
+    },
+    before,
+    { timeout: timeoutMs }
+  );
+}
+
+/** Sends `text` from the pane's composer and waits until that turn has ended (see {@link pressSend}). */
+export async function sendAndWaitForTurn(page: Page, text: string, timeoutMs = 60_000): Promise<void> {
+  await page.locator('textarea.jp-cellmate-input').fill(text);
+  await pressSend(page);
+  await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: timeoutMs });
+}

@@ -208,6 +208,8 @@ export class CellmatePanel extends Panel {
     const setup = c.setup;
 
     this.node.dataset.running = String(c.running);
+    // A turn can start and end between two polls of a test: the id of the last one that ended is stable.
+    this.node.dataset.lastTurn = state?.lastEndedTurnId ?? '';
     this._header.setConnection(status);
     this._header.setChats(c.chats, state?.chatId ?? null, state?.title);
     this._header.setEnabled(connected);
