@@ -137,7 +137,7 @@ class PythonScan {
   }
 
   private args(call: SgNode): SgNode[] {
-    return (call.field('arguments')?.children() ?? []).filter((c) => c.isNamed() && c.kind() !== 'comment');
+    return callArguments(call);
   }
 
   private judge(call: SgNode): void {
@@ -281,7 +281,7 @@ class JsScan {
   }
 
   private args(call: SgNode): SgNode[] {
-    return (call.field('arguments')?.children() ?? []).filter((c) => c.isNamed() && c.kind() !== 'comment');
+    return callArguments(call);
   }
 
   private judge(call: SgNode): void {
@@ -334,4 +334,9 @@ function jsLiteral(node: SgNode): string | undefined {
 function jsWords(list: SgNode): string | undefined {
   const words = list.children().filter((c) => c.isNamed()).map(jsLiteral);
   return words.length > 0 && words.every((w) => w !== undefined) ? words.map((w) => quoteWord(w!)).join(' ') : undefined;
+}
+
+/** A call's arguments (named nodes: no commas, parentheses or comments), in both languages. */
+function callArguments(call: SgNode): SgNode[] {
+  return (call.field('arguments')?.children() ?? []).filter((c) => c.isNamed() && c.kind() !== 'comment');
 }

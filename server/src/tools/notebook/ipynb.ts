@@ -14,7 +14,8 @@ import {
   toCellData as planToCellData,
   type CellmateCellMark,
   type NotebookCellData,
-  type NotebookEditOp
+  type NotebookEditOp,
+  type PlanCell
 } from '@cellmate/protocol';
 
 /** A notebook as parsed from disk; cells keep every field they had. */
@@ -26,13 +27,8 @@ export interface IpynbNotebook {
   [key: string]: unknown;
 }
 
-export interface IpynbCell {
-  cell_type: 'code' | 'markdown' | 'raw';
-  source: string | string[];
-  metadata: Record<string, unknown>;
-  id?: string;
-  outputs?: unknown[];
-  execution_count?: number | null;
+/** A cell as read from an `.ipynb`: the planner's cell, with every other field carried along. */
+export interface IpynbCell extends PlanCell {
   [key: string]: unknown;
 }
 
