@@ -243,7 +243,10 @@ export class ToolRegistry {
     const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     const signal = AbortSignal.any([ctx.signal, timeout.signal]);
     try {
-      const raw = await raceAbort(definition.execute(parsed.data, { ...ctx, signal }), signal, definition.abortGraceMs ?? 0);
+      const executed = await raceAbort(definition.execute(parsed.data, { ...ctx, signal }), signal, definition.abortGraceMs ?? 0);
+      // Redacted before shaping: the full text shaping saves under .cellmate/outputs/ must not
+      // hold a secret either (call() redacts the final result again, which is idempotent).
+      const raw = this.options.redactor ? this.options.redactor.redactDeep(executed) : executed;
       if (ctx.signal.aborted) {
         // A tool that stops itself (abortGraceMs) reported what happened: the model and the card get it.
         const shaped = await shapeOutput(raw.output, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
@@ -267,7 +270,8 @@ export class ToolRegistry {
       if (timeout.signal.aborted) {
         return fail('error', `${name} timed out after ${timeoutMs} ms and was stopped. Try a smaller request.`, name, elapsed());
       }
-      const message = error instanceof ToolInputError ? error.message : `${name} failed: ${describe(error)}`;
+      const plain = error instanceof ToolInputError ? error.message : `${name} failed: ${describe(error)}`;
+      const message = this.options.redactor ? this.options.redactor.redact(plain) : plain;
       const shaped = await shapeOutput(message, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
       return fail('error', shaped.output, name, elapsed());
     } finally {

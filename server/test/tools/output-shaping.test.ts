@@ -6,6 +6,7 @@ import { defineTool } from '../../src/tools/define-tool.js';
 import { cut, page, planShape, shapeOutput } from '../../src/tools/output-shaping.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { readTool } from '../../src/tools/read/read.js';
+import { Redactor } from '../../src/security/redaction.js';
 import { tempDir } from '../helpers/temp.js';
 
 const numbered = (n: number): string => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
@@ -101,5 +102,24 @@ describe('one shaping module: page and cut (HARN-2/3)', () => {
     expect(cut('short', 10, 'never shown')).toBe('short');
     expect(cut('abcdefghij', 4, 'call read with {"path": "x"}')).toBe('abcd… [cut: 6 of 10 characters not shown; call read with {"path": "x"}]');
     expect(cut('ab😀cd', 3, 'r')).toBe('ab… [cut: 4 of 6 characters not shown; r]');
+  });
+});
+
+describe('secrets and saved outputs (issue #8 item 4)', () => {
+  it('a long result holding a known secret is redacted before shaping: neither the reply nor the saved full output holds it', async () => {
+    const ws = await tempDir();
+    const secret = 'sk-cellmate-test-SAVED-OUTPUT-9876';
+    const leaky = defineTool({
+      name: 'leaky', tier: 'read', description: 'prints a secret on every line', parameters: z.object({}), examples: [],
+      execute: async () => ({ title: 'leaky', output: Array.from({ length: 300 }, (_, i) => `${i + 1} key=${secret}`).join('\n') })
+    });
+    const registry = new ToolRegistry([leaky], { redactor: new Redactor({ OPENAI_API_KEY: secret }) });
+    const r = await registry.call('leaky', {}, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'c1' });
+    expect(r.ok && r.metadata?.truncated).toBe(true);
+    expect(r.output).not.toContain(secret);
+    expect(r.output).toContain('key=[redacted]');
+    const saved = await readFile(path.join(ws, String(r.ok && r.metadata?.savedPath)), 'utf8');
+    expect(saved).toContain('300 key=[redacted]');
+    expect(saved).not.toContain(secret);
   });
 });
