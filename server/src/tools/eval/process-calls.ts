@@ -123,7 +123,7 @@ class PythonScan {
         return node.child(1) ? this.resolve(node.child(1)!) : undefined;
       case 'call': {
         const fn = this.resolve(node.field('function')!);
-        const args = this.args(node);
+        const args = callArguments(node);
         if ((fn === '__import__' || fn === 'importlib.import_module') && args[0]) return pyLiteral(args[0]);
         if (fn === 'getattr' && args[0]) {
           const base = this.resolve(args[0]);
@@ -136,15 +136,11 @@ class PythonScan {
     }
   }
 
-  private args(call: SgNode): SgNode[] {
-    return callArguments(call);
-  }
-
   private judge(call: SgNode): void {
     const fnNode = call.field('function');
     if (!fnNode) return;
     const api = this.resolve(fnNode);
-    const args = this.args(call);
+    const args = callArguments(call);
     const positional = args.filter((a) => a.kind() !== 'keyword_argument');
     const method = fnNode.kind() === 'attribute' ? fnNode.field('attribute')?.text() : undefined;
     if (api && (api === 'exec' || api === 'eval' || api === 'compile') && fnNode.kind() === 'identifier') {
@@ -169,7 +165,7 @@ class PythonScan {
     else {
       // Path("x").unlink(): the path is the constructor's literal argument when there is one.
       const obj = fnNode.field('object')!;
-      const ctorArgs = obj.kind() === 'call' ? this.args(obj) : [];
+      const ctorArgs = obj.kind() === 'call' ? callArguments(obj) : [];
       target = literalOr(ctorArgs[0] && pyLiteral(ctorArgs[0]), obj.text());
     }
     this.calls.push({ api: api ?? `.${method}`, kind: 'delete', subject: clip(deleteSubject(api && PY_DELETE.test(api) ? api : `.${method}`, target)) });
@@ -268,7 +264,7 @@ class JsScan {
       }
       case 'call_expression': {
         const fn = node.field('function');
-        const arg = this.args(node)[0];
+        const arg = callArguments(node)[0];
         if (fn && (fn.text() === 'require' || fn.kind() === 'import') && arg) {
           const spec = jsLiteral(arg);
           return spec === undefined ? undefined : spec.replace(/^node:/, '').replace(/^fs\/promises$/, 'fs.promises');
@@ -280,15 +276,11 @@ class JsScan {
     }
   }
 
-  private args(call: SgNode): SgNode[] {
-    return callArguments(call);
-  }
-
   private judge(call: SgNode): void {
     const fnNode = call.field('function') ?? call.field('constructor');
     if (!fnNode) return;
     const api = this.resolve(fnNode);
-    const args = this.args(call);
+    const args = callArguments(call);
     const method = fnNode.kind() === 'member_expression' ? fnNode.field('property')?.text() : undefined;
     if (api === 'eval' || api === 'Function' || (api && /^vm\.(runIn\w+|Script|compileFunction)$/.test(api))) {
       const source = args[0] && jsLiteral(args[0]);
