@@ -7,7 +7,8 @@
  * everything, heartbeat a REQ.
  */
 import { randomUUID } from 'node:crypto';
-import { Dealer, Request, Subscriber } from 'zeromq';
+import { createRequire } from 'node:module';
+import type { Dealer, Request, Subscriber } from 'zeromq';
 import { Emitter, withDeadline, type Disposable, type Event } from '../common/event.js';
 import { KernelBridgeError, throwIfAborted } from '../common/errors.js';
 import {
@@ -24,6 +25,17 @@ import {
 import { deserialize, serialize } from '../messaging/wire.js';
 import { readConnectionFile, parseConnectionInfo, socketUrl, type ConnectionInfo } from './connection.js';
 import { readLoop, serialSender } from './socket-util.js';
+
+const require = createRequire(import.meta.url);
+let zeromq: typeof import('zeromq') | undefined;
+/**
+ * `zeromq`, loaded when the first private kernel connects: a companion that only drives
+ * notebook kernels over Jupyter Server (or none yet) never loads the native addon.
+ */
+function zmq(): typeof import('zeromq') {
+  zeromq ??= require('zeromq') as typeof import('zeromq');
+  return zeromq;
+}
 
 export interface ZmqKernelClientOptions {
   /** Kernel pid: enables SIGINT interrupts. */
@@ -133,6 +145,7 @@ export class ZmqKernelClient implements Disposable {
     this.onInputRequest = this.inputEmitter.event;
     this.onProtocolError = this.protocolErrorEmitter.event;
     const routingId = `cellmate-${randomUUID()}`;
+    const { Dealer, Subscriber } = zmq();
     this.shell = new Dealer({ routingId, linger: 0 });
     this.stdin = new Dealer({ routingId, linger: 0 });
     this.control = new Dealer({ linger: 0 });
@@ -375,7 +388,7 @@ export class ZmqKernelClient implements Disposable {
   }
 
   private newHeartbeat(): Request {
-    const hb = new Request({ linger: 0 });
+    const hb = new (zmq().Request)({ linger: 0 });
     hb.connect(socketUrl(this.connectionInfo, 'hb'));
     return hb;
   }

@@ -6,6 +6,8 @@ import { FatalToolError } from '../tools/errors.js';
 import { modelAcceptsImages } from '../providers/capabilities.js';
 import { describeProviderError } from './provider-errors.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
+import { aiSdkTools } from './ai-sdk.js';
+import { declarations } from '../tools/catalog.js';
 
 /** Default cap on model steps per turn. */
 export const DEFAULT_MAX_STEPS = 25;
@@ -54,7 +56,6 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
   const maxSteps = input.maxSteps ?? DEFAULT_MAX_STEPS;
   const redact = input.redact ?? ((t: string) => t);
   const messages = [...input.history];
-  const tools = input.registry.toAiSdkTools();
   const now = (): string => new Date().toISOString();
   const notice = (level: NoticeItem['level'], text: string): void => {
     const item: NoticeItem = { kind: 'notice', id: newItemId(), time: now(), turnId: input.turnId, level, text: redact(text) };
@@ -67,6 +68,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
   };
 
   try {
+    const tools = await aiSdkTools(declarations(input.registry));
     for (let step = 1; ; step++) {
       let assistant: AssistantItem | undefined;
       const cards = new Map<string, ToolCallItem>();

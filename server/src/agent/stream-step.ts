@@ -1,4 +1,5 @@
-import { streamText, type LanguageModel, type ModelMessage, type Tool } from 'ai';
+import type { LanguageModel, ModelMessage, Tool } from 'ai';
+import { loadAiSdk } from './ai-sdk.js';
 import { StreamIdleTimeoutError } from './provider-errors.js';
 
 /** One tool call the model asked for in a step. */
@@ -61,6 +62,7 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
   let end: StepEnd | undefined;
   armIdle();
   try {
+    const { streamText } = await loadAiSdk();
     const result = streamText({
       model: input.model,
       system: input.system,

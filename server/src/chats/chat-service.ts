@@ -166,7 +166,7 @@ export class ChatService {
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const config = await loadConfigFile(this.options.env);
     this.options.redactor?.addConfig(config); // keys added to the file since the start
-    const model = createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
+    const model = await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
     // `@` mentions and the pane's notebook context become a summary block for the model (issue #5).
     const expanded = this.options.expandContext ? await this.options.expandContext(chatId, text, context, origin).catch(() => undefined) : undefined;
     if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await

@@ -7,8 +7,8 @@
  * paths (`/bin/rm` is `rm`). Words whose value is only known at run time (`$X`, `$(…)`)
  * are kept with `literal: false`. Pure and synchronous.
  */
-import { parse, type SgNode } from '@ast-grep/napi';
-import { astGrepLanguage } from '../structural/ast-languages.js';
+import type { SgNode } from '@ast-grep/napi';
+import { astGrep, astGrepLanguage } from '../structural/ast-languages.js';
 
 /** One word of a command as bash would pass it. */
 export interface ShellWord {
@@ -62,7 +62,7 @@ export type ParsedShell =
 
 /** Parses a command line; `ok: false` when bash's grammar does not accept it. */
 export function parseShell(text: string): ParsedShell {
-  const root = parse(astGrepLanguage('bash'), text).root();
+  const root = astGrep().parse(astGrepLanguage('bash'), text).root();
   const broken = findBroken(root);
   if (broken) return { ok: false, why: broken };
   const commands: SimpleCommand[] = [];

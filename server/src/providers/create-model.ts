@@ -1,6 +1,3 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { PROVIDER_KINDS, type ModelSettings } from '@cellmate/protocol';
 import type { LanguageModel } from 'ai';
 import type { LoadedConfig } from '../config/config-file.js';
@@ -24,9 +21,12 @@ export interface ProviderEnv {
  * `baseUrl` is honoured only for `openai-compatible`: letting the browser redirect the
  * OpenAI or Anthropic key to another host would leak the key.
  *
+ * Each provider package is imported when a turn first asks for it (issue #9: the
+ * companion starts without the AI SDK; a user of one provider never loads the others).
+ *
  * @throws CellmateError(ProviderUnavailable) with a message saying what to set
  */
-export function createLanguageModel(settings: ModelSettings, providerEnv: ProviderEnv): LanguageModel {
+export async function createLanguageModel(settings: ModelSettings, providerEnv: ProviderEnv): Promise<LanguageModel> {
   const { env, config, workspace, fetch } = providerEnv;
   if (!PROVIDER_KINDS.includes(settings.provider)) {
     throw providerUnavailable(`Unknown provider "${String(settings.provider)}". Choose one of: ${PROVIDER_KINDS.join(', ')}.`);
@@ -44,14 +44,19 @@ export function createLanguageModel(settings: ModelSettings, providerEnv: Provid
   }
   const key = resolveApiKey(settings.provider, env, config);
   switch (settings.provider) {
-    case 'openai':
+    case 'openai': {
       if (!key.value) throw missingKey('openai', config);
+      const { createOpenAI } = await import('@ai-sdk/openai');
       return createOpenAI({ apiKey: key.value, fetch })(modelId);
-    case 'anthropic':
+    }
+    case 'anthropic': {
       if (!key.value) throw missingKey('anthropic', config);
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
       return createAnthropic({ apiKey: key.value, fetch })(modelId);
+    }
     case 'openai-compatible': {
       const baseURL = checkBaseUrl(settings.baseUrl);
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
       return createOpenAICompatible({ name: 'openai-compatible', baseURL, apiKey: key.value, fetch }).chatModel(modelId);
     }
   }

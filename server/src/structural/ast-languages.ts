@@ -3,9 +3,15 @@
  * prebuilt `parser.so` in npm packages). `registerDynamicLanguage` takes effect once per
  * process — a second call is ignored — so every language Cellmate parses with ast-grep is
  * registered here, together, and callers use {@link astGrepLanguage}.
+ *
+ * The native module itself is loaded here too, on first use ({@link astGrep}): the
+ * companion answers its first requests without it (issue #9 startup), and the first
+ * shell-policy check or eval scan pays the load once.
  */
 import { createRequire } from 'node:module';
-import { registerDynamicLanguage } from '@ast-grep/napi';
+
+/** The `@ast-grep/napi` module. */
+export type AstGrepNapi = typeof import('@ast-grep/napi');
 
 /** The dynamic languages registered here. */
 export type DynamicLanguageName = 'bash' | 'python';
@@ -17,16 +23,23 @@ interface LanguagePackage {
   expandoChar?: string;
 }
 
+const require = createRequire(import.meta.url);
+let napi: AstGrepNapi | undefined;
 let registered = false;
+
+/** `@ast-grep/napi`, loaded on first use (synchronously: it is a CommonJS native addon). */
+export function astGrep(): AstGrepNapi {
+  napi ??= require('@ast-grep/napi') as AstGrepNapi;
+  return napi;
+}
 
 /** Registers every dynamic language (idempotent) and returns `name` for `parse(name, …)`. */
 export function astGrepLanguage(name: DynamicLanguageName): DynamicLanguageName {
   if (!registered) {
-    const require = createRequire(import.meta.url);
     const load = (pkg: string): LanguagePackage => require(pkg) as LanguagePackage;
     const bash = load('@ast-grep/lang-bash');
     const python = load('@ast-grep/lang-python');
-    registerDynamicLanguage({
+    astGrep().registerDynamicLanguage({
       bash: { libraryPath: bash.libraryPath, extensions: bash.extensions, languageSymbol: bash.languageSymbol ?? 'tree_sitter_bash', expandoChar: bash.expandoChar ?? '$' },
       python: { libraryPath: python.libraryPath, extensions: python.extensions, languageSymbol: python.languageSymbol ?? 'tree_sitter_python', expandoChar: python.expandoChar ?? '$' }
     });

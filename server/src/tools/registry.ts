@@ -1,5 +1,4 @@
 import type { ToolActor } from '@cellmate/protocol';
-import { jsonSchema, tool, type Tool } from 'ai';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
 import type { ActionClass, ToolSurface } from '../ports/vocabulary.js';
@@ -150,23 +149,6 @@ export class ToolRegistry {
       .map((e) => `- ${e.comment}: ${definition.name}(${JSON.stringify(e.args)})`)
       .join('\n');
     return examples ? `${definition.description.trim()}\n\nExample calls:\n${examples}` : definition.description.trim();
-  }
-
-  /**
-   * The AI SDK tool set, declared without `execute` so the agent loop owns execution.
-   * Schemas are passed as plain JSON schema without a validator: the registry is the one
-   * place arguments are validated (with model-actionable messages). Deferred tools are
-   * left out (HARN-11): `tool_search` returns their schemas on demand.
-   */
-  toAiSdkTools(surface?: ToolSurface): Record<string, Tool> {
-    const set: Record<string, Tool> = {};
-    for (const definition of this.declared(surface)) {
-      set[definition.name] = tool({
-        description: this.modelDescription(definition.name),
-        inputSchema: jsonSchema(this.inputJsonSchema(definition.name))
-      });
-    }
-    return set;
   }
 
   /**

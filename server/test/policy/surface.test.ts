@@ -7,6 +7,7 @@ import { defineTool } from '../../src/tools/define-tool.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { tempDir } from '../helpers/temp.js';
+import { declarations } from '../../src/tools/catalog.js';
 
 const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
 const registry = (profile?: CapabilityProfile) => new ToolRegistry(builtinTools({ questions: broker }), profile ? { profile } : {});
@@ -28,13 +29,13 @@ describe('surfaces projected from a capability profile (TIER-1/2, MODE-2/2a/6/7)
     ['refused classes', NO_WRITES, ['ask_user', 'glob', 'grep', 'read']]
   ] as const)('%s surface', (_label, profile, names) => {
     expect(registry().list(profile).map((t) => t.name)).toEqual(names);
-    expect(Object.keys(registry(profile).toAiSdkTools()).sort()).toEqual(names);
+    expect(declarations(registry(profile)).map((d) => d.name).sort()).toEqual(names);
   });
 
   it('a read-only schema lists no write/exec tool, and forced calls are refused with the registry message', async () => {
     const ws = await tempDir();
     const reg = registry(READ_ONLY_PROFILE);
-    const declared = reg.toAiSdkTools();
+    const declared = Object.fromEntries(declarations(reg).map((d) => [d.name, d]));
     const tools = builtinTools({ questions: broker });
     expect(tools.some((t) => t.tier !== 'read')).toBe(true);
     expect(Object.keys(declared).sort()).toEqual(tools.filter((t) => t.tier === 'read').map((t) => t.name).sort());

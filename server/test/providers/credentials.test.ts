@@ -38,10 +38,10 @@ describe('provider credentials', () => {
     const ws = await tempDir();
     const env = { CELLMATE_CONFIG: path.join(ws, 'none.json') };
     const providerEnv = { env, config: await loadConfigFile(env), workspace: ws };
-    expect(() => createLanguageModel({ provider: 'openai', model: 'gpt-4.1' }, providerEnv)).toThrow(expect.objectContaining({ code: -32012, message: expect.stringContaining('No API key for openai') }));
-    expect(() => createLanguageModel({ provider: 'anthropic', model: '' }, providerEnv)).toThrow(/No model is set/);
-    expect(() => createLanguageModel({ provider: 'bogus' as 'openai', model: 'x' }, providerEnv)).toThrow(/Unknown provider "bogus"/);
-    const model = createLanguageModel({ provider: 'openai', model: 'gpt-4.1' }, { ...providerEnv, env: { ...env, OPENAI_API_KEY: 'k' } });
+    await expect(createLanguageModel({ provider: 'openai', model: 'gpt-4.1' }, providerEnv)).rejects.toThrow(expect.objectContaining({ code: -32012, message: expect.stringContaining('No API key for openai') }));
+    await expect(createLanguageModel({ provider: 'anthropic', model: '' }, providerEnv)).rejects.toThrow(/No model is set/);
+    await expect(createLanguageModel({ provider: 'bogus' as 'openai', model: 'x' }, providerEnv)).rejects.toThrow(/Unknown provider "bogus"/);
+    const model = await createLanguageModel({ provider: 'openai', model: 'gpt-4.1' }, { ...providerEnv, env: { ...env, OPENAI_API_KEY: 'k' } });
     expect(typeof model).toBe('object');
   });
 });

@@ -68,7 +68,7 @@ describe('tool search (HARN-11)', () => {
 
   it('deferred tools are left out of the declared set; tool_search carries the compact index and returns full schemas', async () => {
     const reg = new ToolRegistry([...builtinTools(), hidden]);
-    const declared = Object.keys(reg.toAiSdkTools());
+    const declared = declarations(reg).map((d) => d.name);
     expect(declared).toContain('tool_search');
     expect(declared).not.toContain('lsp_rename');
     expect(reg.get('tool_search')!.description).toContain('- lsp_rename: Rename a symbol across the workspace with the language server.');

@@ -8,6 +8,8 @@ import { FatalToolError, ToolInputError } from '../../src/tools/errors.js';
 import { createDefaultRegistry } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { tempDir } from '../helpers/temp.js';
+import { declarations } from '../../src/tools/catalog.js';
+import { aiSdkTools } from '../../src/agent/ai-sdk.js';
 
 const ctx = (workspace: string, signal = new AbortController().signal) => ({ workspace, signal, actor: 'model' as const, chatId: 'c' });
 
@@ -90,7 +92,7 @@ describe('ToolRegistry.call', () => {
     const registry = new ToolRegistry([...createDefaultRegistry().list(), sleepy, failing]);
     expect(registry.list({ maxTier: 'read' }).map((t) => t.name)).toEqual(['read']);
     expect(registry.list({ maxTier: 'write' }).map((t) => t.name)).toEqual(['failing', 'read']);
-    expect(Object.keys(registry.toAiSdkTools({ maxTier: 'read' }))).toEqual(['read']);
+    expect(declarations(registry, { maxTier: 'read' }).map((d) => d.name)).toEqual(['read']);
   });
 
   it('reports every call to observers (the audit seam)', async () => {
@@ -145,8 +147,8 @@ describe('what the model sees', () => {
     `);
   });
 
-  it('declares AI SDK tools without execute, with description and examples', () => {
-    const tools = createDefaultRegistry().toAiSdkTools();
+  it('declares AI SDK tools without execute, with description and examples', async () => {
+    const tools = await aiSdkTools(declarations(createDefaultRegistry()));
     expect(tools.read?.execute).toBeUndefined();
     expect(tools.read?.description).toContain('Read a text file in the workspace');
     expect(tools.read?.description).toContain('Example calls:\n- read a whole (short) file: read({"path":"README.md"})');

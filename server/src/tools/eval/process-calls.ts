@@ -13,9 +13,9 @@
  * text. This is a tripwire for the obvious spellings, not a sandbox: code can always
  * build a call the tree does not show (the README says so).
  */
-import { Lang, parse, type SgNode } from '@ast-grep/napi';
+import type { SgNode } from '@ast-grep/napi';
 import { rewriteMagics } from '@cellmate/kernel-bridge';
-import { astGrepLanguage } from '../../structural/ast-languages.js';
+import { astGrep, astGrepLanguage } from '../../structural/ast-languages.js';
 
 /** One call the cell makes that spawns a process, deletes files or runs code built at run time. */
 export interface ProcessCall {
@@ -35,9 +35,9 @@ export function findProcessCalls(code: string, language: 'python' | 'javascript'
   try {
     if (language === 'python') {
       // The one registration of ast-grep's dynamic languages (a second one would be ignored).
-      return new PythonScan(parse(astGrepLanguage('python'), rewritten).root(), depth).run();
+      return new PythonScan(astGrep().parse(astGrepLanguage('python'), rewritten).root(), depth).run();
     }
-    return new JsScan(parse(Lang.JavaScript, rewritten).root(), depth).run();
+    return new JsScan(astGrep().parse(astGrep().Lang.JavaScript, rewritten).root(), depth).run();
   } catch (error) {
     // A parser failure must not let the cell through unjudged.
     return [{ api: `${language} parser`, kind: 'dynamic-code', subject: `eval: the cell could not be analysed (${(error as Error).message})` }];
