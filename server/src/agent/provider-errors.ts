@@ -1,5 +1,6 @@
 import { APICallError } from '@ai-sdk/provider';
 import type { ModelSettings } from '@cellmate/protocol';
+import { InvalidHistoryError } from './step-prompt.js';
 
 /** The stream sent nothing for too long; raised by the agent's inactivity guard. */
 export class StreamIdleTimeoutError extends Error {
@@ -18,6 +19,7 @@ export function describeProviderError(error: unknown, settings: ModelSettings): 
   if (error instanceof StreamIdleTimeoutError) {
     return `${who} sent nothing for ${Math.round(error.idleMs / 1000)} s, so the turn was stopped. Check that the model server is running and responsive, then send your message again.`;
   }
+  if (error instanceof InvalidHistoryError) return error.message; // ours, not the provider's
   if (APICallError.isInstance(error)) {
     const status = error.statusCode;
     const detail = shorten(error.message);

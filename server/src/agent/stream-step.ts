@@ -1,5 +1,6 @@
 import type { LanguageModel, ModelMessage, Tool } from 'ai';
 import { loadAiSdk } from './ai-sdk.js';
+import { modelWithPrompt, PLACEHOLDER_MESSAGES } from './step-prompt.js';
 import { StreamIdleTimeoutError } from './provider-errors.js';
 
 /** One tool call the model asked for in a step. */
@@ -63,10 +64,12 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
   armIdle();
   try {
     const { streamText } = await loadAiSdk();
+    // The history is validated once per message and converted here, not by streamText on
+    // every step (step-prompt.ts).
+    const model = await modelWithPrompt(input.model, input.system, input.messages, signal);
     const result = streamText({
-      model: input.model,
-      system: input.system,
-      messages: input.messages,
+      model,
+      messages: PLACEHOLDER_MESSAGES,
       tools: input.tools,
       abortSignal: signal,
       maxRetries: input.maxRetries,

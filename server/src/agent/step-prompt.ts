@@ -1,0 +1,72 @@
+/**
+ * A step's prompt without re-validating the whole chat history on every step (issue #9).
+ *
+ * `streamText` checks its `messages` against the `ModelMessage[]` zod schema on every call.
+ * The agent calls it once per step with the whole history, so each step paid for every
+ * message of the chat again — O(history) per step, 10–40 ms at 50 eval turns (a union
+ * schema tried branch by branch, building error objects for each wrong branch). Here each
+ * message is validated once, when the agent first sees that object (the history's messages
+ * are the same objects from step to step and turn to turn; a chat re-read from its journal
+ * is checked once again), and the step's prompt is converted by the AI SDK's own converter
+ * (`convertToLanguageModelPrompt`, its `ai/internal` export) and handed to the provider by a
+ * `wrapLanguageModel` middleware. `streamText` itself only sees a one-message placeholder.
+ * Retries, stream parsing, tool-call parsing and the provider are the SDK's, unchanged.
+ */
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { LanguageModel, ModelMessage } from 'ai';
+import { loadAiSdk } from './ai-sdk.js';
+
+/** Messages already checked against the schema (by identity; never mutated afterwards). */
+const checked = new WeakSet<object>();
+
+/** The history does not match the AI SDK's `ModelMessage` schema. */
+export class InvalidHistoryError extends Error {
+  constructor(readonly index: number, detail: string) {
+    super(`The chat history is malformed at message ${index + 1}: ${detail}. Start a new chat, or retry the last turn.`);
+    this.name = 'InvalidHistoryError';
+  }
+}
+
+/**
+ * Checks each message not checked before (O(new messages) per step).
+ * @throws InvalidHistoryError naming the first bad message
+ */
+export async function checkHistory(messages: readonly ModelMessage[]): Promise<void> {
+  const { modelMessageSchema } = await loadAiSdk();
+  messages.forEach((message, index) => {
+    if (typeof message === 'object' && message !== null && checked.has(message)) return;
+    const result = modelMessageSchema.safeParse(message);
+    if (!result.success) throw new InvalidHistoryError(index, result.error.issues[0]?.message ?? 'not a model message');
+    checked.add(message);
+  });
+}
+
+/** What `streamText` is given instead of the history: the model receives the real prompt. */
+export const PLACEHOLDER_MESSAGES: ModelMessage[] = [{ role: 'user', content: '.' }];
+
+/**
+ * The step's model, answering with `system` + `messages` as its prompt whatever
+ * `streamText` passes (use it with {@link PLACEHOLDER_MESSAGES}).
+ * @throws InvalidHistoryError, or the converter's MissingToolResultsError
+ */
+export async function modelWithPrompt(model: LanguageModel, system: string, messages: readonly ModelMessage[], signal: AbortSignal): Promise<LanguageModelV3> {
+  if (typeof model === 'string' || model.specificationVersion !== 'v3') {
+    throw new Error('Cellmate needs an AI SDK v3 language model object (a provider instance), not a model id string.');
+  }
+  await checkHistory(messages);
+  const [{ wrapLanguageModel }, { convertToLanguageModelPrompt }] = await Promise.all([loadAiSdk(), import('ai/internal')]);
+  const v3 = model as LanguageModelV3;
+  const prompt: LanguageModelV3Prompt = await convertToLanguageModelPrompt({
+    prompt: { system, messages: [...messages] },
+    supportedUrls: await v3.supportedUrls,
+    download: undefined,
+    abortSignal: signal
+  });
+  return wrapLanguageModel({
+    model: v3,
+    middleware: {
+      specificationVersion: 'v3',
+      transformParams: async ({ params }): Promise<LanguageModelV3CallOptions> => ({ ...params, prompt })
+    }
+  });
+}
