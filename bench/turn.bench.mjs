@@ -79,21 +79,16 @@ try {
 
   /** One turn: ms from chat/send to its `turn-ended` (and the delta's delivery, when stamped). */
   const turn = async (kind, chatId = chats.main) => {
-    const seen = rpc.events(chatId).length;
+    const seen = rpc.notifications.length;
     const t0 = performance.now();
     const { turnId } = await rpc.request('chat/send', { chatId, text: 'go', model: model(kind) });
-    let arrivedAt;
-    let delta;
-    const ended = await rpc.waitForEvent(chatId, (e) => {
-      if (e.type === 'text-delta' && delta === undefined && rpc.events(chatId).indexOf(e) >= seen) {
-        delta = e.delta;
-        arrivedAt = performance.timeOrigin + performance.now();
-      }
-      return e.type === 'turn-ended' && e.turnId === turnId;
-    }, 60_000);
+    const ended = await rpc.waitForEvent(chatId, (e) => e.type === 'turn-ended' && e.turnId === turnId, 60_000);
     const ms = performance.now() - t0;
     if (ended.reason !== 'stop') throw new Error(`${kind} turn ended with ${ended.reason}: ${ended.error ?? ''}`);
-    return { ms, tokenMs: kind === 'token' && delta !== undefined ? arrivedAt - Number(delta) : undefined };
+    if (kind !== 'token') return { ms };
+    // The delta's own arrival time, taken in the WebSocket message handler (test/support/rpc.ts).
+    const arrived = rpc.notifications.slice(seen).find((n) => n.method === 'chat/event' && n.params.chatId === chatId && n.params.event.type === 'text-delta');
+    return { ms, tokenMs: arrived ? arrived.receivedAt - Number(arrived.params.event.delta) : undefined };
   };
   const raw = async (client = kernel.client) => {
     const t = performance.now();
@@ -129,8 +124,9 @@ try {
       }
     }
   }
-  // waitForEvent polls on each notification, so "arrived" is taken when the client's
-  // message handler ran for it: the socket → JSON.parse → our predicate.
+  // "arrived" is stamped in the client's WebSocket message handler (before JSON.parse), so
+  // the client's own bookkeeping is not counted (it used to rescan every event of the run,
+  // O(n²) over a long session, and inflated both turn times and token→client).
   const p50 = (xs) => round(median(xs), 2);
   const p90 = (xs) => round(percentile(xs, 90), 2);
   console.log(machineLine());

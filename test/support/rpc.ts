@@ -8,11 +8,17 @@ import type { ChatEvent, Notifications, Requests } from '@cellmate/protocol';
 
 export interface RpcClient {
   request<K extends keyof Requests>(method: K, params: Requests[K]['params']): Promise<Requests[K]['result']>;
-  /** Every notification received so far, in order. */
-  notifications: Array<{ method: keyof Notifications; params: unknown }>;
+  /**
+   * Every notification received so far, in order, each with the wall-clock time (ms, µs
+   * precision: `performance.timeOrigin + performance.now()`) its WebSocket message arrived.
+   */
+  notifications: Array<{ method: keyof Notifications; params: unknown; receivedAt: number }>;
   /** Chat events received for one chat, in order. */
   events(chatId: string): ChatEvent[];
-  /** Resolves when an event for `chatId` satisfies `predicate` (past events count). */
+  /**
+   * Resolves when an event for `chatId` satisfies `predicate` (past events count). Each
+   * event is tested once: a long session does not rescan everything on every message.
+   */
   waitForEvent(chatId: string, predicate: (e: ChatEvent) => boolean, timeoutMs?: number): Promise<ChatEvent>;
   closed: Promise<{ code: number; reason: string }>;
   close(): void;
@@ -32,6 +38,7 @@ export async function connectRpc(wsUrl: string, token?: string): Promise<RpcClie
   const notifications: RpcClient['notifications'] = [];
   const waiters: Array<() => void> = [];
   ws.on('message', data => {
+    const receivedAt = performance.timeOrigin + performance.now();
     const msg = JSON.parse(String(data)) as {
       id?: number;
       method?: string;
@@ -40,7 +47,7 @@ export async function connectRpc(wsUrl: string, token?: string): Promise<RpcClie
       error?: { code: number; message: string };
     };
     if (msg.method) {
-      notifications.push({ method: msg.method as keyof Notifications, params: msg.params });
+      notifications.push({ method: msg.method as keyof Notifications, params: msg.params, receivedAt });
       for (const w of waiters.splice(0)) w();
     } else if (typeof msg.id === 'number') {
       const p = pending.get(msg.id);
@@ -76,9 +83,14 @@ export async function connectRpc(wsUrl: string, token?: string): Promise<RpcClie
     },
     async waitForEvent(chatId, predicate, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
+      let next = 0; // notifications[0, next) were tested already
       for (;;) {
-        const hit = events(chatId).find(predicate);
-        if (hit) return hit;
+        for (; next < notifications.length; next++) {
+          const n = notifications[next]!;
+          if (n.method !== 'chat/event') continue;
+          const p = n.params as Notifications['chat/event'];
+          if (p.chatId === chatId && predicate(p.event)) return p.event;
+        }
         const left = deadline - Date.now();
         if (left <= 0 || ws.readyState !== WebSocket.OPEN) {
           throw new Error(`no matching event for chat ${chatId}; got ${JSON.stringify(events(chatId)).slice(0, 2000)}`);
