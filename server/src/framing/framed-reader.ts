@@ -1,7 +1,7 @@
 /**
  * The Content-Length reader and writer for child processes that speak LSP or DAP (DBG-6,
  * LSP-1): `createFramedReader(readable, { log })` → a vscode-jsonrpc `MessageReader`,
- * `createFramedWriter(writable)` → a `MessageWriter`. LSP clients pass both to
+ * `createFramedWriter(writable)` (framed-writer.ts) → a `MessageWriter`. LSP clients pass both to
  * `createMessageConnection`; the DAP client calls `reader.listen()` / `writer.write()`
  * with raw DAP messages (any JSON object passes).
  *
@@ -20,12 +20,10 @@ import {
   AbstractMessageReader,
   Emitter,
   ReadableStreamMessageReader,
-  StreamMessageWriter,
   type DataCallback,
   type Disposable,
   type Message,
   type MessageReader,
-  type MessageWriter,
   type RAL
 } from 'vscode-jsonrpc/node.js';
 import { FramingError, quote } from './framing-error.js';
@@ -50,11 +48,6 @@ export const DEFAULT_STALL_TIMEOUT_MS = 10_000;
 /** A reader over `readable` (a child's stdout); see the module comment. */
 export function createFramedReader(readable: NodeJS.ReadableStream, options: FramedReaderOptions = {}): MessageReader {
   return new FramedMessageReader(readable, options);
-}
-
-/** A writer onto `writable` (a child's stdin): vscode-jsonrpc's own, UTF-8 bodies. */
-export function createFramedWriter(writable: NodeJS.WritableStream): MessageWriter {
-  return new StreamMessageWriter(writable, 'utf-8');
 }
 
 const EMPTY = Buffer.alloc(0);

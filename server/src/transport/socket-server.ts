@@ -1,6 +1,7 @@
 import { lstat, unlink, chmod } from 'node:fs/promises';
 import net from 'node:net';
-import { createMessageConnection, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import { createMessageConnection, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import { createFramedWriter } from '../framing/index.js';
 import type { Logger } from '../config/logger.js';
 import { CheckedMessageReader } from './checked-reader.js';
 import { attachConnection } from './rpc-handlers.js';
@@ -73,7 +74,7 @@ export function serveStream(
   services: CompanionServices,
   logger: Logger
 ): MessageConnection {
-  const writer = new StreamMessageWriter(output);
+  const writer = createFramedWriter(output);
   const reader = new CheckedMessageReader(input, writer, (frame) => logger.warn(`answered a malformed JSON-RPC frame with ${frame.code}: ${frame.message}`));
   const connection = createMessageConnection(reader, writer);
   const attached = attachConnection(connection, services, logger);

@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StreamMessageReader, type Message } from 'vscode-jsonrpc/node.js';
@@ -214,5 +214,37 @@ describe('framing: the writer', () => {
     expect(got).toEqual(sent);
     writer.dispose();
     reader.dispose();
+  });
+
+  it('hands each message to the stream as one write, at once and in call order (issue #9: no wait between messages)', async () => {
+    const chunks: Buffer[] = [];
+    const sink = new Writable({ write(chunk: Buffer, _enc, callback) { chunks.push(chunk); setTimeout(callback, 5); } });
+    const writer = createFramedWriter(sink);
+    const messages = Array.from({ length: 20 }, (_, i) => ({ jsonrpc: '2.0', method: 'chat/event', params: { i, text: 'é'.repeat(i) } }));
+    const pending = messages.map((m) => writer.write(m as Message));
+    // Every message reached the stream synchronously, before any write's callback ran: the
+    // first is being written, the rest are buffered in the stream, none waits in the writer.
+    const frameBytes = (m: unknown) => { const n = Buffer.byteLength(JSON.stringify(m)); return n + `Content-Length: ${n}\r\n\r\n`.length; };
+    const total = messages.reduce((sum, m) => sum + frameBytes(m), 0);
+    expect(chunks).toHaveLength(1);
+    expect(sink.writableLength).toBe(total); // counts the chunk being written too
+    await Promise.all(pending);
+    expect(chunks).toHaveLength(messages.length);
+    chunks.forEach((chunk, i) => {
+      const body = JSON.stringify(messages[i]);
+      expect(chunk.toString('utf8')).toBe(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    });
+    writer.dispose();
+  });
+
+  it('a failed write rejects and is reported on onError', async () => {
+    const sink = new Writable({ write(_chunk, _enc, callback) { callback(new Error('EPIPE: the other end is gone')); } });
+    sink.on('error', () => {}); // the stream re-emits it; the writer's own listener reports it
+    const writer = createFramedWriter(sink);
+    const errors: Error[] = [];
+    writer.onError(([error]) => errors.push(error));
+    await expect(writer.write({ jsonrpc: '2.0', method: 'x' } as Message)).rejects.toThrow(/EPIPE/);
+    expect(errors.some((e) => /EPIPE/.test(e.message))).toBe(true);
+    writer.dispose();
   });
 });
