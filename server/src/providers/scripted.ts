@@ -49,6 +49,9 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
   readonly provider = 'cellmate.scripted';
   readonly supportedUrls = {};
 
+  /** The script's confined path, resolved once per model (a model serves one turn). */
+  private resolving: ReturnType<typeof resolveWorkspacePath> | undefined;
+
   constructor(
     readonly modelId: string,
     private readonly options: ScriptedModelOptions
@@ -74,7 +77,9 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
     const scriptPath = this.options.scriptPath?.trim();
     if (!scriptPath) return DEMO_SCRIPT;
     const shown = JSON.stringify(scriptPath);
-    const resolved = await resolveWorkspacePath(this.options.workspace, scriptPath).catch((error: unknown) => {
+    this.resolving ??= resolveWorkspacePath(this.options.workspace, scriptPath);
+    const resolved = await this.resolving.catch((error: unknown) => {
+      this.resolving = undefined;
       throw new Error(`Scripted provider: cannot use script ${shown}: ${(error as Error).message}`);
     });
     // Parsed once per version of the file: a stat per step instead of read + JSON + schema
