@@ -14,6 +14,10 @@ import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
 import { PaneHub } from './tools/notebook/pane-hub.js';
 import { ContextService } from './context/context-service.js';
+import { bundledServerBins } from './lsp/bundled.js';
+import { DocumentSync } from './lsp/documents.js';
+import { LspService } from './lsp/lsp-service.js';
+import { createLspTool } from './tools/lsp/lsp.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
@@ -94,6 +98,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
     for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
   }
+  // Language servers (issue #10): started lazily per root, stopped with the companion.
+  const lsp = new LspService({ workspace, env, logger, bundledBins: bundledServerBins(), idleMs: positiveIntFromEnv(env, 'CELLMATE_LSP_IDLE_MS', logger) });
+  const lspDocs = new DocumentSync(lsp, panes);
+  if (!registry.list().some((t) => t.name === 'lsp')) registry.register(createLspTool(lsp, lspDocs) as unknown as ToolDefinition);
   // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
   const context = new ContextService({
     workspace, kernels: kernels || undefined, port: panes,
@@ -145,6 +153,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     kernelRetention?.dispose();
     await service.dispose();
     await kernels?.dispose();
+    await lsp.dispose();
     throw error;
   }
 
@@ -163,6 +172,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         const { bytesWritten, records, compactions } = store.stats;
         logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
         await kernels?.dispose();
+        await lsp.dispose();
         process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();
