@@ -5,7 +5,7 @@
  */
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import type { DescribedLocation, DocumentSync, SyncedDocument } from './documents.js';
-import { normalizeUri, type LspClient } from './lsp-client.js';
+import { normalizeUri, type LspClient, type PublishedDiagnostics } from './lsp-client.js';
 
 /** How long to wait for a first publish after a sync. */
 export const DIAGNOSTICS_WAIT_MS = 3_000;
@@ -18,13 +18,19 @@ export function serverUris(doc: SyncedDocument): string[] {
 }
 
 /**
- * Resolves once every uri has had a publish with a sequence above `since` and no further
- * publish came for `quietMs`, or when `waitMs` passes (then `complete: false`).
+ * Resolves once every uri has had a publish with a sequence above `since` (and, when the
+ * server says which version it checked, a version of at least `minVersion` — a publish for
+ * the text before the change does not count) and no further publish came for `quietMs`, or
+ * when `waitMs` passes (then `complete: false`).
  */
-export function waitForPublish(client: LspClient, uris: readonly string[], since: number, signal?: AbortSignal, waitMs = DIAGNOSTICS_WAIT_MS, quietMs = DIAGNOSTICS_QUIET_MS): Promise<{ complete: boolean }> {
+export function waitForPublish(
+  client: LspClient, uris: readonly string[], since: number, signal?: AbortSignal,
+  waitMs = DIAGNOSTICS_WAIT_MS, quietMs = DIAGNOSTICS_QUIET_MS, minVersion = 0
+): Promise<{ complete: boolean }> {
   const wanted = new Set(uris.map(normalizeUri));
   const seen = new Set<string>();
-  for (const u of wanted) if ((client.diagnosticsOf(u)?.sequence ?? 0) > since) seen.add(u);
+  const counts = (p: PublishedDiagnostics | undefined): boolean => !!p && p.sequence > since && (p.version === undefined || p.version >= minVersion);
+  for (const u of wanted) if (counts(client.diagnosticsOf(u))) seen.add(u);
   return new Promise((resolve) => {
     let quiet: NodeJS.Timeout | undefined;
     const finish = (complete: boolean): void => {
@@ -40,7 +46,7 @@ export function waitForPublish(client: LspClient, uris: readonly string[], since
     };
     const sub = client.onDiagnostics((p) => {
       const u = normalizeUri(p.uri);
-      if (!wanted.has(u)) return;
+      if (!wanted.has(u) || !counts(p)) return;
       seen.add(u);
       // Native notebooks: the server may publish only for the cells that have something.
       if (seen.size === wanted.size || wanted.size > 1) armQuiet();
@@ -50,6 +56,11 @@ export function waitForPublish(client: LspClient, uris: readonly string[], since
     const deadline = setTimeout(() => finish(seen.size === wanted.size), waitMs);
     if (seen.size === wanted.size && wanted.size > 0) armQuiet();
   });
+}
+
+/** {@link waitForPublish} for a document just synced: publishes after its sync, for its version. */
+export function waitForDocument(doc: SyncedDocument, signal?: AbortSignal, waitMs = DIAGNOSTICS_WAIT_MS, quietMs = DIAGNOSTICS_QUIET_MS): Promise<{ complete: boolean }> {
+  return waitForPublish(doc.served.client, serverUris(doc), doc.sequenceBefore, signal, waitMs, quietMs, doc.version);
 }
 
 /** The diagnostics a file has now, as the server last published them. */

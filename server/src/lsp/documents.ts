@@ -18,8 +18,20 @@ import { languageIdOf } from './server-table.js';
 
 /** A file as synced into its server. */
 export type SyncedDocument =
-  | { kind: 'text'; served: Served; relative: string; absolute: string; uri: string; text: string; version: number; changed: boolean }
-  | { kind: 'notebook'; served: Served; relative: string; absolute: string; uri: string; view: NotebookView; version: number; changed: boolean };
+  | ({ kind: 'text'; text: string } & SyncedCommon)
+  | ({ kind: 'notebook'; view: NotebookView } & SyncedCommon);
+
+interface SyncedCommon {
+  served: Served;
+  relative: string;
+  absolute: string;
+  uri: string;
+  version: number;
+  /** Whether this sync sent new text (else the server already had it). */
+  changed: boolean;
+  /** The client's publish sequence just before the sync: publishes after it answer it. */
+  sequenceBefore: number;
+}
 
 /** A server location as the agent reads it. */
 export interface DescribedLocation {
@@ -39,26 +51,34 @@ export interface DescribedLocation {
 export class DocumentSync {
   /** The last view of each notebook synced (cell URIs → cells). */
   private readonly views = new Map<string, NotebookView>();
+  /** Per notebook: how many different contents were synced (cell URIs carry it). */
+  private readonly generations = new Map<string, number>();
 
   constructor(private readonly service: LspService, private readonly port?: NotebookPort) {}
 
   /** Syncs a workspace file into its server (and saves it there); throws `LspUnavailableError`. */
   async sync(relative: string, absolute: string, signal?: AbortSignal): Promise<SyncedDocument> {
     const served = await this.service.serverFor(absolute);
+    const sequenceBefore = served.client.lastSequence;
     const uri = pathToFileURL(absolute).href;
     if (absolute.endsWith('.ipynb')) {
       const cells = await this.notebookCells(relative, absolute, signal);
       const mode = served.entry.notebooks ?? 'concatenated';
-      const view = buildNotebookView(absolute, cells, mode, languageIdOf(served.entry, absolute));
-      this.views.set(normalizeUri(uri), view);
+      const key = normalizeUri(uri);
+      const last = this.views.get(key);
+      const same = last && last.mode === mode && last.source.length === cells.length && last.source.every((c, i) => c.id === cells[i]!.id && c.source === cells[i]!.source && c.cellType === cells[i]!.cellType);
+      const generation = (this.generations.get(key) ?? 0) + (same ? 0 : 1);
+      this.generations.set(key, generation);
+      const view = same ? last : buildNotebookView(absolute, cells, mode, languageIdOf(served.entry, absolute), generation);
+      this.views.set(key, view);
       const r = mode === 'native'
         ? await served.client.syncNotebook(uri, view.cells)
         : await served.client.sync(view.cells[0]!.uri, view.cells[0]!.languageId, view.cells[0]!.text, { save: true });
-      return { kind: 'notebook', served, relative, absolute, uri, view, ...r };
+      return { kind: 'notebook', served, relative, absolute, uri, view, sequenceBefore, ...r };
     }
     const text = await readFile(absolute, 'utf8');
     const r = await served.client.sync(uri, languageIdOf(served.entry, absolute), text, { save: true });
-    return { kind: 'text', served, relative, absolute, uri, text, ...r };
+    return { kind: 'text', served, relative, absolute, uri, text, sequenceBefore, ...r };
   }
 
   /** The cells of a notebook: the pane's open document when one has it, else the file. */
@@ -92,6 +112,12 @@ export class DocumentSync {
       }
       return { path: shown, line: line + 1, character, text: '', label: `${shown} (between cells)` };
     }
+    const cell = await this.indexedCell(uri);
+    if (cell) {
+      const shown = relOrAbs(workspace, cell.file);
+      const text = (cell.source.split('\n')[line] ?? '').trim();
+      return { path: shown, line: line + 1, character, cell: { index: cell.index, id: cell.id }, text, label: `${shown} cell ${cell.index + 1} (id ${cell.id}) line ${line + 1}` };
+    }
     let file: string;
     try {
       file = fileURLToPath(uri);
@@ -101,6 +127,21 @@ export class DocumentSync {
     const shown = relOrAbs(workspace, file);
     const text = (await this.lineOf(uri, file, line)) ?? '';
     return { path: shown, line: line + 1, character, text: text.trim(), label: `${shown}:${line + 1}` };
+  }
+
+  /**
+   * A cell of a notebook the server read from disk itself (basedpyright indexes `.ipynb`
+   * files of the root and names their cells `file:///x.ipynb#<n>`, n counting code cells
+   * from 0): the cell's index among all cells, its id and source.
+   */
+  async indexedCell(uri: string): Promise<{ file: string; index: number; id: string; source: string } | undefined> {
+    const m = /^(file:[^#]*\.ipynb)#(\d+)$/i.exec(uri);
+    if (!m) return undefined;
+    const file = fileURLToPath(m[1]!);
+    const cells = await this.notebookCells(relOrAbs(this.service.workspace, file), file).catch(() => undefined);
+    const code = (cells ?? []).map((c, index) => ({ ...c, index })).filter((c) => c.cellType === 'code');
+    const hit = code[Number(m[2])];
+    return hit ? { file, index: hit.index, id: hit.id, source: hit.source } : undefined;
   }
 
   private async lineOf(uri: string, file: string, line: number): Promise<string | undefined> {

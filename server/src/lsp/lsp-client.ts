@@ -182,6 +182,13 @@ export class LspClient {
     return { version, changed: true };
   }
 
+  /** Whether `uri` is a document (or notebook cell) the server has open now. */
+  isOpen(uri: string): boolean {
+    const u = normalizeUri(uri);
+    if ([...this.open.keys()].some((k) => normalizeUri(k) === u)) return true;
+    return [...this.notebooks.values()].some((n) => n.cells.some((c) => normalizeUri(c.uri) === u));
+  }
+
   /** The text last synced for `uri`, if open. */
   openText(uri: string): string | undefined {
     return this.open.get(uri)?.text ?? [...this.notebooks.values()].flatMap((n) => n.cells).find((c) => c.uri === uri)?.text;

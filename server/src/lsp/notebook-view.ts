@@ -81,9 +81,13 @@ function commentOut(line: string): string {
   return /^\s*#/.test(line) || line.trim() === '' ? line : line.replace(/^(\s*)/, '$1#');
 }
 
-/** The URI of one cell text document (the scheme servers know; the fragment is ours). */
-export function cellUri(notebookFile: string, id: string, index: number): string {
-  return `${pathToFileURL(notebookFile).href.replace(/^file:/, 'vscode-notebook-cell:')}#c${index}-${encodeURIComponent(id)}`;
+/**
+ * The URI of one cell text document (the scheme servers know; the fragment is ours). The
+ * generation changes with every new content of the notebook, so the empty publishes a
+ * server sends for the closed cells of the previous generation never pass for the new ones.
+ */
+export function cellUri(notebookFile: string, id: string, index: number, generation = 0): string {
+  return `${pathToFileURL(notebookFile).href.replace(/^file:/, 'vscode-notebook-cell:')}#g${generation}-c${index}-${encodeURIComponent(id)}`;
 }
 
 /** The virtual document of the concatenated fallback (never written to disk). */
@@ -95,11 +99,11 @@ export function concatenatedUri(notebookFile: string): string {
 const SEPARATOR_LINES = 2;
 
 /** Builds the view of a notebook for a server (see the module comment). */
-export function buildNotebookView(notebookFile: string, cells: readonly ViewCell[], mode: 'native' | 'concatenated', languageId = 'python'): NotebookView {
+export function buildNotebookView(notebookFile: string, cells: readonly ViewCell[], mode: 'native' | 'concatenated', languageId = 'python', generation = 0): NotebookView {
   const uri = pathToFileURL(notebookFile).href;
   const code = cells.map((c, index) => ({ c, index })).filter(({ c }) => c.cellType === 'code');
   if (mode === 'native') {
-    const docs = code.map(({ c, index }) => ({ index, id: c.id, uri: cellUri(notebookFile, c.id, index), text: neutraliseMagics(c.source) }));
+    const docs = code.map(({ c, index }) => ({ index, id: c.id, uri: cellUri(notebookFile, c.id, index, generation), text: neutraliseMagics(c.source) }));
     const byUri = new Map(docs.map((d) => [decodeSafe(d.uri), d]));
     const byIndex = new Map(docs.map((d) => [d.index, d]));
     return {

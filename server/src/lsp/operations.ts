@@ -5,7 +5,7 @@
  */
 import type { CodeAction, Command, Diagnostic, DocumentSymbol, Hover, Location, LocationLink, MarkedString, MarkupContent, SymbolInformation, WorkspaceSymbol } from 'vscode-languageserver-protocol';
 import { ToolInputError } from '../tools/errors.js';
-import { currentDiagnostics, describeDiagnostics, formatDiagnostic, serverUris, waitForPublish } from './diagnostics.js';
+import { currentDiagnostics, describeDiagnostics, formatDiagnostic, serverUris, waitForDocument, waitForPublish } from './diagnostics.js';
 import type { DescribedLocation, DocumentSync, SyncedDocument } from './documents.js';
 import { locateSymbol, parseSymbol } from './positions.js';
 
@@ -145,8 +145,7 @@ export async function symbols(docs: DocumentSync, doc: SyncedDocument, query: st
 
 /** code_actions: what the server offers on a line (quick fixes for its diagnostics first). */
 export async function codeActions(doc: SyncedDocument, args: { line: number; cell?: string; symbol?: string }, signal: AbortSignal): Promise<ActionResult> {
-  const since = doc.served.client.lastSequence;
-  if (doc.changed) await waitForPublish(doc.served.client, serverUris(doc), since, signal);
+  if (doc.changed) await waitForDocument(doc, signal);
   const at = serverPosition(doc, { line: args.line, symbol: args.symbol ?? firstWord(doc, args), ...(args.cell ? { cell: args.cell } : {}) });
   const lineDiagnostics: Diagnostic[] = (doc.served.client.diagnosticsOf(at.uri)?.diagnostics ?? []).filter((d) => d.range.start.line <= at.position.line && d.range.end.line >= at.position.line);
   // The symbol's own range: servers find the node to fix at the range's start (basedpyright's auto-import does).
@@ -170,7 +169,7 @@ function firstWord(doc: SyncedDocument, args: { line: number; cell?: string }): 
 
 /** diagnostics of one synced file (waits briefly for the server). */
 export async function fileDiagnostics(docs: DocumentSync, doc: SyncedDocument, since: number, signal: AbortSignal): Promise<{ shown: string[]; locations: CardLocation[]; total: number; complete: boolean }> {
-  const wait = doc.changed || !serverUris(doc).some((u) => doc.served.client.diagnosticsOf(u)) ? await waitForPublish(doc.served.client, serverUris(doc), since, signal) : { complete: true };
+  const wait = doc.changed || !serverUris(doc).some((u) => doc.served.client.diagnosticsOf(u)) ? await waitForPublish(doc.served.client, serverUris(doc), since, signal, undefined, undefined, doc.version) : { complete: true };
   const all = await describeDiagnostics(docs, currentDiagnostics(doc));
   return { shown: all.map(formatDiagnostic), locations: all.map((d) => ({ ...toCard(d.at), note: d.severity })), total: all.length, complete: wait.complete };
 }

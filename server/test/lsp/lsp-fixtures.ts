@@ -13,6 +13,9 @@ import { LspService, type LspServiceOptions } from '../../src/lsp/lsp-service.js
 import type { NotebookPort } from '../../src/tools/notebook/pane-hub.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
+import { WriteDiagnostics, type WriteDiagnosticsOptions } from '../../src/lsp/write-diagnostics.js';
+import { applyPatchTool, editTool, writeTool } from '../../src/tools/index.js';
+import { createNotebookTools } from '../../src/tools/notebook/notebook.js';
 import type { ToolDefinition } from '../../src/tools/define-tool.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -33,13 +36,23 @@ export interface LspFixture {
 }
 
 /** Copies fixtures into one temporary workspace (each under its own name, or at the top with `flat`). */
-export async function lspFixture(names: string[], options: Partial<LspServiceOptions> & { port?: NotebookPort; flat?: boolean; extraTools?: (f: { service: LspService; docs: DocumentSync }) => ToolDefinition[] } = {}): Promise<LspFixture> {
+export async function lspFixture(names: string[], options: Partial<LspServiceOptions> & {
+  port?: NotebookPort;
+  flat?: boolean;
+  /** Registers write, edit, apply_patch and the notebook tools with write-time diagnostics. */
+  writeTools?: boolean | WriteDiagnosticsOptions;
+  extraTools?: (f: { service: LspService; docs: DocumentSync }) => ToolDefinition[];
+} = {}): Promise<LspFixture> {
   // Not helpers/temp's tempDir: a fixture lives for a whole describe block (beforeAll), not one test.
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-lsp-')));
   for (const n of names) await cp(path.join(here, '..', 'fixtures', 'lsp', n), options.flat ? workspace : path.join(workspace, n), { recursive: true });
   const service = new LspService({ workspace, env: process.env, logger: silentLogger, bundledBins: BUNDLED_BINS, tableFiles: [], ...options });
   const docs = new DocumentSync(service, options.port);
-  const registry = new ToolRegistry([createLspTool(service, docs) as unknown as ToolDefinition, ...(options.extraTools?.({ service, docs }) ?? [])]);
+  const writeHook = options.writeTools ? new WriteDiagnostics(docs, typeof options.writeTools === 'object' ? options.writeTools : {}) : undefined;
+  const writeTools: ToolDefinition[] = options.writeTools
+    ? [writeTool, editTool, applyPatchTool, ...(createNotebookTools({ port: options.port ?? { find: async () => undefined } }) as unknown as ToolDefinition[])]
+    : [];
+  const registry = new ToolRegistry([createLspTool(service, docs) as unknown as ToolDefinition, ...writeTools, ...(options.extraTools?.({ service, docs }) ?? [])], writeHook ? { writeHook } : {});
   return {
     workspace, service, docs, registry,
     async call(name, args, chatId = 'chat-1') {
@@ -47,6 +60,7 @@ export async function lspFixture(names: string[], options: Partial<LspServiceOpt
       return { output: r.output, ok: r.ok, ...(r.ok && r.display ? { display: r.display } : {}) };
     },
     async dispose() {
+      writeHook?.dispose();
       await service.dispose();
       await rm(workspace, { recursive: true, force: true });
     }

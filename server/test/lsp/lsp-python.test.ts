@@ -19,9 +19,12 @@ describe('lsp on basedpyright (Python fixture)', () => {
     expect(r.output).toContain('pkg/util.py:1  def load_data(path: str) -> list[str]:');
   }, 60_000);
 
-  it('references: every use in three files, declaration included', async () => {
+  it('references: every use in four files and a notebook (cells the server indexed from disk, mapped back to cell and line), declaration included', async () => {
     const r = await f.call('lsp', { action: 'references', file: 'pkg/util.py', line: 1, symbol: 'load_data' });
-    expect(r.output.split('\n')[0]).toMatch(/^9 references of "load_data"/);
+    expect(r.output.split('\n')[0]).toMatch(/^12 references of "load_data"/);
+    expect(r.output).toContain('analysis.ipynb cell 2 (id c-load) line 2  from pkg.util import load_data');
+    expect(r.output).toContain('analysis.ipynb cell 2 (id c-load) line 3  rows = load_data("a.txt")');
+    expect(r.output).toContain('analysis.ipynb cell 3 (id c-count) line 2  total = len(rows) + len(load_data("b.txt"))');
     for (const at of ['pkg/util.py:1', 'pkg/main.py:1', 'pkg/other.py:1', 'pkg/other.py:5', 'pkg/needs_import.py:4']) expect(r.output).toContain(at);
     // Two uses on one line are two references.
     expect(r.output.split('\n').filter((l) => l.startsWith('pkg/main.py:3 '))).toHaveLength(2);

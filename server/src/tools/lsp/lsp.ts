@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { LspDisplay } from '@cellmate/protocol';
 import { z } from 'zod';
 import { runChecker, parseCheckerOutput } from '../../lsp/checker.js';
-import { DIAGNOSTICS_WAIT_MS, serverUris, waitForPublish } from '../../lsp/diagnostics.js';
+import { DIAGNOSTICS_WAIT_MS, waitForDocument } from '../../lsp/diagnostics.js';
 
 import type { DocumentSync } from '../../lsp/documents.js';
 import { LspUnavailableError, type LspService } from '../../lsp/lsp-service.js';
@@ -78,11 +78,11 @@ async function run(service: LspService, docs: DocumentSync, args: LspArgs, ctx: 
   if (NAVIGATION.has(args.action) && (args.line === undefined || args.symbol === undefined)) {
     throw new ToolInputError(`lsp ${args.action} needs "line" (1-based) and "symbol" (the text naming it on that line); positions are never guessed.`);
   }
-  const since = (await service.serverFor(resolved.absolute)).client.lastSequence;
   const doc = await docs.sync(resolved.relative, resolved.absolute, ctx.signal);
+  const since = doc.sequenceBefore;
   // A document the server just got is answered after it analysed it (its first publish):
   // before that, a fresh basedpyright has not enumerated the root and finds 1 reference of 7.
-  if (doc.changed && args.action !== 'diagnostics') await waitForPublish(doc.served.client, serverUris(doc), since, ctx.signal, DIAGNOSTICS_WAIT_MS, 0);
+  if (doc.changed && args.action !== 'diagnostics') await waitForDocument(doc, ctx.signal, DIAGNOSTICS_WAIT_MS, 0);
   const pos = { line: args.line!, symbol: args.symbol!, ...(args.cell ? { cell: args.cell } : {}) };
   switch (args.action) {
     case 'definition':
@@ -159,9 +159,8 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
   for (const rel of files.slice(0, 100)) {
     const absolute = path.join(ctx.workspace, rel);
     try {
-      const since = (await service.serverFor(absolute)).client.lastSequence;
       const doc = await docs.sync(rel, absolute, ctx.signal);
-      const r = await fileDiagnostics(docs, doc, since, ctx.signal);
+      const r = await fileDiagnostics(docs, doc, doc.sequenceBefore, ctx.signal);
       total += r.total;
       out.push(...r.shown);
       locations.push(...r.locations);
