@@ -8,8 +8,8 @@ import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { CancellationTokenSource, createMessageConnection, Emitter, type Event, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { Diagnostic, InitializeResult, PublishDiagnosticsParams, ServerCapabilities } from 'vscode-languageserver-protocol';
-import { createFramedReader, createFramedWriter } from './framing-adapter.js';
-import type { ServerProcess } from './process-adapter.js';
+import { createFramedReader, createFramedWriter } from '../framing/index.js';
+import type { GroupProcess } from '../supervisor/index.js';
 import type { ServerEntry } from './server-table.js';
 
 /** How long `initialize` may take before the start counts as failed. */
@@ -31,6 +31,9 @@ export interface PublishedDiagnostics {
   /** Increments on every publish (any document): orders publishes. */
   sequence: number;
 }
+
+/** What the client needs of its process (the supervisor's `GroupProcess`). */
+export type LspProcess = Pick<GroupProcess, 'pid' | 'stdin' | 'stdout' | 'exited'>;
 
 /** One cell of a notebook document as sent to the server. */
 export interface NotebookCellText {
@@ -55,7 +58,7 @@ export class LspClient {
   /** Fires on every `textDocument/publishDiagnostics`. */
   readonly onDiagnostics: Event<PublishedDiagnostics> = this.diagnosticsEmitter.event;
 
-  private constructor(readonly entry: ServerEntry, readonly root: string, readonly process: ServerProcess, log: (line: string) => void) {
+  private constructor(readonly entry: ServerEntry, readonly root: string, readonly process: LspProcess, log: (line: string) => void) {
     this.connection = createMessageConnection(createFramedReader(process.stdout, { log }), createFramedWriter(forgivingSink(process.stdin)));
     this.connection.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
       const record: PublishedDiagnostics = { uri: p.uri, diagnostics: p.diagnostics, sequence: ++this.sequence, ...(p.version !== undefined && p.version !== null ? { version: p.version } : {}) };
@@ -85,7 +88,7 @@ export class LspClient {
   }
 
   /** Connects to a started process and runs `initialize` / `initialized`. */
-  static async start(entry: ServerEntry, root: string, process: ServerProcess, log: (line: string) => void): Promise<LspClient> {
+  static async start(entry: ServerEntry, root: string, process: LspProcess, log: (line: string) => void): Promise<LspClient> {
     const client = new LspClient(entry, root, process, log);
     const rootUri = pathToFileURL(root).href;
     const init = client.request<InitializeResult>('initialize', {
@@ -110,18 +113,8 @@ export class LspClient {
         window: { workDoneProgress: false }
       }
     }, undefined, INITIALIZE_TIMEOUT_MS);
-    const exitError = ({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }): LspRequestError => {
-      const said = process.stderrTail();
-      return new LspRequestError(`${entry.name} exited during initialize (${signal ?? `code ${code}`})${said ? `; it said: ${said}` : ''}`, 'exited');
-    };
-    let result: InitializeResult;
-    try {
-      result = await Promise.race([init, process.exited.then((e) => Promise.reject(exitError(e)))]);
-    } catch (error) {
-      // A write to a process that is exiting fails first (EPIPE): report why it exited instead.
-      const exited = await Promise.race([process.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1_000))]);
-      throw exited ? exitError(exited) : error;
-    }
+    // The supervisor races this against the process's exit and quotes its stderr on failure.
+    const result = await init;
     client.capabilities = result.capabilities;
     void client.connection.sendNotification('initialized', {});
     return client;
@@ -227,13 +220,16 @@ export class LspClient {
     return this.sequence;
   }
 
-  /** Stops the server: shutdown/exit when it answers quickly, then the process group is killed. */
-  async dispose(): Promise<void> {
-    if (!this.exited) {
-      await this.request('shutdown', null, undefined, 2_000).catch(() => undefined);
-      await this.connection.sendNotification('exit').catch(() => undefined);
-    }
-    this.process.kill();
+  /** The polite goodbye (`shutdown`, then `exit`); the supervisor kills the group after it. */
+  async shutdown(): Promise<void> {
+    if (this.exited) return;
+    await this.request('shutdown', null, undefined, 2_000).catch(() => undefined);
+    await this.connection.sendNotification('exit').catch(() => undefined);
+  }
+
+  /** Releases the connection (the process is the supervisor's). */
+  dispose(): void {
+    this.exited = true;
     this.connection.dispose();
     this.diagnosticsEmitter.dispose();
   }

@@ -1,22 +1,21 @@
 /**
  * The language servers of one workspace (LSP-2, LSP-5): which entry and root serve a file
  * (nearest root marker; executable resolved, project bins first), one client per (entry,
- * root) started lazily on the first request that needs it, restarted after a crash on the
- * next call, a failed start remembered for a while (not respawned on every call), idle
- * servers evicted, `reload` restarting the one of a root, `status` naming what runs and —
- * for a server that cannot — which half (root marker or executable) is missing.
+ * root) on the shared `ProcessSupervisor` — started lazily on the first request that needs
+ * it, restarted with backoff after a crash, a failed start remembered for a few minutes
+ * (not respawned on every call), evicted when idle —, `reload` restarting the one of a
+ * root, `status` naming what runs and, for a server that cannot, which half (root marker
+ * or executable) is missing.
  */
 import path from 'node:path';
 import type { Logger } from '../config/logger.js';
+import { ProcessSupervisor, SupervisorError } from '../supervisor/index.js';
 import { LspClient } from './lsp-client.js';
-import { startServerProcess, type ServerProcess, type StartProcessOptions } from './process-adapter.js';
 import { findRoot, resolveExecutable } from './resolve.js';
 import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
 
 /** Idle servers are stopped after this long (`CELLMATE_LSP_IDLE_MS`). */
 export const DEFAULT_LSP_IDLE_MS = 10 * 60_000;
-/** A server that failed to start is not tried again for this long. */
-export const FAILED_START_RETRY_MS = 3 * 60_000;
 
 /** Why no server serves a file. */
 export type UnavailableReason = 'no-server' | 'no-root-marker' | 'executable-not-found' | 'start-failed';
@@ -44,8 +43,6 @@ export interface LspServiceOptions {
   /** Table files (default `~/.cellmate/lsp.json`, `<workspace>/.cellmate/lsp.json`). */
   tableFiles?: readonly string[];
   idleMs?: number;
-  /** How processes start (default: the shared process seam); tests inject faults here. */
-  startProcess?: (options: StartProcessOptions) => Promise<ServerProcess>;
 }
 
 /** A client serving a file. */
@@ -55,19 +52,20 @@ export interface Served {
   root: string;
 }
 
+/** One supervised server for one (entry, root). */
+interface Slot {
+  entry: ServerEntry;
+  root: string;
+  executable: string;
+  supervisor: ProcessSupervisor<LspClient>;
+}
+
 export class LspService {
-  private readonly clients = new Map<string, Promise<LspClient>>();
-  private readonly failed = new Map<string, { message: string; until: number }>();
-  private readonly restarts = new Map<string, number>();
+  private readonly slots = new Map<string, Slot>();
   private table: Promise<ServerEntry[]> | undefined;
-  private readonly idleTimer: NodeJS.Timeout;
   private disposed = false;
 
-  constructor(private readonly options: LspServiceOptions) {
-    const idle = options.idleMs ?? DEFAULT_LSP_IDLE_MS;
-    this.idleTimer = setInterval(() => void this.evictIdle(idle), Math.max(1_000, Math.min(idle, 60_000)));
-    this.idleTimer.unref();
-  }
+  constructor(private readonly options: LspServiceOptions) {}
 
   get workspace(): string {
     return this.options.workspace;
@@ -106,7 +104,8 @@ export class LspService {
   }
 
   /** The running (or just started) server for a file; throws {@link LspUnavailableError}. */
-  async serverFor(absolute: string): Promise<Served> {
+  async serverFor(absolute: string, signal?: AbortSignal): Promise<Served> {
+    if (this.disposed) throw new LspUnavailableError('start-failed', 'The language servers are shut down.');
     const all = await this.availability(absolute);
     const usable = all.find((a): a is Extract<Availability, { ok: true }> => a.ok);
     if (!usable) {
@@ -114,50 +113,39 @@ export class LspService {
       const first = all[0] as Extract<Availability, { ok: false }>;
       throw new LspUnavailableError(first.reason, `${all.map((a) => (a.ok ? '' : a.message)).join('; ')}.`, first.entry);
     }
-    const key = `${usable.entry.name}\u0000${usable.root}`;
-    const existing = this.clients.get(key);
-    if (existing) {
-      const client = await existing.catch(() => undefined);
-      if (client?.alive) return { client, entry: usable.entry, root: usable.root };
-      this.clients.delete(key);
-    }
-    const failure = this.failed.get(key);
-    if (failure && failure.until > Date.now()) {
-      throw new LspUnavailableError('start-failed', `${usable.entry.name} for ${rel(this.options.workspace, usable.root)} failed to start (${failure.message}); not retried until ${new Date(failure.until).toISOString()} — fix it and call lsp with action "reload" to try now.`, usable.entry);
-    }
-    const starting = this.start(usable.entry, usable.root, usable.executable, key);
-    this.clients.set(key, starting);
+    const slot = this.slotFor(usable.entry, usable.root, usable.executable);
     try {
-      return { client: await starting, entry: usable.entry, root: usable.root };
+      return { client: await slot.supervisor.get(signal), entry: usable.entry, root: usable.root };
     } catch (error) {
-      this.clients.delete(key);
-      const message = (error as Error).message;
-      this.failed.set(key, { message, until: Date.now() + FAILED_START_RETRY_MS });
-      throw new LspUnavailableError('start-failed', `${usable.entry.name} could not start for ${rel(this.options.workspace, usable.root)}: ${message}. Not retried for ${FAILED_START_RETRY_MS / 60_000} minutes (or until lsp "reload").`, usable.entry);
-    }
-  }
-
-  private async start(entry: ServerEntry, root: string, executable: string, key: string): Promise<LspClient> {
-    if (this.disposed) throw new Error('the language-server service is disposed');
-    const log = (line: string): void => this.options.logger.info(`[${entry.name} ${rel(this.options.workspace, root)}] ${line}`);
-    const spawn = this.options.startProcess ?? startServerProcess;
-    const proc = await spawn({ executable, args: entry.args, cwd: root, env: this.options.env, log });
-    try {
-      const client = await LspClient.start(entry, root, proc, log);
-      void proc.exited.then(({ code, signal }) => {
-        if (this.disposed) return;
-        this.options.logger.warn(`${entry.name} for ${rel(this.options.workspace, root)} exited (${signal ?? `code ${code}`}); the next call restarts it`);
-        this.restarts.set(key, (this.restarts.get(key) ?? 0) + 1);
-      });
-      this.failed.delete(key);
-      return client;
-    } catch (error) {
-      proc.kill();
+      if (error instanceof SupervisorError && error.code === 'start-failed') throw new LspUnavailableError('start-failed', error.message, usable.entry);
       throw error;
     }
   }
 
-  /** Restarts the server of the root that serves `absolute` (also forgets a failed start and re-reads the table). */
+  private slotFor(entry: ServerEntry, root: string, executable: string): Slot {
+    const key = `${entry.name}\u0000${root}`;
+    const known = this.slots.get(key);
+    // A new executable (a project venv appeared) gets a new supervisor; the old one stops.
+    if (known && known.executable === executable) return known;
+    if (known) void known.supervisor.dispose();
+    const name = `${entry.name} for ${rel(this.options.workspace, root)}`;
+    const log = (line: string): void => this.options.logger.info(`[${name}] ${line}`);
+    const supervisor = new ProcessSupervisor<LspClient>({
+      name,
+      spawn: { command: executable, args: entry.args, cwd: root },
+      log: this.options.logger,
+      retryHint: 'fix it and call lsp with action "reload" to try now',
+      idleMs: this.options.idleMs ?? DEFAULT_LSP_IDLE_MS,
+      connect: (proc) => LspClient.start(entry, root, proc, log),
+      shutdown: (client) => client.shutdown(),
+      disposeClient: (client) => client.dispose()
+    });
+    const slot: Slot = { entry, root, executable, supervisor };
+    this.slots.set(key, slot);
+    return slot;
+  }
+
+  /** Restarts the server of the root that serves `absolute` (forgets a failed start, re-reads the table). */
   async reload(absolute: string): Promise<string> {
     this.table = undefined;
     const all = await this.availability(absolute);
@@ -168,74 +156,57 @@ export class LspService {
         continue;
       }
       const key = `${a.entry.name}\u0000${a.root}`;
-      this.failed.delete(key);
-      const old = this.clients.get(key);
-      this.clients.delete(key);
-      if (old) await old.then((c) => c.dispose(), () => undefined);
-      lines.push(`${a.entry.name} for ${rel(this.options.workspace, a.root)}: ${old ? 'stopped; it starts again on the next call' : 'was not running; it starts on the next call'}`);
+      const old = this.slots.get(key);
+      this.slots.delete(key);
+      const wasRunning = old?.supervisor.status().state === 'running';
+      await old?.supervisor.dispose();
+      lines.push(`${a.entry.name} for ${rel(this.options.workspace, a.root)}: ${wasRunning ? 'stopped; it starts again on the next call' : 'not running; it starts on the next call'}`);
     }
     return lines.join('\n') || `No language server is configured for ${rel(this.options.workspace, absolute)}.`;
   }
 
-  /** What runs, for which roots, and what the workspace root would get (LSP-4 `status`). */
+  /** What runs, for which roots, and what a file (default: the workspace root) would get (LSP-4 `status`). */
   async status(probe?: string): Promise<string> {
     const lines: string[] = [];
     const running: string[] = [];
-    for (const [key, pending] of this.clients) {
-      const client = await pending.catch(() => undefined);
-      if (!client?.alive) continue;
-      const restarts = this.restarts.get(key) ?? 0;
-      running.push(`- ${client.entry.name} for ${rel(this.options.workspace, client.root)} (pid ${client.process.pid ?? '?'}, ${client.entry.source}${restarts ? `, restarted ${restarts}×` : ''})`);
+    for (const slot of this.slots.values()) {
+      const st = slot.supervisor.status();
+      if (st.state === 'stopped' || st.state === 'disposed') continue;
+      const failure = st.failure ? `; start failed: ${st.failure.message}` : '';
+      running.push(`- ${slot.entry.name} for ${rel(this.options.workspace, slot.root)} (${st.state}${st.pid ? `, pid ${st.pid}` : ''}, ${slot.entry.source}${st.restarts ? `, restarted ${st.restarts}×` : ''}${failure})`);
     }
     lines.push(running.length ? `Running:\n${running.join('\n')}` : 'Running: none (servers start on the first request that needs one).');
-    const target = probe ?? this.options.workspace;
-    const table = await this.servers();
     const checks: string[] = [];
-    for (const entry of table) {
-      const ext = Object.keys(entry.languages)[0] ?? '';
-      const file = probe ?? path.join(target, `probe${ext}`);
+    for (const entry of await this.servers()) {
       if (probe && !entriesFor([entry], probe).length) continue;
+      const file = probe ?? path.join(this.options.workspace, `probe${Object.keys(entry.languages)[0] ?? ''}`);
       const [a] = (await this.availability(file)).filter((x) => x.entry.name === entry.name);
       if (!a) continue;
-      const key = a.ok ? `${entry.name}\u0000${a.root}` : '';
-      const failure = a.ok ? this.failed.get(key) : undefined;
       checks.push(a.ok
-        ? `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): usable — root ${rel(this.options.workspace, a.root)} (${a.marker}), executable ${a.executable}${failure && failure.until > Date.now() ? `; last start failed: ${failure.message}` : ''}`
+        ? `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): usable — root ${rel(this.options.workspace, a.root)} (${a.marker}), executable ${a.executable}`
         : `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): not usable — ${a.reason === 'no-root-marker' ? 'no root marker' : 'executable not found'}: ${a.message}`);
     }
     lines.push(`Servers for ${probe ? rel(this.options.workspace, probe) : 'the workspace root'}:\n${checks.join('\n') || '- none configured'}`);
     return lines.join('\n');
   }
 
-  /** Running clients (write-time diagnostics only sync into servers that already run or start for a file). */
+  /** The clients that run now (never starts one). */
   async runningClients(): Promise<LspClient[]> {
     const out: LspClient[] = [];
-    for (const pending of this.clients.values()) {
-      const c = await pending.catch(() => undefined);
+    for (const slot of this.slots.values()) {
+      if (slot.supervisor.status().state !== 'running') continue;
+      const c = await slot.supervisor.get().catch(() => undefined);
       if (c?.alive) out.push(c);
     }
     return out;
   }
 
-  private async evictIdle(idleMs: number): Promise<void> {
-    const now = Date.now();
-    for (const [key, pending] of [...this.clients]) {
-      const client = await pending.catch(() => undefined);
-      if (client && now - client.lastUsed > idleMs) {
-        this.clients.delete(key);
-        this.options.logger.info(`stopping idle ${client.entry.name} for ${rel(this.options.workspace, client.root)}`);
-        await client.dispose();
-      }
-    }
-  }
-
   /** Stops every server (process groups killed). */
   async dispose(): Promise<void> {
     this.disposed = true;
-    clearInterval(this.idleTimer);
-    const all = [...this.clients.values()];
-    this.clients.clear();
-    await Promise.all(all.map((p) => p.then((c) => c.dispose(), () => undefined)));
+    const all = [...this.slots.values()];
+    this.slots.clear();
+    await Promise.all(all.map((s) => s.supervisor.dispose()));
   }
 }
 
