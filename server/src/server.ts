@@ -19,6 +19,7 @@ import { DocumentSync } from './lsp/documents.js';
 import { LspService } from './lsp/lsp-service.js';
 import { WriteDiagnostics } from './lsp/write-diagnostics.js';
 import { createLspTool } from './tools/lsp/lsp.js';
+import { createLspRenameTool } from './tools/lsp_rename/lsp_rename.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
@@ -105,7 +106,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
     for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
   }
-  if (!registry.list().some((t) => t.name === 'lsp')) registry.register(createLspTool(lsp, lspDocs) as unknown as ToolDefinition);
+  if (!registry.list().some((t) => t.name === 'lsp')) {
+    registry.register(createLspTool(lsp, lspDocs) as unknown as ToolDefinition);
+    registry.register(createLspRenameTool(lspDocs, { port: panes }) as unknown as ToolDefinition);
+  }
   // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
   const context = new ContextService({
     workspace, kernels: kernels || undefined, port: panes,
