@@ -8,7 +8,7 @@ import type { EvalKernelInfo } from './kernel-info';
  * `locations`, a debugger's `debug` state) are added here as new members of the union.
  * Chat files written before kinds existed carry eval displays without `kind`.
  */
-export type ToolCallDisplay = EvalDisplay | TextDisplay;
+export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay;
 
 /** The kinds of {@link ToolCallDisplay}. */
 export type ToolCallDisplayKind = ToolCallDisplay['kind'];
@@ -29,4 +29,33 @@ export interface TextDisplay {
   text: string;
   /** A short heading over the text, e.g. `stderr`. */
   label?: string;
+}
+
+/** Where a language-server location is: a file line, or a line of a notebook cell. */
+export interface LspDisplayLocation {
+  /** Workspace-relative path (absolute when outside the workspace). */
+  path: string;
+  /** 1-based line (within the cell for notebooks). */
+  line: number;
+  /** Notebooks: the cell's 0-based index and its id (or `#<n>`). */
+  cell?: { index: number; id: string };
+  /** The source line, trimmed. */
+  text: string;
+  /** What it is: a symbol's kind and name, a diagnostic's message. */
+  note?: string;
+  /** For diagnostics. */
+  severity?: 'error' | 'warning' | 'info' | 'hint';
+}
+
+/**
+ * An `lsp` card (issue #10) — locations as links that open the file at the line or scroll the
+ * notebook to the cell — and the new diagnostics an edit card lists (`action: "new-diagnostics"`).
+ */
+export interface LspDisplay {
+  kind: 'lsp';
+  /** The `lsp` action (`references`, `definition`, …) or `new-diagnostics` on an edit card. */
+  action: string;
+  locations: LspDisplayLocation[];
+  /** Set when the list was cut at the tool's cap. */
+  total?: number;
 }

@@ -14,6 +14,12 @@ import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
 import { PaneHub } from './tools/notebook/pane-hub.js';
 import { ContextService } from './context/context-service.js';
+import { bundledServerBins } from './lsp/bundled.js';
+import { DocumentSync } from './lsp/documents.js';
+import { LspService } from './lsp/lsp-service.js';
+import { WriteDiagnostics } from './lsp/write-diagnostics.js';
+import { createLspTool } from './tools/lsp/lsp.js';
+import { createLspRenameTool } from './tools/lsp_rename/lsp_rename.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
@@ -71,10 +77,18 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const workspace = await realpath(path.resolve(options.workspace));
   if (!(await stat(workspace)).isDirectory()) throw new Error(`The workspace ${workspace} is not a directory.`);
   const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger });
+  // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
+  const panes = new PaneHub();
+  // Language servers (issue #10): started lazily per root, stopped with the companion; the
+  // write hook folds the diagnostics a write just introduced into its result (WDIAG-1/2).
+  const lsp = new LspService({ workspace, env, logger, bundledBins: bundledServerBins(), idleMs: positiveIntFromEnv(env, 'CELLMATE_LSP_IDLE_MS', logger) });
+  const lspDocs = new DocumentSync(lsp, panes);
+  const writeDiagnostics = new WriteDiagnostics(lspDocs);
   // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3).
   const harness = createHarness({
     workspace,
     env,
+    writeHook: writeDiagnostics,
     tools: (ports) => builtinTools(ports),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
@@ -89,10 +103,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (kernelRun && !registry.list().some((t) => t.name === 'eval')) {
     registry.register(createEvalTool(kernelRun));
   }
-  // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
-  const panes = new PaneHub();
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
     for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
+  }
+  if (!registry.list().some((t) => t.name === 'lsp')) {
+    registry.register(createLspTool(lsp, lspDocs) as unknown as ToolDefinition);
+    registry.register(createLspRenameTool(lspDocs, { port: panes }) as unknown as ToolDefinition);
   }
   // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
   const context = new ContextService({
@@ -145,6 +161,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     kernelRetention?.dispose();
     await service.dispose();
     await kernels?.dispose();
+    await lsp.dispose();
     throw error;
   }
 
@@ -163,6 +180,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         const { bytesWritten, records, compactions } = store.stats;
         logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
         await kernels?.dispose();
+        writeDiagnostics.dispose();
+        await lsp.dispose();
         process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();

@@ -1,4 +1,4 @@
-import type { ToolActor } from '@cellmate/protocol';
+import type { ToolActor, ToolCallDisplay } from '@cellmate/protocol';
 import type { PolicyRule } from './vocabulary.js';
 
 /**
@@ -83,10 +83,30 @@ export interface AuditSink {
 }
 
 /**
- * The seam for write-time diagnostics (LSP issue): called after `write`, `edit` or
- * `apply_patch` changed files (their `metadata.changedFiles`); text it returns is
- * appended to the tool's output.
+ * The seam for write-time diagnostics (issue #10, WDIAG-1/2; `server/src/lsp/write-diagnostics.ts`).
+ * `beforeWrite` runs before a write- or exec-tier tool that declares paths executes (the
+ * files' diagnostics before the change, so only new ones are reported); `afterWrite` after a
+ * tool reported `metadata.changedFiles` (on disk or in a pane's open notebook) — its text is
+ * appended to the tool's output, its display shown on the card when the tool has none;
+ * `pending` after every other successful call of the chat: diagnostics that arrived late.
  */
 export interface WriteHook {
-  afterWrite(change: { tool: string; files: readonly string[]; workspace: string }, signal: AbortSignal): Promise<string | undefined>;
+  beforeWrite?(change: WriteChange, signal: AbortSignal): Promise<void>;
+  afterWrite(change: WriteChange, signal: AbortSignal): Promise<WriteHookResult | undefined>;
+  pending?(chatId: string): Promise<WriteHookResult | undefined>;
+}
+
+/** What a write is about. */
+export interface WriteChange {
+  tool: string;
+  /** Workspace-relative paths (afterWrite) or the paths as the tool declared them (beforeWrite). */
+  files: readonly string[];
+  workspace: string;
+  chatId: string;
+}
+
+/** What the hook adds to a result. */
+export interface WriteHookResult {
+  text: string;
+  display?: ToolCallDisplay;
 }

@@ -220,6 +220,7 @@ export class ToolRegistry {
     // Folder walks ask the same rules per file (grep/glob withhold what is denied).
     if (gateResult.isPathAllowed) ctx = { ...ctx, isPathAllowed: gateResult.isPathAllowed };
 
+    await this.beforeWrite(definition, parsed.data, ctx);
     const timeoutMs = definition.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
@@ -381,12 +382,26 @@ export class ToolRegistry {
     this.denials.delete(`${ctx.chatId}\u0000${ctx.turnId ?? ''}`);
   }
 
+  /** The write hook's look at the files before a write- or exec-tier tool changes them. */
+  private async beforeWrite(definition: ToolDefinition, args: unknown, ctx: ToolContext): Promise<void> {
+    const hook = this.options.writeHook;
+    if (!hook?.beforeWrite || definition.tier === 'read' || !definition.paths) return;
+    const files = definition.paths(args).filter((p): p is string => typeof p === 'string');
+    if (files.length === 0) return;
+    await hook.beforeWrite({ tool: definition.name, files, workspace: ctx.workspace, chatId: ctx.chatId }, ctx.signal).catch(() => undefined);
+  }
+
+  /** Write-time diagnostics after a change, or the late ones after any other call (WDIAG-1). */
   private async afterWrite(definition: ToolDefinition, output: ToolOutput, ctx: ToolContext, signal: AbortSignal): Promise<ToolOutput> {
     const files = output.metadata?.changedFiles;
     const hook = this.options.writeHook;
-    if (!hook || !Array.isArray(files) || files.length === 0) return output;
-    const extra = await hook.afterWrite({ tool: definition.name, files: files as string[], workspace: ctx.workspace }, signal);
-    return extra ? { ...output, output: `${output.output}\n\n${extra}` } : output;
+    if (!hook) return output;
+    const change = { tool: definition.name, files: Array.isArray(files) ? (files as string[]) : [], workspace: ctx.workspace, chatId: ctx.chatId };
+    const extra = change.files.length > 0
+      ? await hook.afterWrite(change, signal).catch(() => undefined)
+      : await hook.pending?.(ctx.chatId).catch(() => undefined);
+    if (!extra) return output;
+    return { ...output, output: `${output.output}\n\n${extra.text}`, ...(extra.display && !output.display ? { display: extra.display } : {}) };
   }
 }
 

@@ -184,7 +184,8 @@ export function createNotebookTools(options: NotebookToolsOptions) {
           output: `Edited ${resolved.relative} in the open notebook (${summary}); it now has ${r.cellCount} cells. ${
             r.insertedIds.length ? `New cell ids: ${r.insertedIds.join(', ')}. ` : ''
           }The user sees the change at once and can undo it; the file on disk changes when the notebook is saved.`,
-          metadata: { open: true, insertedIds: r.insertedIds }
+          // changedFiles: the open document changed (not yet the disk); the write hook reads it through the pane.
+          metadata: { open: true, insertedIds: r.insertedIds, changedFiles: [resolved.relative] }
         };
       }
       const nb = await loadDisk(resolved.absolute, resolved.relative);

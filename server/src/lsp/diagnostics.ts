@@ -1,0 +1,106 @@
+/**
+ * Diagnostics of synced documents: waiting for the server's publish after a sync (briefly,
+ * then a short quiet period for servers that publish in several passes), and the one text
+ * shape every diagnostic is shown in (`path:line [error] message (code)` plus the line).
+ */
+import type { Diagnostic } from 'vscode-languageserver-protocol';
+import type { DescribedLocation, DocumentSync, SyncedDocument } from './documents.js';
+import { normalizeUri, type LspClient, type PublishedDiagnostics } from './lsp-client.js';
+
+/** How long to wait for a first publish after a sync. */
+export const DIAGNOSTICS_WAIT_MS = 3_000;
+/** After a publish, further publishes for the same documents within this are waited for too. */
+export const DIAGNOSTICS_QUIET_MS = 200;
+
+/** The server documents of a synced file (one per code cell for native notebooks). */
+export function serverUris(doc: SyncedDocument): string[] {
+  return doc.kind === 'text' ? [doc.uri] : doc.view.cells.map((c) => c.uri);
+}
+
+/**
+ * Resolves once every uri has had a publish with a sequence above `since` (and, when the
+ * server says which version it checked, a version of at least `minVersion` — a publish for
+ * the text before the change does not count) and no further publish came for `quietMs`, or
+ * when `waitMs` passes (then `complete: false`).
+ */
+export function waitForPublish(
+  client: LspClient, uris: readonly string[], since: number, signal?: AbortSignal,
+  waitMs = DIAGNOSTICS_WAIT_MS, quietMs = DIAGNOSTICS_QUIET_MS, minVersion = 0
+): Promise<{ complete: boolean }> {
+  const wanted = new Set(uris.map(normalizeUri));
+  const seen = new Set<string>();
+  const counts = (p: PublishedDiagnostics | undefined): boolean => !!p && p.sequence > since && (p.version === undefined || p.version >= minVersion);
+  for (const u of wanted) if (counts(client.diagnosticsOf(u))) seen.add(u);
+  return new Promise((resolve) => {
+    let quiet: NodeJS.Timeout | undefined;
+    const finish = (complete: boolean): void => {
+      clearTimeout(quiet);
+      clearTimeout(deadline);
+      sub.dispose();
+      signal?.removeEventListener('abort', onAbort);
+      resolve({ complete });
+    };
+    const armQuiet = (): void => {
+      clearTimeout(quiet);
+      quiet = setTimeout(() => finish(true), quietMs);
+    };
+    const sub = client.onDiagnostics((p) => {
+      const u = normalizeUri(p.uri);
+      if (!wanted.has(u) || !counts(p)) return;
+      seen.add(u);
+      // Native notebooks: the server may publish only for the cells that have something.
+      if (seen.size === wanted.size || wanted.size > 1) armQuiet();
+    });
+    const onAbort = (): void => finish(false);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const deadline = setTimeout(() => finish(seen.size === wanted.size), waitMs);
+    if (seen.size === wanted.size && wanted.size > 0) armQuiet();
+  });
+}
+
+/** {@link waitForPublish} for a document just synced: publishes after its sync, for its version. */
+export function waitForDocument(doc: SyncedDocument, signal?: AbortSignal, waitMs = DIAGNOSTICS_WAIT_MS, quietMs = DIAGNOSTICS_QUIET_MS): Promise<{ complete: boolean }> {
+  return waitForPublish(doc.served.client, serverUris(doc), doc.sequenceBefore, signal, waitMs, quietMs, doc.version);
+}
+
+/** The diagnostics a file has now, as the server last published them. */
+export function currentDiagnostics(doc: SyncedDocument): Array<{ uri: string; diagnostic: Diagnostic }> {
+  return serverUris(doc).flatMap((uri) => (doc.served.client.diagnosticsOf(uri)?.diagnostics ?? []).map((diagnostic) => ({ uri, diagnostic })));
+}
+
+const SEVERITY = ['', 'error', 'warning', 'info', 'hint'] as const;
+
+/** `error`, `warning`, `info` or `hint` (unset counts as error, as LSP says clients may assume). */
+export function severityName(d: Pick<Diagnostic, 'severity'>): 'error' | 'warning' | 'info' | 'hint' {
+  return (SEVERITY[d.severity ?? 1] || 'error') as 'error' | 'warning' | 'info' | 'hint';
+}
+
+/** The journal key of a diagnostic (WDIAG-2): severity, code, message — never position. */
+export function diagnosticKey(d: Pick<Diagnostic, 'severity' | 'code' | 'message'>): string {
+  return `${severityName(d)}\u0000${d.code ?? ''}\u0000${d.message}`;
+}
+
+/** A diagnostic located for the agent. */
+export interface ShownDiagnostic {
+  severity: 'error' | 'warning' | 'info' | 'hint';
+  code?: string;
+  message: string;
+  at: DescribedLocation;
+  key: string;
+}
+
+/** Turns server diagnostics into {@link ShownDiagnostic}s (locations mapped back to cells). */
+export async function describeDiagnostics(docs: DocumentSync, items: ReadonlyArray<{ uri: string; diagnostic: Diagnostic }>): Promise<ShownDiagnostic[]> {
+  const out: ShownDiagnostic[] = [];
+  for (const { uri, diagnostic: d } of items) {
+    const at = await docs.describe(uri, d.range.start.line, d.range.start.character);
+    out.push({ severity: severityName(d), ...(d.code !== undefined ? { code: String(d.code) } : {}), message: d.message, at, key: diagnosticKey(d) });
+  }
+  return out.sort((a, b) => a.at.path.localeCompare(b.at.path) || (a.at.cell?.index ?? 0) - (b.at.cell?.index ?? 0) || a.at.line - b.at.line);
+}
+
+/** One diagnostic as a line (plus its source line). */
+export function formatDiagnostic(d: ShownDiagnostic): string {
+  const first = d.message.split('\n')[0];
+  return `${d.at.label} [${d.severity}] ${first}${d.code ? ` (${d.code})` : ''}${d.at.text ? `\n    ${d.at.text}` : ''}`;
+}

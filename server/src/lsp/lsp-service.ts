@@ -1,0 +1,215 @@
+/**
+ * The language servers of one workspace (LSP-2, LSP-5): which entry and root serve a file
+ * (nearest root marker; executable resolved, project bins first), one client per (entry,
+ * root) on the shared `ProcessSupervisor` — started lazily on the first request that needs
+ * it, restarted with backoff after a crash, a failed start remembered for a few minutes
+ * (not respawned on every call), evicted when idle —, `reload` restarting the one of a
+ * root, `status` naming what runs and, for a server that cannot, which half (root marker
+ * or executable) is missing.
+ */
+import path from 'node:path';
+import type { Logger } from '../config/logger.js';
+import { ProcessSupervisor, SupervisorError } from '../supervisor/index.js';
+import { LspClient } from './lsp-client.js';
+import { findRoot, resolveExecutable } from './resolve.js';
+import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
+
+/** Idle servers are stopped after this long (`CELLMATE_LSP_IDLE_MS`). */
+export const DEFAULT_LSP_IDLE_MS = 10 * 60_000;
+
+/** Why no server serves a file. */
+export type UnavailableReason = 'no-server' | 'no-root-marker' | 'executable-not-found' | 'start-failed';
+
+/** A file has no usable server; `message` says why and what to do. */
+export class LspUnavailableError extends Error {
+  constructor(readonly reason: UnavailableReason, message: string, readonly entry?: ServerEntry) {
+    super(message);
+    this.name = 'LspUnavailableError';
+  }
+}
+
+/** Whether an entry can serve a file. */
+export type Availability =
+  | { ok: true; entry: ServerEntry; root: string; marker: string; executable: string }
+  | { ok: false; entry: ServerEntry; reason: Exclude<UnavailableReason, 'no-server'>; message: string };
+
+/** Options of {@link LspService}. */
+export interface LspServiceOptions {
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  /** Folders of the servers Cellmate ships (its own `node_modules/.bin`). */
+  bundledBins: readonly string[];
+  /** Table files (default `~/.cellmate/lsp.json`, `<workspace>/.cellmate/lsp.json`). */
+  tableFiles?: readonly string[];
+  idleMs?: number;
+}
+
+/** A client serving a file. */
+export interface Served {
+  client: LspClient;
+  entry: ServerEntry;
+  root: string;
+}
+
+/** One supervised server for one (entry, root). */
+interface Slot {
+  entry: ServerEntry;
+  root: string;
+  executable: string;
+  supervisor: ProcessSupervisor<LspClient>;
+}
+
+export class LspService {
+  private readonly slots = new Map<string, Slot>();
+  private table: Promise<ServerEntry[]> | undefined;
+  private disposed = false;
+
+  constructor(private readonly options: LspServiceOptions) {}
+
+  get workspace(): string {
+    return this.options.workspace;
+  }
+
+  /** The environment servers and checkers start with (scrubbed at spawn). */
+  get env(): NodeJS.ProcessEnv {
+    return this.options.env;
+  }
+
+  /** Folders of the servers Cellmate ships. */
+  get bundledBins(): readonly string[] {
+    return this.options.bundledBins;
+  }
+
+  /** The effective server table (read once; {@link reload} reads it again). */
+  servers(): Promise<ServerEntry[]> {
+    this.table ??= loadServerTable(this.options.tableFiles ?? tableFiles(this.options.workspace, this.options.env), (e) => this.options.logger.warn(e.message));
+    return this.table;
+  }
+
+  /** For each entry claiming the file: can it serve it, and if not, why. */
+  async availability(absolute: string): Promise<Availability[]> {
+    const entries = entriesFor(await this.servers(), absolute);
+    return Promise.all(entries.map(async (entry): Promise<Availability> => {
+      const found = await findRoot(absolute, entry.rootMarkers, this.options.workspace);
+      if (!found) {
+        return { ok: false, entry, reason: 'no-root-marker', message: `${entry.name}: no root marker (${entry.rootMarkers.join(', ')}) between ${rel(this.options.workspace, path.dirname(absolute))} and the workspace root` };
+      }
+      const executable = await resolveExecutable(entry, { root: found.root, workspace: this.options.workspace, pathEnv: this.options.env.PATH, bundledBins: this.options.bundledBins });
+      if (!executable) {
+        return { ok: false, entry, reason: 'executable-not-found', message: `${entry.name}: root ${rel(this.options.workspace, found.root)} (${found.marker}) found, but executable not found: "${entry.command}" is not in node_modules/.bin or .venv/bin of the project, nor on PATH` };
+      }
+      return { ok: true, entry, root: found.root, marker: found.marker, executable };
+    }));
+  }
+
+  /** The running (or just started) server for a file; throws {@link LspUnavailableError}. */
+  async serverFor(absolute: string, signal?: AbortSignal): Promise<Served> {
+    if (this.disposed) throw new LspUnavailableError('start-failed', 'The language servers are shut down.');
+    const all = await this.availability(absolute);
+    const usable = all.find((a): a is Extract<Availability, { ok: true }> => a.ok);
+    if (!usable) {
+      if (all.length === 0) throw new LspUnavailableError('no-server', `No language server is configured for ${path.extname(absolute) || 'files without an extension'} files (${rel(this.options.workspace, absolute)}). Add one in .cellmate/lsp.json.`);
+      const first = all[0] as Extract<Availability, { ok: false }>;
+      throw new LspUnavailableError(first.reason, `${all.map((a) => (a.ok ? '' : a.message)).join('; ')}.`, first.entry);
+    }
+    const slot = this.slotFor(usable.entry, usable.root, usable.executable);
+    try {
+      return { client: await slot.supervisor.get(signal), entry: usable.entry, root: usable.root };
+    } catch (error) {
+      if (error instanceof SupervisorError && error.code === 'start-failed') throw new LspUnavailableError('start-failed', error.message, usable.entry);
+      throw error;
+    }
+  }
+
+  private slotFor(entry: ServerEntry, root: string, executable: string): Slot {
+    const key = `${entry.name}\u0000${root}`;
+    const known = this.slots.get(key);
+    // A new executable (a project venv appeared) gets a new supervisor; the old one stops.
+    if (known && known.executable === executable) return known;
+    if (known) void known.supervisor.dispose();
+    const name = `${entry.name} for ${rel(this.options.workspace, root)}`;
+    const log = (line: string): void => this.options.logger.info(`[${name}] ${line}`);
+    const supervisor = new ProcessSupervisor<LspClient>({
+      name,
+      spawn: { command: executable, args: entry.args, cwd: root },
+      log: this.options.logger,
+      retryHint: 'fix it and call lsp with action "reload" to try now',
+      idleMs: this.options.idleMs ?? DEFAULT_LSP_IDLE_MS,
+      connect: (proc) => LspClient.start(entry, root, proc, log),
+      shutdown: (client) => client.shutdown(),
+      disposeClient: (client) => client.dispose()
+    });
+    const slot: Slot = { entry, root, executable, supervisor };
+    this.slots.set(key, slot);
+    return slot;
+  }
+
+  /** Restarts the server of the root that serves `absolute` (forgets a failed start, re-reads the table). */
+  async reload(absolute: string): Promise<string> {
+    this.table = undefined;
+    const all = await this.availability(absolute);
+    const lines: string[] = [];
+    for (const a of all) {
+      if (!a.ok) {
+        lines.push(a.message);
+        continue;
+      }
+      const key = `${a.entry.name}\u0000${a.root}`;
+      const old = this.slots.get(key);
+      this.slots.delete(key);
+      const wasRunning = old?.supervisor.status().state === 'running';
+      await old?.supervisor.dispose();
+      lines.push(`${a.entry.name} for ${rel(this.options.workspace, a.root)}: ${wasRunning ? 'stopped; it starts again on the next call' : 'not running; it starts on the next call'}`);
+    }
+    return lines.join('\n') || `No language server is configured for ${rel(this.options.workspace, absolute)}.`;
+  }
+
+  /** What runs, for which roots, and what a file (default: the workspace root) would get (LSP-4 `status`). */
+  async status(probe?: string): Promise<string> {
+    const lines: string[] = [];
+    const running: string[] = [];
+    for (const slot of this.slots.values()) {
+      const st = slot.supervisor.status();
+      if (st.state === 'stopped' || st.state === 'disposed') continue;
+      const failure = st.failure ? `; start failed: ${st.failure.message}` : '';
+      running.push(`- ${slot.entry.name} for ${rel(this.options.workspace, slot.root)} (${st.state}${st.pid ? `, pid ${st.pid}` : ''}, ${slot.entry.source}${st.restarts ? `, restarted ${st.restarts}×` : ''}${failure})`);
+    }
+    lines.push(running.length ? `Running:\n${running.join('\n')}` : 'Running: none (servers start on the first request that needs one).');
+    const checks: string[] = [];
+    for (const entry of await this.servers()) {
+      if (probe && !entriesFor([entry], probe).length) continue;
+      const file = probe ?? path.join(this.options.workspace, `probe${Object.keys(entry.languages)[0] ?? ''}`);
+      const [a] = (await this.availability(file)).filter((x) => x.entry.name === entry.name);
+      if (!a) continue;
+      checks.push(a.ok
+        ? `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): usable — root ${rel(this.options.workspace, a.root)} (${a.marker}), executable ${a.executable}`
+        : `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): not usable — ${a.reason === 'no-root-marker' ? 'no root marker' : 'executable not found'}: ${a.message}`);
+    }
+    lines.push(`Servers for ${probe ? rel(this.options.workspace, probe) : 'the workspace root'}:\n${checks.join('\n') || '- none configured'}`);
+    return lines.join('\n');
+  }
+
+  /** The clients that run now (never starts one). */
+  async runningClients(): Promise<LspClient[]> {
+    const out: LspClient[] = [];
+    for (const slot of this.slots.values()) {
+      if (slot.supervisor.status().state !== 'running') continue;
+      const c = await slot.supervisor.get().catch(() => undefined);
+      if (c?.alive) out.push(c);
+    }
+    return out;
+  }
+
+  /** Stops every server (process groups killed). */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    const all = [...this.slots.values()];
+    this.slots.clear();
+    await Promise.all(all.map((s) => s.supervisor.dispose()));
+  }
+}
+
+function rel(workspace: string, absolute: string): string {
+  return path.relative(workspace, absolute) || '.';
+}

@@ -1,0 +1,71 @@
+/**
+ * The two halves of LSP-2: a file's root (the nearest folder, from the file up to the
+ * workspace, holding one of the entry's root markers) and the entry's executable (the
+ * project's `node_modules/.bin` and `.venv/bin` first — root, then workspace —, then
+ * `PATH`, then the servers Cellmate ships). Either missing → the server does not start,
+ * and `status` says which half.
+ */
+import { access, constants, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { ServerEntry } from './server-table.js';
+
+/** Nearest folder from `absoluteFile`'s folder up to `workspace` with one of `markers`. */
+export async function findRoot(absoluteFile: string, markers: readonly string[], workspace: string): Promise<{ root: string; marker: string } | undefined> {
+  let dir = (await stat(absoluteFile).then((s) => s.isDirectory(), () => false)) ? absoluteFile : path.dirname(absoluteFile);
+  const top = path.resolve(workspace);
+  for (;;) {
+    for (const marker of markers) {
+      if (await exists(path.join(dir, marker))) return { root: dir, marker };
+    }
+    if (dir === top || !dir.startsWith(top + path.sep)) return undefined;
+    dir = path.dirname(dir);
+  }
+}
+
+/** Options of {@link resolveExecutable}. */
+export interface ExecutableSearch {
+  root: string;
+  workspace: string;
+  /** `PATH` to search (the companion's, unless a test hides something). */
+  pathEnv: string | undefined;
+  /** Folders of the servers Cellmate itself ships (its `node_modules/.bin`), searched last. */
+  bundledBins: readonly string[];
+}
+
+/** The folders searched, in order (see the module comment). */
+export function searchDirs(search: ExecutableSearch): string[] {
+  const project = [...new Set([search.root, search.workspace])].flatMap((d) => [path.join(d, 'node_modules', '.bin'), path.join(d, '.venv', 'bin')]);
+  const fromPath = (search.pathEnv ?? '').split(path.delimiter).filter(Boolean);
+  return [...new Set([...project, ...fromPath, ...search.bundledBins])];
+}
+
+/** The absolute executable for `entry.command`, or undefined when none resolves. */
+export async function resolveExecutable(entry: Pick<ServerEntry, 'command'>, search: ExecutableSearch): Promise<string | undefined> {
+  return resolveCommand(entry.command, search);
+}
+
+/** {@link resolveExecutable} for any command name (checkers use it too). */
+export async function resolveCommand(command: string, search: ExecutableSearch): Promise<string | undefined> {
+  if (command.includes('/')) {
+    const absolute = path.isAbsolute(command) ? command : path.resolve(search.root, command);
+    return (await isExecutable(absolute)) ? absolute : undefined;
+  }
+  for (const dir of searchDirs(search)) {
+    const candidate = path.join(dir, command);
+    if (await isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    await access(file, constants.X_OK);
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(() => true, () => false);
+}

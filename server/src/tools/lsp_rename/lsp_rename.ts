@@ -1,0 +1,85 @@
+/**
+ * `lsp_rename` (SPEC RENAME-1), `write` tier: renames a symbol everywhere the language server
+ * knows it — `.py`/`.ts` files and notebook cells — through the one all-or-nothing edit
+ * (`server/src/edits/`): every file and cell is checked against the text the server computed
+ * its edit from before anything is written; one mismatch changes nothing and names the file.
+ */
+import type { LspDisplay } from '@cellmate/protocol';
+import type { WorkspaceEdit } from 'vscode-languageserver-protocol';
+import { z } from 'zod';
+import { applyChanges } from '../../edits/index.js';
+import { waitForDocument } from '../../lsp/diagnostics.js';
+import type { DocumentSync } from '../../lsp/documents.js';
+import { LspUnavailableError } from '../../lsp/lsp-service.js';
+import { serverPosition } from '../../lsp/operations.js';
+import { toChanges } from '../../lsp/workspace-edit.js';
+import type { Change } from '../../edits/index.js';
+import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
+import { defineTool, pathAllowed } from '../define-tool.js';
+import { ToolInputError } from '../errors.js';
+import type { NotebookPort } from '../notebook/pane-hub.js';
+import { resolveWorkspacePath } from '../workspace-path.js';
+
+export const lspRenameParameters = z.strictObject({
+  file: z.string().min(1).describe('File the symbol is on, relative to the workspace (.py, .ts, .ipynb…).'),
+  line: z.number().int().min(1).describe('1-based line the symbol is on (in the cell, for notebooks).'),
+  symbol: z.string().min(1).describe('The name on that line, e.g. "load_data"; "load_data#2" = its 2nd occurrence on the line.'),
+  cell: z.string().min(1).optional().describe('Notebooks: the cell id (from notebook_read) or "#N".'),
+  new_name: z.string().min(1).regex(/^\S+$/, { error: 'must be one identifier (no spaces)' }).describe('The new name.')
+});
+
+/** Options of {@link createLspRenameTool}. */
+export interface LspRenameOptions {
+  /** Open notebooks are changed through their pane (one undo step). */
+  port?: NotebookPort;
+  /** Fault injection for tests: runs between the server's answer and the edit. */
+  beforeApply?(changes: readonly Change[]): Promise<void>;
+}
+
+/** Builds `lsp_rename` around the document sync of the `lsp` tool. */
+export function createLspRenameTool(docs: DocumentSync, options: LspRenameOptions = {}) {
+  return defineTool({
+    name: 'lsp_rename',
+    tier: 'write',
+    description: TOOL_DESCRIPTIONS.lsp_rename,
+    parameters: lspRenameParameters,
+    examples: [
+      { args: { file: 'src/util.py', line: 4, symbol: 'load_data', new_name: 'read_rows' }, comment: 'rename a function in every file and notebook that uses it' }
+    ],
+    timeoutMs: 120_000,
+    actionClasses: ['write-file'],
+    paths: (a) => [a.file],
+    async execute(args, ctx) {
+      const resolved = await resolveWorkspacePath(ctx.workspace, args.file);
+      if (!resolved.exists) throw new ToolInputError(`File not found: "${args.file}".`);
+      let doc;
+      try {
+        doc = await docs.sync(resolved.relative, resolved.absolute, ctx.signal);
+      } catch (error) {
+        if (error instanceof LspUnavailableError) throw new ToolInputError(`${error.message} (lsp status shows what each server needs)`);
+        throw error;
+      }
+      if (doc.changed) await waitForDocument(doc, ctx.signal, undefined, 0);
+      const at = serverPosition(doc, { line: args.line, symbol: args.symbol, ...(args.cell ? { cell: args.cell } : {}) });
+      const client = doc.served.client;
+      const edit = await client.request<WorkspaceEdit | null>('textDocument/rename', { textDocument: { uri: at.uri }, position: at.position, newName: args.new_name }, ctx.signal);
+      if (!edit) throw new ToolInputError(`${doc.served.entry.name} cannot rename "${args.symbol}" at ${resolved.relative} line ${args.line} (not a renameable symbol there).`);
+      const { changes, counts } = await toChanges(edit, client, docs, ctx.workspace);
+      if (changes.length === 0) throw new ToolInputError(`${doc.served.entry.name} found nothing to rename for "${args.symbol}".`);
+      const refused = changes.map((c) => c.path).filter((p) => !pathAllowed(ctx, p));
+      if (refused.length) throw new ToolInputError(`The rename would change ${refused.join(', ')}, which the policy does not let lsp_rename write. Nothing was changed.`);
+      await options.beforeApply?.(changes);
+      const applied = await applyChanges(changes, { workspace: ctx.workspace, signal: ctx.signal, ...(options.port ? { port: options.port } : {}) });
+      const old = args.symbol.replace(/#\d+$/, '');
+      const total = [...counts.values()].reduce((a, b) => a + b, 0);
+      const lines = applied.map((f) => `${f.how === 'open-notebook' ? 'M (open in JupyterLab)' : 'M'} ${f.path} (${counts.get(f.path) ?? 0} edit${counts.get(f.path) === 1 ? '' : 's'}${f.cells?.length ? `; cells ${f.cells.join(', ')}` : ''})`);
+      const display: LspDisplay = { kind: 'lsp', action: 'rename', locations: applied.map((f) => ({ path: f.path, line: 1, text: `${counts.get(f.path) ?? 0} edits`, note: f.cells?.length ? `cells ${f.cells.join(', ')}` : 'file' })) };
+      return {
+        title: `lsp_rename ${old} → ${args.new_name} (${applied.length} files)`,
+        output: [`Renamed ${old} → ${args.new_name}: ${total} edit${total === 1 ? '' : 's'} in ${applied.length} file${applied.length === 1 ? '' : 's'}.`, ...lines].join('\n'),
+        metadata: { changedFiles: applied.map((f) => f.path) },
+        display
+      };
+    }
+  });
+}

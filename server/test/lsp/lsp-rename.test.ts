@@ -1,0 +1,81 @@
+/**
+ * `lsp_rename` on real basedpyright (SPEC RENAME-1) through the shared all-or-nothing edit:
+ * a function used in three .py files and two notebook cells is renamed everywhere, the
+ * notebook still validates with nbformat and keeps its outputs and ids; the same rename with
+ * one file changed after the server computed its edit changes nothing and names the file.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLspRenameTool } from '../../src/tools/lsp_rename/lsp_rename.js';
+import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import { lspFixture, REPO, type LspFixture } from './lsp-fixtures.js';
+
+const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
+const FILES = ['pkg/util.py', 'pkg/main.py', 'pkg/other.py', 'pkg/needs_import.py', 'analysis.ipynb'];
+
+const open: LspFixture[] = [];
+afterEach(async () => {
+  while (open.length) await open.pop()!.dispose();
+});
+
+async function snapshot(ws: string): Promise<Record<string, string>> {
+  return Object.fromEntries(await Promise.all(FILES.map(async (f) => [f, await readFile(path.join(ws, f), 'utf8')] as const)));
+}
+
+describe('lsp_rename (RENAME-1)', () => {
+  it('renames a function in 3 .py files and 2 notebook cells; the notebook validates, outputs and ids untouched', async () => {
+    const f = await lspFixture(['py'], { flat: true, writeTools: true, extraTools: ({ docs }) => [createLspRenameTool(docs) as unknown as ToolDefinition] });
+    open.push(f);
+    const before = await snapshot(f.workspace);
+    const r = await f.call('lsp_rename', { file: 'pkg/util.py', line: 1, symbol: 'load_data', new_name: 'read_rows' });
+    expect(r.ok, r.output).toBe(true);
+    expect(r.output.split('\n')[0]).toBe('Renamed load_data → read_rows: 12 edits in 5 files.');
+    expect(r.output).toContain('M analysis.ipynb (3 edits; cells c-load, c-count)');
+    const after = await snapshot(f.workspace);
+    for (const file of FILES) {
+      expect(after[file]).not.toContain('load_data');
+      expect(after[file]).toBe(before[file]!.replaceAll('load_data', 'read_rows'));
+    }
+    // nbformat itself says the notebook is valid; outputs, ids and metadata are as they were.
+    execFileSync(PYTHON, ['-c', 'import nbformat, sys; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))', path.join(f.workspace, 'analysis.ipynb')]);
+    const nb = JSON.parse(after['analysis.ipynb']!) as { cells: Array<{ id: string; outputs?: unknown; metadata: unknown }> };
+    const old = JSON.parse(before['analysis.ipynb']!) as typeof nb;
+    expect(nb.cells.map((c) => c.id)).toEqual(old.cells.map((c) => c.id));
+    expect(nb.cells.map((c) => [c.outputs, c.metadata])).toEqual(old.cells.map((c) => [c.outputs, c.metadata]));
+  }, 120_000);
+
+  it('one file changed after the server computed its edit: nothing is written and the error names the file', async () => {
+    const f = await lspFixture(['py'], {
+      flat: true,
+      extraTools: ({ docs }) => [createLspRenameTool(docs, {
+        beforeApply: async () => {
+          const file = path.join(f.workspace, 'pkg/other.py');
+          await writeFile(file, `${await readFile(file, 'utf8')}# touched meanwhile\n`);
+        }
+      }) as unknown as ToolDefinition]
+    });
+    open.push(f);
+    const before = await snapshot(f.workspace);
+    const r = await f.call('lsp_rename', { file: 'pkg/util.py', line: 1, symbol: 'load_data', new_name: 'read_rows' });
+    expect(r.ok).toBe(false);
+    expect(r.output).toMatch(/pkg\/other\.py/);
+    expect(r.output).toMatch(/nothing was (changed|written)/i);
+    const after = await snapshot(f.workspace);
+    for (const file of FILES.filter((x) => x !== 'pkg/other.py')) expect(after[file]).toBe(before[file]);
+    expect(after['pkg/other.py']).toBe(`${before['pkg/other.py']}# touched meanwhile\n`);
+  }, 120_000);
+
+  it('from a notebook cell the server has open as a notebook document (magics neutralised): the same rename', async () => {
+    const f = await lspFixture(['py'], { flat: true, extraTools: ({ docs }) => [createLspRenameTool(docs) as unknown as ToolDefinition] });
+    open.push(f);
+    const before = await snapshot(f.workspace);
+    const hover = await f.call('lsp', { action: 'hover', file: 'analysis.ipynb', cell: 'c-count', line: 2, symbol: 'load_data' });
+    expect(hover.output).toContain('def load_data(path: str) -> list[str]');
+    const r = await f.call('lsp_rename', { file: 'analysis.ipynb', cell: '#3', line: 2, symbol: 'load_data', new_name: 'read_rows' });
+    expect(r.ok, r.output).toBe(true);
+    const after = await snapshot(f.workspace);
+    for (const file of FILES) expect(after[file]).toBe(before[file]!.replaceAll('load_data', 'read_rows'));
+  }, 120_000);
+});

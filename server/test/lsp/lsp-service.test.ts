@@ -1,0 +1,120 @@
+/**
+ * The language-server table and lifecycle on real servers (SPEC LSP-2, LSP-5): a server
+ * answers only where a root marker exists AND its executable resolves (`status` names the
+ * missing half), the project's .venv/bin comes first, each file is served from its nearest
+ * root, a killed server is restarted by the next call, and a server that cannot start is
+ * not respawned on every call.
+ */
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { lspFixture, type LspFixture } from './lsp-fixtures.js';
+
+const open: LspFixture[] = [];
+afterEach(async () => {
+  while (open.length) await open.pop()!.dispose();
+});
+async function fixture(...args: Parameters<typeof lspFixture>): Promise<LspFixture> {
+  const f = await lspFixture(...args);
+  open.push(f);
+  return f;
+}
+
+async function script(file: string, body: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `#!/bin/sh\n${body}\n`);
+  await chmod(file, 0o755);
+}
+
+describe('which server may answer (LSP-2)', () => {
+  it('no root marker: status says "no root marker" and a call says so, naming the markers', async () => {
+    const f = await fixture([]);
+    await writeFile(path.join(f.workspace, 'loose.py'), 'x = 1\n');
+    const status = await f.call('lsp', { action: 'status', file: 'loose.py' });
+    expect(status.output).toMatch(/basedpyright \(\.py \.pyi \.ipynb\): not usable — no root marker: .*pyproject\.toml/);
+    const call = await f.call('lsp', { action: 'hover', file: 'loose.py', line: 1, symbol: 'x' });
+    expect(call.ok).toBe(false);
+    expect(call.output).toContain('no root marker');
+    expect(await f.service.runningClients()).toHaveLength(0);
+  });
+
+  it('marker present but the executable hidden from PATH (and not shipped): "executable not found"', async () => {
+    const f = await fixture(['py'], { flat: true, bundledBins: [], env: { ...process.env, PATH: '/usr/bin:/bin' } });
+    const status = await f.call('lsp', { action: 'status', file: 'pkg/util.py' });
+    expect(status.output).toMatch(/basedpyright .*: not usable — executable not found: .*root \. \(pyproject\.toml\) found, but executable not found: "basedpyright-langserver"/);
+    const call = await f.call('lsp', { action: 'definition', file: 'pkg/main.py', line: 3, symbol: 'load_data' });
+    expect(call.ok).toBe(false);
+    expect(call.output).toContain('executable not found');
+  });
+
+  it('a configured entry (workspace .cellmate/lsp.json) with its marker and executable on PATH is usable; without the PATH entry it is not', async () => {
+    const f = await fixture([], { tableFiles: undefined, env: { ...process.env, HOME: '/nonexistent' } });
+    await writeFile(path.join(f.workspace, 'go.mod'), 'module x\n');
+    await writeFile(path.join(f.workspace, 'main.go'), 'package main\n');
+    await mkdir(path.join(f.workspace, '.cellmate'));
+    await writeFile(path.join(f.workspace, '.cellmate', 'lsp.json'), JSON.stringify({ servers: { gopls: { languages: ['.go'], command: 'my-gopls', rootMarkers: ['go.mod'] } } }));
+    const before = await f.call('lsp', { action: 'status', file: 'main.go' });
+    expect(before.output).toMatch(/gopls \(\.go\): not usable — executable not found/);
+    const bin = path.join(f.workspace, '.venv', 'bin', 'my-gopls');
+    await script(bin, 'exit 0');
+    await f.call('lsp', { action: 'reload', file: 'main.go' });
+    const after = await f.call('lsp', { action: 'status', file: 'main.go' });
+    expect(after.output).toContain(`gopls (.go): usable — root . (go.mod), executable ${bin}`);
+  });
+
+  it("the project's .venv/bin comes before PATH and Cellmate's own servers", async () => {
+    const f = await fixture(['py'], { flat: true });
+    const mine = path.join(f.workspace, '.venv', 'bin', 'basedpyright-langserver');
+    await script(mine, 'exit 0');
+    const status = await f.call('lsp', { action: 'status', file: 'pkg/util.py' });
+    expect(status.output).toContain(`executable ${mine}`);
+  });
+});
+
+describe('lifecycle (LSP-5)', () => {
+  it('lazy: nothing runs until a call needs a server; each file is served from its nearest root', async () => {
+    const f = await fixture(['py']);
+    await mkdir(path.join(f.workspace, 'other'));
+    await writeFile(path.join(f.workspace, 'other', 'pyproject.toml'), '[project]\nname = "o"\n');
+    await writeFile(path.join(f.workspace, 'other', 'o.py'), 'def f() -> int:\n    return 1\n');
+    expect((await f.call('lsp', { action: 'status' })).output).toContain('Running: none');
+    expect((await f.call('lsp', { action: 'hover', file: 'py/pkg/util.py', line: 1, symbol: 'load_data' })).ok).toBe(true);
+    expect((await f.call('lsp', { action: 'hover', file: 'other/o.py', line: 1, symbol: 'f' })).ok).toBe(true);
+    const status = (await f.call('lsp', { action: 'status' })).output;
+    expect(status).toMatch(/- basedpyright for py \(running, pid \d+/);
+    expect(status).toMatch(/- basedpyright for other \(running, pid \d+/);
+  }, 60_000);
+
+  it('kill -9 of basedpyright: the next call restarts it and answers', async () => {
+    const f = await fixture(['py'], { flat: true });
+    expect((await f.call('lsp', { action: 'hover', file: 'pkg/util.py', line: 1, symbol: 'load_data' })).ok).toBe(true);
+    const [client] = await f.service.runningClients();
+    const pid = client!.process.pid!;
+    process.kill(pid, 'SIGKILL');
+    await client!.process.exited;
+    const again = await f.call('lsp', { action: 'definition', file: 'pkg/main.py', line: 3, symbol: 'load_data' });
+    expect(again.output).toContain('pkg/util.py:1');
+    const status = (await f.call('lsp', { action: 'status' })).output;
+    expect(status).toMatch(/basedpyright for \. \(running, pid (\d+).*restarted 1×/);
+    expect(status).not.toContain(`pid ${pid},`);
+  }, 60_000);
+
+  it('a server that cannot start is not respawned on every call; reload tries again', async () => {
+    const f = await fixture([], { env: { ...process.env, HOME: '/nonexistent' }, tableFiles: undefined });
+    const runs = path.join(f.workspace, 'runs.txt');
+    await writeFile(path.join(f.workspace, 'x.toml'), '');
+    await writeFile(path.join(f.workspace, 'a.broken'), 'a\n');
+    await script(path.join(f.workspace, '.venv', 'bin', 'broken-ls'), `echo run >> ${runs}\necho "cannot start: missing config" >&2\nexit 3`);
+    await mkdir(path.join(f.workspace, '.cellmate'));
+    await writeFile(path.join(f.workspace, '.cellmate', 'lsp.json'), JSON.stringify({ servers: { broken: { languages: ['.broken'], command: 'broken-ls', rootMarkers: ['x.toml'] } } }));
+    const first = await f.call('lsp', { action: 'symbols', file: 'a.broken' });
+    expect(first.ok).toBe(false);
+    expect(first.output).toMatch(/broken for \. failed to start: .*exit code 3.*cannot start: missing config/);
+    const second = await f.call('lsp', { action: 'symbols', file: 'a.broken' });
+    expect(second.output).toMatch(/failed to start: .*cannot start: missing config.* It is not started again until \d\d:\d\d:\d\d UTC/);
+    expect((await readFile(runs, 'utf8')).trim().split('\n')).toHaveLength(1);
+    await f.call('lsp', { action: 'reload', file: 'a.broken' });
+    await f.call('lsp', { action: 'symbols', file: 'a.broken' });
+    expect((await readFile(runs, 'utf8')).trim().split('\n')).toHaveLength(2);
+  }, 60_000);
+});
