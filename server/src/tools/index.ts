@@ -1,5 +1,6 @@
 import type { QuestionBroker } from '../questions/question-broker.js';
 import { applyPatchTool } from './apply_patch/apply_patch.js';
+import { astGrepTool } from './ast_grep/ast_grep.js';
 import { createAskUserTool } from './ask_user/ask_user.js';
 import type { ToolDefinition } from './define-tool.js';
 import { editTool } from './edit/edit.js';
@@ -20,13 +21,14 @@ export { writeTool } from './write/write.js';
 export { editTool } from './edit/edit.js';
 export { applyPatchTool } from './apply_patch/apply_patch.js';
 export { grepTool } from './grep/grep.js';
+export { astGrepTool } from './ast_grep/ast_grep.js';
 export { globTool } from './glob/glob.js';
 export { shellTool } from './shell/shell.js';
 export { createAskUserTool } from './ask_user/ask_user.js';
 export { createToolSearchTool } from './tool_search/tool_search.js';
 
 /** The generic tools that need no live resource (TIER-3): files, search, shell. */
-export const GENERIC_TOOLS: readonly ToolDefinition[] = [readTool, writeTool, editTool, applyPatchTool, grepTool, globTool, shellTool];
+export const GENERIC_TOOLS: readonly ToolDefinition[] = [readTool, writeTool, editTool, applyPatchTool, grepTool, astGrepTool, globTool, shellTool];
 
 /**
  * The built-in tools for the resources attached: `ask_user` only with a question port
