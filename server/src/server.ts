@@ -9,6 +9,7 @@ import { createHarness } from './tools/harness.js';
 import { removeChatOutputs } from './housekeeping/saved-outputs.js';
 import { OUTPUTS_DIR } from './tools/output-shaping.js';
 import { builtinTools } from './tools/index.js';
+import { StagedEdits } from './structural/staged-edits.js';
 import { createEvalTool } from './tools/eval/eval.js';
 import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
@@ -71,11 +72,13 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const workspace = await realpath(path.resolve(options.workspace));
   if (!(await stat(workspace)).isDirectory()) throw new Error(`The workspace ${workspace} is not a directory.`);
   const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger });
+  // Staged structural edits: ast_edit stages, resolve and the diff card's buttons resolve (EDIT-1…3).
+  const edits = new StagedEdits();
   // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3).
   const harness = createHarness({
     workspace,
     env,
-    tools: (ports) => builtinTools(ports),
+    tools: (ports) => builtinTools({ ...ports, edits }),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
   harness.redactor.addConfig(await loadConfigFile(env));
@@ -124,7 +127,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, edits,
     ...(kernels ? { focus: kernels } : {})
   };
   // A deleted chat's private kernels are stopped.
@@ -166,6 +169,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();
+        edits.dispose();
         harness.dispose();
       })();
       return disposing;

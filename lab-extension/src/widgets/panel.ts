@@ -174,8 +174,9 @@ export class CellmatePanel extends Panel {
     for (let i = items.length - 1; i >= 0 && !last; i--) {
       const item = items[i];
       // Eval displays (those in chat files older than display kinds have no `kind`).
-      if (item.kind === 'tool' && item.display && item.display.kind !== 'text' && item.display.kernel?.origin === 'private') {
-        last = item.display.kernel;
+      const display = item.kind === 'tool' ? item.display : undefined;
+      if (display && (display.kind === 'eval' || display.kind === undefined) && display.kernel?.origin === 'private') {
+        last = display.kernel;
       }
     }
     this._header.setKernel(this._kernelFocus?.kernel ?? null, last);

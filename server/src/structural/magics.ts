@@ -4,7 +4,7 @@
  * offsets, lines and columns in the neutralised text are those of the original cell, and
  * matched text is read from the original. Unlike kernel-bridge's `magics/rewrite.ts`
  * (which turns magics into runnable calls of a different length for eval), nothing here
- * runs: it only has to parse, and say which ranges were magic so a rewrite never touches
+ * runs: it only has to parse (`%time stmt` keeps `stmt`: only `%time` becomes `0;`), and say which ranges were magic so a rewrite never touches
  * them. Handles line magics `%x`, shell `!cmd` / `!!cmd`, assignments `x = !cmd` /
  * `x = %sx cmd`, help `obj?` / `?obj`, backslash continuations, and cell magics: the whole
  * cell for `%%bash`, `%%html`… (not Python), only the first line for `%%time`, `%%timeit`,
@@ -23,6 +23,8 @@ const PYTHON_BODY_MAGICS = new Set(['time', 'timeit', 'capture', 'prun', 'debug'
 
 const LINE_MAGIC = /^(\s*)([%!].*)$/;
 const ASSIGNED = /^(\s*[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)([%!].*)$/;
+/** `%time` / `%timeit` / `%prun` before a Python statement (no options). */
+const TIMED = /^(\s*)(%(?:time|timeit|prun))(?=\s+[^\s-])/;
 const HELP = /^(\s*)(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$/;
 
 /** Neutralises the IPython syntax of one Python cell. */
@@ -42,7 +44,16 @@ export function neutraliseMagics(source: string): NeutralisedCell {
     if (foreignCell && i >= first) [from, spaces] = [0, true];
     else if (continuing) [from, spaces] = [0, true];
     else if (cellMagic && i === first) from = line.length - line.trimStart().length;
-    else {
+    else if (TIMED.test(line)) {
+      // `%time stmt`: the statement is Python; only the magic word is blanked (`0;` keeps it parsing).
+      const m = TIMED.exec(line)!;
+      const start = m[1]!.length;
+      out.push(`${line.slice(0, start)}0;${' '.repeat(m[2]!.length - 2)}${line.slice(start + m[2]!.length)}`);
+      magic.push([offset + start, offset + start + m[2]!.length]);
+      offset += line.length + 1;
+      continuing = false;
+      return;
+    } else {
       const m = ASSIGNED.exec(line) ?? LINE_MAGIC.exec(line) ?? HELP.exec(line);
       if (m && !/^\s*!=/.test(m[2]!)) from = m[1]!.length;
     }

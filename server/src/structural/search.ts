@@ -27,6 +27,8 @@ export interface StructuralMatch {
   captures: Record<string, string | string[]>;
   /** What each metavariable stands for in a rewrite: its text, for `$$$NAME` the whole run (separators included). */
   spans: Record<string, string>;
+  /** Where each of `spans` sits in `source` ([start, end), UTF-16). */
+  spanRanges: Record<string, [number, number]>;
 }
 
 /** What to search. */
@@ -164,19 +166,25 @@ function toMatch(doc: SourceDocument, node: SgNode, names: ReturnType<typeof cap
   const r = node.range();
   const captures: Record<string, string | string[]> = {};
   const spans: Record<string, string> = {};
+  const spanRanges: Record<string, [number, number]> = {};
   const slice = (n: SgNode): string => doc.source.slice(n.range().start.index, n.range().end.index);
   for (const { name, multi } of names) {
     if (multi) {
       const all = node.getMultipleMatches(name);
       captures[name] = all.filter((n) => n.isNamed()).map(slice);
-      spans[name] = all.length === 0 ? '' : doc.source.slice(all[0]!.range().start.index, all[all.length - 1]!.range().end.index);
+      const at = all.length === 0 ? r.start.index : all[0]!.range().start.index;
+      spanRanges[name] = [at, all.length === 0 ? at : all[all.length - 1]!.range().end.index];
+      spans[name] = doc.source.slice(...spanRanges[name]);
     } else {
       const n = node.getMatch(name);
-      if (n) spans[name] = captures[name] = slice(n);
+      if (n) {
+        spans[name] = captures[name] = slice(n);
+        spanRanges[name] = [n.range().start.index, n.range().end.index];
+      }
     }
   }
   return {
     doc, start: r.start.index, end: r.end.index, line: r.start.line + 1, column: r.start.column + 1,
-    text: doc.source.slice(r.start.index, r.end.index), captures, spans
+    text: doc.source.slice(r.start.index, r.end.index), captures, spans, spanRanges
   };
 }

@@ -1,4 +1,6 @@
 import type { QuestionBroker } from '../questions/question-broker.js';
+import { StagedEdits } from '../structural/staged-edits.js';
+import { createStructuralEditTools } from './ast_edit/ast_edit.js';
 import { applyPatchTool } from './apply_patch/apply_patch.js';
 import { astGrepTool } from './ast_grep/ast_grep.js';
 import { createAskUserTool } from './ask_user/ask_user.js';
@@ -26,16 +28,18 @@ export { globTool } from './glob/glob.js';
 export { shellTool } from './shell/shell.js';
 export { createAskUserTool } from './ask_user/ask_user.js';
 export { createToolSearchTool } from './tool_search/tool_search.js';
+export { createStructuralEditTools } from './ast_edit/ast_edit.js';
 
 /** The generic tools that need no live resource (TIER-3): files, search, shell. */
 export const GENERIC_TOOLS: readonly ToolDefinition[] = [readTool, writeTool, editTool, applyPatchTool, grepTool, astGrepTool, globTool, shellTool];
 
 /**
  * The built-in tools for the resources attached: `ask_user` only with a question port
- * (ASK-3). Later issues add theirs (eval with a kernel factory, lsp with a supervisor…).
+ * (ASK-3); `ast_edit` and `resolve` share `edits` (one store per companion; a fresh one
+ * when none is given). Later issues add theirs (eval with a kernel factory, lsp with a supervisor…).
  */
-export function builtinTools(resources: { questions?: QuestionBroker } = {}): ToolDefinition[] {
-  const tools: ToolDefinition[] = [...GENERIC_TOOLS];
+export function builtinTools(resources: { questions?: QuestionBroker; edits?: StagedEdits } = {}): ToolDefinition[] {
+  const tools: ToolDefinition[] = [...GENERIC_TOOLS, ...createStructuralEditTools(resources.edits ?? new StagedEdits())];
   if (resources.questions) tools.push(createAskUserTool(resources.questions) as unknown as ToolDefinition);
   return tools;
 }

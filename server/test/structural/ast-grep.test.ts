@@ -116,8 +116,9 @@ describe('notebooks, ignores and paging (AST-3, AST-6)', () => {
     const r = await grep(ws, { pattern: 'dispose($X)' });
     expect(r.output).toBe([
       'nb.ipynb cell #1 (id c1) line 4:1: dispose(a)  {X=a}',
+      'nb.ipynb cell #3 (id c3) line 3:11: dispose(f)  {X=f}',
       'nb.ipynb cell #3 (id c3) line 4:5: dispose(f)  {X=f}',
-      '(2 matches in 1 file; pattern read as statement in python)'
+      '(3 matches in 1 file; pattern read as statement in python)'
     ].join('\n'));
   });
 
