@@ -63,6 +63,7 @@ export class CellmatePanel extends Panel {
         return controller.retry(text);
       },
       copyToNotebook: options.copyToNotebook,
+      resolveEdit: (editId, action) => controller.resolveEdit(editId, action),
       loadOlder: () => void controller.loadOlder()
     });
     this._composer = new ComposerWidget({

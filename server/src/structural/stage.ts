@@ -116,8 +116,8 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
   return { files, sites, replacements, skippedMagic, brokenAfter, searches, diff };
 }
 
-/** Unified diff hunks of two texts (3 lines of context), without file headers. */
+/** Unified diff hunks of two texts (3 lines of context), without file headers or `\ No newline` markers. */
 export function unifiedDiff(before: string, after: string): string {
   const patch = structuredPatch('a', 'b', before, after, '', '', { context: 3 });
-  return patch.hunks.map((h) => [`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines].join('\n')).join('\n');
+  return patch.hunks.map((h) => [`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines.filter((l) => !l.startsWith('\\'))].join('\n')).join('\n');
 }
