@@ -5,19 +5,17 @@
  * goes in as text only (never HTML).
  */
 import type { DiffDisplay } from '@cellmate/protocol';
+import type { TranslationBundle } from '@jupyterlab/translation';
 
-import type { IToolDisplayContext, IToolDisplayRenderer } from './tool-displays';
+/** What the diff view needs: translations, and the server call behind its buttons. */
+export interface IDiffViewContext {
+  readonly trans: TranslationBundle;
+  /** Absent: the diff is read-only (no buttons). */
+  readonly resolveEdit?: (editId: string, action: 'accept' | 'discard') => Promise<{ state: string; message: string }>;
+}
 
-/** Renders a staged edit's diff with its buttons. */
-export const diffDisplayRenderer: IToolDisplayRenderer<'diff'> = {
-  kind: 'diff',
-  render(display, context) {
-    const node = renderDiff(display, context);
-    return { node, summary: context.trans.__('staged edit'), openByDefault: true, dispose: () => node.remove() };
-  }
-};
-
-function renderDiff(display: DiffDisplay, { trans, resolveEdit }: IToolDisplayContext): HTMLElement {
+/** A staged edit's diff with its buttons (the `diff` renderer of `tool-displays.ts`). */
+export function renderDiff(display: DiffDisplay, { trans, resolveEdit }: IDiffViewContext): HTMLElement {
   const node = document.createElement('div');
   node.className = 'jp-cellmate-diff';
   node.dataset.displayKind = 'diff';

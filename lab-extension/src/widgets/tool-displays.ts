@@ -12,7 +12,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 
-import { diffDisplayRenderer } from './diff-view';
+import { renderDiff } from './diff-view';
 import { EvalOutputView, kernelLabel } from './eval-output';
 
 /** What a renderer gets besides the display. */
@@ -94,6 +94,15 @@ export const evalDisplayRenderer: IToolDisplayRenderer<'eval'> = {
       ),
       dispose: () => view.dispose()
     };
+  }
+};
+
+/** A staged edit: unified diff per file / cell, Accept and Discard (`diff-view.ts`). */
+export const diffDisplayRenderer: IToolDisplayRenderer<'diff'> = {
+  kind: 'diff',
+  render(display, context) {
+    const node = renderDiff(display, context);
+    return { node, summary: context.trans.__('staged edit'), openByDefault: true, dispose: () => node.remove() };
   }
 };
 
