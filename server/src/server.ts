@@ -72,8 +72,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const workspace = await realpath(path.resolve(options.workspace));
   if (!(await stat(workspace)).isDirectory()) throw new Error(`The workspace ${workspace} is not a directory.`);
   const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger });
+  // The panes serve the notebook port (notebook tools, `@` context, open notebooks an edit changes).
+  const panes = new PaneHub();
   // Staged structural edits: ast_edit stages, resolve and the diff card's buttons resolve (EDIT-1…3).
-  const edits = new StagedEdits();
+  const edits = new StagedEdits({ port: panes });
   // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3).
   const harness = createHarness({
     workspace,
@@ -93,7 +95,6 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     registry.register(createEvalTool(kernelRun));
   }
   // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
-  const panes = new PaneHub();
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
     for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
   }

@@ -2,7 +2,8 @@
  * SPEC EDIT-3 in Debian's Chromium against a real JupyterLab with the scripted model: an
  * `ast_edit` staged by the model shows its diff on the tool card (per file; per cell for a
  * notebook, collapsible) with Accept / Discard. Discard leaves every file untouched; Accept
- * (on a second staged edit) writes them all — the person resolves instead of the model.
+ * (on a second staged edit) writes them all — the person resolves instead of the model —
+ * and the notebook, open in JupyterLab by then, changes in its open document (outputs kept).
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -27,6 +28,8 @@ const FILES: Record<string, string> = {
 };
 const stage = [{ toolCalls: [{ toolName: 'ast_edit', input: { pattern: 'fetch($U, $T)', rewrite: 'fetch($U, timeout=$T)' } }] }, { text: 'Staged; review the diff.' }];
 const SCRIPT = { turns: [stage, stage] };
+
+type App = { shell: { currentWidget: { content: { model: { sharedModel: { cells: Array<{ toJSON(): Record<string, unknown> }> } } } } | null } };
 
 describe('the diff card of a staged edit (EDIT-3)', () => {
   let jupyter: Jupyter;
@@ -87,7 +90,9 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     expect(await disk()).toEqual(FILES);
   });
 
-  it('Accept writes every file of the edit', async () => {
+  it('Accept writes every file of the edit; the open notebook shows the change', async () => {
+    await runCommand(page, 'docmanager:open', { path: 'nb.ipynb' });
+    await page.locator('.jp-Notebook .jp-Cell').nth(1).waitFor({ timeout: 60_000 });
     await sendAndWaitForTurn(page, 'again');
     const diff = page.locator('.jp-cellmate-tool-card[data-tool-name="ast_edit"]').last().locator('.jp-cellmate-diff');
     await diff.waitFor({ timeout: 10_000 });
@@ -97,9 +102,14 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     const after = await disk();
     expect(after['src/a.py']).toBe('def go(u):\n    return fetch(u, timeout=5)\n');
     expect(after['src/b.py']).toBe('import a\nfetch("x", timeout=7)\n');
-    const nb = JSON.parse(after['nb.ipynb']!);
-    expect(nb.cells[0].source).toEqual(['r = fetch("a", timeout=1)\n', 'print(r)']);
-    expect(nb.cells[0].outputs).toEqual(NB.cells[0]!.outputs);
+    // The open notebook changed through its document (saved when the user saves), not on disk.
+    const cells = await page.evaluate(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(c => c.toJSON()));
+    expect(cells.map(c => (Array.isArray(c.source) ? c.source.join('') : c.source))).toEqual(['r = fetch("a", timeout=1)\nprint(r)', 'x = 1']);
+    // The output stayed (the shared model joins multiline strings).
+    expect(cells[0]!.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: 'done\n' }]);
+    expect(after['nb.ipynb']).toBe(FILES['nb.ipynb']);
+    await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputArea', { hasText: 'timeout=1' }).waitFor({ timeout: 10_000 });
+    await screenshot(page, 'structural-edit-accepted');
     expect(await diff.getByRole('button', { name: 'Accept' }).isDisabled()).toBe(true);
   });
 });

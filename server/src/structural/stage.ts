@@ -1,9 +1,9 @@
 /**
  * Staging a structural rewrite (SPEC EDIT-1): every op's matches (one search per op, the
  * file texts read once and kept as the staging snapshot), replacements planned per
- * document with overlaps reported (`rewrite.ts`), new texts computed — a notebook's by
- * splicing the changed cell sources into its raw JSON (`notebook-splice.ts`) — and the
- * diff a person reviews. Writes nothing.
+ * document with overlaps reported (`rewrite.ts`), new texts (a notebook's: new cell
+ * sources; `resolve` splices them in through `server/src/edits/`) and the diff a person
+ * reviews. Writes nothing.
  */
 import { parse } from '@ast-grep/napi';
 import { structuredPatch } from 'diff';
@@ -13,7 +13,6 @@ import { placeLabel, type SourceDocument } from './documents.js';
 import { firstProblem } from './ladder.js';
 import { napiLanguage, type StructuralLanguage } from './languages.js';
 import { neutraliseMagics, touchesMagic } from './magics.js';
-import { spliceCellSources } from './notebook-splice.js';
 import { applyReplacements, checkTemplate, planReplacements, type Replacement, type RewriteSite } from './rewrite.js';
 import { structuralSearch, type SearchResult } from './search.js';
 import type { StagedFile } from './staged-edits.js';
@@ -104,9 +103,8 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
       if (problem) brokenAfter.push(`${placeLabel(d.doc)}: ${problem}`);
     }
     if (docs[0]!.doc.cell) {
-      const next = spliceCellSources(expected, new Map(docs.map((d) => [d.doc.cell!.index, d.after])));
       const cells = docs.map((d) => ({ ...d.doc.cell!, before: d.doc.source, after: d.after }));
-      files.push({ path: file, expected, next, cells });
+      files.push({ path: file, expected, cells });
       diff.push({ path: file, cells: cells.map((c) => ({ index: c.index, ...(c.id ? { id: c.id } : {}), diff: unifiedDiff(c.before, c.after) })) });
     } else {
       files.push({ path: file, expected, next: docs[0]!.after });

@@ -1,24 +1,43 @@
 /**
  * Staged structural edits (SPEC EDIT-1/2): what `ast_edit` proposed, kept in memory until
  * `resolve` (the model) or the diff card (a person) accepts or discards it. Accepting
- * writes every file through the all-or-nothing writer, which compares each file with the
- * text captured at staging first; any mismatch rejects the whole edit naming the file.
+ * writes every file through the one all-or-nothing multi-file edit (`server/src/edits/`),
+ * which compares each file with the bytes captured at staging (a notebook open in a pane:
+ * each changed cell's source in the open document) before writing anything; any mismatch
+ * rejects the whole edit naming the file. An open notebook changes through its pane (one
+ * undo step), a closed one by splicing the new sources into its raw JSON.
  * Edits expire after {@link STAGED_EDIT_TTL_MS}; a companion restart drops them all (ids
  * carry this process's boot tag, so a stale id says it was staged before the restart).
  */
 import { randomBytes } from 'node:crypto';
 import type { DiffDisplay } from '@cellmate/protocol';
-import { applyAllOrNothing, ApplyFailedError, StaleFileError, type BeforeRename, type FileChange } from './apply-interim.js';
+import { applyChanges, EditError, type Change, type EditFs } from '../edits/index.js';
+import type { NotebookPort } from '../tools/notebook/pane-hub.js';
 import type { CellPlace } from './documents.js';
 import { StagedEditError } from './errors.js';
 
 /** How long a staged edit can be resolved. */
 export const STAGED_EDIT_TTL_MS = 30 * 60_000;
 
-/** One changed file of a staged edit. */
-export interface StagedFile extends FileChange {
-  /** For a notebook: each changed cell's source before and after. */
+/** One changed file of a staged edit: its whole text at staging, and the new text or new cell sources. */
+export interface StagedFile {
+  /** Workspace-relative. */
+  path: string;
+  /** The file's text when the edit was staged (the snapshot accept compares with). */
+  expected: string;
+  /** A source file's new text. */
+  next?: string;
+  /** A notebook's changed cells: source before and after. */
   cells?: Array<CellPlace & { before: string; after: string }>;
+}
+
+/** The shared multi-file edit's change for a staged file. */
+function toChange(f: StagedFile): Change {
+  if (!f.cells) return { kind: 'text', path: f.path, expected: f.expected, next: f.next ?? f.expected };
+  return {
+    kind: 'cells', path: f.path, expectedFile: f.expected,
+    cells: f.cells.map((c) => ({ cell: c.id ?? `#${c.index + 1}`, expected: c.before, next: c.after }))
+  };
 }
 
 /** A staged edit. */
@@ -44,8 +63,10 @@ export interface ResolveOutcome {
 export interface StagedEditsOptions {
   ttlMs?: number;
   now?: () => number;
-  /** Fault injection for tests (see `apply-interim.ts`). */
-  beforeRename?: BeforeRename;
+  /** Open notebooks are changed through the pane that has them open. */
+  port?: NotebookPort;
+  /** File access (fault injection in tests); default the real file system. */
+  fs?: EditFs;
 }
 
 /** The staged edits of one companion process. */
@@ -96,14 +117,16 @@ export class StagedEdits {
       return { state: 'discarded', message: `Discarded ${id}: nothing was written (${edit.replacements} replacements in ${files.length} files dropped).`, files };
     }
     try {
-      await applyAllOrNothing(edit.workspace, edit.files, this.options.beforeRename);
+      await applyChanges(edit.files.map(toChange), {
+        workspace: edit.workspace, ...(this.options.port ? { port: this.options.port } : {}), ...(this.options.fs ? { fs: this.options.fs } : {})
+      });
     } catch (error) {
-      if (error instanceof StaleFileError) {
+      if (error instanceof EditError && error.code === 'conflict') {
         this.finish(id, 'discarded');
-        throw new StagedEditError(`Rejected ${id}: ${error.file} changed after the edit was staged, so nothing was written (no file of the edit changed). Run ast_edit again on the current files.`, id, error.file);
+        throw new StagedEditError(`Rejected ${id}: ${error.files.join(', ')} changed after the edit was staged, so nothing was written (no file of the edit changed). Run ast_edit again on the current files.`, id, error.files[0]);
       }
-      if (error instanceof ApplyFailedError) {
-        throw new StagedEditError(`Could not apply ${id}: ${error.message}. The workspace is as it was before; the edit is still staged (resolve again once the cause is fixed, or discard it).`, id, error.file);
+      if (error instanceof EditError && error.code === 'write-failed') {
+        throw new StagedEditError(`Could not apply ${id}: ${error.message} The edit is still staged (resolve again once the cause is fixed, or discard it).`, id, error.files[0]);
       }
       throw error;
     }

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { StagedEdits } from '../../src/structural/staged-edits.js';
+import { nodeEditFs } from '../../src/edits/index.js';
 import { codeCell, fixtureRepo, notebookJson } from './fixture.js';
 
 const venvPython = path.resolve(__dirname, '../../../.venv/bin/python');
@@ -111,11 +112,12 @@ describe('ast_edit + resolve (EDIT-1/2/3)', () => {
   it('a write failing midway rolls back the files already written', async () => {
     const files = repoFiles();
     const ws = await fixtureRepo(files);
-    const { registry } = setup({ beforeRename: (file) => { if (file === 'pkg/m3.py') throw new Error('disk full (injected)'); } });
+    const fs = { ...nodeEditFs, write: async (file: string, text: string) => (file.endsWith('pkg/m3.py') ? Promise.reject(new Error('disk full (injected)')) : nodeEditFs.write(file, text)) };
+    const { registry } = setup({ fs });
     const staged = await registry.call('ast_edit', { pattern: 'fetch($U, $T)', rewrite: 'get($U)' }, ctxFor(ws));
     const editId = /edit_[0-9a-f]+_1/.exec(staged.output)![0];
     const r = await registry.call('resolve', { edit_id: editId, action: 'accept' }, ctxFor(ws));
-    expect(r.output).toBe(`Could not apply ${editId}: writing pkg/m3.py failed (disk full (injected)); restored nb/a.ipynb, nb/b.ipynb, nb/c.ipynb, pkg/m1.py, pkg/m2.py. The workspace is as it was before; the edit is still staged (resolve again once the cause is fixed, or discard it).`);
+    expect(r.output).toBe(`Could not apply ${editId}: Writing pkg/m3.py failed (disk full (injected)). The 5 files already written (nb/a.ipynb, nb/b.ipynb, nb/c.ipynb, pkg/m1.py, pkg/m2.py) were restored: nothing was changed. The edit is still staged (resolve again once the cause is fixed, or discard it).`);
     expect(await readAll(ws, files)).toEqual(files);
   });
 
