@@ -328,6 +328,23 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /**
+   * Accepts or discards a staged edit of the open chat (its diff card). A refusal (a file
+   * changed since staging, expired, already resolved) comes back as `state: 'error'` with
+   * the server's message, for the card to show.
+   */
+  async resolveEdit(editId: string, action: 'accept' | 'discard'): Promise<{ state: string; message: string }> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      return { state: 'error', message: this._trans.__('No chat is open.') };
+    }
+    try {
+      return await this._connection.request('edit/resolve', { chatId, editId, action });
+    } catch (error) {
+      return { state: 'error', message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
   /** Answers (or skips) a question card in the open chat; false when it failed. */
   async answer(questionId: string, answer: QuestionAnswer): Promise<boolean> {
     const chatId = this.store.state?.chatId;

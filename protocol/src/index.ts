@@ -274,6 +274,8 @@ export interface HelloResult {
 }
 
 export interface Requests {
+  /** Accept or discard a staged edit from its diff card (SPEC EDIT-3): the person resolves instead of the model. */
+  'edit/resolve': { params: { chatId: string; editId: string; action: 'accept' | 'discard' }; result: { state: 'accepted' | 'discarded'; message: string } };
   'cellmate/hello': { params: HelloParams; result: HelloResult };
   'config/providers': { params: Record<string, never>; result: ProviderStatus[] };
   'chat/list': { params: Record<string, never>; result: ChatSummary[] };

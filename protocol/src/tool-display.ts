@@ -8,7 +8,7 @@ import type { EvalKernelInfo } from './kernel-info';
  * `locations`, a debugger's `debug` state) are added here as new members of the union.
  * Chat files written before kinds existed carry eval displays without `kind`.
  */
-export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay;
+export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay;
 
 /** The kinds of {@link ToolCallDisplay}. */
 export type ToolCallDisplayKind = ToolCallDisplay['kind'];
@@ -58,4 +58,26 @@ export interface LspDisplay {
   locations: LspDisplayLocation[];
   /** Set when the list was cut at the tool's cap. */
   total?: number;
+}
+
+/**
+ * A staged edit (`ast_edit`, SPEC EDIT-3): a unified diff per file — per cell for a
+ * notebook — with Accept / Discard, which call `edit/resolve` with `editId`.
+ */
+export interface DiffDisplay {
+  kind: 'diff';
+  editId: string;
+  /** e.g. `(proposed) 12 replacements in 4 files`. */
+  summary: string;
+  /** When the staged edit expires (ms since the epoch). */
+  expiresAt: number;
+  files: DiffFileChange[];
+}
+
+/** One file of a {@link DiffDisplay}: `diff` for a source file, `cells` for a notebook. */
+export interface DiffFileChange {
+  path: string;
+  /** Unified diff hunks (`@@ … @@` then ` `, `-`, `+` lines). */
+  diff?: string;
+  cells?: Array<{ index: number; id?: string; diff: string }>;
 }

@@ -9,6 +9,7 @@ import { createHarness } from './tools/harness.js';
 import { removeChatOutputs } from './housekeeping/saved-outputs.js';
 import { OUTPUTS_DIR } from './tools/output-shaping.js';
 import { builtinTools } from './tools/index.js';
+import { StagedEdits } from './structural/staged-edits.js';
 import { createEvalTool } from './tools/eval/eval.js';
 import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
@@ -77,19 +78,21 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const workspace = await realpath(path.resolve(options.workspace));
   if (!(await stat(workspace)).isDirectory()) throw new Error(`The workspace ${workspace} is not a directory.`);
   const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger });
-  // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
+  // The panes serve the notebook port (notebook tools, `@` context, open notebooks an edit changes).
   const panes = new PaneHub();
   // Language servers (issue #10): started lazily per root, stopped with the companion; the
   // write hook folds the diagnostics a write just introduced into its result (WDIAG-1/2).
   const lsp = new LspService({ workspace, env, logger, bundledBins: bundledServerBins(), idleMs: positiveIntFromEnv(env, 'CELLMATE_LSP_IDLE_MS', logger) });
   const lspDocs = new DocumentSync(lsp, panes);
   const writeDiagnostics = new WriteDiagnostics(lspDocs);
+  // Staged structural edits: ast_edit stages, resolve and the diff card's buttons resolve (EDIT-1…3).
+  const edits = new StagedEdits({ port: panes });
   // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3).
   const harness = createHarness({
     workspace,
     env,
     writeHook: writeDiagnostics,
-    tools: (ports) => builtinTools(ports),
+    tools: (ports) => builtinTools({ ...ports, edits }),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
   harness.redactor.addConfig(await loadConfigFile(env));
@@ -103,6 +106,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (kernelRun && !registry.list().some((t) => t.name === 'eval')) {
     registry.register(createEvalTool(kernelRun));
   }
+  // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
     for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
   }
@@ -140,7 +144,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, edits,
     ...(kernels ? { focus: kernels } : {})
   };
   // A deleted chat's private kernels are stopped.
@@ -185,6 +189,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();
+        edits.dispose();
         harness.dispose();
       })();
       return disposing;

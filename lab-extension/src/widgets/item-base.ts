@@ -29,6 +29,8 @@ export interface IItemContext {
   edit?(text: string): Promise<boolean>;
   /** Inserts code as a new cell below the active cell of the current notebook. */
   copyToNotebook?(code: string): void;
+  /** Accepts or discards a staged edit from its diff card (`edit/resolve`); a refusal comes back as `state: 'error'`. */
+  resolveEdit?(editId: string, action: 'accept' | 'discard'): Promise<{ state: string; message: string }>;
 }
 
 /**

@@ -63,6 +63,7 @@ export class CellmatePanel extends Panel {
         return controller.retry(text);
       },
       copyToNotebook: options.copyToNotebook,
+      resolveEdit: (editId, action) => controller.resolveEdit(editId, action),
       loadOlder: () => void controller.loadOlder()
     });
     this._composer = new ComposerWidget({
@@ -174,8 +175,9 @@ export class CellmatePanel extends Panel {
     for (let i = items.length - 1; i >= 0 && !last; i--) {
       const item = items[i];
       // Eval displays (those in chat files older than display kinds have no `kind`).
-      if (item.kind === 'tool' && item.display && (item.display.kind === 'eval' || item.display.kind === undefined) && item.display.kernel?.origin === 'private') {
-        last = item.display.kernel;
+      const display = item.kind === 'tool' ? item.display : undefined;
+      if (display && (display.kind === 'eval' || display.kind === undefined) && display.kernel?.origin === 'private') {
+        last = display.kernel;
       }
     }
     this._header.setKernel(this._kernelFocus?.kernel ?? null, last);

@@ -14,7 +14,7 @@ import { Widget } from '@lumino/widgets';
 
 import { codeOf, formatElapsed } from '../tool-format';
 import { IItemWidget, markItem } from './item-base';
-import { defaultToolDisplays, type IToolDisplayView, type ToolDisplayRegistry } from './tool-displays';
+import { defaultToolDisplays, type IToolDisplayContext, type IToolDisplayView, type ToolDisplayRegistry } from './tool-displays';
 
 /** Results longer than this (lines or characters) start collapsed, with "Show all". */
 export const LONG_LINES = 20;
@@ -24,6 +24,8 @@ const LONG_CHARS = 2000;
 export interface IToolCardActions {
   /** Inserts code as a new cell below the active cell of the current notebook. */
   copyToNotebook?(code: string): void;
+  /** Accepts or discards a staged edit (the diff display's buttons). */
+  resolveEdit?: IToolDisplayContext['resolveEdit'];
 }
 
 const STATUS_ICONS: Partial<Record<ToolCallStatus, LabIcon>> = {
@@ -208,7 +210,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private _renderDisplay(item: ToolCallItem): void {
     this._displayShown = true;
     this._view?.dispose();
-    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans }) ?? undefined;
+    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit }) ?? undefined;
     this._kernel.textContent = this._view?.summary ?? '';
     if (!this._view) {
       return;

@@ -2,7 +2,8 @@
  * Tool-card renderers by display kind (issue #9): `ToolCallDisplay` is a tagged union
  * (`@cellmate/protocol`), and the card asks this registry for a view of whatever display an
  * item carries. Built in: `eval` (kernel, rewritten magics, rich outputs rendered untrusted
- * by rendermime) and `text` (plain text, never HTML). A kind this pane does not know (a
+ * by rendermime), `text` (plain text, never HTML) and `diff` (a staged edit with Accept /
+ * Discard, `diff-view.ts`). A kind this pane does not know (a
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
@@ -11,6 +12,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 
+import { renderDiff } from './diff-view';
 import { EvalOutputView, kernelLabel } from './eval-output';
 
 /** What a renderer gets besides the display. */
@@ -18,6 +20,8 @@ export interface IToolDisplayContext {
   /** Absent in tests without JupyterLab: renderers then show text only. */
   readonly rendermime?: IRenderMimeRegistry;
   readonly trans: TranslationBundle;
+  /** Accepts or discards a staged edit (`edit/resolve`); absent: diff cards are read-only. */
+  readonly resolveEdit?: (editId: string, action: 'accept' | 'discard') => Promise<{ state: string; message: string }>;
 }
 
 /** A rendered display; the card owns it and disposes it when the display changes. */
@@ -93,6 +97,15 @@ export const evalDisplayRenderer: IToolDisplayRenderer<'eval'> = {
   }
 };
 
+/** A staged edit: unified diff per file / cell, Accept and Discard (`diff-view.ts`). */
+export const diffDisplayRenderer: IToolDisplayRenderer<'diff'> = {
+  kind: 'diff',
+  render(display, context) {
+    const node = renderDiff(display, context);
+    return { node, summary: context.trans.__('staged edit'), openByDefault: true, dispose: () => node.remove() };
+  }
+};
+
 /** Plain text (textContent only: nothing in it is ever parsed as HTML). */
 export const textDisplayRenderer: IToolDisplayRenderer<'text'> = {
   kind: 'text',
@@ -106,6 +119,7 @@ export function defaultToolDisplays(): ToolDisplayRegistry {
   const registry = new ToolDisplayRegistry();
   registry.register(evalDisplayRenderer);
   registry.register(textDisplayRenderer);
+  registry.register(diffDisplayRenderer);
   return registry;
 }
 

@@ -1,5 +1,10 @@
 import type { QuestionBroker } from '../questions/question-broker.js';
+import { StagedEdits } from '../structural/staged-edits.js';
+import { createStructuralEditTools } from './ast_edit/ast_edit.js';
+import { createCodeGraphTool } from './code_graph/code_graph.js';
+import type { CodeGraphs } from '../structural/graph/code-graph.js';
 import { applyPatchTool } from './apply_patch/apply_patch.js';
+import { astGrepTool } from './ast_grep/ast_grep.js';
 import { createAskUserTool } from './ask_user/ask_user.js';
 import type { ToolDefinition } from './define-tool.js';
 import { editTool } from './edit/edit.js';
@@ -20,20 +25,24 @@ export { writeTool } from './write/write.js';
 export { editTool } from './edit/edit.js';
 export { applyPatchTool } from './apply_patch/apply_patch.js';
 export { grepTool } from './grep/grep.js';
+export { astGrepTool } from './ast_grep/ast_grep.js';
 export { globTool } from './glob/glob.js';
 export { shellTool } from './shell/shell.js';
 export { createAskUserTool } from './ask_user/ask_user.js';
 export { createToolSearchTool } from './tool_search/tool_search.js';
+export { createStructuralEditTools } from './ast_edit/ast_edit.js';
+export { createCodeGraphTool } from './code_graph/code_graph.js';
 
 /** The generic tools that need no live resource (TIER-3): files, search, shell. */
-export const GENERIC_TOOLS: readonly ToolDefinition[] = [readTool, writeTool, editTool, applyPatchTool, grepTool, globTool, shellTool];
+export const GENERIC_TOOLS: readonly ToolDefinition[] = [readTool, writeTool, editTool, applyPatchTool, grepTool, astGrepTool, globTool, shellTool];
 
 /**
  * The built-in tools for the resources attached: `ask_user` only with a question port
- * (ASK-3). Later issues add theirs (eval with a kernel factory, lsp with a supervisor…).
+ * (ASK-3); `ast_edit` and `resolve` share `edits` (one store per companion; a fresh one
+ * when none is given). Later issues add theirs (eval with a kernel factory, lsp with a supervisor…).
  */
-export function builtinTools(resources: { questions?: QuestionBroker } = {}): ToolDefinition[] {
-  const tools: ToolDefinition[] = [...GENERIC_TOOLS];
+export function builtinTools(resources: { questions?: QuestionBroker; edits?: StagedEdits; graphs?: CodeGraphs } = {}): ToolDefinition[] {
+  const tools: ToolDefinition[] = [...GENERIC_TOOLS, ...createStructuralEditTools(resources.edits ?? new StagedEdits()), createCodeGraphTool(resources.graphs)];
   if (resources.questions) tools.push(createAskUserTool(resources.questions) as unknown as ToolDefinition);
   return tools;
 }

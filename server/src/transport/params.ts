@@ -46,6 +46,7 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
     ])
   }),
   'context/complete': z.object({ chatId: chatId.optional(), prefix: z.string().max(1000) }),
+  'edit/resolve': z.object({ chatId, editId: z.string().min(1).max(200), action: z.enum(['accept', 'discard']) }),
   'audit/metrics': z.union([z.object({ chatId: chatId.optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ chatId?: string }>
 };
 

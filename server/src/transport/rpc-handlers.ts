@@ -3,6 +3,7 @@ import { ResponseError, ErrorCodes as JsonRpcErrorCodes, type Disposable, type M
 import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
 import { QuestionNotPendingError } from '../questions/question-broker.js';
+import { StagedEditError } from '../structural/errors.js';
 import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
 import type { CompanionServices } from './services.js';
@@ -51,6 +52,19 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       } catch (error) {
         if (error instanceof QuestionNotPendingError) throw new CellmateError(ErrorCodes.QuestionNotPending, error.message);
         if (error instanceof RangeError) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, `Invalid answer: ${error.message}`);
+        throw error;
+      }
+    },
+    'edit/resolve': async (params) => {
+      service.get(params.chatId); // ChatNotFound first
+      if (!services.edits) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server stages no edits.');
+      try {
+        const edit = services.edits.get(params.editId);
+        if (edit.chatId !== params.chatId) throw new StagedEditError(`Staged edit ${params.editId} belongs to another chat.`, params.editId);
+        const outcome = await services.edits.resolve(params.editId, params.action);
+        return { state: outcome.state, message: outcome.message };
+      } catch (error) {
+        if (error instanceof StagedEditError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
         throw error;
       }
     },

@@ -1,0 +1,86 @@
+/**
+ * The files structural search looks at (SPEC AST-3): regular files under a folder, in name
+ * order, honouring every `.gitignore` from the workspace root down (nested ones apply to
+ * their own folder), never entering `tools/walk.ts`'s skipped folders (`node_modules`,
+ * `.venv`, `.cellmate`, `.git`…), never following symlinks, skipping binaries and files
+ * over 5 MB. Yields workspace-relative `/` paths.
+ */
+import { lstat, open, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+import { looksBinary } from '../tools/read/read-format.js';
+import { SKIPPED_DIRS } from '../tools/walk.js';
+
+/** Files larger than this are not parsed. */
+export const MAX_SOURCE_BYTES = 5 * 1024 * 1024;
+
+interface Rules {
+  /** Folder (workspace-relative, '' for the root) the rules are relative to. */
+  dir: string;
+  ig: Ignore;
+}
+
+/** Yields the workspace-relative paths of the searchable files under `relRoot`. */
+export async function* sourceFiles(workspace: string, relRoot: string, signal: AbortSignal): AsyncGenerator<string> {
+  const root = relRoot === '.' ? '' : relRoot;
+  const rules: Rules[] = [];
+  // The .gitignore files of every folder above the search root apply too.
+  const parts = root === '' ? [] : root.split('/');
+  for (let i = 0; i < parts.length; i++) await addRules(workspace, parts.slice(0, i).join('/'), rules);
+  const info = await lstat(path.join(workspace, root));
+  if (info.isFile()) {
+    if (!ignored(rules, root, false)) yield root;
+    return;
+  }
+  yield* walk(workspace, root, rules, signal);
+}
+
+async function* walk(workspace: string, dir: string, inherited: Rules[], signal: AbortSignal): AsyncGenerator<string> {
+  signal.throwIfAborted();
+  const rules = [...inherited];
+  await addRules(workspace, dir, rules);
+  const entries = await readdir(path.join(workspace, dir), { withFileTypes: true }).catch(() => []);
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const e of entries) {
+    const rel = dir === '' ? e.name : `${dir}/${e.name}`;
+    if (e.isDirectory()) {
+      if (SKIPPED_DIRS.has(e.name) || ignored(rules, rel, true)) continue;
+      yield* walk(workspace, rel, rules, signal);
+    } else if (e.isFile() && !ignored(rules, rel, false)) yield rel;
+  }
+}
+
+async function addRules(workspace: string, dir: string, rules: Rules[]): Promise<void> {
+  const text = await readFile(path.join(workspace, dir, '.gitignore'), 'utf8').catch(() => undefined);
+  if (text !== undefined) rules.push({ dir, ig: ignore().add(text) });
+}
+
+function ignored(rules: readonly Rules[], rel: string, isDir: boolean): boolean {
+  for (const { dir, ig } of rules) {
+    const sub = dir === '' ? rel : rel.startsWith(`${dir}/`) ? rel.slice(dir.length + 1) : undefined;
+    if (sub && ig.ignores(isDir ? `${sub}/` : sub)) return true;
+  }
+  return false;
+}
+
+/** Reads a file as text, or undefined when it is missing, too large or binary. */
+export async function readSourceText(absolute: string): Promise<string | undefined> {
+  const handle = await open(absolute, 'r').catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    const { size } = await handle.stat();
+    if (size > MAX_SOURCE_BYTES) return undefined;
+    const buffer = Buffer.alloc(size);
+    let read = 0;
+    while (read < size) {
+      const { bytesRead } = await handle.read(buffer, read, size - read, read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+    }
+    const bytes = buffer.subarray(0, read);
+    if (looksBinary(bytes.subarray(0, 4096))) return undefined;
+    return bytes.toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
