@@ -174,7 +174,7 @@ export class CellmatePanel extends Panel {
     for (let i = items.length - 1; i >= 0 && !last; i--) {
       const item = items[i];
       // Eval displays (those in chat files older than display kinds have no `kind`).
-      if (item.kind === 'tool' && item.display && item.display.kind !== 'text' && item.display.kernel?.origin === 'private') {
+      if (item.kind === 'tool' && item.display && (item.display.kind === 'eval' || item.display.kind === undefined) && item.display.kernel?.origin === 'private') {
         last = item.display.kernel;
       }
     }
