@@ -1,6 +1,7 @@
 /**
  * What every transcript item widget shares: its interface and its stable DOM hooks.
  */
+import type { IDebugCardActions } from './debug-card';
 import type { QuestionAnswer, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -29,6 +30,8 @@ export interface IItemContext {
   edit?(text: string): Promise<boolean>;
   /** Inserts code as a new cell below the active cell of the current notebook. */
   copyToNotebook?(code: string): void;
+  /** The debug card's actions (issue #12). */
+  debug?: IDebugCardActions;
 }
 
 /**

@@ -14,6 +14,7 @@ import { Widget } from '@lumino/widgets';
 
 import { codeOf, formatElapsed } from '../tool-format';
 import { IItemWidget, markItem } from './item-base';
+import type { IDebugCardActions } from './debug-card';
 import { defaultToolDisplays, type IToolDisplayView, type ToolDisplayRegistry } from './tool-displays';
 
 /** Results longer than this (lines or characters) start collapsed, with "Show all". */
@@ -24,6 +25,8 @@ const LONG_CHARS = 2000;
 export interface IToolCardActions {
   /** Inserts code as a new cell below the active cell of the current notebook. */
   copyToNotebook?(code: string): void;
+  /** The debug card's Terminate and scroll-to-cell. */
+  debug?: IDebugCardActions;
 }
 
 const STATUS_ICONS: Partial<Record<ToolCallStatus, LabIcon>> = {
@@ -208,7 +211,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private _renderDisplay(item: ToolCallItem): void {
     this._displayShown = true;
     this._view?.dispose();
-    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans }) ?? undefined;
+    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, ...(this._actions.debug ? { debug: this._actions.debug } : {}) }) ?? undefined;
     this._kernel.textContent = this._view?.summary ?? '';
     if (!this._view) {
       return;

@@ -2,7 +2,7 @@
  * Tool-card renderers by display kind (issue #9): `ToolCallDisplay` is a tagged union
  * (`@cellmate/protocol`), and the card asks this registry for a view of whatever display an
  * item carries. Built in: `eval` (kernel, rewritten magics, rich outputs rendered untrusted
- * by rendermime) and `text` (plain text, never HTML). A kind this pane does not know (a
+ * by rendermime), `text` (plain text, never HTML) and `debug` (`debug-card.ts`). A kind this pane does not know (a
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
@@ -11,6 +11,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 
+import { debugDisplayRenderer, type IDebugCardActions } from './debug-card';
 import { EvalOutputView, kernelLabel } from './eval-output';
 
 /** What a renderer gets besides the display. */
@@ -18,6 +19,8 @@ export interface IToolDisplayContext {
   /** Absent in tests without JupyterLab: renderers then show text only. */
   readonly rendermime?: IRenderMimeRegistry;
   readonly trans: TranslationBundle;
+  /** The debug card's actions (Terminate, scroll to the stopped cell). */
+  readonly debug?: IDebugCardActions;
 }
 
 /** A rendered display; the card owns it and disposes it when the display changes. */
@@ -106,6 +109,7 @@ export function defaultToolDisplays(): ToolDisplayRegistry {
   const registry = new ToolDisplayRegistry();
   registry.register(evalDisplayRenderer);
   registry.register(textDisplayRenderer);
+  registry.register(debugDisplayRenderer());
   return registry;
 }
 

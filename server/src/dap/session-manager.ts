@@ -150,10 +150,10 @@ export class DebugSessionManager {
     return `Note: the previous debug session ${u.sessionId} (${u.adapter}) ended: ${u.message}.`;
   }
 
-  /** Terminates the chat's session, if any. */
-  async terminate(chatId: string): Promise<DebugSession | undefined> {
+  /** Terminates the chat's session, if any (and if it is `sessionId`, when given). */
+  async terminate(chatId: string, sessionId?: string): Promise<DebugSession | undefined> {
     const active = this.chats.get(chatId)?.active;
-    if (!active) return undefined;
+    if (!active || (sessionId !== undefined && active.session.id !== sessionId)) return undefined;
     await active.session.end({ reason: 'terminated', message: 'terminated on request' });
     return active.session;
   }
