@@ -69,9 +69,16 @@ export async function pythonCandidates(workspace: string, env: NodeJS.ProcessEnv
   return [...local, ...(system ? [system] : [])];
 }
 
+/** Pythons known to have debugpy (a probe starts a Python: ~0.1–0.5 s). Only yes is kept: an install later is seen. */
+const withDebugpy = new Set<string>();
+
 function hasDebugpy(python: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  if (withDebugpy.has(python)) return Promise.resolve(true);
   return new Promise((resolve) => {
-    execFile(python, ['-c', 'import debugpy'], { env, timeout: 15_000 }, (err) => resolve(!err));
+    execFile(python, ['-c', 'import debugpy'], { env, timeout: 15_000 }, (err) => {
+      if (!err) withDebugpy.add(python);
+      resolve(!err);
+    });
   });
 }
 

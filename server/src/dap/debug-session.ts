@@ -16,6 +16,8 @@ import type { DapChannel } from './protocol.js';
 export const MAX_FRAMES = 30;
 export const MAX_CHILDREN = 50;
 export const MAX_VALUE_CHARS = 400;
+/** An `evaluate` result longer than this is cut (expand it through its reference instead). */
+export const MAX_EVALUATE_CHARS = 4000;
 /** Output kept per session (older text is dropped, and the output view says how much). */
 export const MAX_OUTPUT_CHARS = 200_000;
 
@@ -259,7 +261,8 @@ export class DebugSession {
   async evaluate(expression: string, frameId?: number): Promise<{ result: string; type?: string; reference: number; frameId?: number }> {
     const frame = frameId ?? (this.runState === 'stopped' ? (await this.stack()).frames[0]?.id : undefined);
     const body = await this.channel.request('evaluate', { expression, context: 'repl', ...(frame !== undefined ? { frameId: frame } : {}) });
-    return { result: body.result, ...(body.type ? { type: body.type } : {}), reference: body.variablesReference, ...(frame !== undefined ? { frameId: frame } : {}) };
+    const result = body.result.length > MAX_EVALUATE_CHARS ? `${body.result.slice(0, MAX_EVALUATE_CHARS)}… [cut at ${MAX_EVALUATE_CHARS} of ${body.result.length} characters]` : body.result;
+    return { result, ...(body.type ? { type: body.type } : {}), reference: body.variablesReference, ...(frame !== undefined ? { frameId: frame } : {}) };
   }
 
   /** Ends the session once (idempotent); the adapter's `onEnd` cleans up. */

@@ -73,6 +73,29 @@ describe('debug adapters: which half is missing (DBG-4)', () => {
   });
 });
 
+describe.skipIf(!HAVE_PYTHON)('debug: waits are bounded (DBG-3)', () => {
+  let rig: DebugRig;
+  beforeAll(async () => {
+    rig = await debugRig({ stopWaitMs: 1500 });
+  }, 60_000);
+  afterAll(async () => rig?.dispose());
+
+  it('a cell that runs on answers "still running"; pause stops it where it is; terminate ends the session', async () => {
+    const run = await rig.call({ action: 'run_cell', file: 'nb.ipynb', cell: '#4' });
+    expect(run.ok, run.output).toBe(true);
+    expect(run.output).toContain('Still running after 2 s (no stop yet).');
+    const again = await rig.call({ action: 'continue' });
+    expect(again.output).toContain('the debuggee is not stopped (it is running). Call pause');
+    const paused = await rig.call({ action: 'pause' });
+    expect(paused.output).toMatch(/Stopped \(pause\)/);
+    const stack = await rig.call({ action: 'stack' });
+    expect(stack.output).toMatch(/<module> — nb\.ipynb cell 4 \(id cell3\), line (2|3): /);
+    const end = await rig.call({ action: 'terminate' });
+    expect(end.output).toMatch(/Terminated debug session/);
+    expect((await rig.call({ action: 'status' })).output).toBe('No debug session is running in this chat.');
+  }, 120_000);
+});
+
 describe.skipIf(!HAVE_PYTHON)('debug sessions: one per chat, hard TTL (DBG-2)', () => {
   let rig: DebugRig;
   beforeAll(async () => {

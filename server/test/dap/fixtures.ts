@@ -14,11 +14,12 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
 export const HAVE_PYTHON = existsSync(PYTHON);
 
-/** Cells: 0 defines `keep`; 1 has a loop (line 3 = `total += i`); 2 raises from a helper. */
+/** Cells: 0 defines `keep`; 1 has a loop (line 3 = `total += i`); 2 raises from a helper; 3 runs for a minute. */
 export const CELLS = [
   'keep = 41\nitems = [3, 5, 7]',
   'total = 0\nfor i in range(len(items)):\n    total += items[i]\nresult = total',
-  'def ratio(a, b):\n    scaled = a * 10\n    return scaled / b\n\nanswer = ratio(keep, 0)'
+  'def ratio(a, b):\n    scaled = a * 10\n    return scaled / b\n\nanswer = ratio(keep, 0)',
+  'import time\nfor tick in range(600):\n    time.sleep(0.1)'
 ];
 
 export function notebookJson(cells: readonly string[]): string {
