@@ -7,8 +7,10 @@
  * JupyterLab's undo, so undoing a `replace` restores the source, not the cleared outputs.
  */
 import {
+  findCellIndex,
   planNotebookEdits,
   type NotebookEditOp,
+  type NotebookSourceChange,
   type PlanCell,
   type PlanOptions,
   type PlanStep
@@ -49,6 +51,42 @@ export function editSharedNotebook(
   const plan = planNotebookEdits(nb.cells.map(toPlanCell), ops, { mark, withIds: true, newId: newCellId });
   applySteps(nb, plan.steps);
   return { insertedIds: plan.insertedIds };
+}
+
+/**
+ * Sets cell sources (outputs and everything else kept) if every cell still has its
+ * `expected` source — checked for all before any changes — as one undo step
+ * (`notebook/set-sources`, used by the companion's all-or-nothing multi-file edit).
+ * Returns how many cells changed (0 for `dryRun`).
+ * @throws Error naming the first cell that is missing or differs; nothing changed then
+ */
+export function setSharedSources(
+  nb: ISharedNotebook,
+  changes: readonly NotebookSourceChange[],
+  dryRun = false
+): number {
+  const refs = nb.cells.map(c => ({ id: c.id }));
+  const seen = new Set<number>();
+  const steps: PlanStep[] = changes.map(change => {
+    const index = findCellIndex(refs, change.cellId);
+    if (index < 0) {
+      throw new Error(`no cell "${change.cellId}" in the open notebook`);
+    }
+    if (seen.has(index)) {
+      throw new Error(`cell "${change.cellId}" is changed twice; merge the changes`);
+    }
+    seen.add(index);
+    if (nb.cells[index]!.getSource() !== change.expected) {
+      throw new Error(
+        `cell "${change.cellId}" (cell ${index + 1}) is not the text the change was computed from: it was edited since`
+      );
+    }
+    return { kind: 'set-source', index, source: change.source, clearOutputs: false };
+  });
+  if (!dryRun && steps.length > 0) {
+    applySteps(nb, steps);
+  }
+  return dryRun ? 0 : steps.length;
 }
 
 /** Applies planned steps in order, as one undoable transaction. */

@@ -9,6 +9,9 @@
  *   command mode (`notebook:undo-cell-action`) or Edit → Undo remove them.
  * - Cells the agent inserts carry `metadata.cellmate` and are highlighted for a few
  *   seconds (`jp-cellmate-agent-cell`).
+ * - `notebook/set-sources` (the companion's all-or-nothing multi-file edit: a rename, a
+ *   structural rewrite) checks every cell's expected source, then sets the sources in one
+ *   undo step, outputs kept (`setSharedSources`).
  * - Runs use `CodeCell.execute` with the notebook's session, so outputs appear in the
  *   notebook; cancelling the request interrupts the kernel.
  */
@@ -25,7 +28,7 @@ import type { IDisposable } from '@lumino/disposable';
 import type { CancellationToken } from 'vscode-jsonrpc/browser';
 
 import type { CellmateConnection } from './connection';
-import { editSharedNotebook, toPlanCell, type ISharedNotebook } from './notebook-apply';
+import { editSharedNotebook, setSharedSources, toPlanCell, type ISharedNotebook } from './notebook-apply';
 import type { INotebookFocus } from './notebook-focus';
 
 /** How long agent-made cells stay highlighted. */
@@ -44,6 +47,9 @@ export class NotebookPort implements IDisposable {
     serve('notebook/open-documents', async () => ({ paths: this._focus.openNotebooks().map(p => this._focus.pathOf(p)) }));
     serve('notebook/read', async ({ path }) => this._read(this._panel(path)));
     serve('notebook/edit', async ({ path, ops, mark }) => this._edit(this._panel(path), ops, mark));
+    serve('notebook/set-sources', async ({ path, changes, dryRun }) => ({
+      changed: setSharedSources(this._shared(this._panel(path)), changes, dryRun ?? false)
+    }));
     serve('notebook/run', async ({ path, cellIds }, token) => this._run(this._panel(path), cellIds, token));
   }
 

@@ -362,6 +362,16 @@ export interface PaneRequests {
     params: { path: string; ops: NotebookEditOp[]; mark: CellmateCellMark };
     result: { insertedIds: string[]; cellCount: number };
   };
+  /**
+   * Sets the sources of existing cells — outputs, ids and metadata kept — in one undoable
+   * transaction, only if every cell still has its `expected` source; otherwise nothing
+   * changes and the request fails naming the first cell that differs. `dryRun` only checks.
+   * The all-or-nothing multi-file edit (`server/src/edits/`) uses it for open notebooks.
+   */
+  'notebook/set-sources': {
+    params: { path: string; changes: NotebookSourceChange[]; dryRun?: boolean };
+    result: { changed: number };
+  };
   /** Runs code cells one after another in the notebook's kernel; cancelling interrupts it. */
   'notebook/run': {
     params: { path: string; cellIds: string[] };
@@ -370,6 +380,13 @@ export interface PaneRequests {
 }
 
 export type PaneRequestMethod = keyof PaneRequests;
+
+/** One cell of `notebook/set-sources`: its reference (id, or `#<n>` from 1), the source the change was computed from, the new one. */
+export interface NotebookSourceChange {
+  cellId: string;
+  expected: string;
+  source: string;
+}
 
 /** Server → pane notifications. */
 export interface Notifications {

@@ -1,22 +1,23 @@
 /**
- * Starting a debug adapter process and connecting its DAP stream. Until the shared
- * foundations (`server/src/framing/`, `server/src/supervisor/`) are merged this is the thin
- * call-site adapter COMMON.md allows: vscode-jsonrpc's own stream reader/writer (the same
- * Content-Length framing the shared module builds on — not a second one) and a spawn in
- * its own process group with the scrubbed child environment; the whole group is killed
- * when the session ends, so the debuggee goes with its adapter.
+ * Starting a debug adapter process and connecting its DAP stream: the process through the
+ * supervisor's `GroupProcess` (own process group, scrubbed environment, stderr kept, the
+ * whole group killed on stop and when the companion exits) and the stream through the
+ * shared Content-Length framing (`server/src/framing/`, DBG-6: banner lines before the
+ * first frame skipped, a bad frame an error, never a hang). Not a `ProcessSupervisor`: a
+ * debug session is one-shot — a crashed adapter must end the session with a clear error
+ * (restarting it would silently lose the debuggee), and the session TTL is its eviction.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { StreamMessageReader, StreamMessageWriter, type MessageReader, type MessageWriter } from 'vscode-jsonrpc/node.js';
-import { childEnv } from '../security/child-env.js';
+import type { MessageReader, MessageWriter } from 'vscode-jsonrpc/node.js';
+import { createFramedReader, createFramedWriter } from '../framing/index.js';
+import { describeExit, GroupProcess } from '../supervisor/index.js';
 
 /** A running adapter: its DAP streams, exit and group kill. */
 export interface AdapterProcess {
   readonly pid: number;
   reader: MessageReader;
   writer: MessageWriter;
-  /** Resolves with `exited with code 1` / `killed by SIGKILL` when the process ends. */
+  /** Resolves with `exit code 1` / `signal SIGKILL` when the process ends. */
   readonly exited: Promise<string>;
   /** The last stderr lines (for error messages). */
   stderrTail(): string;
@@ -24,73 +25,59 @@ export interface AdapterProcess {
   kill(): void;
 }
 
-const STDERR_TAIL_CHARS = 2000;
-
 /**
  * Spawns `command` in its own process group. `tcp`: the adapter speaks DAP on a loopback
  * port it prints (delve: `DAP server listening at: 127.0.0.1:PORT`), one client.
  */
-export async function startAdapterProcess(command: readonly string[], opts: { cwd: string; env: NodeJS.ProcessEnv; tcp?: boolean; timeoutMs?: number }): Promise<AdapterProcess> {
+export async function startAdapterProcess(command: readonly string[], opts: { cwd: string; log?: (line: string) => void; tcp?: boolean; timeoutMs?: number }): Promise<AdapterProcess> {
   const [exe, ...rest] = command;
-  const child = spawn(exe!, rest, { cwd: opts.cwd, env: childEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (d: string) => {
-    stderr = (stderr + d).slice(-STDERR_TAIL_CHARS);
-  });
-  const exited = new Promise<string>((resolve) => {
-    child.once('exit', (code, signal) => resolve(signal ? `killed by ${signal}` : `exited with code ${code}`));
-    child.once('error', (e) => resolve(`could not start: ${e.message}`));
-  });
-  const kill = (): void => killGroup(child);
+  const log = opts.log ?? (() => undefined);
+  let proc: GroupProcess;
+  try {
+    proc = await GroupProcess.start({ command: exe!, args: rest, cwd: opts.cwd }, (line) => log(`stderr: ${line}`));
+  } catch (e) {
+    throw new Error(`cannot start \`${command.join(' ')}\`: ${(e as Error).message}`, { cause: e });
+  }
+  const exited = proc.exited.then(describeExit);
+  const kill = (): void => proc.killGroup('SIGKILL');
   try {
     let reader: MessageReader;
     let writer: MessageWriter;
     if (opts.tcp) {
-      const socket = await connectPrinted(child, exited, opts.timeoutMs ?? 20_000);
-      reader = new StreamMessageReader(socket);
-      writer = new StreamMessageWriter(socket);
+      const socket = await connectPrinted(proc, exited, opts.timeoutMs ?? 20_000);
+      reader = createFramedReader(socket, { log });
+      writer = createFramedWriter(socket);
       void exited.then(() => socket.destroy());
     } else {
-      await new Promise<void>((resolve, reject) => {
-        child.once('spawn', () => resolve());
-        child.once('error', reject);
-      });
-      reader = new StreamMessageReader(child.stdout!);
-      writer = new StreamMessageWriter(child.stdin!);
+      reader = createFramedReader(proc.stdout, { log });
+      writer = createFramedWriter(proc.stdin);
     }
-    return { pid: child.pid!, reader, writer, exited, stderrTail: () => stderr.trim(), kill };
+    return { pid: proc.pid, reader, writer, exited, stderrTail: () => proc.stderrTail.trim(), kill };
   } catch (e) {
     kill();
-    throw new Error(`cannot start \`${command.join(' ')}\`: ${(e as Error).message}${stderr ? ` (stderr: ${stderr.trim()})` : ''}`, { cause: e });
-  }
-}
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // already gone
+    const tail = proc.stderrTail.trim();
+    throw new Error(`cannot start \`${command.join(' ')}\`: ${(e as Error).message}${tail ? ` (stderr: ${tail})` : ''}`, { cause: e });
   }
 }
 
 /** Waits for `… listening at: host:port` on stdout, then connects to it. */
-function connectPrinted(child: ChildProcess, exited: Promise<string>, timeoutMs: number): Promise<net.Socket> {
+function connectPrinted(proc: GroupProcess, exited: Promise<string>, timeoutMs: number): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`no "listening at" line within ${timeoutMs} ms`)), timeoutMs);
-    void exited.then((how) => reject(new Error(`the adapter ${how} before listening`)));
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (d: string) => {
+    void exited.then((how) => reject(new Error(`the adapter ended (${how}) before listening`)));
+    const stdout = proc.stdout;
+    stdout.setEncoding('utf8');
+    const onData = (d: string): void => {
       out += d;
       const m = /listening at:?\s*\[?([\d.:a-f]+?)\]?:(\d+)/i.exec(out);
       if (!m) return;
       clearTimeout(timer);
-      child.stdout!.removeAllListeners('data');
-      child.stdout!.resume();
+      stdout.off('data', onData);
+      stdout.resume();
       const socket = net.connect({ host: m[1]!, port: Number(m[2]) }, () => resolve(socket));
       socket.once('error', reject);
-    });
+    };
+    stdout.on('data', onData);
   });
 }

@@ -100,7 +100,7 @@ describe.skipIf(!HAVE_PYTHON)('debug: programs under debugpy', () => {
       await new Promise((r) => setTimeout(r, 100));
       status = await rig.call({ action: 'status' }, 'chat-kill');
     }
-    expect(status.output).toMatch(/the previous debug session \w+ \(debugpy\) ended: the debugpy debug adapter went away: the adapter process killed by SIGKILL/);
+    expect(status.output).toMatch(/the previous debug session \w+ \(debugpy\) ended: the debugpy debug adapter went away: the adapter process ended \(signal SIGKILL\)/);
     expect(status.output).toContain('No debug session is running in this chat.');
     expect(processesWith(path.join(rig.ws, 'avg.py'))).toEqual([]);
     await rig.call({ action: 'breakpoints', file: 'avg.py', lines: [] }, 'chat-kill');

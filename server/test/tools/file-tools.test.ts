@@ -1,6 +1,8 @@
 import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { nodeEditFs, type EditFs } from '../../src/edits/index.js';
+import { createApplyPatchTool } from '../../src/tools/apply_patch/apply_patch.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { tempDir } from '../helpers/temp.js';
@@ -80,6 +82,24 @@ describe('apply_patch (all-or-nothing)', () => {
     expect(result.output).toBe('hunk 1 of b.py (@@ -1) does not apply: its context/removed lines are not in the file. Read the file and rebuild the hunk from its current text. Nothing was changed (all-or-nothing).');
     expect(await readFile(path.join(ws, 'a.py'), 'utf8')).toBe(files['a.py']);
     expect(await readFile(path.join(ws, 'b.py'), 'utf8')).toBe(files['b.py']);
+  });
+
+  it('a write failing on the second file (fault injection) rolls the first back: nothing changed (edits/ applies it)', async () => {
+    const ws = await workspace(files);
+    const failing: EditFs = {
+      ...nodeEditFs,
+      write: async (abs, text) => {
+        if (abs.endsWith('b.py')) throw new Error('EDQUOT: disk quota exceeded');
+        return nodeEditFs.write(abs, text);
+      }
+    };
+    const faulty = new ToolRegistry([createApplyPatchTool({ fs: failing })]);
+    const patch = '--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n--- a/b.py\n+++ b/b.py\n@@ -2,1 +2,2 @@\n beta\n+gamma\n--- /dev/null\n+++ b/c.py\n@@ -0,0 +1,1 @@\n+new\n';
+    const result = await faulty.call('apply_patch', { patch }, ctxFor(ws));
+    expect(result).toMatchObject({ ok: false, output: 'Writing b.py failed (EDQUOT: disk quota exceeded). The 1 file already written (a.py) was restored: nothing was changed.' });
+    expect(await readFile(path.join(ws, 'a.py'), 'utf8')).toBe(files['a.py']);
+    expect(await readFile(path.join(ws, 'b.py'), 'utf8')).toBe(files['b.py']);
+    expect((await readdir(ws)).sort()).toEqual(['a.py', 'b.py']);
   });
 
   it('a malformed patch is a clear error', async () => {

@@ -1,9 +1,10 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { applyChanges, type EditFs, type TextFileChange } from '../../edits/index.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
-import { resolveForWrite, writeFileAtomic } from '../file-io.js';
+import { resolveForWrite } from '../file-io.js';
 import { applyHunks, parsePatch, PatchError, type FilePatch } from './parse-patch.js';
 
 export const applyPatchParameters = z.strictObject({
@@ -20,8 +21,14 @@ function safeParse(patch: string): FilePatch[] {
   }
 }
 
-/** `apply_patch`: unified diff, all-or-nothing across files. */
-export const applyPatchTool = defineTool({
+/** Options of {@link createApplyPatchTool}. */
+export interface ApplyPatchOptions {
+  /** File access for the writes (fault-injection tests); default the real file system. */
+  fs?: EditFs;
+}
+
+/** `apply_patch`: unified diff, all-or-nothing across files (through `edits/`). */
+export const createApplyPatchTool = (options: ApplyPatchOptions = {}) => defineTool({
   name: 'apply_patch',
   tier: 'write',
   description: TOOL_DESCRIPTIONS.apply_patch,
@@ -70,21 +77,10 @@ export const applyPatchTool = defineTool({
       const summary = f.oldPath === null ? `A ${resolved.relative} (+${plus})` : f.newPath === null ? `D ${resolved.relative}` : `M ${resolved.relative} (+${plus} −${minus})`;
       plan.push({ absolute: resolved.absolute, relative: resolved.relative, next, original, summary });
     }
-    const done: typeof plan = [];
-    try {
-      for (const p of plan) {
-        if (p.next === null) await rm(p.absolute);
-        else await writeFileAtomic(p.absolute, p.next);
-        done.push(p);
-      }
-    } catch (error) {
-      // Roll back what was written so the workspace is as before.
-      for (const p of done.reverse()) {
-        if (p.original === null) await rm(p.absolute, { force: true }).catch(() => undefined);
-        else await writeFileAtomic(p.absolute, p.original).catch(() => undefined);
-      }
-      throw error;
-    }
+    // The one all-or-nothing multi-file edit: every file re-checked against what the hunks
+    // were applied to, temp file + rename, rollback if a write fails.
+    const changes = plan.map((p): TextFileChange => ({ kind: 'text', path: p.relative, expected: p.original, next: p.next }));
+    await applyChanges(changes, { workspace: ctx.workspace, signal: ctx.signal, ...(options.fs ? { fs: options.fs } : {}) });
     return {
       title: `${plan.length} file${plan.length === 1 ? '' : 's'} patched`,
       output: plan.map((p) => p.summary).join('\n'),
@@ -92,3 +88,6 @@ export const applyPatchTool = defineTool({
     };
   }
 });
+
+/** `apply_patch` on the real file system. */
+export const applyPatchTool = createApplyPatchTool();

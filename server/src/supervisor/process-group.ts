@@ -1,0 +1,171 @@
+/**
+ * One child process in its own process group (the group id is its pid), with the scrubbed
+ * environment (`security/child-env.ts`), stdin/stdout as pipes for the protocol and stderr
+ * split into lines for the log. `killGroup` signals every process of the group — the
+ * server and whatever it started (basedpyright's workers, a debuggee) — and after the
+ * leader exits the rest of its group is killed at once, before the id can be reused. Groups
+ * still alive when the companion exits are killed from a `process.on('exit')` hook.
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { childEnv } from '../security/child-env.js';
+
+/** What to run. */
+export interface SpawnSpec {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  /** Extra variables on top of the scrubbed environment. */
+  env?: Record<string, string>;
+}
+
+/** How a process ended. */
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Last bytes of stderr kept for error messages. */
+export const STDERR_TAIL_CHARS = 4_000;
+const MAX_LINE_CHARS = 64 * 1024;
+
+const liveGroups = new Set<number>();
+let exitHook = false;
+
+function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false; // no such group left
+  }
+}
+
+/** A running child; see the module comment. */
+export class GroupProcess {
+  /** Resolves once the leader exited (never rejects). */
+  readonly exited: Promise<ExitInfo>;
+  private tail = '';
+  private exitInfo: ExitInfo | undefined;
+
+  private constructor(
+    private readonly child: ChildProcessByStdio<Writable, Readable, Readable>,
+    readonly pid: number,
+    onStderrLine: (line: string) => void
+  ) {
+    let partial = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text: string) => {
+      this.tail = (this.tail + text).slice(-STDERR_TAIL_CHARS);
+      partial += text;
+      let nl: number;
+      while ((nl = partial.indexOf('\n')) >= 0) {
+        onStderrLine(partial.slice(0, nl).replace(/\r$/, ''));
+        partial = partial.slice(nl + 1);
+      }
+      if (partial.length > MAX_LINE_CHARS) {
+        onStderrLine(partial);
+        partial = '';
+      }
+    });
+    child.stderr.on('end', () => {
+      if (partial) onStderrLine(partial);
+      partial = '';
+    });
+    // A write to a child that died is reported by its exit, not as an unhandled error.
+    child.stdin.on('error', () => undefined);
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exitInfo = { code, signal };
+        liveGroups.delete(pid);
+        // Orphans of the leader (its workers) share the group: end them now.
+        signalGroup(pid, 'SIGKILL');
+        resolve(this.exitInfo);
+      });
+    });
+  }
+
+  /**
+   * Starts `spec` in a new process group. Rejects when it cannot start at all (the
+   * executable is missing or not executable, the cwd does not exist), with Node's error.
+   */
+  static start(spec: SpawnSpec, onStderrLine: (line: string) => void): Promise<GroupProcess> {
+    installExitHook();
+    return new Promise((resolve, reject) => {
+      let child: ChildProcessByStdio<Writable, Readable, Readable>;
+      try {
+        child = spawn(spec.command, [...spec.args], {
+          cwd: spec.cwd,
+          env: childEnv(process.env, spec.env ?? {}),
+          detached: true,
+          stdio: ['pipe', 'pipe', 'pipe']
+        });
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      child.once('error', reject);
+      child.once('spawn', () => {
+        child.removeListener('error', reject);
+        child.on('error', () => undefined); // later errors (a kill of a dead pid) show as its exit
+        liveGroups.add(child.pid!);
+        resolve(new GroupProcess(child, child.pid!, onStderrLine));
+      });
+    });
+  }
+
+  get stdin(): Writable {
+    return this.child.stdin;
+  }
+
+  get stdout(): Readable {
+    return this.child.stdout;
+  }
+
+  /** The last {@link STDERR_TAIL_CHARS} characters of stderr. */
+  get stderrTail(): string {
+    return this.tail;
+  }
+
+  /** How it exited, once it has. */
+  get exit(): ExitInfo | undefined {
+    return this.exitInfo;
+  }
+
+  /** Signals the whole group (no-op once it is gone). */
+  killGroup(signal: NodeJS.Signals): void {
+    signalGroup(this.pid, signal);
+  }
+
+  /**
+   * Ends the group: SIGTERM, then SIGKILL if the leader has not exited within `graceMs`.
+   * Resolves once the leader exited (its group is SIGKILLed then too).
+   */
+  async stop(graceMs: number): Promise<ExitInfo> {
+    if (this.exitInfo) {
+      signalGroup(this.pid, 'SIGKILL');
+      return this.exitInfo;
+    }
+    this.child.stdin.end();
+    signalGroup(this.pid, 'SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([this.exited, timeout]);
+    clearTimeout(timer);
+    if (!this.exitInfo) signalGroup(this.pid, 'SIGKILL');
+    return this.exited;
+  }
+}
+
+/** Words for an exit: `exit code 1`, `signal SIGKILL`. */
+export function describeExit(exit: ExitInfo): string {
+  return exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code ?? 'unknown'}`;
+}
+
+function installExitHook(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => liveGroups.forEach((pid) => signalGroup(pid, 'SIGKILL')));
+}
