@@ -7,8 +7,6 @@
 import type { DebugDisplay } from '@cellmate/protocol';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
-import type { IToolDisplayRenderer } from './tool-displays';
-
 /** What a debug card can ask of the pane. */
 export interface IDebugCardActions {
   /** Ends the chat's session if it is still `sessionId`; resolves true when it was ended. */
@@ -91,20 +89,4 @@ export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle,
     node.appendChild(button);
   }
   return node;
-}
-
-/** Builds the renderer around the pane's actions. */
-export function debugDisplayRenderer(actions: IDebugCardActions = {}): IToolDisplayRenderer<'debug'> {
-  return {
-    kind: 'debug',
-    render(display, { trans, debug }) {
-      const all = { ...actions, ...debug };
-      const node = renderDebugCard(display, trans, all);
-      const cell = display.state === 'stopped' ? display.frames?.[0]?.cell : undefined;
-      if (cell && typeof cell.notebook === 'string' && typeof cell.index === 'number') {
-        all.revealCell?.(cell.notebook, cell.index);
-      }
-      return { node, summary: display.state === 'stopped' ? trans.__('stopped') : String(display.state), openByDefault: display.state === 'stopped', dispose: () => node.remove() };
-    }
-  };
 }

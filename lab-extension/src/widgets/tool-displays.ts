@@ -11,7 +11,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 
-import { debugDisplayRenderer, type IDebugCardActions } from './debug-card';
+import { renderDebugCard, type IDebugCardActions } from './debug-card';
 import { EvalOutputView, kernelLabel } from './eval-output';
 
 /** What a renderer gets besides the display. */
@@ -103,6 +103,22 @@ export const textDisplayRenderer: IToolDisplayRenderer<'text'> = {
     return textView(typeof display.text === 'string' ? display.text : '', typeof display.label === 'string' ? display.label : undefined, 'text');
   }
 };
+
+/** The debug card (`debug-card.ts`) around the pane's actions (context ones win). */
+export function debugDisplayRenderer(actions: IDebugCardActions = {}): IToolDisplayRenderer<'debug'> {
+  return {
+    kind: 'debug',
+    render(display, { trans, debug }) {
+      const all = { ...actions, ...debug };
+      const node = renderDebugCard(display, trans, all);
+      const cell = display.state === 'stopped' ? display.frames?.[0]?.cell : undefined;
+      if (cell && typeof cell.notebook === 'string' && typeof cell.index === 'number') {
+        all.revealCell?.(cell.notebook, cell.index);
+      }
+      return { node, summary: display.state === 'stopped' ? trans.__('stopped') : String(display.state), openByDefault: display.state === 'stopped', dispose: () => node.remove() };
+    }
+  };
+}
 
 /** The registry with the built-in renderers. */
 export function defaultToolDisplays(): ToolDisplayRegistry {
