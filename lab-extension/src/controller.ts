@@ -345,6 +345,20 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /** Ends the open chat's debug session `sessionId` (the debug card's Terminate); true when it ended. */
+  async terminateDebug(sessionId: string): Promise<boolean> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      return false;
+    }
+    try {
+      return (await this._connection.request('debug/terminate', { chatId, sessionId })).terminated;
+    } catch (error) {
+      this._fail(this._trans.__('Could not end the debug session'), error);
+      throw error;
+    }
+  }
+
   /** Answers (or skips) a question card in the open chat; false when it failed. */
   async answer(questionId: string, answer: QuestionAnswer): Promise<boolean> {
     const chatId = this.store.state?.chatId;

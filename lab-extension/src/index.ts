@@ -116,6 +116,18 @@ async function activate(
       }
     },
     copyToNotebook,
+    debug: {
+      terminate: sessionId => controller.terminateDebug(sessionId),
+      // A stop in a cell scrolls the open notebook there (issue #12).
+      revealCell: (path, index) => {
+        const notebook = focus.find(path);
+        if (!notebook || index < 0 || index >= notebook.content.widgets.length) {
+          return;
+        }
+        notebook.content.activeCellIndex = index;
+        void notebook.content.scrollToItem(index, 'center');
+      }
+    },
     kernelFocus: focus
   });
   panel.disposed.connect(() => {

@@ -298,6 +298,11 @@ export interface Requests {
   'chat/retry': { params: { chatId: string; model: ModelSettings }; result: { turnId: string } };
   /** Like `chat/retry`, with the last user message replaced by `text`. */
   'chat/edit': { params: { chatId: string; text: string; model: ModelSettings }; result: { turnId: string } };
+  /**
+   * Ends a chat's debug session (the debug card's Terminate button, issue #12) if it is still
+   * `sessionId`: a card of an older session never ends a newer one.
+   */
+  'debug/terminate': { params: { chatId: string; sessionId: string }; result: { terminated: boolean } };
   /** Aborts the running turn of a chat (the model stream and any running tool). */
   'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
   /**

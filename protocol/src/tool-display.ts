@@ -8,7 +8,7 @@ import type { EvalKernelInfo } from './kernel-info';
  * `locations`, a debugger's `debug` state) are added here as new members of the union.
  * Chat files written before kinds existed carry eval displays without `kind`.
  */
-export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay;
+export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay;
 
 /** The kinds of {@link ToolCallDisplay}. */
 export type ToolCallDisplayKind = ToolCallDisplay['kind'];
@@ -80,4 +80,31 @@ export interface DiffFileChange {
   /** Unified diff hunks (`@@ … @@` then ` `, `-`, `+` lines). */
   diff?: string;
   cells?: Array<{ index: number; id?: string; diff: string }>;
+}
+
+/** One frame on a debug card. */
+export interface DebugFrameDisplay {
+  name: string;
+  /** `src/app.py` or `analysis.ipynb cell 3 (id 1a2b)`. */
+  label: string;
+  line: number;
+  sourceLine?: string;
+  /** Set when the frame is in a notebook cell (the pane scrolls the open notebook to it). */
+  cell?: { notebook: string; cellId?: string; index: number };
+}
+
+/** A debugger card (SPEC DBG, issue #12): where the session is stopped, its stack and locals. */
+export interface DebugDisplay {
+  kind: 'debug';
+  /** The chat's session id (the Terminate button names it). */
+  sessionId: string;
+  adapter: string;
+  target: string;
+  state: 'running' | 'stopped' | 'finished' | 'ended';
+  /** Why it stopped (`breakpoint`, `exception: ValueError …`). */
+  reason?: string;
+  /** The top frames, the first is where it is stopped (at most 10). */
+  frames?: DebugFrameDisplay[];
+  /** The top frame's locals (at most 20; values cut at 200 characters). */
+  locals?: Array<{ name: string; value: string; type?: string }>;
 }

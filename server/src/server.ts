@@ -11,6 +11,9 @@ import { OUTPUTS_DIR } from './tools/output-shaping.js';
 import { builtinTools } from './tools/index.js';
 import { StagedEdits } from './structural/staged-edits.js';
 import { createEvalTool } from './tools/eval/eval.js';
+import { DebugSessionManager } from './dap/session-manager.js';
+import { createDebugTool } from './tools/debug/debug.js';
+import { processLauncher } from './dap/process-adapter.js';
 import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
 import { PaneHub } from './tools/notebook/pane-hub.js';
@@ -114,6 +117,11 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     registry.register(createLspTool(lsp, lspDocs) as unknown as ToolDefinition);
     registry.register(createLspRenameTool(lspDocs, { port: panes }) as unknown as ToolDefinition);
   }
+  // The debugger (issue #12, DBG-1): one session per chat, TTL from CELLMATE_DEBUG_TTL_MS.
+  const debugSessions = new DebugSessionManager({ ttlMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_TTL_MS', logger), stopWaitMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_STOP_WAIT_MS', logger) });
+  if (!registry.list().some((t) => t.name === 'debug')) {
+    registry.register(createDebugTool({ sessions: debugSessions, port: panes, env, ...(kernels ? { kernels } : {}), launchProcess: processLauncher({ env }) }) as unknown as ToolDefinition);
+  }
   // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
   const context = new ContextService({
     workspace, kernels: kernels || undefined, port: panes,
@@ -144,11 +152,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, edits,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, edits, debug: debugSessions,
     ...(kernels ? { focus: kernels } : {})
   };
   // A deleted chat's private kernels are stopped.
   const kernelRetention = kernels && service.onListChanged((chats) => void kernels.retainChats(new Set(chats.map((c) => c.id))));
+  const debugRetention = service.onListChanged((chats) => void debugSessions.retainChats(new Set(chats.map((c) => c.id))));
   let socket: SocketServer | undefined;
   let closeStdio: (() => void) | undefined;
   try {
@@ -163,6 +172,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   } catch (error) {
     process.off('exit', killKernels);
     kernelRetention?.dispose();
+    debugRetention.dispose();
+    await debugSessions.dispose();
     await service.dispose();
     await kernels?.dispose();
     await lsp.dispose();
@@ -180,6 +191,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         await socket?.dispose();
         closeStdio?.();
         kernelRetention?.dispose();
+        debugRetention.dispose();
+        await debugSessions.dispose(); // before the kernels: leaves their debuggers first
         await service.dispose();
         const { bytesWritten, records, compactions } = store.stats;
         logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);

@@ -13,7 +13,7 @@
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Emitter, type Event } from '../common/event.js';
 import { KernelBridgeError, throwIfAborted } from '../common/errors.js';
-import type { AnyMessage, Message } from '../messaging/messages.js';
+import type { AnyMessage, JSONObject, Message } from '../messaging/messages.js';
 import type { KernelClient } from '../eval/kernel-client.js';
 import { executeRequestContent, type ExecuteOptions, type ExecuteResult, type RequestOptions } from '../zmq/client.js';
 
@@ -35,9 +35,15 @@ export class JupyterServerKernelClient implements KernelClient {
   /** The kernel restarted or died: its state is gone. */
   readonly onRestart: Event<void> = this.restartEmitter.event;
   private readonly deathEmitter = new Emitter<KernelBridgeError>();
+  private readonly debugEventEmitter = new Emitter<JSONObject>();
+  /** `debug_event`s on this connection's IOPub (the kernel debugger's DAP events). */
+  readonly onDebugEvent: Event<JSONObject> = this.debugEventEmitter.event;
   private disposed = false;
 
   private constructor(readonly kernel: Kernel.IKernelConnection) {
+    kernel.iopubMessage.connect((_, msg) => {
+      if (msg.header.msg_type === 'debug_event') this.debugEventEmitter.fire(msg.content as unknown as JSONObject);
+    });
     kernel.statusChanged.connect((_, status) => {
       if (DEAD_STATES.has(status)) {
         this.deathEmitter.fire(new KernelBridgeError('kernel_dead', `the kernel is ${status}`));
@@ -121,6 +127,32 @@ export class JupyterServerKernelClient implements KernelClient {
     await this.kernel.interrupt();
   }
 
+  async debugRequest(request: JSONObject, opts: RequestOptions = {}): Promise<JSONObject> {
+    if (this.disposed) throw new KernelBridgeError('disposed', 'debugRequest: client is disposed');
+    throwIfAborted(opts.signal, 'debugRequest');
+    // lumino's JSON types differ from ours; the content is a DAP request either way.
+    const future = this.kernel.requestDebug(request as unknown as KernelMessage.IDebugRequestMsg['content']);
+    let onDeath: { dispose(): void } | undefined;
+    const died = new Promise<never>((_, reject) => (onDeath = this.deathEmitter.event(reject)));
+    died.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      if (opts.timeoutMs !== undefined) timer = setTimeout(() => reject(new KernelBridgeError('timeout', `debug_request ${String(request.command)}: no reply within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+    });
+    timedOut.catch(() => undefined);
+    try {
+      const reply = await Promise.race([future.done, died, timedOut]);
+      return reply.content as unknown as JSONObject;
+    } catch (e) {
+      if (e instanceof KernelBridgeError) throw e;
+      throw new KernelBridgeError('kernel_dead', `debug_request did not finish: ${(e as Error).message}`, { cause: e });
+    } finally {
+      clearTimeout(timer);
+      onDeath?.dispose();
+      if (!future.isDisposed) future.dispose();
+    }
+  }
+
   /** Restarts the kernel through Jupyter Server (the notebook sees it restart). */
   async restart(): Promise<void> {
     await this.kernel.restart();
@@ -133,5 +165,6 @@ export class JupyterServerKernelClient implements KernelClient {
     this.kernel.dispose(); // closes our WebSocket only; the kernel keeps running
     this.restartEmitter.dispose();
     this.deathEmitter.dispose();
+    this.debugEventEmitter.dispose();
   }
 }

@@ -117,12 +117,15 @@ export class ZmqKernelClient implements Disposable {
   readonly onInputRequest: Event<Message<'input_request'>>;
   /** Frames that failed to decode (bad signature, malformed); they are dropped. */
   readonly onProtocolError: Event<KernelBridgeError>;
+  /** `debug_event`s (DAP events of the kernel's debugger). */
+  readonly onDebugEvent: Event<JSONObject>;
 
   readonly session = randomUUID();
   private readonly iopubEmitter = new Emitter<AnyMessage>();
   private readonly statusEmitter = new Emitter<StatusEvent>();
   private readonly inputEmitter = new Emitter<Message<'input_request'>>();
   private readonly protocolErrorEmitter = new Emitter<KernelBridgeError>();
+  private readonly debugEventEmitter = new Emitter<JSONObject>();
   private readonly shell: Dealer;
   private readonly stdin: Dealer;
   private readonly control: Dealer;
@@ -144,6 +147,7 @@ export class ZmqKernelClient implements Disposable {
     this.onStatus = this.statusEmitter.event;
     this.onInputRequest = this.inputEmitter.event;
     this.onProtocolError = this.protocolErrorEmitter.event;
+    this.onDebugEvent = this.debugEventEmitter.event;
     const routingId = `cellmate-${randomUUID()}`;
     const { Dealer, Subscriber } = zmq();
     this.shell = new Dealer({ routingId, linger: 0 });
@@ -347,6 +351,12 @@ export class ZmqKernelClient implements Disposable {
     }
   }
 
+  /** One DAP request to the kernel's debugger (control channel); resolves with the reply content. */
+  async debugRequest(request: JSONObject, opts: RequestOptions = {}): Promise<JSONObject> {
+    const reply = await this.request('control', 'debug_request', request, opts);
+    return reply.content;
+  }
+
   /** Asks the kernel to shut down (control channel) and waits for the reply. */
   shutdown(opts: RequestOptions & { restart?: boolean } = {}): Promise<Message<'shutdown_reply'>> {
     return this.request('control', 'shutdown_request', { restart: opts.restart ?? false }, { timeoutMs: 10_000, ...opts });
@@ -429,6 +439,7 @@ export class ZmqKernelClient implements Disposable {
       exec.opts.onIOPub?.(msg);
     }
     this.iopubEmitter.fire(msg);
+    if (isMsgType(msg, 'debug_event')) this.debugEventEmitter.fire(msg.content);
     if (isMsgType(msg, 'status')) {
       this.statusEmitter.fire({ state: msg.content.execution_state, parentMsgId: parent });
       if (exec && msg.content.execution_state === 'idle') {
@@ -500,6 +511,6 @@ export class ZmqKernelClient implements Disposable {
     this.disposed = true;
     for (const s of [this.shell, this.stdin, this.control, this.iopub, this.hb]) s?.close();
     this.hb = undefined;
-    for (const e of [this.iopubEmitter, this.statusEmitter, this.inputEmitter, this.protocolErrorEmitter]) e.dispose();
+    for (const e of [this.iopubEmitter, this.statusEmitter, this.inputEmitter, this.protocolErrorEmitter, this.debugEventEmitter]) e.dispose();
   }
 }

@@ -1,6 +1,7 @@
 /**
  * What every transcript item widget shares: its interface and its stable DOM hooks.
  */
+import type { IDebugCardActions } from './debug-card';
 import type { QuestionAnswer, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -31,6 +32,8 @@ export interface IItemContext {
   copyToNotebook?(code: string): void;
   /** Accepts or discards a staged edit from its diff card (`edit/resolve`); a refusal comes back as `state: 'error'`. */
   resolveEdit?(editId: string, action: 'accept' | 'discard'): Promise<{ state: string; message: string }>;
+  /** The debug card's actions (issue #12). */
+  debug?: IDebugCardActions;
 }
 
 /**

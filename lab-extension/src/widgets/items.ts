@@ -27,7 +27,8 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
     case 'tool':
       widget = new ToolCardWidget(item, context.trans, context.rendermime, {
         copyToNotebook: context.copyToNotebook,
-        resolveEdit: context.resolveEdit
+        resolveEdit: context.resolveEdit,
+        debug: context.debug
       });
       break;
     case 'notice':

@@ -3,6 +3,7 @@
  * {@link CellmateController}. The root carries `data-running` for tests and styling.
  * Esc anywhere in the pane stops a running turn (question cards take Esc first).
  */
+import type { IDebugCardActions } from './debug-card';
 import type { EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
 import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -64,6 +65,7 @@ export class CellmatePanel extends Panel {
       },
       copyToNotebook: options.copyToNotebook,
       resolveEdit: (editId, action) => controller.resolveEdit(editId, action),
+      debug: options.debug,
       loadOlder: () => void controller.loadOlder()
     });
     this._composer = new ComposerWidget({
@@ -246,6 +248,8 @@ export namespace CellmatePanel {
     openSettings?: () => void;
     /** Inserts code as a new cell below the active cell of the current notebook. */
     copyToNotebook?: (code: string) => void;
+    /** The debug card's Terminate and scroll-to-cell (issue #12). */
+    debug?: IDebugCardActions;
     /** The focused notebook kernel, for the header's kernel line. */
     kernelFocus?: IKernelFocus;
   }

@@ -14,6 +14,7 @@ import { Widget } from '@lumino/widgets';
 
 import { codeOf, formatElapsed } from '../tool-format';
 import { IItemWidget, markItem } from './item-base';
+import type { IDebugCardActions } from './debug-card';
 import { defaultToolDisplays, type IToolDisplayContext, type IToolDisplayView, type ToolDisplayRegistry } from './tool-displays';
 
 /** Results longer than this (lines or characters) start collapsed, with "Show all". */
@@ -26,6 +27,8 @@ export interface IToolCardActions {
   copyToNotebook?(code: string): void;
   /** Accepts or discards a staged edit (the diff display's buttons). */
   resolveEdit?: IToolDisplayContext['resolveEdit'];
+  /** The debug card's Terminate and scroll-to-cell. */
+  debug?: IDebugCardActions;
 }
 
 const STATUS_ICONS: Partial<Record<ToolCallStatus, LabIcon>> = {
@@ -210,7 +213,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private _renderDisplay(item: ToolCallItem): void {
     this._displayShown = true;
     this._view?.dispose();
-    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit }) ?? undefined;
+    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit, ...(this._actions.debug ? { debug: this._actions.debug } : {}) }) ?? undefined;
     this._kernel.textContent = this._view?.summary ?? '';
     if (!this._view) {
       return;

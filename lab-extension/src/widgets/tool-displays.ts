@@ -2,8 +2,8 @@
  * Tool-card renderers by display kind (issue #9): `ToolCallDisplay` is a tagged union
  * (`@cellmate/protocol`), and the card asks this registry for a view of whatever display an
  * item carries. Built in: `eval` (kernel, rewritten magics, rich outputs rendered untrusted
- * by rendermime), `text` (plain text, never HTML) and `diff` (a staged edit with Accept /
- * Discard, `diff-view.ts`). A kind this pane does not know (a
+ * by rendermime), `text` (plain text, never HTML), `diff` (a staged edit with Accept /
+ * Discard, `diff-view.ts`) and `debug` (`debug-card.ts`). A kind this pane does not know (a
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
@@ -13,6 +13,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 
 import { renderDiff } from './diff-view';
+import { renderDebugCard, type IDebugCardActions } from './debug-card';
 import { EvalOutputView, kernelLabel } from './eval-output';
 
 /** What a renderer gets besides the display. */
@@ -22,6 +23,8 @@ export interface IToolDisplayContext {
   readonly trans: TranslationBundle;
   /** Accepts or discards a staged edit (`edit/resolve`); absent: diff cards are read-only. */
   readonly resolveEdit?: (editId: string, action: 'accept' | 'discard') => Promise<{ state: string; message: string }>;
+  /** The debug card's actions (Terminate, scroll to the stopped cell). */
+  readonly debug?: IDebugCardActions;
 }
 
 /** A rendered display; the card owns it and disposes it when the display changes. */
@@ -114,12 +117,29 @@ export const textDisplayRenderer: IToolDisplayRenderer<'text'> = {
   }
 };
 
+/** The debug card (`debug-card.ts`) around the pane's actions (context ones win). */
+export function debugDisplayRenderer(actions: IDebugCardActions = {}): IToolDisplayRenderer<'debug'> {
+  return {
+    kind: 'debug',
+    render(display, { trans, debug }) {
+      const all = { ...actions, ...debug };
+      const node = renderDebugCard(display, trans, all);
+      const cell = display.state === 'stopped' ? display.frames?.[0]?.cell : undefined;
+      if (cell && typeof cell.notebook === 'string' && typeof cell.index === 'number') {
+        all.revealCell?.(cell.notebook, cell.index);
+      }
+      return { node, summary: display.state === 'stopped' ? trans.__('stopped') : String(display.state), openByDefault: display.state === 'stopped', dispose: () => node.remove() };
+    }
+  };
+}
+
 /** The registry with the built-in renderers. */
 export function defaultToolDisplays(): ToolDisplayRegistry {
   const registry = new ToolDisplayRegistry();
   registry.register(evalDisplayRenderer);
   registry.register(textDisplayRenderer);
   registry.register(diffDisplayRenderer);
+  registry.register(debugDisplayRenderer());
   return registry;
 }
 

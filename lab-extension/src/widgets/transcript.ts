@@ -33,7 +33,8 @@ export class TranscriptWidget extends Panel {
       retry: options.retry,
       edit: options.edit,
       copyToNotebook: options.copyToNotebook,
-      resolveEdit: options.resolveEdit
+      resolveEdit: options.resolveEdit,
+      debug: options.debug
     };
     this._empty = document.createElement('div');
     this._empty.className = 'jp-cellmate-empty';
@@ -175,6 +176,7 @@ export namespace TranscriptWidget {
     edit?: IItemContext['edit'];
     copyToNotebook?: IItemContext['copyToNotebook'];
     resolveEdit?: IItemContext['resolveEdit'];
+    debug?: IItemContext['debug'];
     /** Loads the page of items before the first one shown (the user scrolled to the top). */
     loadOlder?: () => void;
   }

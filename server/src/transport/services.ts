@@ -27,6 +27,8 @@ export interface CompanionServices {
   panes?: { attach(connection: MessageConnection): Disposable };
   /** Each connection's focused notebook kernel (`chat/context`, SPEC EVAL-2). */
   focus?: KernelFocusSink;
+  /** Debug sessions (`debug/terminate`, the debug card's button; issue #12). */
+  debug?: { terminate(chatId: string, sessionId?: string): Promise<unknown> };
 }
 
 /** Receives the notebook kernel each pane has focused, keyed by its connection (an opaque key). */

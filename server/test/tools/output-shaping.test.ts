@@ -74,10 +74,12 @@ describe('one shaping module: page and cut (HARN-2/3)', () => {
   it('every tool that takes offset/limit declares paged output, and only those', async () => {
     const { builtinTools } = await import('../../src/tools/index.js');
     const { createNotebookTools } = await import('../../src/tools/notebook/notebook.js');
+    const { createDebugTool } = await import('../../src/tools/debug/debug.js');
+    const { DebugSessionManager } = await import('../../src/dap/session-manager.js');
     const notebook = createNotebookTools({ port: { find: async () => undefined } as never });
-    const all = [...builtinTools(), ...notebook];
+    const all = [...builtinTools(), ...notebook, createDebugTool({ sessions: new DebugSessionManager() })];
     const withOffset = all.filter((t) => 'offset' in ((t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {})).map((t) => t.name).sort();
-    expect(withOffset).toEqual(['glob', 'grep', 'notebook_read', 'read']);
+    expect(withOffset).toEqual(['debug', 'glob', 'grep', 'notebook_read', 'read']);
     for (const t of all) {
       const shape = (t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {};
       // offset → pages itself through page(); paged → has a limit to page with.

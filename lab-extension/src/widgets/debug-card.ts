@@ -1,0 +1,92 @@
+/**
+ * The `debug` renderer of the tool-card display registry (issue #12, SPEC DBG): where the
+ * session is stopped (file or notebook cell + line, with the source line), the stack, the
+ * top frame's locals, and a Terminate button. A stop in a notebook cell asks the pane to
+ * scroll the open notebook to that cell. Everything goes in as text (never HTML).
+ */
+import type { DebugDisplay } from '@cellmate/protocol';
+import type { TranslationBundle } from '@jupyterlab/translation';
+
+/** What a debug card can ask of the pane. */
+export interface IDebugCardActions {
+  /** Ends the chat's session if it is still `sessionId`; resolves true when it was ended. */
+  terminate?(sessionId: string): Promise<boolean>;
+  /** Scrolls the open notebook at `notebook` (workspace-relative) to cell `index` (0-based). */
+  revealCell?(notebook: string, index: number): void;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+/** The card body for one display. */
+export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle, actions: IDebugCardActions = {}): HTMLElement {
+  const node = el('div', 'jp-cellmate-debug');
+  node.dataset.displayKind = 'debug';
+  node.dataset.state = String(display.state);
+  node.dataset.sessionId = String(display.sessionId);
+  const frames = Array.isArray(display.frames) ? display.frames : [];
+  const top = frames[0];
+  const where = el('div', 'jp-cellmate-debug-where');
+  if (display.state === 'stopped' && top) {
+    where.textContent = trans.__('Stopped (%1) at %2, line %3', String(display.reason ?? ''), String(top.label), String(top.line));
+  } else {
+    const states: Record<string, string> = {
+      running: trans.__('Running'),
+      finished: trans.__('Finished'),
+      ended: trans.__('Ended'),
+      stopped: trans.__('Stopped')
+    };
+    where.textContent = `${states[display.state] ?? String(display.state)} — ${String(display.adapter)}: ${String(display.target)}`;
+  }
+  node.appendChild(where);
+  if (display.state === 'stopped' && top && typeof top.sourceLine === 'string') {
+    const src = el('pre', 'jp-cellmate-debug-source');
+    src.textContent = `${top.line} │ ${top.sourceLine}`;
+    node.appendChild(src);
+  }
+  if (frames.length > 0) {
+    node.appendChild(el('div', 'jp-cellmate-tool-heading', trans.__('Stack')));
+    const list = el('ol', 'jp-cellmate-debug-stack');
+    for (const f of frames) {
+      list.appendChild(el('li', 'jp-cellmate-debug-frame', `${String(f.name)} — ${String(f.label)}:${String(f.line)}`));
+    }
+    node.appendChild(list);
+  }
+  const locals = Array.isArray(display.locals) ? display.locals : [];
+  if (locals.length > 0) {
+    node.appendChild(el('div', 'jp-cellmate-tool-heading', trans.__('Locals')));
+    const table = el('table', 'jp-cellmate-debug-locals');
+    for (const v of locals) {
+      const row = document.createElement('tr');
+      row.append(el('td', 'jp-cellmate-debug-name', String(v.name)), el('td', 'jp-cellmate-debug-type', v.type ? String(v.type) : ''), el('td', 'jp-cellmate-debug-value', String(v.value)));
+      table.appendChild(row);
+    }
+    node.appendChild(table);
+  }
+  if (display.state !== 'ended' && actions.terminate) {
+    const terminate = actions.terminate;
+    const button = el('button', 'jp-Button jp-mod-styled jp-mod-warn jp-cellmate-debug-terminate', trans.__('Terminate'));
+    button.type = 'button';
+    button.title = trans.__('End this debug session and stop its debugger');
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      void terminate(String(display.sessionId)).then(
+        ended => {
+          button.textContent = ended ? trans.__('Terminated') : trans.__('Session already ended');
+          node.dataset.state = 'ended';
+        },
+        () => {
+          button.disabled = false;
+        }
+      );
+    });
+    node.appendChild(button);
+  }
+  return node;
+}

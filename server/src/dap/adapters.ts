@@ -1,0 +1,138 @@
+/**
+ * Which debug adapters are usable here and why not (DBG-4/5). A process adapter is usable
+ * only where its root marker (in the workspace root or a folder between it and the
+ * program) AND its executable exist; {@link describeAdapters} says precisely which half is
+ * missing. The `kernel` adapter needs no marker: it debugs notebook cells in the focused
+ * notebook's kernel or the chat's private kernel.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+
+export type ProcessAdapterName = 'debugpy' | 'lldb' | 'delve';
+export type AdapterName = ProcessAdapterName | 'kernel';
+
+/** DBG-4 root markers. */
+export const ROOT_MARKERS: Record<ProcessAdapterName, readonly string[]> = {
+  debugpy: ['pyproject.toml', 'setup.py', 'requirements.txt'],
+  lldb: ['Cargo.toml', 'CMakeLists.txt'],
+  delve: ['go.mod']
+};
+
+/** How each adapter's executable is found, for messages. */
+const EXECUTABLE_HINT: Record<ProcessAdapterName, string> = {
+  debugpy: 'a Python with debugpy (the project .venv/bin or venv/bin python first, then python3 on PATH; `pip install debugpy`)',
+  lldb: 'lldb-dap on PATH (Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)',
+  delve: 'dlv on PATH (Debian: `apt-get install delve`)'
+};
+
+/** One adapter's availability. */
+export interface AdapterStatus {
+  name: AdapterName;
+  usable: boolean;
+  /** The marker file found, if any. */
+  marker?: string;
+  /** The command that starts the adapter, when its executable was found. */
+  command?: string[];
+  /** One line for the model: usable with what, or which half is missing. */
+  message: string;
+}
+
+export interface AdapterEnvironment {
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The executables on PATH named `name` or `name-<n>` (Debian's versioned lldb-dap-19). */
+async function onPath(env: NodeJS.ProcessEnv, name: string, versioned = false): Promise<string | undefined> {
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    const exact = path.join(dir, name);
+    if (existsSync(exact)) return exact;
+    if (!versioned) continue;
+    const entries = await readdir(dir).catch(() => [] as string[]);
+    const hit = entries.filter((e) => new RegExp(`^${name}-\\d+$`).test(e)).sort().at(-1);
+    if (hit) return path.join(dir, hit);
+  }
+  return undefined;
+}
+
+/** DBG-5: the project's `.venv/bin` / `venv/bin` python, then `python3` on PATH. */
+export async function pythonCandidates(workspace: string, env: NodeJS.ProcessEnv, from?: string): Promise<string[]> {
+  const dirs: string[] = [];
+  for (let d = from ? path.dirname(from) : workspace; ; d = path.dirname(d)) {
+    dirs.push(d);
+    if (d === workspace || !d.startsWith(workspace) || d === path.dirname(d)) break;
+  }
+  const local = dirs.flatMap((d) => ['.venv', 'venv'].map((v) => path.join(d, v, 'bin', 'python'))).filter((p) => existsSync(p));
+  const system = await onPath(env, 'python3');
+  return [...local, ...(system ? [system] : [])];
+}
+
+/** Pythons known to have debugpy (a probe starts a Python: ~0.1–0.5 s). Only yes is kept: an install later is seen. */
+const withDebugpy = new Set<string>();
+
+function hasDebugpy(python: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  if (withDebugpy.has(python)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    execFile(python, ['-c', 'import debugpy'], { env, timeout: 15_000 }, (err) => {
+      if (!err) withDebugpy.add(python);
+      resolve(!err);
+    });
+  });
+}
+
+/** The adapter's command line, or why there is none. */
+export async function findExecutable(name: ProcessAdapterName, e: AdapterEnvironment, program?: string): Promise<string[] | undefined> {
+  if (name === 'debugpy') {
+    for (const py of await pythonCandidates(e.workspace, e.env, program)) {
+      if (await hasDebugpy(py, e.env)) return [py, '-m', 'debugpy.adapter'];
+    }
+    return undefined;
+  }
+  if (name === 'lldb') {
+    const exe = await onPath(e.env, 'lldb-dap', true);
+    return exe ? [exe] : undefined;
+  }
+  const dlv = await onPath(e.env, 'dlv');
+  return dlv ? [dlv, 'dap'] : undefined;
+}
+
+/** The first root marker of the adapter between the program's folder and the workspace root. */
+export function findMarker(name: ProcessAdapterName, workspace: string, program?: string): string | undefined {
+  for (let d = program ? path.dirname(program) : workspace; ; d = path.dirname(d)) {
+    for (const m of ROOT_MARKERS[name]) if (existsSync(path.join(d, m))) return path.relative(workspace, path.join(d, m)) || m;
+    if (d === workspace || !d.startsWith(workspace) || d === path.dirname(d)) return undefined;
+  }
+}
+
+/** One process adapter's availability, with the exact missing half. */
+export async function adapterStatus(name: ProcessAdapterName, e: AdapterEnvironment, program?: string): Promise<AdapterStatus> {
+  const marker = findMarker(name, e.workspace, program);
+  const command = await findExecutable(name, e, program);
+  const markerText = `a root marker (${ROOT_MARKERS[name].join(', ')})`;
+  const where = program ? `in ${path.relative(e.workspace, path.dirname(program)) || 'the workspace root'} or above it within the workspace` : 'in the workspace root';
+  if (marker && command) return { name, usable: true, marker, command, message: `${name}: usable — marker ${marker}, adapter \`${command.join(' ')}\`` };
+  const missing: string[] = [];
+  if (!marker) missing.push(`root marker missing: no ${ROOT_MARKERS[name].join(' / ')} ${where}`);
+  if (!command) missing.push(`executable missing: needs ${EXECUTABLE_HINT[name]}`);
+  const have = marker ? ` (marker ${marker} found)` : command ? ` (executable \`${command.join(' ')}\` found)` : '';
+  return {
+    name, usable: false,
+    ...(marker ? { marker } : {}),
+    ...(command ? { command } : {}),
+    message: `${name}: not usable here${have} — ${missing.join('; ')}${marker || command ? '' : ` (both halves missing: ${markerText} and the executable)`}`
+  };
+}
+
+/** Every adapter's line, `kernel` last. */
+export async function describeAdapters(e: AdapterEnvironment): Promise<AdapterStatus[]> {
+  const processes = await Promise.all((['debugpy', 'lldb', 'delve'] as const).map((n) => adapterStatus(n, e)));
+  return [
+    ...processes,
+    {
+      name: 'kernel', usable: true,
+      message: 'kernel: usable for notebook cells — the focused notebook\'s kernel, else this chat\'s private Python kernel (needs ipykernel ≥ 6 with debugpy in that kernel); use run_cell'
+    }
+  ];
+}

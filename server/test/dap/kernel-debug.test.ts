@@ -1,0 +1,82 @@
+/**
+ * The `kernel` adapter through the `debug` tool on a real ipykernel with debugpy (SPEC
+ * DBG-3/4, issue #12 acceptance "kernel"): a breakpoint on line 3 of a notebook cell,
+ * run_cell stops there, stack/variables/evaluate see the cell's locals, continue finishes
+ * the cell, and the kernel's other variables are intact; the same with an exception
+ * breakpoint on a cell that raises.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { debugRig, HAVE_PYTHON, runInKernel, type DebugRig } from './fixtures.js';
+
+describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own debugger', () => {
+  let rig: DebugRig;
+  beforeAll(async () => {
+    rig = await debugRig();
+  }, 60_000);
+  afterAll(async () => rig?.dispose());
+
+  it('breakpoint on a cell line → run_cell stops there; locals, evaluate, continue; state kept', async () => {
+    await runInKernel(rig, 'keep = 41\nitems = [3, 5, 7]');
+    const bp = await rig.call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3] });
+    expect(bp.ok).toBe(true);
+    expect(bp.output).toContain('line 3: total += items[i] — pending, not verified yet');
+
+    const run = await rig.call({ action: 'run_cell', file: 'nb.ipynb', cell: 'cell1' });
+    expect(run.ok, run.output).toBe(true);
+    expect(run.output).toContain('line 3: total += items[i] — set, verified');
+    expect(run.output).toMatch(/Stopped \(breakpoint\) in <module> at nb\.ipynb cell 2 \(id cell1\), line 3: total \+= items\[i\]/);
+    const display = run.ok ? run.display : undefined;
+    expect(display?.kind).toBe('debug');
+    if (display?.kind === 'debug') {
+      expect(display.state).toBe('stopped');
+      expect(display.frames?.[0]).toMatchObject({ line: 3, sourceLine: '    total += items[i]', cell: { notebook: 'nb.ipynb', cellId: 'cell1', index: 1 } });
+    }
+
+    const stack = await rig.call({ action: 'stack' });
+    expect(stack.output).toMatch(/^frame (\d+) <module> — nb\.ipynb cell 2 \(id cell1\), line 3: total \+= items\[i\]$/m);
+    const frameId = Number(/^frame (\d+)/.exec(stack.output)![1]);
+    const scopes = await rig.call({ action: 'scopes', frame_id: frameId });
+    const ref = Number(/reference=(\d+)/.exec(scopes.output)![1]);
+    const vars = await rig.call({ action: 'variables', reference: ref });
+    // A cell's frame is module level: its locals are the kernel's namespace, `keep` included.
+    expect(vars.output).toMatch(/^i \(int\) = 0$/m);
+    expect(vars.output).toMatch(/^total \(int\) = 0$/m);
+    expect(vars.output).toMatch(/^keep \(int\) = 41$/m);
+    const ev = await rig.call({ action: 'evaluate', expression: 'items[i] * 100 + keep', frame_id: frameId });
+    expect(ev.output).toMatch(/^341 \(int\)/);
+
+    // Clear the breakpoint, continue: the cell finishes.
+    await rig.call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [] });
+    const cont = await rig.call({ action: 'continue' });
+    expect(cont.output).toContain('The cell finished without error.');
+    expect(await runInKernel(rig, 'print(keep, result, total)')).toBe('41 15 15\n');
+    const status = await rig.call({ action: 'status' });
+    expect(status.output).toMatch(/Running: session \w+ \(kernel: this chat's private Python kernel, finished/);
+    const end = await rig.call({ action: 'terminate' });
+    expect(end.output).toMatch(/Terminated debug session \w+ \(kernel/);
+    expect((await rig.call({ action: 'status' })).output).toBe('No debug session is running in this chat.');
+    expect(await runInKernel(rig, 'print(keep)')).toBe('41\n');
+  }, 120_000);
+
+  it('exception breakpoint: a raising cell stops at the raise, evaluate there, continue ends it with the error', async () => {
+    await runInKernel(rig, 'keep = 41');
+    const ex = await rig.call({ action: 'exception_breakpoints', filters: ['uncaught'] });
+    expect(ex.output).toContain('stop on uncaught exceptions (applied when the session starts)');
+    const run = await rig.call({ action: 'run_cell', file: 'nb.ipynb', cell: '#3' });
+    expect(run.ok, run.output).toBe(true);
+    expect(run.output).toMatch(/Stopped \(exception ZeroDivisionError: division by zero\) in \S+ at nb\.ipynb cell 3 \(id cell2\), line (3|5): /);
+    const stack = await rig.call({ action: 'stack' });
+    const lines = stack.output.split('\n');
+    // The frame where it raised is in the cell, the helper's line 3, with its own locals.
+    const ratio = lines.find((l) => / ratio — /.test(l));
+    expect(ratio).toMatch(/nb\.ipynb cell 3 \(id cell2\), line 3: return scaled \/ b$/);
+    const frameId = Number(/^frame (\d+)/.exec(ratio!)![1]);
+    const ev = await rig.call({ action: 'evaluate', expression: 'scaled / (b + 1)', frame_id: frameId });
+    expect(ev.output).toMatch(/^410\.0 \(float\)/);
+    const cont = await rig.call({ action: 'continue' });
+    expect(cont.output).toContain('The cell finished with an error: ZeroDivisionError: division by zero.');
+    await rig.call({ action: 'terminate' });
+    await rig.call({ action: 'exception_breakpoints', filters: [] });
+    expect(await runInKernel(rig, 'print(keep)')).toBe('41\n');
+  }, 120_000);
+});
