@@ -9,7 +9,8 @@
  * keyword arguments when nothing assigns `timeout`), and says which rung that was. No
  * accepting rung → {@link UnparseablePatternError} with the parser's complaint.
  */
-import { parse, type NapiConfig, type SgNode } from '@ast-grep/napi';
+import type { NapiConfig, SgNode } from '@ast-grep/napi';
+import { astGrep } from './ast-languages.js';
 import { UnparseablePatternError } from './errors.js';
 import { expandoChar, napiLanguage, type StructuralLanguage } from './languages.js';
 
@@ -55,7 +56,7 @@ export function compilePattern(pattern: string, language: StructuralLanguage): C
   const rungs: CompiledRung[] = [];
   for (const scaffold of scaffolds(language)) {
     const { context, at } = scaffold.wrap(snippet);
-    const root = parse(lang, withExpando(context, language)).root();
+    const root = astGrep().parse(lang, withExpando(context, language)).root();
     if (firstProblem(root)) continue;
     const end = scaffold.rung === 'class member' && language === 'python'
       ? context.replace(/\s+$/, '').length
@@ -70,7 +71,7 @@ export function compilePattern(pattern: string, language: StructuralLanguage): C
     if (!first || first.range().start.index !== at || first.range().end.index !== nodeEnd) continue;
     rungs.push({ rung: scaffold.rung, selector, matcher: { rule: { pattern: { context, selector } } } });
   }
-  const top = parse(lang, withExpando(snippet, language)).root();
+  const top = astGrep().parse(lang, withExpando(snippet, language)).root();
   const problem = firstProblem(top);
   if (!problem) rungs.push({ rung: 'top level', matcher: { rule: { pattern: snippet } } });
   if (rungs.length === 0) throw new UnparseablePatternError(pattern, language, problem ?? 'no single piece of code spans the whole pattern');

@@ -4,8 +4,7 @@
  * Python comes from the one dynamic registration in `ast-languages.ts`).
  */
 import path from 'node:path';
-import { Lang } from '@ast-grep/napi';
-import { astGrepLanguage } from './ast-languages.js';
+import { astGrep, astGrepLanguage } from './ast-languages.js';
 
 /** A language `ast_grep` / `ast_edit` / `code_graph` understand. */
 export type StructuralLanguage = 'python' | 'javascript' | 'typescript' | 'tsx';
@@ -53,9 +52,9 @@ export function notebookLanguage(metadata: Record<string, unknown>): StructuralL
 export function napiLanguage(language: StructuralLanguage): string {
   switch (language) {
     case 'python': return astGrepLanguage('python');
-    case 'javascript': return Lang.JavaScript;
-    case 'typescript': return Lang.TypeScript;
-    case 'tsx': return Lang.Tsx;
+    case 'javascript': return astGrep().Lang.JavaScript;
+    case 'typescript': return astGrep().Lang.TypeScript;
+    case 'tsx': return astGrep().Lang.Tsx;
   }
 }
 

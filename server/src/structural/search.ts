@@ -7,7 +7,8 @@
  * anywhere. Shared by `ast_grep` and `ast_edit`.
  */
 import path from 'node:path';
-import { parseAsync, type SgNode } from '@ast-grep/napi';
+import type { SgNode } from '@ast-grep/napi';
+import { astGrep } from './ast-languages.js';
 import { compilePattern, type CompiledPattern, type Rung } from './ladder.js';
 import { documentsOf, type NotebookProblem, type SourceDocument } from './documents.js';
 import { napiLanguage, type StructuralLanguage } from './languages.js';
@@ -91,7 +92,7 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     if (c instanceof UnparseablePatternError) return false;
     let state = found.get(doc.language);
     if (!state) found.set(doc.language, (state = { best: c.rungs.length, byRung: c.rungs.map(() => []) }));
-    const root = (await parseAsync(napiLanguage(doc.language), doc.parsed)).root();
+    const root = (await astGrep().parseAsync(napiLanguage(doc.language), doc.parsed)).root();
     for (let i = 0; i < c.rungs.length && i <= state.best; i++) {
       const nodes = root.findAll(c.rungs[i]!.matcher);
       if (nodes.length === 0) continue;

@@ -7,7 +7,7 @@
  */
 import { lstat, open, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import ignore, { type Ignore } from 'ignore';
+import type { Ignore } from 'ignore';
 import { looksBinary } from '../tools/read/read-format.js';
 import { SKIPPED_DIRS } from '../tools/walk.js';
 
@@ -52,7 +52,7 @@ async function* walk(workspace: string, dir: string, inherited: Rules[], signal:
 
 async function addRules(workspace: string, dir: string, rules: Rules[]): Promise<void> {
   const text = await readFile(path.join(workspace, dir, '.gitignore'), 'utf8').catch(() => undefined);
-  if (text !== undefined) rules.push({ dir, ig: ignore().add(text) });
+  if (text !== undefined) rules.push({ dir, ig: (await loadIgnore())().add(text) });
 }
 
 function ignored(rules: readonly Rules[], rel: string, isDir: boolean): boolean {
@@ -83,4 +83,12 @@ export async function readSourceText(absolute: string): Promise<string | undefin
   } finally {
     await handle.close();
   }
+}
+
+type IgnoreFactory = () => Ignore;
+let ignoreModule: Promise<IgnoreFactory> | undefined;
+/** The `ignore` package, imported on the first walk (the companion starts without it). */
+function loadIgnore(): Promise<IgnoreFactory> {
+  ignoreModule ??= import('ignore').then((m) => m.default as unknown as IgnoreFactory);
+  return ignoreModule;
 }

@@ -5,8 +5,8 @@
  * sources; `resolve` splices them in through `server/src/edits/`) and the diff a person
  * reviews. Writes nothing.
  */
-import { parse } from '@ast-grep/napi';
-import { structuredPatch } from 'diff';
+import { createRequire } from 'node:module';
+import { astGrep } from './ast-languages.js';
 import type { DiffFileChange } from '@cellmate/protocol';
 import { ToolInputError } from '../tools/errors.js';
 import { placeLabel, type SourceDocument } from './documents.js';
@@ -99,7 +99,7 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
       replacements += d.replacements.length;
       for (const r of d.replacements) sites.push({ place: placeLabel(d.doc), line: r.line, before: r.before, after: r.after });
       const parsed = d.doc.magic ? neutraliseMagics(d.after).code : d.after;
-      const problem = firstProblem(parse(napiLanguage(d.doc.language), parsed).root());
+      const problem = firstProblem(astGrep().parse(napiLanguage(d.doc.language), parsed).root());
       if (problem) brokenAfter.push(`${placeLabel(d.doc)}: ${problem}`);
     }
     if (docs[0]!.doc.cell) {
@@ -114,8 +114,12 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
   return { files, sites, replacements, skippedMagic, brokenAfter, searches, diff };
 }
 
+const require = createRequire(import.meta.url);
+let jsdiff: typeof import('diff') | undefined;
+
 /** Unified diff hunks of two texts (3 lines of context), without file headers or `\ No newline` markers. */
 export function unifiedDiff(before: string, after: string): string {
-  const patch = structuredPatch('a', 'b', before, after, '', '', { context: 3 });
+  jsdiff ??= require('diff') as typeof import('diff'); // on first use: not at start-up
+  const patch = jsdiff.structuredPatch('a', 'b', before, after, '', '', { context: 3 });
   return patch.hunks.map((h) => [`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines.filter((l) => !l.startsWith('\\'))].join('\n')).join('\n');
 }

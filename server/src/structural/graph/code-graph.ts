@@ -9,12 +9,12 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Parser } from 'web-tree-sitter';
+import type { Parser } from 'web-tree-sitter';
 import { documentsOf, placeLabel, type CellPlace } from '../documents.js';
 import type { StructuralLanguage } from '../languages.js';
 import { readSourceText, sourceFiles } from '../source-files.js';
 import { extract, MODULE, type CallSite, type GraphSymbol } from './extract.js';
-import { loadGrammar } from './grammars.js';
+import { loadGrammar, webTreeSitter } from './grammars.js';
 
 /** One document's part of the graph. */
 export interface GraphDocument {
@@ -102,7 +102,8 @@ export class CodeGraph {
     let p = this.parsers.get(language);
     if (!p) {
       const grammar = await loadGrammar(language); // initialises the runtime first
-      p = new Parser();
+      const { Parser: TreeSitterParser } = await webTreeSitter();
+      p = new TreeSitterParser();
       p.setLanguage(grammar);
       this.parsers.set(language, p);
     }

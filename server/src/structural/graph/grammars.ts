@@ -6,7 +6,7 @@
  * structural search, so the two agree on what a call is.
  */
 import { createRequire } from 'node:module';
-import { Language, Parser } from 'web-tree-sitter';
+import type { Language } from 'web-tree-sitter';
 import type { StructuralLanguage } from '../languages.js';
 
 /** Where a language's grammar comes from. */
@@ -34,13 +34,20 @@ export function grammarPath(language: StructuralLanguage): string {
 
 let init: Promise<void> | undefined;
 const loaded = new Map<StructuralLanguage, Promise<Language>>();
+let runtime: Promise<typeof import('web-tree-sitter')> | undefined;
+
+/** `web-tree-sitter`, imported on the first graph query (the companion starts without it). */
+export function webTreeSitter(): Promise<typeof import('web-tree-sitter')> {
+  runtime ??= import('web-tree-sitter');
+  return runtime;
+}
 
 /** The loaded grammar (the runtime is initialised once per process). */
 export function loadGrammar(language: StructuralLanguage): Promise<Language> {
   let l = loaded.get(language);
   if (!l) {
-    init ??= Parser.init();
-    l = init.then(() => Language.load(grammarPath(language)));
+    init ??= webTreeSitter().then(({ Parser }) => Parser.init());
+    l = init.then(async () => (await webTreeSitter()).Language.load(grammarPath(language)));
     loaded.set(language, l);
   }
   return l;
