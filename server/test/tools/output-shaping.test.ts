@@ -79,7 +79,7 @@ describe('one shaping module: page and cut (HARN-2/3)', () => {
     const notebook = createNotebookTools({ port: { find: async () => undefined } as never });
     const all = [...builtinTools(), ...notebook, createDebugTool({ sessions: new DebugSessionManager() })];
     const withOffset = all.filter((t) => 'offset' in ((t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {})).map((t) => t.name).sort();
-    expect(withOffset).toEqual(['debug', 'glob', 'grep', 'notebook_read', 'read']);
+    expect(withOffset).toEqual(['ast_grep', 'debug', 'glob', 'grep', 'notebook_read', 'read']);
     for (const t of all) {
       const shape = (t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {};
       // offset → pages itself through page(); paged → has a limit to page with.
