@@ -20,13 +20,13 @@ const NO_WRITES: CapabilityProfile = { name: 'no-writes', maxTier: 'exec', refus
 
 describe('surfaces projected from a capability profile (TIER-1/2, MODE-2/2a/6/7)', () => {
   it.each([
-    ['read-only', READ_ONLY_PROFILE, ['ask_user', 'glob', 'grep', 'read']],
-    ['write', WRITE_PROFILE, ['apply_patch', 'ask_user', 'edit', 'glob', 'grep', 'read', 'write']],
-    ['full', FULL_PROFILE, ['apply_patch', 'ask_user', 'edit', 'glob', 'grep', 'read', 'shell', 'write']],
+    ['read-only', READ_ONLY_PROFILE, ['ask_user', 'ast_grep', 'code_graph', 'glob', 'grep', 'read']],
+    ['write', WRITE_PROFILE, ['apply_patch', 'ask_user', 'ast_edit', 'ast_grep', 'code_graph', 'edit', 'glob', 'grep', 'read', 'resolve', 'write']],
+    ['full', FULL_PROFILE, ['apply_patch', 'ask_user', 'ast_edit', 'ast_grep', 'code_graph', 'edit', 'glob', 'grep', 'read', 'resolve', 'shell', 'write']],
     // MODE-2a: the allowlist restricts write+ only; read tools stay. MODE-6: ask_user is pinned.
-    ['allowlist + denylist', REVIEW, ['ask_user', 'edit', 'glob', 'read']],
-    // MODE-7: refused action classes remove the tools that perform them.
-    ['refused classes', NO_WRITES, ['ask_user', 'glob', 'grep', 'read']]
+    ['allowlist + denylist', REVIEW, ['ask_user', 'ast_grep', 'code_graph', 'edit', 'glob', 'read']],
+    // MODE-7: refused action classes remove the tools that perform them (ast_edit/resolve write files).
+    ['refused classes', NO_WRITES, ['ask_user', 'ast_grep', 'code_graph', 'glob', 'grep', 'read']]
   ] as const)('%s surface', (_label, profile, names) => {
     expect(registry().list(profile).map((t) => t.name)).toEqual(names);
     expect(declarations(registry(profile)).map((d) => d.name).sort()).toEqual(names);

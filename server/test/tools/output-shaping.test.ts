@@ -82,9 +82,10 @@ describe('one shaping module: page and cut (HARN-2/3)', () => {
     expect(withOffset).toEqual(['ast_grep', 'debug', 'glob', 'grep', 'notebook_read', 'read']);
     for (const t of all) {
       const shape = (t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {};
-      // offset → pages itself through page(); paged → has a limit to page with.
+      // offset → pages itself through page(); paged → has a page size (`limit`; ast_grep's is
+      // `max_results`, as SPEC AST-3 names it).
       if ('offset' in shape) expect({ tool: t.name, shaping: t.outputShaping }).toEqual({ tool: t.name, shaping: 'paged' });
-      if (t.outputShaping === 'paged') expect({ tool: t.name, limit: 'limit' in shape }).toEqual({ tool: t.name, limit: true });
+      if (t.outputShaping === 'paged') expect({ tool: t.name, limit: 'limit' in shape || 'max_results' in shape }).toEqual({ tool: t.name, limit: true });
     }
   });
 
