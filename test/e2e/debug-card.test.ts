@@ -116,7 +116,12 @@ describe('the debug card (issue #12)', () => {
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
     const status = page.locator('.jp-cellmate-tool-card[data-tool-name="debug"]').last();
     await status.locator('xpath=self::*[@data-status="ok"]').waitFor({ timeout: 30_000 });
-    await status.evaluate((d: HTMLDetailsElement) => (d.open = true));
-    await status.locator('.jp-cellmate-tool-result', { hasText: 'No debug session is running in this chat.' }).waitFor({ timeout: 10_000 });
+    // The card may still be updated in place after it turned ok: (re)open it until its result shows.
+    await expect
+      .poll(async () => {
+        await status.evaluate((d: HTMLDetailsElement) => (d.open = true));
+        return status.locator('.jp-cellmate-tool-result').innerText();
+      }, { timeout: 20_000 })
+      .toContain('No debug session is running in this chat.');
   });
 });

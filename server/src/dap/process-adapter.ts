@@ -61,7 +61,7 @@ export function processLauncher(opts: { env: NodeJS.ProcessEnv }): ProcessLaunch
       await session.end({ reason: 'adapter-exited', message: (e as Error).message });
       throw new ToolInputError(`debug ${args.action} failed: ${(e as Error).message}`, { cause: e });
     }
-    return { session, notes };
+    return { session, notes, pid: proc.pid };
   };
 }
 

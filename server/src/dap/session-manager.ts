@@ -30,6 +30,8 @@ export interface ActiveDebug {
   kernel?: KernelDebugTarget;
   /** What the start said (breakpoint verdicts), for the launch result. */
   notes?: string[];
+  /** The adapter process (process adapters). */
+  pid?: number;
 }
 
 /** What `launch` / `attach` asked for (the debug tool's arguments). */

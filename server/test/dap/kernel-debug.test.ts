@@ -5,8 +5,10 @@
  * the cell, and the kernel's other variables are intact; the same with an exception
  * breakpoint on a cell that raises.
  */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { debugRig, HAVE_PYTHON, runInKernel, type DebugRig } from './fixtures.js';
+import { debugRig, HAVE_PYTHON, notebookJson, runInKernel, type DebugRig } from './fixtures.js';
 
 describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own debugger', () => {
   let rig: DebugRig;
@@ -56,6 +58,20 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
     expect(end.output).toMatch(/Terminated debug session \w+ \(kernel/);
     expect((await rig.call({ action: 'status' })).output).toBe('No debug session is running in this chat.');
     expect(await runInKernel(rig, 'print(keep)')).toBe('41\n');
+  }, 120_000);
+
+  it('a breakpoint in a module the cell imports stops there, under the kernel\'s debugger', async () => {
+    await writeFile(path.join(rig.ws, 'helper.py'), 'def scale(x):\n    doubled = x * 2\n    return doubled + 1\n');
+    await writeFile(path.join(rig.ws, 'nb2.ipynb'), notebookJson(['import helper\nvalue = helper.scale(20)\nprint(value)']));
+    const bp = await rig.call({ action: 'breakpoints', file: 'helper.py', lines: [3] });
+    expect(bp.output).toContain('line 3: return doubled + 1 — pending, not verified yet');
+    const run = await rig.call({ action: 'run_cell', file: 'nb2.ipynb', cell: '#1' });
+    expect(run.output).toContain('helper.py:\nline 3: return doubled + 1 — set, verified');
+    expect(run.output).toMatch(/Stopped \(breakpoint\) in scale at .*helper\.py, line 3: return doubled \+ 1/);
+    expect((await rig.call({ action: 'evaluate', expression: 'doubled' })).output).toMatch(/^40 \(int\)/);
+    await rig.call({ action: 'breakpoints', file: 'helper.py', lines: [] });
+    expect((await rig.call({ action: 'continue' })).output).toContain('The cell finished without error.\nLast output:\n41');
+    await rig.call({ action: 'terminate' });
   }, 120_000);
 
   it('exception breakpoint: a raising cell stops at the raise, evaluate there, continue ends it with the error', async () => {

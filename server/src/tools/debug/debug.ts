@@ -104,11 +104,9 @@ export function createDebugTool(options: DebugToolOptions) {
     const text = await readFile(resolved.absolute, 'utf8').catch(() => undefined);
     if (text === undefined) throw new ToolInputError(`${resolved.relative} does not exist.`);
     const codeLines = text.split(/\r?\n/);
-    if (a && !a.kernel) {
-      const body = await a.session.channel.request('setBreakpoints', { source: { path: resolved.absolute }, breakpoints: lines.map((l) => ({ line: l.line, ...(l.condition ? { condition: l.condition } : {}) })) });
-      return formatBreakpoints(resolved.relative, lines.map((l, i) => verdict(l, body.breakpoints[i])), codeLines);
-    }
-    return pending(resolved.relative, lines, codeLines, 'launch');
+    // A file works under the kernel's debugger too (a module the notebook imports).
+    if (a) return formatBreakpoints(resolved.relative, await setFileBreakpoints(a, resolved.absolute, lines), codeLines);
+    return pending(resolved.relative, lines, codeLines, 'launch or run_cell');
   }
 
   async function runCell(args: DebugArgs, ctx: ToolContext): Promise<ToolOutput> {
@@ -135,7 +133,11 @@ export function createDebugTool(options: DebugToolOptions) {
     // Every stored cell breakpoint (a function defined in another cell stops there too).
     const verdicts: string[] = [];
     for (const bp of state.breakpoints.values()) {
-      if (bp.source.kind !== 'cell') continue;
+      if (bp.source.kind === 'file') {
+        const text = await readFile(bp.source.path, 'utf8').catch(() => '');
+        verdicts.push(formatBreakpoints(bp.source.relative, await setFileBreakpoints(a, bp.source.path, bp.lines), text.split(/\r?\n/)));
+        continue;
+      }
       const target = bp.source.notebook === resolved.relative && bp.source.cell === ref
         ? cell
         : await readCell({ absolute: path.join(ctx.workspace, bp.source.notebook), relative: bp.source.notebook, ref: bp.source.cell, port: options.port, signal: ctx.signal }).catch(() => undefined);
@@ -279,6 +281,12 @@ export function createDebugTool(options: DebugToolOptions) {
       }
     }
   });
+}
+
+/** Sends a file's breakpoints to the running session; the adapter's verdict for each. */
+async function setFileBreakpoints(a: ActiveDebug, absolute: string, lines: readonly LineBreakpoint[]) {
+  const body = await a.session.channel.request('setBreakpoints', { source: { path: absolute }, breakpoints: lines.map((l) => ({ line: l.line, ...(l.condition ? { condition: l.condition } : {}) })) });
+  return lines.map((l, i) => verdict(l, body.breakpoints[i]));
 }
 
 function setStored(store: Map<string, { source: BreakpointSource; lines: LineBreakpoint[] }>, source: BreakpointSource, lines: LineBreakpoint[]): void {
