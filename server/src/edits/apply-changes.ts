@@ -92,7 +92,8 @@ interface PaneWrite {
   changes: NotebookSourceChange[];
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Strict UTF-8; a byte-order mark stays in the text (as `readFile(…, 'utf8')` keeps it), so it is compared and written back. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Applies `changes` all or nothing (see the module comment); returns what changed, in order. */
 export async function applyChanges(changes: readonly Change[], options: ApplyOptions): Promise<AppliedFile[]> {

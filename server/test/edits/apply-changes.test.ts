@@ -154,6 +154,13 @@ describe('applyChanges', () => {
     expect(error.message).toContain('- gone.py: does not exist (any more)');
   });
 
+  it('a byte-order mark is part of the text: compared as read with readFile(…, "utf8") and kept', async () => {
+    const ws = await workspace({ 'bom.py': '\ufeffgreet = 1\n' });
+    const expected = await readFile(path.join(ws, 'bom.py'), 'utf8');
+    await applyChanges([{ kind: 'text', path: 'bom.py', expected, next: rename(expected) }], { workspace: ws });
+    expect(await readFile(path.join(ws, 'bom.py'))).toEqual(Buffer.from('\ufeffhello = 1\n'));
+  });
+
   it('a write failing mid-way (fault injection): the files already written are restored, a created file removed', async () => {
     const ws = await workspace();
     const before = await snapshot(ws);
