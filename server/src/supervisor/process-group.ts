@@ -4,7 +4,8 @@
  * split into lines for the log. `killGroup` signals every process of the group — the
  * server and whatever it started (basedpyright's workers, a debuggee) — and after the
  * leader exits the rest of its group is killed at once, before the id can be reused. Groups
- * still alive when the companion exits are killed from a `process.on('exit')` hook.
+ * still alive when the companion exits are killed from a `process.on('exit')` hook
+ * ({@link trackGroup}, which the `shell` tool's groups use too).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
@@ -32,13 +33,25 @@ const MAX_LINE_CHARS = 64 * 1024;
 const liveGroups = new Set<number>();
 let exitHook = false;
 
-function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+/** Signals process group `pid`; false when no such group is left. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
   try {
     process.kill(-pid, signal);
     return true;
   } catch {
     return false; // no such group left
   }
+}
+
+/**
+ * Registers a process group (led by `pid`) to be SIGKILLed if the companion exits first;
+ * every spawner of a group uses it (`GroupProcess`, the `shell` tool). The returned function
+ * unregisters it.
+ */
+export function trackGroup(pid: number): () => void {
+  installExitHook();
+  liveGroups.add(pid);
+  return () => void liveGroups.delete(pid);
 }
 
 /** A running child; see the module comment. */
@@ -51,7 +64,8 @@ export class GroupProcess {
   private constructor(
     private readonly child: ChildProcessByStdio<Writable, Readable, Readable>,
     readonly pid: number,
-    onStderrLine: (line: string) => void
+    onStderrLine: (line: string) => void,
+    untrack: () => void
   ) {
     let partial = '';
     child.stderr.setEncoding('utf8');
@@ -77,7 +91,7 @@ export class GroupProcess {
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
-        liveGroups.delete(pid);
+        untrack();
         // Orphans of the leader (its workers) share the group: end them now.
         signalGroup(pid, 'SIGKILL');
         resolve(this.exitInfo);
@@ -90,7 +104,6 @@ export class GroupProcess {
    * executable is missing or not executable, the cwd does not exist), with Node's error.
    */
   static start(spec: SpawnSpec, onStderrLine: (line: string) => void): Promise<GroupProcess> {
-    installExitHook();
     return new Promise((resolve, reject) => {
       let child: ChildProcessByStdio<Writable, Readable, Readable>;
       try {
@@ -108,8 +121,7 @@ export class GroupProcess {
       child.once('spawn', () => {
         child.removeListener('error', reject);
         child.on('error', () => undefined); // later errors (a kill of a dead pid) show as its exit
-        liveGroups.add(child.pid!);
-        resolve(new GroupProcess(child, child.pid!, onStderrLine));
+        resolve(new GroupProcess(child, child.pid!, onStderrLine, trackGroup(child.pid!)));
       });
     });
   }
