@@ -17,6 +17,7 @@
 import { rm, readFile } from 'node:fs/promises';
 import type { NotebookSourceChange } from '@cellmate/protocol';
 import { resolveForWrite, writeFileAtomic } from '../tools/file-io.js';
+import type { ResolvedWorkspacePath } from '../tools/workspace-path.js';
 import { findCell, parseNotebook, sourceText, type IpynbNotebook } from '../tools/notebook/ipynb.js';
 import type { NotebookPort, PaneTarget } from '../tools/notebook/pane-hub.js';
 import { EditError } from './edit-error.js';
@@ -108,13 +109,22 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
     conflicted.add(relative);
   };
 
+  const resolvedAll: ResolvedWorkspacePath[] = [];
   for (const change of changes) {
     const resolved = await resolveForWrite(options.workspace, change.path);
     if (seen.has(resolved.absolute)) throw new EditError('invalid', `${resolved.relative} appears twice in the change set; merge its changes. Nothing was changed.`, [resolved.relative]);
     seen.add(resolved.absolute);
+    resolvedAll.push(resolved);
+  }
+  // Which notebooks are open: each pane is asked once for the whole change set.
+  const notebooks = changes.flatMap((c, i) => (c.kind === 'cells' ? [resolvedAll[i]!.relative] : []));
+  const open = options.port && notebooks.length > 0 ? await options.port.findOpen(notebooks, options.signal).catch(() => new Map<string, PaneTarget>()) : new Map<string, PaneTarget>();
+
+  for (const [i, change] of changes.entries()) {
+    const resolved = resolvedAll[i]!;
     const rel = resolved.relative;
     if (change.kind === 'cells') {
-      const target = options.port ? await options.port.find(rel, options.signal).catch(() => undefined) : undefined;
+      const target = open.get(rel);
       if (target) {
         const request = change.cells.map((c) => ({ cellId: c.cell, expected: c.expected, source: c.next }));
         try {

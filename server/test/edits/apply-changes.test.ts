@@ -233,7 +233,11 @@ function paneWith(openPath: string, cells: Array<{ id: string; source: string }>
   const server = createMessageConnection(new StreamMessageReader(a), new StreamMessageWriter(b));
   const pane = createMessageConnection(new StreamMessageReader(b), new StreamMessageWriter(a));
   const calls: Array<{ dryRun: boolean; changes: NotebookSourceChange[] }> = [];
-  pane.onRequest('notebook/open-documents', () => ({ paths: [openPath] }));
+  const asked = { openDocuments: 0 };
+  pane.onRequest('notebook/open-documents', () => {
+    asked.openDocuments++;
+    return { paths: [openPath] };
+  });
   pane.onRequest('notebook/set-sources', (p: { path: string; changes: NotebookSourceChange[]; dryRun?: boolean }) => {
     calls.push({ dryRun: !!p.dryRun, changes: p.changes });
     for (const c of p.changes) {
@@ -250,14 +254,15 @@ function paneWith(openPath: string, cells: Array<{ id: string; source: string }>
   pane.listen();
   const hub = new PaneHub();
   hub.attach(server);
-  return { hub, cells, calls };
+  return { hub, cells, calls, asked };
 }
 
 describe('applyChanges with an open notebook', () => {
   it('changes the open document through its pane (dry run first), not the file on disk', async () => {
     const ws = await workspace();
-    const { hub, cells, calls } = paneWith('nb/one.ipynb', [{ id: 'c0ffee01', source: CELL1 }, { id: 'c0ffee04', source: CELL4 }]);
+    const { hub, cells, calls, asked } = paneWith('nb/one.ipynb', [{ id: 'c0ffee01', source: CELL1 }, { id: 'c0ffee04', source: CELL4 }]);
     const applied = await applyChanges(renameChanges(), { workspace: ws, port: hub });
+    expect(asked.openDocuments).toBe(1); // once for both notebooks of the change set
     expect(applied.find((x) => x.path === 'nb/one.ipynb')).toEqual({ path: 'nb/one.ipynb', how: 'open-notebook', cells: ['c0ffee01', 'c0ffee04'] });
     expect(cells.map((c) => c.source)).toEqual([rename(CELL1), rename(CELL4)]);
     expect(calls.map((c) => c.dryRun)).toEqual([true, false]);
