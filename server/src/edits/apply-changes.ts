@@ -118,7 +118,7 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
   }
   // Which notebooks are open: each pane is asked once for the whole change set.
   const notebooks = changes.flatMap((c, i) => (c.kind === 'cells' ? [resolvedAll[i]!.relative] : []));
-  const open = options.port && notebooks.length > 0 ? await options.port.findOpen(notebooks, options.signal).catch(() => new Map<string, PaneTarget>()) : new Map<string, PaneTarget>();
+  const open = options.port && notebooks.length > 0 ? await openNotebooks(options.port, notebooks, options.signal) : new Map<string, PaneTarget>();
 
   for (const [i, change] of changes.entries()) {
     const resolved = resolvedAll[i]!;
@@ -194,6 +194,17 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
     ...disk.map((d): AppliedFile => ({ path: d.relative, how: d.original === null ? 'created' : d.next === null ? 'deleted' : 'modified', ...(d.cells ? { cells: d.cells } : {}) })),
     ...panes.map((p): AppliedFile => ({ path: p.relative, how: 'open-notebook', cells: p.changes.map((c) => c.cellId) }))
   ];
+}
+
+/** Which of `paths` a pane has open (a port that cannot answer: none). */
+async function openNotebooks(port: NotebookPort, paths: readonly string[], signal?: AbortSignal): Promise<Map<string, PaneTarget>> {
+  if (port.findOpen) return port.findOpen(paths, signal).catch(() => new Map<string, PaneTarget>());
+  const found = new Map<string, PaneTarget>();
+  for (const p of paths) {
+    const target = await port.find(p, signal).catch(() => undefined);
+    if (target) found.set(p, target);
+  }
+  return found;
 }
 
 /** The notebook's new raw text, or undefined after recording conflicts. */

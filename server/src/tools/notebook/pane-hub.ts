@@ -19,8 +19,11 @@ export interface PaneTarget {
 export interface NotebookPort {
   /** The pane that has `path` (workspace-relative) open, if any. */
   find(path: string, signal?: AbortSignal): Promise<PaneTarget | undefined>;
-  /** For many paths at once (each pane asked once): path as given → the pane that has it open; absent paths are not open. */
-  findOpen(paths: readonly string[], signal?: AbortSignal): Promise<Map<string, PaneTarget>>;
+  /**
+   * For many paths at once (each pane asked once): path as given → the pane that has it
+   * open; absent paths are not open. Optional: without it, callers use `find` per path.
+   */
+  findOpen?(paths: readonly string[], signal?: AbortSignal): Promise<Map<string, PaneTarget>>;
 }
 
 export class PaneHub implements NotebookPort {
