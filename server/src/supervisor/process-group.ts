@@ -8,6 +8,7 @@
  * ({@link trackGroup}, which the `shell` tool's groups use too).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { childEnv } from '../security/child-env.js';
 
@@ -34,7 +35,7 @@ const liveGroups = new Set<number>();
 let exitHook = false;
 
 /** Signals process group `pid`; false when no such group is left. */
-export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+export function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pid, signal);
     return true;
@@ -56,7 +57,7 @@ export function trackGroup(pid: number): () => void {
 
 /** A running child; see the module comment. */
 export class GroupProcess {
-  /** Resolves once the leader exited (never rejects). */
+  /** Resolves once the leader exited and the rest of its group is gone too (never rejects). */
   readonly exited: Promise<ExitInfo>;
   private tail = '';
   private exitInfo: ExitInfo | undefined;
@@ -90,11 +91,15 @@ export class GroupProcess {
     child.stdin.on('error', () => undefined);
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
-        this.exitInfo = { code, signal };
+        const info: ExitInfo = { code, signal };
         untrack();
-        // Orphans of the leader (its workers) share the group: end them now.
+        // Orphans of the leader (its workers) share the group: end them now, and report the
+        // exit once they are gone, so "exited" means the whole group.
         signalGroup(pid, 'SIGKILL');
-        resolve(this.exitInfo);
+        void waitGroupGone(pid).then(() => {
+          this.exitInfo = info;
+          resolve(info);
+        });
       });
     });
   }
@@ -169,6 +174,41 @@ export class GroupProcess {
     if (!this.exitInfo) signalGroup(this.pid, 'SIGKILL');
     return this.exited;
   }
+}
+
+/** Whether a process of group `pgid` is still alive (on Linux from /proc, where a zombie waiting for its reaper does not count). */
+function groupAlive(pgid: number): boolean {
+  if (process.platform === 'linux') {
+    let entries: string[];
+    try {
+      entries = readdirSync('/proc');
+    } catch {
+      entries = [];
+    }
+    if (entries.length > 0) {
+      return entries.some((e) => {
+        if (e.charCodeAt(0) > 0x39) return false;
+        try {
+          const stat = readFileSync(`/proc/${e}/stat`, 'latin1');
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X';
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
+    }
+  }
+  return signalGroup(pgid, 0);
+}
+
+/** Waits until nothing of group `pgid` is alive, at most `maxMs`; false if something still is. */
+export async function waitGroupGone(pgid: number, maxMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + maxMs;
+  while (groupAlive(pgid)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return true;
 }
 
 /** Words for an exit: `exit code 1`, `signal SIGKILL`. */
