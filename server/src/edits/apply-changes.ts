@@ -17,6 +17,7 @@
 import { rm, readFile } from 'node:fs/promises';
 import type { NotebookSourceChange } from '@cellmate/protocol';
 import { resolveForWrite, writeFileAtomic } from '../tools/file-io.js';
+import type { ResolvedWorkspacePath } from '../tools/workspace-path.js';
 import { findCell, parseNotebook, sourceText, type IpynbNotebook } from '../tools/notebook/ipynb.js';
 import type { NotebookPort, PaneTarget } from '../tools/notebook/pane-hub.js';
 import { EditError } from './edit-error.js';
@@ -92,7 +93,8 @@ interface PaneWrite {
   changes: NotebookSourceChange[];
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Strict UTF-8; a byte-order mark stays in the text (as `readFile(…, 'utf8')` keeps it), so it is compared and written back. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Applies `changes` all or nothing (see the module comment); returns what changed, in order. */
 export async function applyChanges(changes: readonly Change[], options: ApplyOptions): Promise<AppliedFile[]> {
@@ -107,13 +109,22 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
     conflicted.add(relative);
   };
 
+  const resolvedAll: ResolvedWorkspacePath[] = [];
   for (const change of changes) {
     const resolved = await resolveForWrite(options.workspace, change.path);
     if (seen.has(resolved.absolute)) throw new EditError('invalid', `${resolved.relative} appears twice in the change set; merge its changes. Nothing was changed.`, [resolved.relative]);
     seen.add(resolved.absolute);
+    resolvedAll.push(resolved);
+  }
+  // Which notebooks are open: each pane is asked once for the whole change set.
+  const notebooks = changes.flatMap((c, i) => (c.kind === 'cells' ? [resolvedAll[i]!.relative] : []));
+  const open = options.port && notebooks.length > 0 ? await openNotebooks(options.port, notebooks, options.signal) : new Map<string, PaneTarget>();
+
+  for (const [i, change] of changes.entries()) {
+    const resolved = resolvedAll[i]!;
     const rel = resolved.relative;
     if (change.kind === 'cells') {
-      const target = options.port ? await options.port.find(rel, options.signal).catch(() => undefined) : undefined;
+      const target = open.get(rel);
       if (target) {
         const request = change.cells.map((c) => ({ cellId: c.cell, expected: c.expected, source: c.next }));
         try {
@@ -183,6 +194,17 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
     ...disk.map((d): AppliedFile => ({ path: d.relative, how: d.original === null ? 'created' : d.next === null ? 'deleted' : 'modified', ...(d.cells ? { cells: d.cells } : {}) })),
     ...panes.map((p): AppliedFile => ({ path: p.relative, how: 'open-notebook', cells: p.changes.map((c) => c.cellId) }))
   ];
+}
+
+/** Which of `paths` a pane has open (a port that cannot answer: none). */
+async function openNotebooks(port: NotebookPort, paths: readonly string[], signal?: AbortSignal): Promise<Map<string, PaneTarget>> {
+  if (port.findOpen) return port.findOpen(paths, signal).catch(() => new Map<string, PaneTarget>());
+  const found = new Map<string, PaneTarget>();
+  for (const p of paths) {
+    const target = await port.find(p, signal).catch(() => undefined);
+    if (target) found.set(p, target);
+  }
+  return found;
 }
 
 /** The notebook's new raw text, or undefined after recording conflicts. */

@@ -4,9 +4,11 @@
  * split into lines for the log. `killGroup` signals every process of the group — the
  * server and whatever it started (basedpyright's workers, a debuggee) — and after the
  * leader exits the rest of its group is killed at once, before the id can be reused. Groups
- * still alive when the companion exits are killed from a `process.on('exit')` hook.
+ * still alive when the companion exits are killed from a `process.on('exit')` hook
+ * ({@link trackGroup}, which the `shell` tool's groups use too).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { childEnv } from '../security/child-env.js';
 
@@ -32,7 +34,8 @@ const MAX_LINE_CHARS = 64 * 1024;
 const liveGroups = new Set<number>();
 let exitHook = false;
 
-function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+/** Signals process group `pid`; false when no such group is left. */
+export function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pid, signal);
     return true;
@@ -41,9 +44,20 @@ function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
+/**
+ * Registers a process group (led by `pid`) to be SIGKILLed if the companion exits first;
+ * every spawner of a group uses it (`GroupProcess`, the `shell` tool). The returned function
+ * unregisters it.
+ */
+export function trackGroup(pid: number): () => void {
+  installExitHook();
+  liveGroups.add(pid);
+  return () => void liveGroups.delete(pid);
+}
+
 /** A running child; see the module comment. */
 export class GroupProcess {
-  /** Resolves once the leader exited (never rejects). */
+  /** Resolves once the leader exited and the rest of its group is gone too (never rejects). */
   readonly exited: Promise<ExitInfo>;
   private tail = '';
   private exitInfo: ExitInfo | undefined;
@@ -51,7 +65,8 @@ export class GroupProcess {
   private constructor(
     private readonly child: ChildProcessByStdio<Writable, Readable, Readable>,
     readonly pid: number,
-    onStderrLine: (line: string) => void
+    onStderrLine: (line: string) => void,
+    untrack: () => void
   ) {
     let partial = '';
     child.stderr.setEncoding('utf8');
@@ -76,11 +91,15 @@ export class GroupProcess {
     child.stdin.on('error', () => undefined);
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
-        this.exitInfo = { code, signal };
-        liveGroups.delete(pid);
-        // Orphans of the leader (its workers) share the group: end them now.
+        const info: ExitInfo = { code, signal };
+        untrack();
+        // Orphans of the leader (its workers) share the group: end them now, and report the
+        // exit once they are gone, so "exited" means the whole group.
         signalGroup(pid, 'SIGKILL');
-        resolve(this.exitInfo);
+        void waitGroupGone(pid).then(() => {
+          this.exitInfo = info;
+          resolve(info);
+        });
       });
     });
   }
@@ -90,7 +109,6 @@ export class GroupProcess {
    * executable is missing or not executable, the cwd does not exist), with Node's error.
    */
   static start(spec: SpawnSpec, onStderrLine: (line: string) => void): Promise<GroupProcess> {
-    installExitHook();
     return new Promise((resolve, reject) => {
       let child: ChildProcessByStdio<Writable, Readable, Readable>;
       try {
@@ -108,8 +126,7 @@ export class GroupProcess {
       child.once('spawn', () => {
         child.removeListener('error', reject);
         child.on('error', () => undefined); // later errors (a kill of a dead pid) show as its exit
-        liveGroups.add(child.pid!);
-        resolve(new GroupProcess(child, child.pid!, onStderrLine));
+        resolve(new GroupProcess(child, child.pid!, onStderrLine, trackGroup(child.pid!)));
       });
     });
   }
@@ -157,6 +174,41 @@ export class GroupProcess {
     if (!this.exitInfo) signalGroup(this.pid, 'SIGKILL');
     return this.exited;
   }
+}
+
+/** Whether a process of group `pgid` is still alive (on Linux from /proc, where a zombie waiting for its reaper does not count). */
+function groupAlive(pgid: number): boolean {
+  if (process.platform === 'linux') {
+    let entries: string[];
+    try {
+      entries = readdirSync('/proc');
+    } catch {
+      entries = [];
+    }
+    if (entries.length > 0) {
+      return entries.some((e) => {
+        if (e.charCodeAt(0) > 0x39) return false;
+        try {
+          const stat = readFileSync(`/proc/${e}/stat`, 'latin1');
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X';
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
+    }
+  }
+  return signalGroup(pgid, 0);
+}
+
+/** Waits until nothing of group `pgid` is alive, at most `maxMs`; false if something still is. */
+export async function waitGroupGone(pgid: number, maxMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + maxMs;
+  while (groupAlive(pgid)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return true;
 }
 
 /** Words for an exit: `exit code 1`, `signal SIGKILL`. */

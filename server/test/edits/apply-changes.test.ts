@@ -154,6 +154,13 @@ describe('applyChanges', () => {
     expect(error.message).toContain('- gone.py: does not exist (any more)');
   });
 
+  it('a byte-order mark is part of the text: compared as read with readFile(…, "utf8") and kept', async () => {
+    const ws = await workspace({ 'bom.py': '\ufeffgreet = 1\n' });
+    const expected = await readFile(path.join(ws, 'bom.py'), 'utf8');
+    await applyChanges([{ kind: 'text', path: 'bom.py', expected, next: rename(expected) }], { workspace: ws });
+    expect(await readFile(path.join(ws, 'bom.py'))).toEqual(Buffer.from('\ufeffhello = 1\n'));
+  });
+
   it('a write failing mid-way (fault injection): the files already written are restored, a created file removed', async () => {
     const ws = await workspace();
     const before = await snapshot(ws);
@@ -226,7 +233,11 @@ function paneWith(openPath: string, cells: Array<{ id: string; source: string }>
   const server = createMessageConnection(new StreamMessageReader(a), new StreamMessageWriter(b));
   const pane = createMessageConnection(new StreamMessageReader(b), new StreamMessageWriter(a));
   const calls: Array<{ dryRun: boolean; changes: NotebookSourceChange[] }> = [];
-  pane.onRequest('notebook/open-documents', () => ({ paths: [openPath] }));
+  const asked = { openDocuments: 0 };
+  pane.onRequest('notebook/open-documents', () => {
+    asked.openDocuments++;
+    return { paths: [openPath] };
+  });
   pane.onRequest('notebook/set-sources', (p: { path: string; changes: NotebookSourceChange[]; dryRun?: boolean }) => {
     calls.push({ dryRun: !!p.dryRun, changes: p.changes });
     for (const c of p.changes) {
@@ -243,14 +254,15 @@ function paneWith(openPath: string, cells: Array<{ id: string; source: string }>
   pane.listen();
   const hub = new PaneHub();
   hub.attach(server);
-  return { hub, cells, calls };
+  return { hub, cells, calls, asked };
 }
 
 describe('applyChanges with an open notebook', () => {
   it('changes the open document through its pane (dry run first), not the file on disk', async () => {
     const ws = await workspace();
-    const { hub, cells, calls } = paneWith('nb/one.ipynb', [{ id: 'c0ffee01', source: CELL1 }, { id: 'c0ffee04', source: CELL4 }]);
+    const { hub, cells, calls, asked } = paneWith('nb/one.ipynb', [{ id: 'c0ffee01', source: CELL1 }, { id: 'c0ffee04', source: CELL4 }]);
     const applied = await applyChanges(renameChanges(), { workspace: ws, port: hub });
+    expect(asked.openDocuments).toBe(1); // once for both notebooks of the change set
     expect(applied.find((x) => x.path === 'nb/one.ipynb')).toEqual({ path: 'nb/one.ipynb', how: 'open-notebook', cells: ['c0ffee01', 'c0ffee04'] });
     expect(cells.map((c) => c.source)).toEqual([rename(CELL1), rename(CELL4)]);
     expect(calls.map((c) => c.dryRun)).toEqual([true, false]);

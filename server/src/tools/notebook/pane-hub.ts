@@ -19,6 +19,11 @@ export interface PaneTarget {
 export interface NotebookPort {
   /** The pane that has `path` (workspace-relative) open, if any. */
   find(path: string, signal?: AbortSignal): Promise<PaneTarget | undefined>;
+  /**
+   * For many paths at once (each pane asked once): path as given → the pane that has it
+   * open; absent paths are not open. Optional: without it, callers use `find` per path.
+   */
+  findOpen?(paths: readonly string[], signal?: AbortSignal): Promise<Map<string, PaneTarget>>;
 }
 
 export class PaneHub implements NotebookPort {
@@ -35,19 +40,27 @@ export class PaneHub implements NotebookPort {
   }
 
   async find(path: string, signal?: AbortSignal): Promise<PaneTarget | undefined> {
-    const wanted = normalize(path);
+    return (await this.findOpen([path], signal)).get(path);
+  }
+
+  async findOpen(paths: readonly string[], signal?: AbortSignal): Promise<Map<string, PaneTarget>> {
+    const found = new Map<string, PaneTarget>();
+    if (paths.length === 0 || this.panes.size === 0) return found;
     const answers = await Promise.all(
       [...this.panes].map(async (conn) => {
         try {
           const r = await send(conn, 'notebook/open-documents', {}, signal, OPEN_DOCUMENTS_TIMEOUT_MS);
-          return Array.isArray(r?.paths) && r.paths.some((p) => normalize(p) === wanted) ? conn : undefined;
+          return { conn, open: new Set(Array.isArray(r?.paths) ? r.paths.map(normalize) : []) };
         } catch {
-          return undefined; // an older pane, or one that went away: not a target
+          return { conn, open: new Set<string>() }; // an older pane, or one that went away: not a target
         }
       })
     );
-    const conn = answers.find((c) => c !== undefined);
-    return conn ? { request: (method, params, s) => send(conn, method, params, s) } : undefined;
+    for (const path of paths) {
+      const hit = answers.find((a) => a.open.has(normalize(path)));
+      if (hit) found.set(path, { request: (method, params, s) => send(hit.conn, method, params, s) });
+    }
+    return found;
   }
 }
 

@@ -8,6 +8,7 @@ import { defineTool } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 import { childEnv } from '../../security/child-env.js';
+import { signalGroup, trackGroup } from '../../supervisor/process-group.js';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 export const MAX_SHELL_TIMEOUT_MS = 600_000;
@@ -69,27 +70,14 @@ interface ShellRun {
   droppedChars: number;
 }
 
-/** Process groups of commands still running; killed if the companion exits first. */
-const liveGroups = new Set<number>();
-let exitHook = false;
-
 /** Runs `bash -c` in a new process group; kills the group on timeout or abort (and on exit). */
 export function runShell(command: string, cwd: string, timeoutMs: number, signal: AbortSignal): Promise<ShellRun> {
   // Secrets stay out of the command's environment (security/child-env.ts, issue #8).
   const env = childEnv(process.env);
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (child.pid !== undefined) liveGroups.add(child.pid);
-    if (!exitHook) {
-      exitHook = true;
-      process.on('exit', () => liveGroups.forEach((pid) => {
-        try {
-          process.kill(-pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }));
-    }
+    // Killed if the companion exits first (the one registry of live process groups).
+    const untrack = child.pid !== undefined ? trackGroup(child.pid) : () => undefined;
     let output = '';
     let dropped = 0;
     let timedOut = false;
@@ -103,18 +91,8 @@ export function runShell(command: string, cwd: string, timeoutMs: number, signal
     child.stderr.on('data', onData);
     const killGroup = (): void => {
       if (child.pid === undefined || child.exitCode !== null) return;
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        return;
-      }
-      killTimer ??= setTimeout(() => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }, KILL_GRACE_MS);
+      if (!signalGroup(child.pid, 'SIGTERM')) return;
+      killTimer ??= setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS);
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -132,14 +110,8 @@ export function runShell(command: string, cwd: string, timeoutMs: number, signal
       if (killTimer) clearTimeout(killTimer);
       signal.removeEventListener('abort', onAbort);
       // Children that outlive bash (backgrounded with &) keep the group: end them too.
-      if (child.pid !== undefined) {
-        liveGroups.delete(child.pid);
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // no group left
-        }
-      }
+      untrack();
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
       resolve({ output, code, signal: sig, timedOut, droppedChars: dropped });
     });
   });
