@@ -126,5 +126,5 @@ describe('kill -9 of the companion during a long turn (issue #15)', () => {
     const after = await sendRequest(client.connection, 'chat/get', { chatId: chatId!, limit: 2 });
     expect(after.items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Done after the restarts.', streaming: false });
     expect(after.olderCount).toBe(final.items.length);
-  }, 90_000);
+  }, 240_000); // ~25 s on a quiet machine, 60 s under a full parallel run; the bound only stops a hang
 });
