@@ -11,7 +11,7 @@ import type { SgNode } from '@ast-grep/napi';
 import { astGrep } from './ast-languages.js';
 import { compilePattern, type CompiledPattern, type Rung } from './ladder.js';
 import { documentsOf, type NotebookProblem, type SourceDocument } from './documents.js';
-import { napiLanguage, type StructuralLanguage } from './languages.js';
+import { languageOfPath, napiLanguage, type StructuralLanguage } from './languages.js';
 import { readSourceText, sourceFiles } from './source-files.js';
 import { UnparseablePatternError } from './errors.js';
 
@@ -104,6 +104,9 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
   };
 
   const searchFile = async (rel: string): Promise<void> => {
+    // Only files of a structural language (by extension) or notebooks are read at all.
+    const byExtension = languageOfPath(rel);
+    if (byExtension ? scope.language && byExtension !== scope.language : !rel.toLowerCase().endsWith('.ipynb')) return;
     const text = await readSourceText(path.join(scope.workspace, rel));
     if (text === undefined) return;
     const docs = documentsOf(rel, text);

@@ -45,9 +45,13 @@ async function readAll(ws: string, files: Record<string, string>): Promise<Recor
   return out;
 }
 
-/** nbformat validates; everything but cell sources is equal; every removed raw line was a source line. */
-function checkNotebook(before: string, after: string, file: string): void {
-  execFileSync(venvPython, ['-c', 'import nbformat,sys; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))', file]);
+/** Every notebook validates with nbformat (one Python process for all of them). */
+function validateNotebooks(files: string[]): void {
+  execFileSync(venvPython, ['-c', 'import nbformat,sys\nfor f in sys.argv[1:]: nbformat.validate(nbformat.read(f, as_version=4))', ...files]);
+}
+
+/** Everything but cell sources is equal; every removed raw line was a source line. */
+function checkNotebook(before: string, after: string): void {
   const strip = (t: string) => {
     const nb = JSON.parse(t) as { cells: Array<Record<string, unknown>> };
     return { ...nb, cells: nb.cells.map(({ source: _s, ...rest }) => rest) };
@@ -81,7 +85,9 @@ describe('ast_edit + resolve (EDIT-1/2/3)', () => {
     expect(accepted.output).toBe(`Applied ${editId}: 14 replacements in 8 files (nb/a.ipynb, nb/b.ipynb, nb/c.ipynb, pkg/m1.py, pkg/m2.py, pkg/m3.py, pkg/m4.py, pkg/m5.py).`);
     const after = await readAll(ws, files);
     expect(after['pkg/m3.py']).toBe('import net\n\ndef run3(u):\n    r = fetch(u, timeout=3)\n    return fetch(u + "/x", timeout=3 * 2)\n# fetch(u, 0) in a comment\n');
-    for (const nb of ['nb/a.ipynb', 'nb/b.ipynb', 'nb/c.ipynb']) checkNotebook(files[nb]!, after[nb]!, path.join(ws, nb));
+    const notebooks = ['nb/a.ipynb', 'nb/b.ipynb', 'nb/c.ipynb'];
+    validateNotebooks(notebooks.map((nb) => path.join(ws, nb)));
+    for (const nb of notebooks) checkNotebook(files[nb]!, after[nb]!);
     expect(after['nb/c.ipynb']).toBe(files['nb/c.ipynb']!.replace('"y = fetch(z, 9)"', '"y = fetch(z, timeout=9)"'));
     expect(JSON.parse(after['nb/a.ipynb']!).cells.map((c: { source: string[] }) => c.source.join(''))).toEqual(['%time r = fetch("a", timeout=1)\nprint(r)', 'fetch(no, 0)', 'fetch("b", timeout=2)\n']);
     expect((await registry.call('resolve', { edit_id: editId, action: 'accept' }, ctxFor(ws))).output).toBe(`Staged edit ${editId} was already accepted.`);

@@ -11,7 +11,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import { documentsOf, placeLabel, type CellPlace } from '../documents.js';
-import type { StructuralLanguage } from '../languages.js';
+import { languageOfPath, type StructuralLanguage } from '../languages.js';
 import { readSourceText, sourceFiles } from '../source-files.js';
 import { extract, MODULE, type CallSite, type GraphSymbol } from './extract.js';
 import { loadGrammar, webTreeSitter } from './grammars.js';
@@ -71,6 +71,7 @@ export class CodeGraph {
   private async update(signal: AbortSignal): Promise<void> {
     const seen = new Set<string>();
     for await (const rel of sourceFiles(this.workspace, '.', signal)) {
+      if (!languageOfPath(rel) && !rel.toLowerCase().endsWith('.ipynb')) continue;
       const info = await stat(path.join(this.workspace, rel)).catch(() => undefined);
       if (!info) continue;
       seen.add(rel);
