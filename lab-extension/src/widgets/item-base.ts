@@ -1,7 +1,7 @@
 /**
  * What every transcript item widget shares: its interface and its stable DOM hooks.
  */
-import type { QuestionAnswer, TranscriptItem } from '@cellmate/protocol';
+import type { LspDisplayLocation, QuestionAnswer, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Widget } from '@lumino/widgets';
@@ -29,6 +29,8 @@ export interface IItemContext {
   edit?(text: string): Promise<boolean>;
   /** Inserts code as a new cell below the active cell of the current notebook. */
   copyToNotebook?(code: string): void;
+  /** Opens a file at a line or a notebook at a cell (lsp cards' links). */
+  openLocation?(location: LspDisplayLocation): void;
 }
 
 /**

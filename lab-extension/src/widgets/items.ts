@@ -26,7 +26,8 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
       break;
     case 'tool':
       widget = new ToolCardWidget(item, context.trans, context.rendermime, {
-        copyToNotebook: context.copyToNotebook
+        copyToNotebook: context.copyToNotebook,
+        openLocation: context.openLocation
       });
       break;
     case 'notice':

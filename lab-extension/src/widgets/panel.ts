@@ -3,7 +3,7 @@
  * {@link CellmateController}. The root carries `data-running` for tests and styling.
  * Esc anywhere in the pane stops a running turn (question cards take Esc first).
  */
-import type { EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
+import type { EvalKernelInfo, LspDisplayLocation, NotebookKernelRef } from '@cellmate/protocol';
 import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -63,6 +63,7 @@ export class CellmatePanel extends Panel {
         return controller.retry(text);
       },
       copyToNotebook: options.copyToNotebook,
+      openLocation: options.openLocation,
       loadOlder: () => void controller.loadOlder()
     });
     this._composer = new ComposerWidget({
@@ -244,6 +245,8 @@ export namespace CellmatePanel {
     openSettings?: () => void;
     /** Inserts code as a new cell below the active cell of the current notebook. */
     copyToNotebook?: (code: string) => void;
+    /** Opens a file at a line or a notebook at a cell (lsp cards' links). */
+    openLocation?: (location: LspDisplayLocation) => void;
     /** The focused notebook kernel, for the header's kernel line. */
     kernelFocus?: IKernelFocus;
   }

@@ -6,7 +6,7 @@
  * What a tool shows beyond its text (`item.display`, a tagged union) is drawn by the
  * renderer of its kind from a {@link ToolDisplayRegistry} (`tool-displays.ts`).
  */
-import type { ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
+import type { LspDisplayLocation, ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { checkIcon, errorIcon, LabIcon, stopIcon } from '@jupyterlab/ui-components';
@@ -24,6 +24,8 @@ const LONG_CHARS = 2000;
 export interface IToolCardActions {
   /** Inserts code as a new cell below the active cell of the current notebook. */
   copyToNotebook?(code: string): void;
+  /** Opens a file at a line or a notebook at a cell (lsp cards). */
+  openLocation?(location: LspDisplayLocation): void;
 }
 
 const STATUS_ICONS: Partial<Record<ToolCallStatus, LabIcon>> = {
@@ -208,7 +210,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private _renderDisplay(item: ToolCallItem): void {
     this._displayShown = true;
     this._view?.dispose();
-    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans }) ?? undefined;
+    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, ...(this._actions.openLocation ? { openLocation: this._actions.openLocation } : {}) }) ?? undefined;
     this._kernel.textContent = this._view?.summary ?? '';
     if (!this._view) {
       return;

@@ -2,22 +2,26 @@
  * Tool-card renderers by display kind (issue #9): `ToolCallDisplay` is a tagged union
  * (`@cellmate/protocol`), and the card asks this registry for a view of whatever display an
  * item carries. Built in: `eval` (kernel, rewritten magics, rich outputs rendered untrusted
- * by rendermime) and `text` (plain text, never HTML). A kind this pane does not know (a
+ * by rendermime), `text` (plain text, never HTML) and `lsp` (locations as links, new
+ * diagnostics with severity icons: `lsp-display.ts`). A kind this pane does not know (a
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
-import type { ToolCallDisplay, ToolCallDisplayKind } from '@cellmate/protocol';
+import type { LspDisplayLocation, ToolCallDisplay, ToolCallDisplayKind } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 
 import { EvalOutputView, kernelLabel } from './eval-output';
+import { lspDisplayRenderer } from './lsp-display';
 
 /** What a renderer gets besides the display. */
 export interface IToolDisplayContext {
   /** Absent in tests without JupyterLab: renderers then show text only. */
   readonly rendermime?: IRenderMimeRegistry;
   readonly trans: TranslationBundle;
+  /** Opens a file at a line, or a notebook at a cell (lsp cards' links); absent: links are text. */
+  readonly openLocation?: (location: LspDisplayLocation) => void;
 }
 
 /** A rendered display; the card owns it and disposes it when the display changes. */
@@ -106,6 +110,7 @@ export function defaultToolDisplays(): ToolDisplayRegistry {
   const registry = new ToolDisplayRegistry();
   registry.register(evalDisplayRenderer);
   registry.register(textDisplayRenderer);
+  registry.register(lspDisplayRenderer);
   return registry;
 }
 

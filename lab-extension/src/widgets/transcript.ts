@@ -32,7 +32,8 @@ export class TranscriptWidget extends Panel {
       answerQuestion: options.answerQuestion,
       retry: options.retry,
       edit: options.edit,
-      copyToNotebook: options.copyToNotebook
+      copyToNotebook: options.copyToNotebook,
+      openLocation: options.openLocation
     };
     this._empty = document.createElement('div');
     this._empty.className = 'jp-cellmate-empty';
@@ -173,6 +174,7 @@ export namespace TranscriptWidget {
     retry?: IItemContext['retry'];
     edit?: IItemContext['edit'];
     copyToNotebook?: IItemContext['copyToNotebook'];
+    openLocation?: IItemContext['openLocation'];
     /** Loads the page of items before the first one shown (the user scrolled to the top). */
     loadOlder?: () => void;
   }
