@@ -5,7 +5,7 @@
  * server string is parsed as HTML.
  */
 import type { LspDisplay, LspDisplayLocation } from '@cellmate/protocol';
-import type { IToolDisplayRenderer, IToolDisplayView } from './tool-displays';
+import type { IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
 const SEVERITY_MARK: Record<NonNullable<LspDisplayLocation['severity']>, string> = {
   error: '⛔',

@@ -7,38 +7,14 @@
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
-import type { LspDisplayLocation, ToolCallDisplay, ToolCallDisplayKind } from '@cellmate/protocol';
-import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import type { TranslationBundle } from '@jupyterlab/translation';
+import type { ToolCallDisplay, ToolCallDisplayKind } from '@cellmate/protocol';
 import type { IDisposable } from '@lumino/disposable';
 
 import { EvalOutputView, kernelLabel } from './eval-output';
 import { lspDisplayRenderer } from './lsp-display';
+import type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
-/** What a renderer gets besides the display. */
-export interface IToolDisplayContext {
-  /** Absent in tests without JupyterLab: renderers then show text only. */
-  readonly rendermime?: IRenderMimeRegistry;
-  readonly trans: TranslationBundle;
-  /** Opens a file at a line, or a notebook at a cell (lsp cards' links); absent: links are text. */
-  readonly openLocation?: (location: LspDisplayLocation) => void;
-}
-
-/** A rendered display; the card owns it and disposes it when the display changes. */
-export interface IToolDisplayView {
-  readonly node: HTMLElement;
-  /** A short label for the card's summary line (eval: the kernel). */
-  readonly summary?: string;
-  /** Open the card without a click (a figure or a table is the point of the call). */
-  readonly openByDefault?: boolean;
-  dispose(): void;
-}
-
-/** Renders one kind of display. */
-export interface IToolDisplayRenderer<K extends ToolCallDisplayKind = ToolCallDisplayKind> {
-  readonly kind: K;
-  render(display: Extract<ToolCallDisplay, { kind: K }>, context: IToolDisplayContext): IToolDisplayView;
-}
+export type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
 /** The renderers, keyed by kind. */
 export class ToolDisplayRegistry {
