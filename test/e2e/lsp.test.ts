@@ -26,6 +26,9 @@ const SCRIPT = {
   turns: [[
     { toolCalls: [{ toolName: 'lsp', input: { action: 'references', file: 'util.py', line: 1, symbol: 'clean' } }] },
     { text: 'clean is used in two notebook cells.' }
+  ], [
+    { toolCalls: [{ toolName: 'notebook_edit', input: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'top', source: 'from util import clean\nfirst = clen(" a ")' }] } }] },
+    { text: 'Edited the first cell.' }
   ]]
 };
 
@@ -42,9 +45,11 @@ describe('lsp card (issue #10)', () => {
         'pyproject.toml': '[project]\nname = "demo"\nversion = "0"\n',
         'util.py': 'def clean(text: str) -> str:\n    """Trim."""\n    return text.strip()\n',
         'analysis.ipynb': JSON.stringify(NB),
-        'scripts/lsp.json': JSON.stringify(SCRIPT)
+        'scripts/lsp.json': JSON.stringify(SCRIPT),
+        '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'notebook_*', pattern: '*', action: 'allow' }] })
       },
-      cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/lsp.json' }
+      cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/lsp.json' },
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -100,5 +105,18 @@ describe('lsp card (issue #10)', () => {
     }, undefined, { timeout: 10_000 });
     await screenshot(page, 'lsp-link-scrolled');
     void app;
+  });
+
+  it('an edit of the open notebook that breaks a cell: its card lists the new error, with its severity, linked to the cell', async () => {
+    await sendAndWaitForTurn(page, 'break the first cell', 120_000);
+    const card = page.locator('.jp-cellmate-item[data-kind="tool"]').last();
+    expect(await card.locator('details.jp-cellmate-tool-card').getAttribute('data-tool-name')).toBe('notebook_edit');
+    const entry = card.locator('li.jp-cellmate-lsp-location[data-severity="error"]');
+    await entry.waitFor({ timeout: 15_000 });
+    expect(await entry.count()).toBe(1);
+    expect(await entry.locator('a.jp-cellmate-lsp-link').innerText()).toBe('analysis.ipynb cell 1 line 2');
+    expect(await entry.innerText()).toContain('"clen" is not defined');
+    expect(await entry.locator('.jp-cellmate-lsp-severity-error').count()).toBe(1);
+    await screenshot(page, 'lsp-new-diagnostics-card');
   });
 });

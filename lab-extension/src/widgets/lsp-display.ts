@@ -5,13 +5,15 @@
  * server string is parsed as HTML.
  */
 import type { LspDisplay, LspDisplayLocation } from '@cellmate/protocol';
+import { errorIcon, infoIcon, type LabIcon } from '@jupyterlab/ui-components';
 import type { IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
-const SEVERITY_MARK: Record<NonNullable<LspDisplayLocation['severity']>, string> = {
-  error: '⛔',
-  warning: '⚠',
-  info: 'ℹ',
-  hint: '·'
+/** JupyterLab's own icons (a font may lack emoji); the severity is also the element's title. */
+const SEVERITY_ICON: Record<NonNullable<LspDisplayLocation['severity']>, LabIcon> = {
+  error: errorIcon,
+  warning: errorIcon,
+  info: infoIcon,
+  hint: infoIcon
 };
 
 /** The link text of a location. */
@@ -43,7 +45,7 @@ export const lspDisplayRenderer: IToolDisplayRenderer<'lsp'> = {
         li.dataset.severity = l.severity;
         const mark = document.createElement('span');
         mark.className = `jp-cellmate-lsp-severity jp-cellmate-lsp-severity-${l.severity}`;
-        mark.textContent = SEVERITY_MARK[l.severity] ?? '';
+        (SEVERITY_ICON[l.severity] ?? infoIcon).element({ container: mark, height: '14px', width: '14px' });
         mark.title = l.severity;
         li.appendChild(mark);
       }
