@@ -51,7 +51,7 @@ export function createLspTool(service: LspService, docs: DocumentSync) {
       try {
         const r = await run(service, docs, args, ctx);
         const display: LspDisplay = { kind: 'lsp', action: args.action, locations: r.locations.map(toDisplay) };
-        return { title: r.title, output: r.output, display, metadata: { action: args.action, count: r.locations.length } };
+        return { title: r.title, output: r.output, ...(r.locations.length ? { display } : {}), metadata: { action: args.action, count: r.locations.length } };
       } catch (error) {
         if (error instanceof LspUnavailableError) throw new ToolInputError(`${error.message}${error.reason === 'no-root-marker' || error.reason === 'executable-not-found' ? ' (lsp status shows what each server needs)' : ''}`);
         throw error;
