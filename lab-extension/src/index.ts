@@ -22,6 +22,7 @@ import { localStorageMemory, stateDBMemory } from './memory';
 import { insertCodeCell } from './notebook-copy';
 import { INotebookFocus, NotebookFocus } from './notebook-focus';
 import { NotebookPort } from './notebook-port';
+import { openLocation } from './open-location';
 import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
 import { showMetricsDialog } from './widgets/metrics';
@@ -127,6 +128,9 @@ async function activate(
         notebook.content.activeCellIndex = index;
         void notebook.content.scrollToItem(index, 'center');
       }
+    },
+    openLocation: location => {
+      openLocation(app, location).catch(error => notify('error', trans.__('Could not open %1: %2', location.path, String(error))));
     },
     kernelFocus: focus
   });

@@ -85,7 +85,11 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const panes = new PaneHub();
   // Language servers (issue #10): started lazily per root, stopped with the companion; the
   // write hook folds the diagnostics a write just introduced into its result (WDIAG-1/2).
-  const lsp = new LspService({ workspace, env, logger, bundledBins: bundledServerBins(), idleMs: positiveIntFromEnv(env, 'CELLMATE_LSP_IDLE_MS', logger) });
+  const lsp = new LspService({
+    workspace, env, logger, bundledBins: bundledServerBins(),
+    idleMs: positiveIntFromEnv(env, 'CELLMATE_LSP_IDLE_MS', logger),
+    diagnosticsWaitMs: positiveIntFromEnv(env, 'CELLMATE_LSP_DIAGNOSTICS_WAIT_MS', logger)
+  });
   const lspDocs = new DocumentSync(lsp, panes);
   const writeDiagnostics = new WriteDiagnostics(lspDocs);
   // Staged structural edits: ast_edit stages, resolve and the diff card's buttons resolve (EDIT-1…3).

@@ -2,7 +2,7 @@
  * What every transcript item widget shares: its interface and its stable DOM hooks.
  */
 import type { IDebugCardActions } from './debug-card';
-import type { QuestionAnswer, TranscriptItem } from '@cellmate/protocol';
+import type { LspDisplayLocation, QuestionAnswer, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Widget } from '@lumino/widgets';
@@ -34,6 +34,8 @@ export interface IItemContext {
   resolveEdit?(editId: string, action: 'accept' | 'discard'): Promise<{ state: string; message: string }>;
   /** The debug card's actions (issue #12). */
   debug?: IDebugCardActions;
+  /** Opens a file at a line or a notebook at a cell (lsp cards' links). */
+  openLocation?(location: LspDisplayLocation): void;
 }
 
 /**

@@ -28,7 +28,8 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
       widget = new ToolCardWidget(item, context.trans, context.rendermime, {
         copyToNotebook: context.copyToNotebook,
         resolveEdit: context.resolveEdit,
-        debug: context.debug
+        debug: context.debug,
+        openLocation: context.openLocation
       });
       break;
     case 'notice':

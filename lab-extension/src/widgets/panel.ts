@@ -4,7 +4,7 @@
  * Esc anywhere in the pane stops a running turn (question cards take Esc first).
  */
 import type { IDebugCardActions } from './debug-card';
-import type { EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
+import type { EvalKernelInfo, LspDisplayLocation, NotebookKernelRef } from '@cellmate/protocol';
 import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -66,6 +66,7 @@ export class CellmatePanel extends Panel {
       copyToNotebook: options.copyToNotebook,
       resolveEdit: (editId, action) => controller.resolveEdit(editId, action),
       debug: options.debug,
+      openLocation: options.openLocation,
       loadOlder: () => void controller.loadOlder()
     });
     this._composer = new ComposerWidget({
@@ -250,6 +251,8 @@ export namespace CellmatePanel {
     copyToNotebook?: (code: string) => void;
     /** The debug card's Terminate and scroll-to-cell (issue #12). */
     debug?: IDebugCardActions;
+    /** Opens a file at a line or a notebook at a cell (lsp cards' links). */
+    openLocation?: (location: LspDisplayLocation) => void;
     /** The focused notebook kernel, for the header's kernel line. */
     kernelFocus?: IKernelFocus;
   }

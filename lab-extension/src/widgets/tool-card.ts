@@ -6,7 +6,7 @@
  * What a tool shows beyond its text (`item.display`, a tagged union) is drawn by the
  * renderer of its kind from a {@link ToolDisplayRegistry} (`tool-displays.ts`).
  */
-import type { ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
+import type { LspDisplayLocation, ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { checkIcon, errorIcon, LabIcon, stopIcon } from '@jupyterlab/ui-components';
@@ -29,6 +29,8 @@ export interface IToolCardActions {
   resolveEdit?: IToolDisplayContext['resolveEdit'];
   /** The debug card's Terminate and scroll-to-cell. */
   debug?: IDebugCardActions;
+  /** Opens a file at a line or a notebook at a cell (lsp cards). */
+  openLocation?(location: LspDisplayLocation): void;
 }
 
 const STATUS_ICONS: Partial<Record<ToolCallStatus, LabIcon>> = {
@@ -213,7 +215,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private _renderDisplay(item: ToolCallItem): void {
     this._displayShown = true;
     this._view?.dispose();
-    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit, ...(this._actions.debug ? { debug: this._actions.debug } : {}) }) ?? undefined;
+    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit, ...(this._actions.debug ? { debug: this._actions.debug } : {}), ...(this._actions.openLocation ? { openLocation: this._actions.openLocation } : {}) }) ?? undefined;
     this._kernel.textContent = this._view?.summary ?? '';
     if (!this._view) {
       return;

@@ -3,45 +3,21 @@
  * (`@cellmate/protocol`), and the card asks this registry for a view of whatever display an
  * item carries. Built in: `eval` (kernel, rewritten magics, rich outputs rendered untrusted
  * by rendermime), `text` (plain text, never HTML), `diff` (a staged edit with Accept /
- * Discard, `diff-view.ts`) and `debug` (`debug-card.ts`). A kind this pane does not know (a
+ * Discard, `diff-view.ts`), `debug` (`debug-card.ts`) and `lsp` (locations as links, new
+ * diagnostics with severity icons: `lsp-display.ts`). A kind this pane does not know (a
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
 import type { ToolCallDisplay, ToolCallDisplayKind } from '@cellmate/protocol';
-import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDisposable } from '@lumino/disposable';
 
 import { renderDiff } from './diff-view';
 import { renderDebugCard, type IDebugCardActions } from './debug-card';
 import { EvalOutputView, kernelLabel } from './eval-output';
+import { lspDisplayRenderer } from './lsp-display';
+import type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
-/** What a renderer gets besides the display. */
-export interface IToolDisplayContext {
-  /** Absent in tests without JupyterLab: renderers then show text only. */
-  readonly rendermime?: IRenderMimeRegistry;
-  readonly trans: TranslationBundle;
-  /** Accepts or discards a staged edit (`edit/resolve`); absent: diff cards are read-only. */
-  readonly resolveEdit?: (editId: string, action: 'accept' | 'discard') => Promise<{ state: string; message: string }>;
-  /** The debug card's actions (Terminate, scroll to the stopped cell). */
-  readonly debug?: IDebugCardActions;
-}
-
-/** A rendered display; the card owns it and disposes it when the display changes. */
-export interface IToolDisplayView {
-  readonly node: HTMLElement;
-  /** A short label for the card's summary line (eval: the kernel). */
-  readonly summary?: string;
-  /** Open the card without a click (a figure or a table is the point of the call). */
-  readonly openByDefault?: boolean;
-  dispose(): void;
-}
-
-/** Renders one kind of display. */
-export interface IToolDisplayRenderer<K extends ToolCallDisplayKind = ToolCallDisplayKind> {
-  readonly kind: K;
-  render(display: Extract<ToolCallDisplay, { kind: K }>, context: IToolDisplayContext): IToolDisplayView;
-}
+export type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
 /** The renderers, keyed by kind. */
 export class ToolDisplayRegistry {
@@ -140,6 +116,7 @@ export function defaultToolDisplays(): ToolDisplayRegistry {
   registry.register(textDisplayRenderer);
   registry.register(diffDisplayRenderer);
   registry.register(debugDisplayRenderer());
+  registry.register(lspDisplayRenderer);
   return registry;
 }
 

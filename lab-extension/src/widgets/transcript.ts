@@ -34,7 +34,8 @@ export class TranscriptWidget extends Panel {
       edit: options.edit,
       copyToNotebook: options.copyToNotebook,
       resolveEdit: options.resolveEdit,
-      debug: options.debug
+      debug: options.debug,
+      openLocation: options.openLocation
     };
     this._empty = document.createElement('div');
     this._empty.className = 'jp-cellmate-empty';
@@ -177,6 +178,7 @@ export namespace TranscriptWidget {
     copyToNotebook?: IItemContext['copyToNotebook'];
     resolveEdit?: IItemContext['resolveEdit'];
     debug?: IItemContext['debug'];
+    openLocation?: IItemContext['openLocation'];
     /** Loads the page of items before the first one shown (the user scrolled to the top). */
     loadOlder?: () => void;
   }

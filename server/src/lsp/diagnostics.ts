@@ -6,9 +6,10 @@
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import type { DescribedLocation, DocumentSync, SyncedDocument } from './documents.js';
 import { normalizeUri, type LspClient, type PublishedDiagnostics } from './lsp-client.js';
+import { DIAGNOSTICS_WAIT_MS } from './lsp-service.js';
 
-/** How long to wait for a first publish after a sync. */
-export const DIAGNOSTICS_WAIT_MS = 3_000;
+export { DIAGNOSTICS_WAIT_MS };
+
 /** After a publish, further publishes for the same documents within this are waited for too. */
 export const DIAGNOSTICS_QUIET_MS = 200;
 
@@ -59,7 +60,7 @@ export function waitForPublish(
 }
 
 /** {@link waitForPublish} for a document just synced: publishes after its sync, for its version. */
-export function waitForDocument(doc: SyncedDocument, signal?: AbortSignal, waitMs = DIAGNOSTICS_WAIT_MS, quietMs = DIAGNOSTICS_QUIET_MS): Promise<{ complete: boolean }> {
+export function waitForDocument(doc: SyncedDocument, signal?: AbortSignal, waitMs = doc.waitMs, quietMs = DIAGNOSTICS_QUIET_MS): Promise<{ complete: boolean }> {
   return waitForPublish(doc.served.client, serverUris(doc), doc.sequenceBefore, signal, waitMs, quietMs, doc.version);
 }
 

@@ -31,6 +31,8 @@ interface SyncedCommon {
   changed: boolean;
   /** The client's publish sequence just before the sync: publishes after it answer it. */
   sequenceBefore: number;
+  /** How long to wait for the server's diagnostics of this sync. */
+  waitMs: number;
 }
 
 /** A server location as the agent reads it. */
@@ -74,11 +76,11 @@ export class DocumentSync {
       const r = mode === 'native'
         ? await served.client.syncNotebook(uri, view.cells)
         : await served.client.sync(view.cells[0]!.uri, view.cells[0]!.languageId, view.cells[0]!.text, { save: true });
-      return { kind: 'notebook', served, relative, absolute, uri, view, sequenceBefore, ...r };
+      return { kind: 'notebook', served, relative, absolute, uri, view, sequenceBefore, waitMs: this.service.diagnosticsWaitMs, ...r };
     }
     const text = await readFile(absolute, 'utf8');
     const r = await served.client.sync(uri, languageIdOf(served.entry, absolute), text, { save: true });
-    return { kind: 'text', served, relative, absolute, uri, text, sequenceBefore, ...r };
+    return { kind: 'text', served, relative, absolute, uri, text, sequenceBefore, waitMs: this.service.diagnosticsWaitMs, ...r };
   }
 
   /** The cells of a notebook: the pane's open document when one has it, else the file. */

@@ -14,6 +14,8 @@ import { LspClient } from './lsp-client.js';
 import { findRoot, resolveExecutable } from './resolve.js';
 import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
 
+/** How long a sync waits for a first publish by default (`CELLMATE_LSP_DIAGNOSTICS_WAIT_MS`). */
+export const DIAGNOSTICS_WAIT_MS = 3_000;
 /** Idle servers are stopped after this long (`CELLMATE_LSP_IDLE_MS`). */
 export const DEFAULT_LSP_IDLE_MS = 10 * 60_000;
 
@@ -43,6 +45,11 @@ export interface LspServiceOptions {
   /** Table files (default `~/.cellmate/lsp.json`, `<workspace>/.cellmate/lsp.json`). */
   tableFiles?: readonly string[];
   idleMs?: number;
+  /**
+   * How long to wait for a server's diagnostics after a sync (default 3 s, or
+   * `CELLMATE_LSP_DIAGNOSTICS_WAIT_MS`); later ones still arrive (write hook: next result).
+   */
+  diagnosticsWaitMs?: number;
 }
 
 /** A client serving a file. */
@@ -74,6 +81,11 @@ export class LspService {
   /** The environment servers and checkers start with (scrubbed at spawn). */
   get env(): NodeJS.ProcessEnv {
     return this.options.env;
+  }
+
+  /** How long a sync waits for the server's diagnostics (see {@link LspServiceOptions.diagnosticsWaitMs}). */
+  get diagnosticsWaitMs(): number {
+    return this.options.diagnosticsWaitMs ?? DIAGNOSTICS_WAIT_MS;
   }
 
   /** Folders of the servers Cellmate ships. */

@@ -169,7 +169,7 @@ function firstWord(doc: SyncedDocument, args: { line: number; cell?: string }): 
 
 /** diagnostics of one synced file (waits briefly for the server). */
 export async function fileDiagnostics(docs: DocumentSync, doc: SyncedDocument, since: number, signal: AbortSignal): Promise<{ shown: string[]; locations: CardLocation[]; total: number; complete: boolean }> {
-  const wait = doc.changed || !serverUris(doc).some((u) => doc.served.client.diagnosticsOf(u)) ? await waitForPublish(doc.served.client, serverUris(doc), since, signal, undefined, undefined, doc.version) : { complete: true };
+  const wait = doc.changed || !serverUris(doc).some((u) => doc.served.client.diagnosticsOf(u)) ? await waitForPublish(doc.served.client, serverUris(doc), since, signal, doc.waitMs, undefined, doc.version) : { complete: true };
   const all = await describeDiagnostics(docs, currentDiagnostics(doc));
   return { shown: all.map(formatDiagnostic), locations: all.map((d) => ({ ...toCard(d.at), note: d.severity })), total: all.length, complete: wait.complete };
 }

@@ -29,7 +29,7 @@ interface Watch {
 
 /** Options of {@link WriteDiagnostics}. */
 export interface WriteDiagnosticsOptions {
-  /** How long to wait for the server's publish after a write (default: diagnostics.ts, 3 s). */
+  /** How long to wait for the server's publish after a write (default: the service's, 3 s). */
   waitMs?: number;
   /**
    * How long to wait for the diagnostics before the first write of a file (default 10 s: a
@@ -53,7 +53,7 @@ export class WriteDiagnostics implements WriteHook {
     for (const input of change.files) {
       const doc = await this.trySync(change.workspace, input, signal);
       if (!doc) continue;
-      if (doc.changed || !this.hasPublish(doc)) await waitForDocument(doc, signal, this.options.baselineWaitMs ?? BASELINE_WAIT_MS);
+      if (doc.changed || !this.hasPublish(doc)) await waitForDocument(doc, signal, this.options.baselineWaitMs ?? Math.max(BASELINE_WAIT_MS, doc.waitMs));
       this.mute(change.chatId, await this.current(doc));
     }
   }
@@ -65,7 +65,7 @@ export class WriteDiagnostics implements WriteHook {
       const doc = await this.trySync(change.workspace, input, signal);
       if (!doc) continue;
       // A server that has not published anything yet is still analysing its root: the longer wait.
-      const waitMs = doc.sequenceBefore === 0 ? this.options.baselineWaitMs ?? BASELINE_WAIT_MS : this.options.waitMs;
+      const waitMs = doc.sequenceBefore === 0 ? this.options.baselineWaitMs ?? Math.max(BASELINE_WAIT_MS, doc.waitMs) : this.options.waitMs ?? doc.waitMs;
       const wait = doc.changed ? await waitForDocument(doc, signal, waitMs) : { complete: true };
       fresh.push(...this.take(change.chatId, await this.current(doc)));
       if (!wait.complete) pendingNote = true;

@@ -84,7 +84,7 @@ export interface AuditSink {
 
 /**
  * The seam for write-time diagnostics (issue #10, WDIAG-1/2; `server/src/lsp/write-diagnostics.ts`).
- * `beforeWrite` runs before a write- or exec-tier tool that declares paths executes (the
+ * `beforeWrite` runs before a write-tier tool that declares paths executes (the
  * files' diagnostics before the change, so only new ones are reported); `afterWrite` after a
  * tool reported `metadata.changedFiles` (on disk or in a pane's open notebook) — its text is
  * appended to the tool's output, its display shown on the card when the tool has none;

@@ -382,10 +382,11 @@ export class ToolRegistry {
     this.denials.delete(`${ctx.chatId}\u0000${ctx.turnId ?? ''}`);
   }
 
-  /** The write hook's look at the files before a write- or exec-tier tool changes them. */
+  /** The write hook's look at the files before a write-tier tool changes them. */
   private async beforeWrite(definition: ToolDefinition, args: unknown, ctx: ToolContext): Promise<void> {
     const hook = this.options.writeHook;
-    if (!hook?.beforeWrite || definition.tier === 'read' || !definition.paths) return;
+    // Write tier only: an exec tool (notebook_run) does not change the code a server checks.
+    if (!hook?.beforeWrite || definition.tier !== 'write' || !definition.paths) return;
     const files = definition.paths(args).filter((p): p is string => typeof p === 'string');
     if (files.length === 0) return;
     await hook.beforeWrite({ tool: definition.name, files, workspace: ctx.workspace, chatId: ctx.chatId }, ctx.signal).catch(() => undefined);

@@ -46,7 +46,9 @@ export async function lspFixture(names: string[], options: Partial<LspServiceOpt
   // Not helpers/temp's tempDir: a fixture lives for a whole describe block (beforeAll), not one test.
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-lsp-')));
   for (const n of names) await cp(path.join(here, '..', 'fixtures', 'lsp', n), options.flat ? workspace : path.join(workspace, n), { recursive: true });
-  const service = new LspService({ workspace, env: process.env, logger: silentLogger, bundledBins: BUNDLED_BINS, tableFiles: [], ...options });
+  // A generous diagnostics wait: tests run beside others on a loaded machine, and a wait returns
+  // as soon as the publish arrives (the late path is tested with an explicit wait of 0).
+  const service = new LspService({ workspace, env: process.env, logger: silentLogger, bundledBins: BUNDLED_BINS, tableFiles: [], diagnosticsWaitMs: 60_000, ...options });
   const docs = new DocumentSync(service, options.port);
   const writeHook = options.writeTools ? new WriteDiagnostics(docs, typeof options.writeTools === 'object' ? options.writeTools : {}) : undefined;
   const writeTools: ToolDefinition[] = options.writeTools

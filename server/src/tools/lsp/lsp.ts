@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { LspDisplay } from '@cellmate/protocol';
 import { z } from 'zod';
 import { runChecker, parseCheckerOutput } from '../../lsp/checker.js';
-import { DIAGNOSTICS_WAIT_MS, waitForDocument } from '../../lsp/diagnostics.js';
+import { waitForDocument } from '../../lsp/diagnostics.js';
 
 import type { DocumentSync } from '../../lsp/documents.js';
 import { LspUnavailableError, type LspService } from '../../lsp/lsp-service.js';
@@ -51,7 +51,7 @@ export function createLspTool(service: LspService, docs: DocumentSync) {
       try {
         const r = await run(service, docs, args, ctx);
         const display: LspDisplay = { kind: 'lsp', action: args.action, locations: r.locations.map(toDisplay) };
-        return { title: r.title, output: r.output, display, metadata: { action: args.action, count: r.locations.length } };
+        return { title: r.title, output: r.output, ...(r.locations.length ? { display } : {}), metadata: { action: args.action, count: r.locations.length } };
       } catch (error) {
         if (error instanceof LspUnavailableError) throw new ToolInputError(`${error.message}${error.reason === 'no-root-marker' || error.reason === 'executable-not-found' ? ' (lsp status shows what each server needs)' : ''}`);
         throw error;
@@ -82,7 +82,7 @@ async function run(service: LspService, docs: DocumentSync, args: LspArgs, ctx: 
   const since = doc.sequenceBefore;
   // A document the server just got is answered after it analysed it (its first publish):
   // before that, a fresh basedpyright has not enumerated the root and finds 1 reference of 7.
-  if (doc.changed && args.action !== 'diagnostics') await waitForDocument(doc, ctx.signal, DIAGNOSTICS_WAIT_MS, 0);
+  if (doc.changed && args.action !== 'diagnostics') await waitForDocument(doc, ctx.signal, doc.waitMs, 0);
   const pos = { line: args.line!, symbol: args.symbol!, ...(args.cell ? { cell: args.cell } : {}) };
   switch (args.action) {
     case 'definition':
