@@ -24,6 +24,7 @@ import { LspService } from './lsp/lsp-service.js';
 import { WriteDiagnostics } from './lsp/write-diagnostics.js';
 import { createLspTool } from './tools/lsp/lsp.js';
 import { createLspRenameTool } from './tools/lsp_rename/lsp_rename.js';
+import { createLspCodeActionTool } from './tools/lsp_code_action/lsp_code_action.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
@@ -120,6 +121,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (!registry.list().some((t) => t.name === 'lsp')) {
     registry.register(createLspTool(lsp, lspDocs) as unknown as ToolDefinition);
     registry.register(createLspRenameTool(lspDocs, { port: panes }) as unknown as ToolDefinition);
+    registry.register(createLspCodeActionTool(lspDocs, { port: panes }) as unknown as ToolDefinition);
   }
   // The debugger (issue #12, DBG-1): one session per chat, TTL from CELLMATE_DEBUG_TTL_MS.
   const debugSessions = new DebugSessionManager({ ttlMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_TTL_MS', logger), stopWaitMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_STOP_WAIT_MS', logger) });

@@ -143,8 +143,14 @@ export async function symbols(docs: DocumentSync, doc: SyncedDocument, query: st
   };
 }
 
-/** code_actions: what the server offers on a line (quick fixes for its diagnostics first). */
-export async function codeActions(doc: SyncedDocument, args: { line: number; cell?: string; symbol?: string }, signal: AbortSignal): Promise<ActionResult> {
+/** What a server offers at a position, with the line's diagnostics the request carried. */
+export interface OfferedActions {
+  actions: Array<CodeAction | Command>;
+  lineDiagnostics: Diagnostic[];
+}
+
+/** Asks the server for its code actions at `line` (+ `symbol`, `cell`): quick fixes for its diagnostics first. */
+export async function requestCodeActions(doc: SyncedDocument, args: { line: number; cell?: string; symbol?: string }, signal: AbortSignal): Promise<OfferedActions> {
   if (doc.changed) await waitForDocument(doc, signal);
   const at = serverPosition(doc, { line: args.line, symbol: args.symbol ?? firstWord(doc, args), ...(args.cell ? { cell: args.cell } : {}) });
   const lineDiagnostics: Diagnostic[] = (doc.served.client.diagnosticsOf(at.uri)?.diagnostics ?? []).filter((d) => d.range.start.line <= at.position.line && d.range.end.line >= at.position.line);
@@ -153,11 +159,22 @@ export async function codeActions(doc: SyncedDocument, args: { line: number; cel
   const range = args.symbol
     ? { start: at.position, end: { line: at.position.line, character: at.position.character + width } }
     : { start: { line: at.position.line, character: 0 }, end: { line: at.position.line + 1, character: 0 } };
-  const raw = (await doc.served.client.request<Array<CodeAction | Command> | null>('textDocument/codeAction', { textDocument: { uri: at.uri }, range, context: { diagnostics: lineDiagnostics, triggerKind: 1 } }, signal)) ?? [];
-  const lines = raw.slice(0, LSP_CAPS.codeActions).map((a, i) => `${i + 1}. ${a.title}${'kind' in a && a.kind ? ` [${a.kind}]` : ''}${'isPreferred' in a && a.isPreferred ? ' (preferred)' : ''}`);
+  const actions = (await doc.served.client.request<Array<CodeAction | Command> | null>('textDocument/codeAction', { textDocument: { uri: at.uri }, range, context: { diagnostics: lineDiagnostics, triggerKind: 1 } }, signal)) ?? [];
+  return { actions, lineDiagnostics };
+}
+
+/** One listed action: `N. title [kind] (preferred)`, N from 1 (what `lsp_code_action` takes). */
+export function describeCodeAction(a: CodeAction | Command, i: number): string {
+  return `${i + 1}. ${a.title}${'kind' in a && a.kind ? ` [${a.kind}]` : ''}${'isPreferred' in a && a.isPreferred ? ' (preferred)' : ''}`;
+}
+
+/** code_actions: what the server offers on a line (quick fixes for its diagnostics first). */
+export async function codeActions(doc: SyncedDocument, args: { line: number; cell?: string; symbol?: string }, signal: AbortSignal): Promise<ActionResult> {
+  const { actions: raw, lineDiagnostics } = await requestCodeActions(doc, args, signal);
+  const lines = raw.slice(0, LSP_CAPS.codeActions).map(describeCodeAction);
   return {
     title: `lsp code_actions: ${raw.length}`,
-    output: raw.length ? [`${raw.length} code action${raw.length === 1 ? '' : 's'} at ${doc.relative} line ${args.line}${lineDiagnostics.length ? ` (for: ${lineDiagnostics.map((d) => d.message.split('\n')[0]).join('; ')})` : ''}:`, ...lines, ...truncation(raw.length, LSP_CAPS.codeActions, 'actions')].join('\n') : `No code actions at ${doc.relative} line ${args.line}.`,
+    output: raw.length ? [`${raw.length} code action${raw.length === 1 ? '' : 's'} at ${doc.relative} line ${args.line}${lineDiagnostics.length ? ` (for: ${lineDiagnostics.map((d) => d.message.split('\n')[0]).join('; ')})` : ''}:`, ...lines, ...truncation(raw.length, LSP_CAPS.codeActions, 'actions'), 'Apply one with lsp_code_action (same file/line/symbol, choice = its number).'].join('\n') : `No code actions at ${doc.relative} line ${args.line}.`,
     locations: []
   };
 }

@@ -6,14 +6,15 @@ import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { createLspRenameTool } from '../../src/tools/lsp_rename/lsp_rename.js';
+import { createLspCodeActionTool } from '../../src/tools/lsp_code_action/lsp_code_action.js';
 import type { ToolDefinition } from '../../src/tools/define-tool.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 
 describe('lsp tools: what the model sees', () => {
-  it('lsp and lsp_rename schema and description snapshots; examples valid', async () => {
+  it('lsp, lsp_rename and lsp_code_action schema and description snapshots; examples valid', async () => {
     const service = new LspService({ workspace: os.tmpdir(), env: {}, logger: silentLogger, bundledBins: [], tableFiles: [] });
     const docs = new DocumentSync(service);
-    const tools = [createLspTool(service, docs) as unknown as ToolDefinition, createLspRenameTool(docs) as unknown as ToolDefinition];
+    const tools = [createLspTool(service, docs) as unknown as ToolDefinition, createLspRenameTool(docs) as unknown as ToolDefinition, createLspCodeActionTool(docs) as unknown as ToolDefinition];
     const registry = new ToolRegistry(tools);
     for (const tool of tools) {
       const declared = { name: tool.name, tier: tool.tier, parameters: registry.inputJsonSchema(tool.name), description: registry.modelDescription(tool.name) };
