@@ -33,14 +33,17 @@ export class DapClient implements DapChannel {
     reader: MessageReader,
     private readonly writer: MessageWriter,
     private readonly name: string,
-    /** Close on end of output. A process adapter says false and closes on the process's exit (with its exit status). */
+    /**
+     * Close on end of output or input. A process adapter says false and closes on the
+     * process's exit instead, with its exit status (its pipes close first, in either order).
+     */
     closeOnEof = true
   ) {
     this.subscriptions = [
       reader.listen((m) => this.onMessage(m as unknown as DebugProtocol.ProtocolMessage)),
       reader.onClose(() => closeOnEof && this.close(new Error(`the ${name} adapter closed its output`))),
       reader.onError((e) => this.close(new Error(`unreadable output from the ${name} adapter: ${e.message}`))),
-      writer.onClose(() => this.close(new Error(`the ${name} adapter closed its input`)))
+      writer.onClose(() => closeOnEof && this.close(new Error(`the ${name} adapter closed its input`)))
     ];
   }
 
