@@ -6,19 +6,15 @@
  * is written. The actions are asked for again at the same position, so the choice is the
  * server's current list; `title` guards against the list having changed since it was read.
  */
-import type { LspDisplay } from '@cellmate/protocol';
 import type { CodeAction, Command, WorkspaceEdit } from 'vscode-languageserver-protocol';
 import { z } from 'zod';
-import { applyChanges } from '../../edits/index.js';
+import { applyServerEdit, syncStartFile } from '../../lsp/apply-server-edit.js';
 import type { DocumentSync } from '../../lsp/documents.js';
-import { LspUnavailableError } from '../../lsp/lsp-service.js';
 import { describeCodeAction, requestCodeActions } from '../../lsp/operations.js';
-import { toChanges } from '../../lsp/workspace-edit.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, pathAllowed } from '../define-tool.js';
+import { defineTool } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import type { NotebookPort } from '../notebook/pane-hub.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
 
 export const lspCodeActionParameters = z.strictObject({
   file: z.string().min(1).describe('File the action is for, relative to the workspace (as given to lsp code_actions).'),
@@ -49,15 +45,7 @@ export function createLspCodeActionTool(docs: DocumentSync, options: LspCodeActi
     actionClasses: ['write-file'],
     paths: (a) => [a.file],
     async execute(args, ctx) {
-      const resolved = await resolveWorkspacePath(ctx.workspace, args.file);
-      if (!resolved.exists) throw new ToolInputError(`File not found: "${args.file}".`);
-      let doc;
-      try {
-        doc = await docs.sync(resolved.relative, resolved.absolute, ctx.signal);
-      } catch (error) {
-        if (error instanceof LspUnavailableError) throw new ToolInputError(`${error.message} (lsp status shows what each server needs)`);
-        throw error;
-      }
+      const { resolved, doc } = await syncStartFile(docs, args.file, ctx);
       const where = { line: args.line, ...(args.symbol ? { symbol: args.symbol } : {}), ...(args.cell ? { cell: args.cell } : {}) };
       const { actions } = await requestCodeActions(doc, where, ctx.signal);
       const listing = (): string => (actions.length ? `The server offers now:\n${actions.map(describeCodeAction).join('\n')}` : 'The server offers no code actions there now.');
@@ -72,14 +60,11 @@ export function createLspCodeActionTool(docs: DocumentSync, options: LspCodeActi
         const command = 'command' in picked && picked.command ? (typeof picked.command === 'string' ? picked.command : picked.command.command) : undefined;
         throw new ToolInputError(`"${picked.title}" carries no edit${command ? ` (it runs the server command ${command})` : ''}; Cellmate applies only actions that change text. Nothing was changed.`);
       }
-      const { changes, counts } = await toChanges(edit, client, docs, ctx.workspace);
-      if (changes.length === 0) throw new ToolInputError(`"${picked.title}" changes nothing. Nothing was changed.`);
-      const refused = changes.map((c) => c.path).filter((p) => !pathAllowed(ctx, p));
-      if (refused.length) throw new ToolInputError(`"${picked.title}" would change ${refused.join(', ')}, which the policy does not let lsp_code_action write. Nothing was changed.`);
-      const applied = await applyChanges(changes, { workspace: ctx.workspace, signal: ctx.signal, ...(options.port ? { port: options.port } : {}) });
-      const total = [...counts.values()].reduce((a, b) => a + b, 0);
-      const lines = applied.map((f) => `${f.how === 'open-notebook' ? 'M (open in JupyterLab)' : 'M'} ${f.path} (${counts.get(f.path) ?? 0} edit${counts.get(f.path) === 1 ? '' : 's'}${f.cells?.length ? `; cells ${f.cells.join(', ')}` : ''})`);
-      const display: LspDisplay = { kind: 'lsp', action: 'code_action', locations: applied.map((f) => ({ path: f.path, line: 1, text: `${counts.get(f.path) ?? 0} edits`, note: f.cells?.length ? `cells ${f.cells.join(', ')}` : 'file' })) };
+      const { applied, total, lines, display } = await applyServerEdit(edit, client, docs, ctx, {
+        tool: 'lsp_code_action', action: 'code_action', subject: `"${picked.title}"`,
+        nothingMessage: `"${picked.title}" changes nothing. Nothing was changed.`,
+        ...(options.port ? { port: options.port } : {})
+      });
       return {
         title: `lsp_code_action ${picked.title} (${applied.length} file${applied.length === 1 ? '' : 's'})`,
         output: [`Applied "${picked.title}": ${total} edit${total === 1 ? '' : 's'} in ${applied.length} file${applied.length === 1 ? '' : 's'}.`, ...lines].join('\n'),

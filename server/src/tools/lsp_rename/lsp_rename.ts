@@ -4,21 +4,17 @@
  * (`server/src/edits/`): every file and cell is checked against the text the server computed
  * its edit from before anything is written; one mismatch changes nothing and names the file.
  */
-import type { LspDisplay } from '@cellmate/protocol';
 import type { WorkspaceEdit } from 'vscode-languageserver-protocol';
 import { z } from 'zod';
-import { applyChanges } from '../../edits/index.js';
+import { applyServerEdit, syncStartFile } from '../../lsp/apply-server-edit.js';
 import { waitForDocument } from '../../lsp/diagnostics.js';
 import type { DocumentSync } from '../../lsp/documents.js';
-import { LspUnavailableError } from '../../lsp/lsp-service.js';
 import { serverPosition } from '../../lsp/operations.js';
-import { toChanges } from '../../lsp/workspace-edit.js';
 import type { Change } from '../../edits/index.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, pathAllowed } from '../define-tool.js';
+import { defineTool } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import type { NotebookPort } from '../notebook/pane-hub.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
 
 export const lspRenameParameters = z.strictObject({
   file: z.string().min(1).describe('File the symbol is on, relative to the workspace (.py, .ts, .ipynb…).'),
@@ -50,30 +46,18 @@ export function createLspRenameTool(docs: DocumentSync, options: LspRenameOption
     actionClasses: ['write-file'],
     paths: (a) => [a.file],
     async execute(args, ctx) {
-      const resolved = await resolveWorkspacePath(ctx.workspace, args.file);
-      if (!resolved.exists) throw new ToolInputError(`File not found: "${args.file}".`);
-      let doc;
-      try {
-        doc = await docs.sync(resolved.relative, resolved.absolute, ctx.signal);
-      } catch (error) {
-        if (error instanceof LspUnavailableError) throw new ToolInputError(`${error.message} (lsp status shows what each server needs)`);
-        throw error;
-      }
+      const { resolved, doc } = await syncStartFile(docs, args.file, ctx);
       if (doc.changed) await waitForDocument(doc, ctx.signal, undefined, 0);
       const at = serverPosition(doc, { line: args.line, symbol: args.symbol, ...(args.cell ? { cell: args.cell } : {}) });
       const client = doc.served.client;
       const edit = await client.request<WorkspaceEdit | null>('textDocument/rename', { textDocument: { uri: at.uri }, position: at.position, newName: args.new_name }, ctx.signal);
       if (!edit) throw new ToolInputError(`${doc.served.entry.name} cannot rename "${args.symbol}" at ${resolved.relative} line ${args.line} (not a renameable symbol there).`);
-      const { changes, counts } = await toChanges(edit, client, docs, ctx.workspace);
-      if (changes.length === 0) throw new ToolInputError(`${doc.served.entry.name} found nothing to rename for "${args.symbol}".`);
-      const refused = changes.map((c) => c.path).filter((p) => !pathAllowed(ctx, p));
-      if (refused.length) throw new ToolInputError(`The rename would change ${refused.join(', ')}, which the policy does not let lsp_rename write. Nothing was changed.`);
-      await options.beforeApply?.(changes);
-      const applied = await applyChanges(changes, { workspace: ctx.workspace, signal: ctx.signal, ...(options.port ? { port: options.port } : {}) });
+      const { applied, total, lines, display } = await applyServerEdit(edit, client, docs, ctx, {
+        tool: 'lsp_rename', action: 'rename', subject: 'The rename',
+        nothingMessage: `${doc.served.entry.name} found nothing to rename for "${args.symbol}".`,
+        ...(options.port ? { port: options.port } : {}), ...(options.beforeApply ? { beforeApply: options.beforeApply } : {})
+      });
       const old = args.symbol.replace(/#\d+$/, '');
-      const total = [...counts.values()].reduce((a, b) => a + b, 0);
-      const lines = applied.map((f) => `${f.how === 'open-notebook' ? 'M (open in JupyterLab)' : 'M'} ${f.path} (${counts.get(f.path) ?? 0} edit${counts.get(f.path) === 1 ? '' : 's'}${f.cells?.length ? `; cells ${f.cells.join(', ')}` : ''})`);
-      const display: LspDisplay = { kind: 'lsp', action: 'rename', locations: applied.map((f) => ({ path: f.path, line: 1, text: `${counts.get(f.path) ?? 0} edits`, note: f.cells?.length ? `cells ${f.cells.join(', ')}` : 'file' })) };
       return {
         title: `lsp_rename ${old} → ${args.new_name} (${applied.length} files)`,
         output: [`Renamed ${old} → ${args.new_name}: ${total} edit${total === 1 ? '' : 's'} in ${applied.length} file${applied.length === 1 ? '' : 's'}.`, ...lines].join('\n'),
