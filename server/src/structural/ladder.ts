@@ -23,6 +23,12 @@ export interface CompiledRung {
   matcher: NapiConfig;
   /** The node kind the snippet is (absent for top level, where ast-grep decides). */
   selector?: string;
+  /**
+   * Texts every match must contain: the pattern's named leaves that are not metavariables
+   * (identifiers, literals). ast-grep matches a pattern's leaf only to a leaf of the same
+   * text, so a document whose text lacks one of them cannot match and is not parsed.
+   */
+  words: string[];
 }
 
 /** A pattern compiled for one language: every accepting rung, in ladder order. */
@@ -69,11 +75,11 @@ export function compilePattern(pattern: string, language: StructuralLanguage): C
     // ast-grep's selector picks the first node of that kind in the context: it must be ours.
     const first = firstOfKind(root, selector);
     if (!first || first.range().start.index !== at || first.range().end.index !== nodeEnd) continue;
-    rungs.push({ rung: scaffold.rung, selector, matcher: { rule: { pattern: { context, selector } } } });
+    rungs.push({ rung: scaffold.rung, selector, matcher: { rule: { pattern: { context, selector } } }, words: literalLeaves(node, language) });
   }
   const top = astGrep().parse(lang, withExpando(snippet, language)).root();
   const problem = firstProblem(top);
-  if (!problem) rungs.push({ rung: 'top level', matcher: { rule: { pattern: snippet } } });
+  if (!problem) rungs.push({ rung: 'top level', matcher: { rule: { pattern: snippet } }, words: literalLeaves(top, language) });
   if (rungs.length === 0) throw new UnparseablePatternError(pattern, language, problem ?? 'no single piece of code spans the whole pattern');
   // Check ast-grep itself accepts each rung's pattern (it may still refuse one).
   const usable = rungs.filter((r) => {
@@ -92,6 +98,27 @@ export function compilePattern(pattern: string, language: StructuralLanguage): C
 function withExpando(text: string, language: StructuralLanguage): string {
   const e = expandoChar(language);
   return e === '$' ? text : text.replace(/\$(?=[A-Z_$])/g, e);
+}
+
+/**
+ * The distinct texts of the named leaves under `node` a match must repeat verbatim: not a
+ * metavariable (nor anything holding one, such as a string with `$X` inside) and not a
+ * comment (which matching may skip).
+ */
+function literalLeaves(node: SgNode, language: StructuralLanguage): string[] {
+  const e = expandoChar(language);
+  const words = new Set<string>();
+  const stack: SgNode[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    const children = n.children();
+    if (children.length === 0) {
+      const text = n.text();
+      if (n.isNamed() && text.length > 0 && !text.includes(e) && !text.includes('$') && !/comment/i.test(String(n.kind()))) words.add(text);
+    }
+    for (const c of children) stack.push(c);
+  }
+  return [...words];
 }
 
 /** The parser's first complaint (an ERROR node or a missing token), or undefined. */

@@ -2,7 +2,9 @@
  * Structural search over a workspace path (SPEC AST-1…6): walks the files
  * (`source-files.ts`), splits notebooks into cells (`documents.ts`), compiles the pattern
  * through the scaffold ladder once per language (`ladder.ts`), parses on libuv's threads
- * (`parseAsync`) and collects matches with their metavariable captures. The ladder rung
+ * (`parseAsync`) and collects matches with their metavariable captures. A document whose
+ * text lacks one of a rung's literal words (`ladder.ts` `words`) cannot match that rung and
+ * is not parsed for it. The ladder rung
  * is chosen per language over the whole search: the first accepting rung that matches
  * anywhere. Shared by `ast_grep` and `ast_edit`.
  */
@@ -12,7 +14,7 @@ import { astGrep } from './ast-languages.js';
 import { compilePattern, type CompiledPattern, type Rung } from './ladder.js';
 import { documentsOf, type NotebookProblem, type SourceDocument } from './documents.js';
 import { languageOfPath, napiLanguage, type StructuralLanguage } from './languages.js';
-import { readSourceText, sourceFiles } from './source-files.js';
+import { readSourceTextSync, sourceFiles } from './source-files.js';
 import { UnparseablePatternError } from './errors.js';
 
 /** One match. Offsets are UTF-16 indexes into the document's `source`. */
@@ -61,6 +63,8 @@ export interface SearchResult {
 }
 
 const CONCURRENCY = 8;
+/** Files read between two turns of the event loop. */
+const YIELD_EVERY = 32;
 
 /** Searches `pattern` under `scope`; throws {@link UnparseablePatternError} when no searched language parses it. */
 export async function structuralSearch(pattern: string, scope: SearchScope): Promise<SearchResult> {
@@ -92,8 +96,14 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     if (c instanceof UnparseablePatternError) return false;
     let state = found.get(doc.language);
     if (!state) found.set(doc.language, (state = { best: c.rungs.length, byRung: c.rungs.map(() => []) }));
+    // Parse only when some rung still in play has all its literal words in the text.
+    const live = (i: number): boolean => c.rungs[i]!.words.every((w) => doc.parsed.includes(w));
+    let any = false;
+    for (let i = 0; i < c.rungs.length && i <= state.best && !any; i++) any = live(i);
+    if (!any) return false;
     const root = (await astGrep().parseAsync(napiLanguage(doc.language), doc.parsed)).root();
     for (let i = 0; i < c.rungs.length && i <= state.best; i++) {
+      if (!live(i)) continue;
       const nodes = root.findAll(c.rungs[i]!.matcher);
       if (nodes.length === 0) continue;
       for (const node of nodes) state.byRung[i]!.push(toMatch(doc, node, names));
@@ -107,7 +117,7 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     // Only files of a structural language (by extension) or notebooks are read at all.
     const byExtension = languageOfPath(rel);
     if (byExtension ? scope.language && byExtension !== scope.language : !rel.toLowerCase().endsWith('.ipynb')) return;
-    const text = await readSourceText(path.join(scope.workspace, rel));
+    const text = readSourceTextSync(path.join(scope.workspace, rel));
     if (text === undefined) return;
     const docs = documentsOf(rel, text);
     if (docs === undefined) return;
@@ -124,10 +134,17 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
   };
 
   const running = new Set<Promise<void>>();
+  let sinceYield = 0;
   for await (const rel of sourceFiles(scope.workspace, scope.path, scope.signal)) {
     if (scope.allowed && !scope.allowed(rel)) {
       result.withheld++;
       continue;
+    }
+    // Reads are synchronous (`readSourceTextSync`): let other work run between batches.
+    if (++sinceYield >= YIELD_EVERY) {
+      sinceYield = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      scope.signal.throwIfAborted();
     }
     const p: Promise<void> = searchFile(rel).finally(() => running.delete(p));
     running.add(p);
@@ -171,7 +188,10 @@ function toMatch(doc: SourceDocument, node: SgNode, names: ReturnType<typeof cap
   const captures: Record<string, string | string[]> = {};
   const spans: Record<string, string> = {};
   const spanRanges: Record<string, [number, number]> = {};
-  const slice = (n: SgNode): string => doc.source.slice(n.range().start.index, n.range().end.index);
+  const slice = (n: SgNode): string => {
+    const nr = n.range();
+    return doc.source.slice(nr.start.index, nr.end.index);
+  };
   for (const { name, multi } of names) {
     if (multi) {
       const all = node.getMultipleMatches(name);
@@ -182,8 +202,9 @@ function toMatch(doc: SourceDocument, node: SgNode, names: ReturnType<typeof cap
     } else {
       const n = node.getMatch(name);
       if (n) {
-        spans[name] = captures[name] = slice(n);
-        spanRanges[name] = [n.range().start.index, n.range().end.index];
+        const nr = n.range();
+        spanRanges[name] = [nr.start.index, nr.end.index];
+        spans[name] = captures[name] = doc.source.slice(nr.start.index, nr.end.index);
       }
     }
   }
