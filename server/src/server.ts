@@ -158,7 +158,15 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, edits, debug: debugSessions,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions,
+    // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
+    editCards: {
+      resolve: async (chatId, editId, action) => {
+        const r = await registry.call('resolve', { edit_id: editId, action }, { workspace, signal: new AbortController().signal, actor: 'user', chatId });
+        if (!r.ok) return { ok: false, message: r.output };
+        return { ok: true, state: r.metadata?.state === 'discarded' ? 'discarded' : 'accepted', message: r.output };
+      }
+    },
     ...(kernels ? { focus: kernels } : {})
   };
   // A deleted chat's private kernels are stopped.

@@ -48,6 +48,8 @@ export type AuditDecision =
   | 'allowed-by-rule'
   | 'approved-once'
   | 'approved-always'
+  /** The person's own action on a card (Accept on a staged edit's diff) is the approval an `ask` seeks. */
+  | 'approved-by-action'
   | 'pinned'
   | 'refused-surface'
   /** A path argument escaped the workspace (confinement, before the policy). */

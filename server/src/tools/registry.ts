@@ -301,6 +301,12 @@ export class ToolRegistry {
       gate.decision = decision.source === 'rule' ? 'allowed-by-rule' : 'allowed-by-default';
       return { isPathAllowed };
     }
+    // A call the person made themselves (a card's button: actor `user`) is its own approval;
+    // a deny rule above and the dangerous-command floor still hold.
+    if (ctx.actor === 'user' && !danger) {
+      gate.decision = 'approved-by-action';
+      return { isPathAllowed };
+    }
     // ask (by policy, or because the dangerous-command floor overrides an allow)
     const reason = (danger
       ? `dangerous command: ${danger} (always asks, whatever the policy says)`

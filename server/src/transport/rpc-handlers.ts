@@ -3,7 +3,6 @@ import { ResponseError, ErrorCodes as JsonRpcErrorCodes, type Disposable, type M
 import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
 import { QuestionNotPendingError } from '../questions/question-broker.js';
-import { StagedEditError } from '../structural/errors.js';
 import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
 import type { CompanionServices } from './services.js';
@@ -58,16 +57,11 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     },
     'edit/resolve': async (params) => {
       service.get(params.chatId); // ChatNotFound first
-      if (!services.edits) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server stages no edits.');
-      try {
-        const edit = services.edits.get(params.editId);
-        if (edit.chatId !== params.chatId) throw new StagedEditError(`Staged edit ${params.editId} belongs to another chat.`, params.editId);
-        const outcome = await services.edits.resolve(params.editId, params.action);
-        return { state: outcome.state, message: outcome.message };
-      } catch (error) {
-        if (error instanceof StagedEditError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
-        throw error;
-      }
+      if (!services.editCards) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server stages no edits.');
+      const outcome = await services.editCards.resolve(params.chatId, params.editId, params.action);
+      // A refusal (expired, stale file, denied path) is the tool's own message, for the card to show.
+      if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, outcome.message);
+      return { state: outcome.state, message: outcome.message };
     },
     'audit/metrics': async (params) => (audit ? audit.metrics(params.chatId) : { chatId: params.chatId ?? null, rows: [] })
   };

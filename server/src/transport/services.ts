@@ -4,7 +4,6 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
 import type { Presence } from '../questions/presence.js';
 import type { QuestionBroker } from '../questions/question-broker.js';
-import type { StagedEdits } from '../structural/staged-edits.js';
 
 /**
  * Everything one JSON-RPC connection is served from, composed once in `server.ts` (issue #9:
@@ -19,8 +18,12 @@ export interface CompanionServices {
   presence?: Pick<Presence, 'attach' | 'count'>;
   /** Answers to question and approval cards (`chat/answer`). */
   questions?: Pick<QuestionBroker, 'answer'>;
-  /** Staged structural edits a person accepts or discards on the diff card (`edit/resolve`, SPEC EDIT-3). */
-  edits?: Pick<StagedEdits, 'resolve' | 'get'>;
+  /**
+   * Accept / Discard on a staged edit's diff card (`edit/resolve`, SPEC EDIT-3): the same
+   * `resolve` tool call the model makes, through the registry as actor `user` (policy deny
+   * rules, the write hook's diagnostics and the audit log apply to the click too).
+   */
+  editCards?: { resolve(chatId: string, editId: string, action: 'accept' | 'discard'): Promise<{ ok: true; state: 'accepted' | 'discarded'; message: string } | { ok: false; message: string }> };
   /** Tool metrics (`audit/metrics`). */
   audit?: Pick<AuditLog, 'metrics'>;
   /** The notebook port: a person's pane serves server → pane requests (issue #5). */
