@@ -7,9 +7,6 @@
  * keeps the companion's cold start and idle memory down (issue #9, `npm run bench --
  * startup`); the first turn pays the load once and `import()` caches it for the rest.
  */
-import type { Tool } from 'ai';
-import type { ToolDeclaration } from '../tools/catalog.js';
-
 type AiModule = typeof import('ai');
 
 let loading: Promise<AiModule> | undefined;
@@ -18,16 +15,4 @@ let loading: Promise<AiModule> | undefined;
 export function loadAiSdk(): Promise<AiModule> {
   loading ??= import('ai');
   return loading;
-}
-
-/**
- * The AI SDK tool set for declarations, without `execute` so the agent loop owns
- * execution. Schemas are passed as plain JSON schema without a validator: the registry
- * is the one place arguments are validated (with model-actionable messages).
- */
-export async function aiSdkTools(declared: readonly ToolDeclaration[]): Promise<Record<string, Tool>> {
-  const { jsonSchema, tool } = await loadAiSdk();
-  const set: Record<string, Tool> = {};
-  for (const d of declared) set[d.name] = tool({ description: d.description, inputSchema: jsonSchema(d.parameters) });
-  return set;
 }

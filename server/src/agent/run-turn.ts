@@ -6,7 +6,6 @@ import { FatalToolError } from '../tools/errors.js';
 import { modelAcceptsImages } from '../providers/capabilities.js';
 import { describeProviderError } from './provider-errors.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
-import { aiSdkTools } from './ai-sdk.js';
 import { declarations } from '../tools/catalog.js';
 
 /** Default cap on model steps per turn. */
@@ -68,7 +67,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
   };
 
   try {
-    const tools = await aiSdkTools(declarations(input.registry));
+    const tools = declarations(input.registry);
     for (let step = 1; ; step++) {
       let assistant: AssistantItem | undefined;
       const cards = new Map<string, ToolCallItem>();

@@ -1,18 +1,17 @@
 /**
  * A step's prompt without re-validating the whole chat history on every step (issue #9).
  *
- * `streamText` checks its `messages` against the `ModelMessage[]` zod schema on every call.
- * The agent calls it once per step with the whole history, so each step paid for every
+ * The AI SDK's `streamText` checks its `messages` against the `ModelMessage[]` zod schema on
+ * every call. The agent called it once per step with the whole history, so each step paid for every
  * message of the chat again — O(history) per step, 10–40 ms at 50 eval turns (a union
  * schema tried branch by branch, building error objects for each wrong branch). Here each
  * message is validated once, when the agent first sees that object (the history's messages
  * are the same objects from step to step and turn to turn; a chat re-read from its journal
  * is checked once again), and the step's prompt is converted by the AI SDK's own converter
- * (`convertToLanguageModelPrompt`, its `ai/internal` export) and handed to the provider by a
- * `wrapLanguageModel` middleware. `streamText` itself only sees a one-message placeholder.
- * Retries, stream parsing, tool-call parsing and the provider are the SDK's, unchanged.
+ * (`convertToLanguageModelPrompt`, its `ai/internal` export) and handed to the provider's
+ * `doStream` by `stream-step.ts`.
  */
-import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { LanguageModelV3, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { loadAiSdk } from './ai-sdk.js';
 
@@ -41,20 +40,17 @@ export async function checkHistory(messages: readonly ModelMessage[]): Promise<v
   });
 }
 
-/** What `streamText` is given instead of the history: the model receives the real prompt. */
-export const PLACEHOLDER_MESSAGES: ModelMessage[] = [{ role: 'user', content: '.' }];
-
 /**
- * The step's model, answering with `system` + `messages` as its prompt whatever
- * `streamText` passes (use it with {@link PLACEHOLDER_MESSAGES}).
+ * A step's model and prompt: `system` + `messages` (each message checked once, see
+ * {@link checkHistory}) converted by the AI SDK's own converter for this provider.
  * @throws InvalidHistoryError, or the converter's MissingToolResultsError
  */
-export async function modelWithPrompt(model: LanguageModel, system: string, messages: readonly ModelMessage[], signal: AbortSignal): Promise<LanguageModelV3> {
+export async function stepPrompt(model: LanguageModel, system: string, messages: readonly ModelMessage[], signal: AbortSignal): Promise<{ model: LanguageModelV3; prompt: LanguageModelV3Prompt }> {
   if (typeof model === 'string' || model.specificationVersion !== 'v3') {
     throw new Error('Cellmate needs an AI SDK v3 language model object (a provider instance), not a model id string.');
   }
   await checkHistory(messages);
-  const [{ wrapLanguageModel }, { convertToLanguageModelPrompt }] = await Promise.all([loadAiSdk(), import('ai/internal')]);
+  const { convertToLanguageModelPrompt } = await import('ai/internal');
   const v3 = model as LanguageModelV3;
   const prompt: LanguageModelV3Prompt = await convertToLanguageModelPrompt({
     prompt: { system, messages: [...messages] },
@@ -62,11 +58,5 @@ export async function modelWithPrompt(model: LanguageModel, system: string, mess
     download: undefined,
     abortSignal: signal
   });
-  return wrapLanguageModel({
-    model: v3,
-    middleware: {
-      specificationVersion: 'v3',
-      transformParams: async ({ params }): Promise<LanguageModelV3CallOptions> => ({ ...params, prompt })
-    }
-  });
+  return { model: v3, prompt };
 }

@@ -1,6 +1,7 @@
-import type { LanguageModel, ModelMessage, Tool } from 'ai';
-import { loadAiSdk } from './ai-sdk.js';
-import { modelWithPrompt, PLACEHOLDER_MESSAGES } from './step-prompt.js';
+import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3FunctionTool, type LanguageModelV3StreamPart, type LanguageModelV3StreamResult } from '@ai-sdk/provider';
+import type { LanguageModel, ModelMessage } from 'ai';
+import type { ToolDeclaration } from '../tools/catalog.js';
+import { stepPrompt } from './step-prompt.js';
 import { StreamIdleTimeoutError } from './provider-errors.js';
 
 /** One tool call the model asked for in a step. */
@@ -35,19 +36,26 @@ export interface StepInput {
   model: LanguageModel;
   system: string;
   messages: ModelMessage[];
-  tools: Record<string, Tool>;
+  /** The tools declared to the model (no `execute`: the agent loop runs them). */
+  tools: readonly ToolDeclaration[];
   /** The user's stop. */
   signal: AbortSignal;
   /** Abort when no stream part arrives for this long. */
   idleTimeoutMs: number;
+  /** Retries of a retryable provider error (HTTP 408/409/429/5xx) before the stream starts. */
   maxRetries: number;
 }
 
 /**
- * Streams one model step with tools declared without `execute`, so the step ends at the
- * first batch of tool calls and the agent loop runs them. Never throws: provider errors,
- * malformed chunks, aborts and stalls all come back as `end`. The first `error` part
- * ends the step at once (a provider may keep the connection open after a bad chunk).
+ * Streams one model step straight from the provider's `doStream` (AI SDK `LanguageModelV3`),
+ * with the tools declared without `execute`, so the step ends at the first batch of tool
+ * calls and the agent loop runs them. `streamText` is not used: the agent already owns the
+ * loop, the prompt conversion (`step-prompt.ts`), argument validation (the registry) and
+ * the idle guard, and streamText's per-step machinery (stream transforms, telemetry spans,
+ * its own prompt standardisation) cost more than the rest of a scripted step (issue #9).
+ * Never throws: provider errors, malformed chunks, aborts and stalls all come back as
+ * `end`. The first `error` part ends the step at once (a provider may keep the connection
+ * open after a bad chunk).
  */
 export async function streamStep(input: StepInput, callbacks: StepCallbacks): Promise<StepOutcome> {
   const stop = new AbortController();
@@ -63,37 +71,35 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
   let end: StepEnd | undefined;
   armIdle();
   try {
-    const { streamText } = await loadAiSdk();
-    // The history is validated once per message and converted here, not by streamText on
-    // every step (step-prompt.ts).
-    const model = await modelWithPrompt(input.model, input.system, input.messages, signal);
-    const result = streamText({
-      model,
-      messages: PLACEHOLDER_MESSAGES,
-      tools: input.tools,
-      abortSignal: signal,
-      maxRetries: input.maxRetries,
-      onError: () => {} // reported through the `error` part below; the default logs to the console
-    });
-    for await (const part of result.fullStream) {
-      armIdle();
-      if (part.type === 'text-delta') {
-        if (part.text.length === 0) continue;
-        text += part.text;
-        callbacks.onTextDelta(part.text);
-      } else if (part.type === 'tool-call') {
-        const call = { toolCallId: part.toolCallId, toolName: part.toolName, input: part.input };
-        toolCalls.push(call);
-        callbacks.onToolCall(call);
-      } else if (part.type === 'error') {
-        end = { kind: 'error', error: part.error };
-        stop.abort(part.error);
-        break;
-      } else if (part.type === 'abort') {
-        break;
-      } else if (part.type === 'finish') {
-        end = { kind: 'finished', finishReason: part.finishReason };
+    const { model, prompt } = await stepPrompt(input.model, input.system, input.messages, signal);
+    const tools = input.tools.map((d): LanguageModelV3FunctionTool => ({ type: 'function', name: d.name, description: d.description, inputSchema: d.parameters }));
+    const options: LanguageModelV3CallOptions = { prompt, abortSignal: signal, ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' } } : {}) };
+    const { stream } = await withRetries(model, options, input.maxRetries, signal);
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { done, value: part } = await reader.read();
+        if (done) break;
+        armIdle();
+        if (part.type === 'text-delta') {
+          if (part.delta.length === 0) continue;
+          text += part.delta;
+          callbacks.onTextDelta(part.delta);
+        } else if (part.type === 'tool-call') {
+          if (part.providerExecuted) continue; // the provider ran it itself; nothing for the loop
+          const call = { toolCallId: part.toolCallId, toolName: part.toolName, input: parseToolInput(part.input) };
+          toolCalls.push(call);
+          callbacks.onToolCall(call);
+        } else if (part.type === 'error') {
+          end = { kind: 'error', error: part.error };
+          stop.abort(part.error);
+          break;
+        } else if (part.type === 'finish') {
+          end = { kind: 'finished', finishReason: finishReasonOf(part) };
+        }
       }
+    } finally {
+      reader.cancel().catch(() => undefined);
     }
   } catch (error) {
     end ??= { kind: 'error', error };
@@ -105,4 +111,66 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
     return { text, toolCalls, end: { kind: 'error', error: stop.signal.reason } };
   }
   return { text, toolCalls, end: end ?? { kind: 'error', error: new Error('the model stream ended without finishing') } };
+}
+
+/** A tool call's input text as JSON (empty → `{}`, as the AI SDK reads it); invalid JSON stays text for the registry to reject. */
+function parseToolInput(raw: string): unknown {
+  if (raw.trim() === '') return {};
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+function finishReasonOf(part: Extract<LanguageModelV3StreamPart, { type: 'finish' }>): string {
+  const reason = part.finishReason as unknown;
+  if (typeof reason === 'string') return reason;
+  const unified = (reason as { unified?: unknown } | undefined)?.unified;
+  return typeof unified === 'string' ? unified : 'unknown';
+}
+
+/** First retry waits this long, doubling after (the AI SDK's defaults). */
+const RETRY_INITIAL_MS = 2_000;
+/** A server's `retry-after` is honoured up to this long. */
+const RETRY_AFTER_MAX_MS = 60_000;
+
+/**
+ * `doStream`, retried on a retryable provider error (`APICallError.isRetryable`: 408, 409,
+ * 429, 5xx, connection failures) up to `maxRetries` times with exponential backoff or the
+ * server's `retry-after`. The last error is thrown as it is, so its status reaches the user.
+ */
+async function withRetries(model: LanguageModelV3, options: LanguageModelV3CallOptions, maxRetries: number, signal: AbortSignal): Promise<LanguageModelV3StreamResult> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await model.doStream(options);
+    } catch (error) {
+      if (signal.aborted || attempt >= maxRetries || !APICallError.isInstance(error) || !error.isRetryable) throw error;
+      await sleep(retryDelay(error, attempt), signal);
+    }
+  }
+}
+
+function retryDelay(error: APICallError, attempt: number): number {
+  const headers = error.responseHeaders ?? {};
+  const ms = Number(headers['retry-after-ms']);
+  if (Number.isFinite(ms) && ms >= 0 && ms <= RETRY_AFTER_MAX_MS) return ms;
+  const seconds = Number(headers['retry-after']);
+  if (Number.isFinite(seconds) && seconds >= 0 && seconds * 1000 <= RETRY_AFTER_MAX_MS) return seconds * 1000;
+  return RETRY_INITIAL_MS * 2 ** attempt;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

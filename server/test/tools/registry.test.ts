@@ -9,7 +9,6 @@ import { createDefaultRegistry } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { tempDir } from '../helpers/temp.js';
 import { declarations } from '../../src/tools/catalog.js';
-import { aiSdkTools } from '../../src/agent/ai-sdk.js';
 
 const ctx = (workspace: string, signal = new AbortController().signal) => ({ workspace, signal, actor: 'model' as const, chatId: 'c' });
 
@@ -147,11 +146,11 @@ describe('what the model sees', () => {
     `);
   });
 
-  it('declares AI SDK tools without execute, with description and examples', async () => {
-    const tools = await aiSdkTools(declarations(createDefaultRegistry()));
-    expect(tools.read?.execute).toBeUndefined();
-    expect(tools.read?.description).toContain('Read a text file in the workspace');
-    expect(tools.read?.description).toContain('Example calls:\n- read a whole (short) file: read({"path":"README.md"})');
+  it('declares each tool to the model with its description and examples (the function tools doStream receives)', async () => {
+    const read = declarations(createDefaultRegistry()).find((d) => d.name === 'read');
+    expect(Object.keys(read ?? {}).sort()).toEqual(['description', 'name', 'parameters']);
+    expect(read?.description).toContain('Read a text file in the workspace');
+    expect(read?.description).toContain('Example calls:\n- read a whole (short) file: read({"path":"README.md"})');
   });
 
   it('embeds the current .md descriptions (run server/scripts/embed-descriptions.mjs if this fails)', async () => {
