@@ -9,6 +9,7 @@ import { newChatId, newItemId, newTurnId } from '../ids.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
 import type { Redactor } from '../security/redaction.js';
+import { surfaceCatalog } from '../tools/catalog.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { summarize, type ChatRecord } from './chat-file.js';
 import type { ChatStore } from './chat-store.js';
@@ -191,7 +192,7 @@ export class ChatService {
     if (expanded?.note) this.emit(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'info', text: expanded.note } });
     this.listChanged();
 
-    const tools = this.options.registry.declared(); // deferred tools reach the prompt via tool_search
+    const tools = surfaceCatalog(this.options.registry).declaredTools; // deferred tools: tool_search's index
     const done = runTurn(
       {
         chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry,

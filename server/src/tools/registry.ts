@@ -91,15 +91,16 @@ export class ToolRegistry {
   constructor(tools: Iterable<ToolDefinition> = [], options: ToolRegistryOptions = {}) {
     this.options = options;
     for (const t of tools) this.register(t);
-    // HARN-11: deferred tools are found through tool_search (registered when any exists).
-    const deferred = [...this.tools.values()].filter((t) => t.deferred);
-    if (deferred.length > 0 && !this.tools.has('tool_search')) this.register(createToolSearchTool(this, deferred) as unknown as ToolDefinition);
   }
 
-  /** Adds a tool; names are unique. */
+  /**
+   * Adds a tool; names are unique. A tool that asks to be deferred (HARN-11) brings
+   * `tool_search` with it when the registry has none, so it can be loaded.
+   */
   register(definition: ToolDefinition): void {
     if (this.tools.has(definition.name)) throw new Error(`Tool "${definition.name}" is already registered.`);
     this.tools.set(definition.name, definition);
+    if (definition.deferred && !this.tools.has('tool_search')) this.register(createToolSearchTool(this) as unknown as ToolDefinition);
   }
 
   /** The registered definition, if any. */
@@ -116,11 +117,6 @@ export class ToolRegistry {
     )
       .map((t) => this.tools.get(t.name)!)
       .sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  /** The tools declared to the model on a surface: {@link list} without deferred tools. */
-  declared(surface?: ToolSurface): ToolDefinition[] {
-    return this.list(surface).filter((t) => !t.deferred);
   }
 
   /**
