@@ -11,6 +11,7 @@ import { shapeOutput } from './output-shaping.js';
 import { raceAbort } from './race-abort.js';
 import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subjects.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
+import { CALL_TOOL } from './call_tool/call_tool.js';
 import { formatValidationError } from './validation-message.js';
 import type { Redactor } from '../security/redaction.js';
 
@@ -99,6 +100,7 @@ export class ToolRegistry {
    */
   register(definition: ToolDefinition): void {
     if (this.tools.has(definition.name)) throw new Error(`Tool "${definition.name}" is already registered.`);
+    if (definition.name === CALL_TOOL) throw new Error(`"${CALL_TOOL}" is reserved for the catalog's dispatcher (tools/call_tool/); choose another name.`);
     this.tools.set(definition.name, definition);
     if (definition.deferred && !this.tools.has('tool_search')) this.register(createToolSearchTool(this) as unknown as ToolDefinition);
   }

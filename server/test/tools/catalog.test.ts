@@ -125,5 +125,7 @@ describe('tool search (HARN-11)', () => {
     reg.register(hidden as unknown as ToolDefinition);
     expect(reg.get('tool_search')).toBeDefined();
     expect(declarations(reg).map((d) => d.name)).toEqual(['tool_search', 'call_tool']);
+    // The dispatcher's name cannot be taken by a tool (it would never run).
+    expect(() => reg.register({ ...hidden, name: 'call_tool' } as unknown as ToolDefinition)).toThrow(/"call_tool" is reserved/);
   });
 });
