@@ -7,7 +7,7 @@ import { modelAcceptsImages } from '../providers/capabilities.js';
 import { describeProviderError } from './provider-errors.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
 import { aiSdkTools } from './ai-sdk.js';
-import { declarations, dispatchTarget, loadedTools, type DispatchTarget } from '../tools/catalog.js';
+import { declarations, dispatchTarget, loadedTools, type DispatchTarget, type ToolDeclaration } from '../tools/catalog.js';
 
 /** Default cap on model steps per turn. */
 export const DEFAULT_MAX_STEPS = 25;
@@ -30,6 +30,11 @@ export interface TurnInput {
   model: LanguageModel;
   settings: ModelSettings;
   registry: ToolRegistry;
+  /**
+   * What every step declares (the cached prefix; computed once by the caller with the
+   * system prompt, `surfaceCatalog`). Default: the registry's catalog on its default surface.
+   */
+  declared?: readonly ToolDeclaration[];
   system: string;
   /** The history including the new user message. Not mutated. */
   history: readonly ModelMessage[];
@@ -68,7 +73,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
   };
 
   try {
-    const tools = await aiSdkTools(declarations(input.registry));
+    const tools = await aiSdkTools(input.declared ?? declarations(input.registry));
     for (let step = 1; ; step++) {
       let assistant: AssistantItem | undefined;
       const cards = new Map<string, ToolCallItem>();
