@@ -1,24 +1,58 @@
-// Token cost of the tool catalog (SPEC HARN-11): the full set of tool declarations the
-// model receives (name, description with examples, JSON schema), against the deferred
-// form (pinned ask_user + tool_search whose description holds a one-line index).
-// Counted with a real tokenizer (js-tiktoken, o200k_base — GPT-4o/4.1/5 family).
+// What the model really receives each step (SPEC HARN-11, issue #14): the companion as
+// composed for real (startServer: every built-in tool registered, eval included), one turn
+// per provider against a local HTTP stand-in (server/test/helpers/provider-stand-in.ts)
+// that records the request body the real AI SDK provider package sent; counted are that
+// body's `tools` (as JSON) plus its system prompt. Also: every tool declared in full
+// (full_tokens, the catalog before issue #14) and the deferred index alone.
+// Tokenizer: js-tiktoken o200k_base (GPT-4o/4.1/5) for every provider. Anthropic's own
+// tokenizer is not public (only its count_tokens API), so anthropic_fixed_tokens is the
+// o200k count of the Anthropic request's tools + system; Claude's counts run higher.
 // Needs server/dist (npm run build:ts).
+import { build } from 'esbuild';
 import { getEncoding } from 'js-tiktoken';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { machineLine } from './lib.mjs';
-import { Presence } from '../server/dist/questions/presence.js';
-import { QuestionBroker } from '../server/dist/questions/question-broker.js';
-import { declarations, deferredDeclarations } from '../server/dist/tools/catalog.js';
-import { builtinTools } from '../server/dist/tools/index.js';
-import { ToolRegistry } from '../server/dist/tools/registry.js';
+import { startServer } from '../server/dist/server.js';
+import { fullDeclarations, surfaceCatalog, deferredIndex } from '../server/dist/tools/catalog.js';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const outfile = path.join(repo, 'test', '.build', 'provider-stand-in.mjs');
+await build({ entryPoints: [path.join(repo, 'server/test/helpers/provider-stand-in.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile, logLevel: 'warning' });
+const { startProviderStandIn, declaredTools, systemPrompt } = await import(pathToFileURL(outfile).href);
 
 const enc = getEncoding('o200k_base');
-const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
-const registry = new ToolRegistry(builtinTools({ questions: broker }));
-const tokens = (value) => enc.encode(JSON.stringify(value)).length;
+const tokens = (value) => enc.encode(typeof value === 'string' ? value : JSON.stringify(value)).length;
 
 console.log(machineLine());
-for (const d of declarations(registry)) console.log(`  ${d.name.padEnd(12)} ${tokens(d)} tokens`);
-const full = tokens(declarations(registry));
-const index = tokens(deferredDeclarations(registry));
-console.log(`tools: ${declarations(registry).map((d) => d.name).join(', ')}`);
-console.log(`catalog: full_tokens=${full} index_tokens=${index}`);
+const fixed = {};
+let registry;
+for (const provider of ['openai', 'anthropic', 'openai-compatible']) {
+  const standIn = await startProviderStandIn(provider, [{ text: 'ok' }]);
+  const ws = mkdtempSync(path.join(os.tmpdir(), 'cellmate-catalog-'));
+  const server = await startServer({
+    workspace: ws, stdio: { input: new PassThrough(), output: new PassThrough() }, fetch: standIn.fetch, maxRetries: 0,
+    env: { ...standIn.env, PATH: process.env.PATH ?? '', CELLMATE_CONFIG: path.join(ws, 'no-config.json') }
+  });
+  registry = server.registry;
+  const chat = server.service.create();
+  await server.service.send(chat.id, 'hi', standIn.settings);
+  await server.service.waitForTurn(chat.id);
+  const body = standIn.requests[0]?.body;
+  if (!body) throw new Error(`${provider}: the stand-in received no request`);
+  const tools = tokens(body.tools ?? []);
+  const system = tokens(systemPrompt(provider, body));
+  fixed[provider] = tools + system;
+  console.log(`  ${provider.padEnd(18)} declared: ${declaredTools(provider, body).map((t) => t.name).join(', ')} — tools ${tools} + system ${system} = ${tools + system} tokens`);
+  await server.dispose();
+  await standIn.close();
+}
+const full = fullDeclarations(registry);
+for (const d of full) console.log(`    ${d.name.padEnd(16)} ${tokens(d)} tokens in full`);
+const { deferred } = surfaceCatalog(registry);
+console.log('tokenizer: o200k_base for every provider (Anthropic publishes no tokenizer; its count_tokens API is the reference)');
+console.log(`openai-compatible: fixed_tokens=${fixed['openai-compatible']}`);
+console.log(`catalog: openai_fixed_tokens=${fixed.openai} anthropic_fixed_tokens=${fixed.anthropic} full_tokens=${tokens(full)} index_tokens=${tokens(deferredIndex(deferred))} tools=${registry.list().length}`);

@@ -71,6 +71,8 @@ export interface ServerHandle {
   service: ChatService;
   /** The audit log (tests flush it before reading the files). */
   audit: AuditLog;
+  /** The tool registry as composed (the catalog bench counts what it declares). */
+  registry: ToolRegistry;
   /** Closes the socket/connection, then flushes chat files. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -200,6 +202,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     socketPath: socket?.socketPath,
     service,
     audit: harness.audit,
+    registry,
     dispose() {
       disposing ??= (async () => {
         await socket?.dispose();

@@ -6,7 +6,7 @@ import { FatalToolError } from '../tools/errors.js';
 import { modelAcceptsImages } from '../providers/capabilities.js';
 import { describeProviderError } from './provider-errors.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
-import { declarations } from '../tools/catalog.js';
+import { declarations, dispatchTarget, loadedTools, type DispatchTarget, type ToolDeclaration } from '../tools/catalog.js';
 
 /** Default cap on model steps per turn. */
 export const DEFAULT_MAX_STEPS = 25;
@@ -29,6 +29,11 @@ export interface TurnInput {
   model: LanguageModel;
   settings: ModelSettings;
   registry: ToolRegistry;
+  /**
+   * What every step declares (the cached prefix; computed once by the caller with the
+   * system prompt, `surfaceCatalog`). Default: the registry's catalog on its default surface.
+   */
+  declared?: readonly ToolDeclaration[];
   system: string;
   /** The history including the new user message. Not mutated. */
   history: readonly ModelMessage[];
@@ -67,10 +72,14 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
   };
 
   try {
-    const tools = declarations(input.registry);
+    const tools = input.declared ?? declarations(input.registry);
     for (let step = 1; ; step++) {
       let assistant: AssistantItem | undefined;
       const cards = new Map<string, ToolCallItem>();
+      // A `call_tool` call stands for the loaded tool it names (HARN-11): card, gate and audit see that tool.
+      const targets = new Map<string, DispatchTarget>();
+      let loaded: Set<string> | undefined;
+      const isLoaded = (name: string): boolean => (loaded ??= loadedTools(messages)).has(name);
       const closeAssistant = (): void => {
         if (!assistant) return;
         assistant = { ...assistant, streaming: false };
@@ -100,9 +109,11 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
           },
           onToolCall(call) {
             closeAssistant(); // text before a tool call is final; the card follows it
+            const target = dispatchTarget(call.toolName, call.input, isLoaded);
+            targets.set(call.toolCallId, target);
             const card: ToolCallItem = {
               kind: 'tool', id: newItemId(), time: now(), turnId: input.turnId, callId: call.toolCallId,
-              name: call.toolName, args: call.input, actor: 'model', status: 'running'
+              name: target.kind === 'tool' ? target.name : call.toolName, args: target.kind === 'tool' ? target.args : call.input, actor: 'model', status: 'running'
             };
             cards.set(call.toolCallId, card);
             sink.emit({ type: 'item-added', item: { ...card } });
@@ -132,7 +143,12 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
           continue;
         }
         const card = cards.get(call.toolCallId);
-        const result = await input.registry.call(call.toolName, call.input, {
+        const target = targets.get(call.toolCallId) ?? dispatchTarget(call.toolName, call.input, isLoaded);
+        if (target.kind === 'invalid') {
+          results.push(finishCard(sink, cards, call, { ok: false, status: 'error', output: target.message, title: 'call_tool: invalid call', durationMs: 0 }));
+          continue;
+        }
+        const result = await input.registry.call(target.name, target.args, {
           workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
           turnId: input.turnId, callId: call.toolCallId,
           ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact) } : {})

@@ -9,6 +9,7 @@ import { newChatId, newItemId, newTurnId } from '../ids.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
 import type { Redactor } from '../security/redaction.js';
+import { surfaceCatalog } from '../tools/catalog.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { summarize, type ChatRecord } from './chat-file.js';
 import type { ChatStore } from './chat-store.js';
@@ -191,11 +192,13 @@ export class ChatService {
     if (expanded?.note) this.emit(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'info', text: expanded.note } });
     this.listChanged();
 
-    const tools = this.options.registry.declared(); // deferred tools reach the prompt via tool_search
+    // One catalog for the turn: the system prompt lists exactly what every step declares (HARN-11).
+    const catalog = surfaceCatalog(this.options.registry);
     const done = runTurn(
       {
         chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry,
-        system: buildSystemPrompt({ workspace: this.options.workspace, tools }),
+        declared: catalog.declared,
+        system: buildSystemPrompt({ workspace: this.options.workspace, tools: catalog.declaredTools }),
         history: record.messages, signal: controller.signal,
         maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
         redact: (t) => {

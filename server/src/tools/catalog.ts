@@ -1,31 +1,60 @@
-import type { ToolDefinition } from './define-tool.js';
-import { ToolRegistry, type ToolSurface } from './registry.js';
-import { createToolSearchTool, deferredIndex } from './tool_search/tool_search.js';
-
-/** One tool as declared to a model: what the catalog token counts measure. */
-export interface ToolDeclaration {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}
-
-/** The declarations a model receives for a surface (deferred tools excluded). */
-export function declarations(registry: ToolRegistry, surface?: ToolSurface): ToolDeclaration[] {
-  return registry.declared(surface).map((t) => ({ name: t.name, description: registry.modelDescription(t.name), parameters: registry.inputJsonSchema(t.name) }));
-}
-
 /**
- * What the model would see if every tool except the pinned ones were deferred (HARN-11):
- * the pinned declarations plus `tool_search`, whose description carries the one-line
- * index. Used for the catalog benchmark and its test.
+ * What the model is declared (HARN-11, issue #14): per surface, the fixed tools in full
+ * (`tool_search/fixed-set.ts`, a data table), and — when anything else is on the surface —
+ * `tool_search`, whose description carries the one-line index of the deferred tools, and
+ * the `call_tool` dispatcher that calls them once loaded (`call_tool/call_tool.ts` says
+ * why a dispatcher: the declared prefix never changes). `runTurn` declares exactly this.
  */
-export function deferredDeclarations(registry: ToolRegistry, surface?: ToolSurface, pinned: readonly string[] = ['ask_user']): ToolDeclaration[] {
-  const tools = registry.list(surface).filter((t) => t.name !== 'tool_search');
-  const deferred: ToolDefinition[] = tools.filter((t) => !pinned.includes(t.name)).map((t) => ({ ...t, deferred: true }));
-  const search = createToolSearchTool(registry, deferred);
-  const kept = tools.filter((t) => pinned.includes(t.name)).map((t) => ({ name: t.name, description: registry.modelDescription(t.name), parameters: registry.inputJsonSchema(t.name) }));
-  const alone = new ToolRegistry([search as unknown as ToolDefinition]);
-  return [...kept, { name: search.name, description: alone.modelDescription(search.name), parameters: alone.inputJsonSchema(search.name) }];
+import type { ToolDefinition } from './define-tool.js';
+import type { ToolDeclaration } from './declaration.js';
+import type { ToolRegistry, ToolSurface } from './registry.js';
+import { CALL_TOOL_DECLARATION } from './call_tool/call_tool.js';
+import { deferredIndex, deferredTools } from './tool_search/tool_search.js';
+
+export type { ToolDeclaration } from './declaration.js';
+export { FIXED_TOOLS, fixedToolNames } from './tool_search/fixed-set.js';
+export { CALL_TOOL, dispatchTarget, loadedTools, type DispatchTarget } from './call_tool/call_tool.js';
+export { deferredIndex, deferredTools };
+
+/** The heading of the index inside tool_search's declared description. */
+export const INDEX_HEADING = 'Tools available by search (load with tool_search, call with call_tool):';
+
+/** A surface's catalog: what is declared in full, and what is only indexed. */
+export interface SurfaceCatalog {
+  /** The fixed tools (sorted by name), then tool_search and call_tool when anything is deferred. */
+  declared: ToolDeclaration[];
+  /** The definitions behind `declared` that are registry tools (the system prompt lists them). */
+  declaredTools: ToolDefinition[];
+  /** On the surface, loaded on demand. */
+  deferred: ToolDefinition[];
 }
 
-export { deferredIndex };
+/** The catalog a model receives for a surface. */
+export function surfaceCatalog(registry: ToolRegistry, surface?: ToolSurface): SurfaceCatalog {
+  const deferred = deferredTools(registry, surface);
+  const skipped = new Set(deferred.map((t) => t.name));
+  const fixed = registry.list(surface).filter((t) => !skipped.has(t.name) && t.name !== 'tool_search');
+  const declared = fixed.map((t) => fullDeclaration(registry, t.name));
+  const declaredTools = [...fixed];
+  if (deferred.length > 0) {
+    const search = registry.get('tool_search')!;
+    declared.push({ ...fullDeclaration(registry, search.name), description: `${registry.modelDescription(search.name)}\n\n${INDEX_HEADING}\n${deferredIndex(deferred)}` });
+    declared.push(CALL_TOOL_DECLARATION);
+    declaredTools.push(search);
+  }
+  return { declared, declaredTools, deferred };
+}
+
+/** The declarations a model receives for a surface ({@link surfaceCatalog}'s `declared`). */
+export function declarations(registry: ToolRegistry, surface?: ToolSurface): ToolDeclaration[] {
+  return surfaceCatalog(registry, surface).declared;
+}
+
+/** Every tool on the surface declared in full, as before the catalog (the bench's `full_tokens`). */
+export function fullDeclarations(registry: ToolRegistry, surface?: ToolSurface): ToolDeclaration[] {
+  return registry.list(surface).filter((t) => t.name !== 'tool_search').map((t) => fullDeclaration(registry, t.name));
+}
+
+function fullDeclaration(registry: ToolRegistry, name: string): ToolDeclaration {
+  return { name, description: registry.modelDescription(name), parameters: registry.inputJsonSchema(name) };
+}

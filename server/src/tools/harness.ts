@@ -8,6 +8,7 @@ import { Redactor } from '../security/redaction.js';
 import type { ToolDefinition } from './define-tool.js';
 import type { WriteHook } from '../ports/harness.js';
 import { ToolRegistry } from './registry.js';
+import { createToolSearchTool } from './tool_search/tool_search.js';
 
 /** The live clients around the registry that the server wires and the transport reaches. */
 export interface HarnessServices {
@@ -51,6 +52,8 @@ export function createHarness(options: HarnessOptions): HarnessServices {
   const registry = new ToolRegistry(options.tools({ questions }), {
     profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook, redactor
   });
+  // HARN-11: tools outside a surface's fixed set are indexed and loaded through tool_search.
+  if (!registry.get('tool_search')) registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);
   return {
     presence, questions, audit, policy, registry, redactor,
     bindSink(fn) {

@@ -11,6 +11,7 @@ import { shapeOutput } from './output-shaping.js';
 import { raceAbort } from './race-abort.js';
 import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subjects.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
+import { CALL_TOOL } from './call_tool/call_tool.js';
 import { formatValidationError } from './validation-message.js';
 import type { Redactor } from '../security/redaction.js';
 
@@ -91,15 +92,17 @@ export class ToolRegistry {
   constructor(tools: Iterable<ToolDefinition> = [], options: ToolRegistryOptions = {}) {
     this.options = options;
     for (const t of tools) this.register(t);
-    // HARN-11: deferred tools are found through tool_search (registered when any exists).
-    const deferred = [...this.tools.values()].filter((t) => t.deferred);
-    if (deferred.length > 0 && !this.tools.has('tool_search')) this.register(createToolSearchTool(this, deferred) as unknown as ToolDefinition);
   }
 
-  /** Adds a tool; names are unique. */
+  /**
+   * Adds a tool; names are unique. A tool that asks to be deferred (HARN-11) brings
+   * `tool_search` with it when the registry has none, so it can be loaded.
+   */
   register(definition: ToolDefinition): void {
     if (this.tools.has(definition.name)) throw new Error(`Tool "${definition.name}" is already registered.`);
+    if (definition.name === CALL_TOOL) throw new Error(`"${CALL_TOOL}" is reserved for the catalog's dispatcher (tools/call_tool/); choose another name.`);
     this.tools.set(definition.name, definition);
+    if (definition.deferred && !this.tools.has('tool_search')) this.register(createToolSearchTool(this) as unknown as ToolDefinition);
   }
 
   /** The registered definition, if any. */
@@ -116,11 +119,6 @@ export class ToolRegistry {
     )
       .map((t) => this.tools.get(t.name)!)
       .sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  /** The tools declared to the model on a surface: {@link list} without deferred tools. */
-  declared(surface?: ToolSurface): ToolDefinition[] {
-    return this.list(surface).filter((t) => !t.deferred);
   }
 
   /**

@@ -15,13 +15,14 @@ const deferredTool = defineTool({
 });
 
 describe('tool search in a real turn (HARN-11)', () => {
-  it('the deferred tool is not declared; after tool_search the model calls it by name and it runs', async () => {
+  it('the deferred tool is not declared; after tool_search the model calls it through call_tool (or by name) and it runs as itself', async () => {
     const ws = await tempDir();
     const log = path.join(ws, 'prompts.jsonl');
     const model = await scriptSettings(ws, {
       turns: [[
         { toolCalls: [{ toolName: 'tool_search', input: { query: 'rename' } }], chunkDelayMs: 0 },
-        { toolCalls: [{ toolName: 'lsp_rename', input: { symbol: 'load' } }], chunkDelayMs: 0 },
+        { toolCalls: [{ toolName: 'call_tool', input: { name: 'lsp_rename', arguments: { symbol: 'load' } } }], chunkDelayMs: 0 },
+        { toolCalls: [{ toolName: 'lsp_rename', input: { symbol: 'save' } }], chunkDelayMs: 0 },
         { text: 'Renamed.', chunkDelayMs: 0 }
       ]]
     });
@@ -29,12 +30,14 @@ describe('tool search in a real turn (HARN-11)', () => {
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'Rename load', model);
     const tools = after.items.filter((i): i is ToolCallItem => i.kind === 'tool');
-    expect(tools.map((t) => [t.name, t.status])).toEqual([['tool_search', 'ok'], ['lsp_rename', 'ok']]);
+    expect(tools.map((t) => [t.name, t.status])).toEqual([['tool_search', 'ok'], ['lsp_rename', 'ok'], ['lsp_rename', 'ok']]);
+    expect(tools[1]!.args).toEqual({ symbol: 'load' });
     expect(tools[1]!.output).toBe('renamed load');
+    expect(tools[2]!.output).toBe('renamed save');
     const { readFile } = await import('node:fs/promises');
     const prompts = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { tools: string[] });
     // The declared tool set (the cached prefix) is the same at every step.
-    expect(prompts.map((p) => p.tools)).toEqual([['read', 'tool_search'], ['read', 'tool_search'], ['read', 'tool_search']]);
+    expect(prompts.map((p) => p.tools)).toEqual(Array(4).fill(['read', 'tool_search', 'call_tool']));
     await h.dispose();
   });
 });
