@@ -8,6 +8,7 @@ import { describeProviderError } from './provider-errors.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
 import { aiSdkTools } from './ai-sdk.js';
 import { declarations } from '../tools/catalog.js';
+import type { CapabilityProfile } from '../ports/vocabulary.js';
 
 /** Default cap on model steps per turn. */
 export const DEFAULT_MAX_STEPS = 25;
@@ -30,6 +31,17 @@ export interface TurnInput {
   model: LanguageModel;
   settings: ModelSettings;
   registry: ToolRegistry;
+  /**
+   * The turn's capability profile (MODE-2): the declared tools and every call's context
+   * come from it, so the registry judges the model's calls, and a kernel's `tool()` calls
+   * re-entering it, against the same surface. Default: the registry's own profile.
+   */
+  profile?: CapabilityProfile;
+  /**
+   * The mode's completion nudge (MODE-3): when the model stops without a successful call of
+   * `verb` in this turn, `text` is given to it once as a user message and the loop goes on.
+   */
+  nudge?: { verb: string; text: string };
   system: string;
   /** The history including the new user message. Not mutated. */
   history: readonly ModelMessage[];
@@ -67,8 +79,10 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
     return safe === undefined ? { reason } : { reason, error: safe };
   };
 
+  let artifactDone = false;
+  let nudged = false;
   try {
-    const tools = await aiSdkTools(declarations(input.registry));
+    const tools = await aiSdkTools(declarations(input.registry, input.profile));
     for (let step = 1; ; step++) {
       let assistant: AssistantItem | undefined;
       const cards = new Map<string, ToolCallItem>();
@@ -135,9 +149,10 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         const card = cards.get(call.toolCallId);
         const result = await input.registry.call(call.toolName, call.input, {
           workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
-          turnId: input.turnId, callId: call.toolCallId,
+          turnId: input.turnId, callId: call.toolCallId, ...(input.profile ? { profile: input.profile } : {}),
           ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact) } : {})
         });
+        if (result.ok && call.toolName === input.nudge?.verb) artifactDone = true;
         results.push(finishCard(sink, cards, call, result));
       }
       commitStep(sink, messages, streamedText, outcome.toolCalls, results, modelAcceptsImages(input.settings));
@@ -146,7 +161,16 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         notice('info', 'Stopped by user.');
         return end('aborted');
       }
-      if (outcome.toolCalls.length === 0) return end('stop');
+      if (outcome.toolCalls.length === 0) {
+        if (!input.nudge || artifactDone || nudged || step >= maxSteps) return end('stop');
+        // One gentle nudge (MODE-3), which explicitly allows "no plan needed".
+        nudged = true;
+        notice('info', `Reminded the agent once that this mode expects ${input.nudge.verb} (or a plain "not needed").`);
+        const reminder: ModelMessage = { role: 'user', content: input.nudge.text };
+        messages.push(reminder);
+        sink.appendMessages([reminder]);
+        continue;
+      }
       if (step >= maxSteps) {
         notice('warning', `Stopped after ${maxSteps} model steps (the per-turn limit). Send a message to let the agent continue.`);
         return end('max-steps');

@@ -1,7 +1,9 @@
-import type { Chat, ChatEvent, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
+import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
+import { turnSurface } from '../modes/turn-surface.js';
+import { profileOf } from '../modes/profiles.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
 import { chatNotFound, nothingToRetry, turnRunning } from '../errors.js';
@@ -141,6 +143,23 @@ export class ChatService {
     return summarize(record.chat);
   }
 
+  /**
+   * Switches a chat's mode (MODE-1): journaled with the chat and shown to every pane
+   * (`mode-changed`); a running turn keeps its profile, the next turn uses the new one.
+   * Which modes a person may pick is the RPC's check (`SELECTABLE_MODES`); the system sets
+   * any (plan approval returns to `chat`).
+   * @throws CellmateError ChatNotFound
+   */
+  setMode(chatId: string, mode: ChatMode): ChatSummary {
+    const record = this.record(chatId);
+    profileOf(mode); // RangeError for a mode that does not exist
+    if (record.chat.mode !== mode) {
+      this.emit(chatId, { type: 'mode-changed', mode });
+      this.listChanged();
+    }
+    return summarize(this.record(chatId).chat);
+  }
+
   /** Deletes a chat (aborting its turn first). */
   async delete(chatId: string): Promise<boolean> {
     const turn = this.running.get(chatId);
@@ -191,11 +210,12 @@ export class ChatService {
     if (expanded?.note) this.emit(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'info', text: expanded.note } });
     this.listChanged();
 
-    const tools = this.options.registry.declared(); // deferred tools reach the prompt via tool_search
+    // One profile per turn, from the chat's mode as it is now (a later switch applies to the next turn, MODE-1).
+    const surface = turnSurface(this.options.registry, record.chat.mode);
     const done = runTurn(
       {
-        chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry,
-        system: buildSystemPrompt({ workspace: this.options.workspace, tools }),
+        chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry, profile: surface.profile, ...(surface.nudge ? { nudge: surface.nudge } : {}),
+        system: buildSystemPrompt({ workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock }),
         history: record.messages, signal: controller.signal,
         maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
         redact: (t) => {

@@ -35,6 +35,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/items': (params) => service.olderItems(params.chatId, params.before, params.limit ?? DEFAULT_CHAT_PAGE),
     'chat/rename': (params) => service.rename(params.chatId, params.title),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
+    'chat/set-mode': (params) => service.setMode(params.chatId, params.mode),
     'chat/send': (params) => service.send(params.chatId, params.text, params.model, undefined, params.context, origin),
     'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix, origin) }),
     'chat/retry': (params) => service.retry(params.chatId, params.model, undefined, origin),
