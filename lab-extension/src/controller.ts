@@ -3,6 +3,7 @@
  * events, and recovers the open chat after every reconnect. Widgets only render it.
  */
 import type {
+  ChatMode,
   ChatSummary,
   HelloResult,
   MentionCandidate,
@@ -12,7 +13,7 @@ import type {
   SendContext,
   ToolMetrics
 } from '@cellmate/protocol';
-import { ErrorCodes } from '@cellmate/protocol';
+import { ErrorCodes, SELECTABLE_MODES } from '@cellmate/protocol';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { IDisposable } from '@lumino/disposable';
@@ -209,6 +210,11 @@ export class CellmateController implements IDisposable {
         }
         this._addChat(chat);
         chatId = chat.id;
+        if (this._draftMode !== 'chat') {
+          // The mode picked before the chat existed is its first turn's mode.
+          await this._connection.request('chat/set-mode', { chatId, mode: this._draftMode });
+        }
+        this._draftMode = 'chat';
       }
       const context = this._context?.();
       await this._connection.request('chat/send', {
@@ -224,6 +230,41 @@ export class CellmateController implements IDisposable {
     } finally {
       this._setSending(false);
     }
+  }
+
+  /** The mode the composer shows (MODE-1/8): the open chat's, or the one a new chat will start in. */
+  get mode(): ChatMode {
+    return this.store.state?.mode ?? this._draftMode;
+  }
+
+  /**
+   * Switches the open chat's mode (`chat/set-mode`; applies from its next turn). With no
+   * chat open, the chat the next message creates starts in it. False when it failed (the
+   * user was told).
+   */
+  async setMode(mode: ChatMode): Promise<boolean> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      this._draftMode = mode;
+      this._changed.emit();
+      return true;
+    }
+    try {
+      const summary = await this._connection.request('chat/set-mode', { chatId, mode });
+      this._chats = sortChats(this._chats.map(c => (c.id === chatId ? { ...c, ...summary } : c)));
+      this._changed.emit();
+      return true;
+    } catch (error) {
+      this._fail(this._trans.__('Could not switch the mode'), error);
+      this._changed.emit(); // the selector goes back to the chat's mode
+      return false;
+    }
+  }
+
+  /** Shift+Tab (MODE-8): the next mode a person may pick, after the current one. */
+  cycleMode(): Promise<boolean> {
+    const at = SELECTABLE_MODES.indexOf(this.mode);
+    return this.setMode(SELECTABLE_MODES[(at + 1) % SELECTABLE_MODES.length]);
   }
 
   /** The model settings for a turn, or null after telling the user what is missing. */
@@ -612,3 +653,4 @@ export namespace CellmateController {
     context?: () => SendContext | undefined;
   }
 }
+  private _draftMode: ChatMode = 'chat';

@@ -77,6 +77,8 @@ export class CellmatePanel extends Panel {
       },
       onStop: () => void controller.abort(),
       complete: prefix => controller.complete(prefix)
+      onMode: mode => void controller.setMode(mode),
+      onCycleMode: () => void controller.cycleMode(),
     });
     const layout = this.layout as PanelLayout;
     layout.addWidget(this._header);
@@ -219,11 +221,13 @@ export class CellmatePanel extends Panel {
     this._header.setChats(c.chats, state?.chatId ?? null, state?.title);
     this._header.setEnabled(connected);
     this._banner.setProblem(setup);
+    this._header.setMode(c.mode);
     this._composer.setState({
       running: c.running,
       sending: c.sending,
       canSend: connected && !setup,
       blockedReason: !connected
+      mode: c.mode,
         ? this._trans.__('Not connected to the Cellmate server')
         : setup?.message
     });
