@@ -386,6 +386,27 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /**
+   * Approves or rejects a pending plan of the open chat (its plan card, MODE-3). Approving
+   * runs the plan's steps with the configured model, so it needs one like sending does. A
+   * refusal (not pending any more) comes back as `state: 'error'` for the card to show.
+   */
+  async resolvePlan(planId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      return { state: 'error', message: this._trans.__('No chat is open.') };
+    }
+    const model = this._usableModel();
+    if (!model) {
+      return { state: 'error', message: this._trans.__('Configure a model first: approving runs the plan.') };
+    }
+    try {
+      return await this._connection.request('plan/resolve', { chatId, planId, decision, model, ...(reason ? { reason } : {}) });
+    } catch (error) {
+      return { state: 'error', message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
   /** Ends the open chat's debug session `sessionId` (the debug card's Terminate); true when it ended. */
   async terminateDebug(sessionId: string): Promise<boolean> {
     const chatId = this.store.state?.chatId;
@@ -633,6 +654,7 @@ export class CellmateController implements IDisposable {
   private _wanted: string | null = null;
   private _generation = 0;
   private _sending = false;
+  private _draftMode: ChatMode = 'chat';
   private _loadingOlder = false;
   private _wasConnected = false;
   private _dropNoticed = false;
@@ -653,4 +675,3 @@ export namespace CellmateController {
     context?: () => SendContext | undefined;
   }
 }
-  private _draftMode: ChatMode = 'chat';

@@ -11,7 +11,7 @@
  * notebook-edit planner both sides run).
  */
 import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells';
-import type { ToolCallDisplay } from './tool-display';
+import type { PlanApprovalState, ToolCallDisplay } from './tool-display';
 
 /** Bumped when a request, notification or payload changes incompatibly. */
 export const PROTOCOL_VERSION = 1;
@@ -324,6 +324,16 @@ export interface Requests {
    * `sessionId`: a card of an older session never ends a newer one.
    */
   'debug/terminate': { params: { chatId: string; sessionId: string }; result: { terminated: boolean } };
+  /**
+   * The person answers a pending plan approval (MODE-3; the plan card's Approve / Reject).
+   * Approving switches the chat to Agent and runs the plan's nodes as turns in dependency
+   * order with `model`; rejecting starts a Plan turn asking the agent to revise. Refused
+   * (InvalidRequest) when the plan is not pending.
+   */
+  'plan/resolve': {
+    params: { chatId: string; planId: string; decision: 'approve' | 'reject'; reason?: string; model: ModelSettings };
+    result: { state: PlanApprovalState; message: string };
+  };
   /** Aborts the running turn of a chat (the model stream and any running tool). */
   'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
   /**

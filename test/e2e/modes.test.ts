@@ -78,4 +78,44 @@ describe('modes (issue #16)', () => {
     await page.locator('.jp-cellmate-mode-badge[data-mode="plan"]').waitFor();
     await screenshot(page, 'modes-plan-selected');
   });
+
+  it('Plan end to end: nudge, submit, pending across a companion restart, approve → Agent and the steps run in order', async () => {
+    await page.locator('textarea.jp-cellmate-input').fill('Chart revenue by region from sales.csv');
+    await pressSend(page);
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
+    await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: 'Reminded the agent once that this mode expects submit_plan' }).waitFor();
+    const pending = page.locator('.jp-cellmate-plan[data-approval="pending"]');
+    await expect.poll(() => pending.count(), { timeout: 30_000 }).toBe(2); // the submit_plan and exit_plan_mode cards
+    expect(await pending.last().locator('.jp-cellmate-plan-nodes li').allTextContents()).toEqual(['Clean sales.csv', 'Chart revenue by region after clean']);
+    // The plan turn ran in Plan mode: its model saw Plan's prompt block and no write tool.
+    const prompts = readFileSync(log, 'utf8').trim().split('\n').map(l => JSON.parse(l) as { turn: number; tools: string[]; prompt: Array<{ content: unknown }> });
+    expect(prompts.length).toBeGreaterThan(0);
+    for (const p of prompts) {
+      expect(String(p.prompt[0]!.content)).toContain('## Mode: Plan');
+      expect(p.tools).toContain('submit_plan');
+      expect(p.tools).not.toContain('write');
+    }
+    await screenshot(page, 'modes-plan-pending');
+
+    // Kill the companion while the approval is pending: after the restart it is still pending.
+    const before = await jupyter.status();
+    process.kill(before.pid!, 'SIGKILL');
+    await jupyter.waitForStatus(s => s.ready && s.pid !== before.pid && s.restarts >= before.restarts + 1);
+    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: /reconnected/i }).waitFor();
+    await expect.poll(() => pending.count(), { timeout: 30_000 }).toBe(2);
+    expect(await badge().getAttribute('data-mode')).toBe('plan');
+
+    await pending.last().locator('button.jp-cellmate-plan-approve').click();
+    await page.locator('.jp-cellmate-mode-badge[data-mode="chat"]').waitFor({ timeout: 30_000 });
+    expect(await select().inputValue()).toBe('chat');
+    await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Step two: charted.' }).waitFor({ timeout: 60_000 });
+    const users = await page.locator('.jp-cellmate-item[data-kind="user"]').allTextContents();
+    const steps = users.filter(t => t.includes('Plan step'));
+    expect(steps.length).toBe(2);
+    expect(steps[0]).toContain('Plan step 1/2 [clean]: Clean sales.csv');
+    expect(steps[1]).toContain('Plan step 2/2 [chart]: Chart revenue by region');
+    expect(await page.locator('.jp-cellmate-plan[data-approval="approved"]').count()).toBe(2);
+    await screenshot(page, 'modes-plan-approved');
+  });
 });
