@@ -15,6 +15,18 @@ export const DEFAULT_MAX_STEPS = 25;
 /** Default stream inactivity timeout. */
 export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 120_000;
 
+/**
+ * Marks the nudge's user message in the history (provider options under a namespace no
+ * provider reads), so `chat/retry` and `chat/edit` find the person's last message, not it.
+ */
+const NUDGE_OPTIONS = { cellmate: { nudge: true } } as const;
+
+/** Whether a history message is a mode's nudge (MODE-3), not something the person wrote. */
+export function isNudgeMessage(message: ModelMessage): boolean {
+  const options = (message as { providerOptions?: { cellmate?: { nudge?: unknown } } }).providerOptions;
+  return message.role === 'user' && options?.cellmate?.nudge === true;
+}
+
 /** Where a turn reports what happens. */
 export interface TurnSink {
   /** A transcript event (already in order). */
@@ -166,7 +178,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         // One gentle nudge (MODE-3), which explicitly allows "no plan needed".
         nudged = true;
         notice('info', `Reminded the agent once that this mode expects ${input.nudge.verb} (or a plain "not needed").`);
-        const reminder: ModelMessage = { role: 'user', content: input.nudge.text };
+        const reminder: ModelMessage = { role: 'user', content: input.nudge.text, providerOptions: NUDGE_OPTIONS };
         messages.push(reminder);
         sink.appendMessages([reminder]);
         continue;

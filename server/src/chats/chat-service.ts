@@ -1,6 +1,6 @@
 import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
-import { runTurn, type TurnResult } from '../agent/run-turn.js';
+import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { turnSurface } from '../modes/turn-surface.js';
 import { profileOf } from '../modes/profiles.js';
@@ -263,7 +263,7 @@ export class ChatService {
       const at = lastUserIndex(r.chat.items);
       if (at >= 0) this.emit(chatId, { type: 'items-removed', itemIds: r.chat.items.slice(at).map((i) => i.id) });
       let m = r.messages.length - 1;
-      while (m >= 0 && r.messages[m]!.role !== 'user') m--;
+      while (m >= 0 && (r.messages[m]!.role !== 'user' || isNudgeMessage(r.messages[m]!))) m--; // a mode's nudge is not the person's message
       if (m >= 0) this.options.store.truncateMessages(chatId, m);
     }, undefined, origin);
   }

@@ -179,6 +179,14 @@ describe('a Plan run end to end (MODE-3)', () => {
     h.service.setMode(chat.id, 'plan');
     const first = await h.sendAndWait(chat.id, 'rename x', model);
     expect(first.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'notice', 'assistant']);
+    // Retrying a nudged run drops the whole run (the nudge is not taken for the person's message).
+    const nudgedHistory = h.store.get(chat.id)!.messages.length;
+    await h.service.retry(chat.id, model);
+    await h.service.waitForTurn(chat.id);
+    const history = h.store.get(chat.id)!.messages;
+    expect(history.filter((m) => m.role === 'user' && m.content === 'rename x')).toHaveLength(1);
+    expect(history[0]).toMatchObject({ role: 'user', content: 'rename x' });
+    expect(history.length).toBeLessThanOrEqual(nudgedHistory);
     h.service.setMode(chat.id, 'chat');
     const second = await h.sendAndWait(chat.id, 'what is x?', model);
     expect(second.items.slice(4).map((i) => i.kind)).toEqual(['user', 'assistant']);
