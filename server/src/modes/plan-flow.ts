@@ -63,7 +63,12 @@ export class PlanFlow {
 
   private track(chatId: string, work: Promise<void>): void {
     const done = work
-      .catch((error: unknown) => this.options.logger.warn(`plan work in chat ${chatId} stopped: ${error instanceof Error ? error.message : String(error)}`))
+      .catch((error: unknown) => {
+        // e.g. the model settings are unusable: the person must see why nothing runs.
+        const message = error instanceof Error ? error.message : String(error);
+        this.options.logger.warn(`plan work in chat ${chatId} stopped: ${message}`);
+        this.notice(chatId, `The plan's next turn could not start: ${message}`);
+      })
       .finally(() => {
         if (this.running.get(chatId) === done) this.running.delete(chatId);
       });

@@ -163,6 +163,22 @@ describe('a Plan run end to end (MODE-3)', () => {
     await h.dispose();
   }, 30_000);
 
+  it('approval with unusable model settings says why nothing runs (a notice in the chat)', async () => {
+    const ws = await tempDir();
+    const model = await scriptSettings(ws, { turns: [[{ toolCalls: [{ toolName: 'submit_plan', input: SUBMIT }, { toolName: 'exit_plan_mode', input: {} }], chunkDelayMs: 0 }, { text: 'Asked.', chunkDelayMs: 0 }]] });
+    const { h, plans, flow } = await planHarness(ws, { OPENAI_API_KEY: '' });
+    const chat = h.service.create();
+    h.service.setMode(chat.id, 'plan');
+    await h.sendAndWait(chat.id, 'plan it', model);
+    flow.resolve(chat.id, plans.latest(chat.id)!.id, 'approve', { provider: 'openai', model: 'gpt-4.1' });
+    await flow.settled(chat.id);
+    const last = h.service.get(chat.id).items.at(-1)!;
+    expect(last).toMatchObject({ kind: 'notice', level: 'info' });
+    expect((last as { text: string }).text).toMatch(/^The plan's next turn could not start: .*OPENAI_API_KEY/);
+    flow.dispose();
+    await h.dispose();
+  }, 30_000);
+
   it('an honest "no plan needed" after the one nudge ends the run; Agent mode never nudges; rejection asks for a revision', async () => {
     const ws = await tempDir();
     const model = await scriptSettings(ws, {
