@@ -3,6 +3,7 @@
  * events, and recovers the open chat after every reconnect. Widgets only render it.
  */
 import type {
+  ChatMode,
   ChatSummary,
   HelloResult,
   MentionCandidate,
@@ -12,7 +13,7 @@ import type {
   SendContext,
   ToolMetrics
 } from '@cellmate/protocol';
-import { ErrorCodes } from '@cellmate/protocol';
+import { ErrorCodes, SELECTABLE_MODES } from '@cellmate/protocol';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { IDisposable } from '@lumino/disposable';
@@ -209,6 +210,11 @@ export class CellmateController implements IDisposable {
         }
         this._addChat(chat);
         chatId = chat.id;
+        if (this._draftMode !== 'chat') {
+          // The mode picked before the chat existed is its first turn's mode.
+          await this._connection.request('chat/set-mode', { chatId, mode: this._draftMode });
+        }
+        this._draftMode = 'chat';
       }
       const context = this._context?.();
       await this._connection.request('chat/send', {
@@ -224,6 +230,41 @@ export class CellmateController implements IDisposable {
     } finally {
       this._setSending(false);
     }
+  }
+
+  /** The mode the composer shows (MODE-1/8): the open chat's, or the one a new chat will start in. */
+  get mode(): ChatMode {
+    return this.store.state?.mode ?? this._draftMode;
+  }
+
+  /**
+   * Switches the open chat's mode (`chat/set-mode`; applies from its next turn). With no
+   * chat open, the chat the next message creates starts in it. False when it failed (the
+   * user was told).
+   */
+  async setMode(mode: ChatMode): Promise<boolean> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      this._draftMode = mode;
+      this._changed.emit();
+      return true;
+    }
+    try {
+      const summary = await this._connection.request('chat/set-mode', { chatId, mode });
+      this._chats = sortChats(this._chats.map(c => (c.id === chatId ? { ...c, ...summary } : c)));
+      this._changed.emit();
+      return true;
+    } catch (error) {
+      this._fail(this._trans.__('Could not switch the mode'), error);
+      this._changed.emit(); // the selector goes back to the chat's mode
+      return false;
+    }
+  }
+
+  /** Shift+Tab (MODE-8): the next mode a person may pick, after the current one. */
+  cycleMode(): Promise<boolean> {
+    const at = SELECTABLE_MODES.indexOf(this.mode);
+    return this.setMode(SELECTABLE_MODES[(at + 1) % SELECTABLE_MODES.length]);
   }
 
   /** The model settings for a turn, or null after telling the user what is missing. */
@@ -340,6 +381,27 @@ export class CellmateController implements IDisposable {
     }
     try {
       return await this._connection.request('edit/resolve', { chatId, editId, action });
+    } catch (error) {
+      return { state: 'error', message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /**
+   * Approves or rejects a pending plan of the open chat (its plan card, MODE-3). Approving
+   * runs the plan's steps with the configured model, so it needs one like sending does. A
+   * refusal (not pending any more) comes back as `state: 'error'` for the card to show.
+   */
+  async resolvePlan(planId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      return { state: 'error', message: this._trans.__('No chat is open.') };
+    }
+    const model = this._usableModel();
+    if (!model) {
+      return { state: 'error', message: this._trans.__('Configure a model first: approving runs the plan.') };
+    }
+    try {
+      return await this._connection.request('plan/resolve', { chatId, planId, decision, model, ...(reason ? { reason } : {}) });
     } catch (error) {
       return { state: 'error', message: error instanceof Error ? error.message : String(error) };
     }
@@ -592,6 +654,7 @@ export class CellmateController implements IDisposable {
   private _wanted: string | null = null;
   private _generation = 0;
   private _sending = false;
+  private _draftMode: ChatMode = 'chat';
   private _loadingOlder = false;
   private _wasConnected = false;
   private _dropNoticed = false;

@@ -3,7 +3,7 @@
  * not to be the same version as the pane: anything that does not fit is reported and
  * dropped, never rendered half-way. Pure: runs in Node.
  */
-import type { Chat, ChatEvent, ChatSummary, TranscriptItem } from '@cellmate/protocol';
+import { CHAT_MODES, type Chat, type ChatEvent, type ChatSummary, type TranscriptItem } from '@cellmate/protocol';
 
 /** True when `value` looks like a transcript item the pane can render. */
 export function isTranscriptItem(value: unknown): value is TranscriptItem {
@@ -60,6 +60,8 @@ export function isChatEvent(value: unknown): value is ChatEvent {
       );
     case 'items-removed':
       return Array.isArray(value.itemIds) && (value.itemIds as unknown[]).every(id => typeof id === 'string');
+    case 'mode-changed':
+      return typeof value.mode === 'string' && (CHAT_MODES as readonly string[]).includes(value.mode);
     default:
       return false;
   }

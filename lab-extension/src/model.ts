@@ -17,14 +17,16 @@
  *   before it); older pages (`chat/items`) are put in front when the user scrolls up. A
  *   reconnect's snapshot keeps the older pages already shown when it overlaps them.
  */
-import type {
-  AssistantItem,
-  Chat,
-  ChatEvent,
-  ChatSummary,
-  NoticeItem,
-  TranscriptItem,
-  TurnEndReason
+import {
+  CHAT_MODES,
+  type AssistantItem,
+  type Chat,
+  type ChatEvent,
+  type ChatMode,
+  type ChatSummary,
+  type NoticeItem,
+  type TranscriptItem,
+  type TurnEndReason
 } from '@cellmate/protocol';
 
 import { isChatSummary } from './guards';
@@ -38,6 +40,8 @@ export const LOCAL_ID_PREFIX = 'local:';
 export interface ChatState {
   readonly chatId: string;
   readonly title: string;
+  /** The chat's mode (MODE-1); the header and the composer's mode selector show it. */
+  readonly mode: ChatMode;
   readonly items: readonly TranscriptItem[];
   readonly running: boolean;
   /** The running turn, when known. */
@@ -75,6 +79,7 @@ export function fromSnapshot(chat: Chat): ChatState {
   return {
     chatId: chat.id,
     title: chat.title,
+    mode: isChatMode(chat.mode) ? chat.mode : 'chat',
     items: dedupe(chat.items),
     running: chat.running,
     turnId: chat.running ? lastTurnId(chat.items) : null,
@@ -125,9 +130,18 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
       return removeItems(state, event.itemIds);
     case 'tool-progress':
       return applyProgress(state, event.itemId, event.lastLine);
+    case 'mode-changed':
+      return isChatMode(event.mode) && event.mode !== state.mode
+        ? { state: { ...state, mode: event.mode }, change: { ...NO_CHANGE, running: true } }
+        : { state, change: NO_CHANGE };
     default:
       return { state, change: NO_CHANGE };
   }
+}
+
+/** Whether a value from the server is one of the modes this pane knows. */
+export function isChatMode(value: unknown): value is ChatMode {
+  return typeof value === 'string' && (CHAT_MODES as readonly string[]).includes(value);
 }
 
 /** The id of the oldest server item shown (the `before` cursor of `chat/items`). */

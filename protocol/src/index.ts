@@ -11,7 +11,7 @@
  * notebook-edit planner both sides run).
  */
 import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells';
-import type { ToolCallDisplay } from './tool-display';
+import type { PlanApprovalState, ToolCallDisplay } from './tool-display';
 
 /** Bumped when a request, notification or payload changes incompatibly. */
 export const PROTOCOL_VERSION = 1;
@@ -62,8 +62,22 @@ export interface ProviderStatus {
 // ---------------------------------------------------------------------------------------
 // Chats and transcripts
 
-/** The mode a chat (a "space") runs in; later issues add review/plan/orchestrate. */
-export type ChatMode = 'chat';
+/**
+ * The mode a chat (a "space") runs in (SPEC MODE-1): `chat` is shown as **Agent**. The
+ * enum carries no policy (MODE-2): each mode's capability profile lives in the companion's
+ * `server/src/modes/`.
+ */
+export const CHAT_MODES = ['chat', 'plan', 'review', 'orchestrate'] as const;
+export type ChatMode = (typeof CHAT_MODES)[number];
+
+/**
+ * The modes a person may pick in the composer, in Shift+Tab order (MODE-8). `review` is set
+ * by the system only (MODE-4); `orchestrate` joins once its artifact tool exists.
+ */
+export const SELECTABLE_MODES: readonly ChatMode[] = ['chat', 'plan'];
+
+/** How each mode is named in the pane. */
+export const MODE_LABELS: Readonly<Record<ChatMode, string>> = { chat: 'Agent', plan: 'Plan', review: 'Review', orchestrate: 'Orchestrate' };
 
 export interface ChatSummary {
   id: string;
@@ -250,7 +264,9 @@ export type ChatEvent =
    * A running tool's progress (eval: the last output line). Shown on the card while it
    * runs; not stored in the chat (at most a few per second).
    */
-  | { type: 'tool-progress'; itemId: string; elapsedMs?: number; lastLine?: string };
+  | { type: 'tool-progress'; itemId: string; elapsedMs?: number; lastLine?: string }
+  /** The chat's mode changed (MODE-1); the next turn runs with the new mode's profile. */
+  | { type: 'mode-changed'; mode: ChatMode };
 
 // ---------------------------------------------------------------------------------------
 // JSON-RPC methods: name → params / result. Requests go pane → server.
@@ -285,6 +301,11 @@ export interface Requests {
   /** Up to `limit` items (default {@link DEFAULT_CHAT_PAGE}) right before the item `before`: the pane scrolls back. */
   'chat/items': { params: { chatId: string; before: string; limit?: number }; result: ChatItemsPage };
   'chat/rename': { params: { chatId: string; title: string }; result: ChatSummary };
+  /**
+   * Switches a chat's mode (MODE-1/8): stored with the chat, applied from the next turn (a
+   * running turn keeps its profile). Only {@link SELECTABLE_MODES}; `review` is the system's.
+   */
+  'chat/set-mode': { params: { chatId: string; mode: ChatMode }; result: ChatSummary };
   'chat/delete': { params: { chatId: string }; result: { deleted: boolean } };
   /** Starts a turn and returns at once; progress arrives as `chat/event` notifications. */
   'chat/send': {
@@ -303,6 +324,16 @@ export interface Requests {
    * `sessionId`: a card of an older session never ends a newer one.
    */
   'debug/terminate': { params: { chatId: string; sessionId: string }; result: { terminated: boolean } };
+  /**
+   * The person answers a pending plan approval (MODE-3; the plan card's Approve / Reject).
+   * Approving switches the chat to Agent and runs the plan's nodes as turns in dependency
+   * order with `model`; rejecting starts a Plan turn asking the agent to revise. Refused
+   * (InvalidRequest) when the plan is not pending.
+   */
+  'plan/resolve': {
+    params: { chatId: string; planId: string; decision: 'approve' | 'reject'; reason?: string; model: ModelSettings };
+    result: { state: PlanApprovalState; message: string };
+  };
   /** Aborts the running turn of a chat (the model stream and any running tool). */
   'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
   /**

@@ -8,7 +8,7 @@ import type { EvalKernelInfo } from './kernel-info';
  * `locations`, a debugger's `debug` state) are added here as new members of the union.
  * Chat files written before kinds existed carry eval displays without `kind`.
  */
-export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay;
+export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay;
 
 /** The kinds of {@link ToolCallDisplay}. */
 export type ToolCallDisplayKind = ToolCallDisplay['kind'];
@@ -107,4 +107,34 @@ export interface DebugDisplay {
   frames?: DebugFrameDisplay[];
   /** The top frame's locals (at most 20; values cut at 200 characters). */
   locals?: Array<{ name: string; value: string; type?: string }>;
+}
+
+/** One node of a plan (SPEC MODE-3): a piece of work and the keys of the nodes it needs first. */
+export interface PlanNode {
+  key: string;
+  title: string;
+  description: string;
+  depends_on: string[];
+}
+
+/**
+ * Where a plan's approval stands (MODE-3): `none` (submitted, not yet put to the person),
+ * `pending` (exit_plan_mode asked; durable across restarts), `approved`, `rejected`, or
+ * `superseded` (a newer plan replaced it).
+ */
+export type PlanApprovalState = 'none' | 'pending' | 'approved' | 'rejected' | 'superseded';
+
+/**
+ * A plan card (submit_plan, exit_plan_mode): the goal and the nodes in dependency order,
+ * and, while `approval` is `pending`, Approve / Reject (`plan/resolve`). The companion
+ * updates every card of a plan when its approval changes.
+ */
+export interface PlanDisplay {
+  kind: 'plan';
+  planId: string;
+  goal: string;
+  nodes: PlanNode[];
+  approval: PlanApprovalState;
+  /** The person's reason on a rejection. */
+  reason?: string;
 }

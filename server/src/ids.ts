@@ -14,3 +14,8 @@ export function newTurnId(): string {
 export function newChatId(): string {
   return randomUUID();
 }
+
+/** A fresh plan id (SPEC MODE-3). */
+export function newPlanId(): string {
+  return `plan-${randomUUID().slice(0, 8)}`;
+}

@@ -13,6 +13,10 @@ import { StagedEdits } from './structural/staged-edits.js';
 import { createEvalTool } from './tools/eval/eval.js';
 import { DebugSessionManager } from './dap/session-manager.js';
 import { createDebugTool } from './tools/debug/debug.js';
+import { PlanFlow } from './modes/plan-flow.js';
+import { PlanStore } from './modes/plan-store.js';
+import { createSubmitPlanTool } from './tools/submit_plan/submit_plan.js';
+import { createExitPlanModeTool } from './tools/exit_plan_mode/exit_plan_mode.js';
 import { processLauncher } from './dap/process-adapter.js';
 import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
@@ -130,6 +134,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (!registry.list().some((t) => t.name === 'debug')) {
     registry.register(createDebugTool({ sessions: debugSessions, port: panes, env, ...(kernels ? { kernels } : {}), launchProcess: processLauncher({ env }) }) as unknown as ToolDefinition);
   }
+  // Plan mode's artifact and approval gate (issue #16, MODE-3): plans are durable under .cellmate/plans/.
+  const plans = new PlanStore(path.join(workspace, '.cellmate', 'plans'), (m) => logger.warn(m));
+  if (!registry.get('submit_plan')) registry.register(createSubmitPlanTool(plans) as unknown as ToolDefinition);
+  if (!registry.get('exit_plan_mode')) registry.register(createExitPlanModeTool(plans) as unknown as ToolDefinition);
   // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
   const context = new ContextService({
     workspace, kernels: kernels || undefined, port: panes,
@@ -154,13 +162,15 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     onDeleted: async (chatId) => {
       await harness.audit.removeChat(chatId);
       await removeChatOutputs(path.join(workspace, OUTPUTS_DIR), chatId);
+      plans.removeChat(chatId);
     }
   });
+  const planFlow = new PlanFlow({ plans, chats: service, logger });
 
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow,
     // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
     editCards: {
       resolve: async (chatId, editId, action) => {
@@ -210,7 +220,9 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         kernelRetention?.dispose();
         debugRetention.dispose();
         await debugSessions.dispose(); // before the kernels: leaves their debuggers first
+        planFlow.dispose();
         await service.dispose();
+        plans.dispose();
         const { bytesWritten, records, compactions } = store.stats;
         logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
         await kernels?.dispose();

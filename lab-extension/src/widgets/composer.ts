@@ -1,10 +1,11 @@
 /**
- * The composer: a textarea (Enter sends, Shift+Enter adds a line) and one button that
- * is Send while idle and Stop while a turn runs.
+ * The composer: a textarea (Enter sends, Shift+Enter adds a line), the mode selector
+ * (MODE-8: Agent, Plan; Shift+Tab cycles) and one button that is Send while idle and Stop
+ * while a turn runs.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
-import type { MentionCandidate } from '@cellmate/protocol';
+import { MODE_LABELS, SELECTABLE_MODES, type ChatMode, type MentionCandidate } from '@cellmate/protocol';
 
 import { MentionPopup } from './mention-popup';
 
@@ -18,6 +19,8 @@ export interface IComposerState {
   canSend: boolean;
   /** Why sending is blocked, for the button's tooltip. */
   blockedReason?: string;
+  /** The open chat's mode (default `chat`, shown as Agent). */
+  mode?: ChatMode;
 }
 
 export class ComposerWidget extends Widget {
@@ -42,9 +45,30 @@ export class ComposerWidget extends Widget {
     this._stop = button('jp-cellmate-stop', trans.__('Stop'), trans.__('Stop the running turn'));
     this._stop.addEventListener('click', () => this._onStop());
 
+    this._mode = document.createElement('select');
+    this._mode.className = 'jp-cellmate-mode-select';
+    this._mode.setAttribute('aria-label', trans.__('Mode'));
+    this._mode.title = trans.__('Mode of this chat, from its next turn (Shift+Tab cycles)');
+    for (const mode of SELECTABLE_MODES) {
+      const option = document.createElement('option');
+      option.value = mode;
+      option.textContent = trans.__(MODE_LABELS[mode]);
+      this._mode.appendChild(option);
+    }
+    this._mode.addEventListener('change', () => {
+      const mode = this._mode.value as ChatMode;
+      if (mode !== this._state.mode) {
+        this._onMode?.(mode);
+      }
+    });
+    this._onCycle = options.onCycleMode;
+    this._onMode = options.onMode;
+    this._mode.hidden = !options.onMode;
+    this.node.addEventListener('keydown', this._onShiftTab);
+
     const buttons = document.createElement('div');
     buttons.className = 'jp-cellmate-composer-buttons';
-    buttons.append(this._send, this._stop);
+    buttons.append(this._mode, this._send, this._stop);
     this.node.append(this._input, buttons);
     // `@` completion (issue #5) lives in its own widget file.
     if (options.complete) {
@@ -65,6 +89,30 @@ export class ComposerWidget extends Widget {
     this._send.disabled = !state.canSend || state.sending;
     this._send.title = state.canSend ? '' : (state.blockedReason ?? '');
     this.node.dataset.sending = String(state.sending);
+    this._showMode(state.mode ?? 'chat');
+  }
+
+  /** The mode selector (for tests). */
+  get modeSelect(): HTMLSelectElement {
+    return this._mode;
+  }
+
+  /** Selects `mode`; a mode a person cannot pick (review) shows as a disabled entry. */
+  private _showMode(mode: ChatMode): void {
+    this.node.dataset.mode = mode;
+    for (const option of [...this._mode.options]) {
+      if (option.disabled && option.value !== mode) {
+        option.remove();
+      }
+    }
+    if (![...this._mode.options].some(o => o.value === mode)) {
+      const option = document.createElement('option');
+      option.value = mode;
+      option.textContent = MODE_LABELS[mode] ?? mode;
+      option.disabled = true;
+      this._mode.appendChild(option);
+    }
+    this._mode.value = mode;
   }
 
   /** Focuses the textarea. */
@@ -92,6 +140,7 @@ export class ComposerWidget extends Widget {
     this._mentions?.dispose();
     this._input.removeEventListener('keydown', this._onKeyDown);
     this._input.removeEventListener('input', this._autoSize);
+    this.node.removeEventListener('keydown', this._onShiftTab);
     super.dispose();
   }
 
@@ -104,6 +153,16 @@ export class ComposerWidget extends Widget {
     void this.submit();
   };
 
+  /** Shift+Tab anywhere in the composer cycles the mode (MODE-8) instead of moving focus back. */
+  private readonly _onShiftTab = (event: KeyboardEvent): void => {
+    if (event.key !== 'Tab' || !event.shiftKey || event.isComposing || event.altKey || event.ctrlKey || event.metaKey || !this._onCycle) {
+      return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+    this._onCycle();
+  };
+
   /** Grows with its content up to the CSS max-height. */
   private readonly _autoSize = (): void => {
     const input = this._input;
@@ -114,6 +173,9 @@ export class ComposerWidget extends Widget {
   private readonly _input: HTMLTextAreaElement;
   private readonly _mentions: MentionPopup | undefined;
   private readonly _send: HTMLButtonElement;
+  private readonly _mode: HTMLSelectElement;
+  private readonly _onMode: ((mode: ChatMode) => void) | undefined;
+  private readonly _onCycle: (() => void) | undefined;
   private readonly _stop: HTMLButtonElement;
   private readonly _onSend: (text: string) => Promise<boolean>;
   private readonly _onStop: () => void;
@@ -126,6 +188,10 @@ export namespace ComposerWidget {
     /** Resolves true when the message was accepted. */
     onSend(text: string): Promise<boolean>;
     onStop(): void;
+    /** The person picked a mode in the selector (MODE-8). Without it there is no selector. */
+    onMode?(mode: ChatMode): void;
+    /** Shift+Tab: switch to the next mode. */
+    onCycleMode?(): void;
     /** `@` completion candidates for a prefix (kernel variables, workspace files). */
     complete?(prefix: string): Promise<MentionCandidate[]>;
   }

@@ -1,8 +1,8 @@
 /**
  * The pane's header: chat selector, Rename / Delete / New chat buttons, the connection
- * indicator and which kernel the chat's evals use.
+ * indicator, the chat's mode and which kernel the chat's evals use.
  */
-import type { ChatSummary, EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
+import { MODE_LABELS, type ChatMode, type ChatSummary, type EvalKernelInfo, type NotebookKernelRef } from '@cellmate/protocol';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { addIcon, deleteIcon, editIcon, LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
@@ -56,11 +56,27 @@ export class HeaderWidget extends Widget {
     const row = document.createElement('div');
     row.className = 'jp-cellmate-header-row';
     row.append(selectWrap, this._rename, this._delete, this._newChat);
+    this._mode = document.createElement('div');
+    this._mode.className = 'jp-cellmate-mode-badge';
+    this._mode.setAttribute('role', 'status');
+
     const status = document.createElement('div');
     status.className = 'jp-cellmate-header-status';
-    status.append(this._connection, this._kernel);
+    status.append(this._connection, this._mode, this._kernel);
     this.node.append(row, status);
     this.setKernel(null);
+  }
+
+  /** Shows the open chat's mode (MODE-8); `data-mode` is the mode's id. */
+  setMode(mode: ChatMode): void {
+    if (this._mode.dataset.mode === mode) {
+      return;
+    }
+    this._mode.dataset.mode = mode;
+    this._mode.textContent = this._trans.__('Mode: %1', this._trans.__(MODE_LABELS[mode] ?? mode));
+    this._mode.title = mode === 'chat'
+      ? this._trans.__('Agent: reads, edits and runs code (through your policy and approvals)')
+      : this._trans.__('%1: read-only; nothing in this mode changes the workspace', MODE_LABELS[mode] ?? mode);
   }
 
   /**
@@ -141,6 +157,7 @@ export class HeaderWidget extends Widget {
   private readonly _rename: HTMLButtonElement;
   private readonly _delete: HTMLButtonElement;
   private readonly _kernel: HTMLElement;
+  private readonly _mode: HTMLElement;
   private _enabled = false;
   private _hasChat = false;
   private readonly _connection: HTMLElement;

@@ -28,6 +28,7 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
       widget = new ToolCardWidget(item, context.trans, context.rendermime, {
         copyToNotebook: context.copyToNotebook,
         resolveEdit: context.resolveEdit,
+        resolvePlan: context.resolvePlan,
         debug: context.debug,
         openLocation: context.openLocation
       });

@@ -65,6 +65,7 @@ export class CellmatePanel extends Panel {
       },
       copyToNotebook: options.copyToNotebook,
       resolveEdit: (editId, action) => controller.resolveEdit(editId, action),
+      resolvePlan: (planId, decision, reason) => controller.resolvePlan(planId, decision, reason),
       debug: options.debug,
       openLocation: options.openLocation,
       loadOlder: () => void controller.loadOlder()
@@ -76,6 +77,8 @@ export class CellmatePanel extends Panel {
         return controller.send(text);
       },
       onStop: () => void controller.abort(),
+      onMode: mode => void controller.setMode(mode),
+      onCycleMode: () => void controller.cycleMode(),
       complete: prefix => controller.complete(prefix)
     });
     const layout = this.layout as PanelLayout;
@@ -218,11 +221,13 @@ export class CellmatePanel extends Panel {
     this._header.setConnection(status);
     this._header.setChats(c.chats, state?.chatId ?? null, state?.title);
     this._header.setEnabled(connected);
+    this._header.setMode(c.mode);
     this._banner.setProblem(setup);
     this._composer.setState({
       running: c.running,
       sending: c.sending,
       canSend: connected && !setup,
+      mode: c.mode,
       blockedReason: !connected
         ? this._trans.__('Not connected to the Cellmate server')
         : setup?.message

@@ -13,6 +13,8 @@ export interface IToolDisplayContext {
   readonly openLocation?: (location: LspDisplayLocation) => void;
   /** Accepts or discards a staged edit (`edit/resolve`); absent: diff cards are read-only. */
   readonly resolveEdit?: (editId: string, action: 'accept' | 'discard') => Promise<{ state: string; message: string }>;
+  /** Approves or rejects a pending plan (`plan/resolve`, MODE-3); absent: plan cards are read-only. */
+  readonly resolvePlan?: (planId: string, decision: 'approve' | 'reject', reason?: string) => Promise<{ state: string; message: string }>;
   /** The debug card's actions (Terminate, scroll to the stopped cell). */
   readonly debug?: IDebugCardActions;
 }

@@ -4,7 +4,8 @@
  * item carries. Built in: `eval` (kernel, rewritten magics, rich outputs rendered untrusted
  * by rendermime), `text` (plain text, never HTML), `diff` (a staged edit with Accept /
  * Discard, `diff-view.ts`), `debug` (`debug-card.ts`) and `lsp` (locations as links, new
- * diagnostics with severity icons: `lsp-display.ts`). A kind this pane does not know (a
+ * diagnostics with severity icons: `lsp-display.ts`), `plan` (a plan's goal and steps with
+ * Approve / Reject while its approval is pending: `plan-view.ts`). A kind this pane does not know (a
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
@@ -15,6 +16,7 @@ import { renderDiff } from './diff-view';
 import { renderDebugCard, type IDebugCardActions } from './debug-card';
 import { EvalOutputView, kernelLabel } from './eval-output';
 import { lspDisplayRenderer } from './lsp-display';
+import { planDisplayRenderer } from './plan-view';
 import type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
 export type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
@@ -117,6 +119,7 @@ export function defaultToolDisplays(): ToolDisplayRegistry {
   registry.register(diffDisplayRenderer);
   registry.register(debugDisplayRenderer());
   registry.register(lspDisplayRenderer);
+  registry.register(planDisplayRenderer);
   return registry;
 }
 

@@ -34,6 +34,7 @@ export class TranscriptWidget extends Panel {
       edit: options.edit,
       copyToNotebook: options.copyToNotebook,
       resolveEdit: options.resolveEdit,
+      resolvePlan: options.resolvePlan,
       debug: options.debug,
       openLocation: options.openLocation
     };
@@ -177,6 +178,7 @@ export namespace TranscriptWidget {
     edit?: IItemContext['edit'];
     copyToNotebook?: IItemContext['copyToNotebook'];
     resolveEdit?: IItemContext['resolveEdit'];
+    resolvePlan?: IItemContext['resolvePlan'];
     debug?: IItemContext['debug'];
     openLocation?: IItemContext['openLocation'];
     /** Loads the page of items before the first one shown (the user scrolled to the top). */

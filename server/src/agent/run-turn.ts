@@ -7,11 +7,24 @@ import { modelAcceptsImages } from '../providers/capabilities.js';
 import { describeProviderError } from './provider-errors.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
 import { declarations, dispatchTarget, loadedTools, type DispatchTarget, type ToolDeclaration } from '../tools/catalog.js';
+import type { CapabilityProfile } from '../ports/vocabulary.js';
 
 /** Default cap on model steps per turn. */
 export const DEFAULT_MAX_STEPS = 25;
 /** Default stream inactivity timeout. */
 export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 120_000;
+
+/**
+ * Marks the nudge's user message in the history (provider options under a namespace no
+ * provider reads), so `chat/retry` and `chat/edit` find the person's last message, not it.
+ */
+const NUDGE_OPTIONS = { cellmate: { nudge: true } } as const;
+
+/** Whether a history message is a mode's nudge (MODE-3), not something the person wrote. */
+export function isNudgeMessage(message: ModelMessage): boolean {
+  const options = (message as { providerOptions?: { cellmate?: { nudge?: unknown } } }).providerOptions;
+  return message.role === 'user' && options?.cellmate?.nudge === true;
+}
 
 /** Where a turn reports what happens. */
 export interface TurnSink {
@@ -34,6 +47,17 @@ export interface TurnInput {
    * system prompt, `surfaceCatalog`). Default: the registry's catalog on its default surface.
    */
   declared?: readonly ToolDeclaration[];
+  /**
+   * The turn's capability profile (MODE-2): the declared tools and every call's context
+   * come from it, so the registry judges the model's calls, and a kernel's `tool()` calls
+   * re-entering it, against the same surface. Default: the registry's own profile.
+   */
+  profile?: CapabilityProfile;
+  /**
+   * The mode's completion nudge (MODE-3): when the model stops without a successful call of
+   * `verb` in this turn, `text` is given to it once as a user message and the loop goes on.
+   */
+  nudge?: { verb: string; text: string };
   system: string;
   /** The history including the new user message. Not mutated. */
   history: readonly ModelMessage[];
@@ -71,8 +95,10 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
     return safe === undefined ? { reason } : { reason, error: safe };
   };
 
+  let artifactDone = false;
+  let nudged = false;
   try {
-    const tools = input.declared ?? declarations(input.registry);
+    const tools = input.declared ?? declarations(input.registry, input.profile);
     for (let step = 1; ; step++) {
       let assistant: AssistantItem | undefined;
       const cards = new Map<string, ToolCallItem>();
@@ -150,9 +176,10 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         }
         const result = await input.registry.call(target.name, target.args, {
           workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
-          turnId: input.turnId, callId: call.toolCallId,
+          turnId: input.turnId, callId: call.toolCallId, ...(input.profile ? { profile: input.profile } : {}),
           ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact) } : {})
         });
+        if (result.ok && call.toolName === input.nudge?.verb) artifactDone = true;
         results.push(finishCard(sink, cards, call, result));
       }
       commitStep(sink, messages, streamedText, outcome.toolCalls, results, modelAcceptsImages(input.settings));
@@ -161,7 +188,16 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         notice('info', 'Stopped by user.');
         return end('aborted');
       }
-      if (outcome.toolCalls.length === 0) return end('stop');
+      if (outcome.toolCalls.length === 0) {
+        if (!input.nudge || artifactDone || nudged || step >= maxSteps) return end('stop');
+        // One gentle nudge (MODE-3), which explicitly allows "no plan needed".
+        nudged = true;
+        notice('info', `Reminded the agent once that this mode expects ${input.nudge.verb} (or a plain "not needed").`);
+        const reminder: ModelMessage = { role: 'user', content: input.nudge.text, providerOptions: NUDGE_OPTIONS };
+        messages.push(reminder);
+        sink.appendMessages([reminder]);
+        continue;
+      }
       if (step >= maxSteps) {
         notice('warning', `Stopped after ${maxSteps} model steps (the per-turn limit). Send a message to let the agent continue.`);
         return end('max-steps');

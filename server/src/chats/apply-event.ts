@@ -25,6 +25,9 @@ export function applyChatEvent(chat: Chat, event: ChatEvent): void {
       chat.items = chat.items.filter((item) => !gone.has(item.id));
       return;
     }
+    case 'mode-changed':
+      chat.mode = event.mode;
+      return;
     case 'text-delta': {
       const item = chat.items.find((i): i is Extract<TranscriptItem, { kind: 'assistant' }> => i.id === event.itemId && i.kind === 'assistant');
       if (item) item.text += event.delta;

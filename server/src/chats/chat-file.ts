@@ -1,4 +1,4 @@
-import type { Chat, ChatSummary, NoticeItem, TranscriptItem } from '@cellmate/protocol';
+import { CHAT_MODES, type Chat, type ChatSummary, type NoticeItem, type TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
 import { z } from 'zod';
 import { newItemId } from '../ids.js';
@@ -50,7 +50,7 @@ const fileSchema = z.looseObject({
   chat: z.looseObject({
     id: z.string().regex(CHAT_ID_PATTERN),
     title: z.string(),
-    mode: z.literal('chat'),
+    mode: z.enum(CHAT_MODES),
     createdAt: z.string(),
     updatedAt: z.string(),
     items: z.array(itemSchema),

@@ -1,4 +1,4 @@
-import type { TranscriptItem } from '@cellmate/protocol';
+import type { ChatMode, TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
 import type { ChatRecord, TitleSource } from './chat-file.js';
 
@@ -22,7 +22,8 @@ export type JournalEntry = JournalRecord extends infer R ? (R extends JournalRec
 export interface ChatMeta {
   id: string;
   title: string;
-  mode: 'chat';
+  /** The chat's mode (MODE-1): a `chat` record carries it, so a switch survives a restart. */
+  mode: ChatMode;
   createdAt: string;
   running: boolean;
 }

@@ -1,7 +1,9 @@
-import type { Chat, ChatEvent, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
+import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
-import { runTurn, type TurnResult } from '../agent/run-turn.js';
+import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
+import { turnSurface } from '../modes/turn-surface.js';
+import { profileOf } from '../modes/profiles.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
 import { chatNotFound, nothingToRetry, turnRunning } from '../errors.js';
@@ -9,7 +11,6 @@ import { newChatId, newItemId, newTurnId } from '../ids.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
 import type { Redactor } from '../security/redaction.js';
-import { surfaceCatalog } from '../tools/catalog.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { summarize, type ChatRecord } from './chat-file.js';
 import type { ChatStore } from './chat-store.js';
@@ -142,6 +143,23 @@ export class ChatService {
     return summarize(record.chat);
   }
 
+  /**
+   * Switches a chat's mode (MODE-1): journaled with the chat and shown to every pane
+   * (`mode-changed`); a running turn keeps its profile, the next turn uses the new one.
+   * Which modes a person may pick is the RPC's check (`SELECTABLE_MODES`); the system sets
+   * any (plan approval returns to `chat`).
+   * @throws CellmateError ChatNotFound
+   */
+  setMode(chatId: string, mode: ChatMode): ChatSummary {
+    const record = this.record(chatId);
+    profileOf(mode); // RangeError for a mode that does not exist
+    if (record.chat.mode !== mode) {
+      this.emit(chatId, { type: 'mode-changed', mode });
+      this.listChanged();
+    }
+    return summarize(this.record(chatId).chat);
+  }
+
   /** Deletes a chat (aborting its turn first). */
   async delete(chatId: string): Promise<boolean> {
     const turn = this.running.get(chatId);
@@ -192,13 +210,14 @@ export class ChatService {
     if (expanded?.note) this.emit(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'info', text: expanded.note } });
     this.listChanged();
 
-    // One catalog for the turn: the system prompt lists exactly what every step declares (HARN-11).
-    const catalog = surfaceCatalog(this.options.registry);
+    // One profile per turn, from the chat's mode as it is now (a later switch applies to the next turn, MODE-1),
+    // and one catalog from it: the system prompt lists exactly what every step declares (HARN-11).
+    const surface = turnSurface(this.options.registry, record.chat.mode);
     const done = runTurn(
       {
-        chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry,
-        declared: catalog.declared,
-        system: buildSystemPrompt({ workspace: this.options.workspace, tools: catalog.declaredTools }),
+        chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry, profile: surface.profile, ...(surface.nudge ? { nudge: surface.nudge } : {}),
+        declared: surface.catalog.declared,
+        system: buildSystemPrompt({ workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock }),
         history: record.messages, signal: controller.signal,
         maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
         redact: (t) => {
@@ -246,7 +265,7 @@ export class ChatService {
       const at = lastUserIndex(r.chat.items);
       if (at >= 0) this.emit(chatId, { type: 'items-removed', itemIds: r.chat.items.slice(at).map((i) => i.id) });
       let m = r.messages.length - 1;
-      while (m >= 0 && r.messages[m]!.role !== 'user') m--;
+      while (m >= 0 && (r.messages[m]!.role !== 'user' || isNudgeMessage(r.messages[m]!))) m--; // a mode's nudge is not the person's message
       if (m >= 0) this.options.store.truncateMessages(chatId, m);
     }, undefined, origin);
   }

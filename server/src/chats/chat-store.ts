@@ -161,7 +161,7 @@ export class ChatStore {
       return;
     }
     applyChatEvent(chat, event);
-    if (event.type === 'turn-started' || event.type === 'turn-ended') {
+    if (event.type === 'turn-started' || event.type === 'turn-ended' || event.type === 'mode-changed') {
       entry.running = chat.running;
       this.writeMeta(entry);
       if (event.type === 'turn-ended') this.maybeCompact(entry);

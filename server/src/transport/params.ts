@@ -1,4 +1,4 @@
-import { PROVIDER_KINDS, type RequestMethod, type Requests } from '@cellmate/protocol';
+import { PROVIDER_KINDS, SELECTABLE_MODES, type ChatMode, type RequestMethod, type Requests } from '@cellmate/protocol';
 import { ResponseError, ErrorCodes as JsonRpcErrorCodes } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
 
@@ -29,10 +29,14 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'chat/items': z.object({ chatId, before: z.string().min(1).max(200), limit: z.number().int().min(1).max(10_000).optional() }),
   'chat/rename': z.object({ chatId, title: z.string().max(500) }),
   'chat/delete': z.object({ chatId }),
+  'chat/set-mode': z.object({ chatId, mode: z.enum(SELECTABLE_MODES as [ChatMode, ...ChatMode[]], { error: `must be one of ${SELECTABLE_MODES.join(', ')} (review is started by the system)` }) }),
   'chat/send': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings, context: sendContext.optional() }) as unknown as z.ZodType<Requests['chat/send']['params']>,
   'chat/retry': z.object({ chatId, model: modelSettings }) as unknown as z.ZodType<Requests['chat/retry']['params']>,
   'chat/edit': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings }) as unknown as z.ZodType<Requests['chat/edit']['params']>,
   'chat/abort': z.object({ chatId }),
+  'plan/resolve': z.object({
+    chatId, planId: z.string().min(1).max(100), decision: z.enum(['approve', 'reject']), reason: z.string().max(4_000).optional(), model: modelSettings
+  }) as unknown as z.ZodType<Requests['plan/resolve']['params']>,
   'debug/terminate': z.object({ chatId, sessionId: z.string().min(1).max(100) }),
   'chat/context': z.object({
     chatId: chatId.optional(),

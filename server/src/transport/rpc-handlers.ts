@@ -3,6 +3,7 @@ import { ResponseError, ErrorCodes as JsonRpcErrorCodes, type Disposable, type M
 import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
 import { QuestionNotPendingError } from '../questions/question-broker.js';
+import { PlanNotPendingError } from '../modes/plan-store.js';
 import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
 import type { CompanionServices } from './services.js';
@@ -33,12 +34,22 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/get': (params) => service.get(params.chatId, params.limit ?? DEFAULT_CHAT_PAGE),
     'chat/items': (params) => service.olderItems(params.chatId, params.before, params.limit ?? DEFAULT_CHAT_PAGE),
     'chat/rename': (params) => service.rename(params.chatId, params.title),
+    'chat/set-mode': (params) => service.setMode(params.chatId, params.mode),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
     'chat/send': (params) => service.send(params.chatId, params.text, params.model, undefined, params.context, origin),
     'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix, origin) }),
     'chat/retry': (params) => service.retry(params.chatId, params.model, undefined, origin),
     'chat/edit': (params) => service.retry(params.chatId, params.model, params.text, origin),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
+    'plan/resolve': (params) => {
+      if (!services.plans) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no plan approvals.');
+      try {
+        return services.plans.resolve(params.chatId, params.planId, params.decision, params.model, params.reason, origin);
+      } catch (error) {
+        if (error instanceof PlanNotPendingError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
+        throw error;
+      }
+    },
     'debug/terminate': async (params) => ({ terminated: (await services.debug?.terminate(params.chatId, params.sessionId)) !== undefined }),
     'chat/context': (params) => {
       services.focus?.setContext(origin, params.chatId, params.kernel);

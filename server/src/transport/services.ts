@@ -2,6 +2,7 @@ import type { NotebookKernelRef } from '@cellmate/protocol';
 import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
+import type { PlanFlow } from '../modes/plan-flow.js';
 import type { Presence } from '../questions/presence.js';
 import type { QuestionBroker } from '../questions/question-broker.js';
 
@@ -30,6 +31,8 @@ export interface CompanionServices {
   panes?: { attach(connection: MessageConnection): Disposable };
   /** Each connection's focused notebook kernel (`chat/context`, SPEC EVAL-2). */
   focus?: KernelFocusSink;
+  /** Plan approvals (`plan/resolve`, the plan card's Approve / Reject; MODE-3). */
+  plans?: Pick<PlanFlow, 'resolve'>;
   /** Debug sessions (`debug/terminate`, the debug card's button; issue #12). */
   debug?: { terminate(chatId: string, sessionId?: string): Promise<unknown> };
 }

@@ -15,7 +15,9 @@ import type { ToolSurface } from '../../ports/vocabulary.js';
  * prints each tool's cost for choosing a row.
  */
 export const FIXED_TOOLS: Readonly<Record<string, readonly string[]>> = {
-  default: ['read', 'ask_user']
+  default: ['read', 'ask_user'],
+  // Plan mode's artifact and its exit (MODE-3): a Plan turn exists to call them.
+  plan: ['read', 'ask_user', 'submit_plan', 'exit_plan_mode']
 };
 
 /** The tools that carry the catalog itself: always declared when anything is deferred. */

@@ -1,0 +1,141 @@
+import { ErrorCodes, type ModelSettings, type PlanApprovalState, type ToolCallItem } from '@cellmate/protocol';
+import type { ChatService } from '../chats/chat-service.js';
+import type { Logger } from '../config/logger.js';
+import { CellmateError } from '../errors.js';
+import { newItemId } from '../ids.js';
+import type { StoredPlan } from '../tools/submit_plan/plan-port.js';
+import { planDisplay } from '../tools/submit_plan/submit_plan.js';
+import type { PlanStore } from './plan-store.js';
+
+/** How many of a chat's latest items are searched for plan cards to update. */
+const CARD_WINDOW = 500;
+
+/** The user message of one approved step (what the Agent turn is asked to do). */
+export function stepMessage(plan: StoredPlan, index: number): string {
+  const node = plan.nodes[index]!;
+  const after = node.depends_on.length ? ` It comes after ${node.depends_on.map((k) => `[${k}]`).join(', ')} (done).` : '';
+  return `Plan step ${index + 1}/${plan.nodes.length} [${node.key}]: ${node.title}\n\n${node.description}\n\n(Step of the approved plan "${plan.goal}".${after} Do this step only; the next one follows as its own turn.)`;
+}
+
+/**
+ * What happens when the person answers a plan's approval (SPEC MODE-3): the durable state
+ * changes (`PlanStore`), every card of the plan in the chat shows it, and — on approval —
+ * the chat returns to Agent and the nodes run as Agent turns in dependency order, one after
+ * the other; on rejection a Plan turn asks the agent to revise. Nothing here approves by
+ * itself: only {@link resolve} (the `plan/resolve` request from the pane) does.
+ */
+export class PlanFlow {
+  private readonly subscription: { dispose(): void };
+  private readonly running = new Map<string, Promise<void>>();
+  private disposed = false;
+
+  constructor(private readonly options: { plans: PlanStore; chats: ChatService; logger: Logger }) {
+    this.subscription = options.plans.onDidChange((plan) => this.updateCards(plan));
+  }
+
+  /**
+   * The person approves or rejects a pending plan. Returns at once; the work (or the
+   * revision turn) starts in the background once the chat's current turn has ended.
+   * @throws CellmateError ChatNotFound; PlanNotPendingError when the plan is not pending
+   */
+  resolve(chatId: string, planId: string, decision: 'approve' | 'reject', model: ModelSettings, reason?: string, origin?: string): { state: PlanApprovalState; message: string } {
+    this.options.chats.get(chatId, 1); // ChatNotFound first
+    const plan = this.options.plans.resolve(chatId, planId, decision, reason);
+    if (decision === 'approve') {
+      this.options.chats.setMode(chatId, 'chat');
+      this.track(chatId, this.runWork(plan, model, origin));
+      return { state: plan.approval, message: `Approved: the chat is in Agent mode; ${plan.nodes.length} step${plan.nodes.length === 1 ? '' : 's'} run in order.` };
+    }
+    const text = `I rejected the plan${plan.reason ? ` (my reason: ${plan.reason})` : ''}. Please revise it and submit it again with submit_plan, then exit_plan_mode.`;
+    this.track(chatId, this.sendWhenIdle(chatId, text, model, origin).then(() => undefined));
+    return { state: plan.approval, message: 'Rejected: the agent is asked to revise the plan.' };
+  }
+
+  /** Resolves when the chat's background plan work (if any) has finished (tests, shutdown). */
+  async settled(chatId: string): Promise<void> {
+    await this.running.get(chatId);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.subscription.dispose();
+  }
+
+  private track(chatId: string, work: Promise<void>): void {
+    const done = work
+      .catch((error: unknown) => {
+        // e.g. the model settings are unusable: the person must see why nothing runs.
+        const message = error instanceof Error ? error.message : String(error);
+        this.options.logger.warn(`plan work in chat ${chatId} stopped: ${message}`);
+        this.notice(chatId, `The plan's next turn could not start: ${message}`);
+      })
+      .finally(() => {
+        if (this.running.get(chatId) === done) this.running.delete(chatId);
+      });
+    this.running.set(chatId, done);
+  }
+
+  /** The approved nodes, one Agent turn each, in order; stops when a turn does not end normally or the mode changes. */
+  private async runWork(plan: StoredPlan, model: ModelSettings, origin?: string): Promise<void> {
+    const chats = this.options.chats;
+    for (let i = 0; i < plan.nodes.length; i++) {
+      if (this.disposed) return;
+      const result = await this.sendWhenIdle(plan.chatId, stepMessage(plan, i), model, origin, () => chats.get(plan.chatId, 1).mode === 'chat');
+      if (result === 'skipped') {
+        this.notice(plan.chatId, `Plan "${plan.goal}" paused before step ${i + 1}/${plan.nodes.length}: the chat left Agent mode.`);
+        return;
+      }
+      if (result !== 'stop') {
+        this.notice(plan.chatId, `Plan "${plan.goal}" stopped after step ${i + 1}/${plan.nodes.length} [${plan.nodes[i]!.key}]: its turn ended (${result}). Send a message to continue by hand.`);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Sends `text` as a new turn once no turn runs (a person's own turn goes first), and
+   * waits for it to end. `'skipped'` when `stillWanted` says no by then.
+   */
+  private async sendWhenIdle(chatId: string, text: string, model: ModelSettings, origin?: string, stillWanted: () => boolean = () => true): Promise<string> {
+    const chats = this.options.chats;
+    for (;;) {
+      await chats.waitForTurn(chatId);
+      if (this.disposed) return 'skipped';
+      if (!stillWanted()) return 'skipped';
+      try {
+        await chats.send(chatId, text, model, undefined, undefined, origin);
+      } catch (error) {
+        if (error instanceof CellmateError && error.code === ErrorCodes.TurnRunning) continue; // someone started a turn meanwhile
+        throw error;
+      }
+      const ended = await chats.waitForTurn(chatId);
+      return ended?.reason ?? 'stop';
+    }
+  }
+
+  private notice(chatId: string, text: string): void {
+    try {
+      const turnId = this.options.chats.get(chatId, 1).items.at(-1)?.turnId ?? 'plan';
+      this.options.chats.publish(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: new Date().toISOString(), turnId, level: 'info', text } });
+    } catch {
+      // the chat is gone
+    }
+  }
+
+  /** Every card of the plan in its chat shows the plan's current approval. */
+  private updateCards(plan: StoredPlan): void {
+    let items;
+    try {
+      items = this.options.chats.get(plan.chatId, CARD_WINDOW).items;
+    } catch {
+      return; // the chat is gone
+    }
+    const display = planDisplay(plan);
+    for (const item of items) {
+      if (item.kind !== 'tool' || item.display?.kind !== 'plan' || item.display.planId !== plan.id) continue;
+      if (item.display.approval === plan.approval && item.display.reason === display.reason) continue;
+      const updated: ToolCallItem = { ...item, display };
+      this.options.chats.publish(plan.chatId, { type: 'item-updated', item: updated });
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import type { ChatMode } from '@cellmate/protocol';
+import type { ToolDefinition } from '../tools/define-tool.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { surfaceCatalog, type SurfaceCatalog } from '../tools/catalog.js';
+import { modePromptBlock } from './prompt-block.js';
+import { profileOf, type ModeProfile } from './profiles.js';
+
+/** Everything a turn derives from its chat's mode: one profile, its projections. */
+export interface TurnSurface {
+  /** The profile every call of the turn carries in its context (model, kernel `tool()`, workers). */
+  profile: ModeProfile;
+  /** The tools declared to the model in full (the surface without deferred tools; `tool_search` carries the rest). */
+  declared: ToolDefinition[];
+  /** What the model receives for this surface (HARN-11): the declarations every step sends. */
+  catalog: SurfaceCatalog;
+  /** The mode's system-prompt block, from the surface's tools. */
+  promptBlock: string;
+  /** The one nudge of a run that ends without the mode's artifact (only when that tool is on the surface). */
+  nudge?: { verb: string; text: string };
+}
+
+/**
+ * The turn's surface for a chat in `mode`, read once when the turn starts (a switch during
+ * the turn applies to the next one, MODE-1). Both projections are the registry's own
+ * (`list`, and the catalog of `tools/catalog.ts`), so the prompt, the declaration and the gate cannot disagree.
+ */
+export function turnSurface(registry: ToolRegistry, mode: ChatMode): TurnSurface {
+  const profile = profileOf(mode);
+  const surface = registry.list(profile);
+  const nudge = profile.artifact && profile.nudge && surface.some((t) => t.name === profile.artifact)
+    ? { verb: profile.artifact, text: profile.nudge }
+    : undefined;
+  const catalog = surfaceCatalog(registry, profile);
+  return { profile, declared: catalog.declaredTools, catalog, promptBlock: modePromptBlock(profile, surface), ...(nudge ? { nudge } : {}) };
+}

@@ -1,0 +1,126 @@
+/**
+ * One profile per mode, three projections (SPEC MODE-2/2a/6/7, issue #16 item 1): the
+ * surface the registry lists and declares, the gate that judges a forced call, and the
+ * prompt block must name exactly the same tools, for every mode.
+ */
+import { CHAT_MODES, type ChatMode } from '@cellmate/protocol';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { MODE_PROFILES, profileOf } from '../../src/modes/profiles.js';
+import { modePromptBlock } from '../../src/modes/prompt-block.js';
+import { turnSurface } from '../../src/modes/turn-surface.js';
+import { WORLD_CHANGING_CLASSES } from '../../src/policy/action-classes.js';
+import { PINNED_TOOLS } from '../../src/policy/profile.js';
+import { Presence } from '../../src/questions/presence.js';
+import { QuestionBroker } from '../../src/questions/question-broker.js';
+import { declarations } from '../../src/tools/catalog.js';
+import { defineTool, type ToolDefinition } from '../../src/tools/define-tool.js';
+import { builtinTools } from '../../src/tools/index.js';
+import { actionClassesOf, ToolRegistry } from '../../src/tools/registry.js';
+import { tempDir } from '../helpers/temp.js';
+
+const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
+
+/** Stand-ins for mode tools that other modes' profiles name (their own tests cover them). */
+const standIn = (name: string, tier: ToolDefinition['tier'], actionClasses?: ToolDefinition['actionClasses']): ToolDefinition =>
+  defineTool({ name, tier, ...(actionClasses ? { actionClasses } : {}), description: `stand-in ${name}.`, parameters: z.object({ x: z.string() }), examples: [], execute: async () => ({ title: name, output: name }) }) as unknown as ToolDefinition;
+
+function fullRegistry(extra: ToolDefinition[] = []): ToolRegistry {
+  const tools = [...builtinTools({ questions: broker }), ...extra];
+  const names = new Set(tools.map((t) => t.name));
+  for (const t of [
+    standIn('exit_plan_mode', 'read', ['ask-user']), standIn('submit_plan', 'read'),
+    standIn('add_review_node', 'write', ['read']), standIn('finalize_review', 'write', ['read']), standIn('propose_orchestration', 'read')
+  ]) if (!names.has(t.name)) tools.push(t);
+  return new ToolRegistry(tools);
+}
+
+/** The names the block's generated line lists. */
+function blockNames(block: string): string[] {
+  const line = block.split('\n').find((l) => l.startsWith("Tools on this mode's surface: "))!;
+  return [...line.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+}
+
+let chatSeq = 0;
+const ctx = (workspace: string, mode: ChatMode) => ({
+  // A fresh chat per call: the circuit breaker counts refusals per chat and turn.
+  workspace, signal: new AbortController().signal, actor: 'model' as const, chatId: `c${chatSeq++}`, turnId: 't', profile: profileOf(mode)
+});
+
+describe('modes: one profile, three projections (MODE-2)', () => {
+  it.each(CHAT_MODES.map((m) => [m]))('%s: surface, guard and prompt block agree', async (mode) => {
+    const ws = await tempDir();
+    const registry = fullRegistry();
+    const { profile, declared, promptBlock } = turnSurface(registry, mode);
+    expect(profile).toBe(MODE_PROFILES[mode]);
+    const surface = registry.list(profile).map((t) => t.name);
+    // Prompt: exactly the surface.
+    expect(blockNames(promptBlock)).toEqual([...surface].sort());
+    // Declaration: the surface without deferred tools, the same for the catalog's declarations.
+    expect(declared.map((t) => t.name)).toEqual(registry.list(profile).filter((t) => !t.deferred).map((t) => t.name));
+    expect(declarations(registry, profile).map((d) => d.name)).toEqual(declared.map((t) => t.name));
+    // Guard: every registered tool, forced with arguments no schema accepts, is refused iff it is off the surface.
+    for (const tool of registry.list({ name: 'all', maxTier: 'exec' })) {
+      const result = await registry.call(tool.name, null, ctx(ws, mode));
+      expect(result.ok).toBe(false);
+      const refused = result.output.startsWith('Refused:');
+      expect({ tool: tool.name, refused }).toEqual({ tool: tool.name, refused: !surface.includes(tool.name) });
+      if (!refused) expect(result.title).toBe(`${tool.name}: invalid arguments`);
+    }
+    // Pinned tools survive every filter (MODE-6).
+    for (const pinned of PINNED_TOOLS) if (registry.get(pinned)) expect(surface).toContain(pinned);
+    // Posture: a read-only mode has nothing world-changing on its surface (MODE-7).
+    if (profile.worktree === 'read-only') {
+      for (const t of registry.list(profile).filter((t) => !PINNED_TOOLS.has(t.name))) {
+        expect({ tool: t.name, classes: actionClassesOf(t).filter((c) => WORLD_CHANGING_CLASSES.includes(c)) }).toEqual({ tool: t.name, classes: [] });
+      }
+    }
+  });
+
+  it('the mode enum carries no policy: each profile is distinct data with the posture it declares', () => {
+    expect(Object.keys(MODE_PROFILES).sort()).toEqual([...CHAT_MODES].sort());
+    expect(MODE_PROFILES.chat).toMatchObject({ name: 'agent', label: 'Agent', maxTier: 'exec', worktree: 'writable', selectable: true });
+    expect(MODE_PROFILES.plan).toMatchObject({ maxTier: 'read', worktree: 'read-only', artifact: 'submit_plan', selectable: true });
+    expect(MODE_PROFILES.review).toMatchObject({ maxTier: 'write', worktree: 'read-only', artifact: 'finalize_review', selectable: false });
+    expect(MODE_PROFILES.orchestrate).toMatchObject({ maxTier: 'read', worktree: 'read-only', artifact: 'propose_orchestration' });
+    for (const p of Object.values(MODE_PROFILES)) {
+      if (p.worktree === 'read-only') expect([...(p.refusedActionClasses ?? [])].sort()).toEqual([...WORLD_CHANGING_CLASSES].sort());
+      else expect(p.refusedActionClasses ?? []).toEqual([]);
+    }
+    expect(() => profileOf('party' as ChatMode)).toThrow(/Unknown mode "party"; the modes are chat, plan, review, orchestrate/);
+  });
+
+  it('a mode\'s own tools are off every other mode\'s surface; Review\'s allowlist keeps read tools (MODE-2a)', () => {
+    const registry = fullRegistry();
+    const names = (mode: ChatMode) => registry.list(profileOf(mode)).map((t) => t.name);
+    expect(names('chat')).not.toContain('exit_plan_mode');
+    expect(names('chat')).not.toContain('add_review_node');
+    expect(names('plan')).toContain('exit_plan_mode');
+    expect(names('review')).toEqual(expect.arrayContaining(['add_review_node', 'finalize_review', 'read', 'grep']));
+    expect(names('review')).not.toContain('edit');
+    expect(names('chat')).toEqual(expect.arrayContaining(['write', 'edit', 'shell', 'submit_plan', 'ask_user']));
+  });
+
+  it('Plan refuses write, edit and shell with the registry\'s message, whoever forces them', async () => {
+    const ws = await tempDir();
+    const registry = fullRegistry();
+    for (const actor of ['model', 'kernel', 'user'] as const) {
+      const write = await registry.call('write', { path: 'x.txt', content: 'x' }, { ...ctx(ws, 'plan'), actor });
+      expect(write.output).toBe('Refused: write is a write-tier tool and the "plan" surface allows only read tools. It is not available here; do not retry it.');
+      const shell = await registry.call('shell', { command: 'touch pwned' }, { ...ctx(ws, 'plan'), actor });
+      expect(shell.output).toBe('Refused: shell is an exec-tier tool and the "plan" surface allows only read tools. It is not available here; do not retry it.');
+    }
+  });
+
+  it('the prompt block lists only what is on the surface: guidance naming an absent tool is left out', () => {
+    const without = new ToolRegistry(builtinTools({ questions: broker }));
+    const block = modePromptBlock(profileOf('plan'), without.list(profileOf('plan')));
+    expect(block).not.toContain('submit_plan');
+    expect(block).not.toContain('exit_plan_mode');
+    expect(block).toContain('say so plainly');
+    const withPlan = fullRegistry();
+    const full = modePromptBlock(profileOf('plan'), withPlan.list(profileOf('plan')));
+    expect(full).toContain('calling submit_plan');
+    expect(full).toContain('call exit_plan_mode');
+  });
+});
