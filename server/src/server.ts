@@ -26,6 +26,7 @@ import { createLspTool } from './tools/lsp/lsp.js';
 import { createLspRenameTool } from './tools/lsp_rename/lsp_rename.js';
 import { createLspCodeActionTool } from './tools/lsp_code_action/lsp_code_action.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
+import { McpService } from './mcp/mcp-service.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
 import type { ToolDefinition } from './tools/define-tool.js';
@@ -128,6 +129,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (!registry.list().some((t) => t.name === 'debug')) {
     registry.register(createDebugTool({ sessions: debugSessions, port: panes, env, ...(kernels ? { kernels } : {}), launchProcess: processLauncher({ env }) }) as unknown as ToolDefinition);
   }
+  // MCP servers (issue #14): their tools are deferred, registered when a search or a call first needs them.
+  const mcp = new McpService({ workspace, env, logger });
+  await mcp.configure();
+  if (mcp.hasServers) registry.addToolSource(mcp);
   // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
   const context = new ContextService({
     workspace, kernels: kernels || undefined, port: panes,
@@ -158,7 +163,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, edits, debug: debugSessions,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, edits, debug: debugSessions, mcp,
     ...(kernels ? { focus: kernels } : {})
   };
   // A deleted chat's private kernels are stopped.
@@ -183,6 +188,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     await service.dispose();
     await kernels?.dispose();
     await lsp.dispose();
+    await mcp.dispose();
     throw error;
   }
 
@@ -205,6 +211,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         await kernels?.dispose();
         writeDiagnostics.dispose();
         await lsp.dispose();
+        await mcp.dispose();
         process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();

@@ -90,6 +90,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   /** Argument schema; the registry validates against it before `execute` runs. */
   parameters: S;
+  /**
+   * The JSON Schema shown to the model instead of `parameters`' conversion: for tools whose
+   * schema comes as JSON Schema (MCP servers' tools; `parameters` then validates against it).
+   */
+  inputSchema?: Record<string, unknown>;
   examples: ReadonlyArray<ToolExample<z.input<S>>>;
   /** Per-call time budget; the registry aborts `ctx.signal` when it passes. */
   timeoutMs?: number;

@@ -39,6 +39,18 @@ export type ToolCallResult =
 
 export type { ToolSurface } from '../ports/vocabulary.js';
 
+/**
+ * Tools that exist only once something has started (MCP servers, issue #14): registered as
+ * deferred tools by {@link ToolSource.load}, which the registry runs on the first
+ * `tool_search` and on a call of a name the source {@link ToolSource.owns}.
+ */
+export interface ToolSource {
+  /** Whether a tool name may belong to this source (its `server__` prefix). */
+  owns(name: string): boolean;
+  /** Registers the source's tools (idempotent; never throws: failures are the source's status). */
+  load(sink: Pick<ToolRegistry, 'get' | 'register'>, signal: AbortSignal, name?: string): Promise<void>;
+}
+
 /** One finished call, for logging, the audit trail and metrics (SPEC HARN-7). */
 export interface ToolCallRecord {
   name: string;
@@ -84,6 +96,7 @@ export class ToolRegistry {
   private readonly callEmitter = new Emitter<ToolCallRecord>();
   private readonly denials = new Map<string, number>();
   private readonly options: ToolRegistryOptions;
+  private readonly sources: ToolSource[] = [];
 
   /** Fires after every call (success or failure). */
   readonly onDidCall: Event<ToolCallRecord> = this.callEmitter.event;
@@ -100,6 +113,20 @@ export class ToolRegistry {
   register(definition: ToolDefinition): void {
     if (this.tools.has(definition.name)) throw new Error(`Tool "${definition.name}" is already registered.`);
     this.tools.set(definition.name, definition);
+  }
+
+  /**
+   * Adds a source of deferred tools (MCP servers). `tool_search` is registered now if it is
+   * not yet, so the declared set is the same before and after the source's tools arrive.
+   */
+  addToolSource(source: ToolSource): void {
+    this.sources.push(source);
+    if (!this.tools.has('tool_search')) this.register(createToolSearchTool(this, []) as unknown as ToolDefinition);
+  }
+
+  /** Lets every source (or those owning `name`) register its tools; `tool_search` calls it. */
+  async loadSources(signal: AbortSignal, name?: string): Promise<void> {
+    await Promise.all(this.sources.filter((s) => name === undefined || s.owns(name)).map((s) => s.load(this, signal, name)));
   }
 
   /** The registered definition, if any. */
@@ -131,6 +158,8 @@ export class ToolRegistry {
   inputJsonSchema(name: string): Record<string, unknown> {
     const definition = this.tools.get(name);
     if (!definition) throw new Error(`No tool "${name}".`);
+    // A tool given as JSON Schema (an MCP server's) is shown to the model exactly as given.
+    if (definition.inputSchema) return definition.inputSchema;
     let schema = jsonSchemas.get(definition.parameters);
     if (!schema) {
       // `$schema` is noise for providers (and some strict validators reject unknown keywords).
@@ -197,7 +226,11 @@ export class ToolRegistry {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     const profile = ctx.profile ?? this.options.profile ?? FULL_PROFILE;
-    const definition = this.tools.get(name);
+    let definition = this.tools.get(name);
+    if (!definition && this.sources.some((s) => s.owns(name))) {
+      await this.loadSources(ctx.signal, name);
+      definition = this.tools.get(name);
+    }
     if (!definition) {
       gate.decision = 'unknown-tool';
       const names = this.list(profile).map((t) => t.name).join(', ') || '(none)';

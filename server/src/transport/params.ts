@@ -33,6 +33,7 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'chat/retry': z.object({ chatId, model: modelSettings }) as unknown as z.ZodType<Requests['chat/retry']['params']>,
   'chat/edit': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings }) as unknown as z.ZodType<Requests['chat/edit']['params']>,
   'chat/abort': z.object({ chatId }),
+  'mcp/servers': empty as unknown as z.ZodType<Record<string, never>>,
   'debug/terminate': z.object({ chatId, sessionId: z.string().min(1).max(100) }),
   'chat/context': z.object({
     chatId: chatId.optional(),

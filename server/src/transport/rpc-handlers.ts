@@ -40,6 +40,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/retry': (params) => service.retry(params.chatId, params.model, undefined, origin),
     'chat/edit': (params) => service.retry(params.chatId, params.model, params.text, origin),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
+    'mcp/servers': async () => (await services.mcp?.status()) ?? [],
     'debug/terminate': async (params) => ({ terminated: (await services.debug?.terminate(params.chatId, params.sessionId)) !== undefined }),
     'chat/context': (params) => {
       services.focus?.setContext(origin, params.chatId, params.kernel);

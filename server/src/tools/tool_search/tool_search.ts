@@ -8,6 +8,8 @@ export interface ToolCatalog {
   list(surface?: ToolSurface): ToolDefinition[];
   inputJsonSchema(name: string): Record<string, unknown>;
   modelDescription(name: string): string;
+  /** Registers tools that appear only once started (MCP servers) before a search. */
+  loadSources?(signal: AbortSignal): Promise<void>;
 }
 
 export const toolSearchParameters = z.strictObject({
@@ -40,6 +42,7 @@ export function createToolSearchTool(catalog: ToolCatalog, deferred: readonly To
     timeoutMs: 10_000,
     outputShaping: 'paged',
     async execute(args, ctx: ToolContext) {
+      await catalog.loadSources?.(ctx.signal);
       const available = catalog.list(ctx.profile).filter((t) => t.deferred);
       const ranked = rank(available, args.query).slice(0, args.limit ?? 3);
       if (ranked.length === 0) {
