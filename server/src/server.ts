@@ -27,6 +27,7 @@ import { createLspRenameTool } from './tools/lsp_rename/lsp_rename.js';
 import { createLspCodeActionTool } from './tools/lsp_code_action/lsp_code_action.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
 import { McpService } from './mcp/mcp-service.js';
+import { listenMcpSocket, type McpSocketEndpoint } from './mcp/serve.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
 import type { ToolDefinition } from './tools/define-tool.js';
@@ -69,6 +70,8 @@ export interface ServerHandle {
   workspace: string;
   /** The socket path when listening on a socket. */
   socketPath?: string;
+  /** Cellmate's MCP server over HTTP (`mcp.sock` beside `socketPath`; issue #14), when listening on a socket. */
+  mcpSocketPath?: string;
   service: ChatService;
   /** The audit log (tests flush it before reading the files). */
   audit: AuditLog;
@@ -170,10 +173,13 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const kernelRetention = kernels && service.onListChanged((chats) => void kernels.retainChats(new Set(chats.map((c) => c.id))));
   const debugRetention = service.onListChanged((chats) => void debugSessions.retainChats(new Set(chats.map((c) => c.id))));
   let socket: SocketServer | undefined;
+  let mcpSocket: McpSocketEndpoint | undefined;
   let closeStdio: (() => void) | undefined;
   try {
     if (options.socketPath) {
       socket = await listenOnSocket(options.socketPath, services, logger);
+      // The stateless tools over MCP, for the Jupyter route /cellmate/mcp to relay to (no TCP port).
+      mcpSocket = await listenMcpSocket(path.join(path.dirname(socket.socketPath), 'mcp.sock'), registry, workspace, logger);
     } else if (options.stdio) {
       const connection = serveStream(options.stdio.input, options.stdio.output, services, logger);
       closeStdio = () => connection.dispose();
@@ -181,6 +187,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       throw new Error('startServer needs socketPath or stdio.');
     }
   } catch (error) {
+    await socket?.dispose();
     process.off('exit', killKernels);
     kernelRetention?.dispose();
     debugRetention.dispose();
@@ -196,11 +203,13 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   return {
     workspace,
     socketPath: socket?.socketPath,
+    ...(mcpSocket ? { mcpSocketPath: mcpSocket.socketPath } : {}),
     service,
     audit: harness.audit,
     dispose() {
       disposing ??= (async () => {
         await socket?.dispose();
+        await mcpSocket?.dispose();
         closeStdio?.();
         kernelRetention?.dispose();
         debugRetention.dispose();
