@@ -49,7 +49,10 @@ export class McpConnection {
   private httpError: string | undefined;
   private started = false;
 
-  constructor(readonly config: McpServerConfig, workspace: string, log: Logger, supervisorOptions: { backoffInitialMs?: number } = {}) {
+  /**
+   * @param onListChanged the server sent `notifications/tools/list_changed`: list again
+   */
+  constructor(readonly config: McpServerConfig, workspace: string, log: Logger, supervisorOptions: { backoffInitialMs?: number } = {}, private readonly onListChanged: () => void = () => {}) {
     if (config.kind === 'stdio') {
       this.supervisor = new ProcessSupervisor<Client>({
         name: `MCP server ${config.name}`,
@@ -59,7 +62,7 @@ export class McpConnection {
         idleMs: 0,
         startTimeoutMs: 30_000,
         ...supervisorOptions,
-        connect: async (proc, signal) => connectClient(new GroupProcessTransport(proc), signal),
+        connect: async (proc, signal) => connectClient(new GroupProcessTransport(proc), signal, onListChanged),
         shutdown: async (client) => void (await client.close().catch(() => undefined)),
         disposeClient: (client) => void client.close().catch(() => undefined)
       });
@@ -78,7 +81,7 @@ export class McpConnection {
     this.http ??= (async () => {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
-      return connectClient(transport, signal ?? new AbortController().signal);
+      return connectClient(transport, signal ?? new AbortController().signal, this.onListChanged);
     })();
     try {
       const client = await this.http;
@@ -151,9 +154,13 @@ function fromSupervisor(s: SupervisorStatus, started: boolean): McpServerState {
   }
 }
 
-async function connectClient(transport: Transport, signal: AbortSignal): Promise<Client> {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+async function connectClient(transport: Transport, signal: AbortSignal, onListChanged: () => void): Promise<Client> {
+  const [{ Client }, { ToolListChangedNotificationSchema }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/types.js')
+  ]);
   const client = new Client({ name: 'cellmate', version: SERVER_VERSION }, { capabilities: {} });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => onListChanged());
   await client.connect(transport, { signal, timeout: MCP_REQUEST_TIMEOUT_MS });
   return client;
 }

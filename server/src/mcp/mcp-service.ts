@@ -46,6 +46,8 @@ interface ServerRecord {
   problems: string[];
   loading?: Promise<void>;
   loadedPid?: number;
+  /** The server said its list changed since it was listed. */
+  stale?: boolean;
 }
 
 type AjvLike = { compile(schema: object): SchemaValidator };
@@ -68,8 +70,12 @@ export class McpService implements ToolSource {
       const files = this.options.configFiles ?? mcpConfigFiles(this.options.workspace, this.options.env);
       const configs = await loadMcpConfig(files, (e) => this.options.logger.warn(e.message));
       for (const config of configs) {
-        const connection = new McpConnection(config, this.options.workspace, this.options.logger, this.options.backoffInitialMs ? { backoffInitialMs: this.options.backoffInitialMs } : {});
-        this.servers.set(config.name, { config, connection, entries: new Map(), problems: [] });
+        const record: ServerRecord = { config, connection: undefined as unknown as McpConnection, entries: new Map(), problems: [] };
+        // tools/list_changed: the next search or call lists again (and judges the new texts).
+        record.connection = new McpConnection(config, this.options.workspace, this.options.logger, this.options.backoffInitialMs ? { backoffInitialMs: this.options.backoffInitialMs } : {}, () => {
+          record.stale = true;
+        });
+        this.servers.set(config.name, record);
       }
     })();
     await this.configured;
@@ -108,7 +114,8 @@ export class McpService implements ToolSource {
 
   private loadServer(record: ServerRecord, sink: ToolSink, signal: AbortSignal): Promise<void> {
     // Listed again after a restart: the new process may describe its tools differently.
-    if (record.loading && record.loadedPid === record.connection.pid) return record.loading;
+    if (record.loading && !record.stale && record.loadedPid === record.connection.pid) return record.loading;
+    record.stale = false;
     const loading = (async () => {
       try {
         const listed = await record.connection.listTools(signal);

@@ -47,7 +47,10 @@ export type { ToolSurface } from '../ports/vocabulary.js';
 export interface ToolSource {
   /** Whether a tool name may belong to this source (its `server__` prefix). */
   owns(name: string): boolean;
-  /** Registers the source's tools (idempotent; never throws: failures are the source's status). */
+  /**
+   * Registers the source's tools, or refreshes them when its server restarted or said its
+   * list changed (idempotent and cheap otherwise; never throws: failures are its status).
+   */
   load(sink: Pick<ToolRegistry, 'get' | 'register'>, signal: AbortSignal, name?: string): Promise<void>;
 }
 
@@ -226,11 +229,9 @@ export class ToolRegistry {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     const profile = ctx.profile ?? this.options.profile ?? FULL_PROFILE;
-    let definition = this.tools.get(name);
-    if (!definition && this.sources.some((s) => s.owns(name))) {
-      await this.loadSources(ctx.signal, name);
-      definition = this.tools.get(name);
-    }
+    // A source's tool is (re)listed first: a restarted server may describe it differently.
+    if (this.sources.some((s) => s.owns(name))) await this.loadSources(ctx.signal, name);
+    const definition = this.tools.get(name);
     if (!definition) {
       gate.decision = 'unknown-tool';
       const names = this.list(profile).map((t) => t.name).join(', ') || '(none)';
