@@ -99,6 +99,17 @@ export class McpService implements ToolSource {
     await Promise.all(wanted.map((r) => this.loadServer(r, sink, signal)));
   }
 
+  /** For the model: why `server__x` is no tool (the server failed, or lists no such tool). */
+  explainMissing(name: string): string | undefined {
+    const record = [...this.servers.values()].find((r) => name.startsWith(`${r.config.name}__`));
+    if (!record) return undefined;
+    const state = record.connection.state();
+    if (state.state === 'failed' || (record.loading === undefined && record.entries.size === 0)) {
+      return `the MCP server "${record.config.name}" is not available${state.error ? ` (${state.error})` : ''}. Continue without it; the user can fix it in ${record.config.file}.`;
+    }
+    return `the MCP server "${record.config.name}" has no such tool. Call tool_search to find its tools.`;
+  }
+
   /** The status list the pane shows. */
   async status(): Promise<McpServerStatus[]> {
     await this.configure();

@@ -52,6 +52,8 @@ export interface ToolSource {
    * list changed (idempotent and cheap otherwise; never throws: failures are its status).
    */
   load(sink: Pick<ToolRegistry, 'get' | 'register'>, signal: AbortSignal, name?: string): Promise<void>;
+  /** Why an owned name is not a tool (its server failed, it lists no such tool), for the model. */
+  explainMissing?(name: string): string | undefined;
 }
 
 /** One finished call, for logging, the audit trail and metrics (SPEC HARN-7). */
@@ -234,6 +236,8 @@ export class ToolRegistry {
     const definition = this.tools.get(name);
     if (!definition) {
       gate.decision = 'unknown-tool';
+      const why = this.sources.map((s) => s.explainMissing?.(name)).find((w) => w !== undefined);
+      if (why) return fail('error', `Unknown tool "${name}": ${why}`, name, elapsed());
       const names = this.list(profile).map((t) => t.name).join(', ') || '(none)';
       return fail('error', `Unknown tool "${name}". Available tools: ${names}. Call one of these instead.`, name, elapsed());
     }
