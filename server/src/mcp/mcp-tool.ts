@@ -77,6 +77,7 @@ export function createMcpTool(name: string, entry: () => McpToolEntry, deps: Mcp
     examples: [],
     deferred: true,
     timeoutMs: deps.timeoutMs,
+    dangerLabel: 'MCP tool not yet approved',
     dangerReason() {
       const shown = approvalText();
       const approved = deps.approvals.get(deps.identity, entry().listed.name);
@@ -84,7 +85,7 @@ export function createMcpTool(name: string, entry: () => McpToolEntry, deps: Mcp
       const quoted = JSON.stringify(clip(shown.description, 1_500));
       return approved
         ? `the MCP server "${deps.server}" CHANGED this tool's description or schema since it was approved (possible tool poisoning); it now says ${quoted}, the approved text was ${JSON.stringify(clip(approved.description, 500))}`
-        : `first use of the MCP server "${deps.server}"'s tool "${entry().listed.name}", which describes itself as ${quoted}`;
+        : `first use of "${entry().listed.name}" from the MCP server "${deps.server}", which describes it as ${quoted}`;
     },
     async execute(args, ctx): Promise<ToolOutput> {
       // Reached only when the text was approved before or a person just approved it (the floor asked).

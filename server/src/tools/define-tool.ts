@@ -148,6 +148,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   alsoJudgedAs?(args: z.output<S>): ReadonlyArray<ExtraJudgement>;
   /** A reason this call always needs a person's approval (the dangerous-command floor). */
   dangerReason?(args: z.output<S>): string | undefined;
+  /** How the approval card introduces a {@link dangerReason} (default `dangerous command`). */
+  dangerLabel?: string;
   /** Runs the tool on validated arguments. Throw `ToolInputError` for model-fixable errors. */
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }

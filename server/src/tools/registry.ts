@@ -341,7 +341,7 @@ export class ToolRegistry {
     }
     // ask (by policy, or because the dangerous-command floor overrides an allow)
     const reason = (danger
-      ? `dangerous command: ${danger} (always asks, whatever the policy says)`
+      ? `${(chosen.tool === name && definition.dangerLabel) || 'dangerous command'}: ${danger} (always asks, whatever the policy says)`
       : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${chosen.tier}-tier tools ask by default`) + via;
     const subject = decision.subject;
     // "Always for this pattern" adds exactly this rule; the card shows its pattern.
