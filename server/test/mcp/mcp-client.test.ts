@@ -1,4 +1,4 @@
-// Issue #14 item 2 / acceptance 3 (HARN-11, HARN-12): a real stdio MCP server (the fixture,
+// Issue #14 item 2 / acceptance 3 (SPEC HARN-12 through HARN-11's deferred tools): a real stdio MCP server (the fixture,
 // built with the SDK's server side, 150 tools) behind the registry wired like the companion's
 // (policy, approval cards, audit): fixed catalog unchanged, tool_search finds the tool, a call
 // goes through approval showing the description, a built-in cannot be shadowed, a changed
