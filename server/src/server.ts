@@ -28,6 +28,7 @@ import { createLspCodeActionTool } from './tools/lsp_code_action/lsp_code_action
 import { createKernelManager } from './kernels/create-kernel-manager.js';
 import { McpService } from './mcp/mcp-service.js';
 import { listenMcpSocket, type McpSocketEndpoint } from './mcp/serve.js';
+import { exposedRegistry } from './mcp/expose.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
 import type { ToolDefinition } from './tools/define-tool.js';
@@ -179,7 +180,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     if (options.socketPath) {
       socket = await listenOnSocket(options.socketPath, services, logger);
       // The stateless tools over MCP, for the Jupyter route /cellmate/mcp to relay to (no TCP port).
-      mcpSocket = await listenMcpSocket(path.join(path.dirname(socket.socketPath), 'mcp.sock'), registry, workspace, logger);
+      mcpSocket = await listenMcpSocket(path.join(path.dirname(socket.socketPath), 'mcp.sock'), exposedRegistry(registry, harness), workspace, logger);
     } else if (options.stdio) {
       const connection = serveStream(options.stdio.input, options.stdio.output, services, logger);
       closeStdio = () => connection.dispose();

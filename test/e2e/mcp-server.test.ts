@@ -13,6 +13,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJupyter, type Jupyter } from '../support/jupyter';
+import { connectRpc } from '../support/rpc';
 import { repoRoot, venvBin } from '../support/paths';
 
 const EXPOSED = ['ast_grep', 'code_graph', 'glob', 'grep', 'lsp', 'read'];
@@ -21,7 +22,7 @@ const mainJs = path.join(repoRoot, 'server', 'dist', 'main.js');
 const FILES = {
   'notes.md': 'hello needle\n',
   'secret/key.txt': 'needle in the secret\n',
-  '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'read', pattern: '/secret/**', action: 'deny' }, { tool: 'grep', pattern: '/secret/**', action: 'deny' }] })
+  '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'read', pattern: '/secret/**', action: 'deny' }, { tool: 'grep', pattern: '/secret/**', action: 'deny' }, { tool: 'glob', pattern: '*', action: 'ask' }] })
 };
 
 type Report = Record<string, unknown> & { tools: string[]; readOnly: Record<string, boolean> };
@@ -40,6 +41,11 @@ function expectReport(report: Report): void {
   expect(report.grep).toMatchObject({ isError: false, text: expect.stringContaining('notes.md:1: hello needle') });
   expect((report.grep as { text: string }).text).not.toContain('secret');
   expect(report.denied).toMatchObject({ isError: true, text: expect.stringMatching(/^Denied: read on "secret\/key.txt" is denied by the policy rule/) });
+  // Nobody answers cards for an MCP client: ask is denied at once, even with a pane connected.
+  expect(report.ask).toMatchObject({ isError: true, text: expect.stringMatching(/^Not run: glob needs the user's approval .* nobody is connected to approve it/) });
+  // Three denials in a row end a model's turn; an MCP client just gets each refusal, then goes on.
+  expect(report.deniedAgain).toMatchObject({ isError: true, text: expect.stringMatching(/^Denied: read on "secret\/key.txt"/) });
+  expect(report.after).toEqual({ isError: false, text: '     1\thello needle' });
   expect(report.escape).toMatchObject({ isError: true, text: expect.stringMatching(/outside the workspace/) });
   expect(report.invalid).toMatchObject({ isError: true, text: expect.stringMatching(/^Invalid arguments for read/) });
   expect(report.eval).toMatchObject({ isError: true, text: expect.stringMatching(/does not expose "eval"/) });
@@ -80,7 +86,14 @@ describe('Cellmate as an MCP server, for the Python MCP SDK (issue #14)', () => 
   });
 
   it('<base_url>cellmate/mcp with the token: the same tools and answers, audited as actor mcp in the companion', async () => {
-    expectReport(runClient(['http', `${jupyter.url}/cellmate/mcp`, jupyter.token]));
+    // A person's pane is attached: still no approval card waits for the MCP client.
+    const pane = await connectRpc(jupyter.wsUrl, jupyter.token);
+    try {
+      expect((await pane.request('cellmate/hello', { protocolVersion: 1, interactive: true })).interactiveConnections).toBe(1);
+      expectReport(runClient(['http', `${jupyter.url}/cellmate/mcp`, jupyter.token]));
+    } finally {
+      pane.close();
+    }
     const audit = await auditOf(jupyter.workspace);
     expect(audit.every((e) => e.actor === 'mcp')).toBe(true);
     expect(audit.some((e) => e.tool === 'grep' && e.decision === 'allowed-by-default')).toBe(true);

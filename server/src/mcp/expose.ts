@@ -8,7 +8,10 @@
  * (the companion's `mcp.sock`, relayed by the Jupyter route `<base_url>cellmate/mcp`).
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { AuditSink, PolicyPort } from '../ports/harness.js';
+import type { Redactor } from '../security/redaction.js';
+import { FatalToolError } from '../tools/errors.js';
+import { ToolRegistry } from '../tools/registry.js';
 import { SERVER_VERSION } from '../version.js';
 
 /** The tools an MCP client may list and call. */
@@ -16,6 +19,17 @@ export const EXPOSED_TOOLS: readonly string[] = ['read', 'grep', 'glob', 'ast_gr
 
 /** The chat id the audit log files MCP calls under. */
 export const MCP_AUDIT_CHAT = 'mcp';
+
+/**
+ * The registry MCP clients call: the exposed definitions of `tools` (the companion's own
+ * objects), with the companion's policy, audit and redactor — and no approval port: nobody
+ * answers cards for an MCP client, so whatever would ask is denied at once (fail-closed)
+ * instead of waiting on a card no pane shows.
+ */
+export function exposedRegistry(tools: Pick<ToolRegistry, 'get'>, parts: { policy: PolicyPort; audit: AuditSink; redactor: Pick<Redactor, 'redact' | 'redactDeep'> }): ToolRegistry {
+  const definitions = EXPOSED_TOOLS.map((name) => tools.get(name)).filter((d) => d !== undefined);
+  return new ToolRegistry(definitions, { policy: parts.policy, audit: parts.audit, redactor: parts.redactor });
+}
 
 /** Builds an SDK `Server` (not yet connected) answering `tools/list` and `tools/call` from the registry. */
 export async function createCellmateMcpServer(registry: ToolRegistry, workspace: string): Promise<Server> {
@@ -38,9 +52,16 @@ export async function createCellmateMcpServer(registry: ToolRegistry, workspace:
     if (!exposed().includes(name)) {
       return { isError: true, content: [{ type: 'text' as const, text: `Cellmate does not expose "${name}" over MCP. Exposed tools: ${exposed().join(', ')}.` }] };
     }
-    const result = await registry.call(name, request.params.arguments ?? {}, {
-      workspace, signal: extra.signal, actor: 'mcp', chatId: MCP_AUDIT_CHAT, callId: String(extra.requestId)
-    });
+    let result: Awaited<ReturnType<ToolRegistry['call']>>;
+    try {
+      result = await registry.call(name, request.params.arguments ?? {}, {
+        workspace, signal: extra.signal, actor: 'mcp', chatId: MCP_AUDIT_CHAT, callId: String(extra.requestId)
+      });
+    } catch (error) {
+      // A model turn ends on these (repeated denials: the circuit breaker); an MCP call just fails.
+      if (!(error instanceof FatalToolError)) throw error;
+      return { isError: true, content: [{ type: 'text' as const, text: error.message }] };
+    }
     const content: Array<{ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string }> = [{ type: 'text', text: result.output }];
     if (result.ok) for (const a of result.attachments ?? []) content.push({ type: 'image', data: a.data, mimeType: a.mediaType });
     return { isError: !result.ok, content };

@@ -23,7 +23,7 @@ import { astGrepTool, globTool, grepTool, readTool } from '../tools/index.js';
 import { createLspTool } from '../tools/lsp/lsp.js';
 import { PaneHub } from '../tools/notebook/pane-hub.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { createCellmateMcpServer } from './expose.js';
+import { createCellmateMcpServer, exposedRegistry } from './expose.js';
 
 /** Largest request body the HTTP endpoint reads. */
 export const MCP_HTTP_MAX_BODY = 16 * 1024 * 1024;
@@ -39,7 +39,7 @@ export async function serveMcpStdio(options: { workspace: string; env: NodeJS.Pr
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
   harness.redactor.addConfig(await loadConfigFile(env));
-  const server = await createCellmateMcpServer(harness.registry, workspace);
+  const server = await createCellmateMcpServer(exposedRegistry(harness.registry, harness), workspace);
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
   await server.connect(new StdioServerTransport(options.input as NodeJS.ReadStream, options.output as NodeJS.WriteStream));

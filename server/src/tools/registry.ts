@@ -401,7 +401,9 @@ export class ToolRegistry {
     const key = `${ctx.chatId}\u0000${ctx.turnId ?? ''}`;
     const count = (this.denials.get(key) ?? 0) + 1;
     this.denials.set(key, count);
-    if (count >= CIRCUIT_BREAKER_DENIALS && ctx.actor !== 'user') {
+    // The breaker stops a model's turn; a person (`user`) or an MCP client, which has no turn
+    // here and runs its own loop, just gets each refusal.
+    if (count >= CIRCUIT_BREAKER_DENIALS && ctx.actor !== 'user' && ctx.actor !== 'mcp') {
       const goOn = this.options.approvals
         ? await this.options.approvals.confirmContinue({ chatId: ctx.chatId, turnId: ctx.turnId, denials: count, last: output }, ctx.signal).catch(() => false)
         : false;
