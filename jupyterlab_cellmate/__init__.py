@@ -67,6 +67,13 @@ Supervision
     ``restarts`` counts unexpected exits; ``lastExit`` is the last one's exit code
     (negative: killed by that signal, as in Python's ``returncode``).
 
+``<base_url>cellmate/mcp`` (``mcp_route.McpHandler``)
+    Cellmate's MCP server for other agents (Streamable HTTP, stateless JSON mode). Same
+    auth as ``/cellmate/ws`` (token or cookie, ``execute`` on ``kernels``; HTTP 403
+    otherwise, never a login redirect). Each request is relayed as one HTTP/1.0 exchange
+    to ``mcp.sock``, which the companion listens on beside ``<sock>`` in the same 0700
+    directory; 503 while the companion is not ready, 502 if it does not answer.
+
 Jupyter's kernel WebSockets (``nodelay.py``)
     The companion reaches a notebook's kernel through Jupyter Server's kernel WebSocket;
     the extension sets TCP_NODELAY on those too (``tcp_nodelay``, default on).

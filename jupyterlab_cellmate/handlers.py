@@ -196,7 +196,9 @@ def _reason(text: str) -> str:
 
 def handlers() -> list[tuple[str, type[web.RequestHandler]]]:
     """Routes relative to the base URL (the extension app prefixes it)."""
-    return [(r"/cellmate/ws", RelayHandler), (r"/cellmate/status", StatusHandler)]
+    from .mcp_route import McpHandler  # imports this module
+
+    return [(r"/cellmate/ws", RelayHandler), (r"/cellmate/status", StatusHandler), (r"/cellmate/mcp", McpHandler)]
 
 
 __all__ = ["RelayHandler", "RelaySettings", "StatusHandler", "handlers"]

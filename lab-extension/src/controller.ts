@@ -6,6 +6,7 @@ import type {
   ChatMode,
   ChatSummary,
   HelloResult,
+  McpServerStatus,
   MentionCandidate,
   ModelSettings,
   ProviderStatus,
@@ -450,6 +451,11 @@ export class CellmateController implements IDisposable {
 
   metrics(chatId?: string): Promise<ToolMetrics> {
     return this._connection.request('audit/metrics', chatId ? { chatId } : {});
+  }
+
+  /** The configured MCP servers and their state (issue #14). */
+  mcpServers(): Promise<McpServerStatus[]> {
+    return this._connection.request('mcp/servers', {});
   }
 
   /** Switches the provider to the offline scripted demo. */

@@ -26,6 +26,7 @@ import { openLocation } from './open-location';
 import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
 import { showMetricsDialog } from './widgets/metrics';
+import { showMcpServersDialog } from './widgets/mcp-servers';
 import { CellmatePanel } from './widgets/panel';
 
 /** Command ids. */
@@ -33,6 +34,7 @@ export namespace CommandIDs {
   export const openChat = 'cellmate:open-chat';
   export const newChat = 'cellmate:new-chat';
   export const showMetrics = 'cellmate:show-metrics';
+  export const showMcpServers = 'cellmate:show-mcp-servers';
 }
 
 const CATEGORY = 'Cellmate';
@@ -176,11 +178,24 @@ async function activate(
       }
     }
   });
+  app.commands.addCommand(CommandIDs.showMcpServers, {
+    label: trans.__('Show Cellmate MCP Servers'),
+    caption: trans.__('The configured MCP servers, their state and tools'),
+    isEnabled: () => connection.status.state === 'connected',
+    execute: async () => {
+      try {
+        await showMcpServersDialog(() => controller.mcpServers(), trans);
+      } catch (error) {
+        notify('error', trans.__('Could not load the MCP servers: %1', String(error)));
+      }
+    }
+  });
   connection.statusChanged.connect(() => app.commands.notifyCommandChanged(CommandIDs.newChat));
   if (palette) {
     palette.addItem({ command: CommandIDs.openChat, category: CATEGORY });
     palette.addItem({ command: CommandIDs.newChat, category: CATEGORY });
     palette.addItem({ command: CommandIDs.showMetrics, category: CATEGORY });
+    palette.addItem({ command: CommandIDs.showMcpServers, category: CATEGORY });
   }
 
   // The state database holds the last chat id only after the layout is restored.

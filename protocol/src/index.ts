@@ -109,8 +109,11 @@ export interface AssistantItem extends ItemBase {
   streaming: boolean;
 }
 
-/** Who caused a tool call: the model, code in a kernel (the `tool()` bridge) or the user. */
-export type ToolActor = 'model' | 'kernel' | 'user';
+/**
+ * Who caused a tool call: the model, code in a kernel (the `tool()` bridge), the user, or an
+ * MCP client of Cellmate's own MCP server (`cellmate mcp`, `/cellmate/mcp`; issue #14).
+ */
+export type ToolActor = 'model' | 'kernel' | 'user' | 'mcp';
 
 export type ToolCallStatus = 'running' | 'ok' | 'error' | 'aborted';
 
@@ -289,6 +292,25 @@ export interface HelloResult {
   interactiveConnections?: number;
 }
 
+/** One configured MCP server (`mcp/servers`): where it came from and how it is doing. */
+export interface McpServerStatus {
+  name: string;
+  transport: 'stdio' | 'http';
+  /** The config file that defines it. */
+  file: string;
+  /** `not-started` until a `tool_search` or a call first needs it (servers start lazily). */
+  state: 'not-started' | 'starting' | 'running' | 'failed' | 'stopped';
+  /** Crashes the supervisor restarted it after. */
+  restarts: number;
+  pid?: number;
+  /** Why it failed, when it did. */
+  error?: string;
+  /** Tools registered from it. */
+  tools: number;
+  /** Tools refused (a name that would shadow another tool, an unusable schema), with why. */
+  problems: string[];
+}
+
 export interface Requests {
   /** Accept or discard a staged edit from its diff card (SPEC EDIT-3): the person resolves instead of the model. */
   'edit/resolve': { params: { chatId: string; editId: string; action: 'accept' | 'discard' }; result: { state: 'accepted' | 'discarded'; message: string } };
@@ -334,6 +356,8 @@ export interface Requests {
     params: { chatId: string; planId: string; decision: 'approve' | 'reject'; reason?: string; model: ModelSettings };
     result: { state: PlanApprovalState; message: string };
   };
+  /** The configured MCP servers with their state (issue #14; the pane's status shows them). */
+  'mcp/servers': { params: Record<string, never>; result: McpServerStatus[] };
   /** Aborts the running turn of a chat (the model stream and any running tool). */
   'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
   /**

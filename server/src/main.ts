@@ -4,6 +4,7 @@
  *
  *   node server/dist/main.js --socket <path> --workspace <dir>
  *   node server/dist/main.js --stdio --workspace <dir>
+ *   node server/dist/main.js mcp [--workspace <dir>]     (`cellmate mcp`: Cellmate's MCP server on stdio)
  *
  * Socket mode prints exactly one stdout line, `CELLMATE_READY <socketpath>`, once
  * listening; all logs go to stderr. SIGTERM/SIGINT close the socket and flush chats.
@@ -11,8 +12,10 @@
 import { parseCli, USAGE } from './config/cli.js';
 import { createStderrLogger } from './config/logger.js';
 import { startServer } from './server.js';
+import { runMcpCommand } from './mcp/mcp-command.js';
 
 async function main(): Promise<number | undefined> {
+  if (process.argv[2] === 'mcp') return runMcpCommand(process.argv.slice(3));
   const cli = parseCli(process.argv.slice(2), process.cwd());
   if (cli.kind === 'help') {
     process.stderr.write(`${USAGE}\n`);

@@ -30,6 +30,9 @@ import { createLspTool } from './tools/lsp/lsp.js';
 import { createLspRenameTool } from './tools/lsp_rename/lsp_rename.js';
 import { createLspCodeActionTool } from './tools/lsp_code_action/lsp_code_action.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
+import { McpService } from './mcp/mcp-service.js';
+import { listenMcpSocket, type McpSocketEndpoint } from './mcp/serve.js';
+import { exposedRegistry } from './mcp/expose.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './tools/registry.js';
 import type { ToolDefinition } from './tools/define-tool.js';
@@ -72,6 +75,8 @@ export interface ServerHandle {
   workspace: string;
   /** The socket path when listening on a socket. */
   socketPath?: string;
+  /** Cellmate's MCP server over HTTP (`mcp.sock` beside `socketPath`; issue #14), when listening on a socket. */
+  mcpSocketPath?: string;
   service: ChatService;
   /** The audit log (tests flush it before reading the files). */
   audit: AuditLog;
@@ -138,6 +143,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const plans = new PlanStore(path.join(workspace, '.cellmate', 'plans'), (m) => logger.warn(m));
   if (!registry.get('submit_plan')) registry.register(createSubmitPlanTool(plans) as unknown as ToolDefinition);
   if (!registry.get('exit_plan_mode')) registry.register(createExitPlanModeTool(plans) as unknown as ToolDefinition);
+  // MCP servers (issue #14): their tools are deferred, registered when a search or a call first needs them.
+  const mcp = new McpService({ workspace, env, logger });
+  await mcp.configure();
+  if (mcp.hasServers) registry.addToolSource(mcp);
   // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
   const context = new ContextService({
     workspace, kernels: kernels || undefined, port: panes,
@@ -170,7 +179,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp,
     // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
     editCards: {
       resolve: async (chatId, editId, action) => {
@@ -185,10 +194,13 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const kernelRetention = kernels && service.onListChanged((chats) => void kernels.retainChats(new Set(chats.map((c) => c.id))));
   const debugRetention = service.onListChanged((chats) => void debugSessions.retainChats(new Set(chats.map((c) => c.id))));
   let socket: SocketServer | undefined;
+  let mcpSocket: McpSocketEndpoint | undefined;
   let closeStdio: (() => void) | undefined;
   try {
     if (options.socketPath) {
       socket = await listenOnSocket(options.socketPath, services, logger);
+      // The stateless tools over MCP, for the Jupyter route /cellmate/mcp to relay to (no TCP port).
+      mcpSocket = await listenMcpSocket(path.join(path.dirname(socket.socketPath), 'mcp.sock'), exposedRegistry(registry, harness), workspace, logger);
     } else if (options.stdio) {
       const connection = serveStream(options.stdio.input, options.stdio.output, services, logger);
       closeStdio = () => connection.dispose();
@@ -196,6 +208,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       throw new Error('startServer needs socketPath or stdio.');
     }
   } catch (error) {
+    await socket?.dispose();
     process.off('exit', killKernels);
     kernelRetention?.dispose();
     debugRetention.dispose();
@@ -203,6 +216,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     await service.dispose();
     await kernels?.dispose();
     await lsp.dispose();
+    await mcp.dispose();
     throw error;
   }
 
@@ -210,12 +224,14 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   return {
     workspace,
     socketPath: socket?.socketPath,
+    ...(mcpSocket ? { mcpSocketPath: mcpSocket.socketPath } : {}),
     service,
     audit: harness.audit,
     registry,
     dispose() {
       disposing ??= (async () => {
         await socket?.dispose();
+        await mcpSocket?.dispose();
         closeStdio?.();
         kernelRetention?.dispose();
         debugRetention.dispose();
@@ -228,6 +244,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         await kernels?.dispose();
         writeDiagnostics.dispose();
         await lsp.dispose();
+        await mcp.dispose();
         process.off('exit', killKernels);
         await harness.audit.flush();
         callLog.dispose();

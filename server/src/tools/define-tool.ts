@@ -90,6 +90,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   /** Argument schema; the registry validates against it before `execute` runs. */
   parameters: S;
+  /**
+   * The JSON Schema shown to the model instead of `parameters`' conversion: for tools whose
+   * schema comes as JSON Schema (MCP servers' tools; `parameters` then validates against it).
+   */
+  inputSchema?: Record<string, unknown>;
   examples: ReadonlyArray<ToolExample<z.input<S>>>;
   /** Per-call time budget; the registry aborts `ctx.signal` when it passes. */
   timeoutMs?: number;
@@ -143,6 +148,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   alsoJudgedAs?(args: z.output<S>): ReadonlyArray<ExtraJudgement>;
   /** A reason this call always needs a person's approval (the dangerous-command floor). */
   dangerReason?(args: z.output<S>): string | undefined;
+  /** How the approval card introduces a {@link dangerReason} (default `dangerous command`). */
+  dangerLabel?: string;
   /** Runs the tool on validated arguments. Throw `ToolInputError` for model-fixable errors. */
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }

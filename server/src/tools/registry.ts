@@ -40,6 +40,23 @@ export type ToolCallResult =
 
 export type { ToolSurface } from '../ports/vocabulary.js';
 
+/**
+ * Tools that exist only once something has started (MCP servers, issue #14): registered as
+ * deferred tools by {@link ToolSource.load}, which the registry runs on the first
+ * `tool_search` and on a call of a name the source {@link ToolSource.owns}.
+ */
+export interface ToolSource {
+  /** Whether a tool name may belong to this source (its `server__` prefix). */
+  owns(name: string): boolean;
+  /**
+   * Registers the source's tools, or refreshes them when its server restarted or said its
+   * list changed (idempotent and cheap otherwise; never throws: failures are its status).
+   */
+  load(sink: Pick<ToolRegistry, 'get' | 'register'>, signal: AbortSignal, name?: string): Promise<void>;
+  /** Why an owned name is not a tool (its server failed, it lists no such tool), for the model. */
+  explainMissing?(name: string): string | undefined;
+}
+
 /** One finished call, for logging, the audit trail and metrics (SPEC HARN-7). */
 export interface ToolCallRecord {
   name: string;
@@ -85,6 +102,7 @@ export class ToolRegistry {
   private readonly callEmitter = new Emitter<ToolCallRecord>();
   private readonly denials = new Map<string, number>();
   private readonly options: ToolRegistryOptions;
+  private readonly sources: ToolSource[] = [];
 
   /** Fires after every call (success or failure). */
   readonly onDidCall: Event<ToolCallRecord> = this.callEmitter.event;
@@ -103,6 +121,20 @@ export class ToolRegistry {
     if (definition.name === CALL_TOOL) throw new Error(`"${CALL_TOOL}" is reserved for the catalog's dispatcher (tools/call_tool/); choose another name.`);
     this.tools.set(definition.name, definition);
     if (definition.deferred && !this.tools.has('tool_search')) this.register(createToolSearchTool(this) as unknown as ToolDefinition);
+  }
+
+  /**
+   * Adds a source of deferred tools (MCP servers). `tool_search` is registered now if it is
+   * not yet, so the declared set is the same before and after the source's tools arrive.
+   */
+  addToolSource(source: ToolSource): void {
+    this.sources.push(source);
+    if (!this.tools.has('tool_search')) this.register(createToolSearchTool(this) as unknown as ToolDefinition);
+  }
+
+  /** Lets every source (or those owning `name`) register its tools; `tool_search` calls it. */
+  async loadSources(signal: AbortSignal, name?: string): Promise<void> {
+    await Promise.all(this.sources.filter((s) => name === undefined || s.owns(name)).map((s) => s.load(this, signal, name)));
   }
 
   /** The registered definition, if any. */
@@ -129,6 +161,8 @@ export class ToolRegistry {
   inputJsonSchema(name: string): Record<string, unknown> {
     const definition = this.tools.get(name);
     if (!definition) throw new Error(`No tool "${name}".`);
+    // A tool given as JSON Schema (an MCP server's) is shown to the model exactly as given.
+    if (definition.inputSchema) return definition.inputSchema;
     let schema = jsonSchemas.get(definition.parameters);
     if (!schema) {
       // `$schema` is noise for providers (and some strict validators reject unknown keywords).
@@ -195,9 +229,13 @@ export class ToolRegistry {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     const profile = ctx.profile ?? this.options.profile ?? FULL_PROFILE;
+    // A source's tool is (re)listed first: a restarted server may describe it differently.
+    if (this.sources.some((s) => s.owns(name))) await this.loadSources(ctx.signal, name);
     const definition = this.tools.get(name);
     if (!definition) {
       gate.decision = 'unknown-tool';
+      const why = this.sources.map((s) => s.explainMissing?.(name)).find((w) => w !== undefined);
+      if (why) return fail('error', `Unknown tool "${name}": ${why}`, name, elapsed());
       const names = this.list(profile).map((t) => t.name).join(', ') || '(none)';
       return fail('error', `Unknown tool "${name}". Available tools: ${names}. Call one of these instead.`, name, elapsed());
     }
@@ -307,7 +345,7 @@ export class ToolRegistry {
     }
     // ask (by policy, or because the dangerous-command floor overrides an allow)
     const reason = (danger
-      ? `dangerous command: ${danger} (always asks, whatever the policy says)`
+      ? `${(chosen.tool === name && definition.dangerLabel) || 'dangerous command'}: ${danger} (always asks, whatever the policy says)`
       : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${chosen.tier}-tier tools ask by default`) + via;
     const subject = decision.subject;
     // "Always for this pattern" adds exactly this rule; the card shows its pattern.
@@ -367,7 +405,9 @@ export class ToolRegistry {
     const key = `${ctx.chatId}\u0000${ctx.turnId ?? ''}`;
     const count = (this.denials.get(key) ?? 0) + 1;
     this.denials.set(key, count);
-    if (count >= CIRCUIT_BREAKER_DENIALS && ctx.actor !== 'user') {
+    // The breaker stops a model's turn; a person (`user`) or an MCP client, which has no turn
+    // here and runs its own loop, just gets each refusal.
+    if (count >= CIRCUIT_BREAKER_DENIALS && ctx.actor !== 'user' && ctx.actor !== 'mcp') {
       const goOn = this.options.approvals
         ? await this.options.approvals.confirmContinue({ chatId: ctx.chatId, turnId: ctx.turnId, denials: count, last: output }, ctx.signal).catch(() => false)
         : false;

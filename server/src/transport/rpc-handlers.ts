@@ -50,6 +50,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
         throw error;
       }
     },
+    'mcp/servers': async () => (await services.mcp?.status()) ?? [],
     'debug/terminate': async (params) => ({ terminated: (await services.debug?.terminate(params.chatId, params.sessionId)) !== undefined }),
     'chat/context': (params) => {
       services.focus?.setContext(origin, params.chatId, params.kernel);

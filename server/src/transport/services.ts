@@ -1,4 +1,4 @@
-import type { NotebookKernelRef } from '@cellmate/protocol';
+import type { McpServerStatus, NotebookKernelRef } from '@cellmate/protocol';
 import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
@@ -35,6 +35,8 @@ export interface CompanionServices {
   plans?: Pick<PlanFlow, 'resolve'>;
   /** Debug sessions (`debug/terminate`, the debug card's button; issue #12). */
   debug?: { terminate(chatId: string, sessionId?: string): Promise<unknown> };
+  /** Configured MCP servers and their state (`mcp/servers`, issue #14). */
+  mcp?: { status(): Promise<McpServerStatus[]> };
 }
 
 /** Receives the notebook kernel each pane has focused, keyed by its connection (an opaque key). */

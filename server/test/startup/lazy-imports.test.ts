@@ -3,6 +3,7 @@
 // imported where it is first used (ARCHITECTURE.md "Processes"); a top-level import of one
 // of them turns this red.
 import { spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,7 @@ const serverMain = path.resolve(here, '../../dist/main.js');
 const hook = path.join(here, 'fixtures', 'record-packages.mjs');
 
 /** Loaded on first use only: none of these may be in the graph that answers `cellmate/hello`. */
-const LAZY = ['ai', '@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible', '@ast-grep/napi', 'zeromq', 'web-tree-sitter', 'diff', 'ignore', '@jupyterlab/services'];
+const LAZY = ['ai', '@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible', '@ast-grep/napi', 'zeromq', 'web-tree-sitter', 'diff', 'ignore', '@jupyterlab/services', '@modelcontextprotocol/sdk', 'ajv', 'ajv-formats'];
 
 function frame(body: unknown): string {
   const text = JSON.stringify(body);
@@ -22,9 +23,12 @@ function frame(body: unknown): string {
 }
 
 describe('companion start-up (issue #9)', () => {
-  it('answers cellmate/hello without loading the AI SDK, ast-grep, zeromq, tree-sitter or Jupyter services', async () => {
+  it('answers cellmate/hello without loading the AI SDK, ast-grep, zeromq, tree-sitter, Jupyter services or the MCP SDK', async () => {
     const dir = await tempDir();
     const socket = path.join(dir, 's.sock');
+    // A configured MCP server is not started (nor its SDK loaded) before a search or call needs it.
+    await mkdir(path.join(dir, '.cellmate'));
+    await writeFile(path.join(dir, '.cellmate', 'mcp.json'), JSON.stringify({ mcpServers: { never: { command: 'false' }, web: { url: 'http://127.0.0.1:9/mcp' } } }));
     const child = spawn(process.execPath, ['--import', hook, serverMain, '--socket', socket, '--workspace', dir], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CELLMATE_CONFIG: path.join(dir, 'none.json') }

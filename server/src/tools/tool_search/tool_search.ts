@@ -10,6 +10,8 @@ export interface ToolCatalog {
   list(surface?: ToolSurface): ToolDefinition[];
   inputJsonSchema(name: string): Record<string, unknown>;
   modelDescription(name: string): string;
+  /** Registers tools that appear only once started (MCP servers) before a search. */
+  loadSources?(signal: AbortSignal): Promise<void>;
 }
 
 export const toolSearchParameters = z.strictObject({
@@ -54,6 +56,8 @@ export function createToolSearchTool(catalog: ToolCatalog): ToolDefinition<typeo
     timeoutMs: 10_000,
     outputShaping: 'paged',
     async execute(args, ctx: ToolContext) {
+      // External tools (MCP servers) are registered when first searched for (started lazily).
+      await catalog.loadSources?.(ctx.signal);
       const available = deferredTools(catalog, ctx.profile);
       const found = byNames(available, args.query) ?? rank(available, args.query).slice(0, args.limit ?? 3);
       if (found.length === 0) {
