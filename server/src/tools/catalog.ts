@@ -19,6 +19,9 @@ export { deferredIndex, deferredTools };
 /** The heading of the index inside tool_search's declared description. */
 export const INDEX_HEADING = 'Tools available by search (load with tool_search, call with call_tool):';
 
+/** The index's last line when MCP servers are configured (their tools are not listed one by one). */
+export const EXTERNAL_LINE = '- Tools of the configured MCP servers, named server__tool: search for what you need (e.g. tool_search "weather forecast").';
+
 /** A surface's catalog: what is declared in full, and what is only indexed. */
 export interface SurfaceCatalog {
   /** The fixed tools (sorted by name), then tool_search and call_tool when anything is deferred. */
@@ -38,7 +41,12 @@ export function surfaceCatalog(registry: ToolRegistry, surface?: ToolSurface): S
   const declaredTools = [...fixed];
   if (deferred.length > 0) {
     const search = registry.get('tool_search')!;
-    declared.push({ ...fullDeclaration(registry, search.name), description: `${registry.modelDescription(search.name)}\n\n${INDEX_HEADING}\n${deferredIndex(deferred)}` });
+    // Tools that ask to be deferred (MCP servers' `server__tool`, registered when a server
+    // first starts) are found by search only: listing them would change the declared prefix
+    // whenever a server starts, and one server of 150 tools would swamp it.
+    const indexed = deferred.filter((t) => t.deferred !== true);
+    const external = registry.hasToolSources ? `\n${EXTERNAL_LINE}` : '';
+    declared.push({ ...fullDeclaration(registry, search.name), description: `${registry.modelDescription(search.name)}\n\n${INDEX_HEADING}\n${deferredIndex(indexed)}${external}` });
     declared.push(CALL_TOOL_DECLARATION);
     declaredTools.push(search);
   }

@@ -122,8 +122,9 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** May run alongside other calls (HARN-8). Default: true for `read` tier, else false. */
   parallelSafe?: boolean;
   /**
-   * Loaded on demand (HARN-11): absent from the declared tool set; the model finds it
-   * through `tool_search` and calls it by name.
+   * Found by search only (HARN-11; external tools such as MCP servers'): never declared and
+   * not listed in `tool_search`'s index either — the model finds it by searching and calls
+   * it through `call_tool`. Built-in tools are deferred by the fixed-set table instead.
    */
   deferred?: boolean;
   /**

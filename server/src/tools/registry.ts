@@ -132,6 +132,11 @@ export class ToolRegistry {
     if (!this.tools.has('tool_search')) this.register(createToolSearchTool(this) as unknown as ToolDefinition);
   }
 
+  /** Whether any source of external tools was added (the catalog says so in its index). */
+  get hasToolSources(): boolean {
+    return this.sources.length > 0;
+  }
+
   /** Lets every source (or those owning `name`) register its tools; `tool_search` calls it. */
   async loadSources(signal: AbortSignal, name?: string): Promise<void> {
     await Promise.all(this.sources.filter((s) => name === undefined || s.owns(name)).map((s) => s.load(this, signal, name)));
