@@ -9,13 +9,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
-import { startJupyter, type Jupyter } from '../support/jupyter';
+import { freePort, startJupyter, type Jupyter } from '../support/jupyter';
 import { venvBin } from '../support/paths';
 
 const NOTEBOOK = JSON.stringify({
@@ -32,18 +31,6 @@ const SCRIPT = {
 };
 
 type App = { shell: { currentWidget: { sessionContext: { session?: { kernel?: { id: string; status: string } } } } | null } };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 describe('a notebook kernel on a Kernel Gateway (issue #13)', () => {
   let gateway: ChildProcess;

@@ -10,9 +10,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './jupyter';
 import { repoRoot, venvBin } from './paths';
 
 /** A running Hub. */
@@ -34,18 +34,6 @@ export interface HubOptions {
   users: Record<string, Record<string, string>>;
   /** Cellmate's settings (settings/jupyterlab-cellmate/plugin.jupyterlab-settings) for every user. */
   cellmateSettings?: unknown;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const py = (v: unknown) => JSON.stringify(v);
