@@ -210,7 +210,9 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     await page.locator('textarea.jp-cellmate-input').fill('Use the language tools');
     await page.locator('textarea.jp-cellmate-input').press('Enter');
-    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 180_000 });
+    // The last step's card, finished (ok or not), then the end of the turn.
+    await page.locator('.jp-cellmate-tool-card[data-tool-name="code_graph"]:is([data-status="ok"], [data-status="error"], [data-status="aborted"])').waitFor({ timeout: 180_000 });
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
     const cards = page.locator('.jp-cellmate-tool-card');
     const texts = await cards.evaluateAll(els => els.map(e => `${e.getAttribute('data-tool-name')} ${e.getAttribute('data-status')}: ${e.textContent ?? ''}`));
     expect(texts, texts.join('\n')).toHaveLength(5);
