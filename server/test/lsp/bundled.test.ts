@@ -1,0 +1,26 @@
+/**
+ * Where the shipped language servers are searched (lsp/bundled.ts): the npm packages' `.bin`
+ * (a checkout, or the wheel bundle's shims) and `$CELLMATE_TOOL_BINS`, which
+ * jupyterlab_cellmate sets to its environment's scripts folder (PyPI basedpyright, issue #13).
+ */
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bundledServerBins } from '../../src/lsp/bundled.js';
+import { resolveCommand } from '../../src/lsp/resolve.js';
+
+describe('bundledServerBins', () => {
+  it("lists the installed servers' .bin, then each $CELLMATE_TOOL_BINS folder (empty parts ignored)", () => {
+    const bins = bundledServerBins({ CELLMATE_TOOL_BINS: ['/opt/venv/bin', '', 'relative/bin'].join(path.delimiter) });
+    expect(bins.slice(-2)).toEqual(['/opt/venv/bin', path.resolve('relative/bin')]);
+    expect(bins[0]).toMatch(/node_modules[/\\]\.bin$/);
+    expect(bundledServerBins({})).not.toContain('/opt/venv/bin');
+  });
+
+  it('a command only in a $CELLMATE_TOOL_BINS folder resolves when that folder is not on PATH', async () => {
+    const folder = path.dirname(process.execPath); // holds an executable `node`
+    const search = (env: NodeJS.ProcessEnv) => ({ root: '/nonexistent', workspace: '/nonexistent', pathEnv: '/nonexistent-path', bundledBins: bundledServerBins(env) });
+    expect(await resolveCommand(path.basename(process.execPath), search({ CELLMATE_TOOL_BINS: folder }))).toBe(path.join(folder, path.basename(process.execPath)));
+    expect(await resolveCommand(path.basename(process.execPath), search({}))).toBeUndefined();
+    expect(await resolveCommand('no-such-language-server', search({ CELLMATE_TOOL_BINS: folder }))).toBeUndefined();
+  });
+});
