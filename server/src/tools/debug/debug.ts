@@ -125,6 +125,12 @@ export function createDebugTool(options: DebugToolOptions) {
       notes.push(...kernelNotes);
       const label = handle.info.origin === 'notebook' ? `the notebook's kernel (${handle.info.notebookPath ?? handle.info.name})` : "this chat's private Python kernel";
       const kernel = await KernelDebugTarget.start(handle.session.client, { kernelLabel: label });
+      // While a cell is paused here, evals in this kernel (any chat's) are refused with where, not queued.
+      const pausedAt = (): string | undefined => kernel.pausedAt();
+      handle.pausedInDebugger = pausedAt;
+      kernel.session.onDidChange((s) => {
+        if (s === 'ended' && handle.pausedInDebugger === pausedAt) delete handle.pausedInDebugger;
+      });
       a = { session: kernel.session, kernel };
       sessions.begin(ctx.chatId, a);
       notes.push(`Started debug session ${kernel.session.id} in ${label}${kernel.joined ? ' (joined the debugger already on in that kernel)' : ''}.`);
