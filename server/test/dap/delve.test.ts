@@ -51,7 +51,7 @@ describe('debug: a Go program under delve', () => {
     await writeFile(path.join(rig.ws, 'cmd', 'sum', 'main.go'), PROGRAM);
     // delve builds with `-gcflags=all=-N -l`: the first such build recompiles the standard
     // library (a minute on a busy machine). Warm Go's cache here, so `launch` stays in its bound.
-    if (DLV) execFileSync('go', ['build', '-gcflags=all=-N -l', '-o', os.devnull, './cmd/sum'], { cwd: rig.ws, env });
+    if (DLV) execFileSync('go', ['build', '-gcflags=all=-N -l', '-o', os.devNull, './cmd/sum'], { cwd: rig.ws, env });
   }, 300_000);
   afterAll(async () => rig?.dispose());
 
