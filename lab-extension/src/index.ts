@@ -8,6 +8,7 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { IDebugger, IDebuggerHandler } from '@jupyterlab/debugger';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -21,6 +22,7 @@ import { KernelFocusReporter } from './kernel-focus';
 import { localStorageMemory, stateDBMemory } from './memory';
 import { insertCodeCell } from './notebook-copy';
 import { INotebookFocus, NotebookFocus } from './notebook-focus';
+import { notebookDebuggerSync } from './notebook-debugger';
 import { NotebookPort } from './notebook-port';
 import { openLocation } from './open-location';
 import { PLUGIN_ID } from './settings';
@@ -54,7 +56,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Cellmate: a notebook agent in a chat pane.',
   autoStart: true,
   requires: [IRenderMimeRegistry, ISettingRegistry, INotebookFocus],
-  optional: [ICommandPalette, ILayoutRestorer, IStateDB, ITranslator],
+  optional: [ICommandPalette, ILayoutRestorer, IStateDB, ITranslator, IDebugger, IDebuggerHandler],
   activate
 };
 
@@ -66,7 +68,9 @@ async function activate(
   palette: ICommandPalette | null,
   restorer: ILayoutRestorer | null,
   stateDB: IStateDB | null,
-  translator: ITranslator | null
+  translator: ITranslator | null,
+  debuggerService: IDebugger | null,
+  debuggerHandler: IDebugger.IHandler | null
 ): Promise<void> {
   const trans = (translator ?? nullTranslator).load('jupyterlab_cellmate');
 
@@ -129,7 +133,9 @@ async function activate(
         }
         notebook.content.activeCellIndex = index;
         void notebook.content.scrollToItem(index, 'center');
-      }
+      },
+      // Breakpoints the agent set in a notebook's own kernel show in JupyterLab's gutter.
+      syncNotebookDebugger: notebookDebuggerSync(debuggerService, debuggerHandler, focus)
     },
     openLocation: location => {
       openLocation(app, location).catch(error => notify('error', trans.__('Could not open %1: %2', location.path, String(error))));

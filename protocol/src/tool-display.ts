@@ -107,6 +107,11 @@ export interface DebugDisplay {
   frames?: DebugFrameDisplay[];
   /** The top frame's locals (at most 20; values cut at 200 characters). */
   locals?: Array<{ name: string; value: string; type?: string }>;
+  /**
+   * The notebook (workspace-relative) whose own kernel is debugged (kernel adapter on the
+   * focused notebook's kernel): the pane syncs JupyterLab's debugger for it (gutter).
+   */
+  notebook?: string;
 }
 
 /** One node of a plan (SPEC MODE-3): a piece of work and the keys of the nodes it needs first. */

@@ -3,11 +3,13 @@
  * cell and runs it under the notebook kernel's own debugger (through the companion's Jupyter
  * Server connection); the card shows the stopped cell and line with its source line, the
  * stack and the locals, the open notebook scrolls to that cell, and Terminate ends the
- * session (the stopped cell then runs on in the notebook's kernel). Real JupyterLab, real
- * ipykernel + debugpy, Debian's Chromium.
+ * session (the stopped cell then runs on in the notebook's kernel). JupyterLab's own
+ * debugger follows the kernel's: the agent's breakpoint is drawn in the cell's gutter while
+ * the session runs and is gone after Terminate. Real JupyterLab, real ipykernel + debugpy,
+ * Debian's Chromium.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
@@ -27,11 +29,31 @@ const SCRIPT = {
     [
       { toolCalls: [{ toolName: 'debug', input: { action: 'breakpoints', file: 'debug.ipynb', cell: 'loop', lines: [3] } }] },
       { toolCalls: [{ toolName: 'debug', input: { action: 'run_cell', file: 'debug.ipynb', cell: 'loop' } }] },
+      // Set while stopped: JupyterLab learns it only through the pane's sync (no kernel event says so).
+      { toolCalls: [{ toolName: 'debug', input: { action: 'breakpoints', file: 'debug.ipynb', cell: 'loop', lines: [3, 4] } }] },
       { text: 'Stopped in the loop.' }
     ],
     [{ toolCalls: [{ toolName: 'debug', input: { action: 'status' } }] }, { text: 'Checked.' }]
   ]
 };
+
+/** The line numbers that carry a breakpoint marker in JupyterLab's debugger gutter of a cell. */
+const gutterBreakpoints = (cell: Locator): Promise<string[]> =>
+  cell.evaluate(node => {
+    const shown = (e: Element) => (e as HTMLElement).style.visibility !== 'hidden'; // not CodeMirror's spacer
+    const markers = [...node.querySelectorAll('.cm-gutter.cm-breakpoint-gutter .cm-gutterElement')].filter(e => shown(e) && e.querySelector('.cm-breakpoint-icon'));
+    const numbers = [...node.querySelectorAll('.cm-lineNumbers .cm-gutterElement')].filter(shown);
+    // The line whose number sits level with the marker (its vertical middle inside that row).
+    return markers.map(m => {
+      const r = m.getBoundingClientRect();
+      const middle = (r.top + r.bottom) / 2;
+      const row = numbers.find(n => {
+        const b = n.getBoundingClientRect();
+        return b.top <= middle && middle < b.bottom;
+      });
+      return row?.textContent ?? `unaligned@${Math.round(middle)}`;
+    });
+  });
 
 type App = {
   shell: { currentWidget: { content: { activeCellIndex: number }; sessionContext: { session?: { kernel?: { status: string } } } } | null };
@@ -89,9 +111,15 @@ describe('the debug card (issue #12)', () => {
     await input.fill('Why is total wrong? Debug the loop cell.');
     await input.press('Enter');
 
-    const card = page.locator('.jp-cellmate-debug[data-state="stopped"]');
+    const card = page.locator('.jp-cellmate-debug[data-state="stopped"]').first();
     await card.waitFor({ state: 'attached', timeout: 90_000 });
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ state: 'attached', timeout: 30_000 });
+    // JupyterLab's own debugger: the agent's breakpoints in the loop cell's gutter, lines 3 and
+    // 4 only — before anything else touches the shell (its own updates run on focus changes).
+    const loopCell = page.locator('.jp-Notebook .jp-Cell').nth(LOOP_INDEX);
+    await expect.poll(() => gutterBreakpoints(loopCell), { timeout: 20_000 }).toEqual(['3', '4']);
+    expect(await page.locator('.jp-Notebook .jp-Cell').first().locator('.cm-breakpoint-gutter').count()).toBeGreaterThan(0);
+    expect(await gutterBreakpoints(page.locator('.jp-Notebook .jp-Cell').first())).toEqual([]);
     // JupyterLab's own debugger sidebar saw the kernel's `stopped` event and took the right
     // area (it shows the same frame); bring the chat back.
     await runCommand(page, 'cellmate:open-chat');
@@ -109,6 +137,8 @@ describe('the debug card (issue #12)', () => {
 
     await card.locator('button.jp-cellmate-debug-terminate').click();
     await page.locator('button.jp-cellmate-debug-terminate', { hasText: 'Terminated' }).waitFor({ timeout: 30_000 });
+    // The kernel's debugger is off again: so is JupyterLab's, its gutter gone.
+    await expect.poll(() => loopCell.locator('.cm-breakpoint-gutter').count(), { timeout: 20_000 }).toBe(0);
 
     // The session is gone for the model too, and the stopped cell ran on in the kernel.
     await input.fill('Is the debugger still on?');

@@ -2,7 +2,8 @@
  * The `debug` renderer of the tool-card display registry (issue #12, SPEC DBG): where the
  * session is stopped (file or notebook cell + line, with the source line), the stack, the
  * top frame's locals, and a Terminate button. A stop in a notebook cell asks the pane to
- * scroll the open notebook to that cell. Everything goes in as text (never HTML).
+ * scroll the open notebook to that cell; a session in a notebook's own kernel asks it to
+ * sync JupyterLab's debugger for that notebook (breakpoints in its gutter). Everything goes in as text (never HTML).
  */
 import type { DebugDisplay } from '@cellmate/protocol';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -13,6 +14,11 @@ export interface IDebugCardActions {
   terminate?(sessionId: string): Promise<boolean>;
   /** Scrolls the open notebook at `notebook` (workspace-relative) to cell `index` (0-based). */
   revealCell?(notebook: string, index: number): void;
+  /**
+   * Brings JupyterLab's own debugger for the open notebook at `notebook` in line with its
+   * kernel's debugger (on/off, breakpoints in the gutter, the stopped frame).
+   */
+  syncNotebookDebugger?(notebook: string): void;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
@@ -80,6 +86,9 @@ export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle,
         ended => {
           button.textContent = ended ? trans.__('Terminated') : trans.__('Session already ended');
           node.dataset.state = 'ended';
+          if (typeof display.notebook === 'string') {
+            actions.syncNotebookDebugger?.(display.notebook);
+          }
         },
         () => {
           button.disabled = false;

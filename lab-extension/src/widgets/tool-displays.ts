@@ -106,6 +106,9 @@ export function debugDisplayRenderer(actions: IDebugCardActions = {}): IToolDisp
       if (cell && typeof cell.notebook === 'string' && typeof cell.index === 'number') {
         all.revealCell?.(cell.notebook, cell.index);
       }
+      if (typeof display.notebook === 'string') {
+        all.syncNotebookDebugger?.(display.notebook);
+      }
       return { node, summary: display.state === 'stopped' ? trans.__('stopped') : String(display.state), openByDefault: display.state === 'stopped', dispose: () => node.remove() };
     }
   };

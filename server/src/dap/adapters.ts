@@ -6,7 +6,7 @@
  * notebook's kernel or the chat's private kernel.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -23,9 +23,12 @@ export const ROOT_MARKERS: Record<ProcessAdapterName, readonly string[]> = {
 /** How each adapter's executable is found, for messages. */
 const EXECUTABLE_HINT: Record<ProcessAdapterName, string> = {
   debugpy: 'a Python with debugpy (the project .venv/bin or venv/bin python first, then python3 on PATH; `pip install debugpy`)',
-  lldb: 'lldb-dap on PATH (Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)',
-  delve: 'dlv on PATH (Debian: `apt-get install delve`)'
+  lldb: 'lldb-dap ($CELLMATE_LLDB_DAP, else lldb-dap or lldb-dap-<n> on PATH; Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)',
+  delve: 'dlv ($CELLMATE_DLV, else dlv on PATH; Debian\'s delve is too old for current Go: `go install github.com/go-delve/delve/cmd/dlv@v1.27.2`)'
 };
+
+/** The variable that names an adapter's executable explicitly (checked before PATH). */
+export const EXECUTABLE_ENV: Partial<Record<ProcessAdapterName, string>> = { lldb: 'CELLMATE_LLDB_DAP', delve: 'CELLMATE_DLV' };
 
 /** One adapter's availability. */
 export interface AdapterStatus {
@@ -90,12 +93,21 @@ export async function findExecutable(name: ProcessAdapterName, e: AdapterEnviron
     }
     return undefined;
   }
-  if (name === 'lldb') {
-    const exe = await onPath(e.env, 'lldb-dap', true);
-    return exe ? [exe] : undefined;
+  // A set variable is the answer (PATH is not searched behind a wrong one: the message names it).
+  const variable = EXECUTABLE_ENV[name];
+  const exe = variable && e.env[variable] ? explicitExecutable(e.env[variable]) : await onPath(e.env, name === 'lldb' ? 'lldb-dap' : 'dlv', name === 'lldb');
+  if (!exe) return undefined;
+  return name === 'lldb' ? [exe] : [exe, 'dap'];
+}
+
+/** The value of `$CELLMATE_LLDB_DAP` / `$CELLMATE_DLV` when it is an executable file. */
+function explicitExecutable(value: string): string | undefined {
+  try {
+    accessSync(value, constants.X_OK);
+    return statSync(value).isFile() ? value : undefined;
+  } catch {
+    return undefined;
   }
-  const dlv = await onPath(e.env, 'dlv');
-  return dlv ? [dlv, 'dap'] : undefined;
 }
 
 /** The first root marker of the adapter between the program's folder and the workspace root. */
@@ -115,7 +127,9 @@ export async function adapterStatus(name: ProcessAdapterName, e: AdapterEnvironm
   if (marker && command) return { name, usable: true, marker, command, message: `${name}: usable — marker ${marker}, adapter \`${command.join(' ')}\`` };
   const missing: string[] = [];
   if (!marker) missing.push(`root marker missing: no ${ROOT_MARKERS[name].join(' / ')} ${where}`);
-  if (!command) missing.push(`executable missing: needs ${EXECUTABLE_HINT[name]}`);
+  const variable = EXECUTABLE_ENV[name];
+  const badVariable = !command && variable && e.env[variable] ? ` ($${variable}=${e.env[variable]} is not an executable file)` : '';
+  if (!command) missing.push(`executable missing${badVariable}: needs ${EXECUTABLE_HINT[name]}`);
   const have = marker ? ` (marker ${marker} found)` : command ? ` (executable \`${command.join(' ')}\` found)` : '';
   return {
     name, usable: false,

@@ -74,6 +74,13 @@ export interface DebugSessionOptions {
   target: string;
   /** Maps cell source paths to cells; files are read from disk otherwise. */
   sources?: SourceResolver;
+  /**
+   * The `evaluate` context. Default `repl` (debugpy: statements too). lldb-dap's `repl` is
+   * its console: text whose first word is an lldb command runs as that command, and even an
+   * expression answers in console form (`(int) $0 = 3`); so lldb says `watch`: always an
+   * expression in the frame, answered as its value (an assignment still works).
+   */
+  evaluateContext?: 'repl' | 'watch';
   /** Runs when the session ends (for the adapter: kill the process, disconnect the kernel). */
   onEnd?: (end: SessionEnd) => Promise<void> | void;
 }
@@ -260,7 +267,7 @@ export class DebugSession {
   /** Evaluates in a frame's own scope (default: the top frame of the stopped thread). */
   async evaluate(expression: string, frameId?: number): Promise<{ result: string; type?: string; reference: number; frameId?: number }> {
     const frame = frameId ?? (this.runState === 'stopped' ? (await this.stack()).frames[0]?.id : undefined);
-    const body = await this.channel.request('evaluate', { expression, context: 'repl', ...(frame !== undefined ? { frameId: frame } : {}) });
+    const body = await this.channel.request('evaluate', { expression, context: this.options.evaluateContext ?? 'repl', ...(frame !== undefined ? { frameId: frame } : {}) });
     const result = body.result.length > MAX_EVALUATE_CHARS ? `${body.result.slice(0, MAX_EVALUATE_CHARS)}… [cut at ${MAX_EVALUATE_CHARS} of ${body.result.length} characters]` : body.result;
     return { result, ...(body.type ? { type: body.type } : {}), reference: body.variablesReference, ...(frame !== undefined ? { frameId: frame } : {}) };
   }

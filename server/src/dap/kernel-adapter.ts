@@ -8,7 +8,7 @@
  * (debugpy lets a stopped cell run on); the kernel and its variables stay.
  */
 import type { ExecuteResult, KernelClient } from '@cellmate/kernel-bridge';
-import { DebugSession, type SessionEnd, type SourceInfo } from './debug-session.js';
+import { DebugSession, type FrameView, type SessionEnd, type SourceInfo } from './debug-session.js';
 import { KernelDapChannel } from './kernel-channel.js';
 import type { DebugProtocol } from './protocol.js';
 
@@ -52,6 +52,9 @@ export class KernelDebugTarget {
   private readonly cells = new Map<string, SourceInfo>();
   private running: Promise<ExecuteResult> | undefined;
   private lastRun: CellRunEnd | undefined;
+  /** The cell running under the debugger, and the top frame of its current stop. */
+  private runningCell: string | undefined;
+  private stoppedFrame: FrameView | undefined;
 
   private constructor(
     readonly session: DebugSession,
@@ -59,7 +62,27 @@ export class KernelDebugTarget {
     private readonly client: KernelClient,
     /** The debugger was already on (JupyterLab's debugger panel): we joined it, and leave it on. */
     readonly joined: boolean
-  ) {}
+  ) {
+    session.onDidChange((state) => {
+      this.stoppedFrame = undefined;
+      if (state !== 'stopped') return;
+      void session.stack().then(({ frames }) => {
+        if (session.state === 'stopped') this.stoppedFrame = frames[0];
+      }, () => undefined);
+    });
+  }
+
+  /**
+   * Where a cell is paused in this kernel's debugger (`the kernel is paused in the debugger
+   * at nb.ipynb cell 2 (id c2), line 3: total += i (debug session ab12)`), or undefined when
+   * no cell is paused. Other runs in the kernel are refused with it (see `KernelHandle`).
+   */
+  pausedAt(): string | undefined {
+    if (this.session.state !== 'stopped' || !this.running) return undefined;
+    const f = this.stoppedFrame;
+    const where = f ? `${f.label}, line ${f.line}${f.sourceLine !== undefined ? `: ${f.sourceLine.trim()}` : ''}` : this.runningCell ?? 'a cell';
+    return `The kernel is paused in the debugger at ${where} (debug session ${this.session.id})`;
+  }
 
   /**
    * Starts (or joins) the kernel's debugger. `kernelLabel` names the kernel in messages
@@ -143,6 +166,7 @@ export class KernelDebugTarget {
     await this.dump(cell);
     await this.channel.request('configurationDone', undefined);
     this.lastRun = undefined;
+    this.runningCell = `${cell.notebook} cell ${cell.index + 1}${cell.cellId ? ` (id ${cell.cellId})` : ''}`;
     this.session.markRunning();
     const run = this.client.execute(cell.code, {
       storeHistory: true,

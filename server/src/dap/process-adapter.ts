@@ -49,6 +49,7 @@ export function processLauncher(opts: { env: NodeJS.ProcessEnv }): ProcessLaunch
     const session = new DebugSession(client, {
       adapter: name,
       target,
+      ...(name === 'lldb' ? { evaluateContext: 'watch' as const } : {}),
       onEnd: async () => {
         await client.request('disconnect', { terminateDebuggee: true }, { timeoutMs: 3000 }).catch(() => undefined);
         proc.kill();
@@ -67,7 +68,8 @@ export function processLauncher(opts: { env: NodeJS.ProcessEnv }): ProcessLaunch
 
 function launchArguments(name: ProcessAdapterName, program: string, argv: string[], cwd: string, env: Record<string, string>, exe: string): Record<string, unknown> {
   if (name === 'debugpy') return { type: 'python', request: 'launch', program, args: argv, cwd, env, console: 'internalConsole', justMyCode: true, python: [exe] };
-  if (name === 'delve') return { request: 'launch', mode: program.endsWith('.go') ? 'debug' : 'exec', program: program.endsWith('.go') ? path.dirname(program) : program, args: argv, cwd, env };
+  // outputMode remote: delve sends the debuggee's stdout/stderr as `output` events (default: its own stdout).
+  if (name === 'delve') return { request: 'launch', mode: program.endsWith('.go') ? 'debug' : 'exec', program: program.endsWith('.go') ? path.dirname(program) : program, args: argv, cwd, env, outputMode: 'remote' };
   return { request: 'launch', program, args: argv, cwd, env: Object.entries(env).map(([k, v]) => `${k}=${v}`) };
 }
 

@@ -32,6 +32,8 @@ export interface ActiveDebug {
   notes?: string[];
   /** The adapter process (process adapters). */
   pid?: number;
+  /** The notebook whose own kernel is debugged (kernel adapter on a notebook's kernel). */
+  notebook?: string;
 }
 
 /** What `launch` / `attach` asked for (the debug tool's arguments). */

@@ -83,6 +83,12 @@ export interface KernelHandle {
   readonly session: EvalSession;
   /** Set by the eval tool when the kernel died or a cell would not stop. */
   broken: boolean;
+  /**
+   * Set by the debug tool while it debugs in this kernel: says where a cell is paused in
+   * the kernel's debugger (undefined when nothing is paused). A paused kernel runs nothing
+   * else, so the kernel runner refuses at once with this instead of queueing behind it.
+   */
+  pausedInDebugger?: () => string | undefined;
 }
 
 interface PrivateKernel extends KernelHandle {

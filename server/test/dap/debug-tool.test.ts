@@ -41,7 +41,7 @@ describe('debug adapters: which half is missing (DBG-4)', () => {
     // A PATH with only a `dlv` (and no lldb-dap, no python3).
     await writeFile(path.join(bin, 'dlv'), '#!/bin/sh\n', { mode: 0o755 });
     const lines = await call(ws, { PATH: bin });
-    expect(lines).toContain('lldb: not usable here (marker CMakeLists.txt found) — executable missing: needs lldb-dap on PATH (Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)');
+    expect(lines).toContain('lldb: not usable here (marker CMakeLists.txt found) — executable missing: needs lldb-dap ($CELLMATE_LLDB_DAP, else lldb-dap or lldb-dap-<n> on PATH; Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)');
     expect(lines).toContain(`delve: not usable here (executable \`${path.join(bin, 'dlv')} dap\` found) — root marker missing: no go.mod in the workspace root`);
     expect(lines.find((l) => l.startsWith('debugpy:'))).toBe(
       'debugpy: not usable here — root marker missing: no pyproject.toml / setup.py / requirements.txt in the workspace root; executable missing: needs a Python with debugpy (the project .venv/bin or venv/bin python first, then python3 on PATH; `pip install debugpy`) (both halves missing: a root marker (pyproject.toml, setup.py, requirements.txt) and the executable)'
@@ -60,6 +60,22 @@ describe('debug adapters: which half is missing (DBG-4)', () => {
     expect(lines).toContain(`delve: usable — marker go.mod, adapter \`${path.join(bin, 'dlv')} dap\``);
   });
 
+  it('$CELLMATE_DLV / $CELLMATE_LLDB_DAP name the executable; a wrong one is reported, PATH not searched behind it', async () => {
+    const ws = await tempDir();
+    const bin = await tempDir();
+    const tools = await tempDir();
+    await writeFile(path.join(ws, 'go.mod'), 'module x\n');
+    await writeFile(path.join(ws, 'CMakeLists.txt'), 'project(x)\n');
+    for (const exe of ['lldb-dap', 'dlv']) await writeFile(path.join(bin, exe), '#!/bin/sh\n', { mode: 0o755 });
+    await writeFile(path.join(tools, 'dlv'), '#!/bin/sh\n', { mode: 0o755 });
+    await writeFile(path.join(tools, 'not-executable'), '', { mode: 0o644 });
+    const lines = await call(ws, { PATH: bin, CELLMATE_DLV: path.join(tools, 'dlv'), CELLMATE_LLDB_DAP: path.join(tools, 'not-executable') });
+    expect(lines).toContain(`delve: usable — marker go.mod, adapter \`${path.join(tools, 'dlv')} dap\``);
+    expect(lines.find((l) => l.startsWith('lldb:'))).toBe(
+      `lldb: not usable here (marker CMakeLists.txt found) — executable missing ($CELLMATE_LLDB_DAP=${path.join(tools, 'not-executable')} is not an executable file): needs lldb-dap ($CELLMATE_LLDB_DAP, else lldb-dap or lldb-dap-<n> on PATH; Debian: \`apt-get install lldb-19\` gives /usr/bin/lldb-dap-19)`
+    );
+  });
+
   it('launch with an unusable adapter is refused with the same precise reason', async () => {
     const ws = await tempDir();
     await mkdir(path.join(ws, 'src'));
@@ -68,7 +84,7 @@ describe('debug adapters: which half is missing (DBG-4)', () => {
     const registry = new ToolRegistry([createDebugTool({ sessions: new DebugSessionManager(), env: { PATH: '' }, launchProcess: processLauncher({ env: { PATH: '' } }) })]);
     const r = await registry.call('debug', { action: 'launch', program: 'src/main.go' }, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'c' });
     expect(r.ok).toBe(false);
-    expect(r.output).toContain('delve: not usable here — root marker missing: no go.mod in src or above it within the workspace; executable missing: needs dlv on PATH');
+    expect(r.output).toContain('delve: not usable here — root marker missing: no go.mod in src or above it within the workspace; executable missing: needs dlv ($CELLMATE_DLV, else dlv on PATH;');
     registry.dispose();
   });
 });

@@ -5,12 +5,11 @@
  * `python -m debugpy.adapter`, found through the project's `.venv/bin/python` (DBG-5).
  * Session rules on it: a second launch refused, `kill -9` of the adapter mid-session.
  */
-import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processLauncher } from '../../src/dap/process-adapter.js';
-import { debugRig, HAVE_PYTHON, PYTHON, type DebugRig } from './fixtures.js';
+import { debugRig, HAVE_PYTHON, leftOver, processesWith, PYTHON, type DebugRig } from './fixtures.js';
 
 /** Line 4 is `total += values[i]`; the loop skips the last value. */
 const PROGRAM = [
@@ -25,19 +24,6 @@ const PROGRAM = [
   '    print("average:", average(data))',
   ''
 ].join('\n');
-
-/** The processes whose command line mentions `needle` (checked for leaks, never killed here). */
-function processesWith(needle: string): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' });
-  // Zombies (stat Z) are dead, only not reaped yet.
-  return out.split('\n').filter((l) => l.includes(needle) && !l.includes('ps -eo') && !/^\s*\d+\s+Z/.test(l));
-}
-
-/** The processes still running `needle` once a SIGKILL had time to land (bounded; a kill is asynchronous). */
-async function leftOver(needle: string): Promise<string[]> {
-  for (let i = 0; i < 50 && processesWith(needle).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
-  return processesWith(needle);
-}
 
 describe.skipIf(!HAVE_PYTHON)('debug: programs under debugpy', () => {
   let rig: DebugRig;

@@ -1,4 +1,5 @@
 /** Shared fixtures of the debug tests: a notebook, a kernel manager on the project venv, a registry with `debug`. */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -65,4 +66,17 @@ export async function runInKernel(rig: DebugRig, code: string, chatId = 'chat-1'
   const { handle } = await rig.kernels.acquire(chatId, 'python');
   const r = await handle.session.client.execute(code);
   return r.iopub.flatMap((m) => (m.header.msg_type === 'stream' ? [(m.content as { text: string }).text] : [])).join('');
+}
+
+/** The processes whose command line mentions `needle` (checked for leaks, never killed here). */
+export function processesWith(needle: string): string[] {
+  const out = execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' });
+  // Zombies (stat Z) are dead, only not reaped yet.
+  return out.split('\n').filter((l) => l.includes(needle) && !l.includes('ps -eo') && !/^\s*\d+\s+Z/.test(l));
+}
+
+/** The processes still running `needle` once a SIGKILL had time to land (bounded; a kill is asynchronous). */
+export async function leftOver(needle: string): Promise<string[]> {
+  for (let i = 0; i < 50 && processesWith(needle).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  return processesWith(needle);
 }

@@ -8,6 +8,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEvalTool } from '../../src/tools/eval/eval.js';
 import { debugRig, HAVE_PYTHON, notebookJson, runInKernel, type DebugRig } from './fixtures.js';
 
 describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own debugger', () => {
@@ -94,5 +95,25 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
     await rig.call({ action: 'terminate' });
     await rig.call({ action: 'exception_breakpoints', filters: [] });
     expect(await runInKernel(rig, 'print(keep)')).toBe('41\n');
+  }, 120_000);
+
+  it('eval while run_cell is paused: refused at once with where it is paused; runs again after continue', async () => {
+    rig.registry.register(createEvalTool({ kernels: rig.kernels, registry: () => rig.registry }));
+    const evalCall = (code: string) => rig.registry.call('eval', { code, description: 'Print a kernel variable' }, { workspace: rig.ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' });
+    await runInKernel(rig, 'keep = 41\nitems = [3, 5, 7]');
+    await rig.call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3] });
+    const run = await rig.call({ action: 'run_cell', file: 'nb.ipynb', cell: 'cell1' });
+    expect(run.output).toMatch(/Stopped \(breakpoint\)/);
+    const session = rig.sessions.chat('chat-1').active!.session.id;
+    // Queued behind the paused cell this would wait for the idle budget (minutes): the test's timeout would fail it.
+    const refused = await evalCall('print(keep)');
+    expect(refused.ok).toBe(false);
+    expect(refused.output).toContain(`The kernel is paused in the debugger at nb.ipynb cell 2 (id cell1), line 3: total += items[i] (debug session ${session}). Nothing else can run in that kernel until the debugged cell goes on: call debug continue (or step) until it finishes, or debug terminate, then run this again.`);
+    await rig.call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [] });
+    expect((await rig.call({ action: 'continue' })).output).toContain('The cell finished without error.');
+    const after = await evalCall('print(keep, result)');
+    expect(after.ok, after.output).toBe(true);
+    expect(after.output).toContain('41 15');
+    await rig.call({ action: 'terminate' });
   }, 120_000);
 });

@@ -125,7 +125,14 @@ export function createDebugTool(options: DebugToolOptions) {
       notes.push(...kernelNotes);
       const label = handle.info.origin === 'notebook' ? `the notebook's kernel (${handle.info.notebookPath ?? handle.info.name})` : "this chat's private Python kernel";
       const kernel = await KernelDebugTarget.start(handle.session.client, { kernelLabel: label });
-      a = { session: kernel.session, kernel };
+      // While a cell is paused here, evals in this kernel (any chat's) are refused with where, not queued.
+      const pausedAt = (): string | undefined => kernel.pausedAt();
+      handle.pausedInDebugger = pausedAt;
+      kernel.session.onDidChange((s) => {
+        if (s === 'ended' && handle.pausedInDebugger === pausedAt) delete handle.pausedInDebugger;
+      });
+      const notebook = handle.info.origin === 'notebook' ? handle.info.notebookPath : undefined;
+      a = { session: kernel.session, kernel, ...(notebook ? { notebook } : {}) };
       sessions.begin(ctx.chatId, a);
       notes.push(`Started debug session ${kernel.session.id} in ${label}${kernel.joined ? ' (joined the debugger already on in that kernel)' : ''}.`);
     }
@@ -176,8 +183,11 @@ export function createDebugTool(options: DebugToolOptions) {
         if (a) lines.push(await formatRunState(a.session, a.session.state, 0, a.kernel?.lastCellRun));
         return result('debug status', lines, a);
       }
-      case 'breakpoints':
-        return { title: `breakpoints ${args.file ?? ''}`, output: await breakpoints(args, ctx) };
+      case 'breakpoints': {
+        const text = await breakpoints(args, ctx);
+        // With a session, the card too: the pane syncs JupyterLab's debugger gutter from it.
+        return state.active ? result(`breakpoints ${args.file ?? ''}`, [text], state.active) : { title: `breakpoints ${args.file ?? ''}`, output: text };
+      }
       case 'exception_breakpoints': {
         state.exceptionFilters = [...need(args.filters, 'filters', 'exception_breakpoints')];
         const a = state.active;
@@ -237,8 +247,14 @@ export function createDebugTool(options: DebugToolOptions) {
       case 'output':
         return output(args, ctx);
       case 'terminate': {
+        const notebook = state.active?.notebook;
         const ended = await sessions.terminate(ctx.chatId);
-        return { title: 'terminate', output: ended ? `Terminated debug session ${ended.id} (${ended.adapter}: ${ended.target}); its adapter is stopped.` : 'No debug session was running in this chat.' };
+        if (!ended) return { title: 'terminate', output: 'No debug session was running in this chat.' };
+        return {
+          title: 'terminate',
+          output: `Terminated debug session ${ended.id} (${ended.adapter}: ${ended.target}); its adapter is stopped.`,
+          display: { kind: 'debug', sessionId: ended.id, adapter: ended.adapter, target: ended.target, state: 'ended', ...(notebook ? { notebook } : {}) }
+        };
       }
     }
   }

@@ -13,7 +13,7 @@ const CARD_VALUE_CHARS = 200;
 /** The card for a session now. */
 export async function debugDisplay(a: ActiveDebug): Promise<DebugDisplay> {
   const { session } = a;
-  const display: DebugDisplay = { kind: 'debug', sessionId: session.id, adapter: session.adapter, target: session.target, state: session.state };
+  const display: DebugDisplay = { kind: 'debug', sessionId: session.id, adapter: session.adapter, target: session.target, state: session.state, ...(a.notebook ? { notebook: a.notebook } : {}) };
   const stop = session.stopInfo;
   if (!stop) return display;
   display.reason = `${stop.reason}${stop.text ? `: ${stop.text.split('(note')[0]!.trim()}` : ''}${stop.description ? ` ${stop.description}` : ''}`;

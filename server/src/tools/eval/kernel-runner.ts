@@ -10,7 +10,16 @@ import { DEFAULT_IDLE_TIMEOUT_MS, type ToolChannelResponse, type EvalLanguage, t
 import path from 'node:path';
 import type { AcquiredKernel, KernelManager } from '../../kernels/kernel-manager.js';
 import type { ToolContext } from '../define-tool.js';
+import { ToolInputError } from '../errors.js';
 import type { ToolRegistry } from '../registry.js';
+
+/** The kernel is paused in its debugger (debug run_cell stopped at a line); the run was refused, nothing ran. */
+export class KernelPausedError extends ToolInputError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KernelPausedError';
+  }
+}
 
 /** Options of {@link createKernelRunner}. */
 export interface KernelRunnerOptions {
@@ -39,6 +48,9 @@ export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
     idleTimeoutMs,
     async run(ctx, cell) {
       const { handle, notes } = await options.kernels.acquire(ctx.chatId, cell.language, { reset: cell.reset });
+      // A cell paused in the kernel's debugger holds the kernel: queueing behind it would hang.
+      const paused = handle.pausedInDebugger?.();
+      if (paused) throw new KernelPausedError(`${paused}. Nothing else can run in that kernel until the debugged cell goes on: call debug continue (or step) until it finishes, or debug terminate, then run this again.`);
       const outcome = await handle.session.run({
         code: cell.code,
         idleTimeoutMs,
