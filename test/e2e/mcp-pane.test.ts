@@ -33,6 +33,8 @@ describe('an MCP server in the pane (issue #14)', () => {
   beforeAll(async () => {
     // Its own CELLMATE_HOME: approved MCP descriptions are kept there, and this run starts from none.
     const home = await fs.mkdtemp(path.join(os.tmpdir(), 'cellmate-mcp-home-'));
+    // This person trusts their workspaces to start the commands their own mcp.json defines.
+    await fs.writeFile(path.join(home, 'mcp.json'), JSON.stringify({ trustedWorkspaces: true, mcpServers: {} }));
     jupyter = await startJupyter({
       files: {
         'scripts/mcp.json': JSON.stringify(SCRIPT),

@@ -13,7 +13,7 @@ import type { Logger } from '../config/logger.js';
 import type { ToolSource } from '../tools/registry.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import { ApprovedDescriptions } from './approved-descriptions.js';
-import { loadMcpConfig, mcpConfigFiles, type McpServerConfig } from './config.js';
+import { loadMcpConfig, mcpConfigFiles, untrustedMessage, workspaceTrusted, type McpServerConfig } from './config.js';
 import { McpConnection } from './connection.js';
 import { createMcpTool, qualifiedToolName, type McpToolEntry, type SchemaValidator } from './mcp-tool.js';
 
@@ -55,6 +55,8 @@ type AjvLike = { compile(schema: object): SchemaValidator };
 /** See the module comment. A {@link ToolSource} for the registry. */
 export class McpService implements ToolSource {
   private servers = new Map<string, ServerRecord>();
+  /** Stdio servers a workspace's own file defines in a workspace the home file does not trust: never started. */
+  private untrusted: McpServerStatus[] = [];
   private configured: Promise<void> | undefined;
   private readonly approvals: ApprovedDescriptions;
   private ajv: Promise<{ draft7: AjvLike; draft2020: AjvLike }> | undefined;
@@ -69,7 +71,15 @@ export class McpService implements ToolSource {
     this.configured ??= (async () => {
       const files = this.options.configFiles ?? mcpConfigFiles(this.options.workspace, this.options.env);
       const configs = await loadMcpConfig(files, (e) => this.options.logger.warn(e.message));
+      const [homeFile, workspaceFile] = mcpConfigFiles(this.options.workspace, this.options.env) as [string, string];
+      const trusted = await workspaceTrusted(homeFile, this.options.workspace);
       for (const config of configs) {
+        if (config.kind === 'stdio' && path.resolve(config.file) === workspaceFile && !trusted) {
+          const error = untrustedMessage(config, homeFile, this.options.workspace);
+          this.options.logger.warn(`MCP server "${config.name}" ${error}`);
+          this.untrusted.push({ name: config.name, transport: 'stdio', file: config.file, state: 'stopped', restarts: 0, error, tools: 0, problems: [error] });
+          continue;
+        }
         const record: ServerRecord = { config, connection: undefined as unknown as McpConnection, entries: new Map(), problems: [] };
         // tools/list_changed: the next search or call lists again (and judges the new texts).
         record.connection = new McpConnection(config, this.options.workspace, this.options.logger, this.options.backoffInitialMs ? { backoffInitialMs: this.options.backoffInitialMs } : {}, () => {
@@ -113,9 +123,9 @@ export class McpService implements ToolSource {
   /** The status list the pane shows. */
   async status(): Promise<McpServerStatus[]> {
     await this.configure();
-    return [...this.servers.values()].map((r) => ({
+    return [...this.servers.values()].map((r): McpServerStatus => ({
       name: r.config.name, transport: r.config.kind, file: r.config.file, tools: r.entries.size, problems: [...r.problems], ...r.connection.state()
-    }));
+    })).concat(this.untrusted);
   }
 
   /** Stops every server. */

@@ -35,13 +35,16 @@ interface Setup {
 }
 
 /** The companion's wiring: policy, approval cards answered by a scripted person, audit, and the MCP source. */
-async function setup(opts: { tier?: string; answer?: number; home?: string; descriptions?: string } = {}): Promise<Setup> {
+async function setup(opts: { tier?: string; answer?: number; home?: string; descriptions?: string; untrusted?: boolean } = {}): Promise<Setup> {
   const ws = await tempDir();
   const home = opts.home ?? path.join(await tempDir(), 'cellmate-home');
   const descriptions = opts.descriptions ?? path.join(ws, 'descriptions.json');
   const entry = { command: process.execPath, args: [fixture], env: { FIXTURE_DESCRIPTIONS: descriptions, FIXTURE_PID_FILE: path.join(ws, 'pid') }, ...(opts.tier ? { tier: opts.tier } : {}) };
   await import('node:fs/promises').then((fs) => fs.mkdir(path.join(ws, '.cellmate'), { recursive: true }));
   await writeFile(path.join(ws, '.cellmate', 'mcp.json'), JSON.stringify({ mcpServers: { fx: entry } }));
+  // The person trusts this workspace to start the commands its own mcp.json defines.
+  await import('node:fs/promises').then((fs) => fs.mkdir(home, { recursive: true }));
+  if (!opts.untrusted) await writeFile(path.join(home, 'mcp.json'), JSON.stringify({ trustedWorkspaces: [ws], mcpServers: {} }));
   const presence = new Presence();
   presence.attach();
   const cards: QuestionItem[] = [];
@@ -73,6 +76,17 @@ async function setup(opts: { tier?: string; answer?: number; home?: string; desc
 }
 
 describe('MCP client: a 150-tool stdio server as deferred tools (issue #14)', () => {
+  it('a workspace the person has not trusted never starts the command its own mcp.json defines', async () => {
+    const s = await setup({ untrusted: true });
+    const found = await s.registry.call('tool_search', { query: 'weather forecast for a city' }, s.ctx);
+    expect(found.output).not.toContain('fx__');
+    const [status] = await s.mcp.status();
+    expect(status).toMatchObject({ name: 'fx', state: 'stopped', tools: 0 });
+    expect(status!.error).toContain(`add "trustedWorkspaces": [${JSON.stringify(s.ws)}] to ${path.join(s.home, 'mcp.json')}`);
+    // The fixture writes its pid file when it starts: it never did.
+    await expect(readFile(path.join(s.ws, 'pid'), 'utf8')).rejects.toThrow(/ENOENT/);
+  });
+
   it('leaves the declared catalog unchanged, starts lazily, and tool_search finds the right tool', async () => {
     const s = await setup();
     const plain = new ToolRegistry(builtinTools({}), {});
