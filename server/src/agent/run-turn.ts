@@ -179,7 +179,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
           turnId: input.turnId, callId: call.toolCallId, ...(input.profile ? { profile: input.profile } : {}),
           ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact) } : {})
         });
-        if (result.ok && call.toolName === input.nudge?.verb) artifactDone = true;
+        if (result.ok && target.name === input.nudge?.verb) artifactDone = true;
         results.push(finishCard(sink, cards, call, result));
       }
       commitStep(sink, messages, streamedText, outcome.toolCalls, results, modelAcceptsImages(input.settings));
