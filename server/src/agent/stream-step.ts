@@ -1,4 +1,5 @@
 import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3FunctionTool, type LanguageModelV3StreamPart, type LanguageModelV3StreamResult } from '@ai-sdk/provider';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { ToolDeclaration } from '../tools/catalog.js';
 import { stepPrompt } from './step-prompt.js';
@@ -146,7 +147,7 @@ async function withRetries(model: LanguageModelV3, options: LanguageModelV3CallO
       return await model.doStream(options);
     } catch (error) {
       if (signal.aborted || attempt >= maxRetries || !APICallError.isInstance(error) || !error.isRetryable) throw error;
-      await sleep(retryDelay(error, attempt), signal);
+      await delay(retryDelay(error, attempt), undefined, { signal });
     }
   }
 }
@@ -158,19 +159,4 @@ function retryDelay(error: APICallError, attempt: number): number {
   const seconds = Number(headers['retry-after']);
   if (Number.isFinite(seconds) && seconds >= 0 && seconds * 1000 <= RETRY_AFTER_MAX_MS) return seconds * 1000;
   return RETRY_INITIAL_MS * 2 ** attempt;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

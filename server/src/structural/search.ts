@@ -97,13 +97,11 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     let state = found.get(doc.language);
     if (!state) found.set(doc.language, (state = { best: c.rungs.length, byRung: c.rungs.map(() => []) }));
     // Parse only when some rung still in play has all its literal words in the text.
-    const live = (i: number): boolean => c.rungs[i]!.words.every((w) => doc.parsed.includes(w));
-    let any = false;
-    for (let i = 0; i < c.rungs.length && i <= state.best && !any; i++) any = live(i);
-    if (!any) return false;
+    const live = c.rungs.map((r, i) => i <= state.best && r.words.every((w) => doc.parsed.includes(w)));
+    if (!live.includes(true)) return false;
     const root = (await astGrep().parseAsync(napiLanguage(doc.language), doc.parsed)).root();
     for (let i = 0; i < c.rungs.length && i <= state.best; i++) {
-      if (!live(i)) continue;
+      if (!live[i]) continue;
       const nodes = root.findAll(c.rungs[i]!.matcher);
       if (nodes.length === 0) continue;
       for (const node of nodes) state.byRung[i]!.push(toMatch(doc, node, names));

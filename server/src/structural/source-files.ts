@@ -6,7 +6,7 @@
  * over 5 MB. Yields workspace-relative `/` paths.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { lstat, open, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ignore } from 'ignore';
 import { looksBinary } from '../tools/read/read-format.js';
@@ -64,32 +64,11 @@ function ignored(rules: readonly Rules[], rel: string, isDir: boolean): boolean 
   return false;
 }
 
-/** Reads a file as text, or undefined when it is missing, too large or binary. */
-export async function readSourceText(absolute: string): Promise<string | undefined> {
-  const handle = await open(absolute, 'r').catch(() => undefined);
-  if (!handle) return undefined;
-  try {
-    const { size } = await handle.stat();
-    if (size > MAX_SOURCE_BYTES) return undefined;
-    const buffer = Buffer.alloc(size);
-    let read = 0;
-    while (read < size) {
-      const { bytesRead } = await handle.read(buffer, read, size - read, read);
-      if (bytesRead === 0) break;
-      read += bytesRead;
-    }
-    const bytes = buffer.subarray(0, read);
-    if (looksBinary(bytes.subarray(0, 4096))) return undefined;
-    return bytes.toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
- * {@link readSourceText} without the thread-pool round trips (four per file): for a search
- * that reads thousands of files, each read is a few microseconds of syscalls from the page
- * cache, cheaper than scheduling it; callers yield to the event loop between batches.
+ * Reads a file as text, or undefined when it is missing, too large or binary. Synchronous:
+ * for a search that reads thousands of files, each read is a few microseconds of syscalls
+ * from the page cache, cheaper than the four thread-pool round trips of an async read;
+ * callers yield to the event loop between files or batches.
  */
 export function readSourceTextSync(absolute: string): string | undefined {
   let fd: number;

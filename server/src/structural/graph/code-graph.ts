@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import { documentsOf, placeLabel, type CellPlace } from '../documents.js';
 import { languageOfPath, type StructuralLanguage } from '../languages.js';
-import { readSourceText, sourceFiles } from '../source-files.js';
+import { readSourceTextSync, sourceFiles } from '../source-files.js';
 import { extract, MODULE, type CallSite, type GraphSymbol } from './extract.js';
 import { loadGrammar, webTreeSitter } from './grammars.js';
 
@@ -77,7 +77,7 @@ export class CodeGraph {
       seen.add(rel);
       const old = this.files.get(rel);
       if (old && old.mtimeMs === info.mtimeMs && old.size === info.size) continue;
-      const text = await readSourceText(path.join(this.workspace, rel));
+      const text = readSourceTextSync(path.join(this.workspace, rel));
       const docs = text === undefined ? undefined : documentsOf(rel, text);
       if (!Array.isArray(docs)) {
         this.files.delete(rel);
