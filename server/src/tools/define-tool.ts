@@ -24,6 +24,11 @@ export interface ToolContext {
    * stays read-only from inside a kernel.
    */
   profile?: CapabilityProfile;
+  /**
+   * The background worker (`vibe_*`, issue #16 item 5) whose run made the call; absent: the
+   * chat's own agent (or the user). Approval cards name it; a review node's author is it.
+   */
+  worker?: { id: string; label: string };
   /** Reports progress of a long call to the pane (eval: the last output line). Optional. */
   progress?(update: { lastLine?: string }): void;
   /**
