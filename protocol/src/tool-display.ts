@@ -112,6 +112,12 @@ export interface DebugDisplay {
    * focused notebook's kernel): the pane syncs JupyterLab's debugger for it (gutter).
    */
   notebook?: string;
+  /**
+   * The kernel adapter's cell breakpoints now, by the kernel's source path of each cell
+   * (`dumpCell`'s, the path JupyterLab's debugger keys its gutter by) → lines; with
+   * {@link notebook}, the pane draws them in that notebook's gutter.
+   */
+  breakpoints?: Array<{ source: string; lines: number[] }>;
 }
 
 /** One node of a plan (SPEC MODE-3): a piece of work and the keys of the nodes it needs first. */

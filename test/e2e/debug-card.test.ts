@@ -114,14 +114,12 @@ describe('the debug card (issue #12)', () => {
     const card = page.locator('.jp-cellmate-debug[data-state="stopped"]').first();
     await card.waitFor({ state: 'attached', timeout: 90_000 });
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ state: 'attached', timeout: 30_000 });
-    // JupyterLab's own debugger: the agent's breakpoint set before the run (line 3) in the loop
-    // cell's gutter — before anything else touches the shell (its own updates run on focus
-    // changes). The one set while stopped (line 4) shows in some runs and not in others (two
-    // full runs in three missed it): a known race of the sync (issue #12 stays open for it),
-    // so it is not asserted until fixed; nothing but lines 3 and 4 may ever be marked.
+    // JupyterLab's own debugger: both of the agent's breakpoints in the loop cell's gutter —
+    // the one set before the run (line 3) and the one set while stopped (line 4), which
+    // JupyterLab learns only from the card — before anything else touches the shell (its own
+    // updates run on focus changes).
     const loopCell = page.locator('.jp-Notebook .jp-Cell').nth(LOOP_INDEX);
-    await expect.poll(() => gutterBreakpoints(loopCell), { timeout: 20_000 }).toContain('3');
-    expect((await gutterBreakpoints(loopCell)).filter((n) => n !== '3' && n !== '4')).toEqual([]);
+    await expect.poll(() => gutterBreakpoints(loopCell), { timeout: 20_000 }).toEqual(['3', '4']);
     expect(await page.locator('.jp-Notebook .jp-Cell').first().locator('.cm-breakpoint-gutter').count()).toBeGreaterThan(0);
     expect(await gutterBreakpoints(page.locator('.jp-Notebook .jp-Cell').first())).toEqual([]);
     // JupyterLab's own debugger sidebar saw the kernel's `stopped` event and took the right

@@ -18,7 +18,7 @@ export interface IDebugCardActions {
    * Brings JupyterLab's own debugger for the open notebook at `notebook` in line with its
    * kernel's debugger (on/off, breakpoints in the gutter, the stopped frame).
    */
-  syncNotebookDebugger?(notebook: string): void;
+  syncNotebookDebugger?(notebook: string, breakpoints?: ReadonlyArray<{ source: string; lines: readonly number[] }>): void;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {

@@ -107,7 +107,7 @@ export function debugDisplayRenderer(actions: IDebugCardActions = {}): IToolDisp
         all.revealCell?.(cell.notebook, cell.index);
       }
       if (typeof display.notebook === 'string') {
-        all.syncNotebookDebugger?.(display.notebook);
+        all.syncNotebookDebugger?.(display.notebook, display.breakpoints);
       }
       return { node, summary: display.state === 'stopped' ? trans.__('stopped') : String(display.state), openByDefault: display.state === 'stopped', dispose: () => node.remove() };
     }
