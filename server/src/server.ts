@@ -12,6 +12,7 @@ import { builtinTools } from './tools/index.js';
 import { StagedEdits } from './structural/staged-edits.js';
 import { createEvalTool } from './tools/eval/eval.js';
 import { DebugSessionManager } from './dap/session-manager.js';
+import { followEndedDebugCards } from './tools/debug/ended-cards.js';
 import { createDebugTool } from './tools/debug/debug.js';
 import { PlanFlow } from './modes/plan-flow.js';
 import { PlanStore } from './modes/plan-store.js';
@@ -175,6 +176,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     }
   });
   const planFlow = new PlanFlow({ plans, chats: service, logger });
+  // A session ending between tool calls (TTL, adapter death, Terminate) marks its latest card ended.
+  const debugCards = followEndedDebugCards(debugSessions, service);
 
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
@@ -212,6 +215,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     process.off('exit', killKernels);
     kernelRetention?.dispose();
     debugRetention.dispose();
+    debugCards.dispose();
     await debugSessions.dispose();
     await service.dispose();
     await kernels?.dispose();
@@ -236,6 +240,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         kernelRetention?.dispose();
         debugRetention.dispose();
         await debugSessions.dispose(); // before the kernels: leaves their debuggers first
+        debugCards.dispose();
         planFlow.dispose();
         await service.dispose();
         plans.dispose();

@@ -139,6 +139,11 @@ describe('the debug card (issue #12)', () => {
 
     await card.locator('button.jp-cellmate-debug-terminate').click();
     await page.locator('button.jp-cellmate-debug-terminate', { hasText: 'Terminated' }).waitFor({ timeout: 30_000 });
+    // The session's latest card (the breakpoints one) says it ended, and offers no Terminate.
+    const last = page.locator('.jp-cellmate-debug').last();
+    await expect.poll(() => last.getAttribute('data-state'), { timeout: 20_000 }).toBe('ended');
+    expect(await last.locator('.jp-cellmate-debug-where').innerText()).toMatch(/^Ended \(ended: terminated on request\) — kernel: /);
+    expect(await last.locator('button.jp-cellmate-debug-terminate').count()).toBe(0);
     // The kernel's debugger is off again: so is JupyterLab's, its gutter gone.
     await expect.poll(() => loopCell.locator('.cm-breakpoint-gutter').count(), { timeout: 20_000 }).toBe(0);
 

@@ -48,7 +48,8 @@ export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle,
       ended: trans.__('Ended'),
       stopped: trans.__('Stopped')
     };
-    where.textContent = `${states[display.state] ?? String(display.state)} — ${String(display.adapter)}: ${String(display.target)}`;
+    const why = display.state === 'ended' && display.reason ? ` (${String(display.reason)})` : '';
+    where.textContent = `${states[display.state] ?? String(display.state)}${why} — ${String(display.adapter)}: ${String(display.target)}`;
   }
   node.appendChild(where);
   if (display.state === 'stopped' && top && typeof top.sourceLine === 'string') {
