@@ -1,6 +1,6 @@
 // Issue #9 (turn cost): the history is validated once per message, not once per step, and a
 // malformed history still ends the turn with a clear error instead of reaching the provider.
-import { modelMessageSchema, type ModelMessage } from 'ai';
+import { assistantModelMessageSchema, modelMessageSchema, systemModelMessageSchema, toolModelMessageSchema, userModelMessageSchema, type ModelMessage } from 'ai';
 import type { ChatEvent } from '@cellmate/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkHistory, InvalidHistoryError } from '../../src/agent/step-prompt.js';
@@ -20,13 +20,48 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('step prompt (issue #9)', () => {
   it('validates a message object once, however many steps see it', async () => {
-    const spy = vi.spyOn(modelMessageSchema, 'safeParse');
+    const spies = [systemModelMessageSchema, userModelMessageSchema, assistantModelMessageSchema, toolModelMessageSchema].map((s) => vi.spyOn(s, 'safeParse'));
+    const calls = () => spies.reduce((n, s) => n + s.mock.calls.length, 0);
     const history = [...turn(1), ...turn(2)];
     await checkHistory(history);
-    expect(spy).toHaveBeenCalledTimes(history.length);
+    expect(calls()).toBe(history.length);
     const next = [...history, ...turn(3)];
     await checkHistory(next);
-    expect(spy).toHaveBeenCalledTimes(history.length + 4); // only the four new messages
+    expect(calls()).toBe(history.length + 4); // only the four new messages
+  });
+
+  it('the role\'s own schema accepts exactly what the ModelMessage union accepts', async () => {
+    const cases: unknown[] = [
+      ...turn(1),
+      { role: 'system', content: 'be brief' },
+      { role: 'system', content: [{ type: 'text', text: 'parts are not allowed here' }] },
+      { role: 'user', content: [{ type: 'image', image: 'aGk=', mediaType: 'image/png' }] },
+      { role: 'user', content: [{ type: 'tool-call', toolCallId: 'x', toolName: 'eval', input: {} }] },
+      { role: 'assistant', content: [{ type: 'tool-call', toolName: 'eval' }] },
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'hm' }, { type: 'text', text: 'ok' }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'eval', output: { type: 'error-text', value: 'boom' } }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'eval', output: { type: 'content', value: [{ type: 'text', text: 'x' }, { type: 'image-data', data: 'aGk=', mediaType: 'image/png' }] } }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'eval', output: { type: 'text' } }] },
+      { role: 'tool', content: 'not parts' },
+      { role: 'user' },
+      { content: 'no role' },
+      { role: 'robot', content: 'hi' },
+      { role: 'user', content: 'hi', providerOptions: { cellmate: { nudge: true } } }
+    ];
+    for (const m of cases) {
+      const union = modelMessageSchema.safeParse(m).success;
+      const ours = await checkHistory([m as ModelMessage]).then(() => true, (e: unknown) => {
+        expect(e).toBeInstanceOf(InvalidHistoryError);
+        return false;
+      });
+      expect(ours, JSON.stringify(m)).toBe(union);
+    }
+  });
+
+  it('a message with no known role is named with the roles there are', async () => {
+    await expect(checkHistory([...turn(1), { role: 'robot', content: 'hi' } as unknown as ModelMessage])).rejects.toThrow(
+      /malformed at message 5: unknown role "robot" \(expected system, user, assistant or tool\)/
+    );
   });
 
   it('names the first malformed message', async () => {
