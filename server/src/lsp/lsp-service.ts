@@ -70,6 +70,8 @@ interface Slot {
 export class LspService {
   private readonly slots = new Map<string, Slot>();
   private table: Promise<ServerEntry[]> | undefined;
+  /** What the table files said was wrong or ignored (shown by `status`). */
+  private tableProblems: string[] = [];
   private disposed = false;
 
   constructor(private readonly options: LspServiceOptions) {}
@@ -95,7 +97,13 @@ export class LspService {
 
   /** The effective server table (read once; {@link reload} reads it again). */
   servers(): Promise<ServerEntry[]> {
-    this.table ??= loadServerTable(this.options.tableFiles ?? tableFiles(this.options.workspace, this.options.env), (e) => this.options.logger.warn(e.message));
+    if (!this.table) {
+      this.tableProblems = [];
+      this.table = loadServerTable(this.options.tableFiles ?? tableFiles(this.options.workspace, this.options.env), (e) => {
+        this.tableProblems.push(e.message);
+        this.options.logger.warn(e.message);
+      }, { workspace: this.options.workspace });
+    }
     return this.table;
   }
 
@@ -199,6 +207,7 @@ export class LspService {
         : `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): not usable — ${a.reason === 'no-root-marker' ? 'no root marker' : 'executable not found'}: ${a.message}`);
     }
     lines.push(`Servers for ${probe ? rel(this.options.workspace, probe) : 'the workspace root'}:\n${checks.join('\n') || '- none configured'}`);
+    if (this.tableProblems.length) lines.push(`Configuration problems (the rest of the table applies):\n${this.tableProblems.map((p) => `- ${p}`).join('\n')}`);
     return lines.join('\n');
   }
 
