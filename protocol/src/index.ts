@@ -11,7 +11,7 @@
  * notebook-edit planner both sides run).
  */
 import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells';
-import type { PlanApprovalState, ToolCallDisplay } from './tool-display';
+import type { OrchestrationApprovalState, PlanApprovalState, ToolCallDisplay } from './tool-display';
 
 /** Bumped when a request, notification or payload changes incompatibly. */
 export const PROTOCOL_VERSION = 1;
@@ -71,10 +71,10 @@ export const CHAT_MODES = ['chat', 'plan', 'review', 'orchestrate'] as const;
 export type ChatMode = (typeof CHAT_MODES)[number];
 
 /**
- * The modes a person may pick in the composer, in Shift+Tab order (MODE-8). `review` is set
- * by the system only (MODE-4); `orchestrate` joins once its artifact tool exists.
+ * The modes a person may pick in the composer, in Shift+Tab order (MODE-8): Agent, Plan,
+ * Orchestrate. `review` is set by the system only (MODE-4).
  */
-export const SELECTABLE_MODES: readonly ChatMode[] = ['chat', 'plan'];
+export const SELECTABLE_MODES: readonly ChatMode[] = ['chat', 'plan', 'orchestrate'];
 
 /** How each mode is named in the pane. */
 export const MODE_LABELS: Readonly<Record<ChatMode, string>> = { chat: 'Agent', plan: 'Plan', review: 'Review', orchestrate: 'Orchestrate' };
@@ -355,6 +355,17 @@ export interface Requests {
   'plan/resolve': {
     params: { chatId: string; planId: string; decision: 'approve' | 'reject'; reason?: string; model: ModelSettings };
     result: { state: PlanApprovalState; message: string };
+  };
+  /**
+   * The operator answers a pending orchestration (MODE-5; the orchestration card's Approve /
+   * Reject). Only a person's pane may: a connection that did not say `interactive: true` in
+   * `cellmate/hello` is refused, and no tool approves. Approving switches the chat to Agent
+   * and runs the tasks in dependency order, then the synthesis, with `model`; rejecting asks
+   * the agent (in Orchestrate) to revise. Refused (InvalidRequest) when not pending.
+   */
+  'orchestration/resolve': {
+    params: { chatId: string; orchestrationId: string; decision: 'approve' | 'reject'; reason?: string; model: ModelSettings };
+    result: { state: OrchestrationApprovalState; message: string };
   };
   /** The configured MCP servers with their state (issue #14; the pane's status shows them). */
   'mcp/servers': { params: Record<string, never>; result: McpServerStatus[] };

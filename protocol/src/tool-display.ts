@@ -8,7 +8,7 @@ import type { EvalKernelInfo } from './kernel-info';
  * `locations`, a debugger's `debug` state) are added here as new members of the union.
  * Chat files written before kinds existed carry eval displays without `kind`.
  */
-export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay;
+export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay | OrchestrationDisplay;
 
 /** The kinds of {@link ToolCallDisplay}. */
 export type ToolCallDisplayKind = ToolCallDisplay['kind'];
@@ -148,4 +148,62 @@ export interface PlanDisplay {
   approval: PlanApprovalState;
   /** The person's reason on a rejection. */
   reason?: string;
+}
+
+/** A role of an orchestration (SPEC MODE-5): who does a kind of task, on which model tier (VIBE-3). */
+export interface OrchestrationRole {
+  name: string;
+  tier: 'fast' | 'good';
+  brief: string;
+}
+
+/** One sub-task of an orchestration: a plan node with the role that does it. */
+export interface OrchestrationTask extends PlanNode {
+  role: string;
+}
+
+/** An orchestration's budget: how many workers at once, how long, how many tool calls. */
+export interface OrchestrationBudget {
+  max_workers: number;
+  max_minutes: number;
+  max_tool_calls?: number;
+}
+
+/**
+ * Where an orchestration's approval stands (MODE-5): proposing it asks the operator at once
+ * (`pending`, durable across restarts); `approved`, `rejected`, or `superseded` (a newer
+ * proposal replaced it while it was pending).
+ */
+export type OrchestrationApprovalState = 'pending' | 'approved' | 'rejected' | 'superseded';
+
+/** A task's (or the synthesis step's) progress once the orchestration is approved. */
+export type OrchestrationStepState = 'queued' | 'running' | 'done' | 'stopped' | 'skipped';
+
+/** How an approved orchestration's run stands. */
+export interface OrchestrationRun {
+  state: 'running' | 'done' | 'stopped';
+  /** By task key. */
+  tasks: Record<string, OrchestrationStepState>;
+  synthesis: OrchestrationStepState;
+  /** Why it stopped (budget spent, a turn ended early, the companion restarted). */
+  note?: string;
+}
+
+/**
+ * An orchestration card (propose_orchestration): roles, the task tree in dependency order,
+ * the synthesis step and the budget; while `approval` is `pending`, Approve / Reject
+ * (`orchestration/resolve`, a person's pane only). The companion updates every card of an
+ * orchestration when its approval or its run changes.
+ */
+export interface OrchestrationDisplay {
+  kind: 'orchestration';
+  orchestrationId: string;
+  roles: OrchestrationRole[];
+  tasks: OrchestrationTask[];
+  synthesis: string;
+  budget: OrchestrationBudget;
+  approval: OrchestrationApprovalState;
+  /** The operator's reason on a rejection. */
+  reason?: string;
+  run?: OrchestrationRun;
 }

@@ -19,3 +19,8 @@ export function newChatId(): string {
 export function newPlanId(): string {
   return `plan-${randomUUID().slice(0, 8)}`;
 }
+
+/** A fresh orchestration id (SPEC MODE-5). */
+export function newOrchestrationId(): string {
+  return `orch-${randomUUID().slice(0, 8)}`;
+}

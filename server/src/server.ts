@@ -18,6 +18,9 @@ import { PlanFlow } from './modes/plan-flow.js';
 import { PlanStore } from './modes/plan-store.js';
 import { createSubmitPlanTool } from './tools/submit_plan/submit_plan.js';
 import { createExitPlanModeTool } from './tools/exit_plan_mode/exit_plan_mode.js';
+import { OrchestrationFlow } from './modes/orchestration-flow.js';
+import { OrchestrationStore } from './modes/orchestration-store.js';
+import { createProposeOrchestrationTool } from './tools/propose_orchestration/propose_orchestration.js';
 import { processLauncher } from './dap/process-adapter.js';
 import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
@@ -144,6 +147,9 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const plans = new PlanStore(path.join(workspace, '.cellmate', 'plans'), (m) => logger.warn(m));
   if (!registry.get('submit_plan')) registry.register(createSubmitPlanTool(plans) as unknown as ToolDefinition);
   if (!registry.get('exit_plan_mode')) registry.register(createExitPlanModeTool(plans) as unknown as ToolDefinition);
+  // Orchestrate mode's artifact (issue #16, MODE-5): proposals are durable under .cellmate/orchestrations/; only the operator approves.
+  const orchestrations = new OrchestrationStore(path.join(workspace, '.cellmate', 'orchestrations'), { onProblem: (m) => logger.warn(m) });
+  if (!registry.get('propose_orchestration')) registry.register(createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition);
   // MCP servers (issue #14): their tools are deferred, registered when a search or a call first needs them.
   const mcp = new McpService({ workspace, env, logger });
   await mcp.configure();
@@ -173,16 +179,19 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       await harness.audit.removeChat(chatId);
       await removeChatOutputs(path.join(workspace, OUTPUTS_DIR), chatId);
       plans.removeChat(chatId);
+      orchestrations.removeChat(chatId);
     }
   });
   const planFlow = new PlanFlow({ plans, chats: service, logger });
   // A session ending between tool calls (TTL, adapter death, Terminate) marks its latest card ended.
   const debugCards = followEndedDebugCards(debugSessions, service);
+  // Approved orchestrations run as Agent turns; the workers service would pass its `executor` here.
+  const orchestrationFlow = new OrchestrationFlow({ store: orchestrations, chats: service, logger, calls: registry.onDidCall });
 
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, orchestrations: orchestrationFlow, mcp,
     // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
     editCards: {
       resolve: async (chatId, editId, action) => {
@@ -242,8 +251,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         await debugSessions.dispose(); // before the kernels: leaves their debuggers first
         debugCards.dispose();
         planFlow.dispose();
+        orchestrationFlow.dispose();
         await service.dispose();
         plans.dispose();
+        orchestrations.dispose();
         const { bytesWritten, records, compactions } = store.stats;
         logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
         await kernels?.dispose();

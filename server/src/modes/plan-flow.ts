@@ -1,11 +1,11 @@
-import { ErrorCodes, type ModelSettings, type PlanApprovalState, type ToolCallItem } from '@cellmate/protocol';
+import type { ModelSettings, PlanApprovalState, ToolCallItem } from '@cellmate/protocol';
 import type { ChatService } from '../chats/chat-service.js';
 import type { Logger } from '../config/logger.js';
-import { CellmateError } from '../errors.js';
 import { newItemId } from '../ids.js';
 import type { StoredPlan } from '../tools/submit_plan/plan-port.js';
 import { planDisplay } from '../tools/submit_plan/submit_plan.js';
 import type { PlanStore } from './plan-store.js';
+import { sendWhenIdle } from './turn-queue.js';
 
 /** How many of a chat's latest items are searched for plan cards to update. */
 const CARD_WINDOW = 500;
@@ -92,25 +92,9 @@ export class PlanFlow {
     }
   }
 
-  /**
-   * Sends `text` as a new turn once no turn runs (a person's own turn goes first), and
-   * waits for it to end. `'skipped'` when `stillWanted` says no by then.
-   */
-  private async sendWhenIdle(chatId: string, text: string, model: ModelSettings, origin?: string, stillWanted: () => boolean = () => true): Promise<string> {
-    const chats = this.options.chats;
-    for (;;) {
-      await chats.waitForTurn(chatId);
-      if (this.disposed) return 'skipped';
-      if (!stillWanted()) return 'skipped';
-      try {
-        await chats.send(chatId, text, model, undefined, undefined, origin);
-      } catch (error) {
-        if (error instanceof CellmateError && error.code === ErrorCodes.TurnRunning) continue; // someone started a turn meanwhile
-        throw error;
-      }
-      const ended = await chats.waitForTurn(chatId);
-      return ended?.reason ?? 'stop';
-    }
+  /** {@link sendWhenIdle} of this flow: skipped once the flow is disposed. */
+  private sendWhenIdle(chatId: string, text: string, model: ModelSettings, origin?: string, stillWanted: () => boolean = () => true): Promise<string> {
+    return sendWhenIdle(this.options.chats, chatId, text, model, origin, () => !this.disposed && stillWanted());
   }
 
   private notice(chatId: string, text: string): void {

@@ -85,10 +85,13 @@ const SPECS: readonly ModeSpec[] = [
     ]
   },
   {
-    mode: 'orchestrate', name: 'orchestrate', label: 'Orchestrate', selectable: false, maxTier: 'read', worktree: 'read-only',
+    mode: 'orchestrate', name: 'orchestrate', label: 'Orchestrate', selectable: true, maxTier: 'read', worktree: 'read-only',
     artifact: 'propose_orchestration',
     guidance: [
-      { text: 'You design the work, you do not run it: propose roles, a sub-task tree, a synthesis step and a budget with propose_orchestration; nothing runs until the user approves it.', needs: ['propose_orchestration'] }
+      { text: 'You design the work, you do not run it: explore with the read-only tools; nothing you do here changes the workspace.' },
+      { text: 'Propose roles {name, tier fast|good, brief}, a sub-task tree {key, title, description, role, depends_on[]}, a synthesis step and a budget with propose_orchestration; nothing runs until the user approves it in the pane, and no tool can approve it.', needs: ['propose_orchestration'] },
+      { text: 'After proposing, end your turn and wait: a re-proposal within 2 minutes of the last is refused. On approval the tasks run in Agent mode in dependency order, then the synthesis; on rejection, revise and propose again.', needs: ['propose_orchestration'] },
+      { text: 'If the request is small enough for one turn, say so plainly instead of orchestrating it.' }
     ]
   }
 ];

@@ -37,6 +37,9 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'plan/resolve': z.object({
     chatId, planId: z.string().min(1).max(100), decision: z.enum(['approve', 'reject']), reason: z.string().max(4_000).optional(), model: modelSettings
   }) as unknown as z.ZodType<Requests['plan/resolve']['params']>,
+  'orchestration/resolve': z.object({
+    chatId, orchestrationId: z.string().min(1).max(100), decision: z.enum(['approve', 'reject']), reason: z.string().max(4_000).optional(), model: modelSettings
+  }) as unknown as z.ZodType<Requests['orchestration/resolve']['params']>,
   'mcp/servers': empty as unknown as z.ZodType<Record<string, never>>,
   'debug/terminate': z.object({ chatId, sessionId: z.string().min(1).max(100) }),
   'chat/context': z.object({

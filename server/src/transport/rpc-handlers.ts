@@ -4,6 +4,7 @@ import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
 import { QuestionNotPendingError } from '../questions/question-broker.js';
 import { PlanNotPendingError } from '../modes/plan-store.js';
+import { OrchestrationNotPendingError } from '../modes/orchestration-store.js';
 import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
 import type { CompanionServices } from './services.js';
@@ -16,6 +17,8 @@ import { onRequest, sendNotification, type RequestHandlers } from './typed-rpc.j
  */
 export function createRequestHandlers(services: CompanionServices, onInteractive: () => void = () => {}, origin = nextOrigin()): RequestHandlers {
   const { chats: service, workspace, presence, questions, audit } = services;
+  // Whether this connection is a person's pane (said `interactive: true` in hello): only it may approve an orchestration (MODE-5).
+  let interactive = false;
   return {
     'cellmate/hello': async (params) => {
       if (params.protocolVersion !== PROTOCOL_VERSION) {
@@ -24,7 +27,10 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
           `Protocol mismatch: the page speaks version ${params.protocolVersion}, the companion server ${PROTOCOL_VERSION}. Reload the page; if that does not help, restart JupyterLab after updating Cellmate.`
         );
       }
-      if (params.interactive === true) onInteractive();
+      if (params.interactive === true) {
+        interactive = true;
+        onInteractive();
+      }
       const people = presence ? { interactiveConnections: presence.count } : {};
       return { protocolVersion: PROTOCOL_VERSION, serverVersion: SERVER_VERSION, workspace, providers: await service.providers(), ...people };
     },
@@ -47,6 +53,16 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
         return services.plans.resolve(params.chatId, params.planId, params.decision, params.model, params.reason, origin);
       } catch (error) {
         if (error instanceof PlanNotPendingError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
+        throw error;
+      }
+    },
+    'orchestration/resolve': (params) => {
+      if (!services.orchestrations) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no orchestration approvals.');
+      if (!interactive) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'Only a person\'s Cellmate pane can answer an orchestration: this connection did not say `interactive: true` in cellmate/hello.');
+      try {
+        return services.orchestrations.resolve(params.chatId, params.orchestrationId, params.decision, params.model, params.reason, origin);
+      } catch (error) {
+        if (error instanceof OrchestrationNotPendingError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
         throw error;
       }
     },

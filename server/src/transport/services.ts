@@ -3,6 +3,7 @@ import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
 import type { PlanFlow } from '../modes/plan-flow.js';
+import type { OrchestrationFlow } from '../modes/orchestration-flow.js';
 import type { Presence } from '../questions/presence.js';
 import type { QuestionBroker } from '../questions/question-broker.js';
 
@@ -33,6 +34,8 @@ export interface CompanionServices {
   focus?: KernelFocusSink;
   /** Plan approvals (`plan/resolve`, the plan card's Approve / Reject; MODE-3). */
   plans?: Pick<PlanFlow, 'resolve'>;
+  /** Orchestration approvals (`orchestration/resolve`, the card's Approve / Reject, interactive connections only; MODE-5). */
+  orchestrations?: Pick<OrchestrationFlow, 'resolve'>;
   /** Debug sessions (`debug/terminate`, the debug card's button; issue #12). */
   debug?: { terminate(chatId: string, sessionId?: string): Promise<unknown> };
   /** Configured MCP servers and their state (`mcp/servers`, issue #14). */

@@ -108,7 +108,9 @@ describe('a chat\'s mode in its turns (MODE-1/2)', () => {
 
   it('chat/set-mode takes only the modes a person may pick; review is the system\'s', () => {
     expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'plan' })).toEqual({ chatId: 'c', mode: 'plan' });
-    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'review' })).toThrow(/mode.*must be one of chat, plan \(review is started by the system\)/);
-    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'nope' })).toThrow(/must be one of chat, plan/);
+    // MODE-8: Agent, Plan, Orchestrate.
+    expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'orchestrate' })).toEqual({ chatId: 'c', mode: 'orchestrate' });
+    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'review' })).toThrow(/mode.*must be one of chat, plan, orchestrate \(review is started by the system\)/);
+    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'nope' })).toThrow(/must be one of chat, plan, orchestrate/);
   });
 });

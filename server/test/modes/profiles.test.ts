@@ -3,7 +3,7 @@
  * surface the registry lists and declares, the gate that judges a forced call, and the
  * prompt block must name exactly the same tools, for every mode.
  */
-import { CHAT_MODES, type ChatMode } from '@cellmate/protocol';
+import { CHAT_MODES, MODE_LABELS, SELECTABLE_MODES, type ChatMode } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MODE_PROFILES, profileOf } from '../../src/modes/profiles.js';
@@ -17,6 +17,12 @@ import { declarations } from '../../src/tools/catalog.js';
 import { defineTool, type ToolDefinition } from '../../src/tools/define-tool.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { actionClassesOf, ToolRegistry } from '../../src/tools/registry.js';
+import { OrchestrationStore } from '../../src/modes/orchestration-store.js';
+import { createProposeOrchestrationTool } from '../../src/tools/propose_orchestration/propose_orchestration.js';
+import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
+import { CALL_TOOL } from '../../src/tools/call_tool/call_tool.js';
+import os from 'node:os';
+import path from 'node:path';
 import { tempDir } from '../helpers/temp.js';
 
 const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
@@ -25,14 +31,20 @@ const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence
 const standIn = (name: string, tier: ToolDefinition['tier'], actionClasses?: ToolDefinition['actionClasses']): ToolDefinition =>
   defineTool({ name, tier, ...(actionClasses ? { actionClasses } : {}), description: `stand-in ${name}.`, parameters: z.object({ x: z.string() }), examples: [], execute: async () => ({ title: name, output: name }) }) as unknown as ToolDefinition;
 
-function fullRegistry(extra: ToolDefinition[] = []): ToolRegistry {
-  const tools = [...builtinTools({ questions: broker }), ...extra];
+/** Never written to: the real propose_orchestration only needs a store to exist. */
+const orchestrations = new OrchestrationStore(path.join(os.tmpdir(), `cellmate-profiles-${process.pid}`));
+
+function fullRegistry(extra: ToolDefinition[] = [], options: { catalog?: boolean } = {}): ToolRegistry {
+  const tools = [...builtinTools({ questions: broker }), createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition, ...extra];
   const names = new Set(tools.map((t) => t.name));
   for (const t of [
     standIn('exit_plan_mode', 'read', ['ask-user']), standIn('submit_plan', 'read'),
-    standIn('add_review_node', 'write', ['read']), standIn('finalize_review', 'write', ['read']), standIn('propose_orchestration', 'read')
+    standIn('add_review_node', 'write', ['read']), standIn('finalize_review', 'write', ['read'])
   ]) if (!names.has(t.name)) tools.push(t);
-  return new ToolRegistry(tools);
+  const registry = new ToolRegistry(tools);
+  // As the companion composes it (tools/harness.ts): tools off a surface's fixed row are indexed by tool_search.
+  if (options.catalog) registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);
+  return registry;
 }
 
 /** The names the block's generated line lists. */
@@ -47,26 +59,48 @@ const ctx = (workspace: string, mode: ChatMode) => ({
   workspace, signal: new AbortController().signal, actor: 'model' as const, chatId: `c${chatSeq++}`, turnId: 't', profile: profileOf(mode)
 });
 
+/**
+ * Each mode's fixed row (declared in full; the rest of the surface is indexed by tool_search
+ * and called through call_tool). `undefined`: not pinned down here (Review's tools are the
+ * review work's own; its row is checked where its tools are built).
+ */
+const FIXED: ReadonlyArray<[ChatMode, string[] | undefined]> = [
+  ['chat', ['ask_user', 'read']],
+  ['plan', ['ask_user', 'exit_plan_mode', 'read', 'submit_plan']],
+  ['review', undefined],
+  ['orchestrate', ['ask_user', 'propose_orchestration', 'read']]
+];
+
 describe('modes: one profile, three projections (MODE-2)', () => {
-  it.each(CHAT_MODES.map((m) => [m]))('%s: surface, guard and prompt block agree', async (mode) => {
+  it('the table covers every mode', () => {
+    expect(FIXED.map(([m]) => m).sort()).toEqual([...CHAT_MODES].sort());
+  });
+
+  it.each(FIXED)('%s: declared tools == what the gate lets the model call == the prompt block\'s tool line', async (mode, fixed) => {
     const ws = await tempDir();
-    const registry = fullRegistry();
-    const { profile, declared, promptBlock } = turnSurface(registry, mode);
+    const registry = fullRegistry([], { catalog: true });
+    const { profile, catalog, promptBlock } = turnSurface(registry, mode);
     expect(profile).toBe(MODE_PROFILES[mode]);
-    const surface = registry.list(profile).map((t) => t.name);
+    const surface = registry.list(profile).map((t) => t.name).sort();
     // Prompt: exactly the surface.
-    expect(blockNames(promptBlock)).toEqual([...surface].sort());
-    // Declaration: the surface without deferred tools, the same for the catalog's declarations.
-    expect(declared.map((t) => t.name)).toEqual(registry.list(profile).filter((t) => !t.deferred).map((t) => t.name));
-    expect(declarations(registry, profile).map((d) => d.name)).toEqual(declared.map((t) => t.name));
-    // Guard: every registered tool, forced with arguments no schema accepts, is refused iff it is off the surface.
+    expect(blockNames(promptBlock)).toEqual(surface);
+    // Declaration: the fixed row in full, every other surface tool in tool_search's index; nothing else.
+    const declared = catalog.declared.map((d) => d.name).filter((n) => n !== CALL_TOOL);
+    expect([...declared, ...catalog.deferred.map((t) => t.name)].sort()).toEqual(surface);
+    const index = catalog.declared.find((d) => d.name === 'tool_search')!.description;
+    for (const t of catalog.deferred) expect(index).toContain(`- ${t.name}: `);
+    if (fixed) expect(declared.filter((n) => n !== 'tool_search').sort()).toEqual(fixed);
+    expect(declarations(registry, profile)).toEqual(catalog.declared);
+    // Guard: every registered tool, forced by the model with arguments no schema accepts, is refused iff it is off the surface.
+    const letThrough: string[] = [];
     for (const tool of registry.list({ name: 'all', maxTier: 'exec' })) {
       const result = await registry.call(tool.name, null, ctx(ws, mode));
       expect(result.ok).toBe(false);
-      const refused = result.output.startsWith('Refused:');
-      expect({ tool: tool.name, refused }).toEqual({ tool: tool.name, refused: !surface.includes(tool.name) });
-      if (!refused) expect(result.title).toBe(`${tool.name}: invalid arguments`);
+      if (result.output.startsWith('Refused:')) continue;
+      expect(result.title).toBe(`${tool.name}: invalid arguments`);
+      letThrough.push(tool.name);
     }
+    expect(letThrough.sort()).toEqual(surface);
     // Pinned tools survive every filter (MODE-6).
     for (const pinned of PINNED_TOOLS) if (registry.get(pinned)) expect(surface).toContain(pinned);
     // Posture: a read-only mode has nothing world-changing on its surface (MODE-7).
@@ -82,7 +116,10 @@ describe('modes: one profile, three projections (MODE-2)', () => {
     expect(MODE_PROFILES.chat).toMatchObject({ name: 'agent', label: 'Agent', maxTier: 'exec', worktree: 'writable', selectable: true });
     expect(MODE_PROFILES.plan).toMatchObject({ maxTier: 'read', worktree: 'read-only', artifact: 'submit_plan', selectable: true });
     expect(MODE_PROFILES.review).toMatchObject({ maxTier: 'write', worktree: 'read-only', artifact: 'finalize_review', selectable: false });
-    expect(MODE_PROFILES.orchestrate).toMatchObject({ maxTier: 'read', worktree: 'read-only', artifact: 'propose_orchestration' });
+    expect(MODE_PROFILES.orchestrate).toMatchObject({ maxTier: 'read', worktree: 'read-only', artifact: 'propose_orchestration', selectable: true });
+    // MODE-8: the composer offers exactly the selectable profiles, in the protocol's Shift+Tab order.
+    expect(SELECTABLE_MODES).toEqual(CHAT_MODES.filter((m) => MODE_PROFILES[m].selectable));
+    expect(SELECTABLE_MODES.map((m) => MODE_LABELS[m])).toEqual(['Agent', 'Plan', 'Orchestrate']);
     for (const p of Object.values(MODE_PROFILES)) {
       if (p.worktree === 'read-only') expect([...(p.refusedActionClasses ?? [])].sort()).toEqual([...WORLD_CHANGING_CLASSES].sort());
       else expect(p.refusedActionClasses ?? []).toEqual([]);
