@@ -408,6 +408,28 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /**
+   * Approves or rejects a pending orchestration of the open chat (its card, MODE-5). Only
+   * this pane's connection (a person's: `interactive` in hello) can; approving runs the
+   * tasks with the configured model, so it needs one like sending does. A refusal comes back
+   * as `state: 'error'` for the card to show.
+   */
+  async resolveOrchestration(orchestrationId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      return { state: 'error', message: this._trans.__('No chat is open.') };
+    }
+    const model = this._usableModel();
+    if (!model) {
+      return { state: 'error', message: this._trans.__('Configure a model first: approving runs the tasks.') };
+    }
+    try {
+      return await this._connection.request('orchestration/resolve', { chatId, orchestrationId, decision, model, ...(reason ? { reason } : {}) });
+    } catch (error) {
+      return { state: 'error', message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
   /** Ends the open chat's debug session `sessionId` (the debug card's Terminate); true when it ended. */
   async terminateDebug(sessionId: string): Promise<boolean> {
     const chatId = this.store.state?.chatId;

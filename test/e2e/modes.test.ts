@@ -1,6 +1,6 @@
 /**
  * Modes in the browser (issue #16, SPEC MODE-1/3/8), real JupyterLab + Chromium, scripted
- * model: the composer's mode selector (Agent, Plan) and Shift+Tab, the header's mode; then
+ * model: the composer's mode selector (Agent, Plan, Orchestrate) and Shift+Tab, the header's mode; then
  * Plan end to end — the run ends without a plan and gets the one nudge, submits a plan and
  * asks for approval, the companion is killed while the approval is pending and the card is
  * still pending after the restart, Approve returns the chat to Agent and the steps run as
@@ -61,8 +61,8 @@ describe('modes (issue #16)', () => {
     rmSync(log, { force: true });
   });
 
-  it('MODE-8: the composer offers Agent and Plan, Shift+Tab cycles them, the header shows the mode', async () => {
-    expect(await select().locator('option').allTextContents()).toEqual(['Agent', 'Plan']);
+  it('MODE-8: the composer offers Agent, Plan and Orchestrate, Shift+Tab cycles them, the header shows the mode', async () => {
+    expect(await select().locator('option').allTextContents()).toEqual(['Agent', 'Plan', 'Orchestrate']);
     await expect.poll(() => badge().textContent()).toBe('Mode: Agent');
     const input = page.locator('textarea.jp-cellmate-input');
     await input.focus();
@@ -72,6 +72,10 @@ describe('modes (issue #16)', () => {
     expect(await select().inputValue()).toBe('plan');
     // Shift+Tab changed the mode, it did not move the focus out of the composer.
     expect(await page.evaluate(() => document.activeElement?.classList.contains('jp-cellmate-input'))).toBe(true);
+    await input.press('Shift+Tab');
+    await page.locator('.jp-cellmate-mode-badge[data-mode="orchestrate"]').waitFor();
+    expect(await badge().textContent()).toBe('Mode: Orchestrate');
+    expect(await select().inputValue()).toBe('orchestrate');
     await input.press('Shift+Tab');
     await page.locator('.jp-cellmate-mode-badge[data-mode="chat"]').waitFor();
     await select().selectOption('plan');

@@ -1,6 +1,6 @@
 /**
  * The composer: a textarea (Enter sends, Shift+Enter adds a line), the mode selector
- * (MODE-8: Agent, Plan; Shift+Tab cycles) and one button that is Send while idle and Stop
+ * (MODE-8: Agent, Plan, Orchestrate; Shift+Tab cycles) and one button that is Send while idle and Stop
  * while a turn runs.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';

@@ -29,6 +29,7 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
         copyToNotebook: context.copyToNotebook,
         resolveEdit: context.resolveEdit,
         resolvePlan: context.resolvePlan,
+        resolveOrchestration: context.resolveOrchestration,
         debug: context.debug,
         openLocation: context.openLocation
       });

@@ -66,6 +66,7 @@ export class CellmatePanel extends Panel {
       copyToNotebook: options.copyToNotebook,
       resolveEdit: (editId, action) => controller.resolveEdit(editId, action),
       resolvePlan: (planId, decision, reason) => controller.resolvePlan(planId, decision, reason),
+      resolveOrchestration: (id, decision, reason) => controller.resolveOrchestration(id, decision, reason),
       debug: options.debug,
       openLocation: options.openLocation,
       loadOlder: () => void controller.loadOlder()
