@@ -2,7 +2,8 @@
 // composed for real (startServer: every built-in tool registered, eval included), one turn
 // per provider against a local HTTP stand-in (server/test/helpers/provider-stand-in.ts)
 // that records the request body the real AI SDK provider package sent; counted are that
-// body's `tools` (as JSON) plus its system prompt. Also: every tool declared in full
+// body's `tools` (as JSON) plus its system prompt — for a chat in each mode too (issue #16:
+// each mode's fixed surface, MODE-2; `mode_<mode>_tokens` are OpenAI's). Also: every tool declared in full
 // (full_tokens, the catalog before issue #14) and the deferred index alone.
 // Tokenizer: js-tiktoken o200k_base (GPT-4o/4.1/5) for every provider. Anthropic's own
 // tokenizer is not public (only its count_tokens API), so anthropic_fixed_tokens is the
@@ -29,9 +30,12 @@ const tokens = (value) => enc.encode(typeof value === 'string' ? value : JSON.st
 
 console.log(machineLine());
 const fixed = {};
+// Each mode's fixed surface (issue #16, MODE-2): the same count for a turn of a chat in that mode.
+const MODES = ['chat', 'plan', 'review', 'orchestrate'];
+const modeFixed = {};
 let registry;
 for (const provider of ['openai', 'anthropic', 'openai-compatible']) {
-  const standIn = await startProviderStandIn(provider, [{ text: 'ok' }]);
+  const standIn = await startProviderStandIn(provider, [{ text: 'ok' }, ...MODES.map(() => ({ text: 'ok' }))]);
   const ws = mkdtempSync(path.join(os.tmpdir(), 'cellmate-catalog-'));
   const server = await startServer({
     workspace: ws, stdio: { input: new PassThrough(), output: new PassThrough() }, fetch: standIn.fetch, maxRetries: 0,
@@ -47,6 +51,20 @@ for (const provider of ['openai', 'anthropic', 'openai-compatible']) {
   const system = tokens(systemPrompt(provider, body));
   fixed[provider] = tools + system;
   console.log(`  ${provider.padEnd(18)} declared: ${declaredTools(provider, body).map((t) => t.name).join(', ')} — tools ${tools} + system ${system} = ${tools + system} tokens`);
+  modeFixed[provider] = {};
+  for (const mode of MODES) {
+    const modeChat = server.service.create();
+    server.service.setMode(modeChat.id, mode);
+    const before = standIn.requests.length;
+    await server.service.send(modeChat.id, 'hi', standIn.settings);
+    await server.service.waitForTurn(modeChat.id);
+    const modeBody = standIn.requests[before]?.body;
+    if (!modeBody) throw new Error(`${provider} ${mode}: the stand-in received no request`);
+    const t = tokens(modeBody.tools ?? []);
+    const sys = tokens(systemPrompt(provider, modeBody));
+    modeFixed[provider][mode] = t + sys;
+    console.log(`    mode ${mode.padEnd(12)} declared: ${declaredTools(provider, modeBody).map((d) => d.name).join(', ')} — tools ${t} + system ${sys} = ${t + sys} tokens`);
+  }
   await server.dispose();
   await standIn.close();
 }
@@ -55,4 +73,5 @@ for (const d of full) console.log(`    ${d.name.padEnd(16)} ${tokens(d)} tokens 
 const { deferred } = surfaceCatalog(registry);
 console.log('tokenizer: o200k_base for every provider (Anthropic publishes no tokenizer; its count_tokens API is the reference)');
 console.log(`openai-compatible: fixed_tokens=${fixed['openai-compatible']}`);
-console.log(`catalog: openai_fixed_tokens=${fixed.openai} anthropic_fixed_tokens=${fixed.anthropic} full_tokens=${tokens(full)} index_tokens=${tokens(deferredIndex(deferred))} tools=${registry.list().length}`);
+for (const provider of Object.keys(modeFixed)) console.log(`modes ${provider}: ${MODES.map((m) => `${m}=${modeFixed[provider][m]}`).join(' ')}`);
+console.log(`catalog: openai_fixed_tokens=${fixed.openai} anthropic_fixed_tokens=${fixed.anthropic} full_tokens=${tokens(full)} index_tokens=${tokens(deferredIndex(deferred))} tools=${registry.list().length} ${MODES.map((m) => `mode_${m}_tokens=${modeFixed.openai[m]}`).join(' ')}`);

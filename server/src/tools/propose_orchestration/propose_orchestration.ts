@@ -20,32 +20,32 @@ const whole = (what: string, min: number, max: number) =>
 export const proposeOrchestrationParameters = z.strictObject({
   roles: z.array(
     z.strictObject({
-      name: id('analyst').describe('Short unique id of the role, e.g. "analyst".'),
+      name: id('analyst').describe('Unique role id.'),
       tier: z.enum(['fast', 'good'], { error: 'must be "fast" (mechanical work with a clear spec) or "good" (design, judgement)' })
-        .describe('Model tier: "fast" for mechanical work with a clear spec, "good" for design and judgement.'),
-      brief: text('what the role does and how it reports', 2_000).describe('What this role does and how it reports back.')
+        .describe('fast or good.'),
+      brief: text('what the role does and how it reports', 2_000).describe('What it does, how it reports.')
     }),
     { error: 'must be a list of {name, tier, brief} objects' }
   ).min(1, { error: 'must have at least one role' }).max(12, { error: 'must have at most 12 roles' })
-    .describe('Who does the work.'),
+    ,
   tasks: z.array(
     z.strictObject({
-      key: id('load-data').describe('Short unique id, e.g. "load-data".'),
-      title: text('a short imperative title', 200).describe('Short imperative title.'),
-      description: text('what to do and how to know it is done', 4_000).describe('What to do, concretely, and how to tell it is done.'),
-      role: z.string({ error: 'must be the name of one of the roles' }).describe('The name of the role that does it.'),
+      key: id('load-data').describe('Unique task id.'),
+      title: text('a short imperative title', 200),
+      description: text('what to do and how to know it is done', 4_000).describe('What to do; how to tell it is done.'),
+      role: z.string({ error: 'must be the name of one of the roles' }).describe('A role name.'),
       depends_on: z.array(z.string({ error: 'must be a list of task keys' }), { error: 'must be a list of task keys ([] when none)' }).max(50)
-        .describe('Keys of the tasks that must be done first ([] when none).')
+        .describe('Task keys first.')
     }),
     { error: 'must be a list of {key, title, description, role, depends_on} objects' }
   ).min(1, { error: 'must have at least one task (if the work needs no orchestration, say so instead)' }).max(50, { error: 'must have at most 50 tasks: group the work into larger tasks' })
-    .describe('The sub-tasks, as a dependency tree.'),
-  synthesis: text('how the results are combined', 4_000).describe('How the tasks\' results are combined into the answer.'),
+    ,
+  synthesis: text('how the results are combined', 4_000),
   budget: z.strictObject({
-    max_workers: whole('workers at once', 1, 8).describe('Workers at once (1–8).'),
-    max_minutes: whole('minutes for the whole run', 1, 240).describe('Minutes for the whole run (1–240).'),
-    max_tool_calls: whole('tool calls over all tasks', 1, 5_000).optional().describe('Tool calls over all tasks (1–5000); optional.')
-  }, { error: 'must be {max_workers, max_minutes, max_tool_calls?}' }).describe('Limits of the run.')
+    max_workers: whole('workers at once', 1, 8),
+    max_minutes: whole('minutes for the whole run', 1, 240),
+    max_tool_calls: whole('tool calls over all tasks', 1, 5_000).optional()
+  }, { error: 'must be {max_workers, max_minutes, max_tool_calls?}' })
 });
 export type ProposeOrchestrationArgs = z.infer<typeof proposeOrchestrationParameters>;
 
@@ -131,18 +131,17 @@ export function createProposeOrchestrationTool(port: OrchestrationPort, options:
       {
         args: {
           roles: [
-            { name: 'analyst', tier: 'good', brief: 'Explores the data and decides what to compute; reports findings as bullet points.' },
-            { name: 'plotter', tier: 'fast', brief: 'Makes the charts it is asked for in report.ipynb; reports the cell ids.' }
+            { name: 'analyst', tier: 'good', brief: 'Explores the data; reports findings as bullets.' },
+            { name: 'plotter', tier: 'fast', brief: 'Draws the charts asked for.' }
           ],
           tasks: [
-            { key: 'load', title: 'Load and clean sales.csv', description: 'Parse dates, drop rows without a region; report the row count.', role: 'analyst', depends_on: [] },
-            { key: 'regions', title: 'Revenue by region', description: 'Monthly revenue per region; check the totals match.', role: 'analyst', depends_on: ['load'] },
-            { key: 'chart', title: 'Chart it', description: 'One line per region in report.ipynb.', role: 'plotter', depends_on: ['regions'] }
+            { key: 'load', title: 'Load sales.csv', description: 'Parse dates, drop rows without a region.', role: 'analyst', depends_on: [] },
+            { key: 'chart', title: 'Chart it', description: 'One line per region in report.ipynb.', role: 'plotter', depends_on: ['load'] }
           ],
-          synthesis: 'Summarise the regional trends in three sentences under the chart.',
-          budget: { max_workers: 2, max_minutes: 20, max_tool_calls: 60 }
+          synthesis: 'Summarise the trends in three sentences.',
+          budget: { max_workers: 2, max_minutes: 20 }
         },
-        comment: 'two roles, three tasks in a chain'
+        comment: 'two roles, two tasks in a chain'
       }
     ],
     actionClasses: ['ask-user'],
