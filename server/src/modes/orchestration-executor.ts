@@ -57,14 +57,21 @@ export function synthesisMessage(o: StoredOrchestration): string {
  * chat, one at a time (a chat runs one turn at a time), on the model the operator approved
  * with — a role's tier picks a model only where workers run the tasks. A step whose turn
  * does not end normally, or finds the chat no longer in Agent mode, stops the run. The
- * budget's abort ends the running turn.
+ * budget's abort ends the step's own turn — never a person's turn the step is waiting behind.
  */
 export function agentTurnExecutor(chats: ChatService): OrchestrationExecutor {
   const turn = async (o: StoredOrchestration, text: string, context: StepContext): Promise<StepOutcome> => {
-    const onAbort = (): void => void chats.abort(o.chatId).catch(() => undefined);
+    let ours = false; // the chat's running turn is this step's (from its start to its end)
+    const onAbort = (): void => {
+      if (ours) void chats.abort(o.chatId).catch(() => undefined);
+    };
     context.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const ended = await sendWhenIdle(chats, o.chatId, text, context.model, context.origin, () => !context.signal.aborted && chats.get(o.chatId, 1).mode === 'chat');
+      const ended = await sendWhenIdle(chats, o.chatId, text, context.model, context.origin, () => !context.signal.aborted && chats.get(o.chatId, 1).mode === 'chat', () => {
+        ours = true;
+        if (context.signal.aborted) onAbort(); // the budget ran out while the turn was starting
+      });
+      ours = false;
       if (ended === 'stop') return { ok: true };
       if (ended === 'skipped') return { ok: false, reason: context.signal.aborted ? 'the run was stopped' : 'the chat left Agent mode' };
       return { ok: false, reason: `its turn ended (${ended})` };

@@ -6,7 +6,7 @@ import { newItemId } from '../ids.js';
 import type { StoredOrchestration } from '../tools/propose_orchestration/orchestration-port.js';
 import { formatDuration, orchestrationDisplay } from '../tools/propose_orchestration/propose_orchestration.js';
 import { agentTurnExecutor, type OrchestrationExecutor, type StepOutcome } from './orchestration-executor.js';
-import type { OrchestrationStore } from './orchestration-store.js';
+import { OrchestrationNotPendingError, type OrchestrationStore } from './orchestration-store.js';
 import { sendWhenIdle } from './turn-queue.js';
 
 /** How many of a chat's latest items are searched for orchestration cards to update. */
@@ -22,7 +22,7 @@ export interface OrchestrationFlowOptions {
    * The workers service (issue #16 item 5) passes its own here — the one seam it needs.
    */
   executor?: OrchestrationExecutor;
-  /** Every tool call the registry makes (`registry.onDidCall`): counted against `max_tool_calls`. */
+  /** Every tool call the registry makes (`registry.onDidCall`): counted against `max_tool_calls` (all of the chat's while a run is on). */
   calls?: Event<{ chatId: string }>;
   /** Milliseconds in one budget minute (default 60,000; tests shorten it). */
   minuteMs?: number;
@@ -43,6 +43,8 @@ export class OrchestrationFlow {
   private readonly running = new Map<string, Promise<void>>();
   private readonly aborts = new Set<AbortController>();
   private readonly counters = new Map<string, { count: number; onCall(): void }>();
+  /** The orchestration whose run is on, by chat (one at a time per chat). */
+  private readonly runs = new Map<string, string>();
   private readonly executor: OrchestrationExecutor;
   private readonly minuteMs: number;
   private disposed = false;
@@ -61,6 +63,10 @@ export class OrchestrationFlow {
    */
   resolve(chatId: string, id: string, decision: 'approve' | 'reject', model: ModelSettings, reason?: string, origin?: string): { state: OrchestrationApprovalState; message: string } {
     this.options.chats.get(chatId, 1); // ChatNotFound first
+    const runningId = this.runs.get(chatId);
+    if (decision === 'approve' && runningId !== undefined && runningId !== id) {
+      throw new OrchestrationNotPendingError(`Orchestration ${runningId} is still running in this chat: approve this one once it has finished, or press Stop to end it.`);
+    }
     const o = this.options.store.resolve(chatId, id, decision, reason);
     if (decision === 'approve') {
       this.options.chats.setMode(chatId, 'chat');
@@ -120,6 +126,7 @@ export class OrchestrationFlow {
     const limit = o.budget.max_tool_calls;
     const counter = { count: 0, onCall: () => { if (limit !== undefined && ++counter.count >= limit) stop(`its tool-call budget (${limit} calls) is spent`); } };
     this.counters.set(o.chatId, counter);
+    this.runs.set(o.chatId, o.id);
     const results = new Map<string, StepOutcome>();
     const context = { model, ...(origin !== undefined ? { origin } : {}), signal: abort.signal, results };
     let failure: string | undefined;
@@ -155,6 +162,7 @@ export class OrchestrationFlow {
       clearTimeout(deadline);
       this.aborts.delete(abort);
       if (this.counters.get(o.chatId) === counter) this.counters.delete(o.chatId);
+      if (this.runs.get(o.chatId) === o.id) this.runs.delete(o.chatId);
     }
     if (this.disposed) return; // the next companion marks the run stopped when it loads it
     const why = spent ? `the run stopped: ${spent}` : failure;

@@ -7,14 +7,16 @@ import { CellmateError } from '../errors.js';
  * first), and waits for that turn to end; resolves with how it ended (`stop`, `aborted`,
  * `error`, …). `'skipped'` when `stillWanted` says no by then (the mode changed, the flow
  * was disposed). Approved plans and orchestrations run their steps through this (MODE-3/5).
+ * `onStarted` hears the turn's id once it runs (until it ends, the chat's running turn is this one).
  * @throws whatever `chats.send` throws besides a lost race for the turn (e.g. unusable model settings)
  */
-export async function sendWhenIdle(chats: ChatService, chatId: string, text: string, model: ModelSettings, origin?: string, stillWanted: () => boolean = () => true): Promise<string> {
+export async function sendWhenIdle(chats: ChatService, chatId: string, text: string, model: ModelSettings, origin?: string, stillWanted: () => boolean = () => true, onStarted?: (turnId: string) => void): Promise<string> {
   for (;;) {
     await chats.waitForTurn(chatId);
     if (!stillWanted()) return 'skipped';
     try {
-      await chats.send(chatId, text, model, undefined, undefined, origin);
+      const { turnId } = await chats.send(chatId, text, model, undefined, undefined, origin);
+      onStarted?.(turnId);
     } catch (error) {
       if (error instanceof CellmateError && error.code === ErrorCodes.TurnRunning) continue; // someone started a turn meanwhile
       throw error;

@@ -321,6 +321,59 @@ describe('an Orchestrate run end to end (MODE-5)', () => {
   }, 30_000);
 });
 
+describe('the budget never ends a person\'s turn; one run per chat', () => {
+  it('a step waiting behind a person\'s turn when the time runs out is skipped, and that turn ends normally', async () => {
+    const ws = await tempDir();
+    const model = await scriptSettings(ws, {
+      turns: [
+        [{ toolCalls: [{ toolName: 'propose_orchestration', input: { ...PROPOSAL, budget: { max_workers: 1, max_minutes: 1 } } }], chunkDelayMs: 0 }, fast('Proposed.')],
+        [{ text: 'my own long answer to the person, word by word, slowly', chunkDelayMs: 120 }]
+      ]
+    });
+    const { h, store, flow } = await flowHarness(ws, { minuteMs: 300 });
+    const chat = h.service.create();
+    h.service.setMode(chat.id, 'orchestrate');
+    await h.sendAndWait(chat.id, 'go', model);
+    const id = store.latest(chat.id)!.id;
+    await h.service.send(chat.id, 'a question of my own first', model); // the person's turn, running
+    flow.resolve(chat.id, id, 'approve', model);
+    const own = await h.service.waitForTurn(chat.id);
+    expect(own?.reason).toBe('stop');
+    await flow.settled(chat.id);
+    expect(userTexts(h, chat.id)).toEqual(['go', 'a question of my own first']);
+    expect(store.latest(chat.id)!.run).toMatchObject({ state: 'stopped', tasks: { load: 'stopped', clean: 'skipped', chart: 'skipped' }, note: 'The run stopped: its time budget (1 min) is spent' });
+    flow.dispose();
+    await h.dispose();
+  }, 30_000);
+
+  it('a second orchestration cannot be approved while the first one runs in the chat', async () => {
+    const ws = await tempDir();
+    const gate: Array<() => void> = [];
+    const executor: OrchestrationExecutor = {
+      concurrency: () => 1,
+      runTask: () => new Promise<StepOutcome>((resolve) => gate.push(() => resolve({ ok: true }))),
+      runSynthesis: async () => ({ ok: true })
+    };
+    const { h, store, flow } = await flowHarness(ws, { executor });
+    const chat = h.service.create();
+    const small = { roles: [ROLES[0]!], tasks: [task('a')], synthesis: 's', budget: { max_workers: 1, max_minutes: 5 } };
+    const first = store.propose(chat.id, small).id;
+    flow.resolve(chat.id, first, 'approve', { provider: 'scripted', model: 'x' });
+    const second = store.propose(chat.id, small).id;
+    expect(() => flow.resolve(chat.id, second, 'approve', { provider: 'scripted', model: 'x' })).toThrow(`Orchestration ${first} is still running in this chat: approve this one once it has finished, or press Stop to end it.`);
+    expect(store.get(chat.id, second)?.approval).toBe('pending');
+    while (!gate.length) await new Promise((r) => setTimeout(r, 5));
+    gate[0]!();
+    await flow.settled(chat.id);
+    expect(flow.resolve(chat.id, second, 'approve', { provider: 'scripted', model: 'x' }).state).toBe('approved');
+    while (gate.length < 2) await new Promise((r) => setTimeout(r, 5));
+    gate[1]!();
+    await flow.settled(chat.id);
+    flow.dispose();
+    await h.dispose();
+  }, 30_000);
+});
+
 describe('the executor seam (where workers plug in)', () => {
   it('tasks start once their dependencies are done, up to min(concurrency, max_workers) at once; a failed task skips what depends on it', async () => {
     const ws = await tempDir();
