@@ -3,7 +3,8 @@
  * Chromium, scripted model: the person picks Orchestrate in the composer, a scripted
  * Orchestrate turn (read-only surface) proposes roles, a task tree, a synthesis and a
  * budget; the pane shows the orchestration card with Approve / Reject and nothing runs;
- * the person approves; the chat returns to Agent and the tasks run as turns in dependency
+ * the companion is killed while it is pending and the card is still pending after the
+ * restart; the person approves; the chat returns to Agent and the tasks run as turns in dependency
  * order, then the synthesis, each task's progress shown on the card.
  */
 import { readFileSync, rmSync } from 'node:fs';
@@ -68,7 +69,7 @@ describe('Orchestrate mode (issue #16)', () => {
     rmSync(log, { force: true });
   });
 
-  it('MODE-5: a scripted Orchestrate turn proposes, the card shows it and nothing runs; Approve runs the tasks in dependency order, then the synthesis', async () => {
+  it('MODE-5: a scripted Orchestrate turn proposes, the card shows it and nothing runs, pending across a companion restart; Approve runs the tasks in dependency order, then the synthesis', async () => {
     expect(await select().locator('option').allTextContents()).toEqual(['Agent', 'Plan', 'Orchestrate']);
     await select().selectOption('orchestrate');
     await page.locator('.jp-cellmate-mode-badge[data-mode="orchestrate"]').waitFor();
@@ -101,6 +102,15 @@ describe('Orchestrate mode (issue #16)', () => {
     expect(await page.locator('.jp-cellmate-item[data-kind="user"]').count()).toBe(1);
     expect(await badge().getAttribute('data-mode')).toBe('orchestrate');
     await screenshot(page, 'orchestrate-pending');
+
+    // Kill the companion while the approval is pending: after the restart the card is still pending.
+    const before = await jupyter.status();
+    process.kill(before.pid!, 'SIGKILL');
+    await jupyter.waitForStatus(s => s.ready && s.pid !== before.pid && s.restarts >= before.restarts + 1);
+    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: /reconnected/i }).waitFor();
+    await expect.poll(() => card.count(), { timeout: 30_000 }).toBe(1);
+    expect(await badge().getAttribute('data-mode')).toBe('orchestrate');
 
     await card.locator('button.jp-cellmate-orchestration-approve').click();
     await page.locator('.jp-cellmate-mode-badge[data-mode="chat"]').waitFor({ timeout: 30_000 });
