@@ -21,6 +21,8 @@ import type { ToolDefinition } from '../../src/tools/define-tool.js';
 import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
+import { checkParams } from '../../src/transport/params.js';
+import { createRequestHandlers } from '../../src/transport/rpc-handlers.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -129,6 +131,22 @@ describe('review/start and the person\'s approval (MODE-4)', () => {
     expect(first.text).toContain('Review the notebook sales.ipynb (2 cells, as saved).');
     expect(first.text).toContain('### cell 2 (code, id c2)\n```python\ndf = load()\ndf.head()\n```');
     expect(reviews.get(chatId)).toMatchObject({ scope: { kind: 'notebook', path: 'sales.ipynb' }, label: 'sales.ipynb', files: ['sales.ipynb'] });
+    await h.dispose();
+  });
+
+  it('over the wire: params are checked, nothing-to-review and a refused approval come back as InvalidRequest with the message', async () => {
+    const ws = await tempDir();
+    git(ws, 'init', '-q');
+    const { h, flow } = await reviewSetup(ws);
+    const model = { provider: 'scripted' as const, model: 's' };
+    expect(() => checkParams('review/start', { scope: 'everything', model })).toThrow('Invalid params for review/start: "scope" must be "git-diff" or {notebook: "<path>.ipynb"}.');
+    expect(checkParams('review/start', { scope: { notebook: 'a.ipynb' }, model })).toMatchObject({ scope: { notebook: 'a.ipynb' } });
+    expect(() => checkParams('review/approve', { chatId: 'c' })).toThrow(/"nodeId"/);
+    const handlers = createRequestHandlers({ workspace: ws, chats: h.service, reviews: flow });
+    const cancel = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) } as never;
+    await expect(handlers['review/start']({ scope: 'git-diff', model }, cancel)).rejects.toMatchObject({ code: -32600, message: 'Nothing to review: git diff is empty and there are no untracked files.' });
+    const chat = h.service.create();
+    await expect(handlers['review/approve']({ chatId: chat.id, nodeId: 'n1' }, cancel)).rejects.toMatchObject({ code: -32600, message: 'No finding "n1": this chat has no review findings yet.' });
     await h.dispose();
   });
 });
