@@ -13,7 +13,10 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/config/logger.js';
 import { createReviewAxes } from '../../src/modes/review-axes.js';
 import { ReviewFlow } from '../../src/modes/review-flow.js';
-import { ReviewScopeError } from '../../src/modes/review-scope.js';
+import { collectGitDiff, ReviewScopeError } from '../../src/modes/review-scope.js';
+import { PolicyStore } from '../../src/policy/policy-store.js';
+import { readTool } from '../../src/tools/read/read.js';
+import { chmod, mkdir, readdir } from 'node:fs/promises';
 import { ReviewStore } from '../../src/modes/review-store.js';
 import { createAddReviewNodeTool } from '../../src/tools/add_review_node/add_review_node.js';
 import { createApproveReviewNodeTool } from '../../src/tools/approve_review_node/approve_review_node.js';
@@ -148,5 +151,47 @@ describe('review/start and the person\'s approval (MODE-4)', () => {
     const chat = h.service.create();
     await expect(handlers['review/approve']({ chatId: chat.id, nodeId: 'n1' }, cancel)).rejects.toMatchObject({ code: -32600, message: 'No finding "n1": this chat has no review findings yet.' });
     await h.dispose();
+  });
+
+  it('files the policy does not let the agent read stay out of the diff (and the message says so)', async () => {
+    const ws = await tempDir();
+    git(ws, 'init', '-q');
+    await writeFile(path.join(ws, 'a.py'), 'x = 1\n');
+    await writeFile(path.join(ws, 'secrets.env'), 'TOKEN=old\n');
+    git(ws, 'add', '.');
+    git(ws, 'commit', '-qm', 'base');
+    await writeFile(path.join(ws, 'a.py'), 'x = 2\n');
+    await writeFile(path.join(ws, 'secrets.env'), 'TOKEN=hunter2-new\n');
+    await mkdir(path.join(ws, '.cellmate'));
+    await writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: 'read', pattern: 'secrets.env', action: 'deny' }] }));
+    const registry = new ToolRegistry([readTool], { policy: new PolicyStore({ workspace: ws, env: { CELLMATE_POLICY: '/nonexistent/policy.json' } }) });
+    const scope = await collectGitDiff(ws, process.env, (f) => registry.isPathAllowed('read', f, ws));
+    expect(scope.files).toEqual(['a.py']);
+    expect(scope.label).toBe('git diff (1 file)');
+    expect(scope.text).toContain('+x = 2');
+    expect(scope.text).not.toContain('hunter2');
+    expect(scope.text).not.toContain('secrets.env');
+    expect(scope.text).toContain('(1 changed file is left out: the policy does not let the agent read it.)');
+  });
+
+  it('starting a review runs no command a repository\'s own config names (external diff, textconv, fsmonitor)', async () => {
+    const ws = await tempDir();
+    const marks = await tempDir();
+    git(ws, 'init', '-q');
+    await writeFile(path.join(ws, 'a.py'), 'x = 1\n');
+    git(ws, 'add', '.');
+    git(ws, 'commit', '-qm', 'base');
+    const hook = path.join(marks, 'hook.sh');
+    await writeFile(hook, `#!/bin/sh\ntouch "${marks}/ran-$1"\necho\n`);
+    await chmod(hook, 0o755);
+    // What a cloned repository could carry (plain `git diff` runs the first and the last here).
+    git(ws, 'config', 'diff.external', `${hook} external`);
+    git(ws, 'config', 'core.fsmonitor', `${hook} fsmonitor`);
+    git(ws, 'config', 'diff.conv.textconv', `${hook} textconv`);
+    await writeFile(path.join(ws, '.gitattributes'), '*.py diff=conv\n');
+    await writeFile(path.join(ws, 'a.py'), 'x = 2\n');
+    const scope = await collectGitDiff(ws, process.env);
+    expect(scope.text).toContain('+x = 2');
+    expect((await readdir(marks)).filter((f) => f.startsWith('ran-'))).toEqual([]);
   });
 });
