@@ -68,8 +68,8 @@ export async function collectGitDiff(workspace: string, env: NodeJS.ProcessEnv, 
     return list.filter((_f, i) => ok[i]);
   };
   const allChanged = names.split('\n').filter(Boolean);
-  // Cellmate's own state (chats, plans, reviews, outputs) is never part of the change.
-  const allFresh = untracked.split('\n').filter((f) => f && !f.startsWith('.cellmate/'));
+  // Cellmate's own state (chats, plans, reviews, outputs) and Jupyter's checkpoint copies are never part of the change.
+  const allFresh = untracked.split('\n').filter((f) => f && !f.startsWith('.cellmate/') && !/(^|\/)\.ipynb_checkpoints\//.test(f));
   const changed = await keep(allChanged);
   const fresh = await keep(allFresh);
   const withheld = allChanged.length + allFresh.length - changed.length - fresh.length;

@@ -68,6 +68,8 @@ describe('review/start and the person\'s approval (MODE-4)', () => {
     git(ws, 'commit', '-qm', 'base');
     await writeFile(path.join(ws, 'calc.py'), 'def total(rows):\n    return sum(rows[:-1])\n');
     await writeFile(path.join(ws, 'new.py'), 'X = 1\n');
+    await mkdir(path.join(ws, 'nb', '.ipynb_checkpoints'), { recursive: true });
+    await writeFile(path.join(ws, 'nb', '.ipynb_checkpoints', 'a-checkpoint.ipynb'), '{}');
     const model = await scriptSettings(ws, SCRIPT);
     const { h, flow, reviews } = await reviewSetup(ws);
 
@@ -81,6 +83,7 @@ describe('review/start and the person\'s approval (MODE-4)', () => {
     expect(first.text).toContain('Untracked files (new, not in the diff; read them if they matter):\n- new.py');
     expect(first.text).not.toContain('script.json');
     expect(first.text).not.toContain('.cellmate');
+    expect(first.text).not.toContain('checkpoint');
     const tools = chat.items.filter((i): i is ToolCallItem => i.kind === 'tool');
     expect(tools.map((t) => [t.name, t.status])).toEqual([['add_review_node', 'ok'], ['add_review_node', 'ok'], ['finalize_review', 'ok']]);
     const review = reviews.get(chatId)!;
