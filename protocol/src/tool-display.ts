@@ -8,7 +8,7 @@ import type { EvalKernelInfo } from './kernel-info';
  * `locations`, a debugger's `debug` state) are added here as new members of the union.
  * Chat files written before kinds existed carry eval displays without `kind`.
  */
-export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay | OrchestrationDisplay;
+export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay | ReviewDisplay | OrchestrationDisplay;
 
 /** The kinds of {@link ToolCallDisplay}. */
 export type ToolCallDisplayKind = ToolCallDisplay['kind'];
@@ -206,4 +206,64 @@ export interface OrchestrationDisplay {
   /** The operator's reason on a rejection. */
   reason?: string;
   run?: OrchestrationRun;
+}
+
+/** Where a review finding points (MODE-4): a file's lines, or a notebook's cell (and lines in it). */
+export interface ReviewAnchorView {
+  /** Workspace-relative path. */
+  file: string;
+  /** `[first, last]`, 1-based (within the cell for a notebook). */
+  lines?: [number, number];
+  /** Notebooks: the cell's 0-based index and its id (the pane scrolls there). */
+  cell?: { index: number; id: string };
+}
+
+/** One finding of a review (`add_review_node`), as the pane shows it. */
+export interface ReviewNodeView {
+  id: string;
+  kind: string;
+  priority: 'P0' | 'P1' | 'P2' | 'P3';
+  /** 0–1: how sure the reviewer is. */
+  confidence: number;
+  body: string;
+  anchor?: ReviewAnchorView;
+  /** Who added it: `agent` (the chat's own agent) or a worker's id. */
+  author: string;
+  /** `consensusReady` once a peer (never the author: a worker, or the person as `user`) approved it. */
+  state: 'open' | 'consensusReady';
+  approvedBy?: string;
+}
+
+/** One check `finalize_review` ran (lint, type-check, tests): `not-run` when it could not run. */
+export interface ReviewAxisView {
+  axis: string;
+  status: 'passed' | 'failed' | 'not-run';
+  detail?: string;
+}
+
+/** A published verdict: Ship / Hold / Block, why, and each axis's outcome. */
+export interface ReviewVerdictView {
+  verdict: 'Ship' | 'Hold' | 'Block';
+  reasons: string[];
+  axes: ReviewAxisView[];
+  summary?: string;
+  /** ISO-8601. */
+  finalizedAt: string;
+}
+
+/**
+ * A review card (SPEC MODE-4: `add_review_node`, `approve_review_node`, `finalize_review`):
+ * the findings anchored to files/cells with priority, kind, confidence and consensus state
+ * (Approve for the person: `review/approve`), and once finalized the verdict with its axes.
+ * `focus` names the one finding a node card shows; without it the card lists them all. The
+ * companion updates every card of a review when it changes.
+ */
+export interface ReviewDisplay {
+  kind: 'review';
+  reviewId: string;
+  /** What is reviewed, e.g. `git diff (3 files)` or `analysis.ipynb`. */
+  scope: string;
+  nodes: ReviewNodeView[];
+  focus?: string;
+  verdict?: ReviewVerdictView;
 }

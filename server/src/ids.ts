@@ -24,3 +24,8 @@ export function newPlanId(): string {
 export function newOrchestrationId(): string {
   return `orch-${randomUUID().slice(0, 8)}`;
 }
+
+/** A fresh review id (SPEC MODE-4). */
+export function newReviewId(): string {
+  return `review-${randomUUID().slice(0, 8)}`;
+}

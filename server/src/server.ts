@@ -18,6 +18,12 @@ import { PlanFlow } from './modes/plan-flow.js';
 import { PlanStore } from './modes/plan-store.js';
 import { createSubmitPlanTool } from './tools/submit_plan/submit_plan.js';
 import { createExitPlanModeTool } from './tools/exit_plan_mode/exit_plan_mode.js';
+import { ReviewFlow } from './modes/review-flow.js';
+import { ReviewStore } from './modes/review-store.js';
+import { createReviewAxes } from './modes/review-axes.js';
+import { createAddReviewNodeTool } from './tools/add_review_node/add_review_node.js';
+import { createApproveReviewNodeTool } from './tools/approve_review_node/approve_review_node.js';
+import { createFinalizeReviewTool } from './tools/finalize_review/finalize_review.js';
 import { OrchestrationFlow } from './modes/orchestration-flow.js';
 import { OrchestrationStore } from './modes/orchestration-store.js';
 import { createProposeOrchestrationTool } from './tools/propose_orchestration/propose_orchestration.js';
@@ -147,6 +153,11 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const plans = new PlanStore(path.join(workspace, '.cellmate', 'plans'), (m) => logger.warn(m));
   if (!registry.get('submit_plan')) registry.register(createSubmitPlanTool(plans) as unknown as ToolDefinition);
   if (!registry.get('exit_plan_mode')) registry.register(createExitPlanModeTool(plans) as unknown as ToolDefinition);
+  // Review mode (issue #16, MODE-4): findings durable under .cellmate/reviews/; finalize_review's axes run here, not through a shell.
+  const reviews = new ReviewStore(path.join(workspace, '.cellmate', 'reviews'), (m) => logger.warn(m));
+  if (!registry.get('add_review_node')) registry.register(createAddReviewNodeTool(reviews) as unknown as ToolDefinition);
+  if (!registry.get('approve_review_node')) registry.register(createApproveReviewNodeTool(reviews) as unknown as ToolDefinition);
+  if (!registry.get('finalize_review')) registry.register(createFinalizeReviewTool(reviews, createReviewAxes({ registry: () => registry, env })) as unknown as ToolDefinition);
   // Orchestrate mode's artifact (issue #16, MODE-5): proposals are durable under .cellmate/orchestrations/; only the operator approves.
   const orchestrations = new OrchestrationStore(path.join(workspace, '.cellmate', 'orchestrations'), { onProblem: (m) => logger.warn(m) });
   if (!registry.get('propose_orchestration')) registry.register(createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition);
@@ -179,19 +190,21 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       await harness.audit.removeChat(chatId);
       await removeChatOutputs(path.join(workspace, OUTPUTS_DIR), chatId);
       plans.removeChat(chatId);
+      reviews.removeChat(chatId);
       orchestrations.removeChat(chatId);
     }
   });
   const planFlow = new PlanFlow({ plans, chats: service, logger });
   // A session ending between tool calls (TTL, adapter death, Terminate) marks its latest card ended.
   const debugCards = followEndedDebugCards(debugSessions, service);
+  const reviewFlow = new ReviewFlow({ reviews, chats: service, registry: () => registry, workspace, env, logger });
   // Approved orchestrations run as Agent turns; the workers service would pass its `executor` here.
   const orchestrationFlow = new OrchestrationFlow({ store: orchestrations, chats: service, logger, calls: registry.onDidCall });
 
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, orchestrations: orchestrationFlow, mcp,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp, reviews: reviewFlow, orchestrations: orchestrationFlow,
     // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
     editCards: {
       resolve: async (chatId, editId, action) => {
@@ -251,9 +264,11 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         await debugSessions.dispose(); // before the kernels: leaves their debuggers first
         debugCards.dispose();
         planFlow.dispose();
+        reviewFlow.dispose();
         orchestrationFlow.dispose();
         await service.dispose();
         plans.dispose();
+        reviews.dispose();
         orchestrations.dispose();
         const { bytesWritten, records, compactions } = store.stats;
         logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);

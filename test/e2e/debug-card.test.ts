@@ -73,7 +73,7 @@ describe('the debug card (issue #12)', () => {
         // exec tier asks by default; this test is about the card, not the approval.
         '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'debug', pattern: '*', action: 'allow' }] })
       },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' },
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/debug.json' }
     });
     browser = await launchBrowser();

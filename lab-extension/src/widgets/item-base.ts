@@ -36,6 +36,8 @@ export interface IItemContext {
   resolvePlan?(planId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }>;
   /** Approves or rejects a pending orchestration from its card (`orchestration/resolve`, MODE-5); a refusal comes back as `state: 'error'`. */
   resolveOrchestration?(orchestrationId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }>;
+  /** Approves a review finding from its card (`review/approve`); a refusal comes back as `state: 'error'`. */
+  approveReviewNode?(nodeId: string): Promise<{ state: string; message: string }>;
   /** The debug card's actions (issue #12). */
   debug?: IDebugCardActions;
   /** Opens a file at a line or a notebook at a cell (lsp cards' links). */

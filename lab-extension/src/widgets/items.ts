@@ -30,6 +30,7 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
         resolveEdit: context.resolveEdit,
         resolvePlan: context.resolvePlan,
         resolveOrchestration: context.resolveOrchestration,
+        approveReviewNode: context.approveReviewNode,
         debug: context.debug,
         openLocation: context.openLocation
       });

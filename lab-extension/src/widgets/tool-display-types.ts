@@ -17,6 +17,8 @@ export interface IToolDisplayContext {
   readonly resolvePlan?: (planId: string, decision: 'approve' | 'reject', reason?: string) => Promise<{ state: string; message: string }>;
   /** Approves or rejects a pending orchestration (`orchestration/resolve`, MODE-5); absent: orchestration cards are read-only. */
   readonly resolveOrchestration?: (orchestrationId: string, decision: 'approve' | 'reject', reason?: string) => Promise<{ state: string; message: string }>;
+  /** The person approves a review finding (`review/approve`, MODE-4); absent: review cards are read-only. */
+  readonly approveReviewNode?: (nodeId: string) => Promise<{ state: string; message: string }>;
   /** The debug card's actions (Terminate, scroll to the stopped cell). */
   readonly debug?: IDebugCardActions;
 }

@@ -5,9 +5,10 @@
  * by rendermime), `text` (plain text, never HTML), `diff` (a staged edit with Accept /
  * Discard, `diff-view.ts`), `debug` (`debug-card.ts`) and `lsp` (locations as links, new
  * diagnostics with severity icons: `lsp-display.ts`), `plan` (a plan's goal and steps with
- * Approve / Reject while its approval is pending: `plan-view.ts`), `orchestration` (roles, task
- * tree, synthesis, budget, Approve / Reject while pending, each task's progress once approved:
- * `orchestration-view.ts`). A kind this pane does not know (a
+ * Approve / Reject while its approval is pending: `plan-view.ts`), `review` (findings anchored to
+ * files/cells with Approve, the verdict and its axes: `review-view.ts`), `orchestration` (roles,
+ * task tree, synthesis, budget, Approve / Reject while pending, each task's progress once
+ * approved: `orchestration-view.ts`). A kind this pane does not know (a
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
@@ -20,6 +21,7 @@ import { EvalOutputView, kernelLabel } from './eval-output';
 import { lspDisplayRenderer } from './lsp-display';
 import { planDisplayRenderer } from './plan-view';
 import { orchestrationDisplayRenderer } from './orchestration-view';
+import { reviewDisplayRenderer } from './review-view';
 import type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
 export type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
@@ -127,6 +129,7 @@ export function defaultToolDisplays(): ToolDisplayRegistry {
   registry.register(lspDisplayRenderer);
   registry.register(planDisplayRenderer);
   registry.register(orchestrationDisplayRenderer);
+  registry.register(reviewDisplayRenderer);
   return registry;
 }
 

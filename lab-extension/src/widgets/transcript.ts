@@ -36,6 +36,7 @@ export class TranscriptWidget extends Panel {
       resolveEdit: options.resolveEdit,
       resolvePlan: options.resolvePlan,
       resolveOrchestration: options.resolveOrchestration,
+      approveReviewNode: options.approveReviewNode,
       debug: options.debug,
       openLocation: options.openLocation
     };
@@ -181,6 +182,7 @@ export namespace TranscriptWidget {
     resolveEdit?: IItemContext['resolveEdit'];
     resolvePlan?: IItemContext['resolvePlan'];
     resolveOrchestration?: IItemContext['resolveOrchestration'];
+    approveReviewNode?: IItemContext['approveReviewNode'];
     debug?: IItemContext['debug'];
     openLocation?: IItemContext['openLocation'];
     /** Loads the page of items before the first one shown (the user scrolled to the top). */

@@ -93,6 +93,7 @@ export class DebugSession {
   private runState: RunState = 'running';
   private stop: StopInfo | undefined;
   private ended: SessionEnd | undefined;
+  private cleanedUp: Promise<void> | undefined;
   private outputText = '';
   private droppedOutput = 0;
   private readonly changes = new Emitter<RunState>();
@@ -278,13 +279,25 @@ export class DebugSession {
     this.ended = end;
     this.runState = 'ended';
     this.changes.fire('ended');
-    try {
-      await this.options.onEnd?.(end);
-    } finally {
-      for (const s of this.subscriptions) s.dispose();
-      this.channel.dispose();
-      this.changes.dispose();
-    }
+    this.cleanedUp = (async () => {
+      try {
+        await this.options.onEnd?.(end);
+      } finally {
+        for (const s of this.subscriptions) s.dispose();
+        this.channel.dispose();
+        this.changes.dispose();
+      }
+    })();
+    await this.cleanedUp;
+  }
+
+  /**
+   * Resolves once an ended session has also left its adapter (the kernel's debugger is off,
+   * the process adapter stopped); `ended` fires before that. Resolves at once for a session
+   * that has not ended.
+   */
+  whenCleanedUp(): Promise<void> {
+    return (this.cleanedUp ?? Promise.resolve()).catch(() => undefined);
   }
 }
 

@@ -13,6 +13,7 @@ import { ProcessSupervisor, SupervisorError } from '../supervisor/index.js';
 import { LspClient } from './lsp-client.js';
 import { findRoot, resolveExecutable } from './resolve.js';
 import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
+import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 
 /** How long a sync waits for a first publish by default (`CELLMATE_LSP_DIAGNOSTICS_WAIT_MS`). */
 export const DIAGNOSTICS_WAIT_MS = 3_000;
@@ -99,10 +100,11 @@ export class LspService {
   servers(): Promise<ServerEntry[]> {
     if (!this.table) {
       this.tableProblems = [];
-      this.table = loadServerTable(this.options.tableFiles ?? tableFiles(this.options.workspace, this.options.env), (e) => {
+      const files = this.options.tableFiles ?? tableFiles(this.options.workspace, this.options.env);
+      this.table = loadServerTable(files, (e) => {
         this.tableProblems.push(e.message);
         this.options.logger.warn(e.message);
-      }, { workspace: this.options.workspace });
+      }, { workspace: this.options.workspace, trusted: isWorkspaceTrusted(this.options.workspace, this.options.env), homeFile: tableFiles(this.options.workspace, this.options.env)[0] });
     }
     return this.table;
   }

@@ -9,15 +9,15 @@
  * Workspace trust: a workspace's own file (a cloned repository's) may map extensions, set
  * root markers, pick the notebook mode or disable a server, but what starts a process — a
  * `command` and its `args`, a `checker`, and the `settings` / `initializationOptions` a
- * server acts on (pyright runs the `python.pythonPath` it is given) — applies only when the
- * home file lists the workspace in `"trustedWorkspaces"` (or says `true`), the rule
- * `.cellmate/mcp.json` follows too. Otherwise the agent's first `lsp` call in that folder
- * (read tier, no approval) would run whatever the repository says.
+ * server acts on (pyright runs the `python.pythonPath` it is given) — applies only in a
+ * trusted workspace (`security/workspace-trust.ts`). Otherwise the agent's first `lsp` call
+ * in that folder (read tier, no approval) would run whatever the repository says.
  */
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { trustHint } from '../security/workspace-trust.js';
 
 /** One language server the companion may start. */
 export interface ServerEntry {
@@ -98,8 +98,12 @@ const EXEC_KEYS = ['command', 'args', 'checker', 'settings', 'initializationOpti
 
 /** Options of {@link loadServerTable}. */
 export interface ServerTableOptions {
-  /** The workspace: a file inside it is the workspace's own (see the module comment); absent: every file is trusted. */
+  /** The workspace: a file inside it is the workspace's own (see the module comment); absent: every file applies in full. */
   workspace?: string;
+  /** Whether the workspace is trusted (its own file then applies in full too). */
+  trusted?: boolean;
+  /** The home file named in the "how to trust" hint. */
+  homeFile?: string;
 }
 
 /** A table file that could not be used (the message names the file and the problem). */
@@ -140,9 +144,8 @@ export async function loadServerTable(files: readonly string[], onProblem: (erro
       onProblem(new ServerTableError(`${file}: ${why}. Expected {"servers": {"gopls": {"languages": [".go"], "command": "gopls", "args": [], "rootMarkers": ["go.mod"]}}}.`));
     }
   }
-  // Only a file outside the workspace (the home file) can trust it.
-  const trusted = workspace === undefined || parsedFiles.some(({ file, parsed }) => !own(file) && (parsed.trustedWorkspaces === true || (parsed.trustedWorkspaces ?? []).some((p) => path.resolve(p) === workspace)));
-  const homeFile = files.find((f) => !own(f)) ?? '~/.cellmate/lsp.json';
+  const trusted = workspace === undefined || options.trusted === true;
+  const homeFile = options.homeFile ?? files.find((f) => !own(f)) ?? '~/.cellmate/lsp.json';
   for (const { file, parsed } of parsedFiles) {
     const untrusted = !trusted && own(file);
     for (const [name, given] of Object.entries(parsed.servers ?? {})) {
@@ -153,7 +156,7 @@ export async function loadServerTable(files: readonly string[], onProblem: (erro
           raw = Object.fromEntries(Object.entries(raw).filter(([k]) => !(EXEC_KEYS as readonly string[]).includes(k))) as typeof raw;
           onProblem(new ServerTableError(
             `${file}: server "${name}": ignored ${ignored.map((k) => `"${k}"`).join(', ')} — a workspace's own file may start or steer a language server only in a workspace you trust; ` +
-              `add "trustedWorkspaces": [${JSON.stringify(workspace)}] to ${homeFile}, or define the server there.`
+              `${trustHint(workspace!, homeFile)}, or define the server there.`
           ));
         }
       }

@@ -41,6 +41,11 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
     chatId, orchestrationId: z.string().min(1).max(100), decision: z.enum(['approve', 'reject']), reason: z.string().max(4_000).optional(), model: modelSettings
   }) as unknown as z.ZodType<Requests['orchestration/resolve']['params']>,
   'mcp/servers': empty as unknown as z.ZodType<Record<string, never>>,
+  'review/start': z.object({
+    scope: z.union([z.literal('git-diff'), z.strictObject({ notebook: z.string().min(1).max(4096) })], { error: 'must be "git-diff" or {notebook: "<path>.ipynb"}' }),
+    model: modelSettings
+  }) as unknown as z.ZodType<Requests['review/start']['params']>,
+  'review/approve': z.object({ chatId, nodeId: z.string().min(1).max(100) }),
   'debug/terminate': z.object({ chatId, sessionId: z.string().min(1).max(100) }),
   'chat/context': z.object({
     chatId: chatId.optional(),

@@ -4,6 +4,7 @@ import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
 import { QuestionNotPendingError } from '../questions/question-broker.js';
 import { PlanNotPendingError } from '../modes/plan-store.js';
+import { ReviewScopeError } from '../modes/review-scope.js';
 import { OrchestrationNotPendingError } from '../modes/orchestration-store.js';
 import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
@@ -67,6 +68,22 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       }
     },
     'mcp/servers': async () => (await services.mcp?.status()) ?? [],
+    'review/start': async (params) => {
+      if (!services.reviews) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server runs no reviews.');
+      try {
+        return await services.reviews.start(params.scope, params.model, origin);
+      } catch (error) {
+        if (error instanceof ReviewScopeError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
+        throw error;
+      }
+    },
+    'review/approve': async (params) => {
+      if (!services.reviews) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server runs no reviews.');
+      const outcome = await services.reviews.approve(params.chatId, params.nodeId);
+      // A refusal (the person wrote it, an unknown finding) is the tool's own message, for the card to show.
+      if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, outcome.message);
+      return { state: 'consensusReady', message: outcome.message };
+    },
     'debug/terminate': async (params) => ({ terminated: (await services.debug?.terminate(params.chatId, params.sessionId)) !== undefined }),
     'chat/context': (params) => {
       services.focus?.setContext(origin, params.chatId, params.kernel);

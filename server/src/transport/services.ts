@@ -3,6 +3,7 @@ import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
 import type { PlanFlow } from '../modes/plan-flow.js';
+import type { ReviewFlow } from '../modes/review-flow.js';
 import type { OrchestrationFlow } from '../modes/orchestration-flow.js';
 import type { Presence } from '../questions/presence.js';
 import type { QuestionBroker } from '../questions/question-broker.js';
@@ -40,6 +41,8 @@ export interface CompanionServices {
   debug?: { terminate(chatId: string, sessionId?: string): Promise<unknown> };
   /** Configured MCP servers and their state (`mcp/servers`, issue #14). */
   mcp?: { status(): Promise<McpServerStatus[]> };
+  /** "Review changes" and the person's Approve on a finding (`review/start`, `review/approve`; MODE-4). */
+  reviews?: Pick<ReviewFlow, 'start' | 'approve'>;
 }
 
 /** Receives the notebook kernel each pane has focused, keyed by its connection (an opaque key). */

@@ -24,6 +24,11 @@ import { CALL_TOOL } from '../../src/tools/call_tool/call_tool.js';
 import os from 'node:os';
 import path from 'node:path';
 import { tempDir } from '../helpers/temp.js';
+import { createReviewAxes } from '../../src/modes/review-axes.js';
+import { ReviewStore } from '../../src/modes/review-store.js';
+import { createAddReviewNodeTool } from '../../src/tools/add_review_node/add_review_node.js';
+import { createApproveReviewNodeTool } from '../../src/tools/approve_review_node/approve_review_node.js';
+import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';
 
 const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
 
@@ -31,17 +36,21 @@ const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence
 const standIn = (name: string, tier: ToolDefinition['tier'], actionClasses?: ToolDefinition['actionClasses']): ToolDefinition =>
   defineTool({ name, tier, ...(actionClasses ? { actionClasses } : {}), description: `stand-in ${name}.`, parameters: z.object({ x: z.string() }), examples: [], execute: async () => ({ title: name, output: name }) }) as unknown as ToolDefinition;
 
+/** Review's real tools (nothing is written: the forced calls below fail validation first). */
+function reviewTools(registry: () => ToolRegistry): ToolDefinition[] {
+  const store = new ReviewStore(path.join(os.tmpdir(), `cellmate-profiles-test-${process.pid}`));
+  return [createAddReviewNodeTool(store), createApproveReviewNodeTool(store), createFinalizeReviewTool(store, createReviewAxes({ registry, env: {} }))] as unknown as ToolDefinition[];
+}
+
 /** Never written to: the real propose_orchestration only needs a store to exist. */
-const orchestrations = new OrchestrationStore(path.join(os.tmpdir(), `cellmate-profiles-${process.pid}`));
+const orchestrations = new OrchestrationStore(path.join(os.tmpdir(), `cellmate-profiles-orch-${process.pid}`));
 
 function fullRegistry(extra: ToolDefinition[] = [], options: { catalog?: boolean } = {}): ToolRegistry {
-  const tools = [...builtinTools({ questions: broker }), createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition, ...extra];
+  let registry: ToolRegistry | undefined;
+  const tools = [...builtinTools({ questions: broker }), ...reviewTools(() => registry!), createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition, ...extra];
   const names = new Set(tools.map((t) => t.name));
-  for (const t of [
-    standIn('exit_plan_mode', 'read', ['ask-user']), standIn('submit_plan', 'read'),
-    standIn('add_review_node', 'write', ['read']), standIn('finalize_review', 'write', ['read'])
-  ]) if (!names.has(t.name)) tools.push(t);
-  const registry = new ToolRegistry(tools);
+  for (const t of [standIn('exit_plan_mode', 'read', ['ask-user']), standIn('submit_plan', 'read')]) if (!names.has(t.name)) tools.push(t);
+  registry = new ToolRegistry(tools);
   // As the companion composes it (tools/harness.ts): tools off a surface's fixed row are indexed by tool_search.
   if (options.catalog) registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);
   return registry;
@@ -59,15 +68,11 @@ const ctx = (workspace: string, mode: ChatMode) => ({
   workspace, signal: new AbortController().signal, actor: 'model' as const, chatId: `c${chatSeq++}`, turnId: 't', profile: profileOf(mode)
 });
 
-/**
- * Each mode's fixed row (declared in full; the rest of the surface is indexed by tool_search
- * and called through call_tool). `undefined`: not pinned down here (Review's tools are the
- * review work's own; its row is checked where its tools are built).
- */
-const FIXED: ReadonlyArray<[ChatMode, string[] | undefined]> = [
+/** Each mode's fixed row (declared in full; the rest of the surface is indexed by tool_search and called through call_tool). */
+const FIXED: ReadonlyArray<[ChatMode, string[]]> = [
   ['chat', ['ask_user', 'read']],
   ['plan', ['ask_user', 'exit_plan_mode', 'read', 'submit_plan']],
-  ['review', undefined],
+  ['review', ['add_review_node', 'approve_review_node', 'ask_user', 'finalize_review', 'read']],
   ['orchestrate', ['ask_user', 'propose_orchestration', 'read']]
 ];
 
@@ -89,7 +94,7 @@ describe('modes: one profile, three projections (MODE-2)', () => {
     expect([...declared, ...catalog.deferred.map((t) => t.name)].sort()).toEqual(surface);
     const index = catalog.declared.find((d) => d.name === 'tool_search')!.description;
     for (const t of catalog.deferred) expect(index).toContain(`- ${t.name}: `);
-    if (fixed) expect(declared.filter((n) => n !== 'tool_search').sort()).toEqual(fixed);
+    expect(declared.filter((n) => n !== 'tool_search').sort()).toEqual(fixed);
     expect(declarations(registry, profile)).toEqual(catalog.declared);
     // Guard: every registered tool, forced by the model with arguments no schema accepts, is refused iff it is off the surface.
     const letThrough: string[] = [];
@@ -133,7 +138,8 @@ describe('modes: one profile, three projections (MODE-2)', () => {
     expect(names('chat')).not.toContain('exit_plan_mode');
     expect(names('chat')).not.toContain('add_review_node');
     expect(names('plan')).toContain('exit_plan_mode');
-    expect(names('review')).toEqual(expect.arrayContaining(['add_review_node', 'finalize_review', 'read', 'grep']));
+    expect(names('review')).toEqual(expect.arrayContaining(['add_review_node', 'approve_review_node', 'finalize_review', 'read', 'grep']));
+    for (const mode of ['chat', 'plan', 'orchestrate'] as const) expect(names(mode)).not.toContain('approve_review_node');
     expect(names('review')).not.toContain('edit');
     expect(names('chat')).toEqual(expect.arrayContaining(['write', 'edit', 'shell', 'submit_plan', 'ask_user']));
   });

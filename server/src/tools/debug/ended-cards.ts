@@ -7,6 +7,7 @@
  * the record of each stop. (Issue #12.)
  */
 import type { ChatEvent, ToolCallItem } from '@cellmate/protocol';
+import type { DebugSession } from '../../dap/debug-session.js';
 import type { DebugSessionManager } from '../../dap/session-manager.js';
 
 /** How many of a chat's latest items are searched for the session's card. */
@@ -20,23 +21,38 @@ export interface DebugCardChats {
 
 /** Follows `sessions`: each ended session's latest card becomes `ended`. Returns the subscription. */
 export function followEndedDebugCards(sessions: Pick<DebugSessionManager, 'onDidChange'>, chats: DebugCardChats): { dispose(): void } {
-  return sessions.onDidChange(({ chatId, session }) => {
+  let disposed = false;
+  const subscription = sessions.onDidChange(({ chatId, session }) => {
     if (session.state !== 'ended') return;
-    let items: readonly unknown[];
-    try {
-      items = chats.get(chatId, CARD_WINDOW).items;
-    } catch {
-      return; // the chat is gone
-    }
-    for (let i = items.length - 1; i >= 0; i--) {
-      const item = items[i] as ToolCallItem;
-      if (item.kind !== 'tool' || item.display?.kind !== 'debug' || item.display.sessionId !== session.id) continue;
-      if (item.display.state === 'ended') return;
-      const { frames: _frames, locals: _locals, breakpoints: _breakpoints, ...rest } = item.display;
-      const end = session.ending;
-      const updated: ToolCallItem = { ...item, display: { ...rest, state: 'ended', ...(end ? { reason: `ended: ${end.message}` } : {}) } };
-      chats.publish(chatId, { type: 'item-updated', item: updated });
-      return;
-    }
+    // After the adapter is left: a pane that re-reads the kernel's debugger state before
+    // that would see the stopped cell, and JupyterLab's debugger would attach again.
+    void session.whenCleanedUp().then(() => {
+      if (!disposed) markEnded(chats, chatId, session);
+    });
   });
+  return {
+    dispose() {
+      disposed = true;
+      subscription.dispose();
+    }
+  };
+}
+
+function markEnded(chats: DebugCardChats, chatId: string, session: DebugSession): void {
+  let items: readonly unknown[];
+  try {
+    items = chats.get(chatId, CARD_WINDOW).items;
+  } catch {
+    return; // the chat is gone
+  }
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as ToolCallItem;
+    if (item.kind !== 'tool' || item.display?.kind !== 'debug' || item.display.sessionId !== session.id) continue;
+    if (item.display.state === 'ended') return;
+    const { frames: _frames, locals: _locals, breakpoints: _breakpoints, ...rest } = item.display;
+    const end = session.ending;
+    const updated: ToolCallItem = { ...item, display: { ...rest, state: 'ended', ...(end ? { reason: `ended: ${end.message}` } : {}) } };
+    chats.publish(chatId, { type: 'item-updated', item: updated });
+    return;
+  }
 }
