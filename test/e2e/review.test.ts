@@ -79,10 +79,10 @@ describe('review (issue #16, MODE-4)', () => {
     expect(await page.evaluate(() => (window as unknown as { jupyterapp: { commands: { hasCommand(id: string): boolean; label(id: string): string } } }).jupyterapp.commands.label('cellmate:review-changes'))).toBe('Review Changes with Cellmate');
     await page.locator('button.jp-cellmate-review-changes:not([disabled])').click();
 
-    // A new chat, in Review, set by the companion; the person's picker still offers only Agent and Plan.
+    // A new chat, in Review, set by the companion; the person's picker still offers only Agent, Plan and Orchestrate (MODE-8).
     await page.locator('.jp-cellmate-mode-badge[data-mode="review"]').waitFor({ timeout: 30_000 });
     const picker = await page.locator('select.jp-cellmate-mode-select option:not([disabled])').allTextContents();
-    expect(picker).toEqual(['Agent', 'Plan']);
+    expect(picker).toEqual(['Agent', 'Plan', 'Orchestrate']);
     expect(await page.locator('select.jp-cellmate-chat-select option:checked').textContent()).toBe('Review: git diff (1 file, 1 untracked)');
     const first = page.locator('.jp-cellmate-item[data-kind="user"]').first();
     await first.waitFor();
