@@ -29,7 +29,7 @@ describe('background workers in the pane (issue #16 item 5)', () => {
   let jupyter: Jupyter;
   let browser: Browser;
   let page: Page;
-  const row = (label: string) => page.locator('.jp-cellmate-workers tr[data-worker-id]', { hasText: label });
+  const row = (label: string) => page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-worker-id]', { hasText: label });
 
   beforeAll(async () => {
     jupyter = await startJupyter({
@@ -76,7 +76,7 @@ describe('background workers in the pane (issue #16 item 5)', () => {
     await expect.poll(() => elapsed.textContent(), { timeout: 5_000 }).not.toBe(first);
 
     // The quick worker finishes on its own.
-    await page.locator('.jp-cellmate-workers tr[data-state="done"]', { hasText: 'quick answer' }).waitFor({ timeout: 30_000 });
+    await page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="done"]', { hasText: 'quick answer' }).waitFor({ timeout: 30_000 });
     await screenshot(page, 'workers-list-running');
 
     // Its transcript, read-only: the labelled brief and its answer.
@@ -92,16 +92,16 @@ describe('background workers in the pane (issue #16 item 5)', () => {
 
     // Kill the slow one from the list.
     await row('slow thinker').locator('button.jp-cellmate-worker-kill').click();
-    await page.locator('.jp-cellmate-workers tr[data-state="killed"]', { hasText: 'slow thinker' }).waitFor({ timeout: 30_000 });
+    await page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="killed"]', { hasText: 'slow thinker' }).waitFor({ timeout: 30_000 });
     expect(await row('slow thinker').locator('button.jp-cellmate-worker-kill').isDisabled()).toBe(true);
     expect(await row('quick answer').getAttribute('data-state')).toBe('done');
     await screenshot(page, 'workers-killed');
 
     // The server agrees, and a reload shows the same list (it comes from the companion, not the page).
-    await page.reload();
+    await openLab(page, jupyter.labUrl);
     await runCommand(page, 'cellmate:open-chat');
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
-    await page.locator('.jp-cellmate-workers tr[data-state="killed"]', { hasText: 'slow thinker' }).waitFor({ timeout: 30_000 });
+    await page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="killed"]', { hasText: 'slow thinker' }).waitFor({ timeout: 30_000 });
     expect(await row('quick answer').getAttribute('data-state')).toBe('done');
   });
 });

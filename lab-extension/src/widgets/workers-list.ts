@@ -4,7 +4,7 @@
  * read-only, in a dialog) and Kill (`worker/kill`: the same `vibe_kill` the agent calls,
  * made by the person). Hidden while the chat has no workers. Text only, never HTML.
  *
- * DOM hooks: `.jp-cellmate-workers`, one `tr[data-worker-id][data-state]` per worker,
+ * DOM hooks: `.jp-cellmate-workers`, one `.jp-cellmate-worker[data-worker-id][data-state]` per worker,
  * `button.jp-cellmate-worker-open`, `button.jp-cellmate-worker-kill`, `.jp-cellmate-worker-elapsed`;
  * the dialog's body `.jp-cellmate-worker-transcript` with `[data-kind]` items.
  */
@@ -50,39 +50,42 @@ export class WorkersListWidget extends Widget {
     const title = document.createElement('div');
     title.className = 'jp-cellmate-workers-title';
     title.textContent = trans._n('%1 worker', '%1 workers', workers.length);
-    const table = document.createElement('table');
-    table.className = 'jp-cellmate-workers-table';
-    const body = table.createTBody();
+    const list = document.createElement('div');
+    list.className = 'jp-cellmate-workers-rows';
+    list.setAttribute('role', 'list');
     for (const w of workers) {
-      body.appendChild(this._row(w));
+      list.appendChild(this._row(w));
     }
-    this.node.append(title, table);
+    this.node.append(title, list);
     if (workers.some(w => w.state === 'running')) {
       this._ticker = window.setInterval(() => this._tick(), 1000);
     }
   }
 
-  private _row(w: WorkerSummary): HTMLTableRowElement {
+  private _row(w: WorkerSummary): HTMLElement {
     const { trans } = this._options;
-    const tr = document.createElement('tr');
+    // A wrapping row, not a table: the pane is often narrower than label + state + buttons.
+    const tr = document.createElement('div');
+    tr.className = 'jp-cellmate-worker';
+    tr.setAttribute('role', 'listitem');
     tr.dataset.workerId = w.id;
     tr.dataset.state = w.state;
     tr.title = `${w.id} · ${w.model}${w.sharesKernel ? ` · ${trans.__('shares the chat\'s kernel')}` : ''}${w.lastResult ? `\n\n${w.lastResult}` : ''}`;
-    const cell = (text: string, className: string): HTMLTableCellElement => {
-      const td = tr.insertCell();
-      td.className = className;
-      td.textContent = text;
-      return td;
+    const cell = (text: string, className: string): HTMLElement => {
+      const span = document.createElement('span');
+      span.className = className;
+      span.textContent = text;
+      tr.appendChild(span);
+      return span;
     };
     cell(w.label, 'jp-cellmate-worker-label');
     cell(w.tier, 'jp-cellmate-worker-tier');
     cell(stateLabel(w.state, trans), 'jp-cellmate-worker-state');
     cell(formatElapsed(this._elapsed(w)), 'jp-cellmate-worker-elapsed');
-    const actions = tr.insertCell();
-    actions.className = 'jp-cellmate-worker-actions';
+    const actions = cell('', 'jp-cellmate-worker-actions');
     const open = button(trans.__('Transcript'), 'jp-cellmate-worker-open', trans.__('Show this worker\'s transcript (read-only)'));
     open.addEventListener('click', () => void this._openTranscript(w));
-    const kill = button(trans.__('Kill'), 'jp-mod-warn jp-cellmate-worker-kill', trans.__('Stop this worker and shut its kernel down'));
+    const kill = button(trans.__('Kill'), 'jp-cellmate-worker-kill', trans.__('Stop this worker and shut its kernel down'));
     kill.disabled = w.state === 'killed' || w.state === 'interrupted';
     kill.addEventListener('click', () => {
       kill.disabled = true;
@@ -104,7 +107,7 @@ export class WorkersListWidget extends Widget {
 
   private _tick(): void {
     for (const w of this._options.model.workers) {
-      const cell = this.node.querySelector(`tr[data-worker-id="${CSS.escape(w.id)}"] .jp-cellmate-worker-elapsed`);
+      const cell = this.node.querySelector(`.jp-cellmate-worker[data-worker-id="${CSS.escape(w.id)}"] .jp-cellmate-worker-elapsed`);
       if (cell) {
         cell.textContent = formatElapsed(this._elapsed(w));
       }

@@ -136,7 +136,11 @@ export class WorkerService implements WorkerPort {
   }
 
   async wait(ctx: ToolContext, workerId: string, timeoutMs: number): Promise<WaitOutcome> {
-    this.own(ctx.chatId, workerId);
+    const record = this.own(ctx.chatId, workerId);
+    if (ctx.actor === 'kernel' && !ctx.worker && record.sharesKernel && record.state === 'running') {
+      // The cell waiting here holds the very kernel the worker's cells queue for: neither could go on.
+      throw new ToolInputError(`Worker ${workerId} "${record.label}" shares this chat's kernel, where this cell runs: its cells wait for this cell to end, so waiting for it here would never finish. Call vibe_wait outside a cell, or spawn workers a cell waits for with share_kernel false.`);
+    }
     const deadline = Date.now() + timeoutMs;
     const timer = new AbortController();
     const stop = AbortSignal.any([ctx.signal, timer.signal]);

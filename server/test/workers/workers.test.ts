@@ -233,6 +233,27 @@ describe('workers and the chat\'s mode (MODE-2), approvals (HARN-6) and restarts
     expect(audit.find((e) => e.tool === 'write')?.worker).toBe(agentWorker.id);
   }, 60_000);
 
+  it('a cell cannot wait for a worker that shares its kernel (it would wait forever); the model can', async () => {
+    const slow = { steps: [{ text: 'slowly, slowly, slowly', chunkDelayMs: 500 }] };
+    const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Think.', label: 'sharer', share_kernel: true } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
+    const s = await setup({ 'parent.json': parent, 'slow.json': slow }, { fast: 'slow.json' });
+    const chat = await s.request<{ id: string }>('chat/create', {});
+    await s.request('chat/send', { chatId: chat.id, text: 'go', model: parentModel('parent.json') });
+    await s.client.turnEnded(chat.id);
+    const [w] = s.server.workers!.list(chat.id);
+    expect(w).toMatchObject({ state: 'running', sharesKernel: true });
+    const base = { workspace: s.ws, signal: new AbortController().signal, chatId: chat.id };
+    const fromCell = await s.server.registry.call('vibe_wait', { worker_id: w!.id, timeout_seconds: 5 }, { ...base, actor: 'kernel' });
+    expect(fromCell.ok).toBe(false);
+    expect(fromCell.output).toContain('shares this chat\'s kernel, where this cell runs');
+    const fromModel = await s.server.registry.call('vibe_wait', { worker_id: w!.id, timeout_seconds: 0 }, { ...base, actor: 'model' });
+    expect(fromModel.output).toMatch(/^Still running: /);
+    // Another chat cannot reach it.
+    const other = await s.request<{ id: string }>('chat/create', {});
+    const foreign = await s.server.registry.call('vibe_kill', { worker_id: w!.id }, { ...base, chatId: other.id, actor: 'model' });
+    expect(foreign.output).toBe(`Unknown worker "${w!.id}" in this chat. This chat has no workers; start one with vibe_spawn.`);
+  }, 30_000);
+
   it('a run past its tool-call budget stops as failed, saying which budget', async () => {
     const busy = { steps: [{ toolCalls: [{ toolName: 'read', input: { path: 'parent.json' } }, { toolName: 'read', input: { path: 'parent.json' } }], chunkDelayMs: 0 }, { text: 'read twice', chunkDelayMs: 0 }] };
     const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Read twice.', label: 'reader' } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
