@@ -13,7 +13,7 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
-import type { WorkersModel } from '../workers';
+import { formatElapsed, type WorkersModel } from '../workers';
 
 /** Characters of a tool result the read-only transcript shows. */
 const OUTPUT_PREVIEW = 4_000;
@@ -199,10 +199,4 @@ function stateLabel(state: WorkerSummary['state'], trans: TranslationBundle): st
     default:
       return String(state);
   }
-}
-
-/** `12 s`, `3 min 04 s`. */
-export function formatElapsed(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
 }
