@@ -233,6 +233,25 @@ describe('workers and the chat\'s mode (MODE-2), approvals (HARN-6) and restarts
     expect(audit.find((e) => e.tool === 'write')?.worker).toBe(agentWorker.id);
   }, 60_000);
 
+  it('a worker\'s ask_user card lands in the parent chat and says which worker asks', async () => {
+    const asker = { steps: [{ toolCalls: [{ toolName: 'ask_user', input: { question: 'Which file?', options: [{ label: 'a.py' }, { label: 'b.py' }], allow_free_text: false } }], chunkDelayMs: 0 }, { text: 'thanks', chunkDelayMs: 0 }] };
+    const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Ask which file.', label: 'asker' } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
+    const s = await setup({ 'parent.json': parent, 'asker.json': asker }, { fast: 'asker.json' });
+    const chat = await s.request<{ id: string }>('chat/create', {});
+    const cards: QuestionItem[] = [];
+    s.client.onEvent(({ chatId, event }) => {
+      if (chatId !== chat.id || event.type !== 'item-added' || event.item.kind !== 'question') return;
+      cards.push(event.item);
+      void s.request('chat/answer', { chatId, questionId: event.item.questionId, answer: { action: 'answer', selected: [1] } });
+    });
+    await s.request('chat/send', { chatId: chat.id, text: 'go', model: parentModel('parent.json') });
+    await s.client.turnEnded(chat.id);
+    const done = await until('the worker to finish', () => s.server.workers!.list(chat.id).find((w) => w.state === 'done'));
+    expect(cards.map((c) => [c.question, c.context])).toEqual([['Which file?', `Asked by worker "asker" (${done.id}).`]]);
+    const { items } = await s.request<{ items: TranscriptItem[] }>('worker/get', { chatId: chat.id, workerId: done.id });
+    expect(toolItems(items)[0]!.output).toContain('b.py');
+  }, 30_000);
+
   it('a cell cannot wait for a worker that shares its kernel (it would wait forever); the model can', async () => {
     const slow = { steps: [{ text: 'slowly, slowly, slowly', chunkDelayMs: 500 }] };
     const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Think.', label: 'sharer', share_kernel: true } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
