@@ -252,6 +252,34 @@ describe('workers and the chat\'s mode (MODE-2), approvals (HARN-6) and restarts
     expect(toolItems(items)[0]!.output).toContain('b.py');
   }, 30_000);
 
+  it('vibe_send reruns a finished worker with the message appended; sent while it runs, it is taken up right after', async () => {
+    // Turn index = user messages − 1: the brief is turn 0, each follow-up run one more.
+    const worker = { turns: [[{ text: 'first answer, given slowly', chunkDelayMs: 300 }], [{ text: 'second answer', chunkDelayMs: 0 }], [{ text: 'third answer', chunkDelayMs: 0 }]] };
+    const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Answer.', label: 'answerer' } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
+    const s = await setup({ 'parent.json': parent, 'worker.json': worker }, { fast: 'worker.json' });
+    const chat = await s.request<{ id: string }>('chat/create', {});
+    await s.request('chat/send', { chatId: chat.id, text: 'go', model: parentModel('parent.json') });
+    await s.client.turnEnded(chat.id);
+    const [w] = s.server.workers!.list(chat.id);
+    const base = { workspace: s.ws, signal: new AbortController().signal, chatId: chat.id, actor: 'model' as const };
+    // Sent while the first run still streams: queued, then run.
+    expect(w!.state).toBe('running');
+    const queued = await s.server.registry.call('vibe_send', { worker_id: w!.id, message: 'And again.' }, base);
+    expect(queued.output).toContain('running');
+    const second = await s.server.registry.call('vibe_wait', { worker_id: w!.id, timeout_seconds: 30 }, base);
+    expect(second.output).toMatch(/done, [\d.]+ s, 0 tool calls\.\nResult:\nsecond answer$/);
+    // Sent after it finished: a new run at once.
+    const sent = await s.server.registry.call('vibe_send', { worker_id: w!.id, message: 'Once more.' }, base);
+    expect(sent.ok).toBe(true);
+    const third = await s.server.registry.call('vibe_wait', { worker_id: w!.id, timeout_seconds: 30 }, base);
+    expect(third.output).toMatch(/Result:\nthird answer$/);
+    const { items } = await s.request<{ items: TranscriptItem[] }>('worker/get', { chatId: chat.id, workerId: w!.id });
+    expect(items.filter((i) => i.kind === 'user').map((i) => (i as { text: string }).text.split('\n').slice(0, 2).join(' | '))).toEqual([
+      '## Task (from the main agent) | Answer.', '## Follow-up (from the main agent) | And again.', '## Follow-up (from the main agent) | Once more.'
+    ]);
+    expect(items.filter((i) => i.kind === 'assistant').map((i) => (i as { text: string }).text)).toEqual(['first answer, given slowly', 'second answer', 'third answer']);
+  }, 30_000);
+
   it('a cell cannot wait for a worker that shares its kernel (it would wait forever); the model can', async () => {
     const slow = { steps: [{ text: 'slowly, slowly, slowly', chunkDelayMs: 500 }] };
     const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Think.', label: 'sharer', share_kernel: true } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
