@@ -88,8 +88,8 @@ describe('the vibe_* tools as the model sees them (HARN-1, VIBE-1)', () => {
       const catalog = surfaceCatalog(registry, profileOf(mode));
       expect(catalog.deferred.map((t) => t.name).filter((n) => n.startsWith('vibe_')).sort()).toEqual(VIBE);
       const index = catalog.declared.find((d) => d.name === 'tool_search')!.description;
-      expect(index).toContain('- vibe_spawn: Start a background sub-agent (worker) on one task beside this chat\n');
-      expect(index).toContain('- vibe_wait: Wait (bounded) for a background worker\'s run to end and get its result');
+      expect(index).toContain('- vibe_spawn: Start a background worker (sub-agent) on one task\n');
+      expect(index).toContain('- vibe_wait: Wait (bounded) for a background worker\'s result');
     }
     const orchestrate = registry.list(profileOf('orchestrate')).map((t) => t.name).filter((n) => n.startsWith('vibe_')).sort();
     expect(orchestrate).toEqual(['vibe_kill', 'vibe_list', 'vibe_wait']);
