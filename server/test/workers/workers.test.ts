@@ -134,6 +134,7 @@ describe.skipIf(!existsSync(PYTHON))('background workers (VIBE-1…3) with real 
       const { items } = await s.request<{ items: TranscriptItem[] }>('worker/get', { chatId: chat.id, workerId: id });
       const call = toolItems(items)[0]!;
       expect(call.status).toBe('ok');
+      expect(call.output).toContain(`[python · python3 kernel private to worker ${id}]`);
       const pid = Number(/pid (\d+)/.exec(call.output!)![1]);
       return { id, start: Date.parse(call.time), end: Date.parse(call.time) + call.durationMs!, pid };
     }));
