@@ -54,7 +54,7 @@ const model = (kind) => ({ provider: 'scripted', model: 'script', scriptPath: `s
 
 const jupyter = await startJupyter({
   files,
-  env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' },
+  env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' },
   args: nodelayOff ? ['--CellmateApp.tcp_nodelay=False'] : []
 });
 const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-bench-turn-')));

@@ -11,6 +11,7 @@ import type {
   ModelSettings,
   ProviderStatus,
   QuestionAnswer,
+  ReviewScope,
   SendContext,
   ToolMetrics,
   TranscriptItem,
@@ -412,6 +413,42 @@ export class CellmateController implements IDisposable {
     }
     try {
       return await this._connection.request('plan/resolve', { chatId, planId, decision, model, ...(reason ? { reason } : {}) });
+    } catch (error) {
+      return { state: 'error', message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /**
+   * "Review changes" (MODE-4): the companion starts a new chat in Review mode over the
+   * workspace's git diff (or a notebook) and runs its first turn with the configured model;
+   * the pane then opens that chat. False when it could not start (the user was told why).
+   */
+  async startReview(scope: ReviewScope): Promise<boolean> {
+    const model = this._usableModel();
+    if (!model) {
+      return false;
+    }
+    try {
+      const { chatId } = await this._connection.request('review/start', { scope, model });
+      await this.openChat(chatId);
+      return true;
+    } catch (error) {
+      this._fail(this._trans.__('Could not start the review'), error);
+      return false;
+    }
+  }
+
+  /**
+   * The person approves a finding of the open chat's review (its Approve button): a peer
+   * approval. A refusal (the person wrote it, unknown finding) comes back as `state: 'error'`.
+   */
+  async approveReviewNode(nodeId: string): Promise<{ state: string; message: string }> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      return { state: 'error', message: this._trans.__('No chat is open.') };
+    }
+    try {
+      return await this._connection.request('review/approve', { chatId, nodeId });
     } catch (error) {
       return { state: 'error', message: error instanceof Error ? error.message : String(error) };
     }

@@ -14,7 +14,8 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import { addIcon } from '@jupyterlab/ui-components';
+import { addIcon, checkIcon } from '@jupyterlab/ui-components';
+import type { ReviewScope } from '@cellmate/protocol';
 
 import { CellmateConnection } from './connection';
 import { CellmateController, Notify } from './controller';
@@ -37,6 +38,8 @@ export namespace CommandIDs {
   export const newChat = 'cellmate:new-chat';
   export const showMetrics = 'cellmate:show-metrics';
   export const showMcpServers = 'cellmate:show-mcp-servers';
+  export const reviewChanges = 'cellmate:review-changes';
+  export const reviewNotebook = 'cellmate:review-notebook';
 }
 
 const CATEGORY = 'Cellmate';
@@ -196,12 +199,40 @@ async function activate(
       }
     }
   });
+  // "Review changes" (MODE-4): a new chat in Review mode, set by the companion (review/start).
+  const review = async (scope: ReviewScope): Promise<void> => {
+    app.shell.activateById(panel.id);
+    await controller.startReview(scope);
+  };
+  app.commands.addCommand(CommandIDs.reviewChanges, {
+    label: trans.__('Review Changes with Cellmate'),
+    caption: trans.__("Review the workspace's git diff (or the notebook given as `notebook`) in a new Cellmate chat"),
+    icon: checkIcon,
+    isEnabled: () => connection.status.state === 'connected',
+    execute: args => review(typeof args?.notebook === 'string' && args.notebook ? { notebook: args.notebook } : 'git-diff')
+  });
+  app.commands.addCommand(CommandIDs.reviewNotebook, {
+    label: trans.__('Review This Notebook with Cellmate'),
+    caption: trans.__('Review the current notebook (as saved) in a new Cellmate chat'),
+    isEnabled: () => connection.status.state === 'connected' && !!focus.notebook,
+    execute: () => {
+      const path = focus.notebook?.context.path;
+      if (!path) {
+        notify('warning', trans.__('Open a notebook to review it.'));
+        return;
+      }
+      return review({ notebook: path });
+    }
+  });
   connection.statusChanged.connect(() => app.commands.notifyCommandChanged(CommandIDs.newChat));
+  connection.statusChanged.connect(() => app.commands.notifyCommandChanged(CommandIDs.reviewChanges));
   if (palette) {
     palette.addItem({ command: CommandIDs.openChat, category: CATEGORY });
     palette.addItem({ command: CommandIDs.newChat, category: CATEGORY });
     palette.addItem({ command: CommandIDs.showMetrics, category: CATEGORY });
     palette.addItem({ command: CommandIDs.showMcpServers, category: CATEGORY });
+    palette.addItem({ command: CommandIDs.reviewChanges, category: CATEGORY });
+    palette.addItem({ command: CommandIDs.reviewNotebook, category: CATEGORY });
   }
 
   // The state database holds the last chat id only after the layout is restored.

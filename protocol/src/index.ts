@@ -406,6 +406,14 @@ export interface Requests {
   'worker/get': { params: { chatId: string; workerId: string }; result: { worker: WorkerSummary; items: TranscriptItem[] } };
   /** Kills a worker (the list's kill button): the same `vibe_kill` the agent calls, made by the person. */
   'worker/kill': { params: { chatId: string; workerId: string }; result: { killed: boolean; message: string } };
+  /**
+   * "Review changes" (MODE-4): a new chat in mode `review` (set by the system; `chat/set-mode`
+   * refuses it) whose first message carries the workspace's `git diff` (bounded, untracked
+   * files listed) or the notebook's cells; its first turn runs with `model`.
+   */
+  'review/start': { params: { scope: ReviewScope; model: ModelSettings }; result: { chatId: string; turnId: string } };
+  /** The person approves a review finding (its Approve button): a peer approval, actor `user`. Refused when the person wrote it. */
+  'review/approve': { params: { chatId: string; nodeId: string }; result: { state: string; message: string } };
   /** The configured MCP servers with their state (issue #14; the pane's status shows them). */
   'mcp/servers': { params: Record<string, never>; result: McpServerStatus[] };
   /** Aborts the running turn of a chat (the model stream and any running tool). */
@@ -432,6 +440,9 @@ export interface Requests {
 }
 
 export type RequestMethod = keyof Requests;
+
+/** What a review covers (`review/start`): the workspace's git diff, or one notebook (workspace-relative). */
+export type ReviewScope = 'git-diff' | { notebook: string };
 
 // ---------------------------------------------------------------------------------------
 // Notebook context and the notebook port (issue #5)

@@ -8,7 +8,7 @@ import type { EvalKernelInfo } from './kernel-info';
  * `locations`, a debugger's `debug` state) are added here as new members of the union.
  * Chat files written before kinds existed carry eval displays without `kind`.
  */
-export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay;
+export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay | ReviewDisplay;
 
 /** The kinds of {@link ToolCallDisplay}. */
 export type ToolCallDisplayKind = ToolCallDisplay['kind'];
@@ -112,6 +112,12 @@ export interface DebugDisplay {
    * focused notebook's kernel): the pane syncs JupyterLab's debugger for it (gutter).
    */
   notebook?: string;
+  /**
+   * The kernel adapter's cell breakpoints now, by the kernel's source path of each cell
+   * (`dumpCell`'s, the path JupyterLab's debugger keys its gutter by) → lines; with
+   * {@link notebook}, the pane draws them in that notebook's gutter.
+   */
+  breakpoints?: Array<{ source: string; lines: number[] }>;
 }
 
 /** One node of a plan (SPEC MODE-3): a piece of work and the keys of the nodes it needs first. */
@@ -142,4 +148,64 @@ export interface PlanDisplay {
   approval: PlanApprovalState;
   /** The person's reason on a rejection. */
   reason?: string;
+}
+
+/** Where a review finding points (MODE-4): a file's lines, or a notebook's cell (and lines in it). */
+export interface ReviewAnchorView {
+  /** Workspace-relative path. */
+  file: string;
+  /** `[first, last]`, 1-based (within the cell for a notebook). */
+  lines?: [number, number];
+  /** Notebooks: the cell's 0-based index and its id (the pane scrolls there). */
+  cell?: { index: number; id: string };
+}
+
+/** One finding of a review (`add_review_node`), as the pane shows it. */
+export interface ReviewNodeView {
+  id: string;
+  kind: string;
+  priority: 'P0' | 'P1' | 'P2' | 'P3';
+  /** 0–1: how sure the reviewer is. */
+  confidence: number;
+  body: string;
+  anchor?: ReviewAnchorView;
+  /** Who added it: `agent` (the chat's own agent) or a worker's id. */
+  author: string;
+  /** `consensusReady` once a peer (never the author: a worker, or the person as `user`) approved it. */
+  state: 'open' | 'consensusReady';
+  approvedBy?: string;
+}
+
+/** One check `finalize_review` ran (lint, type-check, tests): `not-run` when it could not run. */
+export interface ReviewAxisView {
+  axis: string;
+  status: 'passed' | 'failed' | 'not-run';
+  detail?: string;
+}
+
+/** A published verdict: Ship / Hold / Block, why, and each axis's outcome. */
+export interface ReviewVerdictView {
+  verdict: 'Ship' | 'Hold' | 'Block';
+  reasons: string[];
+  axes: ReviewAxisView[];
+  summary?: string;
+  /** ISO-8601. */
+  finalizedAt: string;
+}
+
+/**
+ * A review card (SPEC MODE-4: `add_review_node`, `approve_review_node`, `finalize_review`):
+ * the findings anchored to files/cells with priority, kind, confidence and consensus state
+ * (Approve for the person: `review/approve`), and once finalized the verdict with its axes.
+ * `focus` names the one finding a node card shows; without it the card lists them all. The
+ * companion updates every card of a review when it changes.
+ */
+export interface ReviewDisplay {
+  kind: 'review';
+  reviewId: string;
+  /** What is reviewed, e.g. `git diff (3 files)` or `analysis.ipynb`. */
+  scope: string;
+  nodes: ReviewNodeView[];
+  focus?: string;
+  verdict?: ReviewVerdictView;
 }

@@ -19,3 +19,8 @@ export function newChatId(): string {
 export function newPlanId(): string {
   return `plan-${randomUUID().slice(0, 8)}`;
 }
+
+/** A fresh review id (SPEC MODE-4). */
+export function newReviewId(): string {
+  return `review-${randomUUID().slice(0, 8)}`;
+}

@@ -14,11 +14,18 @@ import { WorkerStore } from './workers/worker-store.js';
 import { StagedEdits } from './structural/staged-edits.js';
 import { createEvalTool } from './tools/eval/eval.js';
 import { DebugSessionManager } from './dap/session-manager.js';
+import { followEndedDebugCards } from './tools/debug/ended-cards.js';
 import { createDebugTool } from './tools/debug/debug.js';
 import { PlanFlow } from './modes/plan-flow.js';
 import { PlanStore } from './modes/plan-store.js';
 import { createSubmitPlanTool } from './tools/submit_plan/submit_plan.js';
 import { createExitPlanModeTool } from './tools/exit_plan_mode/exit_plan_mode.js';
+import { ReviewFlow } from './modes/review-flow.js';
+import { ReviewStore } from './modes/review-store.js';
+import { createReviewAxes } from './modes/review-axes.js';
+import { createAddReviewNodeTool } from './tools/add_review_node/add_review_node.js';
+import { createApproveReviewNodeTool } from './tools/approve_review_node/approve_review_node.js';
+import { createFinalizeReviewTool } from './tools/finalize_review/finalize_review.js';
 import { processLauncher } from './dap/process-adapter.js';
 import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
@@ -162,6 +169,11 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       })
     : undefined;
   if (workers && !registry.get('vibe_spawn')) for (const tool of workerTools(workers)) registry.register(tool);
+  // Review mode (issue #16, MODE-4): findings durable under .cellmate/reviews/; finalize_review's axes run here, not through a shell.
+  const reviews = new ReviewStore(path.join(workspace, '.cellmate', 'reviews'), (m) => logger.warn(m));
+  if (!registry.get('add_review_node')) registry.register(createAddReviewNodeTool(reviews) as unknown as ToolDefinition);
+  if (!registry.get('approve_review_node')) registry.register(createApproveReviewNodeTool(reviews) as unknown as ToolDefinition);
+  if (!registry.get('finalize_review')) registry.register(createFinalizeReviewTool(reviews, createReviewAxes({ registry: () => registry, env })) as unknown as ToolDefinition);
   // MCP servers (issue #14): their tools are deferred, registered when a search or a call first needs them.
   const mcp = new McpService({ workspace, env, logger });
   await mcp.configure();
@@ -192,14 +204,18 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       await removeChatOutputs(path.join(workspace, OUTPUTS_DIR), chatId);
       plans.removeChat(chatId);
       await workers?.removeChat(chatId); // its workers are killed, their kernels shut down
+      reviews.removeChat(chatId);
     }
   });
   const planFlow = new PlanFlow({ plans, chats: service, logger });
+  // A session ending between tool calls (TTL, adapter death, Terminate) marks its latest card ended.
+  const debugCards = followEndedDebugCards(debugSessions, service);
+  const reviewFlow = new ReviewFlow({ reviews, chats: service, registry: () => registry, workspace, env, logger });
 
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp, reviews: reviewFlow,
     // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
     editCards: {
       resolve: async (chatId, editId, action) => {
@@ -243,6 +259,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     process.off('exit', killKernels);
     kernelRetention?.dispose();
     debugRetention.dispose();
+    debugCards.dispose();
     await debugSessions.dispose();
     await workers?.dispose();
     await service.dispose();
@@ -270,10 +287,13 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         kernelRetention?.dispose();
         debugRetention.dispose();
         await debugSessions.dispose(); // before the kernels: leaves their debuggers first
+        debugCards.dispose();
         planFlow.dispose();
         await workers?.dispose(); // running workers end as interrupted, before the chats and kernels close
+        reviewFlow.dispose();
         await service.dispose();
         plans.dispose();
+        reviews.dispose();
         const { bytesWritten, records, compactions } = store.stats;
         logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
         await kernels?.dispose();

@@ -73,7 +73,7 @@ describe('the debug card (issue #12)', () => {
         // exec tier asks by default; this test is about the card, not the approval.
         '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'debug', pattern: '*', action: 'allow' }] })
       },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' },
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/debug.json' }
     });
     browser = await launchBrowser();
@@ -114,14 +114,12 @@ describe('the debug card (issue #12)', () => {
     const card = page.locator('.jp-cellmate-debug[data-state="stopped"]').first();
     await card.waitFor({ state: 'attached', timeout: 90_000 });
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ state: 'attached', timeout: 30_000 });
-    // JupyterLab's own debugger: the agent's breakpoint set before the run (line 3) in the loop
-    // cell's gutter — before anything else touches the shell (its own updates run on focus
-    // changes). The one set while stopped (line 4) shows in some runs and not in others (two
-    // full runs in three missed it): a known race of the sync (issue #12 stays open for it),
-    // so it is not asserted until fixed; nothing but lines 3 and 4 may ever be marked.
+    // JupyterLab's own debugger: both of the agent's breakpoints in the loop cell's gutter —
+    // the one set before the run (line 3) and the one set while stopped (line 4), which
+    // JupyterLab learns only from the card — before anything else touches the shell (its own
+    // updates run on focus changes).
     const loopCell = page.locator('.jp-Notebook .jp-Cell').nth(LOOP_INDEX);
-    await expect.poll(() => gutterBreakpoints(loopCell), { timeout: 20_000 }).toContain('3');
-    expect((await gutterBreakpoints(loopCell)).filter((n) => n !== '3' && n !== '4')).toEqual([]);
+    await expect.poll(() => gutterBreakpoints(loopCell), { timeout: 20_000 }).toEqual(['3', '4']);
     expect(await page.locator('.jp-Notebook .jp-Cell').first().locator('.cm-breakpoint-gutter').count()).toBeGreaterThan(0);
     expect(await gutterBreakpoints(page.locator('.jp-Notebook .jp-Cell').first())).toEqual([]);
     // JupyterLab's own debugger sidebar saw the kernel's `stopped` event and took the right
@@ -141,6 +139,11 @@ describe('the debug card (issue #12)', () => {
 
     await card.locator('button.jp-cellmate-debug-terminate').click();
     await page.locator('button.jp-cellmate-debug-terminate', { hasText: 'Terminated' }).waitFor({ timeout: 30_000 });
+    // The session's latest card (the breakpoints one) says it ended, and offers no Terminate.
+    const last = page.locator('.jp-cellmate-debug').last();
+    await expect.poll(() => last.getAttribute('data-state'), { timeout: 20_000 }).toBe('ended');
+    expect(await last.locator('.jp-cellmate-debug-where').innerText()).toMatch(/^Ended \(ended: terminated on request\) — kernel: /);
+    expect(await last.locator('button.jp-cellmate-debug-terminate').count()).toBe(0);
     // The kernel's debugger is off again: so is JupyterLab's, its gutter gone.
     await expect.poll(() => loopCell.locator('.cm-breakpoint-gutter').count(), { timeout: 20_000 }).toBe(0);
 

@@ -49,7 +49,7 @@ describe('lsp card (issue #10)', () => {
         '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'notebook_*', pattern: '*', action: 'allow' }] })
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/lsp.json' },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

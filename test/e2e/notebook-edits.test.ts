@@ -86,7 +86,7 @@ describe.each([
         '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'notebook_*', pattern: '*', action: 'allow' }] })
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/edits.json' },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

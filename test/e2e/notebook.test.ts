@@ -88,7 +88,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
         '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'notebook_*', pattern: '*', action: 'allow' }] })
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/nb.json' },
-      env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
+      env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1500, height: 950 } });

@@ -44,7 +44,7 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
         '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'ast_edit', pattern: '*', action: 'allow' }] })
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/ast.json' },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

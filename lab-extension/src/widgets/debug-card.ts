@@ -18,7 +18,7 @@ export interface IDebugCardActions {
    * Brings JupyterLab's own debugger for the open notebook at `notebook` in line with its
    * kernel's debugger (on/off, breakpoints in the gutter, the stopped frame).
    */
-  syncNotebookDebugger?(notebook: string): void;
+  syncNotebookDebugger?(notebook: string, breakpoints?: ReadonlyArray<{ source: string; lines: readonly number[] }>): void;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
@@ -48,7 +48,8 @@ export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle,
       ended: trans.__('Ended'),
       stopped: trans.__('Stopped')
     };
-    where.textContent = `${states[display.state] ?? String(display.state)} — ${String(display.adapter)}: ${String(display.target)}`;
+    const why = display.state === 'ended' && display.reason ? ` (${String(display.reason)})` : '';
+    where.textContent = `${states[display.state] ?? String(display.state)}${why} — ${String(display.adapter)}: ${String(display.target)}`;
   }
   node.appendChild(where);
   if (display.state === 'stopped' && top && typeof top.sourceLine === 'string') {

@@ -4,7 +4,7 @@
  */
 import { MODE_LABELS, type ChatMode, type ChatSummary, type EvalKernelInfo, type NotebookKernelRef } from '@cellmate/protocol';
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { addIcon, deleteIcon, editIcon, LabIcon } from '@jupyterlab/ui-components';
+import { addIcon, checkIcon, deleteIcon, editIcon, LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import type { IConnectionStatus } from '../connection';
@@ -34,6 +34,10 @@ export class HeaderWidget extends Widget {
     this._rename.addEventListener('click', () => this._openId && options.onRename?.(this._openId));
     this._delete = headerButton('jp-cellmate-delete-chat', deleteIcon, '', trans.__('Delete chat'));
     this._delete.addEventListener('click', () => this._openId && options.onDelete?.(this._openId));
+    // "Review changes" (MODE-4): a new Review chat over the workspace's git diff.
+    this._review = headerButton('jp-cellmate-review-changes', checkIcon, trans.__('Review'), trans.__('Review changes (the workspace\'s git diff) in a new chat'));
+    this._review.addEventListener('click', () => options.onReview?.());
+    this._review.hidden = !options.onReview;
 
     this._connection = document.createElement('div');
     this._connection.className = 'jp-cellmate-connection';
@@ -55,7 +59,7 @@ export class HeaderWidget extends Widget {
 
     const row = document.createElement('div');
     row.className = 'jp-cellmate-header-row';
-    row.append(selectWrap, this._rename, this._delete, this._newChat);
+    row.append(selectWrap, this._rename, this._delete, this._review, this._newChat);
     this._mode = document.createElement('div');
     this._mode.className = 'jp-cellmate-mode-badge';
     this._mode.setAttribute('role', 'status');
@@ -147,6 +151,7 @@ export class HeaderWidget extends Widget {
 
   private _updateButtons(): void {
     this._newChat.disabled = !this._enabled;
+    this._review.disabled = !this._enabled;
     this._rename.disabled = !this._enabled || !this._hasChat;
     this._delete.disabled = !this._enabled || !this._hasChat;
   }
@@ -154,6 +159,7 @@ export class HeaderWidget extends Widget {
   private readonly _trans: TranslationBundle;
   private readonly _select: HTMLSelectElement;
   private readonly _newChat: HTMLButtonElement;
+  private readonly _review: HTMLButtonElement;
   private readonly _rename: HTMLButtonElement;
   private readonly _delete: HTMLButtonElement;
   private readonly _kernel: HTMLElement;
@@ -174,6 +180,8 @@ export namespace HeaderWidget {
     onRetry(): void;
     onRename?(chatId: string): void;
     onDelete?(chatId: string): void;
+    /** "Review changes" (MODE-4); absent: no Review button. */
+    onReview?(): void;
   }
 }
 

@@ -34,6 +34,8 @@ export interface IItemContext {
   resolveEdit?(editId: string, action: 'accept' | 'discard'): Promise<{ state: string; message: string }>;
   /** Approves or rejects a pending plan from its card (`plan/resolve`); a refusal comes back as `state: 'error'`. */
   resolvePlan?(planId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }>;
+  /** Approves a review finding from its card (`review/approve`); a refusal comes back as `state: 'error'`. */
+  approveReviewNode?(nodeId: string): Promise<{ state: string; message: string }>;
   /** The debug card's actions (issue #12). */
   debug?: IDebugCardActions;
   /** Opens a file at a line or a notebook at a cell (lsp cards' links). */

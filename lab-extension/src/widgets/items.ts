@@ -29,6 +29,7 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
         copyToNotebook: context.copyToNotebook,
         resolveEdit: context.resolveEdit,
         resolvePlan: context.resolvePlan,
+        approveReviewNode: context.approveReviewNode,
         debug: context.debug,
         openLocation: context.openLocation
       });

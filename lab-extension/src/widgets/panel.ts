@@ -44,7 +44,8 @@ export class CellmatePanel extends Panel {
       onNewChat: () => void this.newChat(),
       onRetry: () => controller.reconnectNow(),
       onRename: id => void this.renameChat(id),
-      onDelete: id => void this.deleteChat(id)
+      onDelete: id => void this.deleteChat(id),
+      onReview: () => void controller.startReview('git-diff')
     });
     this._banner = new SetupBannerWidget({
       trans,
@@ -67,6 +68,7 @@ export class CellmatePanel extends Panel {
       copyToNotebook: options.copyToNotebook,
       resolveEdit: (editId, action) => controller.resolveEdit(editId, action),
       resolvePlan: (planId, decision, reason) => controller.resolvePlan(planId, decision, reason),
+      approveReviewNode: nodeId => controller.approveReviewNode(nodeId),
       debug: options.debug,
       openLocation: options.openLocation,
       loadOlder: () => void controller.loadOlder()

@@ -29,6 +29,8 @@ export interface IToolCardActions {
   resolveEdit?: IToolDisplayContext['resolveEdit'];
   /** Approves or rejects a pending plan (the plan display's buttons). */
   resolvePlan?: IToolDisplayContext['resolvePlan'];
+  /** Approves a review finding (the review display's Approve). */
+  approveReviewNode?: IToolDisplayContext['approveReviewNode'];
   /** The debug card's Terminate and scroll-to-cell. */
   debug?: IDebugCardActions;
   /** Opens a file at a line or a notebook at a cell (lsp cards). */
@@ -217,7 +219,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private _renderDisplay(item: ToolCallItem): void {
     this._displayShown = true;
     this._view?.dispose();
-    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit, ...(this._actions.resolvePlan ? { resolvePlan: this._actions.resolvePlan } : {}), ...(this._actions.debug ? { debug: this._actions.debug } : {}), ...(this._actions.openLocation ? { openLocation: this._actions.openLocation } : {}) }) ?? undefined;
+    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit, ...(this._actions.resolvePlan ? { resolvePlan: this._actions.resolvePlan } : {}), ...(this._actions.approveReviewNode ? { approveReviewNode: this._actions.approveReviewNode } : {}), ...(this._actions.debug ? { debug: this._actions.debug } : {}), ...(this._actions.openLocation ? { openLocation: this._actions.openLocation } : {}) }) ?? undefined;
     this._kernel.textContent = this._view?.summary ?? '';
     if (!this._view) {
       return;

@@ -15,6 +15,8 @@ export interface IToolDisplayContext {
   readonly resolveEdit?: (editId: string, action: 'accept' | 'discard') => Promise<{ state: string; message: string }>;
   /** Approves or rejects a pending plan (`plan/resolve`, MODE-3); absent: plan cards are read-only. */
   readonly resolvePlan?: (planId: string, decision: 'approve' | 'reject', reason?: string) => Promise<{ state: string; message: string }>;
+  /** The person approves a review finding (`review/approve`, MODE-4); absent: review cards are read-only. */
+  readonly approveReviewNode?: (nodeId: string) => Promise<{ state: string; message: string }>;
   /** The debug card's actions (Terminate, scroll to the stopped cell). */
   readonly debug?: IDebugCardActions;
 }

@@ -5,7 +5,8 @@
  * by rendermime), `text` (plain text, never HTML), `diff` (a staged edit with Accept /
  * Discard, `diff-view.ts`), `debug` (`debug-card.ts`) and `lsp` (locations as links, new
  * diagnostics with severity icons: `lsp-display.ts`), `plan` (a plan's goal and steps with
- * Approve / Reject while its approval is pending: `plan-view.ts`). A kind this pane does not know (a
+ * Approve / Reject while its approval is pending: `plan-view.ts`), `review` (findings anchored to
+ * files/cells with Approve, the verdict and its axes: `review-view.ts`). A kind this pane does not know (a
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
@@ -17,6 +18,7 @@ import { renderDebugCard, type IDebugCardActions } from './debug-card';
 import { EvalOutputView, kernelLabel } from './eval-output';
 import { lspDisplayRenderer } from './lsp-display';
 import { planDisplayRenderer } from './plan-view';
+import { reviewDisplayRenderer } from './review-view';
 import type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
 export type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
@@ -107,7 +109,7 @@ export function debugDisplayRenderer(actions: IDebugCardActions = {}): IToolDisp
         all.revealCell?.(cell.notebook, cell.index);
       }
       if (typeof display.notebook === 'string') {
-        all.syncNotebookDebugger?.(display.notebook);
+        all.syncNotebookDebugger?.(display.notebook, display.breakpoints);
       }
       return { node, summary: display.state === 'stopped' ? trans.__('stopped') : String(display.state), openByDefault: display.state === 'stopped', dispose: () => node.remove() };
     }
@@ -123,6 +125,7 @@ export function defaultToolDisplays(): ToolDisplayRegistry {
   registry.register(debugDisplayRenderer());
   registry.register(lspDisplayRenderer);
   registry.register(planDisplayRenderer);
+  registry.register(reviewDisplayRenderer);
   return registry;
 }
 

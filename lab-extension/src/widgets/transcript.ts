@@ -35,6 +35,7 @@ export class TranscriptWidget extends Panel {
       copyToNotebook: options.copyToNotebook,
       resolveEdit: options.resolveEdit,
       resolvePlan: options.resolvePlan,
+      approveReviewNode: options.approveReviewNode,
       debug: options.debug,
       openLocation: options.openLocation
     };
@@ -179,6 +180,7 @@ export namespace TranscriptWidget {
     copyToNotebook?: IItemContext['copyToNotebook'];
     resolveEdit?: IItemContext['resolveEdit'];
     resolvePlan?: IItemContext['resolvePlan'];
+    approveReviewNode?: IItemContext['approveReviewNode'];
     debug?: IItemContext['debug'];
     openLocation?: IItemContext['openLocation'];
     /** Loads the page of items before the first one shown (the user scrolled to the top). */

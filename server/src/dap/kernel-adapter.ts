@@ -50,6 +50,8 @@ export interface CellRunEnd {
 /** The kernel debugger session plus the notebook-cell operations only it has. */
 export class KernelDebugTarget {
   private readonly cells = new Map<string, SourceInfo>();
+  /** The line breakpoints this session set, by the kernel's source path of each cell. */
+  private readonly cellBreakpoints = new Map<string, readonly LineBreakpoint[]>();
   private running: Promise<ExecuteResult> | undefined;
   private lastRun: CellRunEnd | undefined;
   /** The cell running under the debugger, and the top frame of its current stop. */
@@ -139,7 +141,32 @@ export class KernelDebugTarget {
       breakpoints: breakpoints.map((b) => ({ line: b.line, ...(b.condition ? { condition: b.condition } : {}) })),
       sourceModified: false
     });
+    if (breakpoints.length) this.cellBreakpoints.set(path, [...breakpoints]);
+    else this.cellBreakpoints.delete(path);
     return breakpoints.map((b, i) => verdict(b, body.breakpoints[i]));
+  }
+
+  /** The cells' breakpoints this session holds: kernel source path → lines (the pane draws them in JupyterLab's gutter). */
+  breakpointList(): Array<{ source: string; lines: number[] }> {
+    return [...this.cellBreakpoints].map(([source, bps]) => ({ source, lines: bps.map((b) => b.line) }));
+  }
+
+  /**
+   * Sets this session's cell breakpoints again, before the debuggee resumes. Another client
+   * of the same kernel debugger may have replaced them meanwhile: JupyterLab's debugger
+   * writes its own merged view back to the kernel whenever it restores its state (the pane
+   * asks it to, to draw the agent's breakpoints), and a write based on a read from before
+   * the agent's last change would undo that change. The agent's breakpoints are the ones in
+   * force when its debuggee runs.
+   */
+  async reassertBreakpoints(): Promise<void> {
+    for (const [path, bps] of this.cellBreakpoints) {
+      await this.channel.request('setBreakpoints', {
+        source: { path },
+        breakpoints: bps.map((b) => ({ line: b.line, ...(b.condition ? { condition: b.condition } : {}) })),
+        sourceModified: false
+      });
+    }
   }
 
   /** `raised` / `uncaught` (see {@link KERNEL_EXCEPTION_FILTERS}). */

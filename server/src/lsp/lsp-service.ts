@@ -13,6 +13,7 @@ import { ProcessSupervisor, SupervisorError } from '../supervisor/index.js';
 import { LspClient } from './lsp-client.js';
 import { findRoot, resolveExecutable } from './resolve.js';
 import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
+import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 
 /** How long a sync waits for a first publish by default (`CELLMATE_LSP_DIAGNOSTICS_WAIT_MS`). */
 export const DIAGNOSTICS_WAIT_MS = 3_000;
@@ -70,6 +71,8 @@ interface Slot {
 export class LspService {
   private readonly slots = new Map<string, Slot>();
   private table: Promise<ServerEntry[]> | undefined;
+  /** What the table files said was wrong or ignored (shown by `status`). */
+  private tableProblems: string[] = [];
   private disposed = false;
 
   constructor(private readonly options: LspServiceOptions) {}
@@ -95,7 +98,14 @@ export class LspService {
 
   /** The effective server table (read once; {@link reload} reads it again). */
   servers(): Promise<ServerEntry[]> {
-    this.table ??= loadServerTable(this.options.tableFiles ?? tableFiles(this.options.workspace, this.options.env), (e) => this.options.logger.warn(e.message));
+    if (!this.table) {
+      this.tableProblems = [];
+      const files = this.options.tableFiles ?? tableFiles(this.options.workspace, this.options.env);
+      this.table = loadServerTable(files, (e) => {
+        this.tableProblems.push(e.message);
+        this.options.logger.warn(e.message);
+      }, { workspace: this.options.workspace, trusted: isWorkspaceTrusted(this.options.workspace, this.options.env), homeFile: tableFiles(this.options.workspace, this.options.env)[0] });
+    }
     return this.table;
   }
 
@@ -199,6 +209,7 @@ export class LspService {
         : `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): not usable — ${a.reason === 'no-root-marker' ? 'no root marker' : 'executable not found'}: ${a.message}`);
     }
     lines.push(`Servers for ${probe ? rel(this.options.workspace, probe) : 'the workspace root'}:\n${checks.join('\n') || '- none configured'}`);
+    if (this.tableProblems.length) lines.push(`Configuration problems (the rest of the table applies):\n${this.tableProblems.map((p) => `- ${p}`).join('\n')}`);
     return lines.join('\n');
   }
 

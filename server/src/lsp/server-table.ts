@@ -5,11 +5,19 @@
  * `~/.cellmate/lsp.json` and `<workspace>/.cellmate/lsp.json` (later files override an
  * entry of the same name; `"disabled": true` removes one). Pure apart from reading those
  * two files.
+ *
+ * Workspace trust: a workspace's own file (a cloned repository's) may map extensions, set
+ * root markers, pick the notebook mode or disable a server, but what starts a process — a
+ * `command` and its `args`, a `checker`, and the `settings` / `initializationOptions` a
+ * server acts on (pyright runs the `python.pythonPath` it is given) — applies only in a
+ * trusted workspace (`security/workspace-trust.ts`). Otherwise the agent's first `lsp` call
+ * in that folder (read tier, no approval) would run whatever the repository says.
  */
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { trustHint } from '../security/workspace-trust.js';
 
 /** One language server the companion may start. */
 export interface ServerEntry {
@@ -79,7 +87,24 @@ const entrySchema = z.strictObject({
   checker: z.strictObject({ command: z.string().min(1), args: z.array(z.string()), format: z.enum(['pyright-json', 'tsc', 'gnu']) }).optional(),
   disabled: z.boolean().optional()
 });
-const fileSchema = z.strictObject({ servers: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), entrySchema) });
+const fileSchema = z.strictObject({
+  servers: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), entrySchema).optional(),
+  /** Home file only: workspaces whose own file may start commands (`true`: every one). */
+  trustedWorkspaces: z.union([z.literal(true), z.array(z.string())]).optional()
+});
+
+/** What a workspace's own file may set only in a trusted workspace (it starts or steers a process). */
+const EXEC_KEYS = ['command', 'args', 'checker', 'settings', 'initializationOptions'] as const;
+
+/** Options of {@link loadServerTable}. */
+export interface ServerTableOptions {
+  /** The workspace: a file inside it is the workspace's own (see the module comment); absent: every file applies in full. */
+  workspace?: string;
+  /** Whether the workspace is trusted (its own file then applies in full too). */
+  trusted?: boolean;
+  /** The home file named in the "how to trust" hint. */
+  homeFile?: string;
+}
 
 /** A table file that could not be used (the message names the file and the problem). */
 export class ServerTableError extends Error {
@@ -100,8 +125,11 @@ export function tableFiles(workspace: string, env: NodeJS.ProcessEnv): string[] 
  * merged over the earlier one; a new one needs `languages`, `command` and `rootMarkers`).
  * A broken file is reported through `onProblem` and skipped, never fatal.
  */
-export async function loadServerTable(files: readonly string[], onProblem: (error: ServerTableError) => void = () => {}): Promise<ServerEntry[]> {
+export async function loadServerTable(files: readonly string[], onProblem: (error: ServerTableError) => void = () => {}, options: ServerTableOptions = {}): Promise<ServerEntry[]> {
   const table = new Map<string, ServerEntry>(BUILTIN_SERVERS.map((e) => [e.name, e]));
+  const workspace = options.workspace === undefined ? undefined : path.resolve(options.workspace);
+  const own = (file: string): boolean => workspace !== undefined && path.resolve(file).startsWith(workspace + path.sep);
+  const parsedFiles: Array<{ file: string; parsed: z.infer<typeof fileSchema> }> = [];
   for (const file of files) {
     let text: string;
     try {
@@ -109,15 +137,29 @@ export async function loadServerTable(files: readonly string[], onProblem: (erro
     } catch {
       continue; // no file: nothing to add
     }
-    let parsed: z.infer<typeof fileSchema>;
     try {
-      parsed = fileSchema.parse(JSON.parse(text));
+      parsedFiles.push({ file, parsed: fileSchema.parse(JSON.parse(text)) });
     } catch (error) {
       const why = error instanceof z.ZodError ? error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ') : (error as Error).message;
       onProblem(new ServerTableError(`${file}: ${why}. Expected {"servers": {"gopls": {"languages": [".go"], "command": "gopls", "args": [], "rootMarkers": ["go.mod"]}}}.`));
-      continue;
     }
-    for (const [name, raw] of Object.entries(parsed.servers)) {
+  }
+  const trusted = workspace === undefined || options.trusted === true;
+  const homeFile = options.homeFile ?? files.find((f) => !own(f)) ?? '~/.cellmate/lsp.json';
+  for (const { file, parsed } of parsedFiles) {
+    const untrusted = !trusted && own(file);
+    for (const [name, given] of Object.entries(parsed.servers ?? {})) {
+      let raw = given;
+      if (untrusted) {
+        const ignored = EXEC_KEYS.filter((k) => raw[k] !== undefined);
+        if (ignored.length) {
+          raw = Object.fromEntries(Object.entries(raw).filter(([k]) => !(EXEC_KEYS as readonly string[]).includes(k))) as typeof raw;
+          onProblem(new ServerTableError(
+            `${file}: server "${name}": ignored ${ignored.map((k) => `"${k}"`).join(', ')} — a workspace's own file may start or steer a language server only in a workspace you trust; ` +
+              `${trustHint(workspace!, homeFile)}, or define the server there.`
+          ));
+        }
+      }
       if (raw.disabled) {
         table.delete(name);
         continue;

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { trustHint } from '../security/workspace-trust.js';
 import { z } from 'zod';
 import type { ToolTier } from '../ports/vocabulary.js';
 
@@ -73,29 +74,9 @@ export function mcpConfigFiles(workspace: string, env: NodeJS.ProcessEnv): strin
 
 const EXAMPLE = '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}, "remote": {"url": "https://example.org/mcp"}}}';
 
-/**
- * Whether the home file trusts `workspace` to start commands (stdio servers) from its own
- * `.cellmate/mcp.json`: `"trustedWorkspaces": ["/real/path", …]` in `~/.cellmate/mcp.json`,
- * or `true` for every workspace. A cloned repository's file would otherwise run its command
- * on the agent's first tool search, before anyone saw it (the same rule as VS Code's
- * workspace trust). Absent, unreadable or malformed: not trusted.
- */
-export async function workspaceTrusted(homeFile: string, workspace: string): Promise<boolean> {
-  let trusted: unknown;
-  try {
-    trusted = (JSON.parse(await readFile(homeFile, 'utf8')) as { trustedWorkspaces?: unknown }).trustedWorkspaces;
-  } catch {
-    return false;
-  }
-  if (trusted === true) return true;
-  if (!Array.isArray(trusted)) return false;
-  const wanted = path.resolve(workspace);
-  return trusted.some((p) => typeof p === 'string' && path.resolve(p) === wanted);
-}
-
-/** Why a workspace's stdio server was not started, and the one line that changes that. */
+/** Why a workspace's stdio server was not started, and the one line that changes that (workspace trust: `security/workspace-trust.ts`). */
 export function untrustedMessage(config: StdioServerConfig, homeFile: string, workspace: string): string {
-  return `not started: ${config.file} is the workspace's own file and defines a command (${JSON.stringify(config.command)}); commands from a workspace's files run only in a workspace you trust — add "trustedWorkspaces": [${JSON.stringify(path.resolve(workspace))}] to ${homeFile}, or define the server there.`;
+  return `not started: ${config.file} is the workspace's own file and defines a command (${JSON.stringify(config.command)}); commands from a workspace's files run only in a workspace you trust — ${trustHint(workspace, homeFile)}, or define the server there.`;
 }
 
 /** Reads the files (missing ones are skipped); problems go to `onProblem`. */

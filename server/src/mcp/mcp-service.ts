@@ -13,7 +13,8 @@ import type { Logger } from '../config/logger.js';
 import type { ToolSource } from '../tools/registry.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import { ApprovedDescriptions } from './approved-descriptions.js';
-import { loadMcpConfig, mcpConfigFiles, untrustedMessage, workspaceTrusted, type McpServerConfig } from './config.js';
+import { loadMcpConfig, mcpConfigFiles, untrustedMessage, type McpServerConfig } from './config.js';
+import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 import { McpConnection } from './connection.js';
 import { createMcpTool, qualifiedToolName, type McpToolEntry, type SchemaValidator } from './mcp-tool.js';
 
@@ -72,7 +73,7 @@ export class McpService implements ToolSource {
       const files = this.options.configFiles ?? mcpConfigFiles(this.options.workspace, this.options.env);
       const configs = await loadMcpConfig(files, (e) => this.options.logger.warn(e.message));
       const [homeFile, workspaceFile] = mcpConfigFiles(this.options.workspace, this.options.env) as [string, string];
-      const trusted = await workspaceTrusted(homeFile, this.options.workspace);
+      const trusted = isWorkspaceTrusted(this.options.workspace, this.options.env);
       for (const config of configs) {
         if (config.kind === 'stdio' && path.resolve(config.file) === workspaceFile && !trusted) {
           const error = untrustedMessage(config, homeFile, this.options.workspace);

@@ -81,7 +81,9 @@ const SPECS: readonly ModeSpec[] = [
     guidance: [
       { text: 'You are reviewing changes, not making them: read the diff and the code around it.' },
       { text: 'Record each finding with add_review_node (kind, priority P0..P3, confidence, anchor, body).', needs: ['add_review_node'] },
-      { text: 'Publish the verdict with finalize_review (Ship / Hold / Block).', needs: ['finalize_review'] }
+      { text: 'Publish the verdict with finalize_review (Ship / Hold / Block).', needs: ['finalize_review'] },
+      { text: 'A finding counts as confirmed only when a peer approves it: approve another reviewer\'s finding with approve_review_node once you checked it, never your own.', needs: ['approve_review_node'] },
+      { text: 'finalize_review runs the checks itself (lint, type-check, tests) on the changed files: you need no shell for them.', needs: ['finalize_review'] }
     ]
   },
   {

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { isWorkspaceTrusted, trustHint } from '../security/workspace-trust.js';
 import type { PolicyRule } from './policy.js';
 
 /**
@@ -16,6 +17,11 @@ import type { PolicyRule } from './policy.js';
  * Format: `{"rules": [{"tool": "shell", "pattern": "git status*", "action": "allow"}]}`.
  * A file that is missing contributes nothing; a malformed file contributes nothing and is
  * reported through `onProblem` (the tier defaults still apply: read allow, write/exec ask).
+ *
+ * The workspace's own file comes with the repository: its `ask` and `deny` rules always
+ * apply (they only make the gate stricter), its `allow` rules only in a trusted workspace
+ * (`security/workspace-trust.ts`) — a cloned repository must not approve its own commands.
+ * The home file may carry the trust list, `"trustedWorkspaces"`.
  */
 export const policyFileSchema = z.strictObject({
   rules: z.array(
@@ -24,7 +30,8 @@ export const policyFileSchema = z.strictObject({
       pattern: z.string().min(1),
       action: z.enum(['allow', 'ask', 'deny'])
     })
-  )
+  ).default([]),
+  trustedWorkspaces: z.union([z.literal(true), z.array(z.string())]).optional()
 });
 
 export interface PolicyFileSources {
@@ -56,19 +63,29 @@ export async function loadPolicyRules(
   cache: Map<string, CachedFile> = new Map()
 ): Promise<PolicyRule[]> {
   const rules: PolicyRule[] = [];
-  for (const file of policyFilePaths(sources.workspace, sources.env)) {
+  const [homeFile, workspaceFile] = policyFilePaths(sources.workspace, sources.env) as [string, string];
+  for (const file of [homeFile, workspaceFile]) {
     const st = statSync(file, { throwIfNoEntry: false });
     if (!st) {
       cache.delete(file);
       continue;
     }
-    const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
+    // The workspace file's allow rules depend on trust, which the person can change meanwhile.
+    const restricted = file === workspaceFile && !isWorkspaceTrusted(sources.workspace, sources.env ?? process.env);
+    const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}:${restricted ? 'untrusted' : 'trusted'}`;
     const cached = cache.get(file);
     if (cached?.stamp === stamp) {
       rules.push(...cached.rules);
       continue;
     }
-    const parsed = await parsePolicyFile(file, sources.onProblem);
+    let parsed = await parsePolicyFile(file, sources.onProblem);
+    if (restricted) {
+      const allows = parsed.filter((r) => r.action === 'allow');
+      if (allows.length) {
+        parsed = parsed.filter((r) => r.action !== 'allow');
+        sources.onProblem?.(file, `${allows.length} "allow" rule${allows.length === 1 ? '' : 's'} (${allows.slice(0, 3).map((r) => `${r.tool} ${r.pattern}`).join('; ')}${allows.length > 3 ? '; …' : ''}) not applied: a workspace's own policy file may only ask or deny unless you trust the workspace — ${trustHint(sources.workspace, homeFile)}`);
+      }
+    }
     cache.set(file, { stamp, rules: parsed });
     rules.push(...parsed);
   }

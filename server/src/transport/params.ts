@@ -41,6 +41,11 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'worker/list': z.object({ chatId }),
   'worker/get': z.object({ chatId, workerId: z.string().min(1).max(64) }),
   'worker/kill': z.object({ chatId, workerId: z.string().min(1).max(64) }),
+  'review/start': z.object({
+    scope: z.union([z.literal('git-diff'), z.strictObject({ notebook: z.string().min(1).max(4096) })], { error: 'must be "git-diff" or {notebook: "<path>.ipynb"}' }),
+    model: modelSettings
+  }) as unknown as z.ZodType<Requests['review/start']['params']>,
+  'review/approve': z.object({ chatId, nodeId: z.string().min(1).max(100) }),
   'debug/terminate': z.object({ chatId, sessionId: z.string().min(1).max(100) }),
   'chat/context': z.object({
     chatId: chatId.optional(),

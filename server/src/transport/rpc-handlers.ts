@@ -5,6 +5,7 @@ import { CellmateError } from '../errors.js';
 import { QuestionNotPendingError } from '../questions/question-broker.js';
 import { PlanNotPendingError } from '../modes/plan-store.js';
 import { ToolInputError } from '../tools/errors.js';
+import { ReviewScopeError } from '../modes/review-scope.js';
 import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
 import type { CompanionServices } from './services.js';
@@ -72,6 +73,22 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       const outcome = await services.workers.kill(params.chatId, params.workerId);
       if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, outcome.message);
       return { killed: outcome.killed, message: outcome.message };
+    },
+    'review/start': async (params) => {
+      if (!services.reviews) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server runs no reviews.');
+      try {
+        return await services.reviews.start(params.scope, params.model, origin);
+      } catch (error) {
+        if (error instanceof ReviewScopeError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
+        throw error;
+      }
+    },
+    'review/approve': async (params) => {
+      if (!services.reviews) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server runs no reviews.');
+      const outcome = await services.reviews.approve(params.chatId, params.nodeId);
+      // A refusal (the person wrote it, an unknown finding) is the tool's own message, for the card to show.
+      if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, outcome.message);
+      return { state: 'consensusReady', message: outcome.message };
     },
     'debug/terminate': async (params) => ({ terminated: (await services.debug?.terminate(params.chatId, params.sessionId)) !== undefined }),
     'chat/context': (params) => {

@@ -3,6 +3,7 @@ import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
 import type { PlanFlow } from '../modes/plan-flow.js';
+import type { ReviewFlow } from '../modes/review-flow.js';
 import type { Presence } from '../questions/presence.js';
 import type { QuestionBroker } from '../questions/question-broker.js';
 
@@ -44,6 +45,8 @@ export interface CompanionServices {
     get(chatId: string, workerId: string): { worker: WorkerSummary; items: TranscriptItem[] };
     kill(chatId: string, workerId: string): Promise<{ ok: boolean; killed: boolean; message: string }>;
   };
+  /** "Review changes" and the person's Approve on a finding (`review/start`, `review/approve`; MODE-4). */
+  reviews?: Pick<ReviewFlow, 'start' | 'approve'>;
 }
 
 /** Receives the notebook kernel each pane has focused, keyed by its connection (an opaque key). */

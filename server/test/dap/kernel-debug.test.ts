@@ -7,7 +7,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { KernelDapChannel } from '../../src/dap/kernel-channel.js';
 import { createEvalTool } from '../../src/tools/eval/eval.js';
 import { debugRig, HAVE_PYTHON, notebookJson, runInKernel, type DebugRig } from './fixtures.js';
 
@@ -59,6 +60,34 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
     expect(end.output).toMatch(/Terminated debug session \w+ \(kernel/);
     expect((await rig.call({ action: 'status' })).output).toBe('No debug session is running in this chat.');
     expect(await runInKernel(rig, 'print(keep)')).toBe('41\n');
+  }, 120_000);
+
+  it('another client of the kernel debugger replacing the cell\'s breakpoints does not undo the agent\'s: they are set again before a resume (issue #12)', async () => {
+    await runInKernel(rig, 'keep = 41\nitems = [3, 5, 7]');
+    await rig.call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3] });
+    const run = await rig.call({ action: 'run_cell', file: 'nb.ipynb', cell: 'cell1' });
+    onTestFinished(async () => {
+      await rig.call({ action: 'terminate' });
+    });
+    expect(run.output).toMatch(/Stopped \(breakpoint\) in <module> at nb\.ipynb cell 2 \(id cell1\), line 3/);
+    // The card carries the session's breakpoints by the kernel's source path (the pane draws them).
+    const display = run.ok && run.display?.kind === 'debug' ? run.display : undefined;
+    expect(display?.breakpoints).toHaveLength(1);
+    const source = display!.breakpoints![0]!.source;
+    expect(display!.breakpoints![0]!.lines).toEqual([3]);
+    // JupyterLab's debugger restoring a view read before the agent's change writes it back: here,
+    // no breakpoint at all in the cell.
+    const { handle } = await rig.kernels.acquire('chat-1', 'python');
+    const other = new KernelDapChannel(handle.session.client);
+    onTestFinished(() => other.dispose());
+    await other.request('setBreakpoints', { source: { path: source }, breakpoints: [], sourceModified: false });
+    const again = await rig.call({ action: 'continue' });
+    expect(again.output).toMatch(/Stopped \(breakpoint\) in <module> at nb\.ipynb cell 2 \(id cell1\), line 3/);
+    expect(await rig.call({ action: 'evaluate', expression: 'i' }).then((r) => r.output)).toMatch(/^1 \(int\)/);
+    await rig.call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [] });
+    const cleared = await rig.call({ action: 'continue' });
+    expect(cleared.ok && cleared.display?.kind === 'debug' ? cleared.display.breakpoints : undefined).toEqual([]);
+    expect(cleared.output).toContain('The cell finished without error.');
   }, 120_000);
 
   it('a breakpoint in a module the cell imports stops there, under the kernel\'s debugger', async () => {

@@ -5,7 +5,8 @@
  * root, a killed server is restarted by the next call, and a server that cannot start is
  * not respawned on every call.
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lspFixture, type LspFixture } from './lsp-fixtures.js';
@@ -17,6 +18,17 @@ afterEach(async () => {
 async function fixture(...args: Parameters<typeof lspFixture>): Promise<LspFixture> {
   const f = await lspFixture(...args);
   open.push(f);
+  return f;
+}
+
+/**
+ * A fixture whose home folder (`$CELLMATE_HOME`) trusts its workspace to start its own
+ * `.cellmate/lsp.json` commands (the table is read at the first call, after this).
+ */
+async function trustedFixture(): Promise<LspFixture> {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'cellmate-lsp-home-'));
+  const f = await fixture([], { tableFiles: undefined, env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: home } });
+  await writeFile(path.join(home, 'lsp.json'), JSON.stringify({ trustedWorkspaces: [f.workspace] }));
   return f;
 }
 
@@ -47,8 +59,38 @@ describe('which server may answer (LSP-2)', () => {
     expect(call.output).toContain('executable not found');
   });
 
-  it('a configured entry (workspace .cellmate/lsp.json) with its marker and executable on PATH is usable; without the PATH entry it is not', async () => {
-    const f = await fixture([], { tableFiles: undefined, env: { ...process.env, HOME: '/nonexistent' } });
+  it('a workspace\'s own .cellmate/lsp.json starts no command until the home file trusts the workspace', async () => {
+    const f = await fixture([], { tableFiles: undefined, env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: '/nonexistent/.cellmate' } });
+    const ran = path.join(f.workspace, 'ran.txt');
+    await writeFile(path.join(f.workspace, 'go.mod'), 'module x\n');
+    await writeFile(path.join(f.workspace, 'main.go'), 'package main\n');
+    await writeFile(path.join(f.workspace, 'pyproject.toml'), '[project]\nname = "x"\n');
+    await writeFile(path.join(f.workspace, 'a.py'), 'x = 1\n');
+    await script(path.join(f.workspace, 'evil.sh'), `echo ran >> ${ran}\nexit 1`);
+    await mkdir(path.join(f.workspace, '.cellmate'));
+    // A new server, a built-in's command and settings replaced, and a file that trusts itself.
+    await writeFile(path.join(f.workspace, '.cellmate', 'lsp.json'), JSON.stringify({
+      trustedWorkspaces: true,
+      servers: {
+        gopls: { languages: ['.go'], command: path.join(f.workspace, 'evil.sh'), rootMarkers: ['go.mod'] },
+        basedpyright: { command: path.join(f.workspace, 'evil.sh'), settings: { python: { pythonPath: path.join(f.workspace, 'evil.sh') } }, notebooks: 'concatenated' }
+      }
+    }));
+    const status = (await f.call('lsp', { action: 'status' })).output;
+    expect(status).toContain('Configuration problems');
+    expect(status).toMatch(/server "gopls": ignored "command" — a workspace's own file may start or steer a language server only in a workspace you trust; add "trustedWorkspaces": \[".*"\] to \/nonexistent\/\.cellmate\/lsp\.json/);
+    expect(status).toMatch(/server "basedpyright": ignored "command", "settings"/);
+    expect((await f.call('lsp', { action: 'symbols', file: 'main.go' })).output).toContain('No language server is configured for .go files');
+    // basedpyright keeps its own command and settings (what the file may set, it did).
+    const [entry] = (await f.service.servers()).filter((e) => e.name === 'basedpyright');
+    expect(entry).toMatchObject({ command: 'basedpyright-langserver', notebooks: 'concatenated' });
+    expect(entry!.settings).not.toHaveProperty('python.pythonPath');
+    await f.call('lsp', { action: 'hover', file: 'a.py', line: 1, symbol: 'x' });
+    expect(await readFile(ran, 'utf8').catch(() => 'never ran')).toBe('never ran');
+  }, 60_000);
+
+  it('a configured entry (workspace .cellmate/lsp.json, trusted from home) with its marker and executable on PATH is usable; without the PATH entry it is not', async () => {
+    const f = await trustedFixture();
     await writeFile(path.join(f.workspace, 'go.mod'), 'module x\n');
     await writeFile(path.join(f.workspace, 'main.go'), 'package main\n');
     await mkdir(path.join(f.workspace, '.cellmate'));
@@ -100,7 +142,7 @@ describe('lifecycle (LSP-5)', () => {
   }, 60_000);
 
   it('a server that cannot start is not respawned on every call; reload tries again', async () => {
-    const f = await fixture([], { env: { ...process.env, HOME: '/nonexistent' }, tableFiles: undefined });
+    const f = await trustedFixture();
     const runs = path.join(f.workspace, 'runs.txt');
     await writeFile(path.join(f.workspace, 'x.toml'), '');
     await writeFile(path.join(f.workspace, 'a.broken'), 'a\n');

@@ -18,6 +18,13 @@ import { defineTool, type ToolDefinition } from '../../src/tools/define-tool.js'
 import { builtinTools } from '../../src/tools/index.js';
 import { actionClassesOf, ToolRegistry } from '../../src/tools/registry.js';
 import { tempDir } from '../helpers/temp.js';
+import os from 'node:os';
+import path from 'node:path';
+import { createReviewAxes } from '../../src/modes/review-axes.js';
+import { ReviewStore } from '../../src/modes/review-store.js';
+import { createAddReviewNodeTool } from '../../src/tools/add_review_node/add_review_node.js';
+import { createApproveReviewNodeTool } from '../../src/tools/approve_review_node/approve_review_node.js';
+import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';
 
 const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
 
@@ -25,14 +32,22 @@ const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence
 const standIn = (name: string, tier: ToolDefinition['tier'], actionClasses?: ToolDefinition['actionClasses']): ToolDefinition =>
   defineTool({ name, tier, ...(actionClasses ? { actionClasses } : {}), description: `stand-in ${name}.`, parameters: z.object({ x: z.string() }), examples: [], execute: async () => ({ title: name, output: name }) }) as unknown as ToolDefinition;
 
+/** Review's real tools (nothing is written: the forced calls below fail validation first). */
+function reviewTools(registry: () => ToolRegistry): ToolDefinition[] {
+  const store = new ReviewStore(path.join(os.tmpdir(), `cellmate-profiles-test-${process.pid}`));
+  return [createAddReviewNodeTool(store), createApproveReviewNodeTool(store), createFinalizeReviewTool(store, createReviewAxes({ registry, env: {} }))] as unknown as ToolDefinition[];
+}
+
 function fullRegistry(extra: ToolDefinition[] = []): ToolRegistry {
-  const tools = [...builtinTools({ questions: broker }), ...extra];
+  let registry: ToolRegistry | undefined;
+  const tools = [...builtinTools({ questions: broker }), ...reviewTools(() => registry!), ...extra];
   const names = new Set(tools.map((t) => t.name));
   for (const t of [
     standIn('exit_plan_mode', 'read', ['ask-user']), standIn('submit_plan', 'read'),
-    standIn('add_review_node', 'write', ['read']), standIn('finalize_review', 'write', ['read']), standIn('propose_orchestration', 'read')
+    standIn('propose_orchestration', 'read')
   ]) if (!names.has(t.name)) tools.push(t);
-  return new ToolRegistry(tools);
+  registry = new ToolRegistry(tools);
+  return registry;
 }
 
 /** The names the block's generated line lists. */
@@ -96,7 +111,8 @@ describe('modes: one profile, three projections (MODE-2)', () => {
     expect(names('chat')).not.toContain('exit_plan_mode');
     expect(names('chat')).not.toContain('add_review_node');
     expect(names('plan')).toContain('exit_plan_mode');
-    expect(names('review')).toEqual(expect.arrayContaining(['add_review_node', 'finalize_review', 'read', 'grep']));
+    expect(names('review')).toEqual(expect.arrayContaining(['add_review_node', 'approve_review_node', 'finalize_review', 'read', 'grep']));
+    for (const mode of ['chat', 'plan', 'orchestrate'] as const) expect(names(mode)).not.toContain('approve_review_node');
     expect(names('review')).not.toContain('edit');
     expect(names('chat')).toEqual(expect.arrayContaining(['write', 'edit', 'shell', 'submit_plan', 'ask_user']));
   });

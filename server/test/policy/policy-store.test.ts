@@ -28,7 +28,7 @@ describe('PolicyStore (HARN-6)', () => {
   it('applies an edit to the next call, and stops applying a deleted file', async () => {
     const ws = await workspace();
     const file = path.join(ws, '.cellmate', 'policy.json');
-    const store = new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home') } });
+    const store = new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home'), CELLMATE_TRUSTED_WORKSPACES: ws } });
     expect(await userRules(store)).toEqual([]);
 
     await fs.writeFile(file, JSON.stringify({ rules: [{ tool: 'shell', pattern: 'git *', action: 'allow' }] }));
@@ -42,6 +42,24 @@ describe('PolicyStore (HARN-6)', () => {
 
     await fs.rm(file);
     expect(await userRules(store)).toEqual([]);
+  });
+
+  it('an untrusted workspace file keeps its ask and deny rules, drops its allow rules and says how to trust it; trust applies from the next call', async () => {
+    const ws = await workspace();
+    const problems: string[] = [];
+    const home = path.join(ws, 'home');
+    await fs.writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: 'shell', pattern: '*', action: 'allow' }, { tool: 'eval', pattern: '*', action: 'ask' }, { tool: 'write', pattern: '.env', action: 'deny' }] }));
+    const store = new PolicyStore({ workspace: ws, env: { HOME: home }, onProblem: (f, m) => problems.push(`${f}: ${m}`) });
+    expect(await userRules(store)).toEqual([{ tool: 'eval', pattern: '*', action: 'ask' }, { tool: 'write', pattern: '.env', action: 'deny' }]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain(`1 "allow" rule (shell *) not applied: a workspace's own policy file may only ask or deny unless you trust the workspace — add "trustedWorkspaces": [${JSON.stringify(ws)}] to ${path.join(home, '.cellmate', 'policy.json')}`);
+    // The workspace's own .cellmate/ folder cannot trust it, even as the home folder.
+    await fs.writeFile(path.join(ws, '.cellmate', 'mcp.json'), JSON.stringify({ trustedWorkspaces: true }));
+    const inside = new PolicyStore({ workspace: ws, env: { HOME: home, CELLMATE_HOME: path.join(ws, '.cellmate') } });
+    expect((await userRules(inside)).map((r) => r.action)).toEqual(['ask', 'deny']);
+    await fs.mkdir(path.join(home, '.cellmate'), { recursive: true });
+    await fs.writeFile(path.join(home, '.cellmate', 'policy.json'), JSON.stringify({ trustedWorkspaces: [ws] }));
+    expect((await userRules(store)).map((r) => r.action)).toEqual(['allow', 'ask', 'deny']);
   });
 
   it('reports a malformed file and keeps only the other rules', async () => {

@@ -78,8 +78,9 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
+/** The person's own rules (the home policy file: a workspace's own file may not allow). */
 async function policy(rules: Array<{ tool: string; pattern: string; action: 'allow' | 'ask' | 'deny' }>): Promise<void> {
-  await writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules }));
+  await writeFile(path.join(root, 'no-home-policy.json'), JSON.stringify({ rules }));
 }
 
 /** One chat, one turn: the model calls each tool in order; returns the tool items. */

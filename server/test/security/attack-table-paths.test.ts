@@ -55,7 +55,8 @@ async function start(rules: unknown[], pane: boolean): Promise<Companion> {
   // Not tempDir(): that one is removed after each test; these live for the whole suite.
   const ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-attack-')));
   await seed(ws);
-  await writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules }));
+  // The person's own rules (the home policy file: a workspace's own file may not allow).
+  await writeFile(path.join(ws, 'no-home-policy.json'), JSON.stringify({ rules }));
   // Every row is a chat of its own, with its own private kernels: past the companion's
   // default cap of 4 (the cap itself is a row of attack-table-exec.test.ts).
   const env: NodeJS.ProcessEnv = {

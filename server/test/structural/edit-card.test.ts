@@ -33,7 +33,7 @@ async function companion(): Promise<{ ws: string; client: TestClient }> {
     { tool: 'ast_edit', pattern: '*', action: 'allow' },
     { tool: 'resolve', pattern: 'locked/', action: 'deny' }
   ] }));
-  const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-home-policy.json') };
+  const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-home-policy.json'), CELLMATE_TRUSTED_WORKSPACES: ws };
   handle = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, kernels: false });
   client = await connectClient(handle.socketPath!);
   await sendRequest(client.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION });

@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 /** A registry wired like the server's, with a scripted "person" answering cards. */
-async function harness(answer?: (item: QuestionItem, broker: QuestionBroker) => void, opts: { person?: boolean; timeoutMs?: number } = {}) {
+async function harness(answer?: (item: QuestionItem, broker: QuestionBroker) => void, opts: { person?: boolean; timeoutMs?: number; trusted?: boolean } = {}) {
   const ws = await tempDir();
   const presence = new Presence();
   if (opts.person ?? true) presence.attach();
@@ -42,7 +42,8 @@ async function harness(answer?: (item: QuestionItem, broker: QuestionBroker) => 
   });
   const audit = new AuditLog(ws);
   audits.push(audit);
-  const policy = new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home') } });
+  // The person trusts these workspaces (their own files' allow rules apply) unless a test says not.
+  const policy = new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home'), ...(opts.trusted ?? true ? { CELLMATE_TRUSTED_WORKSPACES: ws } : {}) } });
   const registry = new ToolRegistry(builtinTools({ questions: broker }), { policy, approvals: broker, audit });
   const ctx = { workspace: ws, signal: new AbortController().signal, actor: 'model' as const, chatId: 'chat1', turnId: 'turn1' };
   return { ws, registry, ctx, events, audit, broker, presence };
@@ -102,6 +103,28 @@ describe('policy gate with approval cards (HARN-6)', () => {
     expect(write).toMatchObject({ ok: false, status: 'error', denied: true });
     expect(write.output).toMatch(/^Denied: write on "[^"]*a\.txt" is denied by the policy rule \{"tool":"write","pattern":"\*","action":"deny"\}\. Do not retry it/);
     await expect(readFile(path.join(h.ws, 'a.txt'))).rejects.toThrow();
+  });
+
+  it('an untrusted workspace\'s own policy file only asks or denies: its allow rules are not applied (a cloned repository cannot approve its own commands)', async () => {
+    const seen: QuestionItem[] = [];
+    const h = await harness((item, b) => {
+      seen.push(item);
+      pick(2)(item, b); // deny
+    }, { trusted: false });
+    await mkdir(path.join(h.ws, '.cellmate'), { recursive: true });
+    await writeFile(path.join(h.ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: '*', pattern: '*', action: 'allow' }, { tool: 'write', pattern: 'secret*', action: 'deny' }] }));
+    const shell = await h.registry.call('shell', { command: 'echo pwned > owned.txt' }, h.ctx);
+    expect(seen).toHaveLength(1); // asked, not allowed by the repository's rule
+    expect(shell.ok).toBe(false);
+    await expect(readFile(path.join(h.ws, 'owned.txt'))).rejects.toThrow();
+    const denied = await h.registry.call('write', { path: 'secret.txt', content: 'x' }, h.ctx);
+    expect(denied.output).toMatch(/^Denied: write on "[^"]*secret\.txt" is denied by the policy rule/);
+    expect(seen).toHaveLength(1);
+    // Trusted from the person's own policy file: the same allow rule applies from the next call.
+    await mkdir(path.join(h.ws, 'home', '.cellmate'), { recursive: true });
+    await writeFile(path.join(h.ws, 'home', '.cellmate', 'policy.json'), JSON.stringify({ trustedWorkspaces: [h.ws] }));
+    expect((await h.registry.call('shell', { command: 'echo ok' }, h.ctx)).output).toBe('ok\n[exit code 0]');
+    expect(seen).toHaveLength(1);
   });
 
   it('the dangerous-command floor asks even when the policy allows', async () => {

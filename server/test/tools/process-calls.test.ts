@@ -3,11 +3,11 @@
  * aliases count and strings/comments never do. Table-driven.
  */
 import { describe, expect, it } from 'vitest';
-import { findProcessCalls } from '../../src/tools/eval/process-calls.js';
+import { rewriteMagics } from '@cellmate/kernel-bridge';
+import { findProcessCalls, mayHaveProcessCalls, scanProcessCalls } from '../../src/tools/eval/process-calls.js';
 import { shellJudgement } from '../../src/tools/eval/eval.js';
 
-describe('findProcessCalls (EVAL-5)', () => {
-  it.each([
+const FINDINGS = [
     ['python', 'import os\nos.system("rm -rf victim")', 'rm -rf victim'],
     ['python', 'import os as o\no.popen("ls")', 'ls'],
     ['python', 'import subprocess as sp\nsp.run(["rm", "-rf", "victim"])', 'rm -rf victim'],
@@ -38,7 +38,10 @@ describe('findProcessCalls (EVAL-5)', () => {
     ['javascript', 'new Deno.Command("rm")', 'rm'],
     ['javascript', 'Deno.run({ cmd: ["ls"] })', 'javascript: Deno.run({ cmd: ["ls"] })'],
     ['javascript', 'eval("require(\'child_process\').execSync(\'id\')")', 'id']
-  ] as const)('%s %j → %s', (language, code, subject) => {
+] as const;
+
+describe('findProcessCalls (EVAL-5)', () => {
+  it.each(FINDINGS)('%s %j → %s', (language, code, subject) => {
     expect(findProcessCalls(code, language).map((c) => c.subject)).toContain(subject);
   });
 
@@ -63,5 +66,40 @@ describe('findProcessCalls (EVAL-5)', () => {
     expect(j!.subjects).toEqual(expect.arrayContaining(['git status', 'rm -rf /']));
     expect(j!.danger).toMatch(/recursive delete/);
     expect(shellJudgement('x = 1', 'python')).toEqual([]);
+  });
+});
+
+describe('the word filter before the parse (issue #9: most cells are not parsed at all)', () => {
+  const ORDINARY = [
+    ['python', 'pass'], ['python', 'df.head()'], ['python', 'x = 1\ny = x * 2'], ['python', 'plt.plot(df["a"])\nplt.show()'],
+    ['python', 'total = sum(v for v in values if v > 0)'], ['javascript', 'const x = [1, 2].map((n) => n * 2); x'], ['javascript', '1 + 1']
+  ] as const;
+
+  it('skips ordinary cells without parsing them', () => {
+    for (const [language, code] of ORDINARY) expect(mayHaveProcessCalls(code, language), code).toBe(false);
+  });
+
+  it('never hides a finding: every reported cell passes, and a cell it skips has none when parsed anyway', () => {
+    for (const [language, code] of FINDINGS) expect(mayHaveProcessCalls(rewriteMagics(code, language).code, language), code).toBe(true);
+    // Each finding's cell with one of the filter's words broken at a time (and all of them):
+    // whenever the filter then skips the cell, the full scan must find nothing there either.
+    const words = { python: /os|subprocess|pty|asyncio|platform|commands|shutil|posix|exec|eval|compile|unlink|rmdir|rmtree/g, javascript: /eval|Function|vm|require|import|child_process|Deno|Bun|process|rm|unlink/g };
+    let skipped = 0;
+    for (const [language, code] of [...FINDINGS, ...ORDINARY]) {
+      const variants = [code, code.replace(words[language], (w) => `Q${w.slice(1)}`)];
+      for (const m of code.matchAll(words[language])) variants.push(code.slice(0, m.index) + `Q${m[0].slice(1)}` + code.slice(m.index! + m[0].length));
+      for (const v of variants) {
+        const rewritten = rewriteMagics(v, language).code;
+        if (mayHaveProcessCalls(rewritten, language)) continue;
+        skipped++;
+        expect(scanProcessCalls(rewritten, language), `${language}: ${v}`).toEqual([]);
+      }
+    }
+    expect(skipped).toBeGreaterThan(FINDINGS.length);
+  });
+
+  it('always scans a cell with a non-ASCII character or an escape in it (Python folds ｏｓ to os; JavaScript reads \\u0065val as eval)', () => {
+    expect(mayHaveProcessCalls('ｘ = 1', 'python')).toBe(true);
+    expect(mayHaveProcessCalls('\\u0065val("1")', 'javascript')).toBe(true);
   });
 });

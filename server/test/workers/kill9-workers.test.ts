@@ -6,7 +6,7 @@
  */
 import type { TranscriptItem, WorkerSummary } from '@cellmate/protocol';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -55,9 +55,9 @@ describe.skipIf(!existsSync(PYTHON))('workers across a companion kill -9', () =>
     await writeFile(path.join(ws, 'parent.json'), JSON.stringify(parent));
     await writeFile(path.join(ws, 'worker.json'), JSON.stringify(worker));
     await writeFile(path.join(ws, 'config.json'), JSON.stringify({ workers: { tiers: { fast: { provider: 'scripted', model: 'w', scriptPath: 'worker.json' } } } }));
-    await mkdir(path.join(ws, '.cellmate'), { recursive: true });
-    await writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: 'eval', pattern: '*', action: 'allow' }] }));
-    const env = { CELLMATE_CONFIG: path.join(ws, 'config.json'), CELLMATE_PYTHON: PYTHON };
+    // The person's own policy file allows eval (a workspace's own allow rules need a trusted workspace).
+    await writeFile(path.join(ws, 'home-policy.json'), JSON.stringify({ rules: [{ tool: 'eval', pattern: '*', action: 'allow' }] }));
+    const env = { CELLMATE_CONFIG: path.join(ws, 'config.json'), CELLMATE_POLICY: path.join(ws, 'home-policy.json'), CELLMATE_PYTHON: PYTHON };
 
     companion = await startCompanion(ws, socket, env);
     client = await connectClient(socket);

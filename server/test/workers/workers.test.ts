@@ -6,7 +6,7 @@
  */
 import type { ChatEvent, QuestionItem, ToolCallItem, TranscriptItem, WorkerSummary } from '@cellmate/protocol';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -65,9 +65,9 @@ async function setup(scripts: Record<string, unknown>, tiers: Record<string, str
   await writeFile(config, JSON.stringify({
     workers: { tiers: Object.fromEntries(Object.entries(tiers).map(([tier, script]) => [tier, { provider: 'scripted', model: `${tier}-model`, scriptPath: script }])), ...extra.workersConfig }
   }));
-  await mkdir(path.join(ws, '.cellmate'), { recursive: true });
-  await writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: 'eval', pattern: '*', action: 'allow' }] }));
-  const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: config, CELLMATE_POLICY: path.join(ws, 'no-policy.json'), CELLMATE_PYTHON: PYTHON };
+  // The person's own policy file allows eval (a workspace's own allow rules apply only in a trusted workspace).
+  await writeFile(path.join(ws, 'home-policy.json'), JSON.stringify({ rules: [{ tool: 'eval', pattern: '*', action: 'allow' }] }));
+  const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: config, CELLMATE_POLICY: path.join(ws, 'home-policy.json'), CELLMATE_PYTHON: PYTHON };
   const server = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, maxRetries: 0, ...(extra.evalIdleTimeoutMs ? { evalIdleTimeoutMs: extra.evalIdleTimeoutMs } : {}) });
   const client = await connectClient(server.socketPath!);
   const request = <T,>(method: string, params: unknown) => client.connection.sendRequest(method, params) as Promise<T>;

@@ -163,6 +163,7 @@ export function createDebugTool(options: DebugToolOptions) {
   async function resume(args: DebugArgs, ctx: ToolContext, command: 'continue' | 'next' | 'stepIn' | 'stepOut'): Promise<ToolOutput> {
     const session = stopped(ctx, args.action);
     const threadId = await session.threadId(args.thread_id);
+    await sessions.chat(ctx.chatId).active?.kernel?.reassertBreakpoints();
     session.markRunning();
     await session.channel.request(command, { threadId });
     const state = await session.waitForStop(sessions.stopWaitMs, ctx.signal);

@@ -14,6 +14,7 @@ const CARD_VALUE_CHARS = 200;
 export async function debugDisplay(a: ActiveDebug): Promise<DebugDisplay> {
   const { session } = a;
   const display: DebugDisplay = { kind: 'debug', sessionId: session.id, adapter: session.adapter, target: session.target, state: session.state, ...(a.notebook ? { notebook: a.notebook } : {}) };
+  if (a.kernel) display.breakpoints = a.kernel.breakpointList();
   const stop = session.stopInfo;
   if (!stop) return display;
   display.reason = `${stop.reason}${stop.text ? `: ${stop.text.split('(note')[0]!.trim()}` : ''}${stop.description ? ` ${stop.description}` : ''}`;

@@ -29,9 +29,33 @@ export interface ProcessCall {
 const MAX_SUBJECT = 300;
 const MAX_DEPTH = 3;
 
+/**
+ * Every finding needs one of these words in the (rewritten) cell's text: the API's module or
+ * function name, an import of it, or a delete method's name — aliases come from imports,
+ * `__import__`/`require`/`import()` and `getattr` of a module that the text names too. A
+ * cell without any is not parsed (most small cells: `df.head()`, `x = 1`); a cell with one
+ * is scanned in full, so a false alarm of the filter only costs the parse. Python folds
+ * non-ASCII identifiers (NFKC: `ｏｓ` is `os`) and JavaScript allows escapes in identifiers
+ * (`\u0065val`): a cell with a non-ASCII character or a backslash-u is always scanned.
+ */
+const PY_WORDS = /os|subprocess|pty|asyncio|platform|commands|shutil|posix|exec|eval|compile|unlink|rmdir|rmtree/;
+const JS_WORDS = /eval|Function|vm|require|import|child_process|Deno|Bun|process|rm|unlink/;
+
+/** Whether a cell can contain a call {@link findProcessCalls} reports (false: it cannot). */
+export function mayHaveProcessCalls(rewritten: string, language: 'python' | 'javascript'): boolean {
+  // eslint-disable-next-line no-control-regex
+  if (/[^\x00-\x7f]|\\u/.test(rewritten)) return true;
+  return (language === 'python' ? PY_WORDS : JS_WORDS).test(rewritten);
+}
+
 /** The process-spawning, deleting and dynamic-code calls of a cell (after magic rewriting). */
 export function findProcessCalls(code: string, language: 'python' | 'javascript', depth = 0): ProcessCall[] {
   const rewritten = rewriteMagics(code, language).code;
+  return mayHaveProcessCalls(rewritten, language) ? scanProcessCalls(rewritten, language, depth) : [];
+}
+
+/** {@link findProcessCalls} on rewritten code without the word filter (exported for its soundness test). */
+export function scanProcessCalls(rewritten: string, language: 'python' | 'javascript', depth = 0): ProcessCall[] {
   try {
     if (language === 'python') {
       // The one registration of ast-grep's dynamic languages (a second one would be ignored).

@@ -33,6 +33,21 @@ export const lspParameters = z.strictObject({
 
 type LspArgs = z.output<typeof lspParameters>;
 
+/**
+ * One project checker `diagnostics "*"` tried (in the result's metadata, for callers that
+ * judge it — Review's type-check axis): which files it covers and whether it ran.
+ */
+export interface CheckerRun {
+  server: string;
+  command: string;
+  /** Workspace-relative root it ran in (`.` for the workspace). */
+  root: string;
+  /** The file extensions its server claims, e.g. `.py`. */
+  extensions: string[];
+  ran: boolean;
+  problem?: string;
+}
+
 /** Builds the `lsp` tool around a language-server service and its document sync. */
 export function createLspTool(service: LspService, docs: DocumentSync) {
   return defineTool({
@@ -51,7 +66,7 @@ export function createLspTool(service: LspService, docs: DocumentSync) {
       try {
         const r = await run(service, docs, args, ctx);
         const display: LspDisplay = { kind: 'lsp', action: args.action, locations: r.locations.map(toDisplay) };
-        return { title: r.title, output: r.output, ...(r.locations.length ? { display } : {}), metadata: { action: args.action, count: r.locations.length } };
+        return { title: r.title, output: r.output, ...(r.locations.length ? { display } : {}), metadata: { action: args.action, count: r.locations.length, ...(r.checkers ? { checkers: r.checkers } : {}) } };
       } catch (error) {
         if (error instanceof LspUnavailableError) throw new ToolInputError(`${error.message}${error.reason === 'no-root-marker' || error.reason === 'executable-not-found' ? ' (lsp status shows what each server needs)' : ''}`);
         throw error;
@@ -65,7 +80,7 @@ function toDisplay(l: CardLocation): LspDisplay['locations'][number] {
   return { path: l.path, line: l.line, text: l.text, ...(l.cell ? { cell: l.cell } : {}), ...(l.note && !severity ? { note: l.note } : {}), ...(severity ? { severity } : {}) };
 }
 
-async function run(service: LspService, docs: DocumentSync, args: LspArgs, ctx: ToolContext): Promise<ActionResult> {
+async function run(service: LspService, docs: DocumentSync, args: LspArgs, ctx: ToolContext): Promise<ActionResult & { checkers?: CheckerRun[] }> {
   if (args.action === 'status') {
     const probe = args.file ? (await resolveWorkspacePath(ctx.workspace, args.file)).absolute : undefined;
     return { title: 'lsp status', output: await service.status(probe), locations: [] };
@@ -113,9 +128,10 @@ async function run(service: LspService, docs: DocumentSync, args: LspArgs, ctx: 
 }
 
 /** diagnostics on a glob (each matching file through its server) or `*` (the project checkers). */
-async function many(service: LspService, docs: DocumentSync, pattern: string, ctx: ToolContext): Promise<ActionResult> {
+async function many(service: LspService, docs: DocumentSync, pattern: string, ctx: ToolContext): Promise<ActionResult & { checkers?: CheckerRun[] }> {
   if (pattern === '*') {
     const lines: string[] = [];
+    const checkers: CheckerRun[] = [];
     const locations: CardLocation[] = [];
     let total = 0;
     for (const entry of await service.servers()) {
@@ -123,9 +139,12 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
       const probe = path.join(ctx.workspace, `probe${Object.keys(entry.languages)[0] ?? ''}`);
       const [a] = (await service.availability(probe)).filter((x) => x.entry.name === entry.name);
       if (!a?.ok) continue;
+      const run: CheckerRun = { server: entry.name, command: entry.checker.command, root: path.relative(ctx.workspace, a.root) || '.', extensions: Object.keys(entry.languages), ran: false };
+      checkers.push(run);
       const exe = await resolveCommand(entry.checker.command, { root: a.root, workspace: ctx.workspace, pathEnv: service.env.PATH, bundledBins: [path.dirname(a.executable), ...service.bundledBins] });
       if (!exe) {
         lines.push(`${entry.name}: the checker "${entry.checker.command}" was not found.`);
+        run.problem = `the checker "${entry.checker.command}" was not found`;
         continue;
       }
       const r = await runChecker(exe, entry.checker.args, a.root, service.env, ctx.signal);
@@ -134,8 +153,10 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
         found = parseCheckerOutput(entry.checker.format, r.stdout, a.root);
       } catch (e) {
         lines.push(`${entry.name}: could not read the output of ${entry.checker.command} (${(e as Error).message}); stderr: ${r.stderr.trim().slice(0, 300)}`);
+        run.problem = `could not read the output of ${entry.checker.command}`;
         continue;
       }
+      run.ran = true;
       total += found.length;
       lines.push(`${entry.checker.command} ${entry.checker.args.join(' ')} in ${path.relative(ctx.workspace, a.root) || '.'}: ${found.length} diagnostic${found.length === 1 ? '' : 's'}`);
       for (const d of found.slice(0, LSP_CAPS.diagnostics)) {
@@ -146,7 +167,7 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
       lines.push(...truncation(found.length, LSP_CAPS.diagnostics, 'diagnostics'));
     }
     if (lines.length === 0) throw new ToolInputError('No project checker can run here: no configured server has both its root marker and its executable (lsp status says which half is missing).');
-    return { title: `lsp diagnostics *: ${total}`, output: lines.join('\n'), locations };
+    return { title: `lsp diagnostics *: ${total}`, output: lines.join('\n'), locations, checkers };
   }
   const re = globToRegExp(pattern);
   const files: string[] = [];

@@ -17,7 +17,9 @@ import type { ToolSurface } from '../../ports/vocabulary.js';
 export const FIXED_TOOLS: Readonly<Record<string, readonly string[]>> = {
   default: ['read', 'ask_user'],
   // Plan mode's artifact and its exit (MODE-3): a Plan turn exists to call them.
-  plan: ['read', 'ask_user', 'submit_plan', 'exit_plan_mode']
+  plan: ['read', 'ask_user', 'submit_plan', 'exit_plan_mode'],
+  // Review's findings, consensus and verdict (MODE-4): a Review turn exists to call them.
+  review: ['read', 'ask_user', 'add_review_node', 'approve_review_node', 'finalize_review']
 };
 
 /** The tools that carry the catalog itself: always declared when anything is deferred. */
