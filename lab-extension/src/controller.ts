@@ -13,7 +13,9 @@ import type {
   QuestionAnswer,
   ReviewScope,
   SendContext,
-  ToolMetrics
+  ToolMetrics,
+  TranscriptItem,
+  WorkerSummary
 } from '@cellmate/protocol';
 import { ErrorCodes, SELECTABLE_MODES } from '@cellmate/protocol';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -27,6 +29,7 @@ import {
   IConnectionStatus,
   IncomingNotification
 } from './connection';
+import { isWorkerSummary } from './guards';
 import { IChatMemory } from './memory';
 import { ChatsModel, isTranscriptItem, oldestServerItemId, sanitizeChat, sortChats } from './model';
 import {
@@ -37,6 +40,7 @@ import {
   setupProblem,
   toModelSettings
 } from './settings';
+import { WorkersModel } from './workers';
 
 /** How the controller tells the user about a failure outside the transcript. */
 /** `_wanted` marker: create a chat on connect rather than reopening one. */
@@ -48,6 +52,8 @@ export type Notify = (level: 'info' | 'warning' | 'error', message: string) => v
 export class CellmateController implements IDisposable {
   /** The open chat (null state = none yet; one is created on the first send). */
   readonly store = new ChatsModel();
+  /** The open chat's background workers (issue #16 item 5). */
+  readonly workers = new WorkersModel();
 
   constructor(options: CellmateController.IOptions) {
     this._connection = options.connection;
@@ -64,9 +70,12 @@ export class CellmateController implements IDisposable {
     this._connection.notified.connect(this._onNotified, this);
     this._connection.statusChanged.connect(this._onStatus, this);
     this._connection.problem.connect(this._onProblem, this);
-    this.store.subscribe((_state, change) => {
+    this.store.subscribe((state, change) => {
       if (change.running) {
         this._changed.emit();
+      }
+      if ((state?.chatId ?? null) !== this.workers.chatId) {
+        void this._loadWorkers(state?.chatId ?? null);
       }
     });
   }
@@ -512,6 +521,16 @@ export class CellmateController implements IDisposable {
     return this._connection.request('audit/metrics', chatId ? { chatId } : {});
   }
 
+  /** Kills a worker of the open chat (the workers list's Kill; issue #16 item 5). */
+  killWorker(workerId: string): Promise<{ killed: boolean; message: string }> {
+    return this._connection.request('worker/kill', { chatId: this.workers.chatId ?? '', workerId });
+  }
+
+  /** A worker's transcript, read-only. */
+  workerTranscript(workerId: string): Promise<{ worker: WorkerSummary; items: TranscriptItem[] }> {
+    return this._connection.request('worker/get', { chatId: this.workers.chatId ?? '', workerId });
+  }
+
   /** The configured MCP servers and their state (issue #14). */
   mcpServers(): Promise<McpServerStatus[]> {
     return this._connection.request('mcp/servers', {});
@@ -598,6 +617,10 @@ export class CellmateController implements IDisposable {
 
   private _onNotified(_: CellmateConnection, note: IncomingNotification): void {
     if (note.method === 'chat/event') {
+      if (note.params.event.type === 'worker-updated') {
+        this.workers.update(note.params.chatId, note.params.event.worker);
+        return;
+      }
       this.store.apply(note.params.chatId, note.params.event);
       return;
     }
@@ -663,6 +686,22 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /** Loads the workers list of a chat (none for null). */
+  private async _loadWorkers(chatId: string | null): Promise<void> {
+    this.workers.reset(chatId);
+    if (!chatId || this._connection.status.state !== 'connected') {
+      return;
+    }
+    try {
+      const list: unknown = await this._connection.request('worker/list', { chatId });
+      if (this.workers.chatId === chatId && Array.isArray(list)) {
+        this.workers.reset(chatId, list.filter(isWorkerSummary));
+      }
+    } catch {
+      // An older companion without workers: the list stays empty.
+    }
+  }
+
   /** Opens a chat snapshot; false (and a notice) when it is not a chat. */
   private _load(value: unknown): boolean {
     const checked = sanitizeChat(value);
@@ -670,7 +709,12 @@ export class CellmateController implements IDisposable {
       this._onProblem(this._connection, 'the server sent a chat the pane cannot read');
       return false;
     }
+    // Reopening the same chat (a reconnect) refreshes its workers; another chat loads them on the switch.
+    const sameChat = this.workers.chatId === checked.chat.id;
     this.store.load(checked.chat);
+    if (sameChat) {
+      void this._loadWorkers(checked.chat.id);
+    }
     this._wanted = checked.chat.id;
     void this._memory.save(checked.chat.id);
     if (checked.dropped) {

@@ -3,7 +3,7 @@
  * not to be the same version as the pane: anything that does not fit is reported and
  * dropped, never rendered half-way. Pure: runs in Node.
  */
-import { CHAT_MODES, type Chat, type ChatEvent, type ChatSummary, type TranscriptItem } from '@cellmate/protocol';
+import { CHAT_MODES, type Chat, type ChatEvent, type ChatSummary, type TranscriptItem, type WorkerSummary } from '@cellmate/protocol';
 
 /** True when `value` looks like a transcript item the pane can render. */
 export function isTranscriptItem(value: unknown): value is TranscriptItem {
@@ -62,6 +62,8 @@ export function isChatEvent(value: unknown): value is ChatEvent {
       return Array.isArray(value.itemIds) && (value.itemIds as unknown[]).every(id => typeof id === 'string');
     case 'mode-changed':
       return typeof value.mode === 'string' && (CHAT_MODES as readonly string[]).includes(value.mode);
+    case 'worker-updated':
+      return isWorkerSummary(value.worker);
     default:
       return false;
   }
@@ -83,6 +85,19 @@ export function sanitizeChat(value: unknown): { chat: Chat; dropped: number } | 
     chat: { ...chat, items, running: chat.running === true },
     dropped: raw.length - items.length
   };
+}
+
+/** True when `value` looks like a background worker's summary (issue #16 item 5). */
+export function isWorkerSummary(value: unknown): value is WorkerSummary {
+  return (
+    isRecord(value) &&
+    typeof value.id === 'string' &&
+    typeof value.chatId === 'string' &&
+    typeof value.label === 'string' &&
+    typeof value.state === 'string' &&
+    typeof value.tier === 'string' &&
+    typeof value.elapsedMs === 'number'
+  );
 }
 
 /** True when `value` looks like a chat summary. */

@@ -172,6 +172,8 @@ export interface ApprovalDetails {
   pattern: string;
   /** Why it asks: the policy default, a rule, or the dangerous-command floor. */
   reason: string;
+  /** The background worker (`vibe_*`) whose call asks, when a worker asks (issue #16 item 5). */
+  worker?: { id: string; label: string };
 }
 
 /**
@@ -269,7 +271,49 @@ export type ChatEvent =
    */
   | { type: 'tool-progress'; itemId: string; elapsedMs?: number; lastLine?: string }
   /** The chat's mode changed (MODE-1); the next turn runs with the new mode's profile. */
-  | { type: 'mode-changed'; mode: ChatMode };
+  | { type: 'mode-changed'; mode: ChatMode }
+  /**
+   * A background worker of this chat changed (spawned, a step, finished, killed; VIBE-2).
+   * Not stored in the chat: the worker keeps its own transcript (`worker/get`).
+   */
+  | { type: 'worker-updated'; worker: WorkerSummary };
+
+// ---------------------------------------------------------------------------------------
+// Background workers (`vibe_*`, SPEC VIBE-1…3, issue #16 item 5)
+
+/** A worker's model tier (VIBE-3): `fast` for mechanical work, `good` for judgement. */
+export type WorkerTier = 'fast' | 'good';
+
+/**
+ * A worker's state. `running` (a run in progress), `done` / `failed` (the last run ended;
+ * `vibe_send` starts another), `killed` (by `vibe_kill` or the pane), `interrupted` (the
+ * companion restarted while it ran; terminal).
+ */
+export type WorkerState = 'running' | 'done' | 'failed' | 'killed' | 'interrupted';
+
+/** One worker as the pane's workers list and `vibe_list` show it. */
+export interface WorkerSummary {
+  id: string;
+  /** The parent chat. */
+  chatId: string;
+  label: string;
+  tier: WorkerTier;
+  state: WorkerState;
+  /** ISO-8601: spawned, and when the latest run started / ended. */
+  createdAt: string;
+  startedAt: string;
+  endedAt?: string;
+  /** Running time of the latest run so far (or in all, once it ended). */
+  elapsedMs: number;
+  /** `provider/model` it runs with. */
+  model: string;
+  /** Whether it runs in the parent chat's kernel instead of a private one. */
+  sharesKernel: boolean;
+  /** Tool calls made in all its runs. */
+  toolCalls: number;
+  /** The final text of its latest finished run (or why it failed), cut to 2,000 characters. */
+  lastResult?: string;
+}
 
 // ---------------------------------------------------------------------------------------
 // JSON-RPC methods: name → params / result. Requests go pane → server.
@@ -356,6 +400,12 @@ export interface Requests {
     params: { chatId: string; planId: string; decision: 'approve' | 'reject'; reason?: string; model: ModelSettings };
     result: { state: PlanApprovalState; message: string };
   };
+  /** A chat's background workers (VIBE-2; the pane's workers list), oldest first. */
+  'worker/list': { params: { chatId: string }; result: WorkerSummary[] };
+  /** One worker with its transcript, read-only (the pane opens it from the workers list). */
+  'worker/get': { params: { chatId: string; workerId: string }; result: { worker: WorkerSummary; items: TranscriptItem[] } };
+  /** Kills a worker (the list's kill button): the same `vibe_kill` the agent calls, made by the person. */
+  'worker/kill': { params: { chatId: string; workerId: string }; result: { killed: boolean; message: string } };
   /**
    * The operator answers a pending orchestration (MODE-5; the orchestration card's Approve /
    * Reject). Only a person's pane may: a connection that did not say `interactive: true` in

@@ -8,7 +8,9 @@ import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
 import { removeChatOutputs } from './housekeeping/saved-outputs.js';
 import { OUTPUTS_DIR } from './tools/output-shaping.js';
-import { builtinTools } from './tools/index.js';
+import { builtinTools, workerTools } from './tools/index.js';
+import { WorkerService } from './workers/worker-service.js';
+import { WorkerStore } from './workers/worker-store.js';
 import { StagedEdits } from './structural/staged-edits.js';
 import { createEvalTool } from './tools/eval/eval.js';
 import { DebugSessionManager } from './dap/session-manager.js';
@@ -77,6 +79,8 @@ export interface StartServerOptions {
   kernels?: KernelManager | false;
   /** Eval idle budget (default 5 min, or `CELLMATE_EVAL_IDLE_TIMEOUT_MS`). */
   evalIdleTimeoutMs?: number;
+  /** `false`: no background workers and no `vibe_*` tools (also `CELLMATE_WORKERS=off`; VIBE-1). */
+  workers?: false;
 }
 
 /** A running server. */
@@ -92,6 +96,10 @@ export interface ServerHandle {
   audit: AuditLog;
   /** The tool registry as composed (the catalog bench counts what it declares). */
   registry: ToolRegistry;
+  /** The background workers (`vibe_*`), when on. */
+  workers?: WorkerService;
+  /** The kernels evals use, when any (tests look up a worker's private kernel by its id). */
+  kernels?: KernelManager;
   /** Closes the socket/connection, then flushes chat files. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -153,6 +161,17 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const plans = new PlanStore(path.join(workspace, '.cellmate', 'plans'), (m) => logger.warn(m));
   if (!registry.get('submit_plan')) registry.register(createSubmitPlanTool(plans) as unknown as ToolDefinition);
   if (!registry.get('exit_plan_mode')) registry.register(createExitPlanModeTool(plans) as unknown as ToolDefinition);
+  // Background workers (issue #16 item 5, VIBE-1…3): sub-agent runs beside a chat's turn, journaled
+  // under .cellmate/workers/, each in a private kernel of its own (keyed by its id) unless it shares.
+  const workersOn = options.workers !== false && env.CELLMATE_WORKERS?.trim().toLowerCase() !== 'off';
+  const workers = workersOn
+    ? new WorkerService({
+        workspace, env, logger, store: await WorkerStore.open(path.join(workspace, '.cellmate', 'workers'), logger), registry: () => registry,
+        ...(kernels ? { kernels } : {}), chatMode: (id) => store.get(id)?.chat.mode, publish: (id, event) => service.publish(id, event),
+        ...(options.fetch ? { fetch: options.fetch } : {}), redact: (t) => harness.redactor.redact(t)
+      })
+    : undefined;
+  if (workers && !registry.get('vibe_spawn')) for (const tool of workerTools(workers)) registry.register(tool);
   // Review mode (issue #16, MODE-4): findings durable under .cellmate/reviews/; finalize_review's axes run here, not through a shell.
   const reviews = new ReviewStore(path.join(workspace, '.cellmate', 'reviews'), (m) => logger.warn(m));
   if (!registry.get('add_review_node')) registry.register(createAddReviewNodeTool(reviews) as unknown as ToolDefinition);
@@ -190,6 +209,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       await harness.audit.removeChat(chatId);
       await removeChatOutputs(path.join(workspace, OUTPUTS_DIR), chatId);
       plans.removeChat(chatId);
+      await workers?.removeChat(chatId); // its workers are killed, their kernels shut down
       reviews.removeChat(chatId);
       orchestrations.removeChat(chatId);
     }
@@ -213,10 +233,21 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         return { ok: true, state: r.metadata?.state === 'discarded' ? 'discarded' : 'accepted', message: r.output };
       }
     },
-    ...(kernels ? { focus: kernels } : {})
+    ...(kernels ? { focus: kernels } : {}),
+    // The workers list: read, and Kill as the same vibe_kill the agent calls, made by the person.
+    ...(workers ? {
+      workers: {
+        list: (chatId: string) => workers.list(chatId),
+        get: (chatId: string, workerId: string) => workers.transcript(chatId, workerId),
+        kill: async (chatId: string, workerId: string) => {
+          const r = await registry.call('vibe_kill', { worker_id: workerId }, { workspace, signal: new AbortController().signal, actor: 'user', chatId });
+          return { ok: r.ok, killed: r.ok && r.metadata?.killed === true, message: r.output };
+        }
+      }
+    } : {})
   };
   // A deleted chat's private kernels are stopped.
-  const kernelRetention = kernels && service.onListChanged((chats) => void kernels.retainChats(new Set(chats.map((c) => c.id))));
+  const kernelRetention = kernels && service.onListChanged((chats) => void kernels.retainChats(new Set([...chats.map((c) => c.id), ...(workers?.kernelOwners() ?? [])])));
   const debugRetention = service.onListChanged((chats) => void debugSessions.retainChats(new Set(chats.map((c) => c.id))));
   let socket: SocketServer | undefined;
   let mcpSocket: McpSocketEndpoint | undefined;
@@ -239,6 +270,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     debugRetention.dispose();
     debugCards.dispose();
     await debugSessions.dispose();
+    await workers?.dispose();
     await service.dispose();
     await kernels?.dispose();
     await lsp.dispose();
@@ -254,6 +286,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     service,
     audit: harness.audit,
     registry,
+    ...(workers ? { workers } : {}),
+    ...(kernels ? { kernels } : {}),
     dispose() {
       disposing ??= (async () => {
         await socket?.dispose();
@@ -264,6 +298,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         await debugSessions.dispose(); // before the kernels: leaves their debuggers first
         debugCards.dispose();
         planFlow.dispose();
+        await workers?.dispose(); // running workers end as interrupted, before the chats and kernels close
         reviewFlow.dispose();
         orchestrationFlow.dispose();
         await service.dispose();

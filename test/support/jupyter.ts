@@ -31,6 +31,8 @@ export interface JupyterOptions {
   bin?: string;
   /** PATH for the server, exactly (default: `bin` first, then the test's PATH). */
   path?: string;
+  /** The companion's home config file (`CELLMATE_CONFIG`), e.g. `{"workers": {"tiers": …}}`; default: none. */
+  serverConfig?: Record<string, unknown>;
 }
 
 export interface CellmateStatus {
@@ -101,6 +103,8 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
     await fs.mkdir(dir, { recursive: true });
     await fs.writeFile(path.join(dir, 'plugin.jupyterlab-settings'), JSON.stringify(opts.cellmateSettings));
   }
+  const configFile = path.join(root, opts.serverConfig ? 'cellmate-config.json' : 'no-cellmate-config.json');
+  if (opts.serverConfig) await fs.writeFile(configFile, JSON.stringify(opts.serverConfig));
   const port = await freePort();
   const token = randomBytes(16).toString('hex');
   const args = [
@@ -131,7 +135,7 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
       // Keep the user's real config and data out of tests.
       JUPYTER_CONFIG_DIR: path.join(root, 'config'),
       // No server-side key file: tests use the scripted provider unless they say otherwise.
-      CELLMATE_CONFIG: path.join(root, 'no-cellmate-config.json'),
+      CELLMATE_CONFIG: configFile,
       HOME: process.env.HOME ?? root
     },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -19,6 +19,7 @@ import { HeaderWidget } from './header';
 import { cellmateIcon } from './icon';
 import { SetupBannerWidget } from './setup-banner';
 import { TranscriptWidget } from './transcript';
+import { WorkersListWidget } from './workers-list';
 
 export const PANEL_ID = 'jp-cellmate-panel';
 
@@ -84,10 +85,16 @@ export class CellmatePanel extends Panel {
       onCycleMode: () => void controller.cycleMode(),
       complete: prefix => controller.complete(prefix)
     });
+    const workers = new WorkersListWidget({
+      model: controller.workers, trans,
+      kill: id => controller.killWorker(id),
+      transcript: id => controller.workerTranscript(id)
+    });
     const layout = this.layout as PanelLayout;
     layout.addWidget(this._header);
     layout.addWidget(this._banner);
     layout.addWidget(this._transcript);
+    layout.addWidget(workers);
     layout.addWidget(this._composer);
 
     this._unsubscribe = controller.store.subscribe(this._onChat);

@@ -8,6 +8,7 @@ import { describeProviderError } from './provider-errors.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
 import { declarations, dispatchTarget, loadedTools, type DispatchTarget, type ToolDeclaration } from '../tools/catalog.js';
 import type { CapabilityProfile } from '../ports/vocabulary.js';
+import type { ToolContext } from '../tools/define-tool.js';
 
 /** Default cap on model steps per turn. */
 export const DEFAULT_MAX_STEPS = 25;
@@ -67,6 +68,8 @@ export interface TurnInput {
   maxRetries?: number;
   /** Removes secrets from text shown to the user (error messages may echo a request). */
   redact?: (text: string) => string;
+  /** The background worker this turn is the run of (every call's `ctx.worker`; issue #16 item 5). */
+  worker?: ToolContext['worker'];
 }
 
 /** How the turn ended. */
@@ -177,6 +180,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         const result = await input.registry.call(target.name, target.args, {
           workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
           turnId: input.turnId, callId: call.toolCallId, ...(input.profile ? { profile: input.profile } : {}),
+          modelSettings: input.settings, ...(input.worker ? { worker: input.worker } : {}),
           ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact) } : {})
         });
         if (result.ok && target.name === input.nudge?.verb) artifactDone = true;

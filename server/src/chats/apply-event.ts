@@ -28,6 +28,8 @@ export function applyChatEvent(chat: Chat, event: ChatEvent): void {
     case 'mode-changed':
       chat.mode = event.mode;
       return;
+    case 'worker-updated': // the worker's own transcript holds its items
+      return;
     case 'text-delta': {
       const item = chat.items.find((i): i is Extract<TranscriptItem, { kind: 'assistant' }> => i.id === event.itemId && i.kind === 'assistant');
       if (item) item.text += event.delta;

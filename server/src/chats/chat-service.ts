@@ -310,6 +310,11 @@ export class ChatService {
     const event = structuredClone(original);
     const record = this.options.store.get(chatId);
     if (!record) return;
+    if (event.type === 'worker-updated') {
+      // A worker's state is the workers' own (server/src/workers/); the chat file does not keep it.
+      this.eventEmitter.fire({ chatId, event });
+      return;
+    }
     if (event.type === 'tool-progress') {
       // Progress is for the panes watching now; the chat file keeps only the result.
       if (record.chat.running) this.eventEmitter.fire({ chatId, event });

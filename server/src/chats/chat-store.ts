@@ -140,7 +140,7 @@ export class ChatStore {
    */
   applyEvent(id: string, event: ChatEvent): void {
     const entry = this.loadedEntry(id);
-    if (!entry || event.type === 'tool-progress') return;
+    if (!entry || event.type === 'tool-progress' || event.type === 'worker-updated') return;
     const chat = entry.record!.chat;
     if (event.type === 'text-delta') {
       applyChatEvent(chat, event);

@@ -330,6 +330,25 @@ export class KernelManager {
     await Promise.all(gone.map(([, p]) => p.then((k) => k.kernel.shutdown(2000), () => undefined)));
   }
 
+  /**
+   * Stops the private kernels of one owner (a killed worker, issue #16 item 5) and resolves
+   * once their processes exited; returns their pids.
+   */
+  async releaseChat(chatId: string): Promise<number[]> {
+    const keys = [...this.privates.keys()].filter((key) => key.split('\u0000')[0] === chatId);
+    const starting = keys.map((key) => this.privates.get(key)!);
+    for (const key of keys) {
+      this.privates.delete(key);
+      this.settled.delete(key);
+      this.reaped.delete(key);
+    }
+    const stopped = await Promise.all(starting.map((p) => p.then(async (k) => {
+      await k.kernel.shutdown(1000).catch(() => undefined);
+      return k.kernel.pid;
+    }, () => undefined)));
+    return stopped.filter((pid): pid is number => typeof pid === 'number');
+  }
+
   /** Stops private kernels and closes notebook-kernel connections. */
   async dispose(): Promise<void> {
     if (this.disposed) return;

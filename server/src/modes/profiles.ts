@@ -89,6 +89,8 @@ const SPECS: readonly ModeSpec[] = [
   {
     mode: 'orchestrate', name: 'orchestrate', label: 'Orchestrate', selectable: true, maxTier: 'read', worktree: 'read-only',
     artifact: 'propose_orchestration',
+    // MODE-5: nothing runs before the operator approves — no worker may be started or rerun here (they are read tier, VIBE-1).
+    deny: ['vibe_spawn', 'vibe_send'],
     guidance: [
       { text: 'You design the work, you do not run it: explore with the read-only tools; nothing you do here changes the workspace.' },
       { text: 'Propose roles {name, tier fast|good, brief}, a sub-task tree {key, title, description, role, depends_on[]}, a synthesis step and a budget with propose_orchestration; nothing runs until the user approves it in the pane, and no tool can approve it.', needs: ['propose_orchestration'] },

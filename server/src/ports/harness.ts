@@ -24,6 +24,8 @@ export interface ApprovalRequest {
   /** The pattern "Always for this pattern" adds. */
   pattern: string;
   reason: string;
+  /** The background worker whose call asks (the card names it; issue #16 item 5). */
+  worker?: { id: string; label: string };
 }
 
 /** The person's decision; `unavailable` = nobody connected (ask = deny, fail-closed). */
@@ -78,6 +80,8 @@ export interface AuditEntry {
   summary: string;
   durationMs: number;
   error?: string;
+  /** The background worker that made the call (HARN-7's "who"), when one did. */
+  worker?: string;
 }
 
 export interface AuditSink {

@@ -131,7 +131,9 @@ export class QuestionBroker implements ApprovalPort {
   }
 
   async requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
-    const who = request.actor === 'kernel' ? 'Code in a kernel wants' : request.actor === 'user' ? 'You asked' : 'The agent wants';
+    const agent = request.actor === 'kernel' ? 'Code in a kernel wants' : request.actor === 'user' ? 'You asked' : 'The agent wants';
+    // A worker's call names the worker (issue #16 item 5): the person sees who runs beside the chat.
+    const who = request.worker ? `Worker "${request.worker.label}" (${request.worker.id}): ${request.actor === 'kernel' ? 'code in its kernel wants' : 'it wants'}` : agent;
     const outcome = await this.ask(
       {
         chatId: request.chatId, turnId: request.turnId, type: 'approval',
@@ -139,7 +141,7 @@ export class QuestionBroker implements ApprovalPort {
         context: `${request.subject} — ${request.reason}`,
         options: APPROVAL_OPTIONS.map((o) => ({ ...o })),
         allowFreeText: true, multiSelect: false,
-        approval: { tool: request.tool, args: request.args, pattern: request.pattern, reason: request.reason }
+        approval: { tool: request.tool, args: request.args, pattern: request.pattern, reason: request.reason, ...(request.worker ? { worker: request.worker } : {}) }
       },
       signal
     );

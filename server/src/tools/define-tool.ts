@@ -1,4 +1,4 @@
-import type { ToolActor, ToolCallDisplay } from '@cellmate/protocol';
+import type { ModelSettings, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
 import type { z } from 'zod';
 import type { ActionClass, CapabilityProfile, ToolTier } from '../ports/vocabulary.js';
 
@@ -28,7 +28,12 @@ export interface ToolContext {
    * The background worker (`vibe_*`, issue #16 item 5) whose run made the call; absent: the
    * chat's own agent (or the user). Approval cards name it; a review node's author is it.
    */
-  worker?: { id: string; label: string };
+  worker?: { id: string; label: string; /** Runs in the parent chat's kernel instead of its own private one. */ sharesKernel?: boolean };
+  /**
+   * The model settings of the turn the call belongs to (a worker spawned by it defaults to
+   * them, VIBE-3); the kernel bridge passes them on with the rest of the context.
+   */
+  modelSettings?: ModelSettings;
   /** Reports progress of a long call to the pane (eval: the last output line). Optional. */
   progress?(update: { lastLine?: string }): void;
   /**

@@ -14,6 +14,12 @@ import { readTool } from './read/read.js';
 import { ToolRegistry, type ToolRegistryOptions } from './registry.js';
 import { shellTool } from './shell/shell.js';
 import { writeTool } from './write/write.js';
+import { createVibeSpawnTool } from './vibe_spawn/vibe_spawn.js';
+import { createVibeSendTool } from './vibe_send/vibe_send.js';
+import { createVibeWaitTool } from './vibe_wait/vibe_wait.js';
+import { createVibeKillTool } from './vibe_kill/vibe_kill.js';
+import { createVibeListTool } from './vibe_list/vibe_list.js';
+import type { WorkerPort } from './vibe_spawn/worker-port.js';
 
 export { defineTool, type ToolContext, type ToolDefinition, type ToolOutput, type ToolTier } from './define-tool.js';
 export { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
@@ -53,4 +59,9 @@ export function builtinTools(resources: { questions?: QuestionBroker; edits?: St
  */
 export function createDefaultRegistry(options: ToolRegistryOptions = {}): ToolRegistry {
   return new ToolRegistry([readTool], options);
+}
+
+/** The five `vibe_*` tools around a worker port (VIBE-1: registered only when workers are on, TIER-3). */
+export function workerTools(workers: WorkerPort): ToolDefinition[] {
+  return [createVibeSpawnTool(workers), createVibeSendTool(workers), createVibeWaitTool(workers), createVibeKillTool(workers), createVibeListTool(workers)] as unknown as ToolDefinition[];
 }

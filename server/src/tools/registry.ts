@@ -226,7 +226,7 @@ export class ToolRegistry {
     this.options.audit?.record({
       time: new Date().toISOString(), chatId: ctx.chatId, ...(ctx.turnId ? { turnId: ctx.turnId } : {}),
       ...(ctx.callId ? { callId: ctx.callId } : {}), actor: ctx.actor, tool: name, args, decision, status,
-      summary: summarize(output), durationMs, ...(error !== undefined ? { error: summarize(error, 500) } : {})
+      summary: summarize(output), durationMs, ...(error !== undefined ? { error: summarize(error, 500) } : {}), ...(ctx.worker ? { worker: ctx.worker.id } : {})
     });
   }
 
@@ -358,7 +358,7 @@ export class ToolRegistry {
     const approvals = this.options.approvals;
     const answer = approvals
       ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.pattern, reason },
+          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.pattern, reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
           ctx.signal
         )
       : ({ decision: 'unavailable' } as const);

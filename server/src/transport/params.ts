@@ -41,6 +41,9 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
     chatId, orchestrationId: z.string().min(1).max(100), decision: z.enum(['approve', 'reject']), reason: z.string().max(4_000).optional(), model: modelSettings
   }) as unknown as z.ZodType<Requests['orchestration/resolve']['params']>,
   'mcp/servers': empty as unknown as z.ZodType<Record<string, never>>,
+  'worker/list': z.object({ chatId }),
+  'worker/get': z.object({ chatId, workerId: z.string().min(1).max(64) }),
+  'worker/kill': z.object({ chatId, workerId: z.string().min(1).max(64) }),
   'review/start': z.object({
     scope: z.union([z.literal('git-diff'), z.strictObject({ notebook: z.string().min(1).max(4096) })], { error: 'must be "git-diff" or {notebook: "<path>.ipynb"}' }),
     model: modelSettings

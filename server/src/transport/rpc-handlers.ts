@@ -4,6 +4,7 @@ import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
 import { QuestionNotPendingError } from '../questions/question-broker.js';
 import { PlanNotPendingError } from '../modes/plan-store.js';
+import { ToolInputError } from '../tools/errors.js';
 import { ReviewScopeError } from '../modes/review-scope.js';
 import { OrchestrationNotPendingError } from '../modes/orchestration-store.js';
 import { SERVER_VERSION } from '../version.js';
@@ -68,6 +69,27 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       }
     },
     'mcp/servers': async () => (await services.mcp?.status()) ?? [],
+    'worker/list': (params) => {
+      service.get(params.chatId, 1); // ChatNotFound first
+      return services.workers?.list(params.chatId) ?? [];
+    },
+    'worker/get': (params) => {
+      service.get(params.chatId, 1);
+      if (!services.workers) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server runs no workers.');
+      try {
+        return services.workers.get(params.chatId, params.workerId);
+      } catch (error) {
+        if (error instanceof ToolInputError) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, error.message);
+        throw error;
+      }
+    },
+    'worker/kill': async (params) => {
+      service.get(params.chatId, 1);
+      if (!services.workers) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server runs no workers.');
+      const outcome = await services.workers.kill(params.chatId, params.workerId);
+      if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, outcome.message);
+      return { killed: outcome.killed, message: outcome.message };
+    },
     'review/start': async (params) => {
       if (!services.reviews) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server runs no reviews.');
       try {

@@ -1,4 +1,4 @@
-import type { McpServerStatus, NotebookKernelRef } from '@cellmate/protocol';
+import type { McpServerStatus, NotebookKernelRef, TranscriptItem, WorkerSummary } from '@cellmate/protocol';
 import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
@@ -41,6 +41,13 @@ export interface CompanionServices {
   debug?: { terminate(chatId: string, sessionId?: string): Promise<unknown> };
   /** Configured MCP servers and their state (`mcp/servers`, issue #14). */
   mcp?: { status(): Promise<McpServerStatus[]> };
+  /** A chat's background workers (`worker/list`, `worker/get`, `worker/kill`; issue #16 item 5). */
+  workers?: {
+    list(chatId: string): WorkerSummary[];
+    /** @throws ToolInputError when the worker is not the chat's */
+    get(chatId: string, workerId: string): { worker: WorkerSummary; items: TranscriptItem[] };
+    kill(chatId: string, workerId: string): Promise<{ ok: boolean; killed: boolean; message: string }>;
+  };
   /** "Review changes" and the person's Approve on a finding (`review/start`, `review/approve`; MODE-4). */
   reviews?: Pick<ReviewFlow, 'start' | 'approve'>;
 }

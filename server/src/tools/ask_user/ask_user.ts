@@ -48,10 +48,12 @@ export function createAskUserTool(questions: QuestionBroker): ToolDefinition<typ
       if (options.length === 0 && !allowFreeText) {
         throw new ToolInputError('Give at least one option, or allow free text: otherwise the user cannot answer.');
       }
+      // A background worker's question lands in its parent chat: the card says who asks (issue #16 item 5).
+      const context = [ctx.worker ? `Asked by worker "${ctx.worker.label}" (${ctx.worker.id}).` : undefined, args.context].filter(Boolean).join('\n');
       const outcome = await questions.ask(
         {
           chatId: ctx.chatId, turnId: ctx.turnId, type: 'ask', question: args.question,
-          ...(args.context ? { context: args.context } : {}), options, allowFreeText, multiSelect: args.multi_select ?? false
+          ...(context ? { context } : {}), options, allowFreeText, multiSelect: args.multi_select ?? false
         },
         ctx.signal
       );

@@ -73,7 +73,8 @@ export function createEvalTool(options: EvalToolOptions) {
     async execute(args, ctx) {
       const { handle, notes, outcome } = await runner.run(ctx, { code: args.code, language: args.language, reset: args.reset });
       const { label, note } = cellLabel(args.description, args.code);
-      const f = formatEval(outcome, handle.info, { description: label, notes: note ? [...notes, note] : notes, idleTimeoutMs: runner.idleTimeoutMs });
+      const privateTo = ctx.worker && !ctx.worker.sharesKernel ? `worker ${ctx.worker.id}` : undefined;
+      const f = formatEval(outcome, handle.info, { description: label, notes: note ? [...notes, note] : notes, idleTimeoutMs: runner.idleTimeoutMs, ...(privateTo ? { privateTo } : {}) });
       return {
         title: f.title,
         output: f.output,

@@ -29,14 +29,14 @@ const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 export const stripAnsi = (s: string): string => s.replace(ANSI, '');
 
 /** Describes a kernel in one line, e.g. `python3 kernel of analysis.ipynb (shared with the notebook)`. */
-export function describeKernel(k: EvalKernelInfo): string {
+export function describeKernel(k: EvalKernelInfo, privateTo = 'this chat'): string {
   return k.origin === 'notebook'
     ? `${k.name} kernel of ${k.notebookPath ?? 'the focused notebook'} (shared with the notebook, id ${k.id.slice(0, 8)})`
-    : `${k.name} kernel private to this chat`;
+    : `${k.name} kernel private to ${privateTo}`;
 }
 
-export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: { description: string; notes: string[]; idleTimeoutMs: number }): FormattedEval {
-  const lines: string[] = [`[${kernel.language} · ${describeKernel(kernel)}]`];
+export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: { description: string; notes: string[]; idleTimeoutMs: number; /** Whose private kernel (a background worker's), default this chat. */ privateTo?: string }): FormattedEval {
+  const lines: string[] = [`[${kernel.language} · ${describeKernel(kernel, extra.privateTo)}]`];
   for (const n of [...extra.notes, ...outcome.notes]) lines.push(`Note: ${n}`);
   if (outcome.rewrites.length) {
     lines.push('Rewrote magics:');

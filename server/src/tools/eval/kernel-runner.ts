@@ -47,7 +47,7 @@ export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
   return {
     idleTimeoutMs,
     async run(ctx, cell) {
-      const { handle, notes } = await options.kernels.acquire(ctx.chatId, cell.language, { reset: cell.reset });
+      const { handle, notes } = await options.kernels.acquire(kernelOwner(ctx), cell.language, { reset: cell.reset });
       // A cell paused in the kernel's debugger holds the kernel: queueing behind it would hang.
       const paused = handle.pausedInDebugger?.();
       if (paused) throw new KernelPausedError(`${paused}. Nothing else can run in that kernel until the debugged cell goes on: call debug continue (or step) until it finishes, or debug terminate, then run this again.`);
@@ -69,6 +69,14 @@ export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
       return { handle, notes, outcome };
     }
   };
+}
+
+/**
+ * Whose kernels a call uses: a background worker's own private kernel (keyed by its id, so
+ * `vibe_kill` can free it), unless it shares its parent chat's; else the chat's.
+ */
+export function kernelOwner(ctx: Pick<ToolContext, 'chatId' | 'worker'>): string {
+  return ctx.worker && !ctx.worker.sharesKernel ? ctx.worker.id : ctx.chatId;
 }
 
 /**
