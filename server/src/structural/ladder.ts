@@ -26,7 +26,9 @@ export interface CompiledRung {
   /**
    * Texts every match must contain: the pattern's named leaves that are not metavariables
    * (identifiers, literals). ast-grep matches a pattern's leaf only to a leaf of the same
-   * text, so a document whose text lacks one of them cannot match and is not parsed.
+   * text, so a document whose text lacks one of them cannot match and is not parsed. In
+   * Python also its keywords and operators of two characters or more (`+=`, `lambda`,
+   * `else`; see `literalLeaves`).
    */
   words: string[];
 }
@@ -104,6 +106,14 @@ function withExpando(text: string, language: StructuralLanguage): string {
  * The distinct texts of the named leaves under `node` a match must repeat verbatim: not a
  * metavariable (nor anything holding one, such as a string with `$X` inside) and not a
  * comment (which matching may skip).
+ *
+ * ast-grep matches an unnamed leaf (a keyword, an operator) by its kind alone — a
+ * workaround for tree-sitter-typescript's wrong spans of some unnamed nodes — so its text
+ * is a word only where a kind always has that text. In tree-sitter-python every unnamed
+ * kind is the literal string it lexes except two aliases, `is not` and `not in`, whose text
+ * keeps the code's spacing; those hold a space and are left out, as are one-character
+ * tokens (in almost every file, and the external scanner's `)`, `]`, `}`). Python only: in
+ * JavaScript and TypeScript a `;` may be inserted, and kinds are matched across spans.
  */
 function literalLeaves(node: SgNode, language: StructuralLanguage): string[] {
   const e = expandoChar(language);
@@ -115,6 +125,7 @@ function literalLeaves(node: SgNode, language: StructuralLanguage): string[] {
     if (children.length === 0) {
       const text = n.text();
       if (n.isNamed() && text.length > 0 && !text.includes(e) && !text.includes('$') && !/comment/i.test(String(n.kind()))) words.add(text);
+      else if (!n.isNamed() && language === 'python' && text.length > 1 && text === String(n.kind()) && !/\s/.test(text)) words.add(text);
     }
     for (const c of children) stack.push(c);
   }

@@ -1,38 +1,28 @@
 /**
  * Structural search over a workspace path (SPEC AST-1…6): walks the files
  * (`source-files.ts`), splits notebooks into cells (`documents.ts`), compiles the pattern
- * through the scaffold ladder once per language (`ladder.ts`), parses on libuv's threads
- * (`parseAsync`) and collects matches with their metavariable captures. A document whose
- * text lacks one of a rung's literal words (`ladder.ts` `words`) cannot match that rung and
- * is not parsed for it. The ladder rung
- * is chosen per language over the whole search: the first accepting rung that matches
- * anywhere. Shared by `ast_grep` and `ast_edit`.
+ * through the scaffold ladder once per language (`ladder.ts`) and collects matches with
+ * their metavariable captures (`matches.ts`). A document whose text lacks one of a rung's
+ * literal words (`ladder.ts` `words`) cannot match that rung and is not parsed for it.
+ * Plain source files in valid UTF-8 are parsed and matched on ast-grep's own Rust threads,
+ * in batches (`native-search.ts`); notebook cells and the rare file that is not valid UTF-8
+ * (decoded with replacement characters, which ast-grep's reader refuses) are parsed here on
+ * libuv's threads (`parseAsync`) and matched on the main thread. The ladder rung is chosen
+ * per language over the whole search: the first accepting rung that matches anywhere.
+ * Shared by `ast_grep` and `ast_edit`.
  */
+import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
-import type { SgNode } from '@ast-grep/napi';
 import { astGrep } from './ast-languages.js';
 import { compilePattern, type CompiledPattern, type Rung } from './ladder.js';
 import { documentsOf, type NotebookProblem, type SourceDocument } from './documents.js';
 import { languageOfPath, napiLanguage, type StructuralLanguage } from './languages.js';
-import { readSourceTextSync, sourceFiles } from './source-files.js';
+import { captureNames, toMatch, type RungState, type StructuralMatch } from './matches.js';
+import { NativeSearch } from './native-search.js';
+import { readSourceBytesSync, sourceFiles } from './source-files.js';
 import { UnparseablePatternError } from './errors.js';
 
-/** One match. Offsets are UTF-16 indexes into the document's `source`. */
-export interface StructuralMatch {
-  doc: SourceDocument;
-  start: number;
-  end: number;
-  /** 1-based line and column in the document (a cell's own lines). */
-  line: number;
-  column: number;
-  text: string;
-  /** `$NAME` → its text; `$$$NAME` → the texts of the nodes it took. */
-  captures: Record<string, string | string[]>;
-  /** What each metavariable stands for in a rewrite: its text, for `$$$NAME` the whole run (separators included). */
-  spans: Record<string, string>;
-  /** Where each of `spans` sits in `source` ([start, end), UTF-16). */
-  spanRanges: Record<string, [number, number]>;
-}
+export { captureNames, type StructuralMatch } from './matches.js';
 
 /** What to search. */
 export interface SearchScope {
@@ -88,14 +78,18 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
   }
   const names = captureNames(pattern);
   /** Per language: matches found per rung index, and the lowest rung that matched so far. */
-  const found = new Map<StructuralLanguage, { best: number; byRung: StructuralMatch[][] }>();
+  const found = new Map<StructuralLanguage, RungState>();
+  const stateOf = (language: StructuralLanguage, c: CompiledPattern): RungState => {
+    let state = found.get(language);
+    if (!state) found.set(language, (state = { best: c.rungs.length, byRung: c.rungs.map(() => []) }));
+    return state;
+  };
   const result: SearchResult = { matches: [], rungs: {}, unparseable: [], filesSearched: 0, withheld: 0, badNotebooks: [], texts: new Map() };
 
   const searchDoc = async (doc: SourceDocument): Promise<boolean> => {
     const c = compile(doc.language);
     if (c instanceof UnparseablePatternError) return false;
-    let state = found.get(doc.language);
-    if (!state) found.set(doc.language, (state = { best: c.rungs.length, byRung: c.rungs.map(() => []) }));
+    const state = stateOf(doc.language, c);
     // Parse only when some rung still in play has all its literal words in the text.
     const live = c.rungs.map((r, i) => i <= state.best && r.words.every((w) => doc.parsed.includes(w)));
     if (!live.includes(true)) return false;
@@ -111,12 +105,36 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     return false;
   };
 
+  const native = new NativeSearch({
+    signal: scope.signal, names,
+    ladder: (language) => {
+      const compiled = compile(language) as CompiledPattern; // only parseable languages are sent
+      return { compiled, state: stateOf(language, compiled) };
+    },
+    onHit: (rel, text) => {
+      if (scope.keepTexts) result.texts.set(rel, text);
+    },
+    fallback: searchDoc
+  });
+
   const searchFile = async (rel: string): Promise<void> => {
     // Only files of a structural language (by extension) or notebooks are read at all.
     const byExtension = languageOfPath(rel);
     if (byExtension ? scope.language && byExtension !== scope.language : !rel.toLowerCase().endsWith('.ipynb')) return;
-    const text = readSourceTextSync(path.join(scope.workspace, rel));
-    if (text === undefined) return;
+    const absolute = path.join(scope.workspace, rel);
+    const bytes = readSourceBytesSync(absolute);
+    if (bytes === undefined) return;
+    if (byExtension && isUtf8(bytes)) {
+      result.filesSearched++;
+      const c = compile(byExtension);
+      if (c instanceof UnparseablePatternError) return;
+      const state = stateOf(byExtension, c);
+      // The prefilter on the bytes: for valid UTF-8 the same answer as on the decoded text.
+      const live = c.rungs.flatMap((r, i) => (i <= state.best && r.words.every((w) => bytes.includes(w)) ? [i] : []));
+      if (live.length > 0) await native.add({ rel, absolute, bytes, language: byExtension, live });
+      return;
+    }
+    const text = bytes.toString('utf8');
     const docs = documentsOf(rel, text);
     if (docs === undefined) return;
     if (!Array.isArray(docs)) {
@@ -138,7 +156,7 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
       result.withheld++;
       continue;
     }
-    // Reads are synchronous (`readSourceTextSync`): let other work run between batches.
+    // Reads are synchronous (`readSourceBytesSync`): let other work run between batches.
     if (++sinceYield >= YIELD_EVERY) {
       sinceYield = 0;
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -149,6 +167,7 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     if (running.size >= CONCURRENCY) await Promise.race(running);
   }
   await Promise.all(running);
+  await native.finish();
   scope.signal.throwIfAborted();
 
   for (const [language, c] of compiled) {
@@ -172,42 +191,4 @@ function byPlace(a: StructuralMatch, b: StructuralMatch): number {
   const ca = a.doc.cell?.index ?? -1;
   const cb = b.doc.cell?.index ?? -1;
   return ca !== cb ? ca - cb : a.start - b.start;
-}
-
-/** The capturing metavariables of a pattern (`$_…` and `$$$` alone capture nothing). */
-export function captureNames(pattern: string): Array<{ name: string; multi: boolean }> {
-  const seen = new Map<string, boolean>();
-  for (const m of pattern.matchAll(/\$(\$\$)?([A-Z][A-Z0-9_]*)/g)) seen.set(m[2]!, m[1] !== undefined);
-  return [...seen].map(([name, multi]) => ({ name, multi }));
-}
-
-function toMatch(doc: SourceDocument, node: SgNode, names: ReturnType<typeof captureNames>): StructuralMatch {
-  const r = node.range();
-  const captures: Record<string, string | string[]> = {};
-  const spans: Record<string, string> = {};
-  const spanRanges: Record<string, [number, number]> = {};
-  const slice = (n: SgNode): string => {
-    const nr = n.range();
-    return doc.source.slice(nr.start.index, nr.end.index);
-  };
-  for (const { name, multi } of names) {
-    if (multi) {
-      const all = node.getMultipleMatches(name);
-      captures[name] = all.filter((n) => n.isNamed()).map(slice);
-      const at = all.length === 0 ? r.start.index : all[0]!.range().start.index;
-      spanRanges[name] = [at, all.length === 0 ? at : all[all.length - 1]!.range().end.index];
-      spans[name] = doc.source.slice(...spanRanges[name]);
-    } else {
-      const n = node.getMatch(name);
-      if (n) {
-        const nr = n.range();
-        spanRanges[name] = [nr.start.index, nr.end.index];
-        spans[name] = captures[name] = doc.source.slice(nr.start.index, nr.end.index);
-      }
-    }
-  }
-  return {
-    doc, start: r.start.index, end: r.end.index, line: r.start.line + 1, column: r.start.column + 1,
-    text: doc.source.slice(r.start.index, r.end.index), captures, spans, spanRanges
-  };
 }

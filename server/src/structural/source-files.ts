@@ -71,6 +71,15 @@ function ignored(rules: readonly Rules[], rel: string, isDir: boolean): boolean 
  * callers yield to the event loop between files or batches.
  */
 export function readSourceTextSync(absolute: string): string | undefined {
+  return readSourceBytesSync(absolute)?.toString('utf8');
+}
+
+/**
+ * The bytes {@link readSourceTextSync} decodes (same checks: missing, over
+ * {@link MAX_SOURCE_BYTES} or binary → undefined). Structural search looks at the bytes
+ * before deciding who parses the file (`native-search.ts`).
+ */
+export function readSourceBytesSync(absolute: string): Buffer | undefined {
   let fd: number;
   try {
     fd = openSync(absolute, 'r');
@@ -89,7 +98,7 @@ export function readSourceTextSync(absolute: string): string | undefined {
     }
     const bytes = buffer.subarray(0, read);
     if (looksBinary(bytes.subarray(0, 4096))) return undefined;
-    return bytes.toString('utf8');
+    return bytes;
   } catch {
     return undefined;
   } finally {
