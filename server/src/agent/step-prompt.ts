@@ -30,14 +30,19 @@ export class InvalidHistoryError extends Error {
  * Checks each message not checked before (O(new messages) per step).
  * @throws InvalidHistoryError naming the first bad message
  */
+type MessageSchema = { safeParse(m: unknown): { success: true } | { success: false; error: { issues: Array<{ message: string }> } } };
+
+/** Each role's own schema, from the AI SDK (looked up once). */
+let schemasByRole: Promise<Record<string, MessageSchema>> | undefined;
+
 export async function checkHistory(messages: readonly ModelMessage[]): Promise<void> {
-  const ai = await loadAiSdk();
   // The role's own schema, not the ModelMessage union: the union tries each role's branch in
   // turn and builds issue objects for every branch that fails, about five times the cost
   // (~140 µs against ~27 µs per message, measured; an eval turn adds three messages).
-  const byRole: Record<string, { safeParse(m: unknown): { success: true } | { success: false; error: { issues: Array<{ message: string }> } } }> = {
+  schemasByRole ??= loadAiSdk().then((ai) => ({
     system: ai.systemModelMessageSchema, user: ai.userModelMessageSchema, assistant: ai.assistantModelMessageSchema, tool: ai.toolModelMessageSchema
-  };
+  }));
+  const byRole = await schemasByRole;
   messages.forEach((message, index) => {
     if (typeof message !== 'object' || message === null) throw new InvalidHistoryError(index, 'not a model message');
     if (checked.has(message)) return;

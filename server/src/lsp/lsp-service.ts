@@ -100,11 +100,12 @@ export class LspService {
   servers(): Promise<ServerEntry[]> {
     if (!this.table) {
       this.tableProblems = [];
-      const files = this.options.tableFiles ?? tableFiles(this.options.workspace, this.options.env);
+      const defaults = tableFiles(this.options.workspace, this.options.env);
+      const files = this.options.tableFiles ?? defaults;
       this.table = loadServerTable(files, (e) => {
         this.tableProblems.push(e.message);
         this.options.logger.warn(e.message);
-      }, { workspace: this.options.workspace, trusted: isWorkspaceTrusted(this.options.workspace, this.options.env), homeFile: tableFiles(this.options.workspace, this.options.env)[0] });
+      }, { workspace: this.options.workspace, trusted: isWorkspaceTrusted(this.options.workspace, this.options.env), homeFile: defaults[0] });
     }
     return this.table;
   }

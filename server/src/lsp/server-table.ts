@@ -14,9 +14,9 @@
  * in that folder (read tier, no approval) would run whatever the repository says.
  */
 import { readFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { cellmateHome } from '../config/home-paths.js';
 import { trustHint } from '../security/workspace-trust.js';
 
 /** One language server the companion may start. */
@@ -116,7 +116,7 @@ export class ServerTableError extends Error {
 
 /** Where the table files are read from. */
 export function tableFiles(workspace: string, env: NodeJS.ProcessEnv): string[] {
-  const home = env.CELLMATE_HOME ?? path.join(env.HOME ?? os.homedir(), '.cellmate');
+  const home = cellmateHome(env);
   return [path.join(home, 'lsp.json'), path.join(workspace, '.cellmate', 'lsp.json')];
 }
 

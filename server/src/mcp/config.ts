@@ -5,8 +5,8 @@
  * file or entry is reported and skipped, never fatal.
  */
 import { readFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
+import { cellmateHome } from '../config/home-paths.js';
 import { trustHint } from '../security/workspace-trust.js';
 import { z } from 'zod';
 import type { ToolTier } from '../ports/vocabulary.js';
@@ -68,7 +68,7 @@ const SERVER_NAME = /^[A-Za-z0-9_-]{1,40}$/;
 
 /** The config files, in the order they apply. */
 export function mcpConfigFiles(workspace: string, env: NodeJS.ProcessEnv): string[] {
-  const home = env.CELLMATE_HOME ?? path.join(env.HOME ?? os.homedir(), '.cellmate');
+  const home = cellmateHome(env);
   return [path.join(home, 'mcp.json'), path.join(workspace, '.cellmate', 'mcp.json')];
 }
 

@@ -7,7 +7,6 @@
  */
 import type { McpServerStatus } from '@cellmate/protocol';
 import { createHash } from 'node:crypto';
-import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../config/logger.js';
 import type { ToolSource } from '../tools/registry.js';
@@ -15,6 +14,7 @@ import type { ToolDefinition } from '../tools/define-tool.js';
 import { ApprovedDescriptions } from './approved-descriptions.js';
 import { loadMcpConfig, mcpConfigFiles, untrustedMessage, type McpServerConfig } from './config.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
+import { cellmateHome } from '../config/home-paths.js';
 import { McpConnection } from './connection.js';
 import { createMcpTool, qualifiedToolName, type McpToolEntry, type SchemaValidator } from './mcp-tool.js';
 
@@ -63,7 +63,7 @@ export class McpService implements ToolSource {
   private ajv: Promise<{ draft7: AjvLike; draft2020: AjvLike }> | undefined;
 
   constructor(private readonly options: McpServiceOptions) {
-    const home = options.env.CELLMATE_HOME ?? path.join(options.env.HOME ?? os.homedir(), '.cellmate');
+    const home = cellmateHome(options.env);
     this.approvals = new ApprovedDescriptions(options.approvalsFile ?? path.join(home, 'mcp-approved.json'), (m) => options.logger.warn(m));
   }
 

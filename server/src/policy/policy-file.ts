@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { isWorkspaceTrusted, trustHint } from '../security/workspace-trust.js';
+import { homePolicyFile } from '../config/home-paths.js';
 import type { PolicyRule } from './policy.js';
 
 /**
@@ -42,8 +42,7 @@ export interface PolicyFileSources {
 
 /** The paths read, in precedence order (later wins). */
 export function policyFilePaths(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  const home = env.CELLMATE_POLICY?.trim() || path.join(env.HOME || os.homedir(), '.cellmate', 'policy.json');
-  return [home, path.join(workspace, '.cellmate', 'policy.json')];
+  return [homePolicyFile(env), path.join(workspace, '.cellmate', 'policy.json')];
 }
 
 /** One parsed policy file, keyed by what `stat` says about it. */

@@ -16,17 +16,16 @@
  * Never from the workspace's own `.cellmate/` folder. Absent, unreadable or malformed: not trusted.
  */
 import { readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { cellmateHome, homePolicyFile } from '../config/home-paths.js';
 
 /** The environment variable that trusts workspaces (`:`-separated paths, or `*`). */
 export const TRUSTED_WORKSPACES_ENV = 'CELLMATE_TRUSTED_WORKSPACES';
 
 /** The person's own files that may carry `"trustedWorkspaces"`. */
 export function trustFiles(env: NodeJS.ProcessEnv): string[] {
-  const home = env.CELLMATE_HOME ?? path.join(env.HOME ?? os.homedir(), '.cellmate');
-  const policy = env.CELLMATE_POLICY?.trim() || path.join(env.HOME || os.homedir(), '.cellmate', 'policy.json');
-  return [path.join(home, 'mcp.json'), path.join(home, 'lsp.json'), policy];
+  const home = cellmateHome(env);
+  return [path.join(home, 'mcp.json'), path.join(home, 'lsp.json'), homePolicyFile(env)];
 }
 
 /** Each file's list, re-read only when its stat changes (the policy gate asks on every call). */

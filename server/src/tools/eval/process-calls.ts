@@ -38,8 +38,8 @@ const MAX_DEPTH = 3;
  * non-ASCII identifiers (NFKC: `ｏｓ` is `os`) and JavaScript allows escapes in identifiers
  * (`\u0065val`): a cell with a non-ASCII character or a backslash-u is always scanned.
  */
-const PY_WORDS = /os|subprocess|pty|asyncio|platform|commands|shutil|posix|exec|eval|compile|unlink|rmdir|rmtree/;
-const JS_WORDS = /eval|Function|vm|require|import|child_process|Deno|Bun|process|rm|unlink/;
+export const PY_WORDS = /os|subprocess|pty|asyncio|platform|commands|shutil|posix|exec|eval|compile|unlink|rmdir|rmtree/;
+export const JS_WORDS = /eval|Function|vm|require|import|child_process|Deno|Bun|process|rm|unlink/;
 
 /** Whether a cell can contain a call {@link findProcessCalls} reports (false: it cannot). */
 export function mayHaveProcessCalls(rewritten: string, language: 'python' | 'javascript'): boolean {
