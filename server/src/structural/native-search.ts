@@ -1,7 +1,9 @@
 /**
- * Structural search of plain source files on ast-grep's own Rust threads (SPEC AST-3, the
- * speed target of issue #11): `findInFiles` parses and matches a batch of files in
- * parallel, the way the `sg` CLI does, while the main thread walks, reads and prefilters.
+ * Structural search of plain source files off the main thread (SPEC AST-3, the speed target
+ * of issue #11): batches of files are parsed and matched in parallel by ast-grep's Rust
+ * code while the main thread walks, reads and prefilters. Two doors to the same engine:
+ * the ast-grep CLI (`sg-cli.ts`; UTF-8, about a quarter less CPU per file) when it runs here,
+ * else napi's `findInFiles` — and napi for a batch the CLI fails on.
  *
  * The caller (`search.ts`) has already applied everything that is Cellmate's semantics — the
  * walk (`.gitignore`, skipped folders, no symlinks), the policy, the size and binary checks,
@@ -10,22 +12,25 @@
  * Paths go to ast-grep one by one, never a folder: ast-grep's walker never filters a root
  * it is given (none of its ignore files, hidden-file rule or extension globs apply).
  *
- * The scaffold ladder stays one pass: a batch's matcher is ast-grep's `any` of the rungs
- * still in play for its files, which tries them in order, so a node's captures are those of
- * the first rung it satisfies; when more than one rung is in play, each match is classified
- * with `node.matches(rung)`. Once a rung has matched, later batches carry only the rungs up
- * to it — usually one, with no classification.
+ * The scaffold ladder stays one pass. napi: a batch's matcher is ast-grep's `any` of the
+ * rungs still in play for its files, which tries them in order, so a node's captures are
+ * those of the first rung it satisfies; when more than one rung is in play, each match is
+ * classified with `node.matches(rung)`. CLI: each rung is its own rule (`r<index>`), so a
+ * match names its rung. Once a rung has matched, later batches carry only the rungs up to
+ * it — usually one.
  *
  * A match's document text is the one the main thread read and prefiltered. A file whose
- * text changed between that read and ast-grep's (the parsed root's text differs), and a
- * batch ast-grep refuses, are searched on the main thread instead (`fallback`).
+ * text changed between that read and ast-grep's (napi: the parsed root's text differs; CLI:
+ * a match's text differs), and a batch ast-grep refuses, are searched on the main thread
+ * instead (`fallback`).
  */
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import { astGrep } from './ast-languages.js';
 import type { SourceDocument } from './documents.js';
 import type { CompiledPattern } from './ladder.js';
 import { napiLanguage, type StructuralLanguage } from './languages.js';
-import { toMatch, type captureNames, type RungState } from './matches.js';
+import { matchFromSg, toMatch, utf16Offsets, type captureNames, type RungState, type StructuralMatch } from './matches.js';
+import { cliTakes, namedKeys, sgCli, sgScan, type SgCli, type SgJsonMatch } from './sg-cli.js';
 
 /** A plain source file for ast-grep's threads, as the main thread read and prefiltered it. */
 export interface NativeFile {
@@ -42,7 +47,11 @@ export interface NativeFile {
 /** What a native search reports into: the caller's ladder state and match collection. */
 export interface NativeSearchOptions {
   signal: AbortSignal;
+  /** The pattern as written. */
+  pattern: string;
   names: ReturnType<typeof captureNames>;
+  /** Which door to ast-grep: the CLI when it runs here (the default), or napi only. */
+  engine?: 'cli' | 'napi';
   /** The compiled pattern of a language and its ladder state (shared with the main-thread path). */
   ladder(language: StructuralLanguage): { compiled: CompiledPattern; state: RungState };
   /** A file with at least one match kept, with the text its offsets index. */
@@ -51,17 +60,30 @@ export interface NativeSearchOptions {
   fallback(doc: SourceDocument): Promise<boolean>;
 }
 
-/** Files per `findInFiles` call: small enough to overlap with the walk and to stop soon on abort. */
-const BATCH_FILES = 128;
-/** Bytes per call, so a folder of large files does not hold much memory in flight. */
-const BATCH_BYTES = 4 * 1024 * 1024;
+type Engine = 'cli' | 'napi';
+
 /**
- * Calls in flight. Each uses one libuv thread to wait and its own walker threads (one per
- * core) to parse; two keep every core busy while one batch ends and the next starts.
+ * Files and bytes per call: small enough to overlap with the walk, to stop soon on abort and
+ * not to hold much memory in flight; a CLI call also pays a process start, so it takes more.
+ */
+const BATCH: Record<Engine, { files: number; bytes: number }> = {
+  napi: { files: 128, bytes: 4 * 1024 * 1024 },
+  cli: { files: 1024, bytes: 24 * 1024 * 1024 }
+};
+/**
+ * The first batch of a language holds this many files, each next one twice as many up to
+ * {@link BATCH}: until a rung matches, a batch tries every accepting rung of the ladder, so
+ * the ladder narrows after a small batch instead of a large one.
+ */
+const FIRST_BATCH_FILES = 32;
+/**
+ * Calls in flight. Each parses on its own threads (one per core); two keep every core busy
+ * while one batch ends and the next starts.
  */
 const IN_FLIGHT = 2;
 
 interface Batch {
+  engine: Engine;
   language: StructuralLanguage;
   live: number[];
   files: NativeFile[];
@@ -71,21 +93,31 @@ interface Batch {
 /** Batches files to ast-grep's `findInFiles` and collects their matches (see the module doc). */
 export class NativeSearch {
   private readonly open = new Map<string, Batch>();
+  /** Batches sent per engine and language (their size ramps up: {@link FIRST_BATCH_FILES}). */
+  private readonly sent = new Map<string, number>();
   private readonly queue: Batch[] = [];
   private readonly running = new Set<Promise<void>>();
   private waiters: Array<() => void> = [];
   private failure: unknown;
+  /** The CLI, until a call of it fails (then napi takes every batch). */
+  private cli: SgCli | undefined;
 
-  constructor(private readonly options: NativeSearchOptions) {}
+  constructor(private readonly options: NativeSearchOptions) {
+    this.cli = options.engine === 'napi' ? undefined : sgCli();
+  }
 
   /** Adds a file; resolves when there is room for more (the walk waits while calls are queued). */
   add(file: NativeFile): Promise<void> {
-    const key = `${file.language}:${file.live.join(',')}`;
+    const engine: Engine = this.cli && cliTakes(file.rel, file.language) ? 'cli' : 'napi';
+    const key = `${engine}:${file.language}:${file.live.join(',')}`;
     let batch = this.open.get(key);
-    if (!batch) this.open.set(key, (batch = { language: file.language, live: file.live, files: [], bytes: 0 }));
+    if (!batch) this.open.set(key, (batch = { engine, language: file.language, live: file.live, files: [], bytes: 0 }));
     batch.files.push(file);
     batch.bytes += file.bytes.length;
-    if (batch.files.length >= BATCH_FILES || batch.bytes >= BATCH_BYTES) {
+    const stream = `${engine}:${file.language}`;
+    const sent = this.sent.get(stream) ?? 0;
+    if (batch.files.length >= Math.min(BATCH[engine].files, FIRST_BATCH_FILES * 2 ** sent) || batch.bytes >= BATCH[engine].bytes) {
+      this.sent.set(stream, sent + 1);
       this.open.delete(key);
       this.queue.push(batch);
       this.pump();
@@ -130,6 +162,66 @@ export class NativeSearch {
     const { compiled, state } = this.options.ladder(batch.language);
     const rungs = batch.live.filter((i) => i <= state.best);
     if (rungs.length === 0) return;
+    if (batch.engine === 'cli' && this.cli) {
+      try {
+        await this.runCli(this.cli, batch, rungs, compiled, state);
+        this.parsed.cli += batch.files.length;
+        return;
+      } catch (e) {
+        if (signal.aborted) return;
+        // Nothing of the batch was kept: napi searches it, and every batch after it.
+        this.cli = undefined;
+        this.cliFailure ??= e;
+      }
+    }
+    await this.runNapi(batch, rungs, compiled, state);
+    this.parsed.napi += batch.files.length;
+  }
+
+  /** Why the CLI was given up in this search, if it was. */
+  cliFailure: unknown;
+  /** Files each door parsed (a batch napi took over from the CLI counts as napi's). */
+  readonly parsed = { cli: 0, napi: 0 };
+
+  private async runCli(cli: SgCli, batch: Batch, rungs: number[], compiled: CompiledPattern, state: RungState): Promise<void> {
+    const byPath = new Map(batch.files.map((f) => [f.absolute, f]));
+    const multi = this.options.names.filter((n) => n.multi).map((n) => n.name);
+    const perFile = new Map<string, SgJsonMatch[]>();
+    await sgScan(cli, {
+      language: batch.language, pattern: this.options.pattern, multi, paths: [...byPath.keys()], signal: this.options.signal,
+      rungs: rungs.map((index) => ({ index, matcher: compiled.rungs[index]!.matcher }))
+    }, (m) => {
+      let list = perFile.get(m.file);
+      if (!list) perFile.set(m.file, (list = []));
+      list.push(m);
+    });
+    const keys = namedKeys(this.options.pattern, multi);
+    const later: Array<Promise<void>> = [];
+    for (const [absolute, list] of perFile) {
+      const file = byPath.get(absolute);
+      if (!file) throw new Error(`ast-grep reported a file it was not given: ${absolute}`);
+      const text = file.bytes.toString('utf8');
+      const at = utf16Offsets(file.bytes, text);
+      const doc: SourceDocument = { file: file.rel, language: file.language, source: text, parsed: text };
+      const built: Array<[number, StructuralMatch | undefined]> = list.map((m) => [Number(m.ruleId.slice(1)), matchFromSg(doc, m, this.options.names, at, keys)]);
+      if (built.some(([, match]) => match === undefined)) {
+        later.push(this.fallback(file, text));
+        continue;
+      }
+      let kept = false;
+      for (const [rung, match] of built) {
+        if (!(rung <= state.best)) continue;
+        state.byRung[rung]!.push(match!);
+        state.best = rung;
+        kept = true;
+      }
+      if (kept) this.options.onHit(file.rel, text);
+    }
+    await Promise.all(later);
+  }
+
+  private async runNapi(batch: Batch, rungs: number[], compiled: CompiledPattern, state: RungState): Promise<void> {
+    const { signal } = this.options;
     const byPath = new Map(batch.files.map((f) => [f.absolute, f]));
     const matcher: NapiConfig = rungs.length === 1
       ? compiled.rungs[rungs[0]!]!.matcher

@@ -4,8 +4,8 @@
  * through the scaffold ladder once per language (`ladder.ts`) and collects matches with
  * their metavariable captures (`matches.ts`). A document whose text lacks one of a rung's
  * literal words (`ladder.ts` `words`) cannot match that rung and is not parsed for it.
- * Plain source files in valid UTF-8 are parsed and matched on ast-grep's own Rust threads,
- * in batches (`native-search.ts`); notebook cells and the rare file that is not valid UTF-8
+ * Plain source files in valid UTF-8 are parsed and matched by ast-grep off the main thread,
+ * in batches (`native-search.ts`: the ast-grep CLI, else napi's Rust threads); notebook cells and the rare file that is not valid UTF-8
  * (decoded with replacement characters, which ast-grep's reader refuses) are parsed here on
  * libuv's threads (`parseAsync`) and matched on the main thread. The ladder rung is chosen
  * per language over the whole search: the first accepting rung that matches anywhere.
@@ -36,6 +36,8 @@ export interface SearchScope {
   allowed?(relative: string): boolean;
   /** Also keep every searched file's full text (for staging an edit). */
   keepTexts?: boolean;
+  /** Which door to ast-grep plain files take (`native-search.ts`; default: the CLI when it runs). */
+  engine?: 'cli' | 'napi';
 }
 
 /** The outcome of a search. */
@@ -50,6 +52,8 @@ export interface SearchResult {
   badNotebooks: NotebookProblem[];
   /** Full text of each file with at least one match (when `keepTexts`). */
   texts: Map<string, string>;
+  /** Documents parsed, by who parsed them: the ast-grep CLI, napi's threads, the main thread (cells, fallbacks). */
+  parsed: { cli: number; napi: number; main: number };
 }
 
 const CONCURRENCY = 8;
@@ -84,7 +88,7 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     if (!state) found.set(language, (state = { best: c.rungs.length, byRung: c.rungs.map(() => []) }));
     return state;
   };
-  const result: SearchResult = { matches: [], rungs: {}, unparseable: [], filesSearched: 0, withheld: 0, badNotebooks: [], texts: new Map() };
+  const result: SearchResult = { matches: [], rungs: {}, unparseable: [], filesSearched: 0, withheld: 0, badNotebooks: [], texts: new Map(), parsed: { cli: 0, napi: 0, main: 0 } };
 
   const searchDoc = async (doc: SourceDocument): Promise<boolean> => {
     const c = compile(doc.language);
@@ -93,6 +97,7 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     // Parse only when some rung still in play has all its literal words in the text.
     const live = c.rungs.map((r, i) => i <= state.best && r.words.every((w) => doc.parsed.includes(w)));
     if (!live.includes(true)) return false;
+    result.parsed.main++;
     const root = (await astGrep().parseAsync(napiLanguage(doc.language), doc.parsed)).root();
     for (let i = 0; i < c.rungs.length && i <= state.best; i++) {
       if (!live[i]) continue;
@@ -106,7 +111,7 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
   };
 
   const native = new NativeSearch({
-    signal: scope.signal, names,
+    signal: scope.signal, pattern, names, engine: scope.engine,
     ladder: (language) => {
       const compiled = compile(language) as CompiledPattern; // only parseable languages are sent
       return { compiled, state: stateOf(language, compiled) };
@@ -169,6 +174,8 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
   await Promise.all(running);
   await native.finish();
   scope.signal.throwIfAborted();
+  result.parsed.cli = native.parsed.cli;
+  result.parsed.napi = native.parsed.napi;
 
   for (const [language, c] of compiled) {
     if (c instanceof UnparseablePatternError) {

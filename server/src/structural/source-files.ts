@@ -39,8 +39,9 @@ export async function* sourceFiles(workspace: string, relRoot: string, signal: A
 async function* walk(workspace: string, dir: string, inherited: Rules[], signal: AbortSignal): AsyncGenerator<string> {
   signal.throwIfAborted();
   const rules = [...inherited];
-  await addRules(workspace, dir, rules);
   const entries = await readdir(path.join(workspace, dir), { withFileTypes: true }).catch(() => []);
+  // Read a folder's .gitignore only where the listing shows one (most folders have none).
+  if (entries.some((e) => e.name === '.gitignore')) await addRules(workspace, dir, rules);
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
     const rel = dir === '' ? e.name : `${dir}/${e.name}`;

@@ -1,10 +1,11 @@
 /**
- * Structural search on ast-grep's Rust threads (`native-search.ts`, SPEC AST-3/AST-4/AST-6):
- * plain source files are parsed and matched by `findInFiles` in batches, notebook cells and
- * files that are not valid UTF-8 on the main thread. Results must be what they were: the
- * same matches as the `sg` CLI (@ast-grep/cli, the same engine) on real code for patterns
- * with no literal word (nothing prefilters them, every file is parsed); Cellmate's own file
- * rules where they differ from ast-grep's walker; one ladder rung across both engines.
+ * Structural search off the main thread (`native-search.ts`, SPEC AST-3/AST-4/AST-6): plain
+ * source files are parsed and matched in batches by the ast-grep CLI (`sg-cli.ts`) or by
+ * napi's `findInFiles`, notebook cells and files that are not valid UTF-8 on the main
+ * thread. Results must be what they were, through either door: the same matches as the
+ * `sg` CLI run by hand on real code for patterns with no literal word (nothing prefilters
+ * them, every file is parsed); Cellmate's own file rules where they differ from ast-grep's
+ * walker; one ladder rung across the engines.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -41,30 +42,35 @@ const sgMatches = (pattern: string): string[] => {
     .map((m) => [m.file.replace(/^\.\//, ''), m.range.start.line + 1, m.text, ...names.map((n) => m.metaVariables.single[n]?.text)].join('\u0000'));
 };
 
-const ourMatches = async (pattern: string): Promise<string[]> => {
+const ourMatches = async (pattern: string, engine: 'cli' | 'napi'): Promise<string[]> => {
   const names = captureNames(pattern).filter((n) => !n.multi).map((n) => n.name);
-  const ours = await search(corpus, pattern, { language: 'python' });
+  const ours = await search(corpus, pattern, { language: 'python', engine });
   expect(ours.rungs.python?.used).toBe('statement');
+  // The door asked for parsed the files (a CLI that failed would have left them to napi).
+  expect(ours.parsed[engine === 'cli' ? 'napi' : 'cli']).toBe(0);
+  expect(ours.parsed[engine]).toBeGreaterThan(0);
   return ours.matches.map((m) => [m.doc.file, m.line, m.text, ...names.map((n) => m.captures[n])].join('\u0000'));
 };
 
-describe('patterns with no literal word: every match as sg reports it (AST-3, pip sources)', () => {
+describe.each(['cli', 'napi'] as const)('patterns with no literal word: every match as sg reports it (AST-3, pip sources; %s)', (engine) => {
   it.each(['$A[$B] = $C', '$F($$$ARGS)', '$A.$B = $C', '[$$$E]'])('%s', async (pattern) => {
     expect(compilePattern(pattern, 'python').rungs.map((r) => r.words)).toEqual(compilePattern(pattern, 'python').rungs.map(() => []));
     const theirs = sgMatches(pattern);
     expect(theirs.length).toBeGreaterThan(0);
-    expect((await ourMatches(pattern)).sort()).toEqual(theirs.sort());
+    expect((await ourMatches(pattern, engine)).sort()).toEqual(theirs.sort());
   });
 });
 
-describe('Python keywords and operators as prefilter words lose no match (AST-3, pip sources)', () => {
+describe.each(['cli', 'napi'] as const)('Python keywords and operators as prefilter words lose no match (AST-3, pip sources; %s)', (engine) => {
   it.each(['$A += $B', 'lambda $$$P: $B', '$A if $B else $C', 'not $X', '$X not in $Y', '$X is not $Y', '$A ** $B', 'try:\n    $$$B\nexcept $E:\n    $$$H'])('%s', async (pattern) => {
     expect(compilePattern(pattern, 'python').rungs[0]!.words.length).toBeGreaterThan(0);
     const theirs = sgMatches(pattern);
     expect(theirs.length).toBeGreaterThan(0);
-    expect((await ourMatches(pattern)).sort()).toEqual(theirs.sort());
+    expect((await ourMatches(pattern, engine)).sort()).toEqual(theirs.sort());
   });
+});
 
+describe('prefilter words, spacing', () => {
   it('the spaced operators keep matching however they are spaced', async () => {
     const ws = await fixtureRepo({ 'a.py': 'x = a not  in b\ny = c is   not d\nz = e not in f\n' });
     expect((await search(ws, '$X not in $Y')).matches.map((m) => m.text)).toEqual(['a not  in b', 'e not in f']);
@@ -82,7 +88,7 @@ describe('Python keywords and operators as prefilter words lose no match (AST-3,
   });
 });
 
-describe("Cellmate's file rules, not ast-grep's walker (AST-3, AST-6)", () => {
+describe.each(['cli', 'napi'] as const)("Cellmate's file rules, not ast-grep's walker (AST-3, AST-6; %s)", (engine) => {
   it('ignores, skipped folders, binaries, big files and the policy apply; hidden folders, stubs, notebooks and non-UTF-8 files are searched', async () => {
     const ws = await fixtureRepo({
       '.gitignore': 'gen/\n',
@@ -94,7 +100,7 @@ describe("Cellmate's file rules, not ast-grep's walker (AST-3, AST-6)", () => {
     await writeFile(path.join(ws, 'latin1.py'), Buffer.from('name = "caf\xe9"\nl += 1\n', 'latin1'));
     await writeFile(path.join(ws, 'bin.py'), Buffer.concat([Buffer.from('b += 1\n'), Buffer.alloc(16)]));
     await writeFile(path.join(ws, 'big.py'), `${'# pad\n'.repeat(900_000)}big += 1\n`);
-    const r = await search(ws, '$A += $B', { allowed: (rel) => rel !== 'withheld.py' });
+    const r = await search(ws, '$A += $B', { engine, allowed: (rel) => rel !== 'withheld.py' });
     expect(r.matches.map((m) => `${m.doc.file}${m.doc.cell ? `#${m.doc.cell.index}` : ''}:${m.line}:${m.text}`)).toEqual([
       '.hidden/h.py:1:h += 1', 'a.py:1:a += 1', 'latin1.py:2:l += 1', 'nb.ipynb#0:2:k += 1', 'stub.pyi:1:s += 1'
     ]);
@@ -105,23 +111,23 @@ describe("Cellmate's file rules, not ast-grep's walker (AST-3, AST-6)", () => {
 
   it('a staged search keeps the text of every file with a match, as read (ast_edit snapshots)', async () => {
     const ws = await fixtureRepo({ 'a.py': '\n\n  # lead\nx = 1\nx += 1\n', 'b.py': 'y = 2\n' });
-    const r = await search(ws, '$A += $B', { keepTexts: true });
+    const r = await search(ws, '$A += $B', { engine, keepTexts: true });
     expect([...r.texts]).toEqual([['a.py', '\n\n  # lead\nx = 1\nx += 1\n']]);
     expect(r.matches.map((m) => [m.start, m.end, m.line, m.column])).toEqual([[17, 23, 5, 1]]);
   });
 });
 
-describe('one ladder rung per language across both engines (AST-4)', () => {
+describe.each(['cli', 'napi'] as const)('one ladder rung per language across the engines (AST-4; %s)', (engine) => {
   it('an assignment anywhere makes timeout=$T a statement: the keyword arguments are not reported', async () => {
     const ws = await fixtureRepo({ 'a.py': 'f(timeout=3)\n', 'b.py': 'timeout = 5\n' });
-    const r = await search(ws, 'timeout=$T');
+    const r = await search(ws, 'timeout=$T', { engine });
     expect(r.rungs.python?.used).toBe('statement');
     expect(r.matches.map((m) => `${m.doc.file}:${m.text}:${String(m.captures.T)}`)).toEqual(['b.py:timeout = 5:5']);
   });
 
   it('no assignment: the keyword arguments of every file, each with its capture', async () => {
     const ws = await fixtureRepo({ 'a.py': 'f(timeout=3)\n', 'c.py': 'g(1, timeout=t.x)\n' });
-    const r = await search(ws, 'timeout=$T');
+    const r = await search(ws, 'timeout=$T', { engine });
     expect(r.rungs.python?.used).toBe('expression');
     expect(r.matches.map((m) => `${m.doc.file}:${m.text}:${String(m.captures.T)}`)).toEqual(['a.py:timeout=3:3', 'c.py:timeout=t.x:t.x']);
   });
@@ -131,20 +137,20 @@ describe('one ladder rung per language across both engines (AST-4)', () => {
     ['the file assigns', 'f(timeout=3)', 'timeout = 5\n', ['a.py:timeout = 5']]
   ])('a notebook (main thread) and a file (Rust threads) agree on the rung: %s', async (_, cell, file, expected) => {
     const ws = await fixtureRepo({ 'nb.ipynb': notebookJson([codeCell('k1', cell)]), 'a.py': file });
-    const r = await search(ws, 'timeout=$T');
+    const r = await search(ws, 'timeout=$T', { engine });
     expect(r.rungs.python?.used).toBe('statement');
     expect(r.matches.map((m) => `${m.doc.file}:${m.text}`)).toEqual(expected);
   });
 });
 
-describe('NativeSearch when ast-grep cannot be taken at its word', () => {
+describe.each(['cli', 'napi'] as const)('NativeSearch when ast-grep cannot be taken at its word (%s)', (engine) => {
   const setup = (pattern: string) => {
     const compiled = compilePattern(pattern, 'python');
     const state: RungState = { best: compiled.rungs.length, byRung: compiled.rungs.map(() => []) };
     const fallbacks: SourceDocument[] = [];
     const hits: string[] = [];
     const native = new NativeSearch({
-      signal: new AbortController().signal, names: captureNames(pattern),
+      signal: new AbortController().signal, pattern, names: captureNames(pattern), engine,
       ladder: () => ({ compiled, state }),
       onHit: (rel) => hits.push(rel),
       fallback: async (doc) => {
@@ -173,6 +179,9 @@ describe('NativeSearch when ast-grep cannot be taken at its word', () => {
     for (const f of ['a.py', 'b.py']) await native.add({ rel: f, absolute: path.join(ws, f), bytes: Buffer.from('x += 1\n'), language: 'python', live: [0] });
     await native.finish();
     expect(fallbacks.map((d) => d.file)).toEqual(['a.py', 'b.py']);
+    // The CLI's refusal, kept; napi then refused too, and the main thread searched.
+    if (engine === 'cli') expect(String(native.cliFailure)).toMatch(/ast-grep exited with \d+: .*no_such_kind/s);
+    expect(native.parsed).toEqual({ cli: 0, napi: 2 });
   });
 });
 
