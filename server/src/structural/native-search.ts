@@ -30,7 +30,7 @@ import type { SourceDocument } from './documents.js';
 import type { CompiledPattern } from './ladder.js';
 import { napiLanguage, type StructuralLanguage } from './languages.js';
 import { matchFromSg, toMatch, utf16Offsets, type captureNames, type RungState, type StructuralMatch } from './matches.js';
-import { cliTakes, namedKeys, sgCli, sgScan, type SgCli, type SgJsonMatch } from './sg-cli.js';
+import { cliTakes, namedKeys, sgCli, sgScan, type SgCli } from './sg-cli.js';
 
 /** A plain source file for ast-grep's threads, as the main thread read and prefiltered it. */
 export interface NativeFile {
@@ -186,36 +186,44 @@ export class NativeSearch {
   private async runCli(cli: SgCli, batch: Batch, rungs: number[], compiled: CompiledPattern, state: RungState): Promise<void> {
     const byPath = new Map(batch.files.map((f) => [f.absolute, f]));
     const multi = this.options.names.filter((n) => n.multi).map((n) => n.name);
-    const perFile = new Map<string, SgJsonMatch[]>();
+    const keys = namedKeys(this.options.pattern, multi);
+    // Each line becomes its match at once (a very common pattern's JSON is not kept around).
+    interface Hit { file: NativeFile; text: string; at: (byte: number) => number; doc: SourceDocument; built: Array<[number, StructuralMatch]>; changed: boolean }
+    const hits = new Map<string, Hit>();
     await sgScan(cli, {
       language: batch.language, pattern: this.options.pattern, multi, paths: [...byPath.keys()], signal: this.options.signal,
       rungs: rungs.map((index) => ({ index, matcher: compiled.rungs[index]!.matcher }))
     }, (m) => {
-      let list = perFile.get(m.file);
-      if (!list) perFile.set(m.file, (list = []));
-      list.push(m);
+      let hit = hits.get(m.file);
+      if (!hit) {
+        const file = byPath.get(m.file);
+        if (!file) throw new Error(`ast-grep reported a file it was not given: ${m.file}`);
+        const text = file.bytes.toString('utf8');
+        hit = { file, text, at: utf16Offsets(file.bytes, text), doc: { file: file.rel, language: file.language, source: text, parsed: text }, built: [], changed: false };
+        hits.set(m.file, hit);
+      }
+      if (hit.changed) return;
+      const match = matchFromSg(hit.doc, m, this.options.names, hit.at, keys);
+      if (match) hit.built.push([Number(m.ruleId.slice(1)), match]);
+      else {
+        hit.changed = true;
+        hit.built = [];
+      }
     });
-    const keys = namedKeys(this.options.pattern, multi);
     const later: Array<Promise<void>> = [];
-    for (const [absolute, list] of perFile) {
-      const file = byPath.get(absolute);
-      if (!file) throw new Error(`ast-grep reported a file it was not given: ${absolute}`);
-      const text = file.bytes.toString('utf8');
-      const at = utf16Offsets(file.bytes, text);
-      const doc: SourceDocument = { file: file.rel, language: file.language, source: text, parsed: text };
-      const built: Array<[number, StructuralMatch | undefined]> = list.map((m) => [Number(m.ruleId.slice(1)), matchFromSg(doc, m, this.options.names, at, keys)]);
-      if (built.some(([, match]) => match === undefined)) {
-        later.push(this.fallback(file, text));
+    for (const hit of hits.values()) {
+      if (hit.changed) {
+        later.push(this.fallback(hit.file, hit.text));
         continue;
       }
       let kept = false;
-      for (const [rung, match] of built) {
+      for (const [rung, match] of hit.built) {
         if (!(rung <= state.best)) continue;
-        state.byRung[rung]!.push(match!);
+        state.byRung[rung]!.push(match);
         state.best = rung;
         kept = true;
       }
-      if (kept) this.options.onHit(file.rel, text);
+      if (kept) this.options.onHit(hit.file.rel, hit.text);
     }
     await Promise.all(later);
   }

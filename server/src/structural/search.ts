@@ -186,7 +186,8 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     if (!state) continue;
     const best = state.best < c.rungs.length ? state.best : 0;
     result.rungs[language] = { used: c.rungs[best]!.rung, tried: c.rungs.map((r) => r.rung) };
-    if (state.best < c.rungs.length) result.matches.push(...state.byRung[best]!);
+    // One by one: a spread of a very common pattern's matches overflows the call stack.
+    if (state.best < c.rungs.length) for (const m of state.byRung[best]!) result.matches.push(m);
   }
   if (result.filesSearched > 0 && result.unparseable.length === compiled.size && compiled.size > 0) throw result.unparseable[0]!;
   result.matches.sort(byPlace);

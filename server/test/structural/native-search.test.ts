@@ -109,6 +109,13 @@ describe.each(['cli', 'napi'] as const)("Cellmate's file rules, not ast-grep's w
     expect(r.filesSearched).toBe(5);
   });
 
+  it('a pattern with hundreds of thousands of matches returns every one (no spread of them on the call stack)', async () => {
+    const ws = await fixtureRepo({ 'many.py': 'f(1)\n'.repeat(300_000) });
+    const r = await search(ws, 'f($X)', { engine });
+    expect(r.matches.length).toBe(300_000);
+    expect(r.matches[299_999]!.line).toBe(300_000);
+  }, 60_000);
+
   it('a staged search keeps the text of every file with a match, as read (ast_edit snapshots)', async () => {
     const ws = await fixtureRepo({ 'a.py': '\n\n  # lead\nx = 1\nx += 1\n', 'b.py': 'y = 2\n' });
     const r = await search(ws, '$A += $B', { engine, keepTexts: true });
