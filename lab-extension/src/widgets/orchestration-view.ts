@@ -9,6 +9,7 @@
  */
 import type { OrchestrationDisplay, OrchestrationStepState } from '@cellmate/protocol';
 
+import { approvalBar } from './approval-bar';
 import type { IToolDisplayContext, IToolDisplayRenderer } from './tool-display-types';
 
 /** Renders an orchestration card. */
@@ -84,27 +85,13 @@ export function renderOrchestration(
   state.setAttribute('role', 'status');
   state.textContent = approvalText(display, trans);
   if (display.approval === 'pending' && resolveOrchestration) {
-    const actions = div('jp-cellmate-orchestration-actions');
-    const reason = document.createElement('input');
-    reason.type = 'text';
-    reason.className = 'jp-cellmate-orchestration-reason';
-    reason.placeholder = trans.__('Reason (optional, sent on Reject)');
-    reason.setAttribute('aria-label', trans.__('Reason for rejecting the orchestration'));
-    const approve = button(trans.__('Approve'), 'jp-mod-accept jp-cellmate-orchestration-approve', trans.__('Switch to Agent and run these tasks in dependency order, then the synthesis'));
-    const reject = button(trans.__('Reject'), 'jp-mod-reject jp-cellmate-orchestration-reject', trans.__('Ask the agent to revise the orchestration'));
-    const act = async (decision: 'approve' | 'reject'): Promise<void> => {
-      approve.disabled = reject.disabled = reason.disabled = true;
-      state.textContent = decision === 'approve' ? trans.__('Approving…') : trans.__('Rejecting…');
-      const outcome = await resolveOrchestration(String(display.orchestrationId), decision, reason.value.trim() || undefined);
-      state.textContent = outcome.message;
-      if (outcome.state === 'error') {
-        approve.disabled = reject.disabled = reason.disabled = false;
-      }
-    };
-    approve.addEventListener('click', () => void act('approve'));
-    reject.addEventListener('click', () => void act('reject'));
-    actions.append(reason, approve, reject);
-    node.appendChild(actions);
+    node.appendChild(approvalBar({
+      stem: 'jp-cellmate-orchestration', state, trans,
+      reasonLabel: trans.__('Reason for rejecting the orchestration'),
+      approveTitle: trans.__('Switch to Agent and run these tasks in dependency order, then the synthesis'),
+      rejectTitle: trans.__('Ask the agent to revise the orchestration'),
+      resolve: (decision, reason) => resolveOrchestration(String(display.orchestrationId), decision, reason)
+    }));
   }
   node.appendChild(state);
   return node;
@@ -186,15 +173,6 @@ function heading(text: string): HTMLDivElement {
   const h = div('jp-cellmate-orchestration-heading');
   h.textContent = text;
   return h;
-}
-
-function button(label: string, className: string, title: string): HTMLButtonElement {
-  const b = document.createElement('button');
-  b.type = 'button';
-  b.className = `jp-Button ${className}`;
-  b.textContent = label;
-  b.title = title;
-  return b;
 }
 
 /** The `orchestration` renderer of `tool-displays.ts`: open while pending (the operator has to answer) and while it runs. */

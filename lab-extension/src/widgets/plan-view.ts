@@ -6,6 +6,7 @@
  */
 import type { PlanDisplay } from '@cellmate/protocol';
 
+import { approvalBar } from './approval-bar';
 import type { IToolDisplayContext, IToolDisplayRenderer } from './tool-display-types';
 
 /** Renders a plan card. */
@@ -44,28 +45,13 @@ export function renderPlan(display: PlanDisplay, { trans, resolvePlan }: Pick<IT
   state.setAttribute('role', 'status');
   state.textContent = approvalText(display, trans);
   if (display.approval === 'pending' && resolvePlan) {
-    const actions = document.createElement('div');
-    actions.className = 'jp-cellmate-plan-actions';
-    const reason = document.createElement('input');
-    reason.type = 'text';
-    reason.className = 'jp-cellmate-plan-reason';
-    reason.placeholder = trans.__('Reason (optional, sent on Reject)');
-    reason.setAttribute('aria-label', trans.__('Reason for rejecting the plan'));
-    const approve = button(trans.__('Approve'), 'jp-mod-accept jp-cellmate-plan-approve', trans.__('Switch to Agent and run these steps in order'));
-    const reject = button(trans.__('Reject'), 'jp-mod-reject jp-cellmate-plan-reject', trans.__('Ask the agent to revise the plan'));
-    const act = async (decision: 'approve' | 'reject'): Promise<void> => {
-      approve.disabled = reject.disabled = reason.disabled = true;
-      state.textContent = decision === 'approve' ? trans.__('Approving…') : trans.__('Rejecting…');
-      const outcome = await resolvePlan(String(display.planId), decision, reason.value.trim() || undefined);
-      state.textContent = outcome.message;
-      if (outcome.state === 'error') {
-        approve.disabled = reject.disabled = reason.disabled = false;
-      }
-    };
-    approve.addEventListener('click', () => void act('approve'));
-    reject.addEventListener('click', () => void act('reject'));
-    actions.append(reason, approve, reject);
-    node.appendChild(actions);
+    node.appendChild(approvalBar({
+      stem: 'jp-cellmate-plan', state, trans,
+      reasonLabel: trans.__('Reason for rejecting the plan'),
+      approveTitle: trans.__('Switch to Agent and run these steps in order'),
+      rejectTitle: trans.__('Ask the agent to revise the plan'),
+      resolve: (decision, reason) => resolvePlan(String(display.planId), decision, reason)
+    }));
   }
   node.appendChild(state);
   return node;
@@ -84,15 +70,6 @@ function approvalText(display: PlanDisplay, trans: IToolDisplayContext['trans'])
     default:
       return trans.__('Not yet submitted for approval.');
   }
-}
-
-function button(label: string, className: string, title: string): HTMLButtonElement {
-  const b = document.createElement('button');
-  b.type = 'button';
-  b.className = `jp-Button ${className}`;
-  b.textContent = label;
-  b.title = title;
-  return b;
 }
 
 /** The `plan` renderer of `tool-displays.ts`: open while pending (the person has to answer). */

@@ -1,6 +1,7 @@
-import type { ModelSettings, OrchestrationApprovalState, OrchestrationRun, OrchestrationStepState, ToolCallItem } from '@cellmate/protocol';
+import type { ModelSettings, OrchestrationApprovalState, OrchestrationRun, OrchestrationStepState } from '@cellmate/protocol';
 import type { Event } from 'vscode-jsonrpc/node.js';
 import type { ChatService } from '../chats/chat-service.js';
+import { updateToolCards } from '../chats/tool-cards.js';
 import type { Logger } from '../config/logger.js';
 import { newItemId } from '../ids.js';
 import type { StoredOrchestration } from '../tools/propose_orchestration/orchestration-port.js';
@@ -8,9 +9,6 @@ import { formatDuration, orchestrationDisplay } from '../tools/propose_orchestra
 import { agentTurnExecutor, type OrchestrationExecutor, type StepOutcome } from './orchestration-executor.js';
 import { OrchestrationNotPendingError, type OrchestrationStore } from './orchestration-store.js';
 import { sendWhenIdle } from './turn-queue.js';
-
-/** How many of a chat's latest items are searched for orchestration cards to update. */
-const CARD_WINDOW = 500;
 
 /** Options of {@link OrchestrationFlow}. */
 export interface OrchestrationFlowOptions {
@@ -188,18 +186,10 @@ export class OrchestrationFlow {
 
   /** Every card of the orchestration in its chat shows its current approval and run. */
   private updateCards(o: StoredOrchestration): void {
-    let items;
-    try {
-      items = this.options.chats.get(o.chatId, CARD_WINDOW).items;
-    } catch {
-      return; // the chat is gone
-    }
     const display = orchestrationDisplay(o);
-    for (const item of items) {
-      if (item.kind !== 'tool' || item.display?.kind !== 'orchestration' || item.display.orchestrationId !== o.id) continue;
-      if (JSON.stringify(item.display) === JSON.stringify(display)) continue;
-      const updated: ToolCallItem = { ...item, display };
-      this.options.chats.publish(o.chatId, { type: 'item-updated', item: updated });
-    }
+    updateToolCards(this.options.chats, o.chatId, {
+      match: (item) => item.display?.kind === 'orchestration' && item.display.orchestrationId === o.id,
+      render: () => display
+    });
   }
 }

@@ -1,10 +1,9 @@
 import type { OrchestrationRun } from '@cellmate/protocol';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
 import { newOrchestrationId } from '../ids.js';
 import type { OrchestrationPort, OrchestrationProposal, StoredOrchestration } from '../tools/propose_orchestration/orchestration-port.js';
+import { ChatFiles } from './chat-files.js';
 
 /** A resolution that cannot happen (unknown orchestration, not pending): the pane shows the message. */
 export class OrchestrationNotPendingError extends Error {
@@ -14,22 +13,18 @@ export class OrchestrationNotPendingError extends Error {
   }
 }
 
-const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const step = z.enum(['queued', 'running', 'done', 'stopped', 'skipped']);
 
-const fileSchema = z.object({
-  version: z.literal(1),
-  orchestrations: z.array(z.object({
-    id: z.string(), chatId: z.string(),
-    roles: z.array(z.object({ name: z.string(), tier: z.enum(['fast', 'good']), brief: z.string() })),
-    tasks: z.array(z.object({ key: z.string(), title: z.string(), description: z.string(), role: z.string(), depends_on: z.array(z.string()) })),
-    synthesis: z.string(),
-    budget: z.object({ max_workers: z.number(), max_minutes: z.number(), max_tool_calls: z.number().optional() }),
-    approval: z.enum(['pending', 'approved', 'rejected', 'superseded']),
-    reason: z.string().optional(), proposedAt: z.string(), resolvedAt: z.string().optional(),
-    run: z.object({ state: z.enum(['running', 'done', 'stopped']), tasks: z.record(z.string(), step), synthesis: step, note: z.string().optional() }).optional()
-  }))
-});
+const orchestrationsSchema = z.array(z.object({
+  id: z.string(), chatId: z.string(),
+  roles: z.array(z.object({ name: z.string(), tier: z.enum(['fast', 'good']), brief: z.string() })),
+  tasks: z.array(z.object({ key: z.string(), title: z.string(), description: z.string(), role: z.string(), depends_on: z.array(z.string()) })),
+  synthesis: z.string(),
+  budget: z.object({ max_workers: z.number(), max_minutes: z.number(), max_tool_calls: z.number().optional() }),
+  approval: z.enum(['pending', 'approved', 'rejected', 'superseded']),
+  reason: z.string().optional(), proposedAt: z.string(), resolvedAt: z.string().optional(),
+  run: z.object({ state: z.enum(['running', 'done', 'stopped']), tasks: z.record(z.string(), step), synthesis: step, note: z.string().optional() }).optional()
+}));
 
 /** How many proposals a chat keeps on disk (the latest ones). */
 const KEEP = 20;
@@ -47,16 +42,29 @@ export const RESTART_NOTE = 'The companion restarted while this ran; send a mess
  * timestamps (the cooldown reads `proposedAt`), injectable for tests.
  */
 export class OrchestrationStore implements OrchestrationPort {
-  private readonly cache = new Map<string, StoredOrchestration[]>();
+  private readonly files: ChatFiles<StoredOrchestration[]>;
   private readonly changeEmitter = new Emitter<StoredOrchestration>();
 
   /** A proposal was made, answered, or its run moved on. */
   readonly onDidChange: Event<StoredOrchestration> = this.changeEmitter.event;
 
-  constructor(
-    private readonly directory: string,
-    private readonly options: { onProblem?: (message: string) => void; now?: () => number } = {}
-  ) {}
+  constructor(directory: string, private readonly options: { onProblem?: (message: string) => void; now?: () => number } = {}) {
+    this.files = new ChatFiles<StoredOrchestration[]>({
+      directory, key: 'orchestrations', schema: orchestrationsSchema, noun: 'orchestration',
+      ...(options.onProblem ? { onProblem: options.onProblem } : {}),
+      empty: () => [],
+      accept: (chatId, stored) => {
+        const all = (stored as StoredOrchestration[]).filter((o) => o.chatId === chatId);
+        // A run the previous companion was in the middle of does not resume by itself.
+        for (const o of all) {
+          if (o.run?.state !== 'running') continue;
+          const stop = (s: string) => (s === 'running' ? 'stopped' : s === 'queued' ? 'skipped' : s) as OrchestrationRun['synthesis'];
+          o.run = { state: 'stopped', tasks: Object.fromEntries(Object.entries(o.run.tasks).map(([k, s]) => [k, stop(s)])), synthesis: stop(o.run.synthesis), note: RESTART_NOTE };
+        }
+        return all;
+      }
+    });
+  }
 
   propose(chatId: string, proposal: OrchestrationProposal): StoredOrchestration {
     const all = this.of(chatId);
@@ -116,8 +124,7 @@ export class OrchestrationStore implements OrchestrationPort {
 
   /** Forgets a deleted chat's orchestrations (file included). */
   removeChat(chatId: string): void {
-    this.cache.delete(chatId);
-    if (CHAT_ID.test(chatId)) rmSync(this.file(chatId), { force: true });
+    this.files.remove(chatId);
   }
 
   dispose(): void {
@@ -129,52 +136,10 @@ export class OrchestrationStore implements OrchestrationPort {
   }
 
   private of(chatId: string): StoredOrchestration[] {
-    if (!CHAT_ID.test(chatId)) throw new RangeError(`Not a chat id: ${JSON.stringify(chatId)}.`);
-    let all = this.cache.get(chatId);
-    if (!all) {
-      all = this.load(chatId);
-      this.cache.set(chatId, all);
-    }
-    return all;
-  }
-
-  private load(chatId: string): StoredOrchestration[] {
-    let text: string;
-    try {
-      text = readFileSync(this.file(chatId), 'utf8');
-    } catch {
-      return [];
-    }
-    try {
-      const parsed = fileSchema.parse(JSON.parse(text)).orchestrations.filter((o) => o.chatId === chatId) as StoredOrchestration[];
-      // A run the previous companion was in the middle of does not resume by itself.
-      for (const o of parsed) {
-        if (o.run?.state !== 'running') continue;
-        const stop = (s: string) => (s === 'running' ? 'stopped' : s === 'queued' ? 'skipped' : s) as OrchestrationRun['synthesis'];
-        o.run = { state: 'stopped', tasks: Object.fromEntries(Object.entries(o.run.tasks).map(([k, s]) => [k, stop(s)])), synthesis: stop(o.run.synthesis), note: RESTART_NOTE };
-      }
-      return parsed;
-    } catch (error) {
-      const aside = `${this.file(chatId)}.unreadable`;
-      try {
-        renameSync(this.file(chatId), aside);
-      } catch {
-        // already gone: nothing to keep
-      }
-      this.options.onProblem?.(`the orchestration file of chat ${chatId} was unreadable (${error instanceof Error ? error.message : String(error)}); kept as ${aside}`);
-      return [];
-    }
+    return this.files.get(chatId);
   }
 
   private save(chatId: string, all: StoredOrchestration[]): void {
-    mkdirSync(this.directory, { recursive: true, mode: 0o700 });
-    const target = this.file(chatId);
-    const temp = `${target}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify({ version: 1, orchestrations: all })}\n`, { encoding: 'utf8', mode: 0o600 });
-    renameSync(temp, target);
-  }
-
-  private file(chatId: string): string {
-    return path.join(this.directory, `${chatId}.json`);
+    this.files.save(chatId, all);
   }
 }

@@ -1,14 +1,12 @@
-import type { ModelSettings, PlanApprovalState, ToolCallItem } from '@cellmate/protocol';
+import type { ModelSettings, PlanApprovalState } from '@cellmate/protocol';
 import type { ChatService } from '../chats/chat-service.js';
+import { updateToolCards } from '../chats/tool-cards.js';
 import type { Logger } from '../config/logger.js';
 import { newItemId } from '../ids.js';
 import type { StoredPlan } from '../tools/submit_plan/plan-port.js';
 import { planDisplay } from '../tools/submit_plan/submit_plan.js';
 import type { PlanStore } from './plan-store.js';
 import { sendWhenIdle } from './turn-queue.js';
-
-/** How many of a chat's latest items are searched for plan cards to update. */
-const CARD_WINDOW = 500;
 
 /** The user message of one approved step (what the Agent turn is asked to do). */
 export function stepMessage(plan: StoredPlan, index: number): string {
@@ -108,18 +106,10 @@ export class PlanFlow {
 
   /** Every card of the plan in its chat shows the plan's current approval. */
   private updateCards(plan: StoredPlan): void {
-    let items;
-    try {
-      items = this.options.chats.get(plan.chatId, CARD_WINDOW).items;
-    } catch {
-      return; // the chat is gone
-    }
     const display = planDisplay(plan);
-    for (const item of items) {
-      if (item.kind !== 'tool' || item.display?.kind !== 'plan' || item.display.planId !== plan.id) continue;
-      if (item.display.approval === plan.approval && item.display.reason === display.reason) continue;
-      const updated: ToolCallItem = { ...item, display };
-      this.options.chats.publish(plan.chatId, { type: 'item-updated', item: updated });
-    }
+    updateToolCards(this.options.chats, plan.chatId, {
+      match: (item) => item.display?.kind === 'plan' && item.display.planId === plan.id,
+      render: () => display
+    });
   }
 }

@@ -1,10 +1,9 @@
 import type { PlanApprovalState, PlanNode } from '@cellmate/protocol';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
 import { newPlanId } from '../ids.js';
 import type { PlanPort, StoredPlan } from '../tools/submit_plan/plan-port.js';
+import { ChatFiles } from './chat-files.js';
 
 /** A plan resolution that cannot happen (unknown plan, not pending): the pane shows the message. */
 export class PlanNotPendingError extends Error {
@@ -14,35 +13,36 @@ export class PlanNotPendingError extends Error {
   }
 }
 
-const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-const fileSchema = z.object({
-  version: z.literal(1),
-  plans: z.array(z.object({
-    id: z.string(), chatId: z.string(), goal: z.string(),
-    nodes: z.array(z.object({ key: z.string(), title: z.string(), description: z.string(), depends_on: z.array(z.string()) })),
-    approval: z.enum(['none', 'pending', 'approved', 'rejected', 'superseded']),
-    reason: z.string().optional(), submittedAt: z.string(), resolvedAt: z.string().optional()
-  }))
-});
+const plansSchema = z.array(z.object({
+  id: z.string(), chatId: z.string(), goal: z.string(),
+  nodes: z.array(z.object({ key: z.string(), title: z.string(), description: z.string(), depends_on: z.array(z.string()) })),
+  approval: z.enum(['none', 'pending', 'approved', 'rejected', 'superseded']),
+  reason: z.string().optional(), submittedAt: z.string(), resolvedAt: z.string().optional()
+}));
 
 /** How many plans a chat keeps on disk (the latest ones; older ones are history nobody resolves). */
 const KEEP_PLANS = 20;
 
 /**
- * The durable plans of every chat (SPEC MODE-3): `.cellmate/plans/<chatId>.json`, written
- * whole by temp file + rename before a call returns, so a pending approval survives a
+ * The durable plans of every chat (SPEC MODE-3): `.cellmate/plans/<chatId>.json`
+ * (`chat-files.ts`: written whole before a call returns), so a pending approval survives a
  * companion restart or kill. `onDidChange` fires after every change (the plan flow updates
  * the chat's plan cards).
  */
 export class PlanStore implements PlanPort {
-  private readonly cache = new Map<string, StoredPlan[]>();
+  private readonly files: ChatFiles<StoredPlan[]>;
   private readonly changeEmitter = new Emitter<StoredPlan>();
 
   /** A plan was submitted or its approval changed. */
   readonly onDidChange: Event<StoredPlan> = this.changeEmitter.event;
 
-  constructor(private readonly directory: string, private readonly onProblem: (message: string) => void = () => {}) {}
+  constructor(directory: string, onProblem: (message: string) => void = () => {}) {
+    this.files = new ChatFiles<StoredPlan[]>({
+      directory, key: 'plans', schema: plansSchema, noun: 'plan', onProblem,
+      empty: () => [],
+      accept: (chatId, stored) => (stored as StoredPlan[]).filter((p) => p.chatId === chatId)
+    });
+  }
 
   submit(chatId: string, goal: string, nodes: PlanNode[]): StoredPlan {
     const plans = this.plansOf(chatId);
@@ -103,8 +103,7 @@ export class PlanStore implements PlanPort {
 
   /** Forgets a deleted chat's plans (file included). */
   removeChat(chatId: string): void {
-    this.cache.delete(chatId);
-    if (CHAT_ID.test(chatId)) rmSync(this.file(chatId), { force: true });
+    this.files.remove(chatId);
   }
 
   dispose(): void {
@@ -112,47 +111,10 @@ export class PlanStore implements PlanPort {
   }
 
   private plansOf(chatId: string): StoredPlan[] {
-    if (!CHAT_ID.test(chatId)) throw new RangeError(`Not a chat id: ${JSON.stringify(chatId)}.`);
-    let plans = this.cache.get(chatId);
-    if (!plans) {
-      plans = this.load(chatId);
-      this.cache.set(chatId, plans);
-    }
-    return plans;
-  }
-
-  private load(chatId: string): StoredPlan[] {
-    let text: string;
-    try {
-      text = readFileSync(this.file(chatId), 'utf8');
-    } catch {
-      return [];
-    }
-    try {
-      const parsed = fileSchema.parse(JSON.parse(text));
-      return parsed.plans.filter((p) => p.chatId === chatId) as StoredPlan[];
-    } catch (error) {
-      // Keep the unreadable file for inspection (renamed aside); start afresh.
-      const aside = `${this.file(chatId)}.unreadable`;
-      try {
-        renameSync(this.file(chatId), aside);
-      } catch {
-        // already gone: nothing to keep
-      }
-      this.onProblem(`the plan file of chat ${chatId} was unreadable (${error instanceof Error ? error.message : String(error)}); kept as ${aside}`);
-      return [];
-    }
+    return this.files.get(chatId);
   }
 
   private save(chatId: string, plans: StoredPlan[]): void {
-    mkdirSync(this.directory, { recursive: true, mode: 0o700 });
-    const target = this.file(chatId);
-    const temp = `${target}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify({ version: 1, plans })}\n`, { encoding: 'utf8', mode: 0o600 });
-    renameSync(temp, target);
-  }
-
-  private file(chatId: string): string {
-    return path.join(this.directory, `${chatId}.json`);
+    this.files.save(chatId, plans);
   }
 }

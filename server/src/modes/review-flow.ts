@@ -1,5 +1,6 @@
-import { ErrorCodes, type ModelSettings, type ReviewScope, type ToolCallItem } from '@cellmate/protocol';
+import { ErrorCodes, type ModelSettings, type ReviewScope } from '@cellmate/protocol';
 import type { ChatService } from '../chats/chat-service.js';
+import { updateToolCards } from '../chats/tool-cards.js';
 import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
 import { reviewDisplay } from '../tools/add_review_node/review-display.js';
@@ -9,9 +10,6 @@ import { resolveWorkspacePath } from '../tools/workspace-path.js';
 import { profileOf } from './profiles.js';
 import { collectGitDiff, collectNotebook, ReviewScopeError, type CollectedScope } from './review-scope.js';
 import type { ReviewStore } from './review-store.js';
-
-/** How many of a chat's latest items are searched for review cards to update. */
-const CARD_WINDOW = 500;
 
 /**
  * "Review changes" (SPEC MODE-4): the system — never a person's mode picker — puts a chat in
@@ -87,19 +85,12 @@ export class ReviewFlow {
 
   /** Every card of the review in its chat shows its current findings and verdict. */
   private updateCards(review: StoredReview): void {
-    let items;
-    try {
-      items = this.options.chats.get(review.chatId, CARD_WINDOW).items;
-    } catch (error) {
-      if (!(error instanceof CellmateError && error.code === ErrorCodes.ChatNotFound)) this.options.logger.warn(`review cards of chat ${review.chatId}: ${String(error)}`);
-      return;
-    }
-    for (const item of items) {
-      if (item.kind !== 'tool' || item.display?.kind !== 'review' || item.display.reviewId !== review.id) continue;
-      const display = reviewDisplay(review, item.display.focus);
-      if (JSON.stringify(display) === JSON.stringify(item.display)) continue;
-      const updated: ToolCallItem = { ...item, display };
-      this.options.chats.publish(review.chatId, { type: 'item-updated', item: updated });
-    }
+    updateToolCards(this.options.chats, review.chatId, {
+      match: (item) => item.display?.kind === 'review' && item.display.reviewId === review.id,
+      render: (item) => reviewDisplay(review, item.display?.kind === 'review' ? item.display.focus : undefined),
+      onUnreadable: (error) => {
+        if (!(error instanceof CellmateError && error.code === ErrorCodes.ChatNotFound)) this.options.logger.warn(`review cards of chat ${review.chatId}: ${String(error)}`);
+      }
+    });
   }
 }

@@ -1,12 +1,9 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
 import { newReviewId } from '../ids.js';
 import type { ReviewPort, StoredReview, StoredReviewScope } from '../tools/add_review_node/review-port.js';
+import { ChatFiles } from './chat-files.js';
 import { approveNode, REVIEW_KINDS, REVIEW_PRIORITIES, ReviewConsensusError, type AxisResult, type ReviewNode } from './review.js';
-
-const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const nodeSchema = z.object({
   id: z.string(), author: z.string(), state: z.enum(['open', 'consensusReady']), approvedBy: z.string().optional(),
@@ -17,18 +14,15 @@ const nodeSchema = z.object({
   }).optional()
 });
 
-const fileSchema = z.object({
-  version: z.literal(1),
-  review: z.object({
-    id: z.string(), chatId: z.string(),
-    scope: z.discriminatedUnion('kind', [z.object({ kind: z.literal('git-diff') }), z.object({ kind: z.literal('notebook'), path: z.string() }), z.object({ kind: z.literal('chat') })]),
-    label: z.string(), files: z.array(z.string()), nodes: z.array(nodeSchema),
-    final: z.object({
-      summary: z.string().optional(), finalizedAt: z.string(),
-      axes: z.array(z.object({ axis: z.string(), status: z.enum(['passed', 'failed', 'not-run']), detail: z.string().optional() }))
-    }).optional(),
-    startedAt: z.string()
-  })
+const reviewSchema = z.object({
+  id: z.string(), chatId: z.string(),
+  scope: z.discriminatedUnion('kind', [z.object({ kind: z.literal('git-diff') }), z.object({ kind: z.literal('notebook'), path: z.string() }), z.object({ kind: z.literal('chat') })]),
+  label: z.string(), files: z.array(z.string()), nodes: z.array(nodeSchema),
+  final: z.object({
+    summary: z.string().optional(), finalizedAt: z.string(),
+    axes: z.array(z.object({ axis: z.string(), status: z.enum(['passed', 'failed', 'not-run']), detail: z.string().optional() }))
+  }).optional(),
+  startedAt: z.string()
 });
 
 /** How many findings one review keeps (a model looping on add_review_node is told to stop). */
@@ -41,13 +35,19 @@ export const MAX_REVIEW_NODES = 200;
  * review flow updates the chat's review cards).
  */
 export class ReviewStore implements ReviewPort {
-  private readonly cache = new Map<string, StoredReview | null>();
+  private readonly files: ChatFiles<StoredReview | null>;
   private readonly changeEmitter = new Emitter<StoredReview>();
 
   /** A review was started, or a finding, an approval or the verdict changed it. */
   readonly onDidChange: Event<StoredReview> = this.changeEmitter.event;
 
-  constructor(private readonly directory: string, private readonly onProblem: (message: string) => void = () => {}) {}
+  constructor(directory: string, onProblem: (message: string) => void = () => {}) {
+    this.files = new ChatFiles<StoredReview | null>({
+      directory, key: 'review', schema: reviewSchema, noun: 'review', onProblem,
+      empty: () => null,
+      accept: (chatId, stored) => ((stored as StoredReview).chatId === chatId ? (stored as StoredReview) : null)
+    });
+  }
 
   /** Opens the chat's review (`review/start`), replacing any earlier one. */
   start(chatId: string, scope: StoredReviewScope, label: string, files: readonly string[]): StoredReview {
@@ -103,8 +103,7 @@ export class ReviewStore implements ReviewPort {
 
   /** Forgets a deleted chat's review (file included). */
   removeChat(chatId: string): void {
-    this.cache.delete(chatId);
-    if (CHAT_ID.test(chatId)) rmSync(this.file(chatId), { force: true });
+    this.files.remove(chatId);
   }
 
   dispose(): void {
@@ -112,55 +111,12 @@ export class ReviewStore implements ReviewPort {
   }
 
   private commit(review: StoredReview): StoredReview {
-    this.save(review);
-    this.cache.set(review.chatId, review);
+    this.files.save(review.chatId, review);
     this.changeEmitter.fire(structuredClone(review));
     return structuredClone(review);
   }
 
   private reviewOf(chatId: string): StoredReview | undefined {
-    if (!CHAT_ID.test(chatId)) throw new RangeError(`Not a chat id: ${JSON.stringify(chatId)}.`);
-    let review = this.cache.get(chatId);
-    if (review === undefined) {
-      review = this.load(chatId) ?? null;
-      this.cache.set(chatId, review);
-    }
-    return review ?? undefined;
-  }
-
-  private load(chatId: string): StoredReview | undefined {
-    let text: string;
-    try {
-      text = readFileSync(this.file(chatId), 'utf8');
-    } catch {
-      return undefined;
-    }
-    try {
-      const parsed = fileSchema.parse(JSON.parse(text));
-      return parsed.review.chatId === chatId ? (parsed.review as StoredReview) : undefined;
-    } catch (error) {
-      // Keep the unreadable file for inspection (renamed aside); start afresh.
-      const aside = `${this.file(chatId)}.unreadable`;
-      try {
-        renameSync(this.file(chatId), aside);
-      } catch {
-        // already gone: nothing to keep
-      }
-      this.onProblem(`the review file of chat ${chatId} was unreadable (${error instanceof Error ? error.message : String(error)}); kept as ${aside}`);
-      return undefined;
-    }
-  }
-
-  private save(review: StoredReview): void {
-    if (!CHAT_ID.test(review.chatId)) throw new RangeError(`Not a chat id: ${JSON.stringify(review.chatId)}.`);
-    mkdirSync(this.directory, { recursive: true, mode: 0o700 });
-    const target = this.file(review.chatId);
-    const temp = `${target}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify({ version: 1, review })}\n`, { encoding: 'utf8', mode: 0o600 });
-    renameSync(temp, target);
-  }
-
-  private file(chatId: string): string {
-    return path.join(this.directory, `${chatId}.json`);
+    return this.files.get(chatId) ?? undefined;
   }
 }

@@ -19,8 +19,12 @@ import { onRequest, sendNotification, type RequestHandlers } from './typed-rpc.j
  */
 export function createRequestHandlers(services: CompanionServices, onInteractive: () => void = () => {}, origin = nextOrigin()): RequestHandlers {
   const { chats: service, workspace, presence, questions, audit } = services;
-  // Whether this connection is a person's pane (said `interactive: true` in hello): only it may approve an orchestration (MODE-5).
+  // Whether this connection is a person's pane (said `interactive: true` in hello): only it
+  // may answer a plan's or an orchestration's approval (MODE-3's hard gate, MODE-5).
   let interactive = false;
+  const personOnly = (what: string): void => {
+    if (!interactive) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, `Only a person's Cellmate pane can answer ${what}: this connection did not say \`interactive: true\` in cellmate/hello.`);
+  };
   return {
     'cellmate/hello': async (params) => {
       if (params.protocolVersion !== PROTOCOL_VERSION) {
@@ -51,6 +55,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'plan/resolve': (params) => {
       if (!services.plans) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no plan approvals.');
+      personOnly('a plan');
       try {
         return services.plans.resolve(params.chatId, params.planId, params.decision, params.model, params.reason, origin);
       } catch (error) {
@@ -60,7 +65,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     },
     'orchestration/resolve': (params) => {
       if (!services.orchestrations) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no orchestration approvals.');
-      if (!interactive) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'Only a person\'s Cellmate pane can answer an orchestration: this connection did not say `interactive: true` in cellmate/hello.');
+      personOnly('an orchestration');
       try {
         return services.orchestrations.resolve(params.chatId, params.orchestrationId, params.decision, params.model, params.reason, origin);
       } catch (error) {

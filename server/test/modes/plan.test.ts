@@ -8,6 +8,9 @@ import type { PlanNode, ToolCallItem, UserItem } from '@cellmate/protocol';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CancellationToken } from 'vscode-jsonrpc/node.js';
+import { PROTOCOL_VERSION } from '@cellmate/protocol';
+import { createRequestHandlers } from '../../src/transport/rpc-handlers.js';
 import { silentLogger } from '../../src/config/logger.js';
 import { PlanFlow } from '../../src/modes/plan-flow.js';
 import { PlanNotPendingError, PlanStore } from '../../src/modes/plan-store.js';
@@ -218,4 +221,26 @@ describe('a Plan run end to end (MODE-3)', () => {
     flow.dispose();
     await h.dispose();
   }, 30_000);
+});
+
+describe('plan/resolve answers a person only (MODE-3: a hard approval gate)', () => {
+  it('a connection that did not say interactive in hello is refused and the plan stays pending; a pane is answered', async () => {
+    const ws = await tempDir();
+    const h = await createHarness(ws);
+    const resolved: string[] = [];
+    const services = {
+      workspace: ws, chats: h.service,
+      plans: { resolve: (c: string, p: string, d: 'approve' | 'reject') => (resolved.push(`${c} ${p} ${d}`), { state: d === 'approve' ? 'approved' as const : 'rejected' as const, message: 'ok' }) }
+    };
+    const params = { chatId: 'chat-1', planId: 'plan-1', decision: 'approve' as const, model: { provider: 'scripted' as const, model: 'x' } };
+    const headless = createRequestHandlers(services);
+    await headless['cellmate/hello']({ protocolVersion: PROTOCOL_VERSION }, CancellationToken.None);
+    await expect(Promise.resolve().then(() => headless['plan/resolve'](params, CancellationToken.None))).rejects.toThrow("Only a person's Cellmate pane can answer a plan");
+    expect(resolved).toEqual([]);
+    const pane = createRequestHandlers(services);
+    await pane['cellmate/hello']({ protocolVersion: PROTOCOL_VERSION, interactive: true }, CancellationToken.None);
+    expect(await pane['plan/resolve'](params, CancellationToken.None)).toEqual({ state: 'approved', message: 'ok' });
+    expect(resolved).toEqual(['chat-1 plan-1 approve']);
+    await h.dispose();
+  }, 60_000);
 });

@@ -6,18 +6,12 @@
  * the notebook (its gutter markers go with it). Earlier cards stay as they were: they are
  * the record of each stop. (Issue #12.)
  */
-import type { ChatEvent, ToolCallItem } from '@cellmate/protocol';
+import { updateToolCards, type CardChats } from '../../chats/tool-cards.js';
 import type { DebugSession } from '../../dap/debug-session.js';
 import type { DebugSessionManager } from '../../dap/session-manager.js';
 
-/** How many of a chat's latest items are searched for the session's card. */
-const CARD_WINDOW = 500;
-
 /** What the follower needs of the chats: the latest items and an event to every pane. */
-export interface DebugCardChats {
-  get(chatId: string, limit: number): { items: readonly unknown[] };
-  publish(chatId: string, event: ChatEvent): void;
-}
+export type DebugCardChats = CardChats;
 
 /** Follows `sessions`: each ended session's latest card becomes `ended`. Returns the subscription. */
 export function followEndedDebugCards(sessions: Pick<DebugSessionManager, 'onDidChange'>, chats: DebugCardChats): { dispose(): void } {
@@ -39,20 +33,14 @@ export function followEndedDebugCards(sessions: Pick<DebugSessionManager, 'onDid
 }
 
 function markEnded(chats: DebugCardChats, chatId: string, session: DebugSession): void {
-  let items: readonly unknown[];
-  try {
-    items = chats.get(chatId, CARD_WINDOW).items;
-  } catch {
-    return; // the chat is gone
-  }
-  for (let i = items.length - 1; i >= 0; i--) {
-    const item = items[i] as ToolCallItem;
-    if (item.kind !== 'tool' || item.display?.kind !== 'debug' || item.display.sessionId !== session.id) continue;
-    if (item.display.state === 'ended') return;
-    const { frames: _frames, locals: _locals, breakpoints: _breakpoints, ...rest } = item.display;
-    const end = session.ending;
-    const updated: ToolCallItem = { ...item, display: { ...rest, state: 'ended', ...(end ? { reason: `ended: ${end.message}` } : {}) } };
-    chats.publish(chatId, { type: 'item-updated', item: updated });
-    return;
-  }
+  updateToolCards(chats, chatId, {
+    match: (item) => item.display?.kind === 'debug' && item.display.sessionId === session.id,
+    latestOnly: true,
+    render: (item) => {
+      if (item.display?.kind !== 'debug' || item.display.state === 'ended') return item.display!;
+      const { frames: _frames, locals: _locals, breakpoints: _breakpoints, ...rest } = item.display;
+      const end = session.ending;
+      return { ...rest, state: 'ended', ...(end ? { reason: `ended: ${end.message}` } : {}) };
+    }
+  });
 }
