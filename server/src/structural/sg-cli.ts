@@ -120,7 +120,7 @@ export function findSgCli(env: NodeJS.ProcessEnv = process.env, options: { npm?:
   let binary: string | undefined;
   let version = '';
   for (const candidate of candidates(env, options.npm ?? true)) {
-    const probe = spawnSync(candidate, ['--version'], { encoding: 'utf8', timeout: 10_000, windowsHide: true });
+    const probe = spawnSync(candidate, ['--version'], { encoding: 'utf8', env: {}, timeout: 10_000, windowsHide: true });
     const v = probe.status === 0 ? /^ast-grep (\d+\.\d+)\.\d+/.exec(probe.stdout.trim()) : null;
     if (v && v[1] === minor) {
       binary = candidate;
@@ -234,7 +234,8 @@ export function sgScan(cli: SgCli, scan: SgScan, onMatch: (m: SgJsonMatch) => vo
       reject(scan.signal.reason);
       return;
     }
-    const child = spawn(cli.binary, args, { cwd: path.dirname(cli.config), stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    // An empty environment: the CLI needs none, and the companion's (API keys) is not its business.
+    const child = spawn(cli.binary, args, { cwd: path.dirname(cli.config), env: {}, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
     const onAbort = (): void => {
       child.kill('SIGKILL');
     };

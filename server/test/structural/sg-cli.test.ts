@@ -132,7 +132,8 @@ describe("the CLI runs on Cellmate's terms (AST-3, security)", () => {
     expect(r.parsed).toEqual({ cli: 3, napi: 0, main: 0 });
   });
 
-  it('an abort kills the CLI: the search rejects and no ast-grep process is left', async () => {
+  it('the CLI runs with an empty environment (no API key reaches it); an abort kills it and no ast-grep process is left', async () => {
+    process.env.CELLMATE_TEST_API_KEY = 'sk-not-for-children';
     const controller = new AbortController();
     const pending = structuralSearch('$A[$B] = $C', { workspace: corpus, path: '.', language: 'python', signal: controller.signal, engine: 'cli' });
     const children = (): string[] => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
@@ -147,9 +148,21 @@ describe("the CLI runs on Cellmate's terms (AST-3, security)", () => {
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       return ppid === process.pid && comm.startsWith('ast-grep') ? [`${pid} ${comm}`] : [];
     });
-    // Abort once a CLI call is running.
-    for (let i = 0; i < 200 && children().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(children().length).toBeGreaterThan(0);
+    // Read a running CLI's environment (a batch may end between two looks), then abort.
+    let environ: string | undefined;
+    for (let i = 0; i < 400 && environ === undefined; i++) {
+      for (const child of children()) {
+        try {
+          environ = readFileSync(`/proc/${child.split(' ')[0]}/environ`, 'utf8');
+          break;
+        } catch {
+          // it ended: look again
+        }
+      }
+      if (environ === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    delete process.env.CELLMATE_TEST_API_KEY;
+    expect(environ).toBe('');
     controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
     for (let i = 0; i < 40 && children().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
