@@ -39,6 +39,7 @@ const ours = async () => {
   const r = await registry.call('ast_grep', { pattern, language: 'python', max_results: 1 }, { workspace: corpus, signal: new AbortController().signal, actor: 'model', chatId: 'bench' });
   const ms = performance.now() - t;
   if (!r.ok) throw new Error(r.output);
+  if (r.metadata?.stoppedAt) throw new Error(`ast_grep stops at ${r.metadata.stoppedAt} matches (MAX_SEARCH_MATCHES): pick a pattern with fewer to compare with sg`);
   return { ms, matches: Number(/of (\d+) in/.exec(r.output)?.[1] ?? (/\((\d+) match/.exec(r.output)?.[1] ?? 0)) };
 };
 const theirs = () => {

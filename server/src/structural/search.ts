@@ -38,6 +38,11 @@ export interface SearchScope {
   keepTexts?: boolean;
   /** Which door to ast-grep plain files take (`native-search.ts`; default: the CLI when it runs). */
   engine?: 'cli' | 'napi';
+  /**
+   * Stop once this many matches are kept (`truncated` says so): a pattern that matches
+   * everywhere must not hold the companion's memory and the model's time for a count.
+   */
+  maxMatches?: number;
 }
 
 /** The outcome of a search. */
@@ -54,6 +59,8 @@ export interface SearchResult {
   texts: Map<string, string>;
   /** Documents parsed, by who parsed them: the ast-grep CLI, napi's threads, the main thread (cells, fallbacks). */
   parsed: { cli: number; napi: number; main: number };
+  /** The search stopped at `maxMatches`: there are more matches than `matches` holds. */
+  truncated: boolean;
 }
 
 const CONCURRENCY = 8;
@@ -88,7 +95,16 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     if (!state) found.set(language, (state = { best: c.rungs.length, byRung: c.rungs.map(() => []) }));
     return state;
   };
-  const result: SearchResult = { matches: [], rungs: {}, unparseable: [], filesSearched: 0, withheld: 0, badNotebooks: [], texts: new Map(), parsed: { cli: 0, napi: 0, main: 0 } };
+  const result: SearchResult = { matches: [], rungs: {}, unparseable: [], filesSearched: 0, withheld: 0, badNotebooks: [], texts: new Map(), parsed: { cli: 0, napi: 0, main: 0 }, truncated: false };
+  // `maxMatches` reached stops the walk and the batches in flight; the caller's signal still rejects.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([scope.signal, stop.signal]);
+  const kept = (): number => {
+    let n = 0;
+    for (const [language, state] of found) if (state.best < (compiled.get(language) as CompiledPattern).rungs.length) n += state.byRung[state.best]!.length;
+    return n;
+  };
+  const full = (): boolean => scope.maxMatches !== undefined && kept() >= scope.maxMatches;
 
   const searchDoc = async (doc: SourceDocument): Promise<boolean> => {
     const c = compile(doc.language);
@@ -111,7 +127,7 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
   };
 
   const native = new NativeSearch({
-    signal: scope.signal, pattern, names, engine: scope.engine,
+    signal, pattern, names, engine: scope.engine,
     ladder: (language) => {
       const compiled = compile(language) as CompiledPattern; // only parseable languages are sent
       return { compiled, state: stateOf(language, compiled) };
@@ -156,7 +172,11 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
 
   const running = new Set<Promise<void>>();
   let sinceYield = 0;
-  for await (const rel of sourceFiles(scope.workspace, scope.path, scope.signal)) {
+  for await (const rel of sourceFiles(scope.workspace, scope.path, signal)) {
+    if (full()) {
+      stop.abort();
+      break;
+    }
     if (scope.allowed && !scope.allowed(rel)) {
       result.withheld++;
       continue;
@@ -172,8 +192,13 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     if (running.size >= CONCURRENCY) await Promise.race(running);
   }
   await Promise.all(running);
-  await native.finish();
+  try {
+    await native.finish();
+  } catch (error) {
+    if (!stop.signal.aborted || scope.signal.aborted) throw error;
+  }
   scope.signal.throwIfAborted();
+  result.truncated = stop.signal.aborted || (scope.maxMatches !== undefined && kept() > scope.maxMatches);
   result.parsed.cli = native.parsed.cli;
   result.parsed.napi = native.parsed.napi;
 
@@ -191,6 +216,7 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
   }
   if (result.filesSearched > 0 && result.unparseable.length === compiled.size && compiled.size > 0) throw result.unparseable[0]!;
   result.matches.sort(byPlace);
+  if (result.truncated && result.matches.length > scope.maxMatches!) result.matches.length = scope.maxMatches!;
   return result;
 }
 

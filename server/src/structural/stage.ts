@@ -53,6 +53,9 @@ export interface StagePlan {
   diff: DiffFileChange[];
 }
 
+/** Matches one op may rewrite: an edit past it is refused, never staged in part. */
+export const MAX_EDIT_SITES = 20_000;
+
 /** Plans the ops; throws `OverlapError`, `UnparseablePatternError` or a `ToolInputError`. */
 export async function planStructuralEdit(ops: readonly RewriteOp[], scope: StageScope): Promise<StagePlan> {
   ops.forEach((op, i) => checkTemplate(op.rewrite, op.pattern, i));
@@ -61,7 +64,10 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
   const searches: SearchResult[] = [];
   let skippedMagic = 0;
   for (const [i, op] of ops.entries()) {
-    const result = await structuralSearch(op.pattern, { ...scope, keepTexts: true });
+    const result = await structuralSearch(op.pattern, { ...scope, keepTexts: true, maxMatches: MAX_EDIT_SITES });
+    if (result.truncated) {
+      throw new ToolInputError(`${ops.length > 1 ? `Op ${i + 1}'s pattern` : 'The pattern'} matches more than ${MAX_EDIT_SITES.toLocaleString('en-US')} sites, more than one edit stages: nothing was staged. Narrow \`path\` or the pattern (ast_grep shows where it matches).`);
+    }
     searches.push(result);
     for (const [file, text] of result.texts) {
       const seen = texts.get(file);

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { diffLines } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { builtinTools } from '../../src/tools/index.js';
+import { MAX_EDIT_SITES } from '../../src/structural/stage.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { StagedEdits } from '../../src/structural/staged-edits.js';
 import { nodeEditFs } from '../../src/edits/index.js';
@@ -139,6 +140,17 @@ describe('ast_edit + resolve (EDIT-1/2/3)', () => {
     await registry.call('resolve', { edit_id: editId, action: 'accept' }, ctxFor(ws));
     expect(await readFile(path.join(ws, 'a.py'), 'utf8')).toBe('h(h(1))\ng(h(2))\n');
   });
+
+  it('an op matching more sites than one edit stages is refused whole: nothing staged, nothing written', async () => {
+    const text = 'f(1)\n'.repeat(MAX_EDIT_SITES + 1);
+    const ws = await fixtureRepo({ 'many.py': text });
+    const { registry, edits } = setup();
+    const r = await registry.call('ast_edit', { pattern: 'f($X)', rewrite: 'g($X)' }, ctxFor(ws));
+    expect(r.ok).toBe(false);
+    expect(r.output).toContain(`The pattern matches more than ${MAX_EDIT_SITES.toLocaleString('en-US')} sites, more than one edit stages: nothing was staged.`);
+    expect(() => edits.get(`edit_${edits.boot}_1`)).toThrow(/No staged edit/);
+    expect(await readFile(path.join(ws, 'many.py'), 'utf8')).toBe(text);
+  }, 60_000);
 
   it('discard writes nothing; an expired edit and one from before a restart say so; another chat cannot resolve it', async () => {
     const files = repoFiles();

@@ -3,12 +3,18 @@
  * equality, `$_`, strings and comments, the scaffold ladder, notebooks with magics,
  * .gitignore and paging.
  */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { structuralSearch } from '../../src/structural/search.js';
+import { MAX_SEARCH_MATCHES } from '../../src/tools/ast_grep/ast_grep.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { codeCell, fixtureRepo, notebookJson } from './fixture.js';
 
 const registry = new ToolRegistry(builtinTools());
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const ctxFor = (workspace: string) => ({ workspace, signal: new AbortController().signal, actor: 'model' as const, chatId: 'c' });
 
 const GUARDS = [
@@ -146,4 +152,34 @@ describe('notebooks, ignores and paging (AST-3, AST-6)', () => {
     expect((await grep(ws, { pattern: 'x', language: 'cobol' })).output).toMatch(/^Unknown language "cobol": use one of python/);
     expect((await grep(ws, { pattern: 'x', path: 'notes.md' })).output).toMatch(/^notes\.md is not a file structural search understands/);
   });
+});
+
+describe('a pattern that matches everywhere stops at MAX_SEARCH_MATCHES (memory and time stay bounded)', () => {
+  it('structuralSearch: stops the walk at maxMatches and says so; exactly the limit is not truncated', async () => {
+    const files = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`m${String(i).padStart(2, '0')}.py`, 'f(1)\n'.repeat(200)]));
+    const ws = await fixtureRepo(files);
+    const scope = { workspace: ws, path: '.', signal: new AbortController().signal };
+    const all = await structuralSearch('f($X)', scope);
+    expect([all.matches.length, all.truncated]).toEqual([12_000, false]);
+    const exact = await structuralSearch('f($X)', { ...scope, maxMatches: 12_000 });
+    expect([exact.matches.length, exact.truncated]).toEqual([12_000, false]);
+    const stopped = await structuralSearch('f($X)', { ...scope, maxMatches: 1_000 });
+    expect([stopped.matches.length, stopped.truncated]).toEqual([1_000, true]);
+    // Over the venv's 13,000 files the walk stops soon after the limit.
+    const lib = path.join(repo, '.venv', 'lib');
+    const corpus = path.join(lib, readdirSync(lib).find((d) => d.startsWith('python'))!, 'site-packages');
+    const early = await structuralSearch('$A.$B', { workspace: corpus, path: '.', language: 'python', signal: new AbortController().signal, maxMatches: 2_000 });
+    expect([early.matches.length, early.truncated]).toEqual([2_000, true]);
+    expect(early.filesSearched).toBeLessThan(5_000);
+  });
+
+  it('ast_grep: the title says N+ and the output says where to narrow', async () => {
+    const ws = await fixtureRepo({ 'many.py': 'f(1)\n'.repeat(MAX_SEARCH_MATCHES + 1) });
+    const r = await registry.call('ast_grep', { pattern: 'f($X)', max_results: 1 }, ctxFor(ws));
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.title).toBe(`f($X): ${MAX_SEARCH_MATCHES}+ matches`);
+    expect(r.output).toContain(`The search stopped at ${MAX_SEARCH_MATCHES.toLocaleString('en-US')} matches: there are more`);
+    expect(r.metadata).toMatchObject({ total: MAX_SEARCH_MATCHES, stoppedAt: MAX_SEARCH_MATCHES });
+  }, 60_000);
 });

@@ -12,6 +12,8 @@ import { structuralSearch, type SearchResult, type StructuralMatch } from '../..
 
 const MAX_OUTPUT_CHARS = 50_000;
 const SNIPPET_CHARS = 200;
+/** Matches one search keeps: beyond it the count is "more than" (memory and time stay bounded). */
+export const MAX_SEARCH_MATCHES = 100_000;
 
 const positive = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
 
@@ -86,13 +88,17 @@ export const astGrepTool = defineTool({
     const result = await structuralSearch(args.pattern, {
       workspace: ctx.workspace, path: target.relative, signal: ctx.signal,
       ...(target.language ? { language: target.language } : {}),
-      allowed: (rel) => pathAllowed(ctx, rel)
+      allowed: (rel) => pathAllowed(ctx, rel),
+      maxMatches: MAX_SEARCH_MATCHES
     });
     const held = withheldNote(result.withheld);
     const total = result.matches.length;
     const note = rungNote(result);
     const where = target.relative === '.' ? 'the workspace' : target.relative;
-    const tail = [held, ...result.badNotebooks.map((b) => `skipped ${b.file}: ${b.reason}`)].filter(Boolean).join('\n');
+    const stopped = result.truncated
+      ? `The search stopped at ${MAX_SEARCH_MATCHES.toLocaleString('en-US')} matches: there are more (the count and pages cover those found). Narrow \`path\` or the pattern to see them all.`
+      : '';
+    const tail = [stopped, held, ...result.badNotebooks.map((b) => `skipped ${b.file}: ${b.reason}`)].filter(Boolean).join('\n');
     if (total === 0) {
       const searched = `${result.filesSearched} file${result.filesSearched === 1 ? '' : 's'} searched`;
       return {
@@ -108,6 +114,10 @@ export const astGrepTool = defineTool({
       entries: result.matches.slice(offset - 1, offset - 1 + limit).map(matchLine), offset, limit, total, maxChars: MAX_OUTPUT_CHARS,
       noun: { one: 'match', many: 'matches' }, tool: 'ast_grep', scope: `in ${files} file${files === 1 ? '' : 's'}; ${note}`, countWhenWhole: true
     });
-    return { title: `${args.pattern}: ${total} matches`, output: tail ? `${p.text}\n${tail}` : p.text, metadata: { total, files, withheld: result.withheld } };
+    return {
+      title: `${args.pattern}: ${total}${result.truncated ? '+' : ''} matches`,
+      output: tail ? `${p.text}\n${tail}` : p.text,
+      metadata: { total, files, withheld: result.withheld, ...(result.truncated ? { stoppedAt: MAX_SEARCH_MATCHES } : {}) }
+    };
   }
 });
