@@ -1,6 +1,6 @@
 /**
  * One structural match as search results carry it, built from what ast-grep reported for a
- * document — an napi node (`search.ts` on the main thread, `native-search.ts` on napi's
+ * document — a napi node (`search.ts` on the main thread, `native-search.ts` on napi's
  * Rust threads) or a line of the CLI's JSON (`sg-cli.ts`) — here, the same way for both.
  */
 import type { SgNode } from '@ast-grep/napi';

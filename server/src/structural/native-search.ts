@@ -90,7 +90,7 @@ interface Batch {
   bytes: number;
 }
 
-/** Batches files to ast-grep's `findInFiles` and collects their matches (see the module doc). */
+/** Batches files to the ast-grep CLI or napi's `findInFiles` and collects their matches (see the module doc). */
 export class NativeSearch {
   private readonly open = new Map<string, Batch>();
   /** Batches sent per engine and language (their size ramps up: {@link FIRST_BATCH_FILES}). */
@@ -101,6 +101,10 @@ export class NativeSearch {
   private failure: unknown;
   /** The CLI, until a call of it fails (then napi takes every batch). */
   private cli: SgCli | undefined;
+  /** Why the CLI was given up in this search, if it was. */
+  cliFailure: unknown;
+  /** Files each door parsed (a batch napi took over from the CLI counts as napi's). */
+  readonly parsed = { cli: 0, napi: 0 };
 
   constructor(private readonly options: NativeSearchOptions) {
     this.cli = options.engine === 'napi' ? undefined : sgCli();
@@ -177,11 +181,6 @@ export class NativeSearch {
     await this.runNapi(batch, rungs, compiled, state);
     this.parsed.napi += batch.files.length;
   }
-
-  /** Why the CLI was given up in this search, if it was. */
-  cliFailure: unknown;
-  /** Files each door parsed (a batch napi took over from the CLI counts as napi's). */
-  readonly parsed = { cli: 0, napi: 0 };
 
   private async runCli(cli: SgCli, batch: Batch, rungs: number[], compiled: CompiledPattern, state: RungState): Promise<void> {
     const byPath = new Map(batch.files.map((f) => [f.absolute, f]));

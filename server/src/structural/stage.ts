@@ -66,7 +66,7 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
   for (const [i, op] of ops.entries()) {
     const result = await structuralSearch(op.pattern, { ...scope, keepTexts: true, maxMatches: MAX_EDIT_SITES });
     if (result.truncated) {
-      throw new ToolInputError(`${ops.length > 1 ? `Op ${i + 1}'s pattern` : 'The pattern'} matches more than ${MAX_EDIT_SITES.toLocaleString('en-US')} sites, more than one edit stages: nothing was staged. Narrow \`path\` or the pattern (ast_grep shows where it matches).`);
+      throw new ToolInputError(`${ops.length > 1 ? `Op ${i + 1}'s pattern` : 'The pattern'} matches more than ${MAX_EDIT_SITES.toLocaleString('en-US')} sites, the most one edit stages: nothing was staged. Narrow \`path\` or the pattern (ast_grep shows where it matches).`);
     }
     searches.push(result);
     for (const [file, text] of result.texts) {

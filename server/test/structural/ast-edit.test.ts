@@ -147,7 +147,7 @@ describe('ast_edit + resolve (EDIT-1/2/3)', () => {
     const { registry, edits } = setup();
     const r = await registry.call('ast_edit', { pattern: 'f($X)', rewrite: 'g($X)' }, ctxFor(ws));
     expect(r.ok).toBe(false);
-    expect(r.output).toContain(`The pattern matches more than ${MAX_EDIT_SITES.toLocaleString('en-US')} sites, more than one edit stages: nothing was staged.`);
+    expect(r.output).toContain(`The pattern matches more than ${MAX_EDIT_SITES.toLocaleString('en-US')} sites, the most one edit stages: nothing was staged.`);
     expect(() => edits.get(`edit_${edits.boot}_1`)).toThrow(/No staged edit/);
     expect(await readFile(path.join(ws, 'many.py'), 'utf8')).toBe(text);
   }, 60_000);
