@@ -31,36 +31,44 @@ export function captureNames(pattern: string): Array<{ name: string; multi: bool
   return [...seen].map(([name, multi]) => ({ name, multi }));
 }
 
-/** The match `node` is in `doc`, with the captures of `names`. */
-export function toMatch(doc: SourceDocument, node: SgNode, names: ReturnType<typeof captureNames>): StructuralMatch {
-  const r = node.range();
+/** One metavariable's capture, as an engine reports it: UTF-16 ranges into the document's `source`. */
+type Capture =
+  | { name: string; range: [number, number] | undefined }
+  | { name: string; nodes: Array<{ range: [number, number]; named: boolean }> };
+
+/** The match at [start, end) of `doc` with its captures: what both engines' reports become. */
+function assemble(doc: SourceDocument, start: number, end: number, line: number, column: number, found: Capture[]): StructuralMatch {
+  const slice = (r: readonly [number, number]): string => doc.source.slice(r[0], r[1]);
   const captures: Record<string, string | string[]> = {};
   const spans: Record<string, string> = {};
   const spanRanges: Record<string, [number, number]> = {};
-  const slice = (n: SgNode): string => {
-    const nr = n.range();
-    return doc.source.slice(nr.start.index, nr.end.index);
-  };
-  for (const { name, multi } of names) {
-    if (multi) {
-      const all = node.getMultipleMatches(name);
-      captures[name] = all.filter((n) => n.isNamed()).map(slice);
-      const at = all.length === 0 ? r.start.index : all[0]!.range().start.index;
-      spanRanges[name] = [at, all.length === 0 ? at : all[all.length - 1]!.range().end.index];
-      spans[name] = doc.source.slice(...spanRanges[name]);
-    } else {
-      const n = node.getMatch(name);
-      if (n) {
-        const nr = n.range();
-        spanRanges[name] = [nr.start.index, nr.end.index];
-        spans[name] = captures[name] = doc.source.slice(nr.start.index, nr.end.index);
-      }
+  for (const c of found) {
+    if ('nodes' in c) {
+      // Shown: the run's named nodes; rewritten: the whole run, separators included.
+      captures[c.name] = c.nodes.filter((n) => n.named).map((n) => slice(n.range));
+      spanRanges[c.name] = c.nodes.length === 0 ? [start, start] : [c.nodes[0]!.range[0], c.nodes[c.nodes.length - 1]!.range[1]];
+      spans[c.name] = slice(spanRanges[c.name]!);
+    } else if (c.range) {
+      spanRanges[c.name] = c.range;
+      spans[c.name] = captures[c.name] = slice(c.range);
     }
   }
-  return {
-    doc, start: r.start.index, end: r.end.index, line: r.start.line + 1, column: r.start.column + 1,
-    text: doc.source.slice(r.start.index, r.end.index), captures, spans, spanRanges
+  return { doc, start, end, line, column, text: slice([start, end]), captures, spans, spanRanges };
+}
+
+/** The match `node` is in `doc`, with the captures of `names`. */
+export function toMatch(doc: SourceDocument, node: SgNode, names: ReturnType<typeof captureNames>): StructuralMatch {
+  const r = node.range();
+  const range = (n: SgNode): [number, number] => {
+    const nr = n.range();
+    return [nr.start.index, nr.end.index];
   };
+  const found = names.map(({ name, multi }): Capture => {
+    if (multi) return { name, nodes: node.getMultipleMatches(name).map((n) => ({ range: range(n), named: n.isNamed() })) };
+    const n = node.getMatch(name);
+    return { name, range: n ? range(n) : undefined };
+  });
+  return assemble(doc, r.start.index, r.end.index, r.start.line + 1, r.start.column + 1, found);
 }
 
 /**
@@ -91,32 +99,22 @@ export function utf16Offsets(bytes: Buffer, text: string): (byte: number) => num
 export function matchFromSg(doc: SourceDocument, m: SgJsonMatch, names: ReturnType<typeof captureNames>, at: (byte: number) => number, keys: NamedKeys): StructuralMatch | undefined {
   const range = (n: SgJsonNode): [number, number] => [at(n.range.byteOffset.start), at(n.range.byteOffset.end)];
   const [start, end] = range(m);
-  const text = doc.source.slice(start, end);
-  if (text !== m.text) return undefined;
-  const captures: Record<string, string | string[]> = {};
-  const spans: Record<string, string> = {};
-  const spanRanges: Record<string, [number, number]> = {};
+  if (doc.source.slice(start, end) !== m.text) return undefined;
+  const found: Capture[] = [];
   for (const { name, multi } of names) {
-    if (multi) {
-      const all = m.metaVariables.multi[name] ?? [];
-      const marks = m.metaVariables.transformed[keys[name]!] ?? '';
-      if (marks.length !== all.length) return undefined;
-      const ranges = all.map(range);
-      captures[name] = ranges.filter((_, i) => marks[i] === 'N').map((r) => doc.source.slice(r[0], r[1]));
-      spanRanges[name] = ranges.length === 0 ? [start, start] : [ranges[0]![0], ranges[ranges.length - 1]![1]];
-      spans[name] = doc.source.slice(...spanRanges[name]);
-    } else {
+    if (!multi) {
       const n = m.metaVariables.single[name];
-      if (n) {
-        spanRanges[name] = range(n);
-        spans[name] = captures[name] = doc.source.slice(...spanRanges[name]);
-      }
+      found.push({ name, range: n ? range(n) : undefined });
+      continue;
     }
+    const all = m.metaVariables.multi[name] ?? [];
+    const marks = m.metaVariables.transformed[keys[name]!] ?? '';
+    if (marks.length !== all.length) return undefined;
+    found.push({ name, nodes: all.map((n, i) => ({ range: range(n), named: marks[i] === 'N' })) });
   }
   // napi's column counts UTF-16 units from the line's start; the CLI's counts characters.
   const lineStart = start === 0 ? 0 : doc.source.lastIndexOf('\n', start - 1) + 1;
-  const column = start - lineStart + 1;
-  return { doc, start, end, line: m.range.start.line + 1, column, text, captures, spans, spanRanges };
+  return assemble(doc, start, end, m.range.start.line + 1, start - lineStart + 1, found);
 }
 
 /**
