@@ -14,6 +14,11 @@ import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 
+/** The folders in `$CELLMATE_TOOL_BINS` (the wheel's Python scripts folder), resolved, in order. */
+export function toolBinDirs(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env.CELLMATE_TOOL_BINS ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.resolve(dir));
+}
+
 /** The folders of the shipped servers (those that are installed), in search order. */
 export function bundledServerBins(env: NodeJS.ProcessEnv = process.env): string[] {
   const dirs = new Set<string>();
@@ -24,6 +29,6 @@ export function bundledServerBins(env: NodeJS.ProcessEnv = process.env): string[
       // not installed (a wheel's bundle has no npm basedpyright): the other folders still count
     }
   }
-  for (const dir of (env.CELLMATE_TOOL_BINS ?? '').split(path.delimiter)) if (dir) dirs.add(path.resolve(dir));
+  for (const dir of toolBinDirs(env)) dirs.add(dir);
   return [...dirs];
 }

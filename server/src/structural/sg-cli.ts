@@ -31,6 +31,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { NapiConfig } from '@ast-grep/napi';
+import { toolBinDirs } from '../lsp/bundled.js';
 import { dynamicLanguagePackage } from './ast-languages.js';
 import type { StructuralLanguage } from './languages.js';
 
@@ -105,7 +106,7 @@ function candidates(env: NodeJS.ProcessEnv, npm: boolean): string[] {
       // not installed here (a wheel's bundle): the tool folders may have it
     }
   }
-  for (const dir of (env.CELLMATE_TOOL_BINS ?? '').split(path.delimiter)) if (dir) found.push(path.join(path.resolve(dir), exe));
+  for (const dir of toolBinDirs(env)) found.push(path.join(dir, exe));
   return found;
 }
 
