@@ -46,6 +46,13 @@ export interface ModelSettings {
    * yes for `openai`, `anthropic` and `scripted`, no for `openai-compatible`.
    */
   acceptsImages?: boolean;
+  /**
+   * The model's context window in tokens, for servers whose models no catalog knows
+   * (Ollama, vLLM). Default: the server's `/v1/models` figure, else the models.dev catalog.
+   */
+  contextWindow?: number;
+  /** Share of the usable window (window − reserved output) at which the chat compacts (CTX-3). Default 0.85. */
+  compactAt?: number;
 }
 
 /** What the browser may know about a provider's credentials: whether one is set, never it. */
@@ -209,7 +216,73 @@ export interface QuestionItem extends ItemBase {
   expiresAt?: string;
 }
 
-export type TranscriptItem = UserItem | AssistantItem | ToolCallItem | NoticeItem | QuestionItem;
+/** Tokens of one or more model requests, as the provider reported them (CTX-1). */
+export interface TokenUsage {
+  /** Every input token, cached ones included. */
+  input: number;
+  /** Input tokens read from the provider's prompt cache. */
+  cachedInput: number;
+  /** Input tokens written to the prompt cache. */
+  cacheWrite: number;
+  output: number;
+  /** Reasoning tokens, where the provider reports them (part of `output`). */
+  reasoning?: number;
+}
+
+/** One turn's model usage, added to the transcript when the turn ends (CTX-1). Never sent to the model. */
+export interface UsageItem extends ItemBase {
+  kind: 'usage';
+  /** `provider/model`. */
+  model: string;
+  usage: TokenUsage;
+  /** Model requests (steps) the turn made. */
+  requests: number;
+  /** Estimated cost in US dollars from the catalog's prices; absent when the model has none. */
+  costUsd?: number;
+}
+
+/**
+ * The conversation sent to the model was made smaller (CTX-3): old tool outputs pruned to
+ * placeholders, and/or earlier turns replaced by a summary. The journal keeps everything.
+ */
+export interface CompactionItem extends ItemBase {
+  kind: 'compaction';
+  /** `auto` before a step would pass the threshold, `manual` (Compact), `overflow` (the provider refused). */
+  trigger: 'auto' | 'manual' | 'overflow';
+  /** Tool outputs replaced by a placeholder in this compaction. */
+  prunedOutputs: number;
+  /** Model messages replaced by the summary (0: pruning was enough). */
+  summarizedMessages: number;
+  /** Estimated tokens of the request before and after. */
+  tokensBefore: number;
+  tokensAfter: number;
+  /** The summary the model now reads in place of the earlier turns. */
+  summary?: string;
+}
+
+export type TranscriptItem = UserItem | AssistantItem | ToolCallItem | NoticeItem | QuestionItem | UsageItem | CompactionItem;
+
+/** What the pane's context meter shows (CTX-1): the chat's last request against the model's window. */
+export interface ContextStatus {
+  /** `provider/model` of the last request. */
+  model: string;
+  /** Input tokens of the last request (reported by the provider, or estimated before the first answer). */
+  usedTokens: number;
+  /** True when `usedTokens` is an estimate, not the provider's count. */
+  estimated: boolean;
+  /** The model's context window; absent when no source knows it. */
+  window?: number;
+  /** Where `window` came from. */
+  windowSource: 'settings' | 'server' | 'catalog' | 'unknown';
+  /** Tokens kept free for the answer (max output, bounded). */
+  reservedOutput: number;
+  /** Input tokens past which the next step compacts first (absent with an unknown window). */
+  compactAtTokens?: number;
+  /** Every request of the chat so far. */
+  total: TokenUsage;
+  /** Estimated cost of the chat so far in US dollars (absent when the model has no prices). */
+  costUsd?: number;
+}
 
 /** Per-tool figures of the audit log (SPEC HARN-7). */
 export interface ToolMetricsRow {
@@ -238,6 +311,8 @@ export interface Chat extends ChatSummary {
   items: TranscriptItem[];
   /** True while a turn is running. */
   running: boolean;
+  /** The context meter's figures (CTX-1); absent until the chat's first request. */
+  context?: ContextStatus;
   /** How many items come before `items[0]` (0 or absent: `items` is the whole transcript). */
   olderCount?: number;
 }
@@ -272,6 +347,8 @@ export type ChatEvent =
   | { type: 'tool-progress'; itemId: string; elapsedMs?: number; lastLine?: string }
   /** The chat's mode changed (MODE-1); the next turn runs with the new mode's profile. */
   | { type: 'mode-changed'; mode: ChatMode }
+  /** The context meter's figures changed (a step's usage arrived, a compaction, another model). */
+  | { type: 'context'; context: ContextStatus }
   /**
    * A background worker of this chat changed (spawned, a step, finished, killed; VIBE-2).
    * Not stored in the chat: the worker keeps its own transcript (`worker/get`).
@@ -427,6 +504,11 @@ export interface Requests {
   'review/approve': { params: { chatId: string; nodeId: string }; result: { state: string; message: string } };
   /** The configured MCP servers with their state (issue #14; the pane's status shows them). */
   'mcp/servers': { params: Record<string, never>; result: McpServerStatus[] };
+  /**
+   * Compacts the conversation the model is sent now (the Compact button, `/compact`; CTX-3):
+   * prune old tool outputs, then summarise earlier turns with `model`. Refused while a turn runs.
+   */
+  'chat/compact': { params: { chatId: string; model: ModelSettings }; result: { compacted: boolean; message: string } };
   /** Aborts the running turn of a chat (the model stream and any running tool). */
   'chat/abort': { params: { chatId: string }; result: { aborted: boolean } };
   /**

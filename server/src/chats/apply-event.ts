@@ -28,6 +28,9 @@ export function applyChatEvent(chat: Chat, event: ChatEvent): void {
     case 'mode-changed':
       chat.mode = event.mode;
       return;
+    case 'context':
+      chat.context = structuredClone(event.context);
+      return;
     case 'worker-updated': // the worker's own transcript holds its items
       return;
     case 'text-delta': {

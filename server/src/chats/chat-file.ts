@@ -13,12 +13,27 @@ export const CHAT_FILE_VERSION = 2;
 /** How a chat got its title: `user` titles are never replaced by the first message. */
 export type TitleSource = 'default' | 'auto' | 'user';
 
+/**
+ * What the model is sent in place of the whole history (CTX-3): `messages` stay whole in
+ * the journal; the view the model reads is derived from them and this (`agent/context-view.ts`).
+ */
+export interface CompactionState {
+  /** Messages before this index are replaced by `summary` (0: no summary). */
+  summaryUpTo: number;
+  /** The summary the model reads first, with the live kernel state. */
+  summary?: string;
+  /** Tool results in messages before this index are sent as one-line placeholders. */
+  pruneBefore: number;
+}
+
 /** Everything the server keeps about one chat (one file under `.cellmate/chats/`). */
 export interface ChatRecord {
   chat: Chat;
   titleSource: TitleSource;
   /** The model-side history (AI SDK messages) needed to continue the conversation. */
   messages: ModelMessage[];
+  /** How the history is compacted for the model; absent: sent whole. */
+  compaction?: CompactionState;
 }
 
 /** The JSON layout of a chat snapshot file. */
@@ -29,6 +44,7 @@ interface ChatFileJson {
   chat: Chat;
   titleSource: TitleSource;
   messages: ModelMessage[];
+  compaction?: CompactionState;
 }
 
 /** Chat ids are generated here and validated before any lookup (they name files). */
@@ -41,7 +57,7 @@ const itemSchema = z.looseObject({
   id: z.string(),
   time: z.string(),
   turnId: z.string(),
-  kind: z.enum(['user', 'assistant', 'tool', 'notice', 'question'])
+  kind: z.enum(['user', 'assistant', 'tool', 'notice', 'question', 'usage', 'compaction'])
 });
 
 const fileSchema = z.looseObject({
@@ -78,7 +94,23 @@ export function parseChatFile(text: string, expectedId: string): ChatRecord & { 
   }
   const data = parsed.data as unknown as ChatFileJson;
   if (data.chat.id !== expectedId) throw new Error(`chat id "${data.chat.id}" does not match the file name`);
-  return { chat: data.chat, titleSource: data.titleSource, messages: data.messages, seq: data.seq ?? 0 };
+  return { chat: data.chat, titleSource: data.titleSource, messages: data.messages, ...(isCompactionState(data.compaction) ? { compaction: data.compaction } : {}), seq: data.seq ?? 0 };
+}
+
+/** Whether a value read from disk is a usable compaction state. */
+export function isCompactionState(value: unknown): value is CompactionState {
+  const v = value as Partial<CompactionState> | undefined;
+  return typeof v === 'object' && v !== null && Number.isInteger(v.summaryUpTo) && Number.isInteger(v.pruneBefore) && (v.summary === undefined || typeof v.summary === 'string');
+}
+
+/**
+ * The compaction state after the history was cut to `length` messages (retry, edit): marks
+ * past the end come back to it, and a summary that covered cut messages is dropped. Pure.
+ */
+export function clampCompaction(state: CompactionState | undefined, length: number): CompactionState | undefined {
+  if (!state) return undefined;
+  if (state.summaryUpTo > length) return state.pruneBefore > 0 ? { summaryUpTo: 0, pruneBefore: Math.min(state.pruneBefore, length) } : undefined;
+  return { ...state, pruneBefore: Math.min(state.pruneBefore, length) };
 }
 
 /**

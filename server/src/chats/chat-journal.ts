@@ -1,6 +1,6 @@
-import type { ChatMode, TranscriptItem } from '@cellmate/protocol';
+import type { ChatMode, ContextStatus, TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
-import type { ChatRecord, TitleSource } from './chat-file.js';
+import { clampCompaction, isCompactionState, type ChatRecord, type CompactionState, type TitleSource } from './chat-file.js';
 
 /**
  * One line of a chat journal (`.cellmate/chats/<id>.jsonl`; the format is described in
@@ -13,6 +13,10 @@ export type JournalRecord =
   | { s: number; u: string; t: 'remove'; ids: string[] }
   | { s: number; u: string; t: 'messages'; add: ModelMessage[] }
   | { s: number; u: string; t: 'cut'; length: number }
+  /** The context meter's latest figures (the latest record wins). */
+  | { s: number; u: string; t: 'context'; context: ContextStatus }
+  /** What the model is sent in place of the whole history (CTX-3; the latest record wins). */
+  | { s: number; u: string; t: 'compaction'; state: CompactionState }
   | { s: number; u: string; t: 'deleted' };
 
 /** A journal record before the store numbers and stamps it. */
@@ -70,6 +74,8 @@ export function replayJournal(base: ChatRecord | undefined, baseSeq: number, byt
   let deleted = false;
   let deadBytes = 0;
   let metaBytes = 0;
+  let contextBytes = 0;
+  let compactionBytes = 0;
   const badLines: number[] = [];
   const itemBytes = new Map<string, number>();
   let index = record ? indexItems(record.chat.items) : new Map<string, number>();
@@ -143,9 +149,28 @@ export function replayJournal(base: ChatRecord | undefined, baseSeq: number, byt
       case 'messages':
         record.messages.push(...parsed.add);
         break;
-      case 'cut':
+      case 'cut': {
         record.messages.splice(parsed.length);
+        const compaction = clampCompaction(record.compaction, record.messages.length);
+        if (compaction) record.compaction = compaction;
+        else delete record.compaction;
         deadBytes += size;
+        break;
+      }
+      case 'context':
+        record.chat.context = parsed.context;
+        deadBytes += contextBytes;
+        contextBytes = size;
+        break;
+      case 'compaction':
+        if (!isCompactionState(parsed.state)) {
+          badLines.push(line);
+          deadBytes += size;
+          break;
+        }
+        record.compaction = parsed.state;
+        deadBytes += compactionBytes;
+        compactionBytes = size;
         break;
       default:
         badLines.push(line); // a record type this version does not know

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Logger } from '../config/logger.js';
 import { itemNotFound } from '../errors.js';
 import { applyChatEvent } from './apply-event.js';
-import { CHAT_ID_PATTERN, recoverInterruptedTurn, summarize, type ChatRecord, type TitleSource } from './chat-file.js';
+import { CHAT_ID_PATTERN, clampCompaction, recoverInterruptedTurn, summarize, type ChatRecord, type CompactionState, type TitleSource } from './chat-file.js';
 import type { ChatMeta } from './chat-journal.js';
 import { DEFAULT_COMPACT_MIN_DEAD_BYTES, JournalFile, type JournalStats } from './journal-file.js';
 
@@ -130,6 +130,8 @@ export class ChatStore {
     this.writeMeta(entry);
     for (const item of record.chat.items) this.writeItem(entry, item);
     if (record.messages.length) entry.file.append({ t: 'messages', add: record.messages }, record.chat.updatedAt);
+    if (record.compaction) entry.file.append({ t: 'compaction', state: record.compaction }, record.chat.updatedAt);
+    if (record.chat.context) entry.file.append({ t: 'context', context: record.chat.context }, record.chat.updatedAt);
     this.evict(id);
   }
 
@@ -161,6 +163,10 @@ export class ChatStore {
       return;
     }
     applyChatEvent(chat, event);
+    if (event.type === 'context') {
+      entry.file.noteItem('\u0000context', entry.file.append({ t: 'context', context: event.context }, chat.updatedAt));
+      return;
+    }
     if (event.type === 'turn-started' || event.type === 'turn-ended' || event.type === 'mode-changed') {
       entry.running = chat.running;
       this.writeMeta(entry);
@@ -197,6 +203,17 @@ export class ChatStore {
     const cut = entry.record!.messages.splice(length);
     const bytes = entry.file.append({ t: 'cut', length }, entry.record!.chat.updatedAt);
     entry.file.noteDead(bytes + JSON.stringify(cut).length);
+    const compaction = clampCompaction(entry.record!.compaction, length);
+    if (compaction) entry.record!.compaction = compaction;
+    else delete entry.record!.compaction;
+  }
+
+  /** Sets what the model is sent in place of the whole history (CTX-3); journaled, the latest wins. */
+  setCompaction(id: string, state: CompactionState): void {
+    const entry = this.loadedEntry(id);
+    if (!entry) return;
+    entry.record!.compaction = { ...state };
+    entry.file.noteItem('\u0000compaction', entry.file.append({ t: 'compaction', state: entry.record!.compaction }, entry.record!.chat.updatedAt));
   }
 
   /**

@@ -69,7 +69,7 @@ export class JournalFile {
     if (snapshotText !== undefined) {
       const parsed = parseChatFile(snapshotText.toString('utf8'), id);
       baseSeq = parsed.seq;
-      base = { chat: parsed.chat, titleSource: parsed.titleSource, messages: parsed.messages };
+      base = { chat: parsed.chat, titleSource: parsed.titleSource, messages: parsed.messages, ...(parsed.compaction ? { compaction: parsed.compaction } : {}) };
     }
     const journal = readOptional(journalPath) ?? Buffer.alloc(0);
     const replay = replayJournal(base, baseSeq, journal);
