@@ -324,6 +324,54 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /** True while a `chat/compact` of the open chat is in flight. */
+  get compacting(): boolean {
+    return this._compacting;
+  }
+
+  /** Whether Compact can run now: a chat is open, connected, and no turn, send or compaction is under way. */
+  get canCompact(): boolean {
+    return (
+      !!this.store.state &&
+      this._connection.status.state === 'connected' &&
+      !this.running &&
+      !this._sending &&
+      !this._compacting
+    );
+  }
+
+  /**
+   * Compacts what the open chat sends the model (`chat/compact`, CTX-3) with the model
+   * settings a turn would use; the compaction card arrives as an event. Resolves with the
+   * server's answer, or null when it did not run (the user was told why).
+   */
+  async compact(): Promise<{ compacted: boolean; message: string } | null> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId || !this.canCompact) {
+      return null;
+    }
+    const model = this._usableModel();
+    if (!model) {
+      return null;
+    }
+    this._compacting = true;
+    this._changed.emit();
+    try {
+      const result = await this._connection.request('chat/compact', { chatId, model });
+      if (!result?.compacted) {
+        // Nothing to compact, or the server refused: its message says which.
+        this._notify('info', result?.message || this._trans.__('The conversation was not compacted.'));
+      }
+      return result;
+    } catch (error) {
+      this._fail(this._trans.__('Could not compact the conversation'), error);
+      return null;
+    } finally {
+      this._compacting = false;
+      this._changed.emit();
+    }
+  }
+
   /** Renames a chat; false when it failed (the user was told). */
   async rename(chatId: string, title: string): Promise<boolean> {
     try {
@@ -763,6 +811,7 @@ export class CellmateController implements IDisposable {
   private _wanted: string | null = null;
   private _generation = 0;
   private _sending = false;
+  private _compacting = false;
   private _draftMode: ChatMode = 'chat';
   private _loadingOlder = false;
   private _wasConnected = false;

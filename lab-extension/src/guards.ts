@@ -3,7 +3,16 @@
  * not to be the same version as the pane: anything that does not fit is reported and
  * dropped, never rendered half-way. Pure: runs in Node.
  */
-import { CHAT_MODES, type Chat, type ChatEvent, type ChatSummary, type TranscriptItem, type WorkerSummary } from '@cellmate/protocol';
+import {
+  CHAT_MODES,
+  type Chat,
+  type ChatEvent,
+  type ChatSummary,
+  type ContextStatus,
+  type TokenUsage,
+  type TranscriptItem,
+  type WorkerSummary
+} from '@cellmate/protocol';
 
 /** True when `value` looks like a transcript item the pane can render. */
 export function isTranscriptItem(value: unknown): value is TranscriptItem {
@@ -31,6 +40,22 @@ export function isTranscriptItem(value: unknown): value is TranscriptItem {
         ['pending', 'answered', 'skipped', 'expired', 'cancelled'].includes(value.state as string) &&
         Array.isArray(value.options) &&
         (value.options as unknown[]).every(o => isRecord(o) && typeof o.label === 'string')
+      );
+    case 'usage':
+      return (
+        typeof value.model === 'string' &&
+        isTokenUsage(value.usage) &&
+        isCount(value.requests) &&
+        (value.costUsd === undefined || isCount(value.costUsd))
+      );
+    case 'compaction':
+      return (
+        ['auto', 'manual', 'overflow'].includes(value.trigger as string) &&
+        isCount(value.prunedOutputs) &&
+        isCount(value.summarizedMessages) &&
+        isCount(value.tokensBefore) &&
+        isCount(value.tokensAfter) &&
+        (value.summary === undefined || typeof value.summary === 'string')
       );
     default:
       return false;
@@ -64,6 +89,8 @@ export function isChatEvent(value: unknown): value is ChatEvent {
       return typeof value.mode === 'string' && (CHAT_MODES as readonly string[]).includes(value.mode);
     case 'worker-updated':
       return isWorkerSummary(value.worker);
+    case 'context':
+      return isContextStatus(value.context);
     default:
       return false;
   }
@@ -80,11 +107,40 @@ export function sanitizeChat(value: unknown): { chat: Chat; dropped: number } | 
   }
   const raw = (value as unknown as { items: unknown[] }).items;
   const items = raw.filter(isTranscriptItem);
-  const chat = value as unknown as Chat;
+  const { context, ...chat } = value as unknown as Chat;
   return {
-    chat: { ...chat, items, running: chat.running === true },
+    // A context status this pane cannot read is left out: the meter waits for the next `context` event.
+    chat: { ...chat, items, running: chat.running === true, ...(isContextStatus(context) ? { context } : {}) },
     dropped: raw.length - items.length
   };
+}
+
+/** True when `value` is a provider's token counts (CTX-1). */
+export function isTokenUsage(value: unknown): value is TokenUsage {
+  return (
+    isRecord(value) &&
+    isCount(value.input) &&
+    isCount(value.cachedInput) &&
+    isCount(value.cacheWrite) &&
+    isCount(value.output) &&
+    (value.reasoning === undefined || isCount(value.reasoning))
+  );
+}
+
+/** True when `value` is the context meter's figures (CTX-1). */
+export function isContextStatus(value: unknown): value is ContextStatus {
+  return (
+    isRecord(value) &&
+    typeof value.model === 'string' &&
+    isCount(value.usedTokens) &&
+    typeof value.estimated === 'boolean' &&
+    (value.window === undefined || (isCount(value.window) && value.window > 0)) &&
+    ['settings', 'server', 'catalog', 'unknown'].includes(value.windowSource as string) &&
+    isCount(value.reservedOutput) &&
+    (value.compactAtTokens === undefined || isCount(value.compactAtTokens)) &&
+    isTokenUsage(value.total) &&
+    (value.costUsd === undefined || isCount(value.costUsd))
+  );
 }
 
 /** True when `value` looks like a background worker's summary (issue #16 item 5). */
@@ -103,6 +159,11 @@ export function isWorkerSummary(value: unknown): value is WorkerSummary {
 /** True when `value` looks like a chat summary. */
 export function isChatSummary(value: unknown): value is ChatSummary {
   return isRecord(value) && typeof value.id === 'string' && typeof value.title === 'string';
+}
+
+/** A finite, non-negative number (token counts, dollars). */
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -14,7 +14,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import { addIcon, checkIcon } from '@jupyterlab/ui-components';
+import { addIcon, checkIcon, collapseAllIcon } from '@jupyterlab/ui-components';
 import type { ReviewScope } from '@cellmate/protocol';
 
 import { CellmateConnection } from './connection';
@@ -40,6 +40,7 @@ export namespace CommandIDs {
   export const showMcpServers = 'cellmate:show-mcp-servers';
   export const reviewChanges = 'cellmate:review-changes';
   export const reviewNotebook = 'cellmate:review-notebook';
+  export const compactChat = 'cellmate:compact-chat';
 }
 
 const CATEGORY = 'Cellmate';
@@ -224,6 +225,25 @@ async function activate(
       return review({ notebook: path });
     }
   });
+  // CTX-3: the same as the pane's Compact button.
+  app.commands.addCommand(CommandIDs.compactChat, {
+    label: trans.__('Compact Cellmate Chat'),
+    caption: trans.__('Compact the conversation: prune old tool outputs, then summarise earlier turns (the transcript keeps everything)'),
+    icon: collapseAllIcon,
+    isEnabled: () => controller.canCompact,
+    execute: async () => {
+      app.shell.activateById(panel.id);
+      await controller.compact();
+    }
+  });
+  let couldCompact = controller.canCompact;
+  controller.changed.connect(() => {
+    // Menus and the palette re-render on each notice: only when the answer changes.
+    if (controller.canCompact !== couldCompact) {
+      couldCompact = controller.canCompact;
+      app.commands.notifyCommandChanged(CommandIDs.compactChat);
+    }
+  });
   connection.statusChanged.connect(() => app.commands.notifyCommandChanged(CommandIDs.newChat));
   connection.statusChanged.connect(() => app.commands.notifyCommandChanged(CommandIDs.reviewChanges));
   if (palette) {
@@ -233,6 +253,7 @@ async function activate(
     palette.addItem({ command: CommandIDs.showMcpServers, category: CATEGORY });
     palette.addItem({ command: CommandIDs.reviewChanges, category: CATEGORY });
     palette.addItem({ command: CommandIDs.reviewNotebook, category: CATEGORY });
+    palette.addItem({ command: CommandIDs.compactChat, category: CATEGORY });
   }
 
   // The state database holds the last chat id only after the layout is restored.

@@ -24,6 +24,7 @@ import {
   type ChatEvent,
   type ChatMode,
   type ChatSummary,
+  type ContextStatus,
   type NoticeItem,
   type TranscriptItem,
   type TurnEndReason
@@ -54,6 +55,8 @@ export interface ChatState {
   readonly olderCount: number;
   /** The last turn this pane saw end (`data-last-turn` on the panel: tests wait on it). */
   readonly lastEndedTurnId?: string;
+  /** The context meter's figures (CTX-1); absent until the chat's first request. */
+  readonly context?: ContextStatus;
 }
 
 /** What one reducer step changed, so a view can update just that. */
@@ -62,7 +65,7 @@ export interface ChatChange {
   readonly updated: readonly string[];
   /** True when items were inserted, removed or reordered. */
   readonly structure: boolean;
-  /** True when `running` or `turnId` changed. */
+  /** True when something outside the items changed: `running`, `turnId`, the mode, the context figures. */
   readonly running: boolean;
 }
 
@@ -84,7 +87,8 @@ export function fromSnapshot(chat: Chat): ChatState {
     running: chat.running,
     turnId: chat.running ? lastTurnId(chat.items) : null,
     pendingDeltas: new Map(),
-    olderCount: olderCountOf(chat.olderCount)
+    olderCount: olderCountOf(chat.olderCount),
+    ...(chat.context ? { context: chat.context } : {})
   };
 }
 
@@ -134,6 +138,8 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
       return isChatMode(event.mode) && event.mode !== state.mode
         ? { state: { ...state, mode: event.mode }, change: { ...NO_CHANGE, running: true } }
         : { state, change: NO_CHANGE };
+    case 'context':
+      return { state: { ...state, context: event.context }, change: { ...NO_CHANGE, running: true } };
     default:
       return { state, change: NO_CHANGE };
   }

@@ -17,7 +17,14 @@ export interface ICellmateSettings {
   scriptPath: string;
   /** Whether the model gets eval's figures as images; absent = `auto` (by provider). */
   acceptsImages?: 'yes' | 'no';
+  /** The model's context window in tokens, overriding what the server finds (CTX-1); absent = the server's figure. */
+  contextWindow?: number;
+  /** Share of the usable window at which the chat compacts (CTX-3); absent = the server's default. */
+  compactAt?: number;
 }
+
+/** The range of `compactAt` the schema allows; a hand-edited value outside it is ignored. */
+export const COMPACT_AT_RANGE = { min: 0.5, max: 0.95 } as const;
 
 export const DEFAULT_SETTINGS: ICellmateSettings = {
   provider: '',
@@ -39,11 +46,21 @@ export function readSettings(composite: Record<string, unknown> | null | undefin
     model: str('model'),
     baseUrl: str('baseUrl'),
     scriptPath: str('scriptPath'),
-    ...(c.acceptsImages === 'yes' || c.acceptsImages === 'no' ? { acceptsImages: c.acceptsImages } : {})
+    ...(c.acceptsImages === 'yes' || c.acceptsImages === 'no' ? { acceptsImages: c.acceptsImages } : {}),
+    ...(isWindow(c.contextWindow) ? { contextWindow: c.contextWindow } : {}),
+    ...(isCompactAt(c.compactAt) ? { compactAt: c.compactAt } : {})
   };
 }
 
-/** The model settings sent with `chat/send`, or null when no provider is chosen. */
+function isWindow(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0;
+}
+
+function isCompactAt(value: unknown): value is number {
+  return typeof value === 'number' && value >= COMPACT_AT_RANGE.min && value <= COMPACT_AT_RANGE.max;
+}
+
+/** The model settings sent with `chat/send` (and retry, edit, compact), or null when no provider is chosen. */
 export function toModelSettings(settings: ICellmateSettings): ModelSettings | null {
   if (settings.provider === '') {
     return null;
@@ -54,6 +71,12 @@ export function toModelSettings(settings: ICellmateSettings): ModelSettings | nu
   }
   if (settings.acceptsImages) {
     model.acceptsImages = settings.acceptsImages === 'yes';
+  }
+  if (settings.contextWindow !== undefined) {
+    model.contextWindow = settings.contextWindow;
+  }
+  if (settings.compactAt !== undefined) {
+    model.compactAt = settings.compactAt;
   }
   if (settings.provider === 'scripted') {
     model.scriptPath = settings.scriptPath;

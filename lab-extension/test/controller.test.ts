@@ -196,4 +196,41 @@ describe('CellmateController', () => {
     expect(controller.chats.map(c => c.id)).toEqual(['b']);
     expect(mem.saved).toContain(null);
   });
+
+  it('Compact sends chat/compact with the turn model settings, refuses while a turn runs, and says why it did not compact (CTX-3)', async () => {
+    const { server, controller, notes, settings } = await setup({ remembered: 'a' });
+    await settings.set('contextWindow', 8000);
+    server.addChat('a', [user('u1')]);
+    let compacted = false;
+    server.answers.set('chat/compact', () => {
+      const result = compacted ? { compacted: false, message: 'Nothing to compact yet.' } : { compacted: true, message: 'Compacted.' };
+      compacted = true;
+      return { result };
+    });
+    await controller.start();
+    await until(() => controller.store.state?.chatId === 'a');
+    expect(controller.canCompact).toBe(true);
+    expect(await controller.compact()).toEqual({ compacted: true, message: 'Compacted.' });
+    expect(server.calls('chat/compact')[0].params).toEqual({
+      chatId: 'a',
+      model: { provider: 'scripted', model: 'scripted', scriptPath: '', contextWindow: 8000 }
+    });
+    expect(notes).toEqual([]);
+    expect(await controller.compact()).toMatchObject({ compacted: false });
+    expect(notes).toEqual(['info: Nothing to compact yet.']);
+
+    server.event('a', { type: 'turn-started', turnId: 't2' });
+    await until(() => controller.running);
+    expect(controller.canCompact).toBe(false);
+    expect(await controller.compact()).toBeNull();
+    expect(server.calls('chat/compact')).toHaveLength(2);
+    server.event('a', { type: 'turn-ended', turnId: 't2', reason: 'stop' });
+    await until(() => !controller.running);
+
+    server.answers.set('chat/compact', () => ({ error: { code: -32000, message: 'A turn is running' } }));
+    expect(await controller.compact()).toBeNull();
+    expect(notes.at(-1)).toBe('error: Could not compact the conversation: A turn is running');
+    expect(controller.store.state!.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error' });
+    expect(controller.compacting).toBe(false);
+  });
 });

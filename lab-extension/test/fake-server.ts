@@ -35,6 +35,8 @@ export class FakeServer {
   helloError: { code: number; message: string } | null = null;
   /** When false, requests other than hello get no answer. */
   answering = true;
+  /** Answers by method (`{ result }` or `{ error }`), before the built-in ones. */
+  readonly answers = new Map<string, (params: Record<string, unknown>) => object>();
 
   private constructor(readonly wss: WebSocketServer) {
     wss.on('connection', (socket, request) => {
@@ -103,6 +105,11 @@ export class FakeServer {
       return;
     }
     if (!this.answering) {
+      return;
+    }
+    const answer = this.answers.get(message.method ?? '');
+    if (answer) {
+      reply(answer(params));
       return;
     }
     switch (message.method) {

@@ -4,6 +4,7 @@ import type {
   AssistantItem,
   Chat,
   ChatEvent,
+  ContextStatus,
   ToolCallItem,
   TranscriptItem,
   UserItem
@@ -370,5 +371,44 @@ describe('sanitizeChat', () => {
     expect(checked?.chat.items.map(i => i.id)).toEqual(['u1']);
     expect(sanitizeChat({ id: 'x', title: 'y' })).toBeNull();
     expect(sanitizeChat('nope')).toBeNull();
+  });
+});
+
+describe('the context meter figures (CTX-1)', () => {
+  const context = (usedTokens: number): ContextStatus => ({
+    model: 'scripted/script',
+    usedTokens,
+    estimated: false,
+    window: 16_000,
+    windowSource: 'settings',
+    reservedOutput: 1_000,
+    compactAtTokens: 12_750,
+    total: { input: usedTokens, cachedInput: 0, cacheWrite: 0, output: 10 }
+  });
+
+  it('comes from the snapshot and is replaced by each context event, outside the items', () => {
+    const state = fromSnapshot({ ...chat([user()]), context: context(1_000) });
+    expect(state.context?.usedTokens).toBe(1_000);
+    const step = applyEvent(state, { type: 'context', context: context(5_000) });
+    expect(step.state.context?.usedTokens).toBe(5_000);
+    expect(step.state.items).toBe(state.items);
+    expect(step.change).toEqual({ updated: [], structure: false, running: true });
+  });
+
+  it('a snapshot of the same chat brings its current figures, or none', () => {
+    const state = fromSnapshot({ ...chat([user()]), context: context(1_000) });
+    expect(applySnapshot(state, { ...chat([user()]), context: context(9_000) }).state.context?.usedTokens).toBe(9_000);
+    expect(applySnapshot(state, chat([user()])).state.context).toBeUndefined();
+    expect(fromSnapshot(chat()).context).toBeUndefined();
+  });
+
+  it('ChatsModel tells listeners when the figures change', () => {
+    const store = new ChatsModel();
+    store.load(chat([user()]));
+    const seen: Array<number | undefined> = [];
+    store.subscribe((state, change) => change.running && seen.push(state?.context?.usedTokens));
+    store.apply('c1', { type: 'context', context: context(2_000) });
+    store.apply('other', { type: 'context', context: context(3_000) });
+    expect(seen).toEqual([2_000]);
   });
 });

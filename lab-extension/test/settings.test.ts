@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 
 import type { ProviderStatus } from '@cellmate/protocol';
@@ -32,6 +33,30 @@ describe('readSettings / toModelSettings', () => {
     expect(toModelSettings(readSettings({ provider: 'openai-compatible', model: 'llava', acceptsImages: 'yes' }))).toMatchObject({ acceptsImages: true });
     expect(toModelSettings(readSettings({ provider: 'openai', model: 'm', acceptsImages: 'no' }))).toMatchObject({ acceptsImages: false });
     expect(toModelSettings(readSettings({ provider: 'openai', model: 'm' }))).not.toHaveProperty('acceptsImages');
+  });
+
+  it('contextWindow and compactAt are carried into the model settings when valid (CTX-1, CTX-3)', () => {
+    const settings = readSettings({ provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://h/v1', contextWindow: 16384, compactAt: 0.7 });
+    expect(toModelSettings(settings)).toMatchObject({ contextWindow: 16384, compactAt: 0.7 });
+    expect(toModelSettings(readSettings({ provider: 'scripted', contextWindow: 4000 }))).toMatchObject({ contextWindow: 4000 });
+    // Absent, or a hand-edited value the schema would refuse: left to the server.
+    const plain = toModelSettings(readSettings({ provider: 'openai', model: 'm' }));
+    expect(plain).not.toHaveProperty('contextWindow');
+    expect(plain).not.toHaveProperty('compactAt');
+    for (const bad of [{ contextWindow: 0 }, { contextWindow: -5 }, { contextWindow: 1.5 }, { contextWindow: '16k' }, { compactAt: 0.2 }, { compactAt: 1 }, { compactAt: '0.8' }]) {
+      const model = toModelSettings(readSettings({ provider: 'openai', model: 'm', ...bad }));
+      expect(model).not.toHaveProperty('contextWindow');
+      expect(model).not.toHaveProperty('compactAt');
+    }
+    expect(readSettings({ provider: 'openai', compactAt: 0.5 }).compactAt).toBe(0.5);
+    expect(readSettings({ provider: 'openai', compactAt: 0.95 }).compactAt).toBe(0.95);
+  });
+
+  it('the schema offers contextWindow (optional) and compactAt (0.5–0.95, default 0.85)', async () => {
+    const schema = JSON.parse(await readFile(new URL('../schema/plugin.json', import.meta.url), 'utf8'));
+    expect(schema.properties.contextWindow).toMatchObject({ type: 'integer', minimum: 1 });
+    expect(schema.properties.contextWindow).not.toHaveProperty('default');
+    expect(schema.properties.compactAt).toMatchObject({ type: 'number', minimum: 0.5, maximum: 0.95, default: 0.85 });
   });
 
   it('reads defensively and treats unknown providers as not configured', () => {

@@ -1,12 +1,13 @@
 /**
  * The composer: a textarea (Enter sends, Shift+Enter adds a line), the mode selector
- * (MODE-8: Agent, Plan, Orchestrate; Shift+Tab cycles) and one button that is Send while idle and Stop
- * while a turn runs.
+ * (MODE-8: Agent, Plan, Orchestrate; Shift+Tab cycles), one button that is Send while idle and Stop
+ * while a turn runs, and under them the context meter with Compact (CTX-1, CTX-3).
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { MODE_LABELS, SELECTABLE_MODES, type ChatMode, type MentionCandidate } from '@cellmate/protocol';
 
+import { ContextMeter, IContextMeterState } from './context-meter';
 import { MentionPopup } from './mention-popup';
 
 /** What the composer shows. */
@@ -69,7 +70,8 @@ export class ComposerWidget extends Widget {
     const buttons = document.createElement('div');
     buttons.className = 'jp-cellmate-composer-buttons';
     buttons.append(this._mode, this._send, this._stop);
-    this.node.append(this._input, buttons);
+    this._meter = new ContextMeter(trans, options.onCompact);
+    this.node.append(this._input, buttons, this._meter.node);
     // `@` completion (issue #5) lives in its own widget file.
     if (options.complete) {
       this._mentions = new MentionPopup(this._input, this.node, options.complete);
@@ -90,6 +92,11 @@ export class ComposerWidget extends Widget {
     this._send.title = state.canSend ? '' : (state.blockedReason ?? '');
     this.node.dataset.sending = String(state.sending);
     this._showMode(state.mode ?? 'chat');
+  }
+
+  /** Shows the open chat's context figures and whether Compact can run. */
+  setContext(state: IContextMeterState): void {
+    this._meter.update(state);
   }
 
   /** The mode selector (for tests). */
@@ -172,6 +179,7 @@ export class ComposerWidget extends Widget {
 
   private readonly _input: HTMLTextAreaElement;
   private readonly _mentions: MentionPopup | undefined;
+  private readonly _meter: ContextMeter;
   private readonly _send: HTMLButtonElement;
   private readonly _mode: HTMLSelectElement;
   private readonly _onMode: ((mode: ChatMode) => void) | undefined;
@@ -194,6 +202,8 @@ export namespace ComposerWidget {
     onCycleMode?(): void;
     /** `@` completion candidates for a prefix (kernel variables, workspace files). */
     complete?(prefix: string): Promise<MentionCandidate[]>;
+    /** Compact the open chat (CTX-3). Without it there is no Compact button. */
+    onCompact?(): void;
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * One widget per transcript item: user text, assistant markdown, notices.
- * Tool calls are in `tool-card.ts`. Model text is never set as HTML: user text and
+ * Tool calls are in `tool-card.ts`, usage lines and compaction cards in `context-items.ts`. Model text is never set as HTML: user text and
  * notices go in as text, assistant markdown through rendermime as untrusted (sanitized).
  */
 import type { AssistantItem, NoticeItem, TranscriptItem, UserItem } from '@cellmate/protocol';
@@ -8,6 +8,7 @@ import { IRenderMime, MimeModel } from '@jupyterlab/rendermime';
 import { editIcon, errorIcon, infoIcon, LabIcon, refreshIcon } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { CompactionWidget, UsageWidget } from './context-items';
 import { IItemContext, IItemWidget, markItem } from './item-base';
 import { QuestionCardWidget } from './question-card';
 import { ToolCardWidget } from './tool-card';
@@ -40,6 +41,12 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
       break;
     case 'question':
       widget = new QuestionCardWidget(item, context);
+      break;
+    case 'usage':
+      widget = new UsageWidget(item, context);
+      break;
+    case 'compaction':
+      widget = new CompactionWidget(item, context);
       break;
   }
   return widget;

@@ -83,7 +83,8 @@ export class CellmatePanel extends Panel {
       onStop: () => void controller.abort(),
       onMode: mode => void controller.setMode(mode),
       onCycleMode: () => void controller.cycleMode(),
-      complete: prefix => controller.complete(prefix)
+      complete: prefix => controller.complete(prefix),
+      onCompact: () => void controller.compact()
     });
     const workers = new WorkersListWidget({
       model: controller.workers, trans,
@@ -241,6 +242,12 @@ export class CellmatePanel extends Panel {
       blockedReason: !connected
         ? this._trans.__('Not connected to the Cellmate server')
         : setup?.message
+    });
+    this._composer.setContext({
+      context: state?.context,
+      chatOpen: !!state,
+      canCompact: c.canCompact && !setup,
+      compacting: c.compacting
     });
   }
 

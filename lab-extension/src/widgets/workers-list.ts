@@ -13,6 +13,7 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
+import { compactionHeadline, usageLine } from '../context-format';
 import { formatElapsed, type WorkersModel } from '../workers';
 
 /** Characters of a tool result the read-only transcript shows. */
@@ -121,7 +122,7 @@ export class WorkersListWidget extends Widget {
     try {
       const { items } = await this._options.transcript(w.id);
       for (const item of items) {
-        body.node.appendChild(renderItem(item));
+        body.node.appendChild(renderItem(item, trans));
       }
       if (items.length === 0) {
         body.node.textContent = trans.__('Nothing yet.');
@@ -150,7 +151,7 @@ export namespace WorkersListWidget {
 }
 
 /** One transcript item as plain text. */
-function renderItem(item: TranscriptItem): HTMLElement {
+function renderItem(item: TranscriptItem, trans: TranslationBundle): HTMLElement {
   const node = document.createElement('div');
   node.className = 'jp-cellmate-worker-item';
   node.dataset.kind = item.kind;
@@ -163,6 +164,10 @@ function renderItem(item: TranscriptItem): HTMLElement {
         return item.text;
       case 'question':
         return item.question;
+      case 'usage':
+        return usageLine(item, trans);
+      case 'compaction':
+        return compactionHeadline(item, trans);
       case 'tool': {
         const output = item.output ?? '';
         return `${item.name} — ${item.status}${item.title ? `: ${item.title}` : ''}\n${output.length > OUTPUT_PREVIEW ? `${output.slice(0, OUTPUT_PREVIEW)}…` : output}`;
