@@ -204,6 +204,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     ...(kernels ? { turnFocus: kernels } : {}),
     expandContext: (chatId, text, ctx, origin) => context.expand(chatId, text, ctx, origin),
     completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin),
+    kernelState: (chatId, signal) => context.kernelState(chatId, signal),
     // A deleted chat's audit log and saved outputs go with it (its kernels: kernelRetention below).
     onDeleted: async (chatId) => {
       await harness.audit.removeChat(chatId);

@@ -43,6 +43,38 @@ export function describeProviderError(error: unknown, settings: ModelSettings): 
   return `${who} failed: ${shorten(message)}${cause}.`;
 }
 
+/**
+ * Wordings of a provider refusing a request as longer than the model's context: OpenAI
+ * (`context_length_exceeded`, "maximum context length"), Anthropic ("prompt is too long"),
+ * vLLM ("maximum context length … However, you requested"), llama.cpp ("exceeds the
+ * available context size", `exceed_context_size_error`), Ollama ("prompt too long",
+ * "exceeds the context length"), and gateways' "context window" / "too many tokens".
+ */
+const OVERFLOW_PATTERNS = [
+  /context_length_exceeded/i,
+  /maximum context length/i,
+  /prompt is too long/i,
+  /prompt too long/i,
+  /exceeds? the (available )?context (size|length|window)/i,
+  /exceed_context_size/i,
+  /context (length|window) (exceeded|is exceeded|limit)/i,
+  /(input|prompt) (is )?(too long|longer than) .*context/i,
+  /too many (input )?tokens/i,
+  /reduce the length of the (messages|prompt)/i
+];
+
+/** Whether a provider error says the request is longer than the model's context window (CTX-3). */
+export function isContextOverflow(error: unknown): boolean {
+  const texts: string[] = [];
+  if (APICallError.isInstance(error)) {
+    if (error.statusCode !== undefined && error.statusCode !== 400 && error.statusCode !== 413 && error.statusCode !== 422 && error.statusCode !== 500) return false;
+    texts.push(error.message, error.responseBody ?? '');
+  } else if (error instanceof Error) texts.push(error.message);
+  else if (typeof error === 'object' && error !== null) texts.push(JSON.stringify(error));
+  else texts.push(String(error));
+  return texts.some((t) => OVERFLOW_PATTERNS.some((p) => p.test(t)));
+}
+
 function providerLabel(settings: ModelSettings): string {
   switch (settings.provider) {
     case 'openai-compatible':

@@ -4,7 +4,8 @@ import { newItemId } from '../ids.js';
 import type { ToolCallResult, ToolRegistry } from '../tools/registry.js';
 import { FatalToolError } from '../tools/errors.js';
 import { modelAcceptsImages } from '../providers/capabilities.js';
-import { describeProviderError } from './provider-errors.js';
+import { describeProviderError, isContextOverflow } from './provider-errors.js';
+import type { ContextManager } from './context-manager.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
 import { declarations, dispatchTarget, loadedTools, type DispatchTarget, type ToolDeclaration } from '../tools/catalog.js';
 import type { CapabilityProfile } from '../ports/vocabulary.js';
@@ -70,6 +71,12 @@ export interface TurnInput {
   redact?: (text: string) => string;
   /** The background worker this turn is the run of (every call's `ctx.worker`; issue #16 item 5). */
   worker?: ToolContext['worker'];
+  /**
+   * Keeps the requests inside the model's window (CTX-1/3): each step is sent its view of
+   * the history, usage is counted, and an overflow compacts and retries once. Absent: the
+   * whole history is sent (workers' short runs, tests).
+   */
+  context?: ContextManager;
 }
 
 /** How the turn ended. */
@@ -93,6 +100,8 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
     sink.emit({ type: 'item-added', item });
   };
   const end = (reason: TurnEndReason, error?: string): TurnResult => {
+    const usage = input.context?.usageItem();
+    if (usage) sink.emit({ type: 'item-added', item: usage });
     const safe = error === undefined ? undefined : redact(error);
     sink.emit({ type: 'turn-ended', turnId: input.turnId, reason, ...(safe !== undefined ? { error: safe } : {}) });
     return safe === undefined ? { reason } : { reason, error: safe };
@@ -100,6 +109,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
 
   let artifactDone = false;
   let nudged = false;
+  let overflowRetried = false;
   try {
     const tools = input.declared ?? declarations(input.registry, input.profile);
     for (let step = 1; ; step++) {
@@ -116,15 +126,17 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         assistant = undefined;
       };
       let streamedText = '';
+      const view = input.context ? await input.context.beforeStep(messages, input.signal) : messages;
       const outcome = await streamStep(
         {
           model: input.model,
           system: input.system,
-          messages,
+          messages: view,
           tools,
           signal: input.signal,
           idleTimeoutMs: input.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
-          maxRetries: input.maxRetries ?? 2
+          maxRetries: input.maxRetries ?? 2,
+          ...(input.context ? { cache: { key: input.chatId, previousLength: input.context.cacheBoundary() } } : {})
         },
         {
           onTextDelta(delta) {
@@ -150,6 +162,19 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         }
       );
       closeAssistant();
+      input.context?.afterStep(outcome.usage, view);
+
+      if (
+        outcome.end.kind === 'error' && input.context && !overflowRetried && !input.signal.aborted &&
+        outcome.toolCalls.length === 0 && streamedText === '' && isContextOverflow(outcome.end.error)
+      ) {
+        // The provider refused the request as too long: compact harder and send the step once more (CTX-3).
+        overflowRetried = true;
+        if (await input.context.onOverflow(messages, input.signal)) {
+          step--;
+          continue;
+        }
+      }
 
       if (outcome.end.kind === 'aborted') {
         const results = outcome.toolCalls.map((c) => finishCard(sink, cards, c, abortedResult('The user stopped the turn before this tool ran.')));

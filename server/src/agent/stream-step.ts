@@ -2,8 +2,11 @@ import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, ty
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { ToolDeclaration } from '../tools/catalog.js';
+import type { TokenUsage } from '@cellmate/protocol';
 import { stepPrompt } from './step-prompt.js';
 import { StreamIdleTimeoutError } from './provider-errors.js';
+import { cacheOptions } from './prompt-cache.js';
+import { usageFromProvider } from './usage.js';
 
 /** One tool call the model asked for in a step. */
 export interface ModelToolCall {
@@ -24,6 +27,8 @@ export interface StepOutcome {
   text: string;
   toolCalls: ModelToolCall[];
   end: StepEnd;
+  /** The provider's usage report of the request (CTX-1), when it sent one. */
+  usage?: TokenUsage;
 }
 
 /** Callbacks while the step streams. */
@@ -45,6 +50,14 @@ export interface StepInput {
   idleTimeoutMs: number;
   /** Retries of a retryable provider error (HTTP 408/409/429/5xx) before the stream starts. */
   maxRetries: number;
+  /** Cap on the answer's tokens (the summariser's). */
+  maxOutputTokens?: number;
+  /**
+   * Prompt caching (CTX-2): the chat (OpenAI's `prompt_cache_key`) and how many of
+   * `messages` the previous request of this turn carried (Anthropic's breakpoint on the
+   * boundary it cached). Absent: no cache hints.
+   */
+  cache?: { key: string; previousLength: number };
 }
 
 /**
@@ -70,11 +83,19 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
   let text = '';
   const toolCalls: ModelToolCall[] = [];
   let end: StepEnd | undefined;
+  let usage: TokenUsage | undefined;
   armIdle();
   try {
     const { model, prompt } = await stepPrompt(input.model, input.system, input.messages, signal);
-    const tools = input.tools.map((d): LanguageModelV3FunctionTool => ({ type: 'function', name: d.name, description: d.description, inputSchema: d.parameters }));
-    const options: LanguageModelV3CallOptions = { prompt, abortSignal: signal, ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' } } : {}) };
+    const declared = input.tools.map((d): LanguageModelV3FunctionTool => ({ type: 'function', name: d.name, description: d.description, inputSchema: d.parameters }));
+    const cached = input.cache ? cacheOptions(model.provider, prompt, declared, input.cache) : { prompt, tools: declared };
+    const tools = cached.tools;
+    const options: LanguageModelV3CallOptions = {
+      prompt: cached.prompt, abortSignal: signal,
+      ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' } } : {}),
+      ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+      ...(cached.providerOptions ? { providerOptions: cached.providerOptions } : {})
+    };
     const { stream } = await withRetries(model, options, input.maxRetries, signal);
     const reader = stream.getReader();
     try {
@@ -97,6 +118,7 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
           break;
         } else if (part.type === 'finish') {
           end = { kind: 'finished', finishReason: finishReasonOf(part) };
+          usage = usageFromProvider(part.usage);
         }
       }
     } finally {
@@ -107,11 +129,12 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
   } finally {
     clearTimeout(idleTimer);
   }
-  if (input.signal.aborted) return { text, toolCalls, end: { kind: 'aborted' } };
+  const counted = usage ? { usage } : {};
+  if (input.signal.aborted) return { text, toolCalls, end: { kind: 'aborted' }, ...counted };
   if (stop.signal.reason instanceof StreamIdleTimeoutError) {
-    return { text, toolCalls, end: { kind: 'error', error: stop.signal.reason } };
+    return { text, toolCalls, end: { kind: 'error', error: stop.signal.reason }, ...counted };
   }
-  return { text, toolCalls, end: end ?? { kind: 'error', error: new Error('the model stream ended without finishing') } };
+  return { text, toolCalls, end: end ?? { kind: 'error', error: new Error('the model stream ended without finishing') }, ...counted };
 }
 
 /** A tool call's input text as JSON (empty → `{}`, as the AI SDK reads it); invalid JSON stays text for the registry to reject. */

@@ -24,6 +24,8 @@ export interface CompactionState {
   summary?: string;
   /** Tool results in messages before this index are sent as one-line placeholders. */
   pruneBefore: number;
+  /** The person's messages the summary stands for (a scripted model counts turns by them). */
+  summarizedUsers?: number;
 }
 
 /** Everything the server keeps about one chat (one file under `.cellmate/chats/`). */

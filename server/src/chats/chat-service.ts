@@ -1,7 +1,11 @@
-import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, ProviderStatus, SendContext, UserItem } from '@cellmate/protocol';
+import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, ProviderStatus, SendContext, TokenUsage, UserItem } from '@cellmate/protocol';
+import type { LanguageModel } from 'ai';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
+import { ContextManager, fixedTokens, type ChatContextPort } from '../agent/context-manager.js';
+import { ZERO_USAGE } from '../agent/usage.js';
+import { modelFacts } from '../providers/model-facts.js';
 import { turnSurface } from '../modes/turn-surface.js';
 import { profileOf } from '../modes/profiles.js';
 import { loadConfigFile } from '../config/config-file.js';
@@ -45,6 +49,8 @@ export interface ChatServiceOptions {
   expandContext?: (chatId: string, text: string, context: SendContext | undefined, origin: string | undefined) => Promise<{ modelText: string; note?: string } | undefined>;
   /** `@` completion (`context/complete`); `origin` is the asking connection. */
   completeMention?: (chatId: string | undefined, prefix: string, origin: string | undefined) => Promise<MentionCandidate[]>;
+  /** The live state of the kernel(s) a chat used, for a compaction summary (CTX-3). */
+  kernelState?: (chatId: string, signal: AbortSignal) => Promise<string | undefined>;
   /** Called once a chat is deleted (its audit log, saved outputs and kernels go with it). */
   onDeleted?: (chatId: string) => void | Promise<void>;
 }
@@ -123,7 +129,10 @@ export class ChatService {
   get(chatId: string, limit?: number): Chat {
     const { chat } = this.record(chatId);
     const { items, olderCount } = this.options.store.page(chatId, limit ?? chat.items.length);
-    return { id: chat.id, title: chat.title, mode: chat.mode, createdAt: chat.createdAt, updatedAt: chat.updatedAt, running: chat.running, items, olderCount };
+    return {
+      id: chat.id, title: chat.title, mode: chat.mode, createdAt: chat.createdAt, updatedAt: chat.updatedAt, running: chat.running, items, olderCount,
+      ...(chat.context ? { context: structuredClone(chat.context) } : {})
+    };
   }
 
   /**
@@ -213,11 +222,13 @@ export class ChatService {
     // One profile per turn, from the chat's mode as it is now (a later switch applies to the next turn, MODE-1),
     // and one catalog from it: the system prompt lists exactly what every step declares (HARN-11).
     const surface = turnSurface(this.options.registry, record.chat.mode);
+    const system = buildSystemPrompt({ workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock });
+    const window = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
     const done = runTurn(
       {
         chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry, profile: surface.profile, ...(surface.nudge ? { nudge: surface.nudge } : {}),
         declared: surface.catalog.declared,
-        system: buildSystemPrompt({ workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock }),
+        system, context: window,
         history: record.messages, signal: controller.signal,
         maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
         redact: (t) => {
@@ -268,6 +279,58 @@ export class ChatService {
       while (m >= 0 && (r.messages[m]!.role !== 'user' || isNudgeMessage(r.messages[m]!))) m--; // a mode's nudge is not the person's message
       if (m >= 0) this.options.store.truncateMessages(chatId, m);
     }, undefined, origin);
+  }
+
+  /**
+   * Compacts the conversation the model is sent (`chat/compact`: the Compact button,
+   * `/compact`; CTX-3): old outputs pruned, earlier turns summarised by `settings`' model.
+   * The transcript keeps everything; a compaction card says what changed.
+   * @throws CellmateError ChatNotFound, TurnRunning or ProviderUnavailable
+   */
+  async compact(chatId: string, settings: ModelSettings): Promise<{ compacted: boolean; message: string }> {
+    this.record(chatId);
+    if (this.running.has(chatId)) throw turnRunning(chatId);
+    const config = await loadConfigFile(this.options.env);
+    const model = await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
+    if (this.running.has(chatId)) throw turnRunning(chatId);
+    const turnId = newTurnId();
+    const controller = new AbortController();
+    let finish!: (r: TurnResult) => void;
+    const done = new Promise<TurnResult>((resolve) => (finish = resolve));
+    // Held like a turn, so a send or a second compaction waits for this one to end.
+    this.running.set(chatId, { turnId, controller, done });
+    try {
+      const record = this.record(chatId);
+      const surface = turnSurface(this.options.registry, record.chat.mode);
+      const system = buildSystemPrompt({ workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock });
+      const manager = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
+      const item = await manager.compact(record.messages, 'manual', controller.signal);
+      if (!item) return { compacted: false, message: 'Nothing to compact yet: the conversation has no old outputs or earlier turns to summarise.' };
+      return {
+        compacted: true,
+        message: `Compacted: ${item.prunedOutputs} old output${item.prunedOutputs === 1 ? '' : 's'} pruned, ${item.summarizedMessages} message${item.summarizedMessages === 1 ? '' : 's'} summarised (about ${item.tokensBefore} → ${item.tokensAfter} tokens).`
+      };
+    } finally {
+      this.running.delete(chatId);
+      finish({ reason: 'stop' });
+    }
+  }
+
+  /** A turn's context manager (CTX-1/3): the model's facts, and the chat's compaction state through the store. */
+  private async contextManager(chatId: string, settings: ModelSettings, model: LanguageModel, turnId: string, fixed: number, config: Awaited<ReturnType<typeof loadConfigFile>>): Promise<ContextManager> {
+    const apiKey = settings.provider === 'openai-compatible' ? resolveApiKey('openai-compatible', this.options.env, config).value : undefined;
+    const facts = await modelFacts(settings, { ...(apiKey ? { apiKey } : {}), ...(this.options.fetch ? { fetch: this.options.fetch } : {}) });
+    const store = this.options.store;
+    const port: ChatContextPort = {
+      chatId,
+      workspace: this.options.workspace,
+      state: () => store.get(chatId)?.compaction,
+      setState: (state) => store.setCompaction(chatId, state),
+      total: (): TokenUsage => store.get(chatId)?.chat.context?.total ?? { ...ZERO_USAGE },
+      emit: (event) => this.emit(chatId, event),
+      ...(this.options.kernelState ? { kernelState: (signal: AbortSignal) => this.options.kernelState!(chatId, signal) } : {})
+    };
+    return new ContextManager({ port, settings, facts, model, turnId, fixedTokens: fixed });
   }
 
   /** Aborts the running turn of a chat; resolves once it has ended. */

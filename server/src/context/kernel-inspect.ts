@@ -36,6 +36,22 @@ def _list(ns, prefix, limit):
             out.append(dict(_describe(v), name=k))
     out.sort(key=lambda d: d["name"])
     return out[:limit]
+def _state(ns, limit):
+    out = []
+    for k, v in list(ns.items()):
+        if _skip(k, v):
+            continue
+        d = dict(_describe(v), name=k)
+        try:
+            import pandas as pd
+            if isinstance(v, pd.DataFrame):
+                d["cols"] = [str(c) for c in list(v.columns)[:30]]
+                d["ncolumns"] = int(v.shape[1])
+        except ImportError:
+            pass
+        out.append(d)
+    out.sort(key=lambda d: d["name"])
+    return out[:limit]
 def _summary(ns, name, limit):
     if name not in ns:
         return {"name": name, "missing": True}
@@ -99,6 +115,7 @@ interface VarInfo {
   head?: string;
   dtype?: string;
   repr?: string;
+  cols?: string[];
 }
 
 /** One line for a variable: `DataFrame 3×2`, `list len 4`, `int`. */
@@ -126,4 +143,21 @@ export async function summarizeVariable(client: KernelClient, name: string, sign
   if (v.head !== undefined) lines.push(`head(5):\n${v.head}`);
   if (v.repr !== undefined) lines.push(`value: ${v.repr}`);
   return lines.join('\n');
+}
+
+/**
+ * The names a Python kernel holds now, one line each (type, shape, a DataFrame's columns),
+ * for a compacted conversation's summary (CTX-3): after the turns that built `df` are gone,
+ * the agent still knows it exists. At most `limit` names; undefined when nothing answers.
+ */
+export async function kernelStateLines(client: KernelClient, limit = 40, signal?: AbortSignal): Promise<string | undefined> {
+  const vars = await runSilent<VarInfo[]>(client, snippet(`_state(_ns, ${limit})`), signal);
+  if (!vars) return undefined;
+  if (vars.length === 0) return '(no user variables)';
+  return vars
+    .map((v) => {
+      const cols = v.cols ? `; columns (${v.ncolumns ?? v.cols.length}): ${v.cols.join(', ')}${(v.ncolumns ?? 0) > v.cols.length ? ', …' : ''}` : '';
+      return `- ${v.name}: ${v.module && v.module !== 'builtins' ? `${v.module.split('.')[0]}.` : ''}${describeVar(v)}${cols}`;
+    })
+    .join('\n');
 }

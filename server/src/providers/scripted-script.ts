@@ -65,7 +65,9 @@ export function scriptPosition(prompt: LanguageModelV3Prompt): ScriptPosition {
   let assistantsSinceUser = 0;
   for (const message of prompt) {
     if (message.role === 'user') {
-      users += 1;
+      // A compacted conversation's summary stands for the person's messages it replaced.
+      const summarized = (message.providerOptions as { cellmate?: { summarizedUsers?: unknown } } | undefined)?.cellmate?.summarizedUsers;
+      users += typeof summarized === 'number' && summarized >= 1 ? summarized : 1;
       assistantsSinceUser = 0;
     } else if (message.role === 'assistant') {
       assistantsSinceUser += 1;

@@ -70,8 +70,11 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
       const line = JSON.stringify({ ...position, tools, prompt: options.prompt });
       await appendFile(this.options.scriptLogPath, `${line}\n`, 'utf8');
     }
+    const usage = estimatedUsage(options);
+    // A request without tools is a compaction's summary request (every agent step declares tools): it answers from the prompt, not the script.
+    if (!options.tools?.length) return { stream: streamStep({ text: scriptedSummary(options), chunkDelayMs: 0 }, position, options.abortSignal, usage) };
     const step = selectStep(script, position) ?? { text: EXHAUSTED_TEXT };
-    return { stream: streamStep(step, position, options.abortSignal) };
+    return { stream: streamStep(step, position, options.abortSignal, usage) };
   }
 
   private async loadScript(signal: AbortSignal | undefined): Promise<Script> {
@@ -114,7 +117,8 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
 function streamStep(
   step: ScriptStep,
   position: ScriptPosition,
-  signal: AbortSignal | undefined
+  signal: AbortSignal | undefined,
+  usage: LanguageModelV3Usage = ZERO_USAGE
 ): ReadableStream<LanguageModelV3StreamPart> {
   const delay = step.chunkDelayMs ?? DEFAULT_CHUNK_DELAY_MS;
   const parts: Array<{ part: LanguageModelV3StreamPart; paced: boolean }> = [];
@@ -142,7 +146,8 @@ function streamStep(
       });
     });
     const calls = (step.toolCalls ?? []).length > 0;
-    push({ type: 'finish', usage: ZERO_USAGE, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined } });
+    const output = Math.ceil(((step.text ?? '').length + JSON.stringify(step.toolCalls ?? []).length) / 4);
+    push({ type: 'finish', usage: { ...usage, outputTokens: { total: output, text: output, reasoning: 0 } }, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined } });
   }
 
   let index = 0;
@@ -200,4 +205,25 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * A usage report for a scripted request, so the context meter moves as it would with a
+ * real model: input tokens counted as the request's characters / 4 (no tokenizer: the
+ * figure only has to grow with the prompt, deterministically).
+ */
+function estimatedUsage(options: LanguageModelV3CallOptions): LanguageModelV3Usage {
+  const chars = JSON.stringify(options.prompt).length + JSON.stringify(options.tools ?? []).length;
+  const input = Math.ceil(chars / 4);
+  return { inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
+}
+
+/** The scripted model's summary: the first line of each message it was asked to summarise, bounded. */
+function scriptedSummary(options: LanguageModelV3CallOptions): string {
+  const text = options.prompt
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ')))
+    .join('\n');
+  const asked = text.split('\n').filter((l) => l.startsWith('Person: ')).map((l) => `- ${l.slice(8, 200)}`);
+  return ['Summary (scripted provider): the conversation so far, in the person\'s words:', ...asked.slice(-12)].join('\n');
 }

@@ -10,7 +10,9 @@ const modelSettings = z.object({
   model: z.string(),
   baseUrl: z.string().optional(),
   scriptPath: z.string().optional(),
-  acceptsImages: z.boolean().optional()
+  acceptsImages: z.boolean().optional(),
+  contextWindow: z.number().int().min(1_000).max(100_000_000).optional(),
+  compactAt: z.number().min(0.3).max(0.98).optional()
 });
 
 /** The pane's notebook context on `chat/send` (issue #5). */
@@ -34,6 +36,7 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'chat/retry': z.object({ chatId, model: modelSettings }) as unknown as z.ZodType<Requests['chat/retry']['params']>,
   'chat/edit': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings }) as unknown as z.ZodType<Requests['chat/edit']['params']>,
   'chat/abort': z.object({ chatId }),
+  'chat/compact': z.object({ chatId, model: modelSettings }) as unknown as z.ZodType<Requests['chat/compact']['params']>,
   'plan/resolve': z.object({
     chatId, planId: z.string().min(1).max(100), decision: z.enum(['approve', 'reject']), reason: z.string().max(4_000).optional(), model: modelSettings
   }) as unknown as z.ZodType<Requests['plan/resolve']['params']>,
