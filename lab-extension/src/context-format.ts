@@ -5,10 +5,10 @@
 import type { CompactionItem, ContextStatus, TokenUsage, UsageItem } from '@cellmate/protocol';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
-/** The meter is at least amber from this share of the model's window. */
+/** The meter is amber from this share of the room before compaction (of the window when there is no compaction point). */
 export const WARN_SHARE = 0.8;
 
-/** How full the context is: `warn` past {@link WARN_SHARE} of the window, `error` past the compaction threshold. */
+/** How full the context is: `warn` nearing the compaction point, `error` at or past it (the next step compacts first). */
 export type ContextLevel = 'ok' | 'warn' | 'error' | 'unknown';
 
 /** `950`, `9.8k`, `12.3k`, `128k`, `1.2M`: a token count short enough for the composer. */
@@ -36,15 +36,21 @@ export function formatCost(usd: number): string {
   return `≈ $${v >= 1 ? v.toFixed(2) : trimZero(v.toFixed(v < 0.01 ? 4 : 3), 1)}`;
 }
 
-/** The meter's level for `status` (see {@link ContextLevel}). */
+/**
+ * The meter's level for `status` (see {@link ContextLevel}). Amber is measured against the
+ * compaction point, not the whole window: the point sits below 80 % of the window whenever
+ * a quarter of it is kept for the answer (16k window: compaction at 10.2k), so "80 % of the
+ * window" would go from calm straight to red, or never warn at all.
+ */
 export function contextLevel(status: ContextStatus): ContextLevel {
   if (!status.window) {
     return 'unknown';
   }
-  if (status.compactAtTokens !== undefined && status.usedTokens >= status.compactAtTokens) {
+  const limit = status.compactAtTokens;
+  if (limit !== undefined && status.usedTokens >= limit) {
     return 'error';
   }
-  return status.usedTokens >= WARN_SHARE * status.window ? 'warn' : 'ok';
+  return status.usedTokens >= WARN_SHARE * Math.min(limit ?? status.window, status.window) ? 'warn' : 'ok';
 }
 
 /** The bar's fill, 0–1 (0 without a known window). */

@@ -76,15 +76,18 @@ describe('formatCost', () => {
 });
 
 describe('the context meter (CTX-1)', () => {
-  it('is amber from 80 % of the window and red from the compaction point', () => {
-    expect(contextLevel(status({ usedTokens: 12_799, compactAtTokens: 14_000 }))).toBe('ok');
-    expect(contextLevel(status({ usedTokens: 12_800, compactAtTokens: 14_000 }))).toBe('warn');
-    expect(contextLevel(status({ usedTokens: 13_999, compactAtTokens: 14_000 }))).toBe('warn');
-    expect(contextLevel(status({ usedTokens: 14_000, compactAtTokens: 14_000 }))).toBe('error');
-    // A compaction point below 80 % (much room kept for the answer): red before amber.
-    expect(contextLevel(status({ usedTokens: 11_900 }))).toBe('error');
-    expect(contextLevel(status({ usedTokens: 5_000 }))).toBe('ok');
-    // No compaction point: never red.
+  it('is amber from 80 % of the way to the compaction point and red from the point itself', () => {
+    // 16k window, 4k kept for the answer, compaction at 85 % of the rest: 10,200.
+    const at = (usedTokens: number) => contextLevel(status({ usedTokens, reservedOutput: 4_000, compactAtTokens: 10_200 }));
+    expect(at(5_000)).toBe('ok');
+    expect(at(8_159)).toBe('ok');
+    expect(at(8_160)).toBe('warn');
+    expect(at(10_199)).toBe('warn');
+    expect(at(10_200)).toBe('error');
+    expect(at(15_000)).toBe('error');
+    // No compaction point: amber from 80 % of the window, never red.
+    expect(contextLevel(status({ usedTokens: 12_799, compactAtTokens: undefined }))).toBe('ok');
+    expect(contextLevel(status({ usedTokens: 12_800, compactAtTokens: undefined }))).toBe('warn');
     expect(contextLevel(status({ usedTokens: 15_999, compactAtTokens: undefined }))).toBe('warn');
     expect(contextLevel(status({ window: undefined, windowSource: 'unknown', compactAtTokens: undefined }))).toBe('unknown');
   });
