@@ -75,6 +75,19 @@ export function isContextOverflow(error: unknown): boolean {
   return texts.some((t) => OVERFLOW_PATTERNS.some((p) => p.test(t)));
 }
 
+/**
+ * The window an overflow error states, and the request's size when it says: "maximum context
+ * length is N tokens … resulted in M", "M tokens > N maximum", "(M tokens) exceeds the
+ * available context size (N tokens)", llama.cpp's `n_ctx`. Undefined figures when it says none.
+ */
+export function overflowFigures(error: unknown): { window?: number; tokens?: number } {
+  const text = APICallError.isInstance(error) ? `${error.message} ${error.responseBody ?? ''}` : error instanceof Error ? error.message : String(error);
+  const num = (m: RegExpMatchArray | null): number | undefined => (m ? Number(m[1]) : undefined);
+  const window = num(text.match(/maximum context length is (\d+)/i)) ?? num(text.match(/> ?(\d+) maximum/i)) ?? num(text.match(/context size \((\d+) tokens?\)/i)) ?? num(text.match(/"n_ctx":\s*(\d+)/));
+  const tokens = num(text.match(/resulted in (\d+) tokens/i)) ?? num(text.match(/has (\d+) input tokens/i)) ?? num(text.match(/too long: (\d+) tokens/i)) ?? num(text.match(/\((\d+) tokens\) exceeds/i)) ?? num(text.match(/"n_prompt_tokens":\s*(\d+)/));
+  return { ...(window ? { window } : {}), ...(tokens ? { tokens } : {}) };
+}
+
 function providerLabel(settings: ModelSettings): string {
   switch (settings.provider) {
     case 'openai-compatible':

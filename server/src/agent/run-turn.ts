@@ -170,7 +170,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
       ) {
         // The provider refused the request as too long: compact harder and send the step once more (CTX-3).
         overflowRetried = true;
-        if (await input.context.onOverflow(messages, input.signal)) {
+        if (await input.context.onOverflow(messages, input.signal, outcome.end.error)) {
           step--;
           continue;
         }

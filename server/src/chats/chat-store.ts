@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../config/logger.js';
 import { itemNotFound } from '../errors.js';
-import { applyChatEvent } from './apply-event.js';
+import { applyChatEvent, itemIndexOf } from './apply-event.js';
 import { CHAT_ID_PATTERN, clampCompaction, recoverInterruptedTurn, summarize, type ChatRecord, type CompactionState, type TitleSource } from './chat-file.js';
 import type { ChatMeta } from './chat-journal.js';
 import { DEFAULT_COMPACT_MIN_DEAD_BYTES, JournalFile, type JournalStats } from './journal-file.js';
@@ -149,12 +149,13 @@ export class ChatStore {
       entry.streaming.add(event.itemId);
       return;
     }
-    if (event.type === 'item-updated' && !chat.items.some((i) => i.id === event.item.id)) return;
+    if (event.type === 'item-updated' && itemIndexOf(chat, event.item.id) < 0) return;
     chat.updatedAt = new Date().toISOString();
     if (event.type === 'items-removed') {
       const present = new Set(chat.items.map((i) => i.id));
       const ids = event.itemIds.filter((i) => present.has(i));
-      const removed = chat.items.filter((i) => ids.includes(i.id));
+      const gone = new Set(ids);
+      const removed = chat.items.filter((i) => gone.has(i.id));
       applyChatEvent(chat, event);
       if (!ids.length) return;
       const bytes = entry.file.append({ t: 'remove', ids }, chat.updatedAt);
@@ -222,10 +223,11 @@ export class ChatStore {
    * @throws CellmateError ItemNotFound when `before` is not an item of the chat
    */
   page(id: string, limit: number, before?: string): { items: TranscriptItem[]; olderCount: number } {
-    const items = this.get(id)?.chat.items ?? [];
+    const chat = this.get(id)?.chat;
+    const items = chat?.items ?? [];
     let end = items.length;
     if (before !== undefined) {
-      end = items.findIndex((item) => item.id === before);
+      end = chat ? itemIndexOf(chat, before) : -1;
       if (end < 0) throw itemNotFound(id, before);
     }
     const start = Math.max(0, end - Math.max(0, limit));
@@ -245,7 +247,8 @@ export class ChatStore {
   async flush(): Promise<void> {
     for (const entry of this.entries.values()) {
       for (const itemId of entry.streaming) {
-        const item = entry.record?.chat.items.find((i) => i.id === itemId);
+        const chat = entry.record?.chat;
+        const item = chat?.items[itemIndexOf(chat, itemId)];
         if (item) this.writeItem(entry, item);
       }
       entry.streaming.clear();

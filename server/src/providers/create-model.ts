@@ -57,7 +57,8 @@ export async function createLanguageModel(settings: ModelSettings, providerEnv: 
     case 'openai-compatible': {
       const baseURL = checkBaseUrl(settings.baseUrl);
       const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-      return createOpenAICompatible({ name: 'openai-compatible', baseURL, apiKey: key.value, fetch }).chatModel(modelId);
+      // includeUsage asks the server for a usage chunk (stream_options.include_usage): the context meter needs it (CTX-1).
+      return createOpenAICompatible({ name: 'openai-compatible', baseURL, apiKey: key.value, fetch, includeUsage: true }).chatModel(modelId);
     }
   }
 }
