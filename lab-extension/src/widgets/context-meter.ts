@@ -88,6 +88,11 @@ export class ContextMeter {
       delete this._meter.dataset.window;
       this._meter.removeAttribute('aria-valuemax');
     }
+    if (context.compactAtTokens !== undefined) {
+      this._meter.dataset.compactAt = String(context.compactAtTokens);
+    } else {
+      delete this._meter.dataset.compactAt;
+    }
     this._meter.setAttribute('aria-valuenow', String(context.usedTokens));
     this._meter.setAttribute('aria-valuetext', label);
     this._meter.title = contextTooltip(context, trans);
