@@ -52,6 +52,8 @@ export interface StepInput {
   maxRetries: number;
   /** Cap on the answer's tokens (the summariser's). */
   maxOutputTokens?: number;
+  /** Why Cellmate asks, under its own provider-options namespace (no provider reads it): `summary` for a compaction. */
+  purpose?: 'summary';
   /**
    * Prompt caching (CTX-2): the chat (OpenAI's `prompt_cache_key`) and how many of
    * `messages` the previous request of this turn carried (Anthropic's breakpoint on the
@@ -94,7 +96,7 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
       prompt: cached.prompt, abortSignal: signal,
       ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' } } : {}),
       ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
-      ...(cached.providerOptions ? { providerOptions: cached.providerOptions } : {})
+      ...(cached.providerOptions || input.purpose ? { providerOptions: { ...cached.providerOptions, ...(input.purpose ? { cellmate: { purpose: input.purpose } } : {}) } } : {})
     };
     const { stream } = await withRetries(model, options, input.maxRetries, signal);
     const reader = stream.getReader();

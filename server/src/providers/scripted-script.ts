@@ -12,7 +12,10 @@ export interface ScriptStep {
 }
 
 /** A parsed script: the steps of each turn. `every` replays the same steps for every turn. */
-export type Script = { kind: 'turns'; turns: ScriptStep[][] } | { kind: 'every'; steps: ScriptStep[] };
+export type Script = ({ kind: 'turns'; turns: ScriptStep[][] } | { kind: 'every'; steps: ScriptStep[] }) & {
+  /** Report usage for each request (input: the request's characters / 4), as a real provider does. Default: none reported. */
+  reportUsage?: boolean;
+};
 
 /** Default delay between text chunks. */
 export const DEFAULT_CHUNK_DELAY_MS = 15;
@@ -27,8 +30,8 @@ const stepSchema = z.strictObject({
   error: z.string().optional()
 });
 
-const turnsSchema = z.strictObject({ turns: z.array(z.array(stepSchema)) });
-const stepsSchema = z.strictObject({ steps: z.array(stepSchema) });
+const turnsSchema = z.strictObject({ turns: z.array(z.array(stepSchema)), reportUsage: z.boolean().optional() });
+const stepsSchema = z.strictObject({ steps: z.array(stepSchema), reportUsage: z.boolean().optional() });
 
 /**
  * Validates a script's JSON. Pure.
@@ -47,8 +50,8 @@ export function parseScript(json: unknown, origin: string): Script {
     );
   }
   return 'turns' in parsed.data
-    ? { kind: 'turns', turns: parsed.data.turns as ScriptStep[][] }
-    : { kind: 'every', steps: parsed.data.steps as ScriptStep[] };
+    ? { kind: 'turns', turns: parsed.data.turns as ScriptStep[][], ...(parsed.data.reportUsage ? { reportUsage: true } : {}) }
+    : { kind: 'every', steps: parsed.data.steps as ScriptStep[], ...(parsed.data.reportUsage ? { reportUsage: true } : {}) };
 }
 
 /** Where in the script a prompt is: derived from the prompt alone, so replay is stateless. */

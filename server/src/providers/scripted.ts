@@ -70,9 +70,9 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
       const line = JSON.stringify({ ...position, tools, prompt: options.prompt });
       await appendFile(this.options.scriptLogPath, `${line}\n`, 'utf8');
     }
-    const usage = estimatedUsage(options);
-    // A request without tools is a compaction's summary request (every agent step declares tools): it answers from the prompt, not the script.
-    if (!options.tools?.length) return { stream: streamStep({ text: scriptedSummary(options), chunkDelayMs: 0 }, position, options.abortSignal, usage) };
+    const usage = script.reportUsage ? estimatedUsage(options) : ZERO_USAGE;
+    // A compaction's summary request (CTX-3) answers from the prompt, not the script.
+    if ((options.providerOptions as { cellmate?: { purpose?: unknown } } | undefined)?.cellmate?.purpose === 'summary') return { stream: streamStep({ text: scriptedSummary(options), chunkDelayMs: 0 }, position, options.abortSignal, usage) };
     const step = selectStep(script, position) ?? { text: EXHAUSTED_TEXT };
     return { stream: streamStep(step, position, options.abortSignal, usage) };
   }
@@ -146,7 +146,7 @@ function streamStep(
       });
     });
     const calls = (step.toolCalls ?? []).length > 0;
-    const output = Math.ceil(((step.text ?? '').length + JSON.stringify(step.toolCalls ?? []).length) / 4);
+    const output = usage === ZERO_USAGE ? 0 : Math.ceil(((step.text ?? '').length + JSON.stringify(step.toolCalls ?? []).length) / 4);
     push({ type: 'finish', usage: { ...usage, outputTokens: { total: output, text: output, reasoning: 0 } }, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined } });
   }
 
@@ -208,8 +208,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
- * A usage report for a scripted request, so the context meter moves as it would with a
- * real model: input tokens counted as the request's characters / 4 (no tokenizer: the
+ * A usage report for a scripted request (a script with `"reportUsage": true`), so the
+ * context meter and the turn's usage line show as with a real model: input tokens counted as the request's characters / 4 (no tokenizer: the
  * figure only has to grow with the prompt, deterministically).
  */
 function estimatedUsage(options: LanguageModelV3CallOptions): LanguageModelV3Usage {

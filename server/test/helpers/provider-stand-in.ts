@@ -106,6 +106,12 @@ export async function startProviderStandIn(
     req.setEncoding('utf8');
     req.on('data', (c: string) => (raw += c));
     req.on('end', () => {
+      if (req.method === 'GET' && req.url?.endsWith('/models')) {
+        // An OpenAI-compatible server's model list, with its window as vLLM words it (max_model_len); not a model request.
+        const entry = { id: 'stand-in-model', object: 'model', ...(window !== undefined ? { max_model_len: window } : {}) };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [entry] }));
+        return;
+      }
       const body = JSON.parse(raw || '{}') as Record<string, unknown>;
       const { accepted, ...billed } = accounting.bill(body, (tokens) => window === undefined || tokens <= window);
       const overflow = !accepted;

@@ -25,6 +25,11 @@ export async function startFakeOpenAI(responders: Responder[]): Promise<FakeOpen
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (raw += chunk));
     req.on('end', () => {
+      if (req.method === 'GET' && req.url?.endsWith('/models')) {
+        // The model list Cellmate reads for a window (CTX-1): this server lists none; not a chat request.
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+        return;
+      }
       const recorded: RecordedRequest = { url: req.url ?? '', headers: req.headers, body: JSON.parse(raw || '{}') };
       const index = requests.push(recorded) - 1;
       const responder = responders[index];

@@ -44,7 +44,9 @@ describe.each<WireProvider>(['openai', 'anthropic', 'openai-compatible'])('defer
     // The card shows the real tool and its own arguments, not the dispatcher.
     expect(cards[1]!.args).toEqual({ pattern: 'needle' });
     expect(cards[1]!.output).toContain('src/hay.py');
-    expect(items.at(-1)).toMatchObject({ kind: 'assistant', text: 'It is in src/hay.py.' });
+    // The turn ends with the answer, then its usage line (CTX-1: the stand-in bills every request).
+    expect(items.filter((i) => i.kind !== 'usage').at(-1)).toMatchObject({ kind: 'assistant', text: 'It is in src/hay.py.' });
+    expect(items.at(-1)).toMatchObject({ kind: 'usage', requests: 3 });
 
     const [first, second, third] = standIn.requests;
     expect(standIn.requests).toHaveLength(3);
