@@ -239,6 +239,14 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
     const shown = await meterNow();
     expect(shown.used).toBeGreaterThanOrEqual(shown.compactAt!);
     await shootPane('context-meter-red-light');
+    // The turn still runs (its table is being printed): Compact waits for it.
+    expect(await panel().getAttribute('data-running')).toBe('true');
+    expect(await page.locator('button.jp-cellmate-compact').isDisabled()).toBe(true);
+    expect(
+      await page.evaluate(() =>
+        (window as unknown as { jupyterapp: { commands: { isEnabled(id: string): boolean } } }).jupyterapp.commands.isEnabled('cellmate:compact-chat')
+      )
+    ).toBe(false);
     await panel().locator('xpath=self::*[@data-running="false"]').waitFor({ timeout: 60_000 });
 
     const seen = await meterHistory();
