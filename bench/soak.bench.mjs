@@ -8,6 +8,10 @@
 // SOAK_DELETE=all also deletes each chat once it is done (its private kernels stop with it);
 // SOAK_EVAL=0 replaces the eval calls by reads (no kernels: tells the store's memory from
 // the kernels'); SOAK_NODE_ARGS passes flags to the companion's node (e.g. --cpu-prof).
+// A finished chat's private kernels are stopped as an idle chat's are, only sooner
+// (CELLMATE_KERNEL_IDLE_MS=3000 instead of 30 min; SOAK_KERNEL_IDLE_MS overrides), and up to
+// 8 run at once (two running chats and the two just finished, two kernels each), so the
+// companion's private-kernel cap never refuses an eval.
 //
 // Figures: peak_rss_mb — the companion's peak RSS (kernels are other processes);
 // rss_slope_mb_per_1k — least-squares slope of RSS against calls after the first 20 %;
@@ -24,7 +28,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machineLine, round, rssMiB } from './lib.mjs';
+import { machineLine, median, round, rssMiB } from './lib.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mainJs = path.join(repo, 'server', 'dist', 'main.js');
@@ -65,7 +69,10 @@ const model = { provider: 'scripted', model: 'scripted', scriptPath: 'soak.json'
 const socketPath = path.join(ws, 'companion.sock');
 const companion = spawn(process.execPath, [...(process.env.SOAK_NODE_ARGS ? process.env.SOAK_NODE_ARGS.split(' ') : []), mainJs, '--socket', socketPath, '--workspace', ws], {
   cwd: ws,
-  env: { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_MAX_STEPS: '1000' },
+  env: {
+    PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_MAX_STEPS: '1000',
+    CELLMATE_KERNEL_IDLE_MS: process.env.SOAK_KERNEL_IDLE_MS ?? '3000', CELLMATE_MAX_PRIVATE_KERNELS: '8'
+  },
   stdio: ['ignore', 'pipe', 'pipe']
 });
 let stderr = '';
@@ -127,6 +134,7 @@ const sampler = setInterval(() => {
 const chatsDir = path.join(ws, '.cellmate', 'chats');
 const chatBytes = (id) => ['json', 'jsonl'].reduce((n, ext) => n + (fs.statSync(path.join(chatsDir, `${id}.${ext}`), { throwIfNoEntry: false })?.size ?? 0), 0);
 let keptDeleted = 0;
+const turnMs = []; // turnMs[k]: wall times of each chat's k-th turn (200 calls each)
 let started = 0;
 let chatIndex = 0;
 async function worker() {
@@ -138,8 +146,10 @@ async function worker() {
     for (let turn = 0; turn * CALLS_PER_TURN < PER_CHAT && started < TOTAL; turn++) {
       started += CALLS_PER_TURN;
       const ended = new Promise((resolve) => turnWaiters.set(chat.id, resolve));
+      const t0 = performance.now();
       await connection.sendRequest('chat/send', { chatId: chat.id, text: `Turn ${turn}: go through the modules.`, model });
       const event = await ended;
+      (turnMs[turn] ??= []).push(performance.now() - t0);
       if (event.reason !== 'stop') throw new Error(`turn ended with ${event.reason}: ${event.error ?? ''}\n${stderr.slice(-4000)}`);
       if (turn + 1 >= deleteAfter) break;
     }
@@ -203,6 +213,9 @@ console.log(machineLine());
 console.log(`chats: ${chatIndex} (every third deleted midway), ${round((performance.now() - start) / 1000)} s, ${samples.length} samples, ${descendants.size} descendant processes seen`);
 console.log(`chat files: written ${round(written / 2 ** 20, 2)} MiB (store counter; /proc write_bytes ${round(ioWrite / 2 ** 20, 2)} MiB incl. audit and outputs), kept ${round(kept / 2 ** 20, 2)} MiB; audit ${round(auditBytes / 2 ** 20, 2)} MiB, outputs ${round(outputBytes / 2 ** 20, 2)} MiB`);
 console.log(`calls: ${[...outcomes].sort().map(([k, n]) => `${k} ${n}`).join(', ')}`);
+// Per-step cost against chat length: the same turn at each position of a chat (both chats
+// run side by side throughout, so load cancels between positions).
+console.log(`turn ms by position in chat (median over chats): ${turnMs.map((xs, k) => `${k + 1}: ${round(median(xs))}`).join(', ')}`);
 console.log(`rss: first ${round(samples[0].rss)} MiB, at 20 % ${round(steady[0].rss)} MiB, last ${round(samples.at(-1).rss)} MiB; window peaks ${[...windows.values()].map((p) => round(p.y)).join(' ')} MiB; slope of all samples ${round(rawSlope, 2)} MiB per 1k`);
 fs.rmSync(ws, { recursive: true, force: true });
 console.log(
