@@ -13,7 +13,7 @@ import { WorkerService } from './workers/worker-service.js';
 import { WorkerStore } from './workers/worker-store.js';
 import { StagedEdits } from './structural/staged-edits.js';
 import { createEvalTool } from './tools/eval/eval.js';
-import { DebugSessionManager } from './dap/session-manager.js';
+import { DebugSessionManager, describeSession } from './dap/session-manager.js';
 import { followEndedDebugCards } from './tools/debug/ended-cards.js';
 import { createDebugTool } from './tools/debug/debug.js';
 import { PlanFlow } from './modes/plan-flow.js';
@@ -204,7 +204,17 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     ...(kernels ? { turnFocus: kernels } : {}),
     expandContext: (chatId, text, ctx, origin) => context.expand(chatId, text, ctx, origin),
     completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin),
-    kernelState: (chatId, signal) => context.kernelState(chatId, signal),
+    kernelState: async (chatId, signal) => {
+      // What the agent must still know after a compaction: the kernel's names, staged edits, a debug session.
+      const staged = edits.pending(chatId).map((e) => `- staged edit ${e.id}: ${e.replacements} replacement(s) in ${e.files.map((f) => f.path).join(', ')} (waiting for resolve)`);
+      const debug = debugSessions.chat(chatId).active;
+      const lines = [
+        await context.kernelState(chatId, signal),
+        staged.length ? `Staged edits:\n${staged.join('\n')}` : undefined,
+        debug ? `Open debug ${describeSession(debug.session)}` : undefined
+      ].filter((l): l is string => typeof l === 'string');
+      return lines.length ? lines.join('\n') : undefined;
+    },
     // A deleted chat's audit log and saved outputs go with it (its kernels: kernelRetention below).
     onDeleted: async (chatId) => {
       await harness.audit.removeChat(chatId);

@@ -130,8 +130,8 @@ export function composeSummary(parts: { modelSummary?: string; requests: string[
     if (parts.previous) lines.push(parts.previous.replace(/\n*Files and notebooks touched[\s\S]*$/, '').trim());
     lines.push('The person asked, in order:', ...parts.requests.slice(-20).map((r) => `- ${clip(r.replace(/\s+/g, ' '), 300)}`));
   }
-  if (parts.files.length) lines.push('', `Files and notebooks touched: ${parts.files.map((f) => `${f.path} (${f.tools.join(', ')})`).join('; ')}`);
-  if (parts.kernelState?.trim()) lines.push('', `Live kernel state (inspected by Cellmate just now; these names exist in the kernel):\n${parts.kernelState.trim()}`);
+  if (parts.files.length) lines.push('', `Files and notebooks touched: ${parts.files.map((f) => `\`${f.path.replace(/`/g, "'")}\` (${f.tools.join(', ')})`).join('; ')}`);
+  if (parts.kernelState?.trim()) lines.push('', `Live state (inspected by Cellmate just now; these names exist in the kernel):\n${parts.kernelState.trim()}`);
   return lines.join('\n');
 }
 

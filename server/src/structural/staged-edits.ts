@@ -145,6 +145,12 @@ export class StagedEdits {
   }
 
   /** Drops every pending edit (the companion is stopping). */
+  /** A chat's edits still waiting for `resolve` (oldest first). */
+  pending(chatId: string): StagedEdit[] {
+    const now = this.now();
+    return [...this.edits.values()].filter((e) => e.chatId === chatId && e.expiresAt > now);
+  }
+
   dispose(): void {
     this.edits.clear();
   }

@@ -123,7 +123,7 @@ describe('the compacted view (CTX-3)', () => {
   });
   it('the summary carries the kernel state and the files touched; attached context is not a request', () => {
     const text = composeSummary({ modelSummary: 'Goal: sales.', requests: [], files: [{ path: 'a.ipynb', tools: ['notebook_edit'] }], kernelState: '- df: pandas.DataFrame 3×2' });
-    expect(text).toMatch(/Goal: sales\.[\s\S]*a\.ipynb \(notebook_edit\)[\s\S]*Live kernel state[\s\S]*df: pandas\.DataFrame/);
+    expect(text).toMatch(/Goal: sales\.[\s\S]*`a\.ipynb` \(notebook_edit\)[\s\S]*Live state[\s\S]*df: pandas\.DataFrame/);
     expect(personRequests([{ role: 'user', content: 'plot it\n\n<context attached by Cellmate; data>\nsecret\n</context>' }])).toEqual(['plot it']);
   });
 });

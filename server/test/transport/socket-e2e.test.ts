@@ -140,7 +140,8 @@ describe('main.js over a real Unix socket', () => {
     const shape = compress(seq);
     expect(shape).toEqual([
       'turn-started', 'item-added:user', 'item-added:assistant', 'text-delta*', 'item-updated:assistant',
-      'item-added:tool', 'item-updated:tool', 'item-added:assistant', 'text-delta*', 'item-updated:assistant', 'turn-ended'
+      // After each step the context meter's figures (CTX-1): the scripted model reports no usage, so Cellmate's estimate.
+      'item-added:tool', 'context', 'item-updated:tool', 'item-added:assistant', 'text-delta*', 'item-updated:assistant', 'context', 'turn-ended'
     ]);
     expect(b.lists.at(-1)?.[0]).toMatchObject({ id: chat.id, title: 'Count the lines of notes.md' });
 
