@@ -22,7 +22,9 @@
 // turn's wall time (chat/send to turn end) over turns 1–20 and the last 20, for the wire
 // whose last/first is worse; compactions — compaction items in both transcripts.
 // The stand-in runs in this process, so its accounting (~1 ms per request) is in the
-// step times, at the start as at the end.
+// step times, at the start as at the end. Each wire's line also gives the p50 CPU time this
+// process spent per turn (companion and stand-in; the kernel is another process): on a
+// shared machine it tells per-step cost from load better than wall time does.
 //
 // Last line: long: turns=<n> overflow_failures=<n> max_prompt_ratio=<r> cached_share=<r> step_ms_first=<ms> step_ms_last=<ms> compactions=<n>
 import { build } from 'esbuild';
@@ -124,11 +126,14 @@ async function runWire(provider) {
   for (turn = 1; turn <= TURNS; turn++) {
     const firstRequest = standIn.requests.length;
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     await server.service.send(chat.id, `Turn ${turn}: print the next table${turn % 10 === 0 ? ' and plot it' : ''}.`, settings);
     const result = await server.service.waitForTurn(chat.id);
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(c0);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
     const requests = standIn.requests.slice(firstRequest);
-    turns.push({ turn, ms, reason: result?.reason, error: result?.error, requests, overflowed: requests.some((r) => r.overflow) });
+    turns.push({ turn, ms, cpuMs, reason: result?.reason, error: result?.error, requests, overflowed: requests.some((r) => r.overflow) });
     if (result?.reason !== 'stop' && turns.filter((t) => t.reason !== 'stop').length <= 2) console.log(`  ${provider} turn ${turn}: ${result?.reason}: ${String(result?.error ?? '').slice(0, 240)}`);
   }
   const items = server.service.get(chat.id).items;
@@ -144,6 +149,8 @@ async function runWire(provider) {
   const sum = (rs, key) => rs.reduce((n, r) => n + r.usage[key], 0);
   const first = median(turns.slice(0, 20).map((t) => t.ms));
   const last = median(turns.slice(-20).map((t) => t.ms));
+  const cpuFirst = median(turns.slice(0, 20).map((t) => t.cpuMs));
+  const cpuLast = median(turns.slice(-20).map((t) => t.cpuMs));
   const failures = turns.filter((t) => t.reason !== 'stop');
   const figures = {
     provider,
@@ -153,7 +160,7 @@ async function runWire(provider) {
     firstFailure: failures[0]?.turn,
     maxPromptRatio: Math.max(...all.map((r) => r.usage.promptTokens)) / WINDOW,
     cachedShare: sum(afterTen, 'cachedTokens') / Math.max(1, sum(afterTen, 'promptTokens')),
-    first, last,
+    first, last, cpuFirst, cpuLast,
     compactions: compactions.length,
     compactionTriggers: compactions.map((c) => c.trigger),
     summaries,
@@ -165,7 +172,7 @@ async function runWire(provider) {
     `  ${provider}: turns ${figures.turns}, failed ${failures.length} (overflow ${figures.overflowFailures}, first at turn ${figures.firstFailure ?? '-'}), ` +
       `requests ${figures.requests} (refused ${figures.refused}, summary requests ${summaries}), evals ok ${figures.evalsOk}, ` +
       `largest prompt ${Math.max(...all.map((r) => r.usage.promptTokens))} tokens, cached share after turn 10 ${round(figures.cachedShare, 3)}, ` +
-      `turn p50 first 20 ${round(first)} ms, last 20 ${round(last)} ms, compactions ${figures.compactions}${compactions.length ? ` (${[...new Set(figures.compactionTriggers)].join('/')})` : ''}`
+      `turn p50 first 20 ${round(first)} ms, last 20 ${round(last)} ms (this process's CPU ${round(cpuFirst)} → ${round(cpuLast)} ms), compactions ${figures.compactions}${compactions.length ? ` (${[...new Set(figures.compactionTriggers)].join('/')})` : ''}`
   );
   return figures;
 }

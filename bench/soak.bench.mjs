@@ -7,7 +7,8 @@
 //
 // SOAK_DELETE=all also deletes each chat once it is done (its private kernels stop with it);
 // SOAK_EVAL=0 replaces the eval calls by reads (no kernels: tells the store's memory from
-// the kernels'); SOAK_NODE_ARGS passes flags to the companion's node (e.g. --cpu-prof).
+// the kernels'); SOAK_NODE_ARGS passes flags to the companion's node (e.g. --cpu-prof);
+// SOAK_COMPANION runs another build's main.js (e.g. an older commit's, for a before figure).
 // A finished chat's private kernels are stopped as an idle chat's are, only sooner
 // (CELLMATE_KERNEL_IDLE_MS=3000 instead of 30 min; SOAK_KERNEL_IDLE_MS overrides), and up to
 // 8 run at once (two running chats and the two just finished, two kernels each), so the
@@ -18,7 +19,9 @@
 // written_mb_per_1k — bytes the chat store wrote (its counter, logged at shutdown);
 // kept_mb_per_1k — chat files on disk at the end plus deleted chats' files just before
 // their deletion; calls_per_s_first / _last — completed calls per second in the 10–20 %
-// and 90–100 % windows; leaked_processes — descendants of the companion alive after it exited.
+// window and in the last 10 % of calls made while both chats still ran (the run's tail,
+// where one chat finishes its last turn alone, runs at half the concurrency);
+// leaked_processes — descendants of the companion alive after it exited.
 //
 // Last line: soak: calls=<n> peak_rss_mb=<n> rss_slope_mb_per_1k=<n> written_mb_per_1k=<n> kept_mb_per_1k=<n> calls_per_s_first=<n> calls_per_s_last=<n> leaked_processes=<n>
 import { spawn } from 'node:child_process';
@@ -31,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { machineLine, median, round, rssMiB } from './lib.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const mainJs = path.join(repo, 'server', 'dist', 'main.js');
+const mainJs = process.env.SOAK_COMPANION ? path.resolve(process.env.SOAK_COMPANION) : path.join(repo, 'server', 'dist', 'main.js');
 if (!fs.existsSync(mainJs)) {
   console.error(`${mainJs} is missing: run scripts/setup first`);
   process.exit(1);
@@ -121,10 +124,16 @@ function scanDescendants() {
     }
   }
 }
+/** User + system CPU seconds of a live process (/proc/<pid>/stat, in clock ticks of 1/100 s). */
+function cpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 const start = performance.now();
 const sampler = setInterval(() => {
   try {
-    samples.push({ t: (performance.now() - start) / 1000, calls, rss: rssMiB(companion.pid) });
+    samples.push({ t: (performance.now() - start) / 1000, calls, rss: rssMiB(companion.pid), cpu: cpuSeconds(companion.pid) });
     if (samples.length % 8 === 0) scanDescendants();
   } catch {
     // the companion is exiting
@@ -137,6 +146,7 @@ let keptDeleted = 0;
 const turnMs = []; // turnMs[k]: wall times of each chat's k-th turn (200 calls each)
 let started = 0;
 let chatIndex = 0;
+let bothRunningUntil; // calls done when the first worker ran out of turns
 async function worker() {
   while (started < TOTAL) {
     const index = chatIndex++;
@@ -159,7 +169,7 @@ async function worker() {
     }
   }
 }
-await Promise.all([worker(), worker()]);
+await Promise.all([worker(), worker()].map((w) => w.then(() => (bothRunningUntil ??= calls))));
 scanDescendants();
 clearInterval(sampler);
 
@@ -215,10 +225,16 @@ console.log(`chat files: written ${round(written / 2 ** 20, 2)} MiB (store count
 console.log(`calls: ${[...outcomes].sort().map(([k, n]) => `${k} ${n}`).join(', ')}`);
 // Per-step cost against chat length: the same turn at each position of a chat (both chats
 // run side by side throughout, so load cancels between positions).
+// The companion's own CPU per call in the same windows: what a step costs it, whatever the
+// load on the machine (wall-clock throughput on a shared machine is mostly the load's).
+const cpuAt = (c) => samples.find((x) => x.calls >= c)?.cpu ?? samples.at(-1).cpu;
+const cpuPerCall = (from, to) => (1000 * (cpuAt(to * calls) - cpuAt(from * calls))) / ((to - from) * calls);
+console.log(`companion cpu ms per call: 10–20 % ${round(cpuPerCall(0.1, 0.2), 2)}, last 10 % with both chats running ${round(cpuPerCall(bothRunningUntil / calls - 0.1, bothRunningUntil / calls), 2)}, whole run ${round((1000 * samples.at(-1).cpu) / calls, 2)}`);
+console.log(`both chats ran until call ${bothRunningUntil} of ${calls}; calls/s in the last 10 % of the run itself: ${round(rate(0.9, 1))}`);
 console.log(`turn ms by position in chat (median over chats): ${turnMs.map((xs, k) => `${k + 1}: ${round(median(xs))}`).join(', ')}`);
 console.log(`rss: first ${round(samples[0].rss)} MiB, at 20 % ${round(steady[0].rss)} MiB, last ${round(samples.at(-1).rss)} MiB; window peaks ${[...windows.values()].map((p) => round(p.y)).join(' ')} MiB; slope of all samples ${round(rawSlope, 2)} MiB per 1k`);
 fs.rmSync(ws, { recursive: true, force: true });
 console.log(
   `soak: calls=${calls} peak_rss_mb=${round(peak)} rss_slope_mb_per_1k=${round(slope, 2)} written_mb_per_1k=${perK(written)} kept_mb_per_1k=${perK(kept)} ` +
-    `calls_per_s_first=${round(rate(0.1, 0.2))} calls_per_s_last=${round(rate(0.9, 1))} leaked_processes=${leaked.length}`
+    `calls_per_s_first=${round(rate(0.1, 0.2))} calls_per_s_last=${round(rate(bothRunningUntil / calls - 0.1, bothRunningUntil / calls))} leaked_processes=${leaked.length}`
 );
