@@ -1,8 +1,8 @@
 /**
  * Finds Content-Length frames in a byte stream that may hold other things too (DBG-6),
  * pure: bytes in, events out — `frame` (one body), `skipped` (one line of output that is
- * not a frame: a banner, a log line) and `error` (a {@link FramingError}). The reader
- * (`framed-reader.ts`) hands the frames to vscode-jsonrpc's own reader.
+ * not a frame: a banner, a log line) and `error` (a {@link FramingError}). It is the only
+ * parser of the bytes: the reader (`framed-reader.ts`) parses each frame's body as JSON.
  *
  * Rules:
  * - A header block starts where `Content-Length:` or `Content-Type:` starts (any case, also
@@ -93,8 +93,6 @@ type Header =
 
 /** Parses the header block at the start of `buf` (`offset`: its position in the stream). */
 function parseHeader(buf: Buffer, maxMessageBytes: number, offset: number): Header {
-  const fast = fastHeader(buf, maxMessageBytes);
-  if (fast) return fast;
   let p = 0;
   let length: number | undefined;
   let problem: FramingError | undefined;
@@ -248,6 +246,15 @@ export class FrameScanner {
       this.waitingHeader = false;
       if (this.size === 0) return;
       const buf = this.flatten();
+      // Nearly every frame: `Content-Length: N` alone, checked before the general rules.
+      const fast = fastHeader(buf, this.maxMessageBytes);
+      if (fast?.kind === 'ok') {
+        if (this.skipped !== '' || this.skippedDropped > 0) this.flushSkipped(out);
+        this.headerOffset = this.offset;
+        this.bodyLength = fast.length;
+        this.drop(fast.end);
+        continue;
+      }
       const start = startAt(buf, 0);
       if (start === 'partial') {
         this.waitingHeader = true;

@@ -1,7 +1,8 @@
 /**
- * Diagnostics of synced documents: waiting for the server's publish after a sync (briefly,
- * then a short quiet period for servers that publish in several passes), and the one text
- * shape every diagnostic is shown in (`path:line [error] message (code)` plus the line).
+ * Diagnostics of synced documents: after a sync, asking a server that offers pull
+ * diagnostics (LSP 3.17) for them, or else waiting for its publish (briefly, then a short
+ * quiet period for servers that publish in several passes); and the one text shape every
+ * diagnostic is shown in (`path:line [error] message (code)` plus the line).
  */
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import type { DescribedLocation, DocumentSync, SyncedDocument } from './documents.js';
@@ -10,7 +11,7 @@ import { DIAGNOSTICS_WAIT_MS } from './lsp-service.js';
 
 export { DIAGNOSTICS_WAIT_MS };
 
-/** After a publish, further publishes for the same documents within this are waited for too. */
+/** After a publish, further publishes for the same documents within this are waited for too (push servers only). */
 export const DIAGNOSTICS_QUIET_MS = 200;
 
 /** The server documents of a synced file (one per code cell for native notebooks). */
@@ -19,15 +20,19 @@ export function serverUris(doc: SyncedDocument): string[] {
 }
 
 /**
- * Resolves once every uri has had a publish with a sequence above `since` (and, when the
- * server says which version it checked, a version of at least `minVersion` — a publish for
- * the text before the change does not count) and no further publish came for `quietMs`, or
- * when `waitMs` passes (then `complete: false`).
+ * Resolves once every uri has current diagnostics, or when `waitMs` passes (then
+ * `complete: false`). Text documents of a server with pull diagnostics are asked for: the
+ * answer is for the text synced before, complete as it stands; a pull still running at the deadline
+ * records its answer when it comes (the late-publish watch sees it). Otherwise each uri
+ * needs a publish with a sequence above `since` (and, when the server says which version it
+ * checked, a version of at least `minVersion` — a publish for the text before the change
+ * does not count), then no further publish for `quietMs`.
  */
 export function waitForPublish(
   client: LspClient, uris: readonly string[], since: number, signal?: AbortSignal,
   waitMs = DIAGNOSTICS_WAIT_MS, quietMs = DIAGNOSTICS_QUIET_MS, minVersion = 0
 ): Promise<{ complete: boolean }> {
+  if (uris.length > 0 && uris.every((u) => client.pullsFor(u))) return waitForPull(client, uris, signal, waitMs);
   const wanted = new Set(uris.map(normalizeUri));
   const seen = new Set<string>();
   const counts = (p: PublishedDiagnostics | undefined): boolean => !!p && p.sequence > since && (p.version === undefined || p.version >= minVersion);
@@ -56,6 +61,21 @@ export function waitForPublish(
     signal?.addEventListener('abort', onAbort, { once: true });
     const deadline = setTimeout(() => finish(seen.size === wanted.size), waitMs);
     if (seen.size === wanted.size && wanted.size > 0) armQuiet();
+  });
+}
+
+function waitForPull(client: LspClient, uris: readonly string[], signal: AbortSignal | undefined, waitMs: number): Promise<{ complete: boolean }> {
+  return new Promise((resolve) => {
+    const finish = (complete: boolean): void => {
+      clearTimeout(deadline);
+      signal?.removeEventListener('abort', onAbort);
+      resolve({ complete });
+    };
+    const onAbort = (): void => finish(false);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const deadline = setTimeout(() => finish(false), waitMs);
+    // Not cancelled by the deadline: a late answer still lands in the client's record.
+    void Promise.all(uris.map((u) => client.pull(u))).then(() => finish(true), () => finish(false));
   });
 }
 

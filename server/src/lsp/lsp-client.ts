@@ -1,13 +1,26 @@
 /**
  * One running language server for one root: the JSON-RPC connection over the shared
  * Content-Length framing, `initialize`, the documents it has open (text documents and LSP
- * 3.17 notebook documents, full-text sync), the diagnostics it published, and typed
- * requests with cancellation. Knows nothing about tools or notebooks' JSON.
+ * 3.17 notebook documents, full-text sync), the diagnostics it published or was asked for,
+ * and typed requests with cancellation. Knows nothing about tools or notebooks' JSON.
+ *
+ * Diagnostics come two ways and are kept as one record per document: pushed
+ * (`textDocument/publishDiagnostics`), or pulled (LSP 3.17 `textDocument/diagnostic`, with
+ * the previous result id) for the text documents of a server that declares
+ * `diagnosticProvider`, or whose table entry says it answers pulls (`pullDiagnostics`). A
+ * pulled answer is for the text the server had when it answered, so no quiet period is
+ * needed after it; `workspace/diagnostic/refresh` pulls the open documents again, which is
+ * how a pull server's later findings arrive.
+ *
+ * Pull support is declared without dynamic registration: basedpyright registers pull only
+ * when the client takes dynamic registration, and then stops pushing and answers pulls for
+ * notebook cells with nothing; without it, it pushes as before and answers pulls for text
+ * documents.
  */
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { CancellationTokenSource, createMessageConnection, Emitter, type Event, type MessageConnection } from 'vscode-jsonrpc/node.js';
-import type { Diagnostic, InitializeResult, PublishDiagnosticsParams, ServerCapabilities } from 'vscode-languageserver-protocol';
+import type { Diagnostic, DiagnosticOptions, DocumentDiagnosticReport, InitializeResult, PublishDiagnosticsParams, ServerCapabilities } from 'vscode-languageserver-protocol';
 import { createFramedReader, createFramedWriter } from '../framing/index.js';
 import type { GroupProcess } from '../supervisor/index.js';
 import type { ServerEntry } from './server-table.js';
@@ -49,21 +62,27 @@ export class LspClient {
   private readonly published = new Map<string, PublishedDiagnostics>();
   private readonly open = new Map<string, { version: number; text: string }>();
   private readonly notebooks = new Map<string, { version: number; cells: NotebookCellText[] }>();
+  /** Per pulled document: the server's last result id and items (an `unchanged` answer reuses them). */
+  private readonly pulled = new Map<string, { resultId?: string; diagnostics: Diagnostic[] }>();
+  /** Set while open documents are pulled again after a refresh; `true` when another refresh came meanwhile. */
+  private refreshing: { again: boolean } | undefined;
   private sequence = 0;
   private exited = false;
   capabilities: ServerCapabilities = {};
   /** Time of the last request or sync (idle eviction). */
   lastUsed = Date.now();
 
-  /** Fires on every `textDocument/publishDiagnostics`. */
+  /** Fires on every `textDocument/publishDiagnostics` and every pulled answer. */
   readonly onDiagnostics: Event<PublishedDiagnostics> = this.diagnosticsEmitter.event;
 
   private constructor(readonly entry: ServerEntry, readonly root: string, readonly process: LspProcess, log: (line: string) => void) {
     this.connection = createMessageConnection(createFramedReader(process.stdout, { log }), createFramedWriter(forgivingSink(process.stdin)));
     this.connection.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
-      const record: PublishedDiagnostics = { uri: p.uri, diagnostics: p.diagnostics, sequence: ++this.sequence, ...(p.version !== undefined && p.version !== null ? { version: p.version } : {}) };
-      this.published.set(normalizeUri(p.uri), record);
-      this.diagnosticsEmitter.fire(record);
+      this.record(p.uri, p.diagnostics, p.version ?? undefined);
+    });
+    this.connection.onRequest('workspace/diagnostic/refresh', () => {
+      void this.refreshPulled();
+      return null;
     });
     this.connection.onRequest('workspace/configuration', (p: { items: Array<{ section?: string }> }) =>
       p.items.map((item) => settingAt(entry.settings, item.section))
@@ -99,10 +118,11 @@ export class LspClient {
       workspaceFolders: [{ uri: rootUri, name: 'root' }],
       initializationOptions: entry.initializationOptions,
       capabilities: {
-        workspace: { configuration: true, workspaceFolders: true, symbol: {}, applyEdit: false, workspaceEdit: { documentChanges: true } },
+        workspace: { configuration: true, workspaceFolders: true, symbol: {}, applyEdit: false, workspaceEdit: { documentChanges: true }, diagnostics: { refreshSupport: true } },
         textDocument: {
           synchronization: { didSave: true, dynamicRegistration: false },
           publishDiagnostics: { relatedInformation: false, versionSupport: true, codeDescriptionSupport: true },
+          diagnostic: { dynamicRegistration: false, relatedDocumentSupport: false },
           definition: { linkSupport: true }, typeDefinition: { linkSupport: true }, implementation: { linkSupport: true },
           references: {}, hover: { contentFormat: ['markdown', 'plaintext'] },
           documentSymbol: { hierarchicalDocumentSymbolSupport: true },
@@ -210,9 +230,70 @@ export class LspClient {
     return { version, changed: true };
   }
 
-  /** The diagnostics last published for `uri`. */
+  /** The diagnostics last published for `uri` (pushed or pulled). */
   diagnosticsOf(uri: string): PublishedDiagnostics | undefined {
     return this.published.get(normalizeUri(uri));
+  }
+
+  /** The server's pull-diagnostics options when it answers `textDocument/diagnostic` (LSP 3.17). */
+  get pullDiagnostics(): DiagnosticOptions | undefined {
+    const declared = this.capabilities.diagnosticProvider;
+    if (declared) return declared as DiagnosticOptions;
+    return this.entry.pullDiagnostics ? { interFileDependencies: true, workspaceDiagnostics: false } : undefined;
+  }
+
+  /** Whether `uri`'s diagnostics are pulled: a text document open on a server that answers pulls (notebook cells wait for pushes). */
+  pullsFor(uri: string): boolean {
+    return this.pullDiagnostics !== undefined && this.open.has(uri);
+  }
+
+  /**
+   * Asks the server for the diagnostics of an open document (`textDocument/diagnostic`, with
+   * the previous result id) and records them as its latest, for the version synced before
+   * the request (the server reads its notifications in order). Fails like {@link request}.
+   */
+  async pull(uri: string, signal?: AbortSignal): Promise<PublishedDiagnostics> {
+    const key = normalizeUri(uri);
+    const version = this.open.get(uri)?.version;
+    const previous = this.pulled.get(key);
+    const identifier = this.pullDiagnostics?.identifier;
+    const report = await this.request<DocumentDiagnosticReport>('textDocument/diagnostic', {
+      textDocument: { uri }, ...(identifier ? { identifier } : {}), ...(previous?.resultId ? { previousResultId: previous.resultId } : {})
+    }, signal);
+    const diagnostics = report.kind === 'full' ? report.items : previous?.diagnostics ?? [];
+    this.pulled.set(key, { ...(report.resultId ? { resultId: report.resultId } : {}), diagnostics });
+    return this.record(uri, diagnostics, version);
+  }
+
+  /** Keeps `diagnostics` as the document's latest, unless they are for an older text than those kept (a push and a pull can cross). */
+  private record(uri: string, diagnostics: Diagnostic[], version: number | undefined): PublishedDiagnostics {
+    const key = normalizeUri(uri);
+    const known = this.published.get(key);
+    if (known?.version !== undefined && version !== undefined && version < known.version) return known;
+    const record: PublishedDiagnostics = { uri, diagnostics, sequence: ++this.sequence, ...(version !== undefined ? { version } : {}) };
+    this.published.set(key, record);
+    this.diagnosticsEmitter.fire(record);
+    return record;
+  }
+
+  /** Pulls every open document again (the server said its results changed); refreshes that come meanwhile coalesce. */
+  private async refreshPulled(): Promise<void> {
+    if (!this.pullDiagnostics) return;
+    if (this.refreshing) {
+      this.refreshing.again = true;
+      return;
+    }
+    this.refreshing = { again: true };
+    try {
+      while (this.refreshing.again && !this.exited) {
+        this.refreshing.again = false;
+        const uris = [...this.open.keys()];
+        // A document that fails to pull keeps its last record; the next refresh or wait asks again.
+        await Promise.all(uris.map((u) => this.pull(u).catch(() => undefined)));
+      }
+    } finally {
+      this.refreshing = undefined;
+    }
   }
 
   /** The sequence number of the last publish (a "since" mark for waiting). */

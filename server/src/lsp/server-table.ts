@@ -32,6 +32,12 @@ export interface ServerEntry {
   rootMarkers: readonly string[];
   /** Serves `.ipynb` as LSP 3.17 notebook documents (else: one concatenated virtual document). */
   notebooks?: 'native' | 'concatenated';
+  /**
+   * Answers LSP 3.17 `textDocument/diagnostic` for text documents without declaring
+   * `diagnosticProvider` (a server that declares it is pulled anyway); its diagnostics are
+   * then pulled after a sync instead of awaited with a quiet period.
+   */
+  pullDiagnostics?: boolean;
   /** `initializationOptions` sent with `initialize`. */
   initializationOptions?: unknown;
   /** `workspace/configuration` answers: one nested object, a section `a.b` is `settings.a.b`. */
@@ -54,6 +60,10 @@ export const BUILTIN_SERVERS: readonly ServerEntry[] = [
     args: ['--stdio'],
     rootMarkers: ['pyproject.toml', 'pyrightconfig.json', 'setup.py', 'setup.cfg', 'requirements.txt', '.git'],
     notebooks: 'native',
+    // It registers pull diagnostics only for clients that take dynamic registration (then it
+    // stops pushing, and its pulls answer nothing for notebook cells); without that it keeps
+    // pushing and answers pulls of text documents, checked on the spot.
+    pullDiagnostics: true,
     // Standard checking (the errors a reviewer would flag, not basedpyright's "recommended" noise).
     settings: {
       basedpyright: { analysis: { diagnosticMode: 'openFilesOnly', typeCheckingMode: 'standard', autoImportCompletions: true } },

@@ -68,10 +68,10 @@ const SPECS: readonly ModeSpec[] = [
     artifact: 'submit_plan', ownTools: ['exit_plan_mode'],
     nudge: 'Reminder: this chat is in Plan mode and your run ended without submit_plan. If a plan would help, call submit_plan now (then exit_plan_mode). If no plan is needed here, that is fine: say so in one sentence and stop.',
     guidance: [
-      { text: 'You are planning, not doing: explore with the read-only tools and nothing you do here changes the workspace.' },
-      { text: 'Deliver the plan by calling submit_plan with a goal and nodes {key, title, description, depends_on[]}: a dependency graph, each node one piece of work.', needs: ['submit_plan'] },
-      { text: 'Then call exit_plan_mode to ask the user to approve it; while it says pending, wait. On approval the nodes run in Agent mode; on rejection, revise and submit again.', needs: ['exit_plan_mode'] },
-      { text: 'If the request needs no plan (a question, a one-line change), say so plainly instead of inventing one.' }
+      { text: 'You are planning, not doing: explore with the read-only tools; nothing here changes the workspace.' },
+      { text: 'Deliver the plan with submit_plan: a goal and a dependency graph of steps.', needs: ['submit_plan'] },
+      { text: 'Then call exit_plan_mode for the user\'s approval and wait while it is pending; on approval the steps run in Agent mode, on rejection revise and submit again.', needs: ['exit_plan_mode'] },
+      { text: 'If no plan is needed (a question, a one-line change), say so instead of inventing one.' }
     ]
   },
   {
@@ -79,11 +79,10 @@ const SPECS: readonly ModeSpec[] = [
     allow: ['add_review_node', 'approve_review_node', 'finalize_review'], artifact: 'finalize_review',
     ownTools: ['add_review_node', 'approve_review_node', 'finalize_review'],
     guidance: [
-      { text: 'You are reviewing changes, not making them: read the diff and the code around it.' },
-      { text: 'Record each finding with add_review_node (kind, priority P0..P3, confidence, anchor, body).', needs: ['add_review_node'] },
-      { text: 'Publish the verdict with finalize_review (Ship / Hold / Block).', needs: ['finalize_review'] },
-      { text: 'A finding counts as confirmed only when a peer approves it: approve another reviewer\'s finding with approve_review_node once you checked it, never your own.', needs: ['approve_review_node'] },
-      { text: 'finalize_review runs the checks itself (lint, type-check, tests) on the changed files: you need no shell for them.', needs: ['finalize_review'] }
+      { text: 'You review changes, not make them: read the diff and the code around it.' },
+      { text: 'Record each finding with add_review_node.', needs: ['add_review_node'] },
+      { text: 'Publish the verdict with finalize_review; it runs lint, type-check and tests itself.', needs: ['finalize_review'] },
+      { text: 'Only a peer confirms a finding: approve_review_node another reviewer\'s once checked, never your own.', needs: ['approve_review_node'] }
     ]
   },
   {
@@ -92,10 +91,9 @@ const SPECS: readonly ModeSpec[] = [
     // MODE-5: nothing runs before the operator approves — no worker may be started or rerun here (they are read tier, VIBE-1).
     deny: ['vibe_spawn', 'vibe_send'],
     guidance: [
-      { text: 'You design the work, you do not run it: explore with the read-only tools; nothing you do here changes the workspace.' },
-      { text: 'Propose roles {name, tier fast|good, brief}, a sub-task tree {key, title, description, role, depends_on[]}, a synthesis step and a budget with propose_orchestration; nothing runs until the user approves it in the pane, and no tool can approve it.', needs: ['propose_orchestration'] },
-      { text: 'After proposing, end your turn and wait: a re-proposal within 2 minutes of the last is refused. On approval the tasks run in Agent mode in dependency order, then the synthesis; on rejection, revise and propose again.', needs: ['propose_orchestration'] },
-      { text: 'If the request is small enough for one turn, say so plainly instead of orchestrating it.' }
+      { text: 'You design the work, not run it: explore with the read-only tools; nothing here changes the workspace.' },
+      { text: 'Propose roles, a sub-task tree, a synthesis step and a budget with propose_orchestration, then end your turn: nothing runs until the user approves it in the pane (no tool can), and a re-proposal within 2 minutes is refused. On rejection, revise and propose again.', needs: ['propose_orchestration'] },
+      { text: 'If the request fits one turn, say so instead of orchestrating it.' }
     ]
   }
 ];

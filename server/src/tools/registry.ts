@@ -172,7 +172,7 @@ export class ToolRegistry {
     if (!schema) {
       // `$schema` is noise for providers (and some strict validators reject unknown keywords).
       const { $schema: _dialect, ...rest } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
-      schema = rest;
+      schema = withoutSafeIntegerBounds(rest);
       jsonSchemas.set(definition.parameters, schema);
     }
     return schema;
@@ -485,4 +485,22 @@ function describe(error: unknown): string {
 function summarize(text: string, max = 200): string {
   const first = text.split('\n', 1)[0] ?? '';
   return first.length > max ? `${first.slice(0, max)}…` : first;
+}
+
+/**
+ * The schema without the ±2^53−1 bounds zod writes on every `.int()`: they tell the model
+ * nothing and cost ~10 tokens each in every request; arguments are still validated by zod.
+ */
+function withoutSafeIntegerBounds(schema: Record<string, unknown>): Record<string, unknown> {
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value !== 'object' || value === null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if ((k === 'maximum' && v === Number.MAX_SAFE_INTEGER) || (k === 'minimum' && v === Number.MIN_SAFE_INTEGER)) continue;
+      out[k] = walk(v);
+    }
+    return out;
+  };
+  return walk(schema) as Record<string, unknown>;
 }

@@ -3,10 +3,13 @@
  * apply_patch / notebook_edit only the diagnostics that just appeared are appended; the
  * per-chat journal (severity, code, message — not position) mutes one that merely moved;
  * a notebook's error names its cell; a late publish comes with the next result; a file no
- * server claims says nothing about diagnostics.
+ * server claims says nothing about diagnostics. basedpyright's text documents are pulled
+ * (LSP 3.17 `textDocument/diagnostic`); typescript-language-server, which only pushes, gets
+ * the same new-only results through its publishes.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lspFixture, type LspFixture } from './lsp-fixtures.js';
 
@@ -14,8 +17,8 @@ const open: LspFixture[] = [];
 afterEach(async () => {
   while (open.length) await open.pop()!.dispose();
 });
-async function fixture(options: Parameters<typeof lspFixture>[1] = {}): Promise<LspFixture> {
-  const f = await lspFixture(['py'], { flat: true, writeTools: true, ...options });
+async function fixture(options: Parameters<typeof lspFixture>[1] = {}, name = 'py'): Promise<LspFixture> {
+  const f = await lspFixture([name], { flat: true, writeTools: true, ...options });
   open.push(f);
   return f;
 }
@@ -88,5 +91,30 @@ describe('write-time diagnostics (WDIAG-1/2)', () => {
     expect(next).toContain('New diagnostics reported after the last change (1):\npkg/util.py:9 [error] "late_name" is not defined');
     // Delivered once.
     expect((await f.call('lsp', { action: 'status' })).output).not.toContain('late_name');
+  }, 90_000);
+
+  it('WDIAG-1/2 through push: a server without pull diagnostics (typescript-language-server) reports exactly the new error, and not again when it only moves', async () => {
+    const f = await fixture({}, 'ts');
+    const file = path.join(f.workspace, 'src/greet.ts');
+    const { client } = await f.service.serverFor(file);
+    expect(client.pullDiagnostics).toBeUndefined();
+    const first = await f.call('edit', { path: 'src/greet.ts', old_string: '    return this.side * this.side;', new_string: '    return this.side * this.side + undefined_count;' });
+    expect(first.ok).toBe(true);
+    expect(newBlock(first.output)).toEqual(["src/greet.ts:13 [error] Cannot find name 'undefined_count'. (2304)"]);
+    const shifted = await f.call('edit', { path: 'src/greet.ts', old_string: '/** Says hello to someone. */', new_string: '// one\n// two\n// three\n// four\n/** Says hello to someone. */' });
+    expect(shifted.ok).toBe(true);
+    expect(shifted.output).not.toContain('New diagnostics');
+    const now = await f.call('lsp', { action: 'diagnostics', file: 'src/greet.ts' });
+    expect(now.output).toContain("src/greet.ts:17 [error] Cannot find name 'undefined_count'.");
+  }, 90_000);
+
+  it('WDIAG-1 through pull: basedpyright answers textDocument/diagnostic for a text document, which the write hook asks instead of awaiting a publish', async () => {
+    const f = await fixture();
+    const file = path.join(f.workspace, 'pkg/util.py');
+    const { client } = await f.service.serverFor(file);
+    const r = await f.call('edit', { path: 'pkg/util.py', old_string: '        return len(rows)', new_string: '        return len(rows) + pulled_name' });
+    expect(newBlock(r.output)).toEqual(['pkg/util.py:9 [error] "pulled_name" is not defined (reportUndefinedVariable)']);
+    expect(client.pullDiagnostics).toBeDefined();
+    expect(client.pullsFor(pathToFileURL(file).href)).toBe(true);
   }, 90_000);
 });

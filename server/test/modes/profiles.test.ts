@@ -71,9 +71,9 @@ const ctx = (workspace: string, mode: ChatMode) => ({
 /** Each mode's fixed row (declared in full; the rest of the surface is indexed by tool_search and called through call_tool). */
 const FIXED: ReadonlyArray<[ChatMode, string[]]> = [
   ['chat', ['ask_user', 'read']],
-  ['plan', ['ask_user', 'exit_plan_mode', 'read', 'submit_plan']],
-  ['review', ['add_review_node', 'approve_review_node', 'ask_user', 'finalize_review', 'read']],
-  ['orchestrate', ['ask_user', 'propose_orchestration', 'read']]
+  ['plan', ['ask_user', 'exit_plan_mode', 'submit_plan']],
+  ['review', ['add_review_node', 'ask_user', 'finalize_review']],
+  ['orchestrate', ['ask_user', 'propose_orchestration']]
 ];
 
 describe('modes: one profile, three projections (MODE-2)', () => {
@@ -160,10 +160,10 @@ describe('modes: one profile, three projections (MODE-2)', () => {
     const block = modePromptBlock(profileOf('plan'), without.list(profileOf('plan')));
     expect(block).not.toContain('submit_plan');
     expect(block).not.toContain('exit_plan_mode');
-    expect(block).toContain('say so plainly');
+    expect(block).toContain('say so instead');
     const withPlan = fullRegistry();
     const full = modePromptBlock(profileOf('plan'), withPlan.list(profileOf('plan')));
-    expect(full).toContain('calling submit_plan');
+    expect(full).toContain('with submit_plan');
     expect(full).toContain('call exit_plan_mode');
   });
 });

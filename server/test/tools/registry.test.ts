@@ -122,13 +122,11 @@ describe('what the model sees', () => {
         "properties": {
           "limit": {
             "description": "Maximum number of lines to return. Default 2000.",
-            "maximum": 9007199254740991,
             "minimum": 1,
             "type": "integer",
           },
           "offset": {
             "description": "1-based line number to start at. Default 1.",
-            "maximum": 9007199254740991,
             "minimum": 1,
             "type": "integer",
           },

@@ -23,12 +23,8 @@ export function createAddReviewNodeTool(reviews: ReviewPort): ToolDefinition<typ
     parameters: reviewNodeParameters,
     examples: [
       {
-        args: { kind: 'bug', priority: 'P1', confidence: 0.8, anchor: { file: 'src/load.py', lines: [12, 14] }, body: 'The loop skips the last row: range(len(rows) - 1) drops it, so totals are short by one row.' },
+        args: { kind: 'bug', priority: 'P1', confidence: 0.8, anchor: { file: 'src/load.py', lines: [12, 14] }, body: 'range(len(rows) - 1) skips the last row, so totals are short by one row.' },
         comment: 'a bug in a file, with the lines it is on'
-      },
-      {
-        args: { kind: 'suggestion', priority: 'P3', confidence: 0.6, anchor: { file: 'analysis.ipynb', cell: '#4', lines: [2, 2] }, body: 'Name the magic number 0.8 (the train split) so the next cell can reuse it.' },
-        comment: 'a nit in a notebook cell'
       }
     ],
     actionClasses: ['read'],

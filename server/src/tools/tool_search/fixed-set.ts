@@ -16,12 +16,15 @@ import type { ToolSurface } from '../../ports/vocabulary.js';
  */
 export const FIXED_TOOLS: Readonly<Record<string, readonly string[]>> = {
   default: ['read', 'ask_user'],
+  // The read-only modes declare their artifact tools and the pinned ones (MODE-6) in full, so
+  // their rows fit the same budget: `read` (~460 tokens) is one `tool_search` away there, as
+  // is `approve_review_node`, which only a review with peer workers uses.
   // Plan mode's artifact and its exit (MODE-3): a Plan turn exists to call them.
-  plan: ['read', 'ask_user', 'submit_plan', 'exit_plan_mode'],
-  // Review's findings, consensus and verdict (MODE-4): a Review turn exists to call them.
-  review: ['read', 'ask_user', 'add_review_node', 'approve_review_node', 'finalize_review'],
+  plan: ['ask_user', 'submit_plan', 'exit_plan_mode'],
+  // Review's findings and verdict (MODE-4): a Review turn exists to call them.
+  review: ['ask_user', 'add_review_node', 'finalize_review'],
   // Orchestrate mode's artifact (MODE-5): an Orchestrate turn exists to call it.
-  orchestrate: ['read', 'ask_user', 'propose_orchestration']
+  orchestrate: ['ask_user', 'propose_orchestration']
 };
 
 /** The tools that carry the catalog itself: always declared when anything is deferred. */
