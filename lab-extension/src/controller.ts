@@ -6,6 +6,7 @@ import type {
   ChatMode,
   ChatSummary,
   HelloResult,
+  InstructionFileInfo,
   McpServerStatus,
   MentionCandidate,
   ModelSettings,
@@ -577,6 +578,24 @@ export class CellmateController implements IDisposable {
   /** A worker's transcript, read-only. */
   workerTranscript(workerId: string): Promise<{ worker: WorkerSummary; items: TranscriptItem[] }> {
     return this._connection.request('worker/get', { chatId: this.workers.chatId ?? '', workerId });
+  }
+
+  /**
+   * The instruction files the open chat's next turn reads, for the focused notebook (SKILL-1);
+   * none while disconnected.
+   */
+  async instructions(): Promise<InstructionFileInfo[]> {
+    if (this.connectionStatus.state !== 'connected') {
+      return [];
+    }
+    const chatId = this.store.state?.chatId;
+    const notebookPath = this._context?.()?.notebookPath;
+    try {
+      const r = await this._connection.request('instructions/list', { ...(chatId ? { chatId } : {}), ...(notebookPath ? { notebookPath } : {}) });
+      return r.files;
+    } catch {
+      return [];
+    }
   }
 
   /** The configured MCP servers and their state (issue #14). */

@@ -530,6 +530,12 @@ export interface Requests {
    * (read silently, nothing printed) and workspace files whose path starts with `prefix`.
    */
   'context/complete': { params: { chatId?: string; prefix: string }; result: { items: MentionCandidate[] } };
+  /**
+   * The instruction files (`AGENTS.md`, else `CLAUDE.md`) a chat's next turn reads: the
+   * person's home file, the workspace root's, and those of the folders above `notebookPath`
+   * (else the chat's last focus), nearest last (SKILL-1; the header's chip).
+   */
+  'instructions/list': { params: { chatId?: string; notebookPath?: string }; result: { files: InstructionFileInfo[] } };
 }
 
 export type RequestMethod = keyof Requests;
@@ -546,6 +552,16 @@ export interface SendContext {
   notebookPath?: string;
   /** 0-based indices of the selected cells (the active cell at least) in that notebook. */
   selectedCells?: number[];
+}
+
+/** One instruction file in effect (SKILL-1). */
+export interface InstructionFileInfo {
+  /** `~/.cellmate/AGENTS.md` for the person's own, else the workspace-relative path. */
+  label: string;
+  scope: 'home' | 'workspace' | 'folder';
+  /** Characters in the file, and how many of them the prompt carries (fewer: truncated). */
+  chars: number;
+  shown: number;
 }
 
 /** One `@` completion: a kernel variable or a workspace file. */

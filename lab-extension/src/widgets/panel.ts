@@ -183,6 +183,21 @@ export class CellmatePanel extends Panel {
 
   private _onKernel(): void {
     this._showKernel();
+    this._showInstructions();
+  }
+
+  /**
+   * Asks which instruction files the next turn reads (they depend on the chat, the focused
+   * notebook and the files themselves): on connecting, switching chats, a focus change and
+   * each turn's start and end. The latest answer wins.
+   */
+  private _showInstructions(): void {
+    const generation = ++this._instructionsGeneration;
+    void this._controller.instructions().then(files => {
+      if (generation === this._instructionsGeneration && !this.isDisposed) {
+        this._header.setInstructions(files);
+      }
+    });
   }
 
   /** The focused notebook's kernel, else the private kernel this chat's last eval used. */
@@ -215,6 +230,7 @@ export class CellmatePanel extends Panel {
     if (change.running || change.structure) {
       this._refresh();
       this._showKernel();
+      this._showInstructions();
     }
   };
 
@@ -226,6 +242,10 @@ export class CellmatePanel extends Panel {
     const state = c.store.state;
     const setup = c.setup;
 
+    if (connected && this.node.dataset.connection !== 'connected') {
+      this._showInstructions();
+    }
+    this.node.dataset.connection = status.state;
     this.node.dataset.running = String(c.running);
     // A turn can start and end between two polls of a test: the id of the last one that ended is stable.
     this.node.dataset.lastTurn = state?.lastEndedTurnId ?? '';
@@ -260,6 +280,7 @@ export class CellmatePanel extends Panel {
   private readonly _unsubscribe: () => void;
   private readonly _kernelFocus: CellmatePanel.IKernelFocus | null;
   private _resize: ResizeObserver | null = null;
+  private _instructionsGeneration = 0;
 }
 
 export namespace CellmatePanel {

@@ -3,10 +3,12 @@ import type { ToolDefinition } from '../tools/define-tool.js';
 /**
  * The system prompt: what Cellmate is, where it works, and that tools are the way to act.
  * Generated from the tools actually on the surface so prompt and surface cannot disagree;
- * `modeBlock` is the chat mode's block (`modes/prompt-block.ts`).
+ * `modeBlock` is the chat mode's block (`modes/prompt-block.ts`); `instructionsBlock` the
+ * instruction files (`instructions/instructions.ts`) comes last, labelled as data, so
+ * Cellmate's own rules are read first and the repository's text can only add to them.
  * Pure.
  */
-export function buildSystemPrompt(options: { workspace: string; tools: readonly ToolDefinition[]; modeBlock?: string }): string {
+export function buildSystemPrompt(options: { workspace: string; tools: readonly ToolDefinition[]; modeBlock?: string; instructionsBlock?: string }): string {
   const toolLines = options.tools.map((t) => `- \`${t.name}\` (${t.tier}): ${firstSentence(t.description)}`);
   return [
     'You are Cellmate, a coding and data-analysis agent inside JupyterLab. You help the user with the notebooks and files in their workspace.',
@@ -17,7 +19,8 @@ export function buildSystemPrompt(options: { workspace: string; tools: readonly 
       ? ['To ask the user anything, call ask_user; never ask a question in your reply text (that ends your turn). Do not ask for permission to use tools: calls that need approval are gated for you, and a denial comes back as the tool result.']
       : []),
     'Be concise. When a tool returns an error, read the message: it says how to fix the call.',
-    ...(options.modeBlock ? [options.modeBlock] : [])
+    ...(options.modeBlock ? [options.modeBlock] : []),
+    ...(options.instructionsBlock ? [options.instructionsBlock] : [])
   ].join('\n\n');
 }
 

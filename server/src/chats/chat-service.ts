@@ -3,6 +3,7 @@ import type { LanguageModel } from 'ai';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
+import { InstructionsReader, type Instructions } from '../instructions/instructions.js';
 import { ContextManager, fixedTokens, type ChatContextPort } from '../agent/context-manager.js';
 import { ZERO_USAGE } from '../agent/usage.js';
 import { modelFacts } from '../providers/model-facts.js';
@@ -78,13 +79,36 @@ export class ChatService {
   private readonly eventEmitter = new Emitter<ChatEventEnvelope>();
   private readonly listEmitter = new Emitter<ChatSummary[]>();
   private disposed = false;
+  private readonly instructionsReader: InstructionsReader;
+  /** The file or notebook each chat's last send had in focus (instructions of its folders apply). */
+  private readonly focus = new Map<string, string>();
 
   /** Every transcript event of every chat, in order. */
   readonly onEvent: Event<ChatEventEnvelope> = this.eventEmitter.event;
   /** The chat list changed (created, renamed, deleted, retitled, touched). */
   readonly onListChanged: Event<ChatSummary[]> = this.listEmitter.event;
 
-  constructor(private readonly options: ChatServiceOptions) {}
+  constructor(private readonly options: ChatServiceOptions) {
+    this.instructionsReader = new InstructionsReader({ workspace: options.workspace, env: options.env });
+  }
+
+  /**
+   * The instruction files in effect for a chat (its last focus) or for `focusPath` (the
+   * pane's header chip); read again when a file changed.
+   */
+  instructions(chatId?: string, focusPath?: string): Instructions {
+    return this.instructionsReader.read(focusPath ?? (chatId !== undefined ? this.focus.get(chatId) : undefined));
+  }
+
+  /** A chat's turn surface and system prompt: the mode's surface and prompt, then the instructions of its focus. */
+  private turnPrompt(chatId: string, mode: ChatMode): { surface: ReturnType<typeof turnSurface>; system: string } {
+    const surface = turnSurface(this.options.registry, mode);
+    const system = buildSystemPrompt({
+      workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock,
+      instructionsBlock: this.instructions(chatId).block
+    });
+    return { surface, system };
+  }
 
   /** `@` completion candidates (issue #5); none without a context service. */
   completeMention(chatId: string | undefined, prefix: string, origin?: string): Promise<MentionCandidate[]> {
@@ -177,6 +201,7 @@ export class ChatService {
       await turn.done;
     }
     const deleted = await this.options.store.delete(chatId);
+    this.focus.delete(chatId);
     if (deleted) {
       this.listChanged();
       await Promise.resolve(this.options.onDeleted?.(chatId)).catch((error: unknown) => this.options.logger.warn(`cleaning up after chat ${chatId}: ${String(error)}`));
@@ -201,6 +226,8 @@ export class ChatService {
     // The store may have dropped an idle chat from memory during the awaits: use its current record.
     record = this.record(chatId);
     if (origin !== undefined) this.options.turnFocus?.bindTurn(chatId, origin);
+    if (context?.notebookPath) this.focus.set(chatId, context.notebookPath);
+    else if (context) this.focus.delete(chatId); // the pane said: no notebook in focus now
     prepare?.(record);
     const secrets = (['openai', 'anthropic', 'openai-compatible'] as const)
       .map((kind) => resolveApiKey(kind, this.options.env, config).value)
@@ -221,8 +248,7 @@ export class ChatService {
 
     // One profile per turn, from the chat's mode as it is now (a later switch applies to the next turn, MODE-1),
     // and one catalog from it: the system prompt lists exactly what every step declares (HARN-11).
-    const surface = turnSurface(this.options.registry, record.chat.mode);
-    const system = buildSystemPrompt({ workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock });
+    const { surface, system } = this.turnPrompt(chatId, record.chat.mode);
     const window = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
     const done = runTurn(
       {
@@ -301,8 +327,7 @@ export class ChatService {
     this.running.set(chatId, { turnId, controller, done });
     try {
       const record = this.record(chatId);
-      const surface = turnSurface(this.options.registry, record.chat.mode);
-      const system = buildSystemPrompt({ workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock });
+      const { surface, system } = this.turnPrompt(chatId, record.chat.mode);
       const manager = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
       const item = await manager.compact(record.messages, 'manual', controller.signal);
       if (!item) return { compacted: false, message: 'Nothing to compact yet: the conversation has no old outputs or earlier turns to summarise.' };

@@ -66,6 +66,7 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
     ])
   }),
   'context/complete': z.object({ chatId: chatId.optional(), prefix: z.string().max(1000) }),
+  'instructions/list': z.union([z.object({ chatId: chatId.optional(), notebookPath: z.string().max(4096).optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ chatId?: string; notebookPath?: string }>,
   'edit/resolve': z.object({ chatId, editId: z.string().min(1).max(200), action: z.enum(['accept', 'discard']) }),
   'audit/metrics': z.union([z.object({ chatId: chatId.optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ chatId?: string }>
 };
