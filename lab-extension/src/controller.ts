@@ -8,6 +8,7 @@ import type {
   HelloResult,
   InstructionFileInfo,
   McpServerStatus,
+  SkillInfo,
   MentionCandidate,
   ModelSettings,
   ProviderStatus,
@@ -596,6 +597,16 @@ export class CellmateController implements IDisposable {
     } catch {
       return [];
     }
+  }
+
+  /** Installed skills with their source and state (SKILL-2/3). */
+  skills(): Promise<SkillInfo[]> {
+    return this._connection.request('skills/list', {});
+  }
+
+  /** Turns a skill on or off for the person; answers with the list afterwards. */
+  setSkillEnabled(folder: string, enabled: boolean): Promise<SkillInfo[]> {
+    return this._connection.request('skills/set-enabled', { folder, enabled });
   }
 
   /** The configured MCP servers and their state (issue #14). */

@@ -30,6 +30,7 @@ import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
 import { showMetricsDialog } from './widgets/metrics';
 import { showMcpServersDialog } from './widgets/mcp-servers';
+import { showSkillsDialog } from './widgets/skills-view';
 import { CellmatePanel } from './widgets/panel';
 
 /** Command ids. */
@@ -38,6 +39,7 @@ export namespace CommandIDs {
   export const newChat = 'cellmate:new-chat';
   export const showMetrics = 'cellmate:show-metrics';
   export const showMcpServers = 'cellmate:show-mcp-servers';
+  export const showSkills = 'cellmate:show-skills';
   export const reviewChanges = 'cellmate:review-changes';
   export const reviewNotebook = 'cellmate:review-notebook';
   export const compactChat = 'cellmate:compact-chat';
@@ -188,6 +190,18 @@ async function activate(
       }
     }
   });
+  app.commands.addCommand(CommandIDs.showSkills, {
+    label: trans.__('Show Cellmate Skills'),
+    caption: trans.__('Installed skills, where they come from, and which the agent is offered'),
+    isEnabled: () => connection.status.state === 'connected',
+    execute: async () => {
+      try {
+        await showSkillsDialog(() => controller.skills(), (folder, enabled) => controller.setSkillEnabled(folder, enabled), trans);
+      } catch (error) {
+        notify('error', trans.__('Could not load the skills: %1', String(error)));
+      }
+    }
+  });
   app.commands.addCommand(CommandIDs.showMcpServers, {
     label: trans.__('Show Cellmate MCP Servers'),
     caption: trans.__('The configured MCP servers, their state and tools'),
@@ -251,6 +265,7 @@ async function activate(
     palette.addItem({ command: CommandIDs.newChat, category: CATEGORY });
     palette.addItem({ command: CommandIDs.showMetrics, category: CATEGORY });
     palette.addItem({ command: CommandIDs.showMcpServers, category: CATEGORY });
+    palette.addItem({ command: CommandIDs.showSkills, category: CATEGORY });
     palette.addItem({ command: CommandIDs.reviewChanges, category: CATEGORY });
     palette.addItem({ command: CommandIDs.reviewNotebook, category: CATEGORY });
     palette.addItem({ command: CommandIDs.compactChat, category: CATEGORY });

@@ -536,6 +536,10 @@ export interface Requests {
    * (else the chat's last focus), nearest last (SKILL-1; the header's chip).
    */
   'instructions/list': { params: { chatId?: string; notebookPath?: string }; result: { files: InstructionFileInfo[] } };
+  /** Installed skills with their source and whether the model is offered them (SKILL-2/3; the Skills view). */
+  'skills/list': { params: Record<string, never>; result: SkillInfo[] };
+  /** Turns a skill (by `folder`) on or off for the person; only a person's pane may. */
+  'skills/set-enabled': { params: { folder: string; enabled: boolean }; result: SkillInfo[] };
 }
 
 export type RequestMethod = keyof Requests;
@@ -552,6 +556,21 @@ export interface SendContext {
   notebookPath?: string;
   /** 0-based indices of the selected cells (the active cell at least) in that notebook. */
   selectedCells?: number[];
+}
+
+/** One installed skill (SKILL-2/3). */
+export interface SkillInfo {
+  name: string;
+  description: string;
+  /** `home` (`~/.cellmate/skills`), `cellmate` (`.cellmate/skills`), `agents` (`.agents/skills`), `claude` (`.claude/skills`). */
+  source: 'home' | 'cellmate' | 'agents' | 'claude';
+  /** Real path of its folder: its id for `skills/set-enabled`. */
+  folder: string;
+  /** Where it is, as the person knows it (`~/.cellmate/skills/x`, `.claude/skills/x`). */
+  location: string;
+  /** `offered` to the model, or why not. */
+  state: 'offered' | 'off' | 'untrusted' | 'shadowed' | 'invalid';
+  problem?: string;
 }
 
 /** One instruction file in effect (SKILL-1). */

@@ -4,6 +4,7 @@ import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { InstructionsReader, type Instructions } from '../instructions/instructions.js';
+import type { SkillLibrary } from '../skills/skill-library.js';
 import { ContextManager, fixedTokens, type ChatContextPort } from '../agent/context-manager.js';
 import { ZERO_USAGE } from '../agent/usage.js';
 import { modelFacts } from '../providers/model-facts.js';
@@ -52,6 +53,8 @@ export interface ChatServiceOptions {
   completeMention?: (chatId: string | undefined, prefix: string, origin: string | undefined) => Promise<MentionCandidate[]>;
   /** The live state of the kernel(s) a chat used, for a compaction summary (CTX-3). */
   kernelState?: (chatId: string, signal: AbortSignal) => Promise<string | undefined>;
+  /** Installed skills (SKILL-2): their catalog enters the prompt, `skill` loads one. */
+  skills?: SkillLibrary;
   /** Called once a chat is deleted (its audit log, saved outputs and kernels go with it). */
   onDeleted?: (chatId: string) => void | Promise<void>;
 }
@@ -63,6 +66,9 @@ export interface ChatServiceOptions {
 export interface TurnFocus {
   bindTurn(chatId: string, connection: string): void;
 }
+
+/** What a turn hides while no skill is offered. */
+const NO_SKILL: ReadonlySet<string> = new Set(['skill']);
 
 interface RunningTurn {
   turnId: string;
@@ -100,11 +106,16 @@ export class ChatService {
     return this.instructionsReader.read(focusPath ?? (chatId !== undefined ? this.focus.get(chatId) : undefined));
   }
 
-  /** A chat's turn surface and system prompt: the mode's surface and prompt, then the instructions of its focus. */
+  /**
+   * A chat's turn surface and system prompt: the mode's surface (without `skill` while no
+   * skill is offered), its prompt, the skill catalog, then the instructions of its focus.
+   */
   private turnPrompt(chatId: string, mode: ChatMode): { surface: ReturnType<typeof turnSurface>; system: string } {
-    const surface = turnSurface(this.options.registry, mode);
+    const skillsBlock = this.options.skills?.catalogBlock();
+    const surface = turnSurface(this.options.registry, mode, skillsBlock ? undefined : NO_SKILL);
     const system = buildSystemPrompt({
       workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock,
+      ...(skillsBlock ? { skillsBlock } : {}),
       instructionsBlock: this.instructions(chatId).block
     });
     return { surface, system };

@@ -76,6 +76,17 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       }
     },
     'mcp/servers': async () => (await services.mcp?.status()) ?? [],
+    'skills/list': () => services.skills?.list() ?? [],
+    'skills/set-enabled': (params) => {
+      if (!services.skills) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no skills.');
+      personOnly('a skill\'s switch');
+      try {
+        return services.skills.setEnabled(params.folder, params.enabled);
+      } catch (error) {
+        if (error instanceof RangeError) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, error.message);
+        throw error;
+      }
+    },
     'worker/list': (params) => {
       service.get(params.chatId, 1); // ChatNotFound first
       return services.workers?.list(params.chatId) ?? [];

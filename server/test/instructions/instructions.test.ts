@@ -45,7 +45,7 @@ describe('instruction files in the model request (SKILL-1)', () => {
     expect(system).toContain('source="from the person\'s home"');
     expect(system).not.toContain('SHADOWED');
     // The block comes after Cellmate's own rules.
-    expect(system!.indexOf('# Instructions files')).toBeGreaterThan(system!.indexOf('Tools available now'));
+    expect(system!.indexOf('# Instructions files')).toBeGreaterThan(system!.indexOf('Be concise.'));
     expect(h.service.instructions(chat.id).files.map((f) => [f.label, f.scope])).toEqual([
       ['~/.cellmate/AGENTS.md', 'home'], ['AGENTS.md', 'workspace'], ['analysis/CLAUDE.md', 'folder'], ['analysis/q3/AGENTS.md', 'folder']
     ]);
