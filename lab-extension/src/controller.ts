@@ -6,6 +6,7 @@ import type {
   ChatMode,
   ChatSummary,
   HelloResult,
+  CustomCommandInfo,
   InstructionFileInfo,
   McpServerStatus,
   SkillInfo,
@@ -597,6 +598,47 @@ export class CellmateController implements IDisposable {
     } catch {
       return [];
     }
+  }
+
+  /** A line in the open transcript (a toast when no chat is open); never sent to the model. */
+  notice(level: 'info' | 'error', text: string): void {
+    if (this.store.state) {
+      this.store.notice(level, text);
+    } else {
+      this._notify(level, text);
+    }
+  }
+
+  /** The configured provider and model, for `/model`. */
+  modelLabel(): string {
+    return `${this._settings.provider} · ${this._settings.model || this._trans.__('(the provider’s default)')}`;
+  }
+
+  /** Changes the model setting (`/model NAME`); the next turn uses it. */
+  async setModel(name: string): Promise<void> {
+    if (!this._settingsObject) {
+      this._notify('error', this._trans.__('The Cellmate settings are not available'));
+      return;
+    }
+    try {
+      await this._settingsObject.set('model', name);
+      this.notice('info', this._trans.__('Model: %1', this.modelLabel()));
+    } catch (error) {
+      this._fail(this._trans.__('Could not change the model'), error);
+    }
+  }
+
+  /** Custom slash commands (`.cellmate/commands/*.md`, `~/.cellmate/commands/*.md`); none while disconnected. */
+  async customCommands(): Promise<CustomCommandInfo[]> {
+    if (this.connectionStatus.state !== 'connected') {
+      return [];
+    }
+    return this._connection.request('commands/list', {});
+  }
+
+  /** The message a custom command sends. */
+  async expandCommand(name: string, args: string): Promise<string> {
+    return (await this._connection.request('commands/expand', { name, arguments: args })).text;
   }
 
   /** Installed skills with their source and state (SKILL-2/3). */

@@ -129,6 +129,7 @@ async function activate(
       }
     },
     copyToNotebook,
+    runCommand: (id, args) => app.commands.execute(id, args as never),
     debug: {
       terminate: sessionId => controller.terminateDebug(sessionId),
       // A stop in a cell scrolls the open notebook there (issue #12).

@@ -540,6 +540,10 @@ export interface Requests {
   'skills/list': { params: Record<string, never>; result: SkillInfo[] };
   /** Turns a skill (by `folder`) on or off for the person; only a person's pane may. */
   'skills/set-enabled': { params: { folder: string; enabled: boolean }; result: SkillInfo[] };
+  /** Custom slash commands (`.cellmate/commands/*.md`, `~/.cellmate/commands/*.md`) for completion. */
+  'commands/list': { params: Record<string, never>; result: CustomCommandInfo[] };
+  /** The message `/name arguments` sends: the template with `$ARGUMENTS` replaced. */
+  'commands/expand': { params: { name: string; arguments: string }; result: { text: string } };
 }
 
 export type RequestMethod = keyof Requests;
@@ -556,6 +560,14 @@ export interface SendContext {
   notebookPath?: string;
   /** 0-based indices of the selected cells (the active cell at least) in that notebook. */
   selectedCells?: number[];
+}
+
+/** One custom slash command. */
+export interface CustomCommandInfo {
+  name: string;
+  /** Its front matter's `description`, else its first line. */
+  description: string;
+  source: 'home' | 'workspace';
 }
 
 /** One installed skill (SKILL-2/3). */

@@ -9,6 +9,7 @@ import { createHarness } from './tools/harness.js';
 import { removeChatOutputs } from './housekeeping/saved-outputs.js';
 import { OUTPUTS_DIR } from './tools/output-shaping.js';
 import { SkillLibrary } from './skills/skill-library.js';
+import { CustomCommands } from './commands/custom-commands.js';
 import { createSkillTool } from './tools/skill/skill.js';
 import { builtinTools, workerTools } from './tools/index.js';
 import { WorkerService } from './workers/worker-service.js';
@@ -241,7 +242,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp, skills, reviews: reviewFlow, orchestrations: orchestrationFlow,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp, skills, commands: new CustomCommands({ workspace, env }), reviews: reviewFlow, orchestrations: orchestrationFlow,
     // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
     editCards: {
       resolve: async (chatId, editId, action) => {

@@ -13,6 +13,7 @@ import type { ISignal } from '@lumino/signaling';
 import { Panel, PanelLayout } from '@lumino/widgets';
 
 import { CellmateController } from '../controller';
+import { runSlash, slashCandidates, type ISlashHost } from '../slash-commands';
 import { ChatChange, ChatState } from '../model';
 import { ComposerWidget } from './composer';
 import { HeaderWidget } from './header';
@@ -76,14 +77,16 @@ export class CellmatePanel extends Panel {
     });
     this._composer = new ComposerWidget({
       trans,
-      onSend: text => {
+      onSend: async text => {
         this._transcript.scrollToBottom();
-        return controller.send(text);
+        const handled = await runSlash(text, this._slashHost(options));
+        return handled ?? controller.send(text);
       },
       onStop: () => void controller.abort(),
       onMode: mode => void controller.setMode(mode),
       onCycleMode: () => void controller.cycleMode(),
       complete: prefix => controller.complete(prefix),
+      completeSlash: async prefix => slashCandidates(prefix, await controller.customCommands().catch(() => [])),
       onCompact: () => void controller.compact()
     });
     const workers = new WorkersListWidget({
@@ -113,6 +116,26 @@ export class CellmatePanel extends Panel {
     }
     this._refresh();
     this._onChat(controller.store.state, { updated: [], structure: true, running: true });
+  }
+
+  /** What slash commands drive: the controller, and app commands for views outside the pane. */
+  private _slashHost(options: CellmatePanel.IOptions): ISlashHost {
+    const c = this._controller;
+    const trans = this._trans;
+    return {
+      setMode: async mode => void (await c.setMode(mode)),
+      startReview: async () => void (await c.startReview('git-diff')),
+      compact: async () => void (await c.compact()),
+      newChat: () => this.newChat(),
+      exportChat: async () => c.notice('error', trans.__('Export is not available in this version.')),
+      showSkills: async () => void (await options.runCommand?.('cellmate:show-skills')),
+      modelLabel: () => c.modelLabel(),
+      setModel: name => c.setModel(name),
+      notice: (level, text) => c.notice(level, text),
+      customCommands: () => c.customCommands(),
+      expand: (name, args) => c.expandCommand(name, args),
+      send: text => c.send(text)
+    };
   }
 
   /** Creates a chat and focuses the composer. */
@@ -298,6 +321,8 @@ export namespace CellmatePanel {
     openLocation?: (location: LspDisplayLocation) => void;
     /** The focused notebook kernel, for the header's kernel line. */
     kernelFocus?: IKernelFocus;
+    /** Runs a JupyterLab command (slash commands that open a view, e.g. `/skills`). */
+    runCommand?: (id: string, args?: Record<string, unknown>) => Promise<unknown>;
   }
 
   /** What the panel reads from the notebook-focus service (`INotebookFocus`). */

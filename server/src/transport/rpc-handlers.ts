@@ -77,6 +77,15 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     },
     'mcp/servers': async () => (await services.mcp?.status()) ?? [],
     'skills/list': () => services.skills?.list() ?? [],
+    'commands/list': () => (services.commands?.list() ?? []).map(({ name, description, source }) => ({ name, description, source })),
+    'commands/expand': (params) => {
+      try {
+        return { text: services.commands?.expand(params.name, params.arguments) ?? '' };
+      } catch (error) {
+        if (error instanceof RangeError) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, error.message);
+        throw error;
+      }
+    },
     'skills/set-enabled': (params) => {
       if (!services.skills) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no skills.');
       personOnly('a skill\'s switch');
