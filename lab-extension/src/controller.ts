@@ -628,6 +628,22 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /** Exports the open chat to Markdown and a notebook in the workspace's `exports/` (`/export`). */
+  async exportChat(): Promise<void> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      this.notice('error', this._trans.__('There is no chat to export yet.'));
+      return;
+    }
+    try {
+      const r = await this._connection.request('chat/export', { chatId });
+      const figures = r.files.length ? this._trans.__(' (%1 output files beside them)', r.files.length) : '';
+      this.notice('info', this._trans.__('Exported to %1 and %2%3.', r.markdown, r.notebook, figures));
+    } catch (error) {
+      this._fail(this._trans.__('Could not export the chat'), error);
+    }
+  }
+
   /** Custom slash commands (`.cellmate/commands/*.md`, `~/.cellmate/commands/*.md`); none while disconnected. */
   async customCommands(): Promise<CustomCommandInfo[]> {
     if (this.connectionStatus.state !== 'connected') {

@@ -540,6 +540,11 @@ export interface Requests {
   'skills/list': { params: Record<string, never>; result: SkillInfo[] };
   /** Turns a skill (by `folder`) on or off for the person; only a person's pane may. */
   'skills/set-enabled': { params: { folder: string; enabled: boolean }; result: SkillInfo[] };
+  /**
+   * Exports a chat (`/export`): Markdown with figures beside it, and a runnable notebook, in
+   * the workspace's `exports/` folder; the result names the files (workspace-relative).
+   */
+  'chat/export': { params: { chatId: string }; result: { markdown: string; notebook: string; files: string[] } };
   /** Custom slash commands (`.cellmate/commands/*.md`, `~/.cellmate/commands/*.md`) for completion. */
   'commands/list': { params: Record<string, never>; result: CustomCommandInfo[] };
   /** The message `/name arguments` sends: the template with `$ARGUMENTS` replaced. */

@@ -26,9 +26,16 @@ describe('slash commands in the composer (issue #28)', () => {
   const options = () => list().locator('li.jp-cellmate-mention');
   const users = () => page.locator('.jp-cellmate-item[data-kind="user"]');
 
+  /** Clicks into the composer and waits until it has the focus (a theme change or a new chat can take it). */
+  async function focusComposer(): Promise<void> {
+    await input().click();
+    await page.waitForFunction(() => document.activeElement?.classList.contains('jp-cellmate-input') === true, undefined, { timeout: 10_000 });
+  }
+
   /** Types a command as a person does: the list opens, Enter takes the highlighted entry, Enter sends. */
   async function typeCommand(name: string): Promise<void> {
     await input().fill('');
+    await focusComposer();
     await input().pressSequentially(`/${name}`);
     await expect.poll(() => options().first().getAttribute('data-name'), { timeout: 10_000 }).toBe(name);
     await input().press('Enter');
@@ -72,7 +79,9 @@ describe('slash commands in the composer (issue #28)', () => {
 
   it('typing / lists the commands (built-ins, then custom); light and dark', async () => {
     await runCommand(page, 'cellmate:new-chat');
-    await input().click();
+    await expect.poll(() => page.locator('.jp-cellmate-item').count()).toBe(0);
+    await page.waitForTimeout(500); // the new chat focuses the composer when it is ready
+    await focusComposer();
     await input().pressSequentially('/');
     await list().waitFor({ state: 'visible', timeout: 10_000 });
     const names = await options().evaluateAll(els => els.map(e => (e as HTMLElement).dataset.name));
@@ -83,7 +92,7 @@ describe('slash commands in the composer (issue #28)', () => {
     await input().fill('');
     // Changing the theme takes the focus (the list closes on blur): open it again in the dark theme.
     await setTheme('JupyterLab Dark');
-    await input().click();
+    await focusComposer();
     await input().pressSequentially('/');
     await list().waitFor({ state: 'visible', timeout: 10_000 });
     await page.waitForTimeout(300);
@@ -95,6 +104,7 @@ describe('slash commands in the composer (issue #28)', () => {
   });
 
   it('/plan chosen from the list switches the mode; /agent switches back; nothing is sent', async () => {
+    await focusComposer();
     await input().pressSequentially('/pl');
     await expect.poll(() => options().evaluateAll(els => els.map(e => (e as HTMLElement).dataset.name))).toEqual(['plan']);
     await input().press('Tab');
@@ -127,6 +137,17 @@ describe('slash commands in the composer (issue #28)', () => {
     expect(await users().count()).toBe(before);
     expect(await input().inputValue()).toBe('/frobnicate now');
     await input().fill('');
+  });
+
+  it('/export writes the chat as Markdown and a notebook in exports/', async () => {
+    await typeCommand('export');
+    const notice = page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: 'Exported to exports/' });
+    await notice.waitFor({ timeout: 20_000 });
+    const text = await notice.innerText();
+    const [, md, nb] = /Exported to (exports\/\S+\.md) and (exports\/\S+\.ipynb)/.exec(text) ?? [];
+    const root = jupyter.workspace;
+    expect(await fs.readFile(path.join(root, md!), 'utf8')).toContain('Describe the DataFrame sales');
+    expect(JSON.parse(await fs.readFile(path.join(root, nb!), 'utf8')).nbformat).toBe(4);
   });
 
   it('/compact compacts the conversation (a compaction card, or the companion says why not)', async () => {

@@ -121,13 +121,12 @@ export class CellmatePanel extends Panel {
   /** What slash commands drive: the controller, and app commands for views outside the pane. */
   private _slashHost(options: CellmatePanel.IOptions): ISlashHost {
     const c = this._controller;
-    const trans = this._trans;
     return {
       setMode: async mode => void (await c.setMode(mode)),
       startReview: async () => void (await c.startReview('git-diff')),
       compact: async () => void (await c.compact()),
       newChat: () => this.newChat(),
-      exportChat: async () => c.notice('error', trans.__('Export is not available in this version.')),
+      exportChat: () => c.exportChat(),
       showSkills: async () => void (await options.runCommand?.('cellmate:show-skills')),
       modelLabel: () => c.modelLabel(),
       setModel: name => c.setModel(name),

@@ -19,6 +19,9 @@ import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
 import type { Redactor } from '../security/redaction.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { summarize, type ChatRecord } from './chat-file.js';
+import { exportStem, renderExport } from './chat-export.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { ChatStore } from './chat-store.js';
 import { DEFAULT_CHAT_TITLE, titleFromMessage } from './title.js';
 
@@ -66,6 +69,9 @@ export interface ChatServiceOptions {
 export interface TurnFocus {
   bindTurn(chatId: string, connection: string): void;
 }
+
+/** Where `/export` writes, relative to the workspace. */
+export const EXPORT_DIR = 'exports';
 
 /** What a turn hides while no skill is offered. */
 const NO_SKILL: ReadonlySet<string> = new Set(['skill']);
@@ -367,6 +373,31 @@ export class ChatService {
       ...(this.options.kernelState ? { kernelState: (signal: AbortSignal) => this.options.kernelState!(chatId, signal) } : {})
     };
     return new ContextManager({ port, settings, facts, model, turnId, fixedTokens: fixed });
+  }
+
+  /**
+   * Writes the chat to `exports/<title>-<time>.md` and `.ipynb` in the workspace, with its
+   * figures in `<title>-<time>_files/` (the `/export` command). The person asks for it, so it
+   * is the companion's own write, not a tool call: fixed names inside the workspace, never
+   * replacing a file (the time stamp makes each export new).
+   * @throws CellmateError ChatNotFound
+   */
+  async exportChat(chatId: string): Promise<{ markdown: string; notebook: string; files: string[] }> {
+    this.record(chatId);
+    const chat = this.get(chatId);
+    const at = new Date();
+    const stem = exportStem(chat.title, at);
+    const dir = path.join(this.options.workspace, EXPORT_DIR);
+    const rendered = renderExport(chat, stem, at.toISOString());
+    await mkdir(dir, { recursive: true });
+    const write = (rel: string, content: string | Buffer): Promise<void> => writeFile(path.join(dir, rel), content, { flag: 'wx' });
+    for (const a of rendered.assets) {
+      await mkdir(path.dirname(path.join(dir, a.path)), { recursive: true });
+      await write(a.path, a.encoding === 'base64' ? Buffer.from(a.content, 'base64') : a.content);
+    }
+    await write(`${stem}.md`, rendered.markdown);
+    await write(`${stem}.ipynb`, rendered.notebook);
+    return { markdown: `${EXPORT_DIR}/${stem}.md`, notebook: `${EXPORT_DIR}/${stem}.ipynb`, files: rendered.assets.map((a) => `${EXPORT_DIR}/${a.path}`) };
   }
 
   /** Aborts the running turn of a chat; resolves once it has ended. */

@@ -45,6 +45,7 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   }) as unknown as z.ZodType<Requests['orchestration/resolve']['params']>,
   'mcp/servers': empty as unknown as z.ZodType<Record<string, never>>,
   'skills/list': empty as unknown as z.ZodType<Record<string, never>>,
+  'chat/export': z.object({ chatId }),
   'commands/list': empty as unknown as z.ZodType<Record<string, never>>,
   'commands/expand': z.object({ name: z.string().min(1).max(64), arguments: z.string().max(100_000) }),
   'worker/list': z.object({ chatId }),

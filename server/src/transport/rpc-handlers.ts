@@ -54,6 +54,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/edit': (params) => service.retry(params.chatId, params.model, params.text, origin),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'chat/compact': (params) => service.compact(params.chatId, params.model),
+    'chat/export': (params) => service.exportChat(params.chatId),
     'instructions/list': (params) => ({ files: service.instructions(params.chatId, params.notebookPath).files }),
     'plan/resolve': (params) => {
       if (!services.plans) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no plan approvals.');
