@@ -8,6 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, openLab, runCommand, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
@@ -54,9 +55,17 @@ describe('slash commands in the composer (issue #28)', () => {
     await page.waitForTimeout(300);
   }
 
+  let home: string;
+
   beforeAll(async () => {
+    // The person's Cellmate home, apart from the machine's: one skill of their own.
+    home = await fs.mkdtemp(path.join(os.tmpdir(), 'cellmate-e2e-home-'));
+    await fs.mkdir(path.join(home, 'skills', 'plot-style'), { recursive: true });
+    await fs.writeFile(path.join(home, 'skills', 'plot-style', 'SKILL.md'), '---\nname: plot-style\ndescription: House style for matplotlib figures.\n---\nUse the team palette.\n');
     jupyter = await startJupyter({
+      env: { CELLMATE_HOME: home },
       files: {
+        '.cellmate/skills/pdf-report/SKILL.md': '---\nname: pdf-report\ndescription: Build a PDF report.\n---\nExport with nbconvert.\n',
         'AGENTS.md': 'Data lives in data/raw. Use polars.\n',
         '.cellmate/commands/explain-df.md': '---\ndescription: Explain a DataFrame\n---\nDescribe the DataFrame $ARGUMENTS: its shape, dtypes and nulls.\n',
         'scripts/chat.json': JSON.stringify(SCRIPT)
@@ -75,6 +84,7 @@ describe('slash commands in the composer (issue #28)', () => {
   afterAll(async () => {
     await browser?.close();
     await jupyter?.stop();
+    await fs.rm(home, { recursive: true, force: true });
   });
 
   it('typing / lists the commands (built-ins, then custom); light and dark', async () => {
@@ -148,6 +158,22 @@ describe('slash commands in the composer (issue #28)', () => {
     const root = jupyter.workspace;
     expect(await fs.readFile(path.join(root, md!), 'utf8')).toContain('Describe the DataFrame sales');
     expect(JSON.parse(await fs.readFile(path.join(root, nb!), 'utf8')).nbformat).toBe(4);
+  });
+
+  it('/skills lists the skills with their source; the workspace\'s is not offered (untrusted); the switch turns one off', async () => {
+    await typeCommand('skills');
+    const rows = page.locator('table.jp-cellmate-skills tbody tr');
+    await rows.first().waitFor({ timeout: 10_000 });
+    expect(await rows.evaluateAll(els => els.map(e => [(e as HTMLElement).dataset.skill, (e as HTMLElement).dataset.source, (e as HTMLElement).dataset.state]))).toEqual([
+      ['plot-style', 'home', 'offered'], ['pdf-report', 'cellmate', 'untrusted']
+    ]);
+    await fs.mkdir(artifactsDir, { recursive: true });
+    await page.locator('.jp-Dialog-content').screenshot({ path: path.join(artifactsDir, 'skills-view-light.png') });
+    await page.locator('tr[data-skill="plot-style"] input.jp-cellmate-skill-switch').click();
+    await page.locator('tr[data-skill="plot-style"][data-state="off"]').waitFor({ timeout: 10_000 });
+    const settings = JSON.parse(await fs.readFile(path.join(home, 'skills.json'), 'utf8')) as { disabled: string[] };
+    expect(settings.disabled).toEqual([await fs.realpath(path.join(home, 'skills', 'plot-style'))]);
+    await page.locator('.jp-Dialog').getByRole('button', { name: 'Close' }).click();
   });
 
   it('/compact compacts the conversation (a compaction card, or the companion says why not)', async () => {
