@@ -89,7 +89,8 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     },
     'skills/set-enabled': (params) => {
       if (!services.skills) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no skills.');
-      personOnly('a skill\'s switch');
+      // A skill the person turned off stays off until the person turns it on: no script or headless client flips it.
+      if (!interactive) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'Only a person\'s Cellmate pane can turn a skill on or off: this connection did not say `interactive: true` in cellmate/hello.');
       try {
         return services.skills.setEnabled(params.folder, params.enabled);
       } catch (error) {

@@ -9,6 +9,9 @@ import { readTool } from '../../src/tools/read/read.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import type { ToolDefinition } from '../../src/tools/define-tool.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
+import { PROTOCOL_VERSION } from '@cellmate/protocol';
+import { CancellationToken } from 'vscode-jsonrpc/node.js';
+import { createRequestHandlers } from '../../src/transport/rpc-handlers.js';
 import { tempDir } from '../helpers/temp.js';
 
 interface LoggedCall {
@@ -166,5 +169,22 @@ describe('Agent Skills in a real turn (SKILL-2/3)', () => {
     await expect(tool.execute({ name: 'pdf-report' }, ctx)).rejects.toThrow('not offered: turned off');
     skills.setEnabled(target.folder, true);
     expect(skills.catalogBlock()).toContain('pdf-report');
+  });
+
+  it('only a person\'s pane may flip a skill\'s switch (skills/set-enabled); any connection may list them', async () => {
+    const { ws, home, skills, h } = await setup();
+    const services = { workspace: ws, chats: h.service, skills };
+    const folder = skills.list().find((s) => s.name === 'plot-style')!.folder;
+    const headless = createRequestHandlers(services);
+    await headless['cellmate/hello']({ protocolVersion: PROTOCOL_VERSION }, CancellationToken.None);
+    expect((await headless['skills/list']({}, CancellationToken.None)).map((s) => s.name)).toEqual(['plot-style', 'polars-cleaning', 'pdf-report']);
+    await expect(Promise.resolve().then(() => headless['skills/set-enabled']({ folder, enabled: false }, CancellationToken.None))).rejects.toThrow("Only a person's Cellmate pane can turn a skill on or off");
+    await expect(readFile(path.join(home, 'skills.json'), 'utf8')).rejects.toThrow();
+    const pane = createRequestHandlers(services);
+    await pane['cellmate/hello']({ protocolVersion: PROTOCOL_VERSION, interactive: true }, CancellationToken.None);
+    await expect(Promise.resolve().then(() => pane['skills/set-enabled']({ folder: '/etc', enabled: false }, CancellationToken.None))).rejects.toThrow('No skill is installed at /etc.');
+    const after = await pane['skills/set-enabled']({ folder, enabled: false }, CancellationToken.None);
+    expect(after.find((s) => s.name === 'plot-style')!.state).toBe('off');
+    await h.dispose();
   });
 });
