@@ -176,11 +176,10 @@ describe('slash commands in the composer (issue #28)', () => {
     await page.locator('.jp-Dialog').getByRole('button', { name: 'Close' }).click();
   });
 
-  it('/compact compacts the conversation (a compaction card, or the companion says why not)', async () => {
+  it('/compact compacts the conversation: a compaction card', async () => {
     await sendAndWaitForTurn(page, 'One more question about the raw data.');
     await typeCommand('compact');
-    const card = page.locator('.jp-cellmate-item[data-kind="compaction"]');
-    const toast = page.locator('.Toastify__toast', { hasText: /compact/i });
-    await expect.poll(async () => (await card.count()) + (await toast.count()), { timeout: 30_000 }).toBeGreaterThan(0);
+    // The earlier turns are summarised by the (scripted) model; the card says what changed.
+    await page.locator('.jp-cellmate-item[data-kind="compaction"]').waitFor({ timeout: 30_000 });
   });
 });
