@@ -6,7 +6,10 @@ import type {
   ChatMode,
   ChatSummary,
   HelloResult,
+  CustomCommandInfo,
+  InstructionFileInfo,
   McpServerStatus,
+  SkillInfo,
   MentionCandidate,
   ModelSettings,
   ProviderStatus,
@@ -577,6 +580,91 @@ export class CellmateController implements IDisposable {
   /** A worker's transcript, read-only. */
   workerTranscript(workerId: string): Promise<{ worker: WorkerSummary; items: TranscriptItem[] }> {
     return this._connection.request('worker/get', { chatId: this.workers.chatId ?? '', workerId });
+  }
+
+  /**
+   * The instruction files the open chat's next turn reads, for the focused notebook (SKILL-1);
+   * none while disconnected.
+   */
+  async instructions(): Promise<InstructionFileInfo[]> {
+    if (this.connectionStatus.state !== 'connected') {
+      return [];
+    }
+    const chatId = this.store.state?.chatId;
+    const notebookPath = this._context?.()?.notebookPath;
+    try {
+      const r = await this._connection.request('instructions/list', { ...(chatId ? { chatId } : {}), ...(notebookPath ? { notebookPath } : {}) });
+      return r.files;
+    } catch {
+      return [];
+    }
+  }
+
+  /** A line in the open transcript (a toast when no chat is open); never sent to the model. */
+  notice(level: 'info' | 'error', text: string): void {
+    if (this.store.state) {
+      this.store.notice(level, text);
+    } else {
+      this._notify(level, text);
+    }
+  }
+
+  /** The configured provider and model, for `/model`. */
+  modelLabel(): string {
+    return `${this._settings.provider} · ${this._settings.model || this._trans.__('(the provider’s default)')}`;
+  }
+
+  /** Changes the model setting (`/model NAME`); the next turn uses it. */
+  async setModel(name: string): Promise<void> {
+    if (!this._settingsObject) {
+      this._notify('error', this._trans.__('The Cellmate settings are not available'));
+      return;
+    }
+    try {
+      await this._settingsObject.set('model', name);
+      this.notice('info', this._trans.__('Model: %1', this.modelLabel()));
+    } catch (error) {
+      this._fail(this._trans.__('Could not change the model'), error);
+    }
+  }
+
+  /** Exports the open chat to Markdown and a notebook in the workspace's `exports/` (`/export`). */
+  async exportChat(): Promise<void> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      this.notice('error', this._trans.__('There is no chat to export yet.'));
+      return;
+    }
+    try {
+      const r = await this._connection.request('chat/export', { chatId });
+      const figures = r.files.length ? this._trans.__(' (%1 output files beside them)', r.files.length) : '';
+      this.notice('info', this._trans.__('Exported to %1 and %2%3.', r.markdown, r.notebook, figures));
+    } catch (error) {
+      this._fail(this._trans.__('Could not export the chat'), error);
+    }
+  }
+
+  /** Custom slash commands (`.cellmate/commands/*.md`, `~/.cellmate/commands/*.md`); none while disconnected. */
+  async customCommands(): Promise<CustomCommandInfo[]> {
+    if (this.connectionStatus.state !== 'connected') {
+      return [];
+    }
+    return this._connection.request('commands/list', {});
+  }
+
+  /** The message a custom command sends. */
+  async expandCommand(name: string, args: string): Promise<string> {
+    return (await this._connection.request('commands/expand', { name, arguments: args })).text;
+  }
+
+  /** Installed skills with their source and state (SKILL-2/3). */
+  skills(): Promise<SkillInfo[]> {
+    return this._connection.request('skills/list', {});
+  }
+
+  /** Turns a skill on or off for the person; answers with the list afterwards. */
+  setSkillEnabled(folder: string, enabled: boolean): Promise<SkillInfo[]> {
+    return this._connection.request('skills/set-enabled', { folder, enabled });
   }
 
   /** The configured MCP servers and their state (issue #14). */

@@ -30,6 +30,7 @@ import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
 import { showMetricsDialog } from './widgets/metrics';
 import { showMcpServersDialog } from './widgets/mcp-servers';
+import { showSkillsDialog } from './widgets/skills-view';
 import { CellmatePanel } from './widgets/panel';
 
 /** Command ids. */
@@ -38,6 +39,7 @@ export namespace CommandIDs {
   export const newChat = 'cellmate:new-chat';
   export const showMetrics = 'cellmate:show-metrics';
   export const showMcpServers = 'cellmate:show-mcp-servers';
+  export const showSkills = 'cellmate:show-skills';
   export const reviewChanges = 'cellmate:review-changes';
   export const reviewNotebook = 'cellmate:review-notebook';
   export const compactChat = 'cellmate:compact-chat';
@@ -127,6 +129,7 @@ async function activate(
       }
     },
     copyToNotebook,
+    runCommand: (id, args) => app.commands.execute(id, args as never),
     debug: {
       terminate: sessionId => controller.terminateDebug(sessionId),
       // A stop in a cell scrolls the open notebook there (issue #12).
@@ -185,6 +188,18 @@ async function activate(
         await showMetricsDialog(() => controller.metrics(), trans);
       } catch (error) {
         notify('error', trans.__('Could not load the tool metrics: %1', String(error)));
+      }
+    }
+  });
+  app.commands.addCommand(CommandIDs.showSkills, {
+    label: trans.__('Show Cellmate Skills'),
+    caption: trans.__('Installed skills, where they come from, and which the agent is offered'),
+    isEnabled: () => connection.status.state === 'connected',
+    execute: async () => {
+      try {
+        await showSkillsDialog(() => controller.skills(), (folder, enabled) => controller.setSkillEnabled(folder, enabled), trans);
+      } catch (error) {
+        notify('error', trans.__('Could not load the skills: %1', String(error)));
       }
     }
   });
@@ -251,6 +266,7 @@ async function activate(
     palette.addItem({ command: CommandIDs.newChat, category: CATEGORY });
     palette.addItem({ command: CommandIDs.showMetrics, category: CATEGORY });
     palette.addItem({ command: CommandIDs.showMcpServers, category: CATEGORY });
+    palette.addItem({ command: CommandIDs.showSkills, category: CATEGORY });
     palette.addItem({ command: CommandIDs.reviewChanges, category: CATEGORY });
     palette.addItem({ command: CommandIDs.reviewNotebook, category: CATEGORY });
     palette.addItem({ command: CommandIDs.compactChat, category: CATEGORY });

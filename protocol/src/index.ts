@@ -530,6 +530,25 @@ export interface Requests {
    * (read silently, nothing printed) and workspace files whose path starts with `prefix`.
    */
   'context/complete': { params: { chatId?: string; prefix: string }; result: { items: MentionCandidate[] } };
+  /**
+   * The instruction files (`AGENTS.md`, else `CLAUDE.md`) a chat's next turn reads: the
+   * person's home file, the workspace root's, and those of the folders above `notebookPath`
+   * (else the chat's last focus), nearest last (SKILL-1; the header's chip).
+   */
+  'instructions/list': { params: { chatId?: string; notebookPath?: string }; result: { files: InstructionFileInfo[] } };
+  /** Installed skills with their source and whether the model is offered them (SKILL-2/3; the Skills view). */
+  'skills/list': { params: Record<string, never>; result: SkillInfo[] };
+  /** Turns a skill (by `folder`) on or off for the person; only a person's pane may. */
+  'skills/set-enabled': { params: { folder: string; enabled: boolean }; result: SkillInfo[] };
+  /**
+   * Exports a chat (`/export`): Markdown with figures beside it, and a runnable notebook, in
+   * the workspace's `exports/` folder; the result names the files (workspace-relative).
+   */
+  'chat/export': { params: { chatId: string }; result: { markdown: string; notebook: string; files: string[] } };
+  /** Custom slash commands (`.cellmate/commands/*.md`, `~/.cellmate/commands/*.md`) for completion. */
+  'commands/list': { params: Record<string, never>; result: CustomCommandInfo[] };
+  /** The message `/name arguments` sends: the template with `$ARGUMENTS` replaced. */
+  'commands/expand': { params: { name: string; arguments: string }; result: { text: string } };
 }
 
 export type RequestMethod = keyof Requests;
@@ -546,6 +565,39 @@ export interface SendContext {
   notebookPath?: string;
   /** 0-based indices of the selected cells (the active cell at least) in that notebook. */
   selectedCells?: number[];
+}
+
+/** One custom slash command. */
+export interface CustomCommandInfo {
+  name: string;
+  /** Its front matter's `description`, else its first line. */
+  description: string;
+  source: 'home' | 'workspace';
+}
+
+/** One installed skill (SKILL-2/3). */
+export interface SkillInfo {
+  name: string;
+  description: string;
+  /** `home` (`~/.cellmate/skills`), `cellmate` (`.cellmate/skills`), `agents` (`.agents/skills`), `claude` (`.claude/skills`). */
+  source: 'home' | 'cellmate' | 'agents' | 'claude';
+  /** Real path of its folder: its id for `skills/set-enabled`. */
+  folder: string;
+  /** Where it is, as the person knows it (`~/.cellmate/skills/x`, `.claude/skills/x`). */
+  location: string;
+  /** `offered` to the model, or why not. */
+  state: 'offered' | 'off' | 'untrusted' | 'shadowed' | 'invalid';
+  problem?: string;
+}
+
+/** One instruction file in effect (SKILL-1). */
+export interface InstructionFileInfo {
+  /** `~/.cellmate/AGENTS.md` for the person's own, else the workspace-relative path. */
+  label: string;
+  scope: 'home' | 'workspace' | 'folder';
+  /** Characters in the file, and how many of them the prompt carries (fewer: truncated). */
+  chars: number;
+  shown: number;
 }
 
 /** One `@` completion: a kernel variable or a workspace file. */

@@ -8,6 +8,9 @@ import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
 import { removeChatOutputs } from './housekeeping/saved-outputs.js';
 import { OUTPUTS_DIR } from './tools/output-shaping.js';
+import { SkillLibrary } from './skills/skill-library.js';
+import { CustomCommands } from './commands/custom-commands.js';
+import { createSkillTool } from './tools/skill/skill.js';
 import { builtinTools, workerTools } from './tools/index.js';
 import { WorkerService } from './workers/worker-service.js';
 import { WorkerStore } from './workers/worker-store.js';
@@ -180,6 +183,9 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   // Orchestrate mode's artifact (issue #16, MODE-5): proposals are durable under .cellmate/orchestrations/; only the operator approves.
   const orchestrations = new OrchestrationStore(path.join(workspace, '.cellmate', 'orchestrations'), { onProblem: (m) => logger.warn(m) });
   if (!registry.get('propose_orchestration')) registry.register(createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition);
+  // Agent Skills (SKILL-2/3): the catalog enters each turn's prompt, `skill` reads one on demand.
+  const skills = new SkillLibrary({ workspace, env });
+  if (!registry.get('skill')) registry.register(createSkillTool(skills) as unknown as ToolDefinition);
   // MCP servers (issue #14): their tools are deferred, registered when a search or a call first needs them.
   const mcp = new McpService({ workspace, env, logger });
   await mcp.configure();
@@ -201,6 +207,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     maxRetries: options.maxRetries,
     fetch: options.fetch,
     redactor: harness.redactor,
+    skills,
     ...(kernels ? { turnFocus: kernels } : {}),
     expandContext: (chatId, text, ctx, origin) => context.expand(chatId, text, ctx, origin),
     completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin),
@@ -235,7 +242,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp, reviews: reviewFlow, orchestrations: orchestrationFlow,
+    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp, skills, commands: new CustomCommands({ workspace, env }), reviews: reviewFlow, orchestrations: orchestrationFlow,
     // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
     editCards: {
       resolve: async (chatId, editId, action) => {

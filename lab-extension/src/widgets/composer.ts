@@ -7,8 +7,10 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { MODE_LABELS, SELECTABLE_MODES, type ChatMode, type MentionCandidate } from '@cellmate/protocol';
 
+import { slashAt } from '../slash-commands';
+
 import { ContextMeter, IContextMeterState } from './context-meter';
-import { MentionPopup } from './mention-popup';
+import { MentionPopup, type ICompletionCandidate } from './mention-popup';
 
 /** What the composer shows. */
 export interface IComposerState {
@@ -75,6 +77,10 @@ export class ComposerWidget extends Widget {
     // `@` completion (issue #5) lives in its own widget file.
     if (options.complete) {
       this._mentions = new MentionPopup(this._input, this.node, options.complete);
+    }
+    // `/` completion: the same popup, for a command typed at the start of the message.
+    if (options.completeSlash) {
+      this._slash = new MentionPopup(this._input, this.node, options.completeSlash, { trigger: slashAt, sigil: '/', className: 'jp-cellmate-slash-commands' });
     }
     this.setState({ running: false, sending: false, canSend: false });
   }
@@ -145,6 +151,7 @@ export class ComposerWidget extends Widget {
 
   override dispose(): void {
     this._mentions?.dispose();
+    this._slash?.dispose();
     this._input.removeEventListener('keydown', this._onKeyDown);
     this._input.removeEventListener('input', this._autoSize);
     this.node.removeEventListener('keydown', this._onShiftTab);
@@ -179,6 +186,7 @@ export class ComposerWidget extends Widget {
 
   private readonly _input: HTMLTextAreaElement;
   private readonly _mentions: MentionPopup | undefined;
+  private readonly _slash: MentionPopup | undefined;
   private readonly _meter: ContextMeter;
   private readonly _send: HTMLButtonElement;
   private readonly _mode: HTMLSelectElement;
@@ -202,6 +210,8 @@ export namespace ComposerWidget {
     onCycleMode?(): void;
     /** `@` completion candidates for a prefix (kernel variables, workspace files). */
     complete?(prefix: string): Promise<MentionCandidate[]>;
+    /** `/` completion: built-in and custom commands for a prefix. */
+    completeSlash?(prefix: string): Promise<ICompletionCandidate[]>;
     /** Compact the open chat (CTX-3). Without it there is no Compact button. */
     onCompact?(): void;
   }

@@ -1,8 +1,9 @@
 /**
  * The pane's header: chat selector, Rename / Delete / New chat buttons, the connection
- * indicator, the chat's mode and which kernel the chat's evals use.
+ * indicator, the chat's mode, which kernel the chat's evals use, and the instruction files
+ * the next turn reads (a chip; clicking it lists them).
  */
-import { MODE_LABELS, type ChatMode, type ChatSummary, type EvalKernelInfo, type NotebookKernelRef } from '@cellmate/protocol';
+import { MODE_LABELS, type ChatMode, type ChatSummary, type EvalKernelInfo, type InstructionFileInfo, type NotebookKernelRef } from '@cellmate/protocol';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { addIcon, checkIcon, deleteIcon, editIcon, LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
@@ -64,10 +65,24 @@ export class HeaderWidget extends Widget {
     this._mode.className = 'jp-cellmate-mode-badge';
     this._mode.setAttribute('role', 'status');
 
+    this._instructions = document.createElement('button');
+    this._instructions.type = 'button';
+    this._instructions.className = 'jp-cellmate-instructions-chip';
+    this._instructions.setAttribute('aria-expanded', 'false');
+    this._instructions.addEventListener('click', () => {
+      const open = this._instructionList.hidden;
+      this._instructionList.hidden = !open;
+      this._instructions.setAttribute('aria-expanded', String(open));
+    });
+    this._instructionList = document.createElement('ul');
+    this._instructionList.className = 'jp-cellmate-instructions-list';
+    this._instructionList.hidden = true;
+
     const status = document.createElement('div');
     status.className = 'jp-cellmate-header-status';
-    status.append(this._connection, this._mode, this._kernel);
-    this.node.append(row, status);
+    status.append(this._connection, this._mode, this._kernel, this._instructions);
+    this.node.append(row, status, this._instructionList);
+    this.setInstructions([]);
     this.setKernel(null);
   }
 
@@ -99,6 +114,36 @@ export class HeaderWidget extends Widget {
     this._kernel.title = kernel
       ? trans.__('Evals run in the kernel of %1, shared with the notebook.', kernel.notebookPath ?? kernel.id)
       : trans.__('No notebook focused: evals run in a private kernel of this chat.');
+  }
+
+  /**
+   * Shows the instruction files the next turn reads (SKILL-1), general first, nearest last.
+   * DOM hooks: `.jp-cellmate-instructions-chip[data-count]`, `li[data-label][data-scope][data-truncated]`.
+   */
+  setInstructions(files: readonly InstructionFileInfo[]): void {
+    const trans = this._trans;
+    this._instructions.hidden = files.length === 0;
+    this._instructions.dataset.count = String(files.length);
+    this._instructions.textContent = files.length === 1
+      ? trans.__('Instructions: %1', files[0].label)
+      : trans.__('Instructions: %1 files', files.length);
+    this._instructions.title = trans.__('Instruction files in effect (nearest last; text for the agent, not permissions):\n%1', files.map(f => f.label).join('\n'));
+    if (files.length === 0) {
+      this._instructionList.hidden = true;
+      this._instructions.setAttribute('aria-expanded', 'false');
+    }
+    this._instructionList.replaceChildren(
+      ...files.map(f => {
+        const li = document.createElement('li');
+        li.dataset.label = f.label;
+        li.dataset.scope = f.scope;
+        li.dataset.truncated = String(f.shown < f.chars);
+        li.textContent = f.shown < f.chars
+          ? trans.__('%1 — cut to %2 of %3 characters', f.label, f.shown, f.chars)
+          : f.label;
+        return li;
+      })
+    );
   }
 
   /** Fills the selector; `openId` is the open chat (null: none yet). */
@@ -164,6 +209,8 @@ export class HeaderWidget extends Widget {
   private readonly _delete: HTMLButtonElement;
   private readonly _kernel: HTMLElement;
   private readonly _mode: HTMLElement;
+  private readonly _instructions: HTMLButtonElement;
+  private readonly _instructionList: HTMLUListElement;
   private _enabled = false;
   private _hasChat = false;
   private readonly _connection: HTMLElement;

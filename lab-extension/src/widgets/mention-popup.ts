@@ -8,7 +8,15 @@
  * DOM hooks: `.jp-cellmate-mentions` (the list, `hidden` when closed), items
  * `.jp-cellmate-mention[data-kind="variable|file"][data-name][aria-selected]`.
  */
-import type { MentionCandidate } from '@cellmate/protocol';
+/** One completion: what follows the sigil when chosen, a one-line detail, a kind for styling. */
+export interface ICompletionCandidate {
+  kind: string;
+  name: string;
+  detail: string;
+}
+
+/** Where a completion applies: the word being completed ends at the caret. */
+export type CompletionTrigger = (text: string, caret: number) => { start: number; prefix: string } | null;
 
 /** The `@word` ending at the caret, or null. */
 export function mentionAt(text: string, caret: number): { start: number; prefix: string } | null {
@@ -16,14 +24,21 @@ export function mentionAt(text: string, caret: number): { start: number; prefix:
   return m ? { start: caret - m[1]!.length - 1, prefix: m[1]! } : null;
 }
 
+/**
+ * The popup itself; `@` mentions by default. Slash commands reuse it with their own trigger
+ * and sigil (`options`), so both lists look and behave alike.
+ */
 export class MentionPopup {
   constructor(
     private readonly _input: HTMLTextAreaElement,
     private readonly _host: HTMLElement,
-    private readonly _complete: (prefix: string) => Promise<MentionCandidate[]>
+    private readonly _complete: (prefix: string) => Promise<ICompletionCandidate[]>,
+    options: { trigger?: CompletionTrigger; sigil?: string; className?: string } = {}
   ) {
+    this._trigger = options.trigger ?? mentionAt;
+    this._sigil = options.sigil ?? '@';
     this._list = document.createElement('ul');
-    this._list.className = 'jp-cellmate-mentions';
+    this._list.className = `jp-cellmate-mentions${options.className ? ` ${options.className}` : ''}`;
     this._list.setAttribute('role', 'listbox');
     this._list.hidden = true;
     _host.prepend(this._list);
@@ -59,7 +74,7 @@ export class MentionPopup {
   };
 
   private readonly _onInput = (): void => {
-    const at = mentionAt(this._input.value, this._input.selectionStart ?? this._input.value.length);
+    const at = this._trigger(this._input.value, this._input.selectionStart ?? this._input.value.length);
     if (!at) {
       this.close();
       return;
@@ -78,7 +93,7 @@ export class MentionPopup {
     }, 120);
   };
 
-  private _show(items: MentionCandidate[]): void {
+  private _show(items: ICompletionCandidate[]): void {
     this._items = items;
     this._selected = 0;
     this._list.replaceChildren(
@@ -90,7 +105,7 @@ export class MentionPopup {
         li.dataset.name = item.name;
         const name = document.createElement('span');
         name.className = 'jp-cellmate-mention-name';
-        name.textContent = `@${item.name}`;
+        name.textContent = `${this._sigil}${item.name}`;
         const detail = document.createElement('span');
         detail.className = 'jp-cellmate-mention-detail';
         detail.textContent = item.detail;
@@ -119,9 +134,9 @@ export class MentionPopup {
     const item = this._items[index];
     const input = this._input;
     const caret = input.selectionStart ?? input.value.length;
-    const at = mentionAt(input.value, caret);
+    const at = this._trigger(input.value, caret);
     if (item && at) {
-      const insert = `@${item.name} `;
+      const insert = `${this._sigil}${item.name} `;
       input.value = input.value.slice(0, at.start) + insert + input.value.slice(caret);
       const pos = at.start + insert.length;
       input.setSelectionRange(pos, pos);
@@ -157,7 +172,9 @@ export class MentionPopup {
   };
 
   private readonly _list: HTMLUListElement;
-  private _items: MentionCandidate[] = [];
+  private readonly _trigger: CompletionTrigger;
+  private readonly _sigil: string;
+  private _items: ICompletionCandidate[] = [];
   private _selected = 0;
   private _generation = 0;
   private _timer: ReturnType<typeof setTimeout> | undefined;

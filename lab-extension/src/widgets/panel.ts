@@ -13,6 +13,7 @@ import type { ISignal } from '@lumino/signaling';
 import { Panel, PanelLayout } from '@lumino/widgets';
 
 import { CellmateController } from '../controller';
+import { runSlash, slashCandidates, type ISlashHost } from '../slash-commands';
 import { ChatChange, ChatState } from '../model';
 import { ComposerWidget } from './composer';
 import { HeaderWidget } from './header';
@@ -76,14 +77,16 @@ export class CellmatePanel extends Panel {
     });
     this._composer = new ComposerWidget({
       trans,
-      onSend: text => {
+      onSend: async text => {
         this._transcript.scrollToBottom();
-        return controller.send(text);
+        const handled = await runSlash(text, this._slashHost(options));
+        return handled ?? controller.send(text);
       },
       onStop: () => void controller.abort(),
       onMode: mode => void controller.setMode(mode),
       onCycleMode: () => void controller.cycleMode(),
       complete: prefix => controller.complete(prefix),
+      completeSlash: async prefix => slashCandidates(prefix, await controller.customCommands().catch(() => [])),
       onCompact: () => void controller.compact()
     });
     const workers = new WorkersListWidget({
@@ -113,6 +116,25 @@ export class CellmatePanel extends Panel {
     }
     this._refresh();
     this._onChat(controller.store.state, { updated: [], structure: true, running: true });
+  }
+
+  /** What slash commands drive: the controller, and app commands for views outside the pane. */
+  private _slashHost(options: CellmatePanel.IOptions): ISlashHost {
+    const c = this._controller;
+    return {
+      setMode: async mode => void (await c.setMode(mode)),
+      startReview: async () => void (await c.startReview('git-diff')),
+      compact: async () => void (await c.compact()),
+      newChat: () => this.newChat(),
+      exportChat: () => c.exportChat(),
+      showSkills: async () => void (await options.runCommand?.('cellmate:show-skills')),
+      modelLabel: () => c.modelLabel(),
+      setModel: name => c.setModel(name),
+      notice: (level, text) => c.notice(level, text),
+      customCommands: () => c.customCommands(),
+      expand: (name, args) => c.expandCommand(name, args),
+      send: text => c.send(text)
+    };
   }
 
   /** Creates a chat and focuses the composer. */
@@ -183,6 +205,21 @@ export class CellmatePanel extends Panel {
 
   private _onKernel(): void {
     this._showKernel();
+    this._showInstructions();
+  }
+
+  /**
+   * Asks which instruction files the next turn reads (they depend on the chat, the focused
+   * notebook and the files themselves): on connecting, switching chats, a focus change and
+   * each turn's start and end. The latest answer wins.
+   */
+  private _showInstructions(): void {
+    const generation = ++this._instructionsGeneration;
+    void this._controller.instructions().then(files => {
+      if (generation === this._instructionsGeneration && !this.isDisposed) {
+        this._header.setInstructions(files);
+      }
+    });
   }
 
   /** The focused notebook's kernel, else the private kernel this chat's last eval used. */
@@ -215,6 +252,7 @@ export class CellmatePanel extends Panel {
     if (change.running || change.structure) {
       this._refresh();
       this._showKernel();
+      this._showInstructions();
     }
   };
 
@@ -226,6 +264,10 @@ export class CellmatePanel extends Panel {
     const state = c.store.state;
     const setup = c.setup;
 
+    if (connected && this.node.dataset.connection !== 'connected') {
+      this._showInstructions();
+    }
+    this.node.dataset.connection = status.state;
     this.node.dataset.running = String(c.running);
     // A turn can start and end between two polls of a test: the id of the last one that ended is stable.
     this.node.dataset.lastTurn = state?.lastEndedTurnId ?? '';
@@ -260,6 +302,7 @@ export class CellmatePanel extends Panel {
   private readonly _unsubscribe: () => void;
   private readonly _kernelFocus: CellmatePanel.IKernelFocus | null;
   private _resize: ResizeObserver | null = null;
+  private _instructionsGeneration = 0;
 }
 
 export namespace CellmatePanel {
@@ -277,6 +320,8 @@ export namespace CellmatePanel {
     openLocation?: (location: LspDisplayLocation) => void;
     /** The focused notebook kernel, for the header's kernel line. */
     kernelFocus?: IKernelFocus;
+    /** Runs a JupyterLab command (slash commands that open a view, e.g. `/skills`). */
+    runCommand?: (id: string, args?: Record<string, unknown>) => Promise<unknown>;
   }
 
   /** What the panel reads from the notebook-focus service (`INotebookFocus`). */

@@ -3,6 +3,8 @@ import type { LanguageModel } from 'ai';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
+import { InstructionsReader, type Instructions } from '../instructions/instructions.js';
+import type { SkillLibrary } from '../skills/skill-library.js';
 import { ContextManager, fixedTokens, type ChatContextPort } from '../agent/context-manager.js';
 import { ZERO_USAGE } from '../agent/usage.js';
 import { modelFacts } from '../providers/model-facts.js';
@@ -17,6 +19,9 @@ import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
 import type { Redactor } from '../security/redaction.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { summarize, type ChatRecord } from './chat-file.js';
+import { exportStem, renderExport } from './chat-export.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { ChatStore } from './chat-store.js';
 import { DEFAULT_CHAT_TITLE, titleFromMessage } from './title.js';
 
@@ -51,6 +56,8 @@ export interface ChatServiceOptions {
   completeMention?: (chatId: string | undefined, prefix: string, origin: string | undefined) => Promise<MentionCandidate[]>;
   /** The live state of the kernel(s) a chat used, for a compaction summary (CTX-3). */
   kernelState?: (chatId: string, signal: AbortSignal) => Promise<string | undefined>;
+  /** Installed skills (SKILL-2): their catalog enters the prompt, `skill` loads one. */
+  skills?: SkillLibrary;
   /** Called once a chat is deleted (its audit log, saved outputs and kernels go with it). */
   onDeleted?: (chatId: string) => void | Promise<void>;
 }
@@ -62,6 +69,12 @@ export interface ChatServiceOptions {
 export interface TurnFocus {
   bindTurn(chatId: string, connection: string): void;
 }
+
+/** Where `/export` writes, relative to the workspace. */
+export const EXPORT_DIR = 'exports';
+
+/** What a turn hides while no skill is offered. */
+const NO_SKILL: ReadonlySet<string> = new Set(['skill']);
 
 interface RunningTurn {
   turnId: string;
@@ -78,13 +91,41 @@ export class ChatService {
   private readonly eventEmitter = new Emitter<ChatEventEnvelope>();
   private readonly listEmitter = new Emitter<ChatSummary[]>();
   private disposed = false;
+  private readonly instructionsReader: InstructionsReader;
+  /** The file or notebook each chat's last send had in focus (instructions of its folders apply). */
+  private readonly focus = new Map<string, string>();
 
   /** Every transcript event of every chat, in order. */
   readonly onEvent: Event<ChatEventEnvelope> = this.eventEmitter.event;
   /** The chat list changed (created, renamed, deleted, retitled, touched). */
   readonly onListChanged: Event<ChatSummary[]> = this.listEmitter.event;
 
-  constructor(private readonly options: ChatServiceOptions) {}
+  constructor(private readonly options: ChatServiceOptions) {
+    this.instructionsReader = new InstructionsReader({ workspace: options.workspace, env: options.env });
+  }
+
+  /**
+   * The instruction files in effect for a chat (its last focus) or for `focusPath` (the
+   * pane's header chip); read again when a file changed.
+   */
+  instructions(chatId?: string, focusPath?: string): Instructions {
+    return this.instructionsReader.read(focusPath ?? (chatId !== undefined ? this.focus.get(chatId) : undefined));
+  }
+
+  /**
+   * A chat's turn surface and system prompt: the mode's surface (without `skill` while no
+   * skill is offered), its prompt, the skill catalog, then the instructions of its focus.
+   */
+  private turnPrompt(chatId: string, mode: ChatMode): { surface: ReturnType<typeof turnSurface>; system: string } {
+    const skillsBlock = this.options.skills?.catalogBlock();
+    const surface = turnSurface(this.options.registry, mode, skillsBlock ? undefined : NO_SKILL);
+    const system = buildSystemPrompt({
+      workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock,
+      ...(skillsBlock ? { skillsBlock } : {}),
+      instructionsBlock: this.instructions(chatId).block
+    });
+    return { surface, system };
+  }
 
   /** `@` completion candidates (issue #5); none without a context service. */
   completeMention(chatId: string | undefined, prefix: string, origin?: string): Promise<MentionCandidate[]> {
@@ -177,6 +218,7 @@ export class ChatService {
       await turn.done;
     }
     const deleted = await this.options.store.delete(chatId);
+    this.focus.delete(chatId);
     if (deleted) {
       this.listChanged();
       await Promise.resolve(this.options.onDeleted?.(chatId)).catch((error: unknown) => this.options.logger.warn(`cleaning up after chat ${chatId}: ${String(error)}`));
@@ -201,6 +243,8 @@ export class ChatService {
     // The store may have dropped an idle chat from memory during the awaits: use its current record.
     record = this.record(chatId);
     if (origin !== undefined) this.options.turnFocus?.bindTurn(chatId, origin);
+    if (context?.notebookPath) this.focus.set(chatId, context.notebookPath);
+    else if (context) this.focus.delete(chatId); // the pane said: no notebook in focus now
     prepare?.(record);
     const secrets = (['openai', 'anthropic', 'openai-compatible'] as const)
       .map((kind) => resolveApiKey(kind, this.options.env, config).value)
@@ -221,8 +265,7 @@ export class ChatService {
 
     // One profile per turn, from the chat's mode as it is now (a later switch applies to the next turn, MODE-1),
     // and one catalog from it: the system prompt lists exactly what every step declares (HARN-11).
-    const surface = turnSurface(this.options.registry, record.chat.mode);
-    const system = buildSystemPrompt({ workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock });
+    const { surface, system } = this.turnPrompt(chatId, record.chat.mode);
     const window = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
     const done = runTurn(
       {
@@ -301,8 +344,7 @@ export class ChatService {
     this.running.set(chatId, { turnId, controller, done });
     try {
       const record = this.record(chatId);
-      const surface = turnSurface(this.options.registry, record.chat.mode);
-      const system = buildSystemPrompt({ workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock });
+      const { surface, system } = this.turnPrompt(chatId, record.chat.mode);
       const manager = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
       const item = await manager.compact(record.messages, 'manual', controller.signal);
       if (!item) return { compacted: false, message: 'Nothing to compact yet: the conversation has no old outputs or earlier turns to summarise.' };
@@ -331,6 +373,31 @@ export class ChatService {
       ...(this.options.kernelState ? { kernelState: (signal: AbortSignal) => this.options.kernelState!(chatId, signal) } : {})
     };
     return new ContextManager({ port, settings, facts, model, turnId, fixedTokens: fixed });
+  }
+
+  /**
+   * Writes the chat to `exports/<title>-<time>.md` and `.ipynb` in the workspace, with its
+   * figures in `<title>-<time>_files/` (the `/export` command). The person asks for it, so it
+   * is the companion's own write, not a tool call: fixed names inside the workspace, never
+   * replacing a file (the time stamp makes each export new).
+   * @throws CellmateError ChatNotFound
+   */
+  async exportChat(chatId: string): Promise<{ markdown: string; notebook: string; files: string[] }> {
+    this.record(chatId);
+    const chat = this.get(chatId);
+    const at = new Date();
+    const stem = exportStem(chat.title, at);
+    const dir = path.join(this.options.workspace, EXPORT_DIR);
+    const rendered = renderExport(chat, stem, at.toISOString());
+    await mkdir(dir, { recursive: true });
+    const write = (rel: string, content: string | Buffer): Promise<void> => writeFile(path.join(dir, rel), content, { flag: 'wx' });
+    for (const a of rendered.assets) {
+      await mkdir(path.dirname(path.join(dir, a.path)), { recursive: true });
+      await write(a.path, a.encoding === 'base64' ? Buffer.from(a.content, 'base64') : a.content);
+    }
+    await write(`${stem}.md`, rendered.markdown);
+    await write(`${stem}.ipynb`, rendered.notebook);
+    return { markdown: `${EXPORT_DIR}/${stem}.md`, notebook: `${EXPORT_DIR}/${stem}.ipynb`, files: rendered.assets.map((a) => `${EXPORT_DIR}/${a.path}`) };
   }
 
   /** Aborts the running turn of a chat; resolves once it has ended. */

@@ -23,13 +23,14 @@ export interface TurnSurface {
  * The turn's surface for a chat in `mode`, read once when the turn starts (a switch during
  * the turn applies to the next one, MODE-1). Both projections are the registry's own
  * (`list`, and the catalog of `tools/catalog.ts`), so the prompt, the declaration and the gate cannot disagree.
+ * `hide`: tools left out of this turn's catalog and prompt (`skill` while no skill is offered).
  */
-export function turnSurface(registry: ToolRegistry, mode: ChatMode): TurnSurface {
+export function turnSurface(registry: ToolRegistry, mode: ChatMode, hide?: ReadonlySet<string>): TurnSurface {
   const profile = profileOf(mode);
-  const surface = registry.list(profile);
+  const surface = registry.list(profile).filter((t) => !hide?.has(t.name));
   const nudge = profile.artifact && profile.nudge && surface.some((t) => t.name === profile.artifact)
     ? { verb: profile.artifact, text: profile.nudge }
     : undefined;
-  const catalog = surfaceCatalog(registry, profile);
+  const catalog = surfaceCatalog(registry, profile, hide);
   return { profile, declared: catalog.declaredTools, catalog, promptBlock: modePromptBlock(profile, surface), ...(nudge ? { nudge } : {}) };
 }

@@ -32,11 +32,16 @@ export interface SurfaceCatalog {
   deferred: ToolDefinition[];
 }
 
-/** The catalog a model receives for a surface. */
-export function surfaceCatalog(registry: ToolRegistry, surface?: ToolSurface): SurfaceCatalog {
-  const deferred = deferredTools(registry, surface);
+/**
+ * The catalog a model receives for a surface. `hide` leaves tools out of this catalog
+ * altogether, neither declared nor indexed: `skill` while no skill is offered, so an
+ * installation without skills pays nothing for them.
+ */
+export function surfaceCatalog(registry: ToolRegistry, surface?: ToolSurface, hide?: ReadonlySet<string>): SurfaceCatalog {
+  const list = (s?: ToolSurface): ToolDefinition[] => (hide?.size ? registry.list(s).filter((t) => !hide.has(t.name)) : registry.list(s));
+  const deferred = deferredTools({ list }, surface);
   const skipped = new Set(deferred.map((t) => t.name));
-  const fixed = registry.list(surface).filter((t) => !skipped.has(t.name) && t.name !== 'tool_search');
+  const fixed = list(surface).filter((t) => !skipped.has(t.name) && t.name !== 'tool_search');
   const declared = fixed.map((t) => fullDeclaration(registry, t.name));
   const declaredTools = [...fixed];
   if (deferred.length > 0) {

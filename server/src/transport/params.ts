@@ -44,6 +44,10 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
     chatId, orchestrationId: z.string().min(1).max(100), decision: z.enum(['approve', 'reject']), reason: z.string().max(4_000).optional(), model: modelSettings
   }) as unknown as z.ZodType<Requests['orchestration/resolve']['params']>,
   'mcp/servers': empty as unknown as z.ZodType<Record<string, never>>,
+  'skills/list': empty as unknown as z.ZodType<Record<string, never>>,
+  'chat/export': z.object({ chatId }),
+  'commands/list': empty as unknown as z.ZodType<Record<string, never>>,
+  'commands/expand': z.object({ name: z.string().min(1).max(64), arguments: z.string().max(100_000) }),
   'worker/list': z.object({ chatId }),
   'worker/get': z.object({ chatId, workerId: z.string().min(1).max(64) }),
   'worker/kill': z.object({ chatId, workerId: z.string().min(1).max(64) }),
@@ -66,6 +70,8 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
     ])
   }),
   'context/complete': z.object({ chatId: chatId.optional(), prefix: z.string().max(1000) }),
+  'instructions/list': z.union([z.object({ chatId: chatId.optional(), notebookPath: z.string().max(4096).optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ chatId?: string; notebookPath?: string }>,
+  'skills/set-enabled': z.object({ folder: z.string().min(1).max(4096), enabled: z.boolean() }),
   'edit/resolve': z.object({ chatId, editId: z.string().min(1).max(200), action: z.enum(['accept', 'discard']) }),
   'audit/metrics': z.union([z.object({ chatId: chatId.optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ chatId?: string }>
 };

@@ -54,6 +54,8 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/edit': (params) => service.retry(params.chatId, params.model, params.text, origin),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'chat/compact': (params) => service.compact(params.chatId, params.model),
+    'chat/export': (params) => service.exportChat(params.chatId),
+    'instructions/list': (params) => ({ files: service.instructions(params.chatId, params.notebookPath).files }),
     'plan/resolve': (params) => {
       if (!services.plans) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no plan approvals.');
       personOnly('a plan');
@@ -75,6 +77,27 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       }
     },
     'mcp/servers': async () => (await services.mcp?.status()) ?? [],
+    'skills/list': () => services.skills?.list() ?? [],
+    'commands/list': () => (services.commands?.list() ?? []).map(({ name, description, source }) => ({ name, description, source })),
+    'commands/expand': (params) => {
+      try {
+        return { text: services.commands?.expand(params.name, params.arguments) ?? '' };
+      } catch (error) {
+        if (error instanceof RangeError) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, error.message);
+        throw error;
+      }
+    },
+    'skills/set-enabled': (params) => {
+      if (!services.skills) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no skills.');
+      // A skill the person turned off stays off until the person turns it on: no script or headless client flips it.
+      if (!interactive) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'Only a person\'s Cellmate pane can turn a skill on or off: this connection did not say `interactive: true` in cellmate/hello.');
+      try {
+        return services.skills.setEnabled(params.folder, params.enabled);
+      } catch (error) {
+        if (error instanceof RangeError) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, error.message);
+        throw error;
+      }
+    },
     'worker/list': (params) => {
       service.get(params.chatId, 1); // ChatNotFound first
       return services.workers?.list(params.chatId) ?? [];

@@ -1,4 +1,4 @@
-import type { McpServerStatus, NotebookKernelRef, TranscriptItem, WorkerSummary } from '@cellmate/protocol';
+import type { CustomCommandInfo, McpServerStatus, NotebookKernelRef, SkillInfo, TranscriptItem, WorkerSummary } from '@cellmate/protocol';
 import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
@@ -39,6 +39,10 @@ export interface CompanionServices {
   orchestrations?: Pick<OrchestrationFlow, 'resolve'>;
   /** Debug sessions (`debug/terminate`, the debug card's button; issue #12). */
   debug?: { terminate(chatId: string, sessionId?: string): Promise<unknown> };
+  /** Installed skills (`skills/list`, `skills/set-enabled`; SKILL-2/3). */
+  skills?: { list(): SkillInfo[]; setEnabled(folder: string, enabled: boolean): SkillInfo[] };
+  /** Custom slash commands (`commands/list`, `commands/expand`). */
+  commands?: { list(): CustomCommandInfo[]; expand(name: string, args: string): string };
   /** Configured MCP servers and their state (`mcp/servers`, issue #14). */
   mcp?: { status(): Promise<McpServerStatus[]> };
   /** A chat's background workers (`worker/list`, `worker/get`, `worker/kill`; issue #16 item 5). */

@@ -5,6 +5,7 @@ import { ChatService } from '../../src/chats/chat-service.js';
 import { ChatStore } from '../../src/chats/chat-store.js';
 import { silentLogger } from '../../src/config/logger.js';
 import { createDefaultRegistry, ToolRegistry } from '../../src/tools/index.js';
+import type { SkillLibrary } from '../../src/skills/skill-library.js';
 
 /** An in-process chat service on a real workspace folder, recording every event. */
 export interface Harness {
@@ -26,6 +27,7 @@ export interface HarnessOptions {
   streamIdleTimeoutMs?: number;
   maxSteps?: number;
   registry?: ToolRegistry;
+  skills?: SkillLibrary;
 }
 
 export async function createHarness(workspace: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -38,7 +40,8 @@ export async function createHarness(workspace: string, options: HarnessOptions =
     env: options.env ?? { CELLMATE_CONFIG: path.join(workspace, 'no-config.json') },
     streamIdleTimeoutMs: options.streamIdleTimeoutMs,
     maxSteps: options.maxSteps,
-    maxRetries: 0
+    maxRetries: 0,
+    ...(options.skills ? { skills: options.skills } : {})
   });
   const events: Harness['events'] = [];
   const lists: ChatSummary[][] = [];

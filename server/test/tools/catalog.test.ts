@@ -10,6 +10,8 @@ import { defineTool, type ToolDefinition } from '../../src/tools/define-tool.js'
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { tempDir } from '../helpers/temp.js';
+import { SkillLibrary } from '../../src/skills/skill-library.js';
+import { createSkillTool } from '../../src/tools/skill/skill.js';
 
 const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
 const registry = new ToolRegistry(builtinTools({ questions: broker }));
@@ -29,6 +31,15 @@ describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
       expect(tool.description).toMatch(/Cost/);
     });
   }
+
+  it('skill (registered beside the built-ins where a skill library is attached)', async () => {
+    const tool = createSkillTool(new SkillLibrary({ workspace: process.cwd(), env: {} }));
+    const own = new ToolRegistry([tool as unknown as ToolDefinition]);
+    const declared = { name: tool.name, tier: tool.tier, parameters: own.inputJsonSchema(tool.name), description: own.modelDescription(tool.name) };
+    await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('__schemas__/skill.json');
+    for (const example of tool.examples) expect(tool.parameters.safeParse(example.args).success).toBe(true);
+    for (const part of [/When to use/, /cannot/, /Returns/, /Cost/]) expect(tool.description).toMatch(part);
+  });
 
   it('tool_search', async () => {
     const declared = { name: 'tool_search', tier: 'read', parameters: registry.inputJsonSchema('tool_search'), description: registry.modelDescription('tool_search') };

@@ -12,7 +12,7 @@ export const askUserParameters = z.strictObject({
   question: z.string({ error: 'must be a string (one clear question)' }).min(1, { error: 'must not be empty' }).max(2_000, { error: 'must be at most 2000 characters' })
     .describe('One clear question for the user.'),
   context: z.string({ error: 'must be a string' }).max(4_000, { error: 'must be at most 4000 characters' }).optional()
-    .describe('What the user needs to know to answer.'),
+    .describe('What the user needs to know to answer (one or two sentences).'),
   options: z.array(
     z.strictObject({
       label: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(200, { error: 'must be at most 200 characters' }),
@@ -20,7 +20,7 @@ export const askUserParameters = z.strictObject({
     }),
     { error: 'must be a list of {label, description?} objects' }
   ).max(9, { error: 'must have at most 9 options (keys 1–9)' }).optional()
-    .describe('Numbered choices (at most 9).'),
+    .describe('Numbered choices (at most 9); the user picks with keys 1–9.'),
   allow_free_text: z.boolean({ error: 'must be true or false' }).optional().describe('The user may type their own answer. Default true.'),
   multi_select: z.boolean({ error: 'must be true or false' }).optional().describe('The user may pick several options. Default false.')
 });
