@@ -104,12 +104,20 @@ describe('which server may answer (LSP-2)', () => {
     expect(after.output).toContain(`gopls (.go): usable — root . (go.mod), executable ${bin}`);
   });
 
-  it("the project's .venv/bin comes before PATH and Cellmate's own servers", async () => {
-    const f = await fixture(['py'], { flat: true });
+  it("trusted: the project's .venv/bin comes before PATH and Cellmate's own servers; untrusted: it is never taken", async () => {
+    const f = await trustedFixture();
+    await writeFile(path.join(f.workspace, 'pyproject.toml'), '[project]\nname = "x"\n');
+    await writeFile(path.join(f.workspace, 'a.py'), 'x = 1\n');
     const mine = path.join(f.workspace, '.venv', 'bin', 'basedpyright-langserver');
     await script(mine, 'exit 0');
-    const status = await f.call('lsp', { action: 'status', file: 'pkg/util.py' });
-    expect(status.output).toContain(`executable ${mine}`);
+    expect((await f.call('lsp', { action: 'status', file: 'a.py' })).output).toContain(`executable ${mine}`);
+    const untrusted = await fixture([], { env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: '/nonexistent/.cellmate' } });
+    await writeFile(path.join(untrusted.workspace, 'pyproject.toml'), '[project]\nname = "x"\n');
+    await writeFile(path.join(untrusted.workspace, 'a.py'), 'x = 1\n');
+    await script(path.join(untrusted.workspace, '.venv', 'bin', 'basedpyright-langserver'), 'exit 0');
+    const status = (await f.call('lsp', { action: 'status', file: 'a.py' }), await untrusted.call('lsp', { action: 'status', file: 'a.py' })).output;
+    expect(status).not.toContain(path.join(untrusted.workspace, '.venv'));
+    expect(status).toContain('Workspace not trusted');
   });
 });
 

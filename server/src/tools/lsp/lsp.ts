@@ -13,6 +13,7 @@ import type { DocumentSync } from '../../lsp/documents.js';
 import { LspUnavailableError, type LspService } from '../../lsp/lsp-service.js';
 import { LSP_CAPS, codeActions, fileDiagnostics, hover, navigate, symbols, truncation, type ActionResult, type CardLocation } from '../../lsp/operations.js';
 import { resolveCommand } from '../../lsp/resolve.js';
+import { checkerArgs } from '../../lsp/untrusted-launch.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, pathAllowed, type ToolContext } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
@@ -141,13 +142,13 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
       if (!a?.ok) continue;
       const run: CheckerRun = { server: entry.name, command: entry.checker.command, root: path.relative(ctx.workspace, a.root) || '.', extensions: Object.keys(entry.languages), ran: false };
       checkers.push(run);
-      const exe = await resolveCommand(entry.checker.command, { root: a.root, workspace: ctx.workspace, pathEnv: service.env.PATH, bundledBins: [path.dirname(a.executable), ...service.bundledBins] });
+      const exe = await resolveCommand(entry.checker.command, { root: a.root, workspace: ctx.workspace, pathEnv: service.env.PATH, bundledBins: [path.dirname(a.executable), ...service.bundledBins], trusted: a.trusted });
       if (!exe) {
         lines.push(`${entry.name}: the checker "${entry.checker.command}" was not found.`);
         run.problem = `the checker "${entry.checker.command}" was not found`;
         continue;
       }
-      const r = await runChecker(exe, entry.checker.args, a.root, service.env, ctx.signal);
+      const r = await runChecker(exe, checkerArgs(exe, entry.checker.args, a.trusted, service.pinned), a.root, service.env, ctx.signal);
       let found;
       try {
         found = parseCheckerOutput(entry.checker.format, r.stdout, a.root);
