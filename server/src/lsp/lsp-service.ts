@@ -22,6 +22,17 @@ import { launchEntry, type PinnedTools } from './untrusted-launch.js';
 export const DIAGNOSTICS_WAIT_MS = 3_000;
 /** Idle servers are stopped after this long (`CELLMATE_LSP_IDLE_MS`). */
 export const DEFAULT_LSP_IDLE_MS = 10 * 60_000;
+/** Servers one workspace runs at once (`CELLMATE_LSP_MAX_SERVERS`); past it the least recently used stops. */
+export const DEFAULT_MAX_SERVERS = 4;
+/** Servers the whole companion runs at once, over every workspace's service (`CELLMATE_LSP_MAX_SERVERS_TOTAL`). */
+export const DEFAULT_MAX_SERVERS_TOTAL = 8;
+
+/**
+ * Every live service of this process: the total cap counts their servers together (a
+ * read-tier `lsp diagnostics "<glob>"` over many roots would otherwise start a server per
+ * root, ~150 MB each, with no bound).
+ */
+const services = new Set<LspService>();
 
 /** Why no server serves a file. */
 export type UnavailableReason = 'no-server' | 'no-root-marker' | 'executable-not-found' | 'start-failed';
@@ -48,6 +59,10 @@ export interface LspServiceOptions {
   bundledBins: readonly string[];
   /** The interpreter and tsserver an untrusted workspace's servers get (default: Cellmate's own, `untrusted-launch.ts`). */
   pinned?: Partial<PinnedTools>;
+  /** Servers this workspace runs at once (default {@link DEFAULT_MAX_SERVERS} or `CELLMATE_LSP_MAX_SERVERS`). */
+  maxServers?: number;
+  /** Servers the process runs at once over all services (default {@link DEFAULT_MAX_SERVERS_TOTAL} or `CELLMATE_LSP_MAX_SERVERS_TOTAL`). */
+  maxServersTotal?: number;
   /** Table files (default `~/.cellmate/lsp.json`, `<workspace>/.cellmate/lsp.json`). */
   tableFiles?: readonly string[];
   idleMs?: number;
@@ -72,6 +87,8 @@ interface Slot {
   executable: string;
   trusted: boolean;
   supervisor: ProcessSupervisor<LspClient>;
+  /** When a call last asked for it (least recently used stops first past a cap). */
+  lastUsed: number;
 }
 
 export class LspService {
@@ -81,7 +98,9 @@ export class LspService {
   private tableProblems: string[] = [];
   private disposed = false;
 
-  constructor(private readonly options: LspServiceOptions) {}
+  constructor(private readonly options: LspServiceOptions) {
+    services.add(this);
+  }
 
   get workspace(): string {
     return this.options.workspace;
@@ -155,6 +174,8 @@ export class LspService {
       throw new LspUnavailableError(first.reason, `${all.map((a) => (a.ok ? '' : a.message)).join('; ')}.`, first.entry);
     }
     const slot = this.slotFor(usable.entry, usable.root, usable.executable, usable.trusted);
+    slot.lastUsed = Date.now();
+    if (!live(slot)) await this.makeRoom(slot);
     try {
       return { client: await slot.supervisor.get(signal), entry: usable.entry, root: usable.root };
     } catch (error) {
@@ -182,9 +203,29 @@ export class LspService {
       shutdown: (client) => client.shutdown(),
       disposeClient: (client) => client.dispose()
     });
-    const slot: Slot = { entry, root, executable, trusted, supervisor };
+    const slot: Slot = { entry, root, executable, trusted, supervisor, lastUsed: Date.now() };
     this.slots.set(key, slot);
     return slot;
+  }
+
+  /**
+   * Before `wanted` starts: while this workspace, or the process, runs as many servers as
+   * its cap allows, the least recently used one (never `wanted`) is stopped. It starts
+   * again on the next call that needs it.
+   */
+  private async makeRoom(wanted: Slot): Promise<void> {
+    const perWorkspace = this.options.maxServers ?? envCount(this.options.env.CELLMATE_LSP_MAX_SERVERS) ?? DEFAULT_MAX_SERVERS;
+    const total = this.options.maxServersTotal ?? envCount(this.options.env.CELLMATE_LSP_MAX_SERVERS_TOTAL) ?? DEFAULT_MAX_SERVERS_TOTAL;
+    for (;;) {
+      const mine = [...this.slots.values()].filter((s) => s !== wanted && live(s));
+      const all = [...services].flatMap((svc) => [...svc.slots.values()].map((slot) => ({ svc, slot }))).filter(({ slot }) => slot !== wanted && live(slot));
+      const victims = mine.length >= perWorkspace ? mine.map((slot) => ({ svc: this as LspService, slot })) : all.length >= total ? all : [];
+      const oldest = victims.sort((a, b) => a.slot.lastUsed - b.slot.lastUsed)[0];
+      if (!oldest) return;
+      oldest.svc.options.logger.info(`[${oldest.slot.entry.name} for ${rel(oldest.svc.workspace, oldest.slot.root)}] stopped: ${mine.length >= perWorkspace ? `${perWorkspace} language servers run in this workspace already (CELLMATE_LSP_MAX_SERVERS)` : `${total} language servers run already (CELLMATE_LSP_MAX_SERVERS_TOTAL)`}; it was the least recently used`);
+      oldest.svc.slots.delete(`${oldest.slot.entry.name}\u0000${oldest.slot.root}`);
+      await oldest.slot.supervisor.dispose();
+    }
   }
 
   /** Restarts the server of the root that serves `absolute` (forgets a failed start, re-reads the table). */
@@ -250,10 +291,23 @@ export class LspService {
   /** Stops every server (process groups killed). */
   async dispose(): Promise<void> {
     this.disposed = true;
+    services.delete(this);
     const all = [...this.slots.values()];
     this.slots.clear();
     await Promise.all(all.map((s) => s.supervisor.dispose()));
   }
+}
+
+/** Whether a slot's server runs or is starting (what a cap counts). */
+function live(slot: Slot): boolean {
+  const state = slot.supervisor.status().state;
+  return state === 'running' || state === 'starting';
+}
+
+/** A positive whole number from an environment variable, else undefined. */
+function envCount(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return value && Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
 function rel(workspace: string, absolute: string): string {
