@@ -14,7 +14,9 @@ import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
 import { silentLogger } from '../../src/config/logger.js';
+import { serveMcpStdio } from '../../src/mcp/serve.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
@@ -134,6 +136,37 @@ describe('an untrusted workspace runs none of its own programs', () => {
     } finally {
       await service.dispose();
     }
+  }, 180_000);
+
+  it('over `cellmate mcp` (an external MCP client calling lsp): the same answers, nothing planted ran', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const served = serveMcpStdio({ workspace: ws, env, logger: silentLogger, input, output });
+    const replies = new Map<number, { result?: { content: Array<{ text: string }>; isError?: boolean } }>();
+    let buffer = '';
+    output.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+        const message = JSON.parse(buffer.slice(0, nl)) as { id?: number };
+        buffer = buffer.slice(nl + 1);
+        if (typeof message.id === 'number') replies.set(message.id, message);
+      }
+    });
+    const send = (message: object): void => void input.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+    const reply = async (id: number) => {
+      for (let i = 0; i < 1200 && !replies.has(id); i++) await new Promise((r) => setTimeout(r, 100));
+      return replies.get(id)!;
+    };
+    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'attacker', version: '1' } } });
+    await reply(1);
+    send({ method: 'notifications/initialized' });
+    send({ id: 2, method: 'tools/call', params: { name: 'lsp', arguments: { action: 'hover', file: 'app.py', line: 4, symbol: 'area' } } });
+    send({ id: 3, method: 'tools/call', params: { name: 'lsp', arguments: { action: 'hover', file: 'other/b.ts', line: 1, symbol: 'label' } } });
+    expect((await reply(2)).result?.content[0]?.text).toMatch(/def area\(\s*width: int,\s*height: int\s*\) -> int/);
+    expect((await reply(3)).result?.content[0]?.text).toContain('const label: string');
+    input.end();
+    await served;
+    expect(await ran()).toEqual([]);
   }, 180_000);
 
   it('debug adapters: debugpy is found without running the project\'s .venv/venv python, even to probe it', async () => {
