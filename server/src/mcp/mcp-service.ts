@@ -206,7 +206,9 @@ export class McpService implements ToolSource {
       const entry: McpToolEntry = { listed: tool, validate };
       record.entries.set(name, entry);
       sink.register(createMcpTool(name, () => entry, {
-        server, identity, tier: record.config.tier, connection: record.connection, approvals: this.approvals, timeoutMs: this.options.callTimeoutMs ?? 120_000
+        server, identity, tier: record.config.tier,
+        // The card says what it talks to and whose file named it (a workspace's file is a cloned repository's).
+        origin: `${record.config.kind === 'stdio' ? [record.config.command, ...record.config.args].join(' ') : record.config.url}, configured in ${record.config.file}`, connection: record.connection, approvals: this.approvals, timeoutMs: this.options.callTimeoutMs ?? 120_000
       }));
     }
     record.problems = problems;
