@@ -5,7 +5,7 @@
  * finalizes, and the person's Approve is a peer approval that updates the review's cards.
  * Real chat service, store, review files and git; scripted model.
  */
-import type { ToolCallItem, UserItem } from '@cellmate/protocol';
+import { PROTOCOL_VERSION, type ToolCallItem, type UserItem } from '@cellmate/protocol';
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -150,6 +150,7 @@ describe('review/start and the person\'s approval (MODE-4)', () => {
     expect(() => checkParams('review/approve', { chatId: 'c' })).toThrow(/"nodeId"/);
     const handlers = createRequestHandlers({ workspace: ws, chats: h.service, reviews: flow });
     const cancel = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) } as never;
+    await handlers['cellmate/hello']({ protocolVersion: PROTOCOL_VERSION, interactive: true }, cancel);
     await expect(handlers['review/start']({ scope: 'git-diff', model }, cancel)).rejects.toMatchObject({ code: -32600, message: 'Nothing to review: git diff is empty and there are no untracked files.' });
     const chat = h.service.create();
     await expect(handlers['review/approve']({ chatId: chat.id, nodeId: 'n1' }, cancel)).rejects.toMatchObject({ code: -32600, message: 'No finding "n1": this chat has no review findings yet.' });

@@ -142,12 +142,13 @@ describe('an untrusted workspace runs none of its own programs', () => {
     const input = new PassThrough();
     const output = new PassThrough();
     const served = serveMcpStdio({ workspace: ws, env, logger: silentLogger, input, output });
-    const replies = new Map<number, { result?: { content: Array<{ text: string }>; isError?: boolean } }>();
+    type Reply = { id?: number; result?: { content: Array<{ text: string }>; isError?: boolean } };
+    const replies = new Map<number, Reply>();
     let buffer = '';
     output.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
       for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-        const message = JSON.parse(buffer.slice(0, nl)) as { id?: number };
+        const message = JSON.parse(buffer.slice(0, nl)) as Reply;
         buffer = buffer.slice(nl + 1);
         if (typeof message.id === 'number') replies.set(message.id, message);
       }
