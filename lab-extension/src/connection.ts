@@ -227,7 +227,13 @@ export class CellmateConnection implements IDisposable {
   private async _greet(rpc: MessageConnection, socket: WebSocket): Promise<void> {
     const timer = setTimeout(() => socket.close(4001, 'hello timeout'), HELLO_TIMEOUT_MS);
     try {
-      const hello = await this._send(rpc, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, interactive: true });
+      // The secret names this pane to the server: only the pane that started a chat's work
+      // may answer its cards, and a reload of this tab stays that pane.
+      const hello = await this._send(rpc, 'cellmate/hello', {
+        protocolVersion: PROTOCOL_VERSION,
+        interactive: true,
+        ...(this._paneSecret ? { paneSecret: this._paneSecret } : {})
+      });
       if (this._socket !== socket) {
         return;
       }
@@ -237,6 +243,10 @@ export class CellmateConnection implements IDisposable {
         return;
       }
       this._hello = hello;
+      if (typeof hello.paneSecret === 'string') {
+        this._paneSecret = hello.paneSecret;
+        writePaneSecret(hello.paneSecret);
+      }
       this._failures = 0;
       this._setStatus({ state: 'connected' });
       this._connected.emit(hello);
@@ -360,6 +370,7 @@ export class CellmateConnection implements IDisposable {
   private _socket: WebSocket | null = null;
   private _rpc: MessageConnection | null = null;
   private _hello: HelloResult | null = null;
+  private _paneSecret: string | undefined = readPaneSecret();
   private _failures = 0;
   private _mismatch: string | null = null;
   private _timer: ReturnType<typeof setTimeout> | null = null;
@@ -378,6 +389,25 @@ export namespace CellmateConnection {
     initialDelayMs?: number;
     /** Longest reconnect delay. Default 5 s. */
     maxDelayMs?: number;
+  }
+}
+
+/** Where this browser tab keeps its pane secret (per tab, kept across reloads). */
+const PANE_SECRET_KEY = 'cellmate:pane-secret';
+
+function readPaneSecret(): string | undefined {
+  try {
+    return globalThis.sessionStorage?.getItem(PANE_SECRET_KEY) ?? undefined;
+  } catch {
+    return undefined; // storage disabled: the secret lives as long as the page
+  }
+}
+
+function writePaneSecret(secret: string): void {
+  try {
+    globalThis.sessionStorage?.setItem(PANE_SECRET_KEY, secret);
+  } catch {
+    // storage disabled: a reload is a new pane
   }
 }
 

@@ -121,6 +121,22 @@ describe('CellmateConnection', () => {
     expect(connection.status.state).toBe('connected');
   });
 
+  it('says hello again with the pane secret the server gave it, so a reconnect is the same pane', async () => {
+    const { server, connection } = await setup();
+    server.helloResult = { ...HELLO, paneSecret: 'pane-secret-1' };
+    let hellos = 0;
+    connection.connected.connect(() => hellos++);
+    connection.start();
+    await until(() => hellos === 1);
+    server.socket.close(1012, '');
+    await until(() => hellos === 2);
+    const sent = server.received.filter(m => m.method === 'cellmate/hello').map(m => m.params);
+    expect(sent).toEqual([
+      { protocolVersion: PROTOCOL_VERSION, interactive: true },
+      { protocolVersion: PROTOCOL_VERSION, interactive: true, paneSecret: 'pane-secret-1' }
+    ]);
+  });
+
   it('keeps retrying while the server is down, with growing delays, then reconnects', async () => {
     const first = await FakeServer.start();
     const port = first.port;

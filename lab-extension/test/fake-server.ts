@@ -33,6 +33,8 @@ export class FakeServer {
   readonly sockets: WebSocket[] = [];
   readonly chats = new Map<string, Chat>();
   helloError: { code: number; message: string } | null = null;
+  /** What hello answers (default {@link HELLO}). */
+  helloResult: HelloResult = HELLO;
   /** When false, requests other than hello get no answer. */
   answering = true;
   /** Answers by method (`{ result }` or `{ error }`), before the built-in ones. */
@@ -101,7 +103,7 @@ export class FakeServer {
       socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...body }));
     const params = message.params ?? {};
     if (message.method === 'cellmate/hello') {
-      reply(this.helloError ? { error: this.helloError } : { result: HELLO });
+      reply(this.helloError ? { error: this.helloError } : { result: this.helloResult });
       return;
     }
     if (!this.answering) {

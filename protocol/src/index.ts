@@ -402,6 +402,15 @@ export interface HelloParams {
    * fail at once (fail-closed) while no interactive connection is attached.
    */
   interactive?: boolean;
+  /**
+   * With `interactive`: the pane secret this pane was given by an earlier hello (kept for the
+   * browser tab, so a reload is the same pane). Answers to cards — `chat/answer`,
+   * `review/approve`, `edit/resolve`, `plan/resolve`, `orchestration/resolve` — are
+   * accepted only from the pane that owns the chat: the one whose request last started its
+   * work. Another connection with Jupyter's credentials (a kernel cell that read the token)
+   * is a different pane and cannot answer them.
+   */
+  paneSecret?: string;
 }
 export interface HelloResult {
   protocolVersion: number;
@@ -411,6 +420,8 @@ export interface HelloResult {
   providers: ProviderStatus[];
   /** How many interactive (pane) connections are attached right now, this one included. */
   interactiveConnections?: number;
+  /** For an interactive hello: the secret that makes a later hello the same pane (see {@link HelloParams.paneSecret}). */
+  paneSecret?: string;
 }
 
 /** One configured MCP server (`mcp/servers`): where it came from and how it is doing. */
@@ -485,8 +496,8 @@ export interface Requests {
   'worker/kill': { params: { chatId: string; workerId: string }; result: { killed: boolean; message: string } };
   /**
    * The operator answers a pending orchestration (MODE-5; the orchestration card's Approve /
-   * Reject). Only a person's pane may: a connection that did not say `interactive: true` in
-   * `cellmate/hello` is refused, and no tool approves. Approving switches the chat to Agent
+   * Reject). Only the pane that owns the chat may (see `HelloParams.paneSecret`): any other
+   * connection is refused, and no tool approves. Approving switches the chat to Agent
    * and runs the tasks in dependency order, then the synthesis, with `model`; rejecting asks
    * the agent (in Orchestrate) to revise. Refused (InvalidRequest) when not pending.
    */

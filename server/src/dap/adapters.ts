@@ -9,6 +9,9 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { cellmatePython, executableOnPath } from '../security/cellmate-python.js';
+import { childEnv } from '../security/child-env.js';
+import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 
 export type ProcessAdapterName = 'debugpy' | 'lldb' | 'delve';
 export type AdapterName = ProcessAdapterName | 'kernel';
@@ -22,7 +25,7 @@ export const ROOT_MARKERS: Record<ProcessAdapterName, readonly string[]> = {
 
 /** How each adapter's executable is found, for messages. */
 const EXECUTABLE_HINT: Record<ProcessAdapterName, string> = {
-  debugpy: 'a Python with debugpy (the project .venv/bin or venv/bin python first, then python3 on PATH; `pip install debugpy`)',
+  debugpy: 'a Python with debugpy (in a trusted workspace the project .venv/bin or venv/bin python first; then python3 on PATH, then Cellmate\'s own Python; `pip install debugpy`)',
   lldb: 'lldb-dap ($CELLMATE_LLDB_DAP, else lldb-dap or lldb-dap-<n> on PATH; Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)',
   delve: 'dlv ($CELLMATE_DLV, else dlv on PATH; Debian\'s delve is too old for current Go: `go install github.com/go-delve/delve/cmd/dlv@v1.27.2`)'
 };
@@ -49,7 +52,8 @@ export interface AdapterEnvironment {
 
 /** The executables on PATH named `name` or `name-<n>` (Debian's versioned lldb-dap-19). */
 async function onPath(env: NodeJS.ProcessEnv, name: string, versioned = false): Promise<string | undefined> {
-  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+  // Relative entries name whatever folder the companion is in (often the workspace): never searched.
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d))) {
     const exact = path.join(dir, name);
     if (existsSync(exact)) return exact;
     if (!versioned) continue;
@@ -60,16 +64,25 @@ async function onPath(env: NodeJS.ProcessEnv, name: string, versioned = false): 
   return undefined;
 }
 
-/** DBG-5: the project's `.venv/bin` / `venv/bin` python, then `python3` on PATH. */
+/**
+ * DBG-5: in a trusted workspace the project's `.venv/bin` / `venv/bin` python (from the
+ * program's folder up to the workspace root) first; then `python3` on PATH, then Cellmate's
+ * own Python. An untrusted workspace's interpreters are never run — not even to ask whether
+ * debugpy is there: a cloned repository's `.venv/bin/python` is whatever program it ships.
+ */
 export async function pythonCandidates(workspace: string, env: NodeJS.ProcessEnv, from?: string): Promise<string[]> {
-  const dirs: string[] = [];
-  for (let d = from ? path.dirname(from) : workspace; ; d = path.dirname(d)) {
-    dirs.push(d);
-    if (d === workspace || !d.startsWith(workspace) || d === path.dirname(d)) break;
+  const local: string[] = [];
+  if (isWorkspaceTrusted(workspace, env)) {
+    const dirs: string[] = [];
+    for (let d = from ? path.dirname(from) : workspace; ; d = path.dirname(d)) {
+      dirs.push(d);
+      if (d === workspace || !d.startsWith(workspace) || d === path.dirname(d)) break;
+    }
+    local.push(...dirs.flatMap((d) => ['.venv', 'venv'].map((v) => path.join(d, v, 'bin', 'python'))).filter((p) => existsSync(p)));
   }
-  const local = dirs.flatMap((d) => ['.venv', 'venv'].map((v) => path.join(d, v, 'bin', 'python'))).filter((p) => existsSync(p));
-  const system = await onPath(env, 'python3');
-  return [...local, ...(system ? [system] : [])];
+  const system = executableOnPath('python3', env);
+  const own = cellmatePython(env);
+  return [...new Set([...local, ...(system ? [system] : []), ...(own ? [own] : [])])];
 }
 
 /** Pythons known to have debugpy (a probe starts a Python: ~0.1–0.5 s). Only yes is kept: an install later is seen. */
@@ -78,7 +91,8 @@ const withDebugpy = new Set<string>();
 function hasDebugpy(python: string, env: NodeJS.ProcessEnv): Promise<boolean> {
   if (withDebugpy.has(python)) return Promise.resolve(true);
   return new Promise((resolve) => {
-    execFile(python, ['-c', 'import debugpy'], { env, timeout: 15_000 }, (err) => {
+    // The probe is a child like any other: the scrubbed environment, never the companion's keys.
+    execFile(python, ['-c', 'import debugpy'], { env: childEnv(env), timeout: 15_000 }, (err) => {
       if (!err) withDebugpy.add(python);
       resolve(!err);
     });

@@ -20,9 +20,6 @@
  * stopped on `dispose()`, killed on process exit ({@link KernelManager.killAllNow}), and
  * exit by themselves when the companion dies (`JPY_PARENT_PID`).
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   EvalSession,
   jsKernelArgv,
@@ -33,6 +30,7 @@ import {
   type LaunchedKernel
 } from '@cellmate/kernel-bridge';
 import type { EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
+import { cellmatePython } from '../security/cellmate-python.js';
 import { childEnv } from '../security/child-env.js';
 import { KernelFocus } from './kernel-focus.js';
 
@@ -271,12 +269,9 @@ export class KernelManager {
   }
 
   private python(): string {
-    const env = this.options.env ?? process.env;
-    if (env.CELLMATE_PYTHON) return env.CELLMATE_PYTHON;
-    const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-    const venv = join(repo, '.venv', 'bin', 'python');
-    return existsSync(venv) ? venv : 'python3';
+    return cellmatePython(this.options.env ?? process.env) ?? 'python3';
   }
+
 
   private async acquireShared(ref: NotebookKernelRef, language: EvalLanguage, opts: { reset?: boolean }): Promise<AcquiredKernel> {
     const notes: string[] = [];

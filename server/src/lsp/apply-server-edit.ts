@@ -7,13 +7,13 @@ import type { LspDisplay } from '@cellmate/protocol';
 import type { WorkspaceEdit } from 'vscode-languageserver-protocol';
 import { applyChanges, type AppliedFile, type Change } from '../edits/index.js';
 import { pathAllowed, type ToolContext } from '../tools/define-tool.js';
-import { ToolInputError } from '../tools/errors.js';
+import { PathRefusedError, ToolInputError } from '../tools/errors.js';
 import type { NotebookPort } from '../tools/notebook/pane-hub.js';
 import { resolveWorkspacePath, type ResolvedWorkspacePath } from '../tools/workspace-path.js';
 import type { DocumentSync, SyncedDocument } from './documents.js';
 import type { LspClient } from './lsp-client.js';
 import { LspUnavailableError } from './lsp-service.js';
-import { toChanges } from './workspace-edit.js';
+import { editsByUri, toChanges } from './workspace-edit.js';
 
 /** The file a write-tier lsp tool starts from, synced into its server. */
 export async function syncStartFile(docs: DocumentSync, file: string, ctx: Pick<ToolContext, 'workspace' | 'signal'>): Promise<{ resolved: ResolvedWorkspacePath; doc: SyncedDocument }> {
@@ -51,14 +51,40 @@ export interface AppliedServerEdit {
 
 /** Applies `edit` all or nothing; every file it touches must pass the policy first. */
 export async function applyServerEdit(edit: WorkspaceEdit, client: LspClient, docs: DocumentSync, ctx: ToolContext, options: ServerEditOptions): Promise<AppliedServerEdit> {
+  await judgeEditTargets(edit, docs, ctx, options);
   const { changes, counts } = await toChanges(edit, client, docs, ctx.workspace);
   if (changes.length === 0) throw new ToolInputError(options.nothingMessage);
-  const refused = changes.map((c) => c.path).filter((p) => !pathAllowed(ctx, p));
-  if (refused.length) throw new ToolInputError(`${options.subject} would change ${refused.join(', ')}, which the policy does not let ${options.tool} write. Nothing was changed.`);
   await options.beforeApply?.(changes);
   const applied = await applyChanges(changes, { workspace: ctx.workspace, signal: ctx.signal, ...(options.port ? { port: options.port } : {}) });
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   const lines = applied.map((f) => `${f.how === 'open-notebook' ? 'M (open in JupyterLab)' : 'M'} ${f.path} (${counts.get(f.path) ?? 0} edit${counts.get(f.path) === 1 ? '' : 's'}${f.cells?.length ? `; cells ${f.cells.join(', ')}` : ''})`);
   const display: LspDisplay = { kind: 'lsp', action: options.action, locations: applied.map((f) => ({ path: f.path, line: 1, text: `${counts.get(f.path) ?? 0} edits`, note: f.cells?.length ? `cells ${f.cells.join(', ')}` : 'file' })) };
   return { applied, total, lines, display };
+}
+
+/**
+ * Every file a server's edit names is judged before anything is read or written, as a
+ * tool's own path argument is: it must stay inside the workspace once symlinks are
+ * resolved, and its canonical AND its lexical workspace-relative paths must be allowed —
+ * a rename through `alias.py -> secrets.py` writes `secrets.py`, so a deny rule on
+ * `secrets.py` refuses it.
+ */
+async function judgeEditTargets(edit: WorkspaceEdit, docs: DocumentSync, ctx: ToolContext, options: ServerEditOptions): Promise<void> {
+  const refused: string[] = [];
+  for (const uri of editsByUri(edit).keys()) {
+    const file = docs.fileOf(uri);
+    if (file === undefined) {
+      refused.push(uri);
+      continue;
+    }
+    try {
+      const r = await resolveWorkspacePath(ctx.workspace, file);
+      const denied = [...new Set([r.lexicalRelative, r.relative])].filter((p) => !pathAllowed(ctx, p));
+      if (denied.length) refused.push(denied.join(' → '));
+    } catch (error) {
+      if (!(error instanceof PathRefusedError)) throw error;
+      refused.push(`${file} (outside the workspace)`);
+    }
+  }
+  if (refused.length) throw new ToolInputError(`${options.subject} would change ${refused.join(', ')}, which the policy does not let ${options.tool} write. Nothing was changed.`);
 }

@@ -32,3 +32,17 @@ export function bundledServerBins(env: NodeJS.ProcessEnv = process.env): string[
   for (const dir of toolBinDirs(env)) dirs.add(dir);
   return [...dirs];
 }
+
+/**
+ * The `tsserver.js` of the TypeScript Cellmate ships. typescript-language-server is pinned
+ * to it in an untrusted workspace: left alone it loads `<root>/node_modules/typescript/lib/tsserver.js`
+ * and searches every folder above the root up to `/` for one — a repository's (or another
+ * local user's `/tmp/node_modules`) JavaScript, run by Node with no exec bit needed.
+ */
+export function bundledTsserver(): string | undefined {
+  try {
+    return require.resolve('typescript/lib/tsserver.js');
+  } catch {
+    return undefined;
+  }
+}

@@ -95,6 +95,19 @@ export class DocumentSync {
   }
 
   /** The notebook view that owns a server URI (a cell document or a concatenated one). */
+  /**
+   * The file on disk a server URI points into (the notebook for a cell's URI), or undefined
+   * for a URI that names no file: what the location gate judges before anything is read.
+   */
+  fileOf(uri: string): string | undefined {
+    const view = this.viewOf(uri);
+    try {
+      return fileURLToPath(view ? view.uri : uri);
+    } catch {
+      return undefined;
+    }
+  }
+
   viewOf(uri: string): NotebookView | undefined {
     for (const v of this.views.values()) if (v.owns(uri)) return v;
     return undefined;

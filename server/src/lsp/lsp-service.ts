@@ -14,11 +14,25 @@ import { LspClient } from './lsp-client.js';
 import { findRoot, resolveExecutable } from './resolve.js';
 import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
+import { cellmatePython } from '../security/cellmate-python.js';
+import { bundledTsserver } from './bundled.js';
+import { launchEntry, type PinnedTools } from './untrusted-launch.js';
 
 /** How long a sync waits for a first publish by default (`CELLMATE_LSP_DIAGNOSTICS_WAIT_MS`). */
 export const DIAGNOSTICS_WAIT_MS = 3_000;
 /** Idle servers are stopped after this long (`CELLMATE_LSP_IDLE_MS`). */
 export const DEFAULT_LSP_IDLE_MS = 10 * 60_000;
+/** Servers one workspace runs at once (`CELLMATE_LSP_MAX_SERVERS`); past it the least recently used stops. */
+export const DEFAULT_MAX_SERVERS = 4;
+/** Servers the whole companion runs at once, over every workspace's service (`CELLMATE_LSP_MAX_SERVERS_TOTAL`). */
+export const DEFAULT_MAX_SERVERS_TOTAL = 8;
+
+/**
+ * Every live service of this process: the total cap counts their servers together (a
+ * read-tier `lsp diagnostics "<glob>"` over many roots would otherwise start a server per
+ * root, ~150 MB each, with no bound).
+ */
+const services = new Set<LspService>();
 
 /** Why no server serves a file. */
 export type UnavailableReason = 'no-server' | 'no-root-marker' | 'executable-not-found' | 'start-failed';
@@ -33,7 +47,7 @@ export class LspUnavailableError extends Error {
 
 /** Whether an entry can serve a file. */
 export type Availability =
-  | { ok: true; entry: ServerEntry; root: string; marker: string; executable: string }
+  | { ok: true; entry: ServerEntry; root: string; marker: string; executable: string; trusted: boolean }
   | { ok: false; entry: ServerEntry; reason: Exclude<UnavailableReason, 'no-server'>; message: string };
 
 /** Options of {@link LspService}. */
@@ -43,6 +57,12 @@ export interface LspServiceOptions {
   logger: Logger;
   /** Folders of the servers Cellmate ships (its own `node_modules/.bin`). */
   bundledBins: readonly string[];
+  /** The interpreter and tsserver an untrusted workspace's servers get (default: Cellmate's own, `untrusted-launch.ts`). */
+  pinned?: Partial<PinnedTools>;
+  /** Servers this workspace runs at once (default {@link DEFAULT_MAX_SERVERS} or `CELLMATE_LSP_MAX_SERVERS`). */
+  maxServers?: number;
+  /** Servers the process runs at once over all services (default {@link DEFAULT_MAX_SERVERS_TOTAL} or `CELLMATE_LSP_MAX_SERVERS_TOTAL`). */
+  maxServersTotal?: number;
   /** Table files (default `~/.cellmate/lsp.json`, `<workspace>/.cellmate/lsp.json`). */
   tableFiles?: readonly string[];
   idleMs?: number;
@@ -65,7 +85,10 @@ interface Slot {
   entry: ServerEntry;
   root: string;
   executable: string;
+  trusted: boolean;
   supervisor: ProcessSupervisor<LspClient>;
+  /** When a call last asked for it (least recently used stops first past a cap). */
+  lastUsed: number;
 }
 
 export class LspService {
@@ -75,7 +98,9 @@ export class LspService {
   private tableProblems: string[] = [];
   private disposed = false;
 
-  constructor(private readonly options: LspServiceOptions) {}
+  constructor(private readonly options: LspServiceOptions) {
+    services.add(this);
+  }
 
   get workspace(): string {
     return this.options.workspace;
@@ -96,6 +121,16 @@ export class LspService {
     return this.options.bundledBins;
   }
 
+  /** Whether the workspace is trusted now (asked at every resolution: trusting it applies from the next start). */
+  trusted(): boolean {
+    return isWorkspaceTrusted(this.options.workspace, this.options.env);
+  }
+
+  /** What an untrusted workspace's servers and checkers are pinned to (`untrusted-launch.ts`). */
+  get pinned(): PinnedTools {
+    return { python: cellmatePython(this.options.env), tsserver: bundledTsserver(), ...this.options.pinned };
+  }
+
   /** The effective server table (read once; {@link reload} reads it again). */
   servers(): Promise<ServerEntry[]> {
     if (!this.table) {
@@ -105,7 +140,7 @@ export class LspService {
       this.table = loadServerTable(files, (e) => {
         this.tableProblems.push(e.message);
         this.options.logger.warn(e.message);
-      }, { workspace: this.options.workspace, trusted: isWorkspaceTrusted(this.options.workspace, this.options.env), homeFile: defaults[0] });
+      }, { workspace: this.options.workspace, trusted: this.trusted(), homeFile: defaults[0] });
     }
     return this.table;
   }
@@ -113,16 +148,18 @@ export class LspService {
   /** For each entry claiming the file: can it serve it, and if not, why. */
   async availability(absolute: string): Promise<Availability[]> {
     const entries = entriesFor(await this.servers(), absolute);
+    const trusted = this.trusted();
     return Promise.all(entries.map(async (entry): Promise<Availability> => {
       const found = await findRoot(absolute, entry.rootMarkers, this.options.workspace);
       if (!found) {
         return { ok: false, entry, reason: 'no-root-marker', message: `${entry.name}: no root marker (${entry.rootMarkers.join(', ')}) between ${rel(this.options.workspace, path.dirname(absolute))} and the workspace root` };
       }
-      const executable = await resolveExecutable(entry, { root: found.root, workspace: this.options.workspace, pathEnv: this.options.env.PATH, bundledBins: this.options.bundledBins });
+      const executable = await resolveExecutable(entry, { root: found.root, workspace: this.options.workspace, pathEnv: this.options.env.PATH, bundledBins: this.options.bundledBins, trusted });
       if (!executable) {
-        return { ok: false, entry, reason: 'executable-not-found', message: `${entry.name}: root ${rel(this.options.workspace, found.root)} (${found.marker}) found, but executable not found: "${entry.command}" is not in node_modules/.bin or .venv/bin of the project, nor on PATH` };
+        const where = trusted ? 'in node_modules/.bin or .venv/bin of the project, nor on PATH' : 'on PATH nor among the servers Cellmate ships (the project\'s own node_modules/.bin and .venv/bin count only in a workspace you trust)';
+        return { ok: false, entry, reason: 'executable-not-found', message: `${entry.name}: root ${rel(this.options.workspace, found.root)} (${found.marker}) found, but executable not found: "${entry.command}" is not ${where}` };
       }
-      return { ok: true, entry, root: found.root, marker: found.marker, executable };
+      return { ok: true, entry, root: found.root, marker: found.marker, executable, trusted };
     }));
   }
 
@@ -136,7 +173,9 @@ export class LspService {
       const first = all[0] as Extract<Availability, { ok: false }>;
       throw new LspUnavailableError(first.reason, `${all.map((a) => (a.ok ? '' : a.message)).join('; ')}.`, first.entry);
     }
-    const slot = this.slotFor(usable.entry, usable.root, usable.executable);
+    const slot = this.slotFor(usable.entry, usable.root, usable.executable, usable.trusted);
+    slot.lastUsed = Date.now();
+    if (!live(slot)) await this.makeRoom(slot);
     try {
       return { client: await slot.supervisor.get(signal), entry: usable.entry, root: usable.root };
     } catch (error) {
@@ -145,11 +184,12 @@ export class LspService {
     }
   }
 
-  private slotFor(entry: ServerEntry, root: string, executable: string): Slot {
+  private slotFor(entry: ServerEntry, root: string, executable: string, trusted: boolean): Slot {
     const key = `${entry.name}\u0000${root}`;
     const known = this.slots.get(key);
-    // A new executable (a project venv appeared) gets a new supervisor; the old one stops.
-    if (known && known.executable === executable) return known;
+    // A new executable (a project venv appeared) or a change of trust (what the server may
+    // load) gets a new supervisor; the old one stops.
+    if (known && known.executable === executable && known.trusted === trusted) return known;
     if (known) void known.supervisor.dispose();
     const name = `${entry.name} for ${rel(this.options.workspace, root)}`;
     const log = (line: string): void => this.options.logger.info(`[${name}] ${line}`);
@@ -159,13 +199,33 @@ export class LspService {
       log: this.options.logger,
       retryHint: 'fix it and call lsp with action "reload" to try now',
       idleMs: this.options.idleMs ?? DEFAULT_LSP_IDLE_MS,
-      connect: (proc) => LspClient.start(entry, root, proc, log),
+      connect: (proc) => LspClient.start(launchEntry(entry, executable, trusted, this.pinned), root, proc, log),
       shutdown: (client) => client.shutdown(),
       disposeClient: (client) => client.dispose()
     });
-    const slot: Slot = { entry, root, executable, supervisor };
+    const slot: Slot = { entry, root, executable, trusted, supervisor, lastUsed: Date.now() };
     this.slots.set(key, slot);
     return slot;
+  }
+
+  /**
+   * Before `wanted` starts: while this workspace, or the process, runs as many servers as
+   * its cap allows, the least recently used one (never `wanted`) is stopped. It starts
+   * again on the next call that needs it.
+   */
+  private async makeRoom(wanted: Slot): Promise<void> {
+    const perWorkspace = this.options.maxServers ?? envCount(this.options.env.CELLMATE_LSP_MAX_SERVERS) ?? DEFAULT_MAX_SERVERS;
+    const total = this.options.maxServersTotal ?? envCount(this.options.env.CELLMATE_LSP_MAX_SERVERS_TOTAL) ?? DEFAULT_MAX_SERVERS_TOTAL;
+    for (;;) {
+      const mine = [...this.slots.values()].filter((s) => s !== wanted && live(s));
+      const all = [...services].flatMap((svc) => [...svc.slots.values()].map((slot) => ({ svc, slot }))).filter(({ slot }) => slot !== wanted && live(slot));
+      const victims = mine.length >= perWorkspace ? mine.map((slot) => ({ svc: this as LspService, slot })) : all.length >= total ? all : [];
+      const oldest = victims.sort((a, b) => a.slot.lastUsed - b.slot.lastUsed)[0];
+      if (!oldest) return;
+      oldest.svc.options.logger.info(`[${oldest.slot.entry.name} for ${rel(oldest.svc.workspace, oldest.slot.root)}] stopped: ${mine.length >= perWorkspace ? `${perWorkspace} language servers run in this workspace already (CELLMATE_LSP_MAX_SERVERS)` : `${total} language servers run already (CELLMATE_LSP_MAX_SERVERS_TOTAL)`}; it was the least recently used`);
+      oldest.svc.slots.delete(`${oldest.slot.entry.name}\u0000${oldest.slot.root}`);
+      await oldest.slot.supervisor.dispose();
+    }
   }
 
   /** Restarts the server of the root that serves `absolute` (forgets a failed start, re-reads the table). */
@@ -209,6 +269,9 @@ export class LspService {
         ? `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): usable — root ${rel(this.options.workspace, a.root)} (${a.marker}), executable ${a.executable}`
         : `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): not usable — ${a.reason === 'no-root-marker' ? 'no root marker' : 'executable not found'}: ${a.message}`);
     }
+    lines.push(this.trusted()
+      ? 'Workspace trusted: its own node_modules/.bin and .venv/bin tools and interpreter are used.'
+      : 'Workspace not trusted: servers and checkers come from PATH and Cellmate\'s own, with Cellmate\'s Python and TypeScript — nothing from the workspace\'s node_modules or .venv runs (trusting it: "trustedWorkspaces" in ~/.cellmate/lsp.json).');
     lines.push(`Servers for ${probe ? rel(this.options.workspace, probe) : 'the workspace root'}:\n${checks.join('\n') || '- none configured'}`);
     if (this.tableProblems.length) lines.push(`Configuration problems (the rest of the table applies):\n${this.tableProblems.map((p) => `- ${p}`).join('\n')}`);
     return lines.join('\n');
@@ -228,10 +291,23 @@ export class LspService {
   /** Stops every server (process groups killed). */
   async dispose(): Promise<void> {
     this.disposed = true;
+    services.delete(this);
     const all = [...this.slots.values()];
     this.slots.clear();
     await Promise.all(all.map((s) => s.supervisor.dispose()));
   }
+}
+
+/** Whether a slot's server runs or is starting (what a cap counts). */
+function live(slot: Slot): boolean {
+  const state = slot.supervisor.status().state;
+  return state === 'running' || state === 'starting';
+}
+
+/** A positive whole number from an environment variable, else undefined. */
+function envCount(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return value && Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
 function rel(workspace: string, absolute: string): string {

@@ -8,6 +8,7 @@ import { ToolInputError } from '../tools/errors.js';
 import { currentDiagnostics, describeDiagnostics, formatDiagnostic, serverUris, waitForDocument, waitForPublish } from './diagnostics.js';
 import type { DescribedLocation, DocumentSync, SyncedDocument } from './documents.js';
 import { locateSymbol, parseSymbol } from './positions.js';
+import { withheldLine, type LocationGate } from './location-gate.js';
 
 const parseSymbolText = (symbol: string): string => parseSymbol(symbol).text;
 
@@ -69,32 +70,81 @@ const NAV_METHOD: Record<NavKind, string> = {
 };
 
 /** definition / type_definition / implementation / references. */
-export async function navigate(docs: DocumentSync, doc: SyncedDocument, kind: NavKind, args: PositionArgs, signal: AbortSignal): Promise<ActionResult> {
-  const at = serverPosition(doc, args);
-  const params = { textDocument: { uri: at.uri }, position: at.position, ...(kind === 'references' ? { context: { includeDeclaration: true } } : {}) };
-  const raw = await doc.served.client.request<Location | Location[] | LocationLink[] | null>(NAV_METHOD[kind], params, signal);
-  const list = raw === null ? [] : Array.isArray(raw) ? raw : [raw];
+export async function navigate(docs: DocumentSync, doc: SyncedDocument, kind: NavKind, args: PositionArgs, gate: LocationGate, signal: AbortSignal): Promise<ActionResult> {
+  const { points } = await locate(doc, NAV_METHOD[kind], args, signal);
   const cap = kind === 'references' ? LSP_CAPS.references : LSP_CAPS.locations;
-  const described = await Promise.all(list.map((l) => ('targetUri' in l
-    ? docs.describe(l.targetUri, (l.targetSelectionRange ?? l.targetRange).start.line, (l.targetSelectionRange ?? l.targetRange).start.character)
-    : docs.describe(l.uri, l.range.start.line, l.range.start.character))));
+  const { shown: visible, withheld } = await gated(docs, points, gate);
+  const described = await Promise.all(visible.map((p) => docs.describe(p.uri, p.line, p.character)));
   const unique = dedupe(described);
   const noun = kind === 'references' ? 'reference' : kind.replace('_', ' ');
   const head = `${unique.length} ${noun}${unique.length === 1 ? '' : 's'} of "${args.symbol}" (${doc.relative}${args.cell ? ` cell ${args.cell}` : ''} line ${args.line})`;
-  if (unique.length === 0) return { title: `lsp ${kind}: none`, output: `No ${noun} found for "${args.symbol}" at ${doc.relative} line ${args.line}.`, locations: [] };
+  if (unique.length === 0) return { title: `lsp ${kind}: none`, output: [`No ${noun} found for "${args.symbol}" at ${doc.relative} line ${args.line}.`, ...withheldLine(withheld)].join('\n'), locations: [] };
   const shown = unique.slice(0, cap);
   return {
     title: `lsp ${kind}: ${unique.length} for ${args.symbol}`,
-    output: [head + ':', ...shown.map(lineOf), ...truncation(unique.length, cap, kind === 'references' ? 'references' : 'locations')].join('\n'),
+    output: [head + ':', ...shown.map(lineOf), ...truncation(unique.length, cap, kind === 'references' ? 'references' : 'locations'), ...withheldLine(withheld)].join('\n'),
     locations: shown.map(toCard)
   };
 }
 
+/** A server location, before it is described. */
+interface Point {
+  uri: string;
+  line: number;
+  character: number;
+}
+
+/** Asks a location request (definition, references…) at line + symbol; the answer as points. */
+async function locate(doc: SyncedDocument, method: string, args: PositionArgs, signal: AbortSignal): Promise<{ points: Point[] }> {
+  const at = serverPosition(doc, args);
+  const params = { textDocument: { uri: at.uri }, position: at.position, ...(method === 'textDocument/references' ? { context: { includeDeclaration: true } } : {}) };
+  const raw = await doc.served.client.request<Location | Location[] | LocationLink[] | null>(method, params, signal);
+  const list = raw === null ? [] : Array.isArray(raw) ? raw : [raw];
+  return {
+    points: list.map((l) => {
+      const start = 'targetUri' in l ? (l.targetSelectionRange ?? l.targetRange).start : l.range.start;
+      return { uri: 'targetUri' in l ? l.targetUri : l.uri, line: start.line, character: start.character };
+    })
+  };
+}
+
+/** Splits points into those the gate shows and a count of those it withholds (judged per file, before any is read). */
+async function gated<T extends { uri: string }>(docs: DocumentSync, points: readonly T[], gate: LocationGate): Promise<{ shown: T[]; withheld: number }> {
+  const verdicts = new Map<string, boolean>();
+  const shown: T[] = [];
+  let withheld = 0;
+  for (const p of points) {
+    const file = docs.fileOf(p.uri);
+    let ok = file === undefined ? false : verdicts.get(file);
+    if (ok === undefined) {
+      ok = (await gate(file!)) === 'show';
+      verdicts.set(file!, ok);
+    }
+    if (ok) shown.push(p);
+    else withheld++;
+  }
+  return { shown, withheld };
+}
+
 /** hover: the signature and doc comment. */
-export async function hover(doc: SyncedDocument, args: PositionArgs, signal: AbortSignal): Promise<ActionResult> {
+export async function hover(docs: DocumentSync, doc: SyncedDocument, args: PositionArgs, gate: LocationGate, signal: AbortSignal): Promise<ActionResult> {
   const at = serverPosition(doc, args);
   const h = await doc.served.client.request<Hover | null>('textDocument/hover', { textDocument: { uri: at.uri }, position: at.position }, signal);
   const text = h ? hoverText(h.contents).trim() : '';
+  // Hover text quotes where the symbol is defined (its value's type, its docstring): it is
+  // shown only when every definition it could come from may be shown (or is a library's).
+  if (text) {
+    const sources: Point[] = [];
+    for (const method of ['textDocument/definition', 'textDocument/typeDefinition']) {
+      sources.push(...(await locate(doc, method, args, signal).catch(() => ({ points: [] as Point[] }))).points);
+    }
+    for (const p of sources) {
+      const file = docs.fileOf(p.uri);
+      if (file === undefined || (await gate(file)) === 'withhold') {
+        return { title: `lsp hover: ${args.symbol} (withheld)`, output: `Hover for "${args.symbol}" withheld: it is defined in a file outside the workspace or not allowed to this tool by the policy.`, locations: [] };
+      }
+    }
+  }
   return { title: `lsp hover: ${args.symbol}`, output: text || `No hover information for "${args.symbol}" at ${doc.relative} line ${args.line}.`, locations: [] };
 }
 
@@ -106,10 +156,11 @@ function hoverText(c: Hover['contents']): string {
 const SYMBOL_KINDS = ['', 'file', 'module', 'namespace', 'package', 'class', 'method', 'property', 'field', 'constructor', 'enum', 'interface', 'function', 'variable', 'constant', 'string', 'number', 'boolean', 'array', 'object', 'key', 'null', 'enum member', 'struct', 'event', 'operator', 'type parameter'];
 
 /** symbols: document symbols of `doc` (≤ 200), or workspace symbols matching `query` (≤ 100). */
-export async function symbols(docs: DocumentSync, doc: SyncedDocument, query: string | undefined, signal: AbortSignal): Promise<ActionResult> {
+export async function symbols(docs: DocumentSync, doc: SyncedDocument, query: string | undefined, gate: LocationGate, signal: AbortSignal): Promise<ActionResult> {
   const client = doc.served.client;
   if (query !== undefined) {
-    const raw = (await client.request<Array<SymbolInformation | WorkspaceSymbol> | null>('workspace/symbol', { query }, signal)) ?? [];
+    const all = (await client.request<Array<SymbolInformation | WorkspaceSymbol> | null>('workspace/symbol', { query }, signal)) ?? [];
+    const { shown: raw, withheld } = await gated(docs, all.map((s) => ({ ...s, uri: s.location.uri })), gate);
     const found: CardLocation[] = [];
     for (const s of raw) {
       if (!('range' in s.location)) continue;
@@ -119,17 +170,23 @@ export async function symbols(docs: DocumentSync, doc: SyncedDocument, query: st
     const shown = found.slice(0, LSP_CAPS.workspaceSymbols);
     return {
       title: `lsp symbols: ${found.length} for "${query}"`,
-      output: found.length ? [`${found.length} workspace symbol${found.length === 1 ? '' : 's'} matching "${query}":`, ...shown.map((l) => `${l.note} — ${labelOf(l)}  ${l.text}`), ...truncation(found.length, LSP_CAPS.workspaceSymbols, 'symbols')].join('\n') : `No workspace symbol matches "${query}".`,
+      output: [...(found.length ? [`${found.length} workspace symbol${found.length === 1 ? '' : 's'} matching "${query}":`, ...shown.map((l) => `${l.note} — ${labelOf(l)}  ${l.text}`), ...truncation(found.length, LSP_CAPS.workspaceSymbols, 'symbols')] : [`No workspace symbol matches "${query}".`]), ...withheldLine(withheld, 'symbol')].join('\n'),
       locations: shown
     };
   }
   const uris = serverUris(doc);
   const found: CardLocation[] = [];
+  let withheld = 0;
   for (const uri of uris) {
     const raw = (await client.request<Array<DocumentSymbol | SymbolInformation> | null>('textDocument/documentSymbol', { textDocument: { uri } }, signal)) ?? [];
     const walk = async (s: DocumentSymbol | SymbolInformation, depth: number, container: string): Promise<void> => {
       const start = 'selectionRange' in s ? s.selectionRange.start : s.location.range.start;
-      const at = await docs.describe('location' in s ? s.location.uri : uri, start.line, start.character);
+      const where = 'location' in s ? s.location.uri : uri;
+      if (where !== uri && (await gated(docs, [{ uri: where }], gate)).withheld) {
+        withheld++;
+        return;
+      }
+      const at = await docs.describe(where, start.line, start.character);
       found.push({ ...toCard(at), note: `${'  '.repeat(depth)}${SYMBOL_KINDS[s.kind] ?? 'symbol'} ${container}${s.name}` });
       if ('children' in s && s.children) for (const c of s.children) await walk(c, depth + 1, '');
     };
@@ -138,7 +195,7 @@ export async function symbols(docs: DocumentSync, doc: SyncedDocument, query: st
   const shown = found.slice(0, LSP_CAPS.documentSymbols);
   return {
     title: `lsp symbols: ${doc.relative} (${found.length})`,
-    output: found.length ? [`${found.length} symbol${found.length === 1 ? '' : 's'} in ${doc.relative}:`, ...shown.map((l) => `${l.note} — ${labelOf(l)}`), ...truncation(found.length, LSP_CAPS.documentSymbols, 'symbols')].join('\n') : `No symbols in ${doc.relative}.`,
+    output: [...(found.length ? [`${found.length} symbol${found.length === 1 ? '' : 's'} in ${doc.relative}:`, ...shown.map((l) => `${l.note} — ${labelOf(l)}`), ...truncation(found.length, LSP_CAPS.documentSymbols, 'symbols')] : [`No symbols in ${doc.relative}.`]), ...withheldLine(withheld, 'symbol')].join('\n'),
     locations: shown
   };
 }

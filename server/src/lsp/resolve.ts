@@ -1,9 +1,16 @@
 /**
  * The two halves of LSP-2: a file's root (the nearest folder, from the file up to the
- * workspace, holding one of the entry's root markers) and the entry's executable (the
- * project's `node_modules/.bin` and `.venv/bin` first — root, then workspace —, then
- * `PATH`, then the servers Cellmate ships). Either missing → the server does not start,
- * and `status` says which half.
+ * workspace, holding one of the entry's root markers) and the entry's executable. Either
+ * missing → the server does not start, and `status` says which half.
+ *
+ * Where an executable may come from depends on workspace trust (`security/workspace-trust.ts`):
+ * a trusted workspace's own `node_modules/.bin` and `.venv/bin` come first (root, then
+ * workspace), then `PATH`, then the servers Cellmate ships. In an untrusted workspace the
+ * project folders are not searched at all — a cloned repository's planted
+ * `node_modules/.bin/basedpyright-langserver` or `tsc` would otherwise run on the first
+ * read-tier `lsp` call — so only `PATH` and Cellmate's own servers count. Relative `PATH`
+ * entries (`.`, `node_modules/.bin`) name whatever folder the companion happens to be in,
+ * so they never count.
  */
 import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -30,12 +37,14 @@ export interface ExecutableSearch {
   pathEnv: string | undefined;
   /** Folders of the servers Cellmate itself ships (its `node_modules/.bin`), searched last. */
   bundledBins: readonly string[];
+  /** Whether the workspace is trusted: only then are its own `node_modules/.bin` and `.venv/bin` searched. */
+  trusted: boolean;
 }
 
 /** The folders searched, in order (see the module comment). */
 export function searchDirs(search: ExecutableSearch): string[] {
-  const project = [...new Set([search.root, search.workspace])].flatMap((d) => [path.join(d, 'node_modules', '.bin'), path.join(d, '.venv', 'bin')]);
-  const fromPath = (search.pathEnv ?? '').split(path.delimiter).filter(Boolean);
+  const project = search.trusted ? [...new Set([search.root, search.workspace])].flatMap((d) => [path.join(d, 'node_modules', '.bin'), path.join(d, '.venv', 'bin')]) : [];
+  const fromPath = (search.pathEnv ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d));
   return [...new Set([...project, ...fromPath, ...search.bundledBins])];
 }
 

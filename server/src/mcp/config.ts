@@ -1,8 +1,9 @@
 /**
  * MCP server configuration (issue #14 item 2): `~/.cellmate/mcp.json` (`CELLMATE_HOME`)
  * then `<workspace>/.cellmate/mcp.json`, in the `{"mcpServers": {name: …}}` shape other MCP
- * clients use. A server of the same name in a later file replaces the earlier one. A broken
- * file or entry is reported and skipped, never fatal.
+ * clients use. A server of the same name in a later file replaces the earlier one — except
+ * that the workspace's own file never replaces one of the person's. A broken file or entry
+ * is reported and skipped, never fatal.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -74,13 +75,21 @@ export function mcpConfigFiles(workspace: string, env: NodeJS.ProcessEnv): strin
 
 const EXAMPLE = '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}, "remote": {"url": "https://example.org/mcp"}}}';
 
-/** Why a workspace's stdio server was not started, and the one line that changes that (workspace trust: `security/workspace-trust.ts`). */
-export function untrustedMessage(config: StdioServerConfig, homeFile: string, workspace: string): string {
-  return `not started: ${config.file} is the workspace's own file and defines a command (${JSON.stringify(config.command)}); commands from a workspace's files run only in a workspace you trust — ${trustHint(workspace, homeFile)}, or define the server there.`;
+/** Why a workspace's server was not started or contacted, and the one line that changes that (workspace trust: `security/workspace-trust.ts`). */
+export function untrustedMessage(config: McpServerConfig, homeFile: string, workspace: string): string {
+  const what = config.kind === 'stdio'
+    ? `a command (${JSON.stringify(config.command)}); commands from a workspace's files run`
+    : `a server at ${config.url}; servers from a workspace's files are contacted`;
+  return `not started: ${config.file} is the workspace's own file and defines ${what} only in a workspace you trust — ${trustHint(workspace, homeFile)}, or define the server there.`;
 }
 
-/** Reads the files (missing ones are skipped); problems go to `onProblem`. */
-export async function loadMcpConfig(files: readonly string[], onProblem: (error: McpConfigError) => void = () => {}): Promise<McpServerConfig[]> {
+/**
+ * Reads the files (missing ones are skipped); problems go to `onProblem`. An entry of
+ * `workspaceFile` (the workspace's own, a cloned repository's) never replaces an entry of
+ * the same name from an earlier file: the name would carry the person's trust (approved
+ * descriptions, their expectations) to the repository's server. It may disable one.
+ */
+export async function loadMcpConfig(files: readonly string[], onProblem: (error: McpConfigError) => void = () => {}, workspaceFile?: string): Promise<McpServerConfig[]> {
   const servers = new Map<string, McpServerConfig>();
   for (const file of files) {
     let text: string;
@@ -102,6 +111,11 @@ export async function loadMcpConfig(files: readonly string[], onProblem: (error:
         continue;
       }
       const entry = parseEntry(file, name, raw, onProblem);
+      const earlier = servers.get(name);
+      if (entry && entry !== 'disabled' && earlier && workspaceFile !== undefined && path.resolve(file) === path.resolve(workspaceFile)) {
+        onProblem(new McpConfigError(`${file}: server "${name}" is ignored: ${earlier.file} defines a server of that name, and a workspace's own file never replaces it (give the workspace's server another name).`));
+        continue;
+      }
       if (entry === 'disabled') servers.delete(name);
       else if (entry) servers.set(name, entry);
     }

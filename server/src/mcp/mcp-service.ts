@@ -56,8 +56,12 @@ type AjvLike = { compile(schema: object): SchemaValidator };
 /** See the module comment. A {@link ToolSource} for the registry. */
 export class McpService implements ToolSource {
   private servers = new Map<string, ServerRecord>();
-  /** Stdio servers a workspace's own file defines in a workspace the home file does not trust: never started. */
-  private untrusted: McpServerStatus[] = [];
+  /**
+   * Servers a workspace's own file defines (a command, or a URL that would be sent the
+   * repository's headers and whose tool descriptions reach the model) in a workspace the
+   * person does not trust: listed, never started or contacted — until it is trusted.
+   */
+  private untrusted: McpServerConfig[] = [];
   private configured: Promise<void> | undefined;
   private readonly approvals: ApprovedDescriptions;
   private ajv: Promise<{ draft7: AjvLike; draft2020: AjvLike }> | undefined;
@@ -71,25 +75,35 @@ export class McpService implements ToolSource {
   async configure(): Promise<void> {
     this.configured ??= (async () => {
       const files = this.options.configFiles ?? mcpConfigFiles(this.options.workspace, this.options.env);
-      const configs = await loadMcpConfig(files, (e) => this.options.logger.warn(e.message));
       const [homeFile, workspaceFile] = mcpConfigFiles(this.options.workspace, this.options.env) as [string, string];
+      const configs = await loadMcpConfig(files, (e) => this.options.logger.warn(e.message), workspaceFile);
       const trusted = isWorkspaceTrusted(this.options.workspace, this.options.env);
       for (const config of configs) {
-        if (config.kind === 'stdio' && path.resolve(config.file) === workspaceFile && !trusted) {
-          const error = untrustedMessage(config, homeFile, this.options.workspace);
-          this.options.logger.warn(`MCP server "${config.name}" ${error}`);
-          this.untrusted.push({ name: config.name, transport: 'stdio', file: config.file, state: 'stopped', restarts: 0, error, tools: 0, problems: [error] });
+        if (path.resolve(config.file) === workspaceFile && !trusted) {
+          this.options.logger.warn(`MCP server "${config.name}" ${untrustedMessage(config, homeFile, this.options.workspace)}`);
+          this.untrusted.push(config);
           continue;
         }
-        const record: ServerRecord = { config, connection: undefined as unknown as McpConnection, entries: new Map(), problems: [] };
-        // tools/list_changed: the next search or call lists again (and judges the new texts).
-        record.connection = new McpConnection(config, this.options.workspace, this.options.logger, this.options.backoffInitialMs ? { backoffInitialMs: this.options.backoffInitialMs } : {}, () => {
-          record.stale = true;
-        });
-        this.servers.set(config.name, record);
+        this.add(config);
       }
     })();
     await this.configured;
+    this.admitTrusted();
+  }
+
+  private add(config: McpServerConfig): void {
+    const record: ServerRecord = { config, connection: undefined as unknown as McpConnection, entries: new Map(), problems: [] };
+    // tools/list_changed: the next search or call lists again (and judges the new texts).
+    record.connection = new McpConnection(config, this.options.workspace, this.options.logger, this.options.backoffInitialMs ? { backoffInitialMs: this.options.backoffInitialMs } : {}, () => {
+      record.stale = true;
+    });
+    this.servers.set(config.name, record);
+  }
+
+  /** The person trusted the workspace since: its own servers become available (started lazily as any other). */
+  private admitTrusted(): void {
+    if (this.untrusted.length === 0 || !isWorkspaceTrusted(this.options.workspace, this.options.env)) return;
+    for (const config of this.untrusted.splice(0)) this.add(config);
   }
 
   /** Whether any server is configured (call {@link configure} first). */
@@ -124,9 +138,13 @@ export class McpService implements ToolSource {
   /** The status list the pane shows. */
   async status(): Promise<McpServerStatus[]> {
     await this.configure();
+    const homeFile = mcpConfigFiles(this.options.workspace, this.options.env)[0]!;
     return [...this.servers.values()].map((r): McpServerStatus => ({
       name: r.config.name, transport: r.config.kind, file: r.config.file, tools: r.entries.size, problems: [...r.problems], ...r.connection.state()
-    })).concat(this.untrusted);
+    })).concat(this.untrusted.map((config): McpServerStatus => {
+      const error = untrustedMessage(config, homeFile, this.options.workspace);
+      return { name: config.name, transport: config.kind, file: config.file, state: 'stopped', restarts: 0, error, tools: 0, problems: [error] };
+    }));
   }
 
   /** Stops every server. */
@@ -188,7 +206,9 @@ export class McpService implements ToolSource {
       const entry: McpToolEntry = { listed: tool, validate };
       record.entries.set(name, entry);
       sink.register(createMcpTool(name, () => entry, {
-        server, identity, tier: record.config.tier, connection: record.connection, approvals: this.approvals, timeoutMs: this.options.callTimeoutMs ?? 120_000
+        server, identity, tier: record.config.tier,
+        // The card says what it talks to and whose file named it (a workspace's file is a cloned repository's).
+        origin: `${record.config.kind === 'stdio' ? [record.config.command, ...record.config.args].join(' ') : record.config.url}, configured in ${record.config.file}`, connection: record.connection, approvals: this.approvals, timeoutMs: this.options.callTimeoutMs ?? 120_000
       }));
     }
     record.problems = problems;

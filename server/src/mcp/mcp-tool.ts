@@ -42,6 +42,8 @@ export interface McpToolDeps {
   server: string;
   /** Identity of the server for approvals (command line or URL). */
   identity: string;
+  /** Where the server is and which file configured it, for the approval card: `https://… (configured in ~/.cellmate/mcp.json)`. */
+  origin: string;
   tier: ToolDefinition['tier'];
   connection: McpConnection;
   approvals: ApprovedDescriptions;
@@ -84,8 +86,8 @@ export function createMcpTool(name: string, entry: () => McpToolEntry, deps: Mcp
       if (approved?.hash === shown.hash) return undefined;
       const quoted = JSON.stringify(clip(shown.description, 1_500));
       return approved
-        ? `the MCP server "${deps.server}" CHANGED this tool's description or schema since it was approved (possible tool poisoning); it now says ${quoted}, the approved text was ${JSON.stringify(clip(approved.description, 500))}`
-        : `first use of "${entry().listed.name}" from the MCP server "${deps.server}", which describes it as ${quoted}`;
+        ? `the MCP server "${deps.server}" (${deps.origin}) CHANGED this tool's description or schema since it was approved (possible tool poisoning); it now says ${quoted}, the approved text was ${JSON.stringify(clip(approved.description, 500))}`
+        : `first use of "${entry().listed.name}" from the MCP server "${deps.server}" (${deps.origin}), which describes it as ${quoted}`;
     },
     async execute(args, ctx): Promise<ToolOutput> {
       // Reached only when the text was approved before or a person just approved it (the floor asked).

@@ -31,7 +31,7 @@ export const MCP_HTTP_MAX_BODY = 16 * 1024 * 1024;
 /** Serves one MCP session over stdio until the input ends; resolves once it closed. */
 export async function serveMcpStdio(options: { workspace: string; env: NodeJS.ProcessEnv; logger: Logger; input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<void> {
   const { workspace, env, logger } = options;
-  const lsp = new LspService({ workspace, env, logger, bundledBins: bundledServerBins() });
+  const lsp = new LspService({ workspace, env, logger, bundledBins: bundledServerBins(env) });
   const docs = new DocumentSync(lsp, new PaneHub());
   const harness = createHarness({
     workspace, env,

@@ -3,8 +3,9 @@
  * against HEAD (bounded; untracked files listed, not inlined), or one notebook's cells as
  * saved on disk. The text becomes the review chat's first user message; `files` are what
  * the axes check. Git runs with the repository's own command hooks switched off
- * (`--no-ext-diff`, `--no-textconv`, `core.fsmonitor=false`): starting a review must not
- * run code a cloned repository's config names.
+ * (`--no-ext-diff`, `--no-textconv`, `core.fsmonitor=false`, and every configured filter
+ * driver's `clean`/`smudge`/`process` emptied — `git diff` runs a tracked file's clean filter
+ * otherwise): starting a review must not run code a cloned repository's config names.
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -40,10 +41,35 @@ export interface CollectedScope {
 }
 
 async function git(workspace: string, env: NodeJS.ProcessEnv, args: string[], signal?: AbortSignal): Promise<string> {
-  const { stdout } = await run('git', ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=off', ...args], {
+  const { stdout } = await run('git', ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=off', ...(await filterOverrides(workspace, env, signal)), ...args], {
     cwd: workspace, env: { ...childEnv(env), GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 64 * 1024 * 1024, timeout: 60_000, encoding: 'utf8', ...(signal ? { signal } : {})
   });
   return stdout;
+}
+
+/**
+ * `-c` overrides that empty every filter driver any config level names (the repository's
+ * `.git/config` and whatever it includes), read with `git config --get-regexp` — itself a
+ * read that runs nothing. Empty commands mean "no filter"; `required=false` keeps git from
+ * failing on a driver it then cannot run. Driver names may contain dots: the variable is
+ * the last part of the key.
+ */
+async function filterOverrides(workspace: string, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<string[]> {
+  let listed = '';
+  try {
+    ({ stdout: listed } = await run('git', ['config', '--null', '--get-regexp', '^filter\\.'], {
+      cwd: workspace, env: { ...childEnv(env), GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' }, timeout: 60_000, encoding: 'utf8', ...(signal ? { signal } : {})
+    }));
+  } catch {
+    return []; // exit 1: no filter configured
+  }
+  const drivers = new Set<string>();
+  for (const entry of listed.split('\0')) {
+    const key = entry.split('\n')[0]!;
+    const dot = key.lastIndexOf('.');
+    if (key.startsWith('filter.') && dot > 'filter.'.length) drivers.add(key.slice('filter.'.length, dot));
+  }
+  return [...drivers].flatMap((d) => ['clean', 'smudge', 'process'].flatMap((v) => ['-c', `filter.${d}.${v}=`]).concat(['-c', `filter.${d}.required=false`]));
 }
 
 /**

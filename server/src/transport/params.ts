@@ -23,7 +23,7 @@ const sendContext = z.object({
 
 /** Runtime schemas of every request's params (the pane is another program; check what arrives). */
 const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
-  'cellmate/hello': z.object({ protocolVersion: z.number(), interactive: z.boolean().optional() }),
+  'cellmate/hello': z.object({ protocolVersion: z.number(), interactive: z.boolean().optional(), paneSecret: z.string().min(1).max(200).optional() }),
   'config/providers': empty as unknown as z.ZodType<Record<string, never>>,
   'chat/list': empty as unknown as z.ZodType<Record<string, never>>,
   'chat/create': z.union([z.object({ title: z.string().max(500).optional() }), z.null(), z.undefined()]).transform((p) => p ?? {}) as unknown as z.ZodType<{ title?: string }>,

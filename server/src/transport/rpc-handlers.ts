@@ -9,6 +9,7 @@ import { ReviewScopeError } from '../modes/review-scope.js';
 import { OrchestrationNotPendingError } from '../modes/orchestration-store.js';
 import { SERVER_VERSION } from '../version.js';
 import { checkParams } from './params.js';
+import { paneSessionsOf } from './pane-sessions.js';
 import type { CompanionServices } from './services.js';
 import { onRequest, sendNotification, type RequestHandlers } from './typed-rpc.js';
 
@@ -19,11 +20,22 @@ import { onRequest, sendNotification, type RequestHandlers } from './typed-rpc.j
  */
 export function createRequestHandlers(services: CompanionServices, onInteractive: () => void = () => {}, origin = nextOrigin()): RequestHandlers {
   const { chats: service, workspace, presence, questions, audit } = services;
-  // Whether this connection is a person's pane (said `interactive: true` in hello): only it
-  // may answer a plan's or an orchestration's approval (MODE-3's hard gate, MODE-5).
+  // Whether this connection is a person's pane (said `interactive: true` in hello), and which
+  // pane the server named it (`pane-sessions.ts`): only the pane that owns a chat may answer
+  // its cards — approvals, questions, plans, orchestrations, Review findings, diff cards.
   let interactive = false;
-  const personOnly = (what: string): void => {
+  let paneId: string | undefined;
+  const panes = paneSessionsOf(services);
+  const personOnly = (what: string, chatId: string): void => {
     if (!interactive) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, `Only a person's Cellmate pane can answer ${what}: this connection did not say \`interactive: true\` in cellmate/hello.`);
+    if (!panes.mayAnswer(chatId, paneId)) {
+      throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, `Only the Cellmate pane that started this chat's work can answer ${what}: answer it in that window (or send a message from this one first).`);
+    }
+  };
+  /** This connection's pane started work in `chatId` (its cards are this pane's to answer). */
+  const claim = <T>(chatId: string, result: T): T => {
+    panes.claim(chatId, paneId);
+    return result;
   };
   return {
     'cellmate/hello': async (params) => {
@@ -33,34 +45,41 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
           `Protocol mismatch: the page speaks version ${params.protocolVersion}, the companion server ${PROTOCOL_VERSION}. Reload the page; if that does not help, restart JupyterLab after updating Cellmate.`
         );
       }
+      let pane: { paneSecret: string } | Record<string, never> = {};
       if (params.interactive === true) {
         interactive = true;
+        const opened = panes.open(params.paneSecret);
+        paneId = opened.paneId;
+        pane = { paneSecret: opened.secret };
         onInteractive();
       }
       const people = presence ? { interactiveConnections: presence.count } : {};
-      return { protocolVersion: PROTOCOL_VERSION, serverVersion: SERVER_VERSION, workspace, providers: await service.providers(), ...people };
+      return { protocolVersion: PROTOCOL_VERSION, serverVersion: SERVER_VERSION, workspace, providers: await service.providers(), ...people, ...pane };
     },
     'config/providers': () => service.providers(),
     'chat/list': () => service.list(),
-    'chat/create': (params) => service.create(params.title),
+    'chat/create': (params) => {
+      const chat = service.create(params.title);
+      return claim(chat.id, chat);
+    },
     'chat/get': (params) => service.get(params.chatId, params.limit ?? DEFAULT_CHAT_PAGE),
     'chat/items': (params) => service.olderItems(params.chatId, params.before, params.limit ?? DEFAULT_CHAT_PAGE),
     'chat/rename': (params) => service.rename(params.chatId, params.title),
     'chat/set-mode': (params) => service.setMode(params.chatId, params.mode),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
-    'chat/send': (params) => service.send(params.chatId, params.text, params.model, undefined, params.context, origin),
+    'chat/send': async (params) => claim(params.chatId, await service.send(params.chatId, params.text, params.model, undefined, params.context, origin)),
     'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix, origin) }),
-    'chat/retry': (params) => service.retry(params.chatId, params.model, undefined, origin),
-    'chat/edit': (params) => service.retry(params.chatId, params.model, params.text, origin),
+    'chat/retry': async (params) => claim(params.chatId, await service.retry(params.chatId, params.model, undefined, origin)),
+    'chat/edit': async (params) => claim(params.chatId, await service.retry(params.chatId, params.model, params.text, origin)),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'chat/compact': (params) => service.compact(params.chatId, params.model),
     'chat/export': (params) => service.exportChat(params.chatId),
     'instructions/list': (params) => ({ files: service.instructions(params.chatId, params.notebookPath).files }),
     'plan/resolve': (params) => {
       if (!services.plans) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no plan approvals.');
-      personOnly('a plan');
+      personOnly('a plan', params.chatId);
       try {
-        return services.plans.resolve(params.chatId, params.planId, params.decision, params.model, params.reason, origin);
+        return claim(params.chatId, services.plans.resolve(params.chatId, params.planId, params.decision, params.model, params.reason, origin));
       } catch (error) {
         if (error instanceof PlanNotPendingError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
         throw error;
@@ -68,9 +87,9 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     },
     'orchestration/resolve': (params) => {
       if (!services.orchestrations) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no orchestration approvals.');
-      personOnly('an orchestration');
+      personOnly('an orchestration', params.chatId);
       try {
-        return services.orchestrations.resolve(params.chatId, params.orchestrationId, params.decision, params.model, params.reason, origin);
+        return claim(params.chatId, services.orchestrations.resolve(params.chatId, params.orchestrationId, params.decision, params.model, params.reason, origin));
       } catch (error) {
         if (error instanceof OrchestrationNotPendingError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
         throw error;
@@ -122,7 +141,8 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'review/start': async (params) => {
       if (!services.reviews) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server runs no reviews.');
       try {
-        return await services.reviews.start(params.scope, params.model, origin);
+        const started = await services.reviews.start(params.scope, params.model, origin);
+        return claim(started.chatId, started);
       } catch (error) {
         if (error instanceof ReviewScopeError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
         throw error;
@@ -130,6 +150,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     },
     'review/approve': async (params) => {
       if (!services.reviews) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server runs no reviews.');
+      personOnly('a Review finding', params.chatId);
       const outcome = await services.reviews.approve(params.chatId, params.nodeId);
       // A refusal (the person wrote it, an unknown finding) is the tool's own message, for the card to show.
       if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, outcome.message);
@@ -143,6 +164,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/answer': (params) => {
       service.get(params.chatId); // ChatNotFound first
       if (!questions) throw new CellmateError(ErrorCodes.QuestionNotPending, 'This server asks no questions.');
+      personOnly('a question or approval card', params.chatId);
       try {
         return { state: questions.answer(params.chatId, params.questionId, params.answer) };
       } catch (error) {
@@ -154,6 +176,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'edit/resolve': async (params) => {
       service.get(params.chatId); // ChatNotFound first
       if (!services.editCards) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server stages no edits.');
+      personOnly('a diff card', params.chatId);
       const outcome = await services.editCards.resolve(params.chatId, params.editId, params.action);
       // A refusal (expired, stale file, denied path) is the tool's own message, for the card to show.
       if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, outcome.message);

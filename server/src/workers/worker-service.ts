@@ -34,7 +34,7 @@ import type { SpawnRequest, WaitOutcome, WorkerPort } from '../tools/vibe_spawn/
 import { assembleBrief } from './brief.js';
 import { loadWorkerConfig, type WorkerBudget, type WorkerConfig } from './worker-config.js';
 import { summarizeWorker, type WorkerRecord, type WorkerStore } from './worker-store.js';
-import { workerProfile } from './worker-surface.js';
+import { liveWorkerProfile, workerProfile } from './worker-surface.js';
 
 /** The answer format when `vibe_spawn` names none. */
 export const DEFAULT_OUTPUT_FORMAT = 'A short report in plain text: what you did, what you found (with file paths and line numbers where they matter), and anything left undone.';
@@ -93,10 +93,7 @@ export class WorkerService implements WorkerPort {
     const parentMode = this.options.chatMode(ctx.chatId);
     if (parentMode === undefined) throw new ToolInputError(`Chat ${ctx.chatId} does not exist, so no worker can be started for it.`);
     const config = await this.config();
-    const running = [...this.live.keys()].map((id) => this.options.store.get(id)).filter((r): r is WorkerRecord => r?.state === 'running');
-    if (running.length >= config.maxRunning) {
-      throw new ToolInputError(`${running.length} workers are running already, the limit (workers.maxRunning = ${config.maxRunning}): ${running.map((r) => `${r.id} "${r.label}"`).join(', ')}. Wait for one with vibe_wait or stop one with vibe_kill, then spawn again.`);
-    }
+    this.checkRunning(config, 'spawn');
     const settings = config.tiers[request.tier] ?? ctx.modelSettings;
     if (!settings) {
       throw new ToolInputError(`No model for the "${request.tier}" tier: this call has no turn whose model the worker could use. Set "workers": {"tiers": {"${request.tier}": {"provider": …, "model": …}}} in the companion's config file.`);
@@ -130,9 +127,22 @@ export class WorkerService implements WorkerPort {
       live.queued.push(text); // taken up right after the current run
       return this.summary(workerId);
     }
+    // A finished worker's new run counts against the running limit and against what is
+    // left of its budget, like a spawn: a follow-up is not a way past either.
     const config = await this.config();
+    this.checkRunning(config, 'send to');
+    const spent = budgetSpent(record, config.budget);
+    if (spent) throw new ToolInputError(`Worker ${workerId} "${record.label}" has used up its budget (${spent}); a follow-up cannot run. Start a new worker with vibe_spawn for more work.`);
     this.startRun(record, await this.model(record.settings), config.budget, text);
     return this.summary(workerId);
+  }
+
+  /** @throws ToolInputError when `workers.maxRunning` workers run already */
+  private checkRunning(config: WorkerConfig, verb: string): void {
+    const running = [...this.live.keys()].map((id) => this.options.store.get(id)).filter((r): r is WorkerRecord => r?.state === 'running');
+    if (running.length >= config.maxRunning) {
+      throw new ToolInputError(`${running.length} workers are running already, the limit (workers.maxRunning = ${config.maxRunning}): ${running.map((r) => `${r.id} "${r.label}"`).join(', ')}. Wait for one with vibe_wait or stop one with vibe_kill, then ${verb} again.`);
+    }
   }
 
   async wait(ctx: ToolContext, workerId: string, timeoutMs: number): Promise<WaitOutcome> {
@@ -231,17 +241,19 @@ export class WorkerService implements WorkerPort {
     store.transcripts.applyEvent(record.id, { type: 'turn-started', turnId });
     store.transcripts.applyEvent(record.id, { type: 'item-added', item: user });
     store.transcripts.appendMessages(record.id, [{ role: 'user', content: userText }]);
-    const catalog = surfaceCatalog(registry, record.surface);
-    const timer = setTimeout(() => this.abortRun(live, 'budget-time'), live.budget.maxMs);
+    // Never more than the chat has now (worker-surface.ts): re-read at every call of the run.
+    const profile = liveWorkerProfile(record.surface, () => workerProfile(profileOf(this.options.chatMode(record.chatId) ?? 'plan')));
+    const catalog = surfaceCatalog(registry, profile);
+    const started = Date.now();
+    const timer = setTimeout(() => this.abortRun(live, 'budget-time'), Math.max(0, live.budget.maxMs - (record.msUsed ?? 0)));
     timer.unref();
-    let calls = 0;
     let result: TurnResult;
     try {
       result = await runTurn(
         {
           chatId: record.chatId, turnId, workspace, model: live.model, settings: record.settings, registry,
-          declared: catalog.declared, profile: record.surface,
-          system: buildSystemPrompt({ workspace, tools: catalog.declaredTools, modeBlock: workerPromptBlock(record) }),
+          declared: catalog.declared, profile,
+          system: buildSystemPrompt({ workspace, tools: catalog.declaredTools, modeBlock: workerPromptBlock({ label: record.label, surface: { ...profile } }) }),
           history: store.transcripts.get(record.id)?.messages ?? [], signal: live.controller.signal,
           maxSteps: live.budget.maxSteps, maxRetries: 2,
           worker: { id: record.id, label: record.label, sharesKernel: record.sharesKernel },
@@ -251,10 +263,10 @@ export class WorkerService implements WorkerPort {
           emit: (event) => {
             store.transcripts.applyEvent(record.id, event);
             if (event.type === 'item-added' && event.item.kind === 'tool') {
-              calls++;
               const r = store.get(record.id);
-              if (r) store.put({ ...r, toolCalls: r.toolCalls + 1 });
-              if (calls > live.budget.maxToolCalls) this.abortRun(live, 'budget-calls');
+              const total = (r?.toolCalls ?? 0) + 1;
+              if (r) store.put({ ...r, toolCalls: total });
+              if (total > live.budget.maxToolCalls) this.abortRun(live, 'budget-calls');
             }
             if (event.type === 'item-added' || event.type === 'item-updated') this.publishSoon(record.id, live);
           },
@@ -263,6 +275,8 @@ export class WorkerService implements WorkerPort {
       );
     } finally {
       clearTimeout(timer);
+      const r = store.get(record.id);
+      if (r) store.put({ ...r, msUsed: (r.msUsed ?? 0) + (Date.now() - started) });
     }
     this.finishRun(record, live, turnId, result);
   }
@@ -410,6 +424,13 @@ export function workerPromptBlock(record: Pick<WorkerRecord, 'label' | 'surface'
     'You cannot start workers. Calls that need approval ask the user, naming you.',
     ...(record.surface.maxTier === 'read' ? ['Your surface is read-only: you can look, not change anything; say what should change instead.'] : [])
   ].join('\n');
+}
+
+/** What of a worker's budget is used up over all its runs, or undefined while some is left. */
+function budgetSpent(record: WorkerRecord, budget: WorkerBudget): string | undefined {
+  if (record.toolCalls >= budget.maxToolCalls) return `${record.toolCalls} of ${budget.maxToolCalls} tool calls, workers.maxToolCalls`;
+  if ((record.msUsed ?? 0) >= budget.maxMs) return `${Math.round((record.msUsed ?? 0) / 1000)} of ${Math.round(budget.maxMs / 1000)} s, workers.maxMinutes`;
+  return undefined;
 }
 
 function cut(text: string): string {

@@ -30,7 +30,10 @@ export interface WorkerRecord {
   endedAt?: string;
   settings: ModelSettings;
   sharesKernel: boolean;
+  /** Tool calls over all its runs (the budget counts them all: a follow-up does not reset it). */
   toolCalls: number;
+  /** Milliseconds its runs have taken so far (the time budget counts them all). */
+  msUsed?: number;
   lastResult?: string;
   /** The surface its calls are judged against (its parent's, narrowed: `worker-surface.ts`). */
   surface: CapabilityProfile;

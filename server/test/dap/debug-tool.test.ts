@@ -38,13 +38,13 @@ describe('debug adapters: which half is missing (DBG-4)', () => {
     const ws = await tempDir();
     const bin = await tempDir();
     await writeFile(path.join(ws, 'CMakeLists.txt'), 'project(x)\n');
-    // A PATH with only a `dlv` (and no lldb-dap, no python3).
+    // A PATH with only a `dlv` (and no lldb-dap, no python3), and no Cellmate Python either.
     await writeFile(path.join(bin, 'dlv'), '#!/bin/sh\n', { mode: 0o755 });
-    const lines = await call(ws, { PATH: bin });
+    const lines = await call(ws, { PATH: bin, CELLMATE_PYTHON: path.join(bin, 'no-python') });
     expect(lines).toContain('lldb: not usable here (marker CMakeLists.txt found) — executable missing: needs lldb-dap ($CELLMATE_LLDB_DAP, else lldb-dap or lldb-dap-<n> on PATH; Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)');
     expect(lines).toContain(`delve: not usable here (executable \`${path.join(bin, 'dlv')} dap\` found) — root marker missing: no go.mod in the workspace root`);
     expect(lines.find((l) => l.startsWith('debugpy:'))).toBe(
-      'debugpy: not usable here — root marker missing: no pyproject.toml / setup.py / requirements.txt in the workspace root; executable missing: needs a Python with debugpy (the project .venv/bin or venv/bin python first, then python3 on PATH; `pip install debugpy`) (both halves missing: a root marker (pyproject.toml, setup.py, requirements.txt) and the executable)'
+      'debugpy: not usable here — root marker missing: no pyproject.toml / setup.py / requirements.txt in the workspace root; executable missing: needs a Python with debugpy (in a trusted workspace the project .venv/bin or venv/bin python first; then python3 on PATH, then Cellmate\'s own Python; `pip install debugpy`) (both halves missing: a root marker (pyproject.toml, setup.py, requirements.txt) and the executable)'
     );
     expect(lines.at(-1)).toMatch(/^kernel: usable for notebook cells/);
   });

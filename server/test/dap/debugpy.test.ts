@@ -27,8 +27,12 @@ const PROGRAM = [
 
 describe.skipIf(!HAVE_PYTHON)('debug: programs under debugpy', () => {
   let rig: DebugRig;
+  let savedTrust: string | undefined;
   beforeAll(async () => {
     rig = await debugRig({ launchProcess: processLauncher({ env: process.env }) });
+    // The project's own venv python is used only in a workspace the person trusts.
+    savedTrust = process.env.CELLMATE_TRUSTED_WORKSPACES;
+    process.env.CELLMATE_TRUSTED_WORKSPACES = rig.ws;
     await writeFile(path.join(rig.ws, 'requirements.txt'), '');
     await writeFile(path.join(rig.ws, 'avg.py'), PROGRAM);
     // The project's own venv python (DBG-5): a wrapper around the repo's venv, which has debugpy.
@@ -36,7 +40,11 @@ describe.skipIf(!HAVE_PYTHON)('debug: programs under debugpy', () => {
     await writeFile(path.join(rig.ws, '.venv', 'bin', 'python'), `#!/bin/sh\nexec ${PYTHON} "$@"\n`);
     await chmod(path.join(rig.ws, '.venv', 'bin', 'python'), 0o755);
   }, 60_000);
-  afterAll(async () => rig?.dispose());
+  afterAll(async () => {
+    if (savedTrust === undefined) delete process.env.CELLMATE_TRUSTED_WORKSPACES;
+    else process.env.CELLMATE_TRUSTED_WORKSPACES = savedTrust;
+    await rig?.dispose();
+  });
 
   it('adapters: debugpy usable through the project .venv python', async () => {
     const r = await rig.call({ action: 'adapters' });

@@ -104,12 +104,20 @@ describe('which server may answer (LSP-2)', () => {
     expect(after.output).toContain(`gopls (.go): usable — root . (go.mod), executable ${bin}`);
   });
 
-  it("the project's .venv/bin comes before PATH and Cellmate's own servers", async () => {
-    const f = await fixture(['py'], { flat: true });
+  it("trusted: the project's .venv/bin comes before PATH and Cellmate's own servers; untrusted: it is never taken", async () => {
+    const f = await trustedFixture();
+    await writeFile(path.join(f.workspace, 'pyproject.toml'), '[project]\nname = "x"\n');
+    await writeFile(path.join(f.workspace, 'a.py'), 'x = 1\n');
     const mine = path.join(f.workspace, '.venv', 'bin', 'basedpyright-langserver');
     await script(mine, 'exit 0');
-    const status = await f.call('lsp', { action: 'status', file: 'pkg/util.py' });
-    expect(status.output).toContain(`executable ${mine}`);
+    expect((await f.call('lsp', { action: 'status', file: 'a.py' })).output).toContain(`executable ${mine}`);
+    const untrusted = await fixture([], { env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: '/nonexistent/.cellmate' } });
+    await writeFile(path.join(untrusted.workspace, 'pyproject.toml'), '[project]\nname = "x"\n');
+    await writeFile(path.join(untrusted.workspace, 'a.py'), 'x = 1\n');
+    await script(path.join(untrusted.workspace, '.venv', 'bin', 'basedpyright-langserver'), 'exit 0');
+    const status = (await f.call('lsp', { action: 'status', file: 'a.py' }), await untrusted.call('lsp', { action: 'status', file: 'a.py' })).output;
+    expect(status).not.toContain(path.join(untrusted.workspace, '.venv'));
+    expect(status).toContain('Workspace not trusted');
   });
 });
 
@@ -159,4 +167,54 @@ describe('lifecycle (LSP-5)', () => {
     await f.call('lsp', { action: 'symbols', file: 'a.broken' });
     expect((await readFile(runs, 'utf8')).trim().split('\n')).toHaveLength(2);
   }, 60_000);
+});
+
+describe('bounded: language servers per workspace and in all (least recently used stops first)', () => {
+  /** Roots r0…r{n-1}, each a project with one type error. */
+  async function roots(f: LspFixture, n: number): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      await mkdir(path.join(f.workspace, `r${i}`));
+      await writeFile(path.join(f.workspace, `r${i}`, 'pyproject.toml'), `[project]\nname = "r${i}"\n`);
+      await writeFile(path.join(f.workspace, `r${i}`, 'a.py'), `def f${i}() -> int:\n    return "not an int"\n`);
+    }
+  }
+  const runningCount = async (f: LspFixture): Promise<number> => ((await f.service.status()).match(/\(running, pid \d+/g) ?? []).length;
+
+  it('a glob over 4 roots answers for every file with never more than 2 servers running (maxServers 2)', async () => {
+    const f = await fixture([], { maxServers: 2 });
+    await roots(f, 4);
+    let peak = 0;
+    let polling = true;
+    const poll = (async () => {
+      while (polling) {
+        peak = Math.max(peak, (await f.service.runningClients()).length);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const r = await f.call('lsp', { action: 'diagnostics', file: 'r*/a.py' });
+    polling = false;
+    await poll;
+    expect(r.output).toMatch(/^4 diagnostics in 4 files matching "r\*\/a\.py":/);
+    for (let i = 0; i < 4; i++) expect(r.output).toContain(`r${i}/a.py:2`);
+    expect(peak).toBeLessThanOrEqual(2);
+    expect(await runningCount(f)).toBe(2);
+    // The two most recently used roots are the ones still running.
+    const status = (await f.call('lsp', { action: 'status' })).output;
+    expect(status).toMatch(/basedpyright for r2 \(running/);
+    expect(status).toMatch(/basedpyright for r3 \(running/);
+  }, 180_000);
+
+  it('the total cap counts every workspace\'s servers: a third server in another workspace stops the least recently used one', async () => {
+    const a = await fixture([], { maxServersTotal: 2 });
+    const b = await fixture([], { maxServersTotal: 2 });
+    await roots(a, 2);
+    await roots(b, 1);
+    expect((await a.call('lsp', { action: 'hover', file: 'r0/a.py', line: 1, symbol: 'f0' })).ok).toBe(true);
+    expect((await a.call('lsp', { action: 'hover', file: 'r1/a.py', line: 1, symbol: 'f1' })).ok).toBe(true);
+    expect((await b.call('lsp', { action: 'hover', file: 'r0/a.py', line: 1, symbol: 'f0' })).ok).toBe(true);
+    expect((await runningCount(a)) + (await runningCount(b))).toBe(2);
+    expect((await a.call('lsp', { action: 'status' })).output).not.toMatch(/basedpyright for r0 \(running/);
+    // The stopped one starts again when it is needed.
+    expect((await a.call('lsp', { action: 'hover', file: 'r0/a.py', line: 1, symbol: 'f0' })).output).toContain('def f0() -> int');
+  }, 180_000);
 });

@@ -121,6 +121,9 @@ describe('MCP client: a 150-tool stdio server as deferred tools (issue #14)', ()
     expect(s.cards[0]!.approval).toMatchObject({ tool: 'fx__weather_forecast' });
     expect(s.cards[0]!.approval!.reason).toContain('first use');
     expect(s.cards[0]!.approval!.reason).toContain('Forecast the weather for a city');
+    // The card names what the server is and which file configured it (here the workspace's own).
+    expect(s.cards[0]!.approval!.reason).toContain(`configured in ${path.join(s.ws, '.cellmate', 'mcp.json')}`);
+    expect(s.cards[0]!.approval!.reason).toContain(fixture);
   }, 30_000);
 
   it('a denied call does not run', async () => {

@@ -5,7 +5,7 @@
  * finalizes, and the person's Approve is a peer approval that updates the review's cards.
  * Real chat service, store, review files and git; scripted model.
  */
-import type { ToolCallItem, UserItem } from '@cellmate/protocol';
+import { PROTOCOL_VERSION, type ToolCallItem, type UserItem } from '@cellmate/protocol';
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import { ReviewFlow } from '../../src/modes/review-flow.js';
 import { collectGitDiff, ReviewScopeError } from '../../src/modes/review-scope.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { readTool } from '../../src/tools/read/read.js';
-import { chmod, mkdir, readdir } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
 import { ReviewStore } from '../../src/modes/review-store.js';
 import { createAddReviewNodeTool } from '../../src/tools/add_review_node/add_review_node.js';
 import { createApproveReviewNodeTool } from '../../src/tools/approve_review_node/approve_review_node.js';
@@ -150,6 +150,7 @@ describe('review/start and the person\'s approval (MODE-4)', () => {
     expect(() => checkParams('review/approve', { chatId: 'c' })).toThrow(/"nodeId"/);
     const handlers = createRequestHandlers({ workspace: ws, chats: h.service, reviews: flow });
     const cancel = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) } as never;
+    await handlers['cellmate/hello']({ protocolVersion: PROTOCOL_VERSION, interactive: true }, cancel);
     await expect(handlers['review/start']({ scope: 'git-diff', model }, cancel)).rejects.toMatchObject({ code: -32600, message: 'Nothing to review: git diff is empty and there are no untracked files.' });
     const chat = h.service.create();
     await expect(handlers['review/approve']({ chatId: chat.id, nodeId: 'n1' }, cancel)).rejects.toMatchObject({ code: -32600, message: 'No finding "n1": this chat has no review findings yet.' });
@@ -195,6 +196,44 @@ describe('review/start and the person\'s approval (MODE-4)', () => {
     await writeFile(path.join(ws, 'a.py'), 'x = 2\n');
     const scope = await collectGitDiff(ws, process.env);
     expect(scope.text).toContain('+x = 2');
+    expect((await readdir(marks)).filter((f) => f.startsWith('ran-'))).toEqual([]);
+  });
+
+  it('starting a review runs no filter driver a repository\'s config names (clean; dotted names; an included config file; required)', async () => {
+    const ws = await tempDir();
+    const marks = await tempDir();
+    git(ws, 'init', '-q');
+    await writeFile(path.join(ws, 'a.py'), 'x = 1\n');
+    await writeFile(path.join(ws, 'b.txt'), 'one\n');
+    await writeFile(path.join(ws, 'c.md'), 'alpha\n');
+    git(ws, 'add', '.');
+    git(ws, 'commit', '-qm', 'base');
+    const hook = path.join(marks, 'hook.sh');
+    // A clean filter must pass the content through: it does, after leaving its mark.
+    await writeFile(hook, `#!/bin/sh\ntouch "${marks}/ran-$1"\ncat\n`);
+    await chmod(hook, 0o755);
+    git(ws, 'config', 'filter.crypt.clean', `${hook} clean`);
+    git(ws, 'config', 'filter.crypt.smudge', `${hook} smudge`);
+    git(ws, 'config', 'filter.crypt.required', 'true');
+    git(ws, 'config', 'filter.dotted.name.clean', `${hook} dotted`);
+    git(ws, 'config', 'filter.long.process', `${hook} process`);
+    // A driver in a file the repository's config includes (a cloned repository can ship one).
+    await writeFile(path.join(ws, 'extra.gitconfig'), `[filter "inc"]\n\tclean = ${hook} included\n`);
+    git(ws, 'config', 'include.path', '../extra.gitconfig');
+    await writeFile(path.join(ws, '.gitattributes'), '*.py filter=crypt\n*.txt filter=dotted.name\n*.md filter=inc\n*.cfg filter=long\n');
+    await writeFile(path.join(ws, 'a.py'), 'x = 2\n');
+    await writeFile(path.join(ws, 'b.txt'), 'two\n');
+    await writeFile(path.join(ws, 'c.md'), 'beta\n');
+    // The planted drivers do run under a plain `git diff` (the test would otherwise prove nothing).
+    git(ws, 'diff', '--no-ext-diff', '--no-textconv');
+    expect((await readdir(marks)).filter((f) => f.startsWith('ran-')).sort()).toEqual(['ran-clean', 'ran-dotted', 'ran-included']);
+    await rm(path.join(marks, 'ran-clean'));
+    await rm(path.join(marks, 'ran-dotted'));
+    await rm(path.join(marks, 'ran-included'));
+    const scope = await collectGitDiff(ws, process.env);
+    expect(scope.text).toContain('+x = 2');
+    expect(scope.text).toContain('+two');
+    expect(scope.text).toContain('+beta');
     expect((await readdir(marks)).filter((f) => f.startsWith('ran-'))).toEqual([]);
   });
 });

@@ -36,7 +36,8 @@ async function companion(): Promise<{ ws: string; client: TestClient }> {
   const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-home-policy.json'), CELLMATE_TRUSTED_WORKSPACES: ws };
   handle = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, kernels: false });
   client = await connectClient(handle.socketPath!);
-  await sendRequest(client.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION });
+  // The person's pane: only a pane may resolve a diff card (and only the one whose chat it is).
+  await sendRequest(client.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, interactive: true });
   return { ws, client };
 }
 

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/config/logger.js';
+import { profileOf } from '../../src/modes/profiles.js';
 import { startServer, type ServerHandle } from '../../src/server.js';
 import { connectClient, type TestClient } from '../helpers/rpc-client.js';
 import { tempDir } from '../helpers/temp.js';
@@ -232,6 +233,56 @@ describe('workers and the chat\'s mode (MODE-2), approvals (HARN-6) and restarts
     await s.server.audit.flush();
     const audit = readFileSync(path.join(s.ws, '.cellmate', 'audit', `${agent.id}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { tool: string; worker?: string });
     expect(audit.find((e) => e.tool === 'write')?.worker).toBe(agentWorker.id);
+  }, 60_000);
+
+  it('a worker never has more than its chat has now: spawned in Agent mode, it writes; once the chat is in Plan mode, vibe_send cannot make it write', async () => {
+    const write = (content: string) => [{ toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content } }], chunkDelayMs: 0 }, { text: `wrote ${content}`, chunkDelayMs: 0 }];
+    const worker = { turns: [[{ text: 'ready', chunkDelayMs: 0 }], write('agent'), write('plan')] };
+    const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Wait for instructions.', label: 'writer', access: 'exec' } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
+    const s = await setup({ 'parent.json': parent, 'worker.json': worker }, { fast: 'worker.json' });
+    // The person allows writes outright: what stops the worker below is the surface, not a card.
+    await writeFile(path.join(s.ws, 'home-policy.json'), JSON.stringify({ rules: [{ tool: 'write', pattern: '*', action: 'allow' }] }));
+    const chat = await s.request<{ id: string }>('chat/create', {});
+    await s.request('chat/send', { chatId: chat.id, text: 'go', model: parentModel('parent.json') });
+    await s.client.turnEnded(chat.id);
+    const [w] = s.server.workers!.list(chat.id);
+    const base = { workspace: s.ws, signal: new AbortController().signal, chatId: chat.id, actor: 'model' as const };
+    await s.server.registry.call('vibe_wait', { worker_id: w!.id, timeout_seconds: 30 }, base);
+    // Agent mode: the follow-up writes.
+    expect((await s.server.registry.call('vibe_send', { worker_id: w!.id, message: 'Write it.' }, base)).ok).toBe(true);
+    await s.server.registry.call('vibe_wait', { worker_id: w!.id, timeout_seconds: 30 }, base);
+    expect(readFileSync(path.join(s.ws, 'x.txt'), 'utf8')).toBe('agent');
+    // Plan mode: the same worker, sent the same kind of work from the Plan chat, is refused.
+    await s.request('chat/set-mode', { chatId: chat.id, mode: 'plan' });
+    expect((await s.server.registry.call('vibe_send', { worker_id: w!.id, message: 'Write it again.' }, { ...base, profile: profileOf('plan') })).ok).toBe(true);
+    await s.server.registry.call('vibe_wait', { worker_id: w!.id, timeout_seconds: 30 }, base);
+    expect(readFileSync(path.join(s.ws, 'x.txt'), 'utf8')).toBe('agent');
+    const { items } = await s.request<{ items: TranscriptItem[] }>('worker/get', { chatId: chat.id, workerId: w!.id });
+    const last = toolItems(items).at(-1)!;
+    expect(last.status).toBe('error');
+    expect(last.output).toMatch(/^Refused: write is a write-tier tool and the "agent\/worker, within plan\/worker" surface allows only read tools/);
+  }, 60_000);
+
+  it('vibe_send obeys workers.maxRunning and does not reset the budget', async () => {
+    const reader = { turns: [[{ toolCalls: [{ toolName: 'read', input: { path: 'parent.json' } }], chunkDelayMs: 0 }, { text: 'read once', chunkDelayMs: 0 }], [{ toolCalls: [{ toolName: 'read', input: { path: 'parent.json' } }], chunkDelayMs: 0 }, { text: 'read again', chunkDelayMs: 0 }]] };
+    const slow = { steps: [{ text: 'thinking very slowly about this task, word by word, until someone stops me', chunkDelayMs: 400 }] };
+    const s = await setup({ 'parent.json': {}, 'reader.json': reader, 'slow.json': slow }, { fast: 'reader.json', good: 'slow.json' }, { workersConfig: { maxRunning: 1, maxToolCalls: 1 } });
+    const chat = await s.request<{ id: string }>('chat/create', {});
+    const base = { workspace: s.ws, signal: new AbortController().signal, chatId: chat.id, actor: 'model' as const };
+    const a = await s.server.registry.call('vibe_spawn', { brief: 'Read once.', label: 'reader', tier: 'fast' }, base);
+    const aId = /(w-[0-9a-f]{8})/.exec(a.output)![1]!;
+    await s.server.registry.call('vibe_wait', { worker_id: aId, timeout_seconds: 30 }, base);
+    expect(s.server.workers!.list(chat.id)[0]).toMatchObject({ state: 'done', toolCalls: 1 });
+    // Its one tool call is its whole budget: a follow-up does not start a fresh one.
+    const over = await s.server.registry.call('vibe_send', { worker_id: aId, message: 'Read again.' }, base);
+    expect(over.ok).toBe(false);
+    expect(over.output).toContain('has used up its budget (1 of 1 tool calls, workers.maxToolCalls)');
+    // Another worker runs: the limit of one running worker holds for a follow-up too.
+    expect((await s.server.registry.call('vibe_spawn', { brief: 'Think.', label: 'thinker', tier: 'good' }, base)).ok).toBe(true);
+    const busy = await s.server.registry.call('vibe_send', { worker_id: aId, message: 'Read again.' }, base);
+    expect(busy.ok).toBe(false);
+    expect(busy.output).toMatch(/^1 workers are running already, the limit \(workers\.maxRunning = 1\)/);
+    expect(s.server.workers!.list(chat.id).find((w) => w.id === aId)).toMatchObject({ state: 'done', toolCalls: 1 });
   }, 60_000);
 
   it('a worker\'s ask_user card lands in the parent chat and says which worker asks', async () => {

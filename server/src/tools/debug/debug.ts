@@ -20,6 +20,7 @@ import type { NotebookPort } from '../notebook/pane-hub.js';
 import { page } from '../output-shaping.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 import { readCell } from './cells.js';
+import { debugJudgements, debugSubjects } from './debug-subjects.js';
 import { debugDisplay } from './display.js';
 import { formatBreakpoints, formatRunState, formatStack, formatStatus, formatVariables, frameLine } from './views.js';
 
@@ -287,6 +288,8 @@ export function createDebugTool(options: DebugToolOptions) {
     parallelSafe: false,
     outputShaping: 'paged',
     paths: (a) => [a.file, a.program, a.cwd],
+    policySubjects: debugSubjects,
+    alsoJudgedAs: debugJudgements,
     async execute(args, ctx) {
       const notice = sessions.takeUnreported(ctx.chatId);
       try {

@@ -13,6 +13,9 @@ import type { DocumentSync } from '../../lsp/documents.js';
 import { LspUnavailableError, type LspService } from '../../lsp/lsp-service.js';
 import { LSP_CAPS, codeActions, fileDiagnostics, hover, navigate, symbols, truncation, type ActionResult, type CardLocation } from '../../lsp/operations.js';
 import { resolveCommand } from '../../lsp/resolve.js';
+import { checkerArgs } from '../../lsp/untrusted-launch.js';
+import { withheldLine } from '../../lsp/location-gate.js';
+import { resultGate } from './result-gate.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, pathAllowed, type ToolContext } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
@@ -104,11 +107,11 @@ async function run(service: LspService, docs: DocumentSync, args: LspArgs, ctx: 
     case 'type_definition':
     case 'implementation':
     case 'references':
-      return navigate(docs, doc, args.action, pos, ctx.signal);
+      return navigate(docs, doc, args.action, pos, resultGate(ctx), ctx.signal);
     case 'hover':
-      return hover(doc, pos, ctx.signal);
+      return hover(docs, doc, pos, resultGate(ctx), ctx.signal);
     case 'symbols':
-      return symbols(docs, doc, args.query, ctx.signal);
+      return symbols(docs, doc, args.query, resultGate(ctx), ctx.signal);
     case 'code_actions':
       if (args.line === undefined) throw new ToolInputError('lsp code_actions needs "line" (1-based; and "cell" in notebooks).');
       return codeActions(doc, { line: args.line, ...(args.cell ? { cell: args.cell } : {}), ...(args.symbol ? { symbol: args.symbol } : {}) }, ctx.signal);
@@ -134,6 +137,8 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
     const checkers: CheckerRun[] = [];
     const locations: CardLocation[] = [];
     let total = 0;
+    let withheld = 0;
+    const gate = resultGate(ctx);
     for (const entry of await service.servers()) {
       if (!entry.checker) continue;
       const probe = path.join(ctx.workspace, `probe${Object.keys(entry.languages)[0] ?? ''}`);
@@ -141,13 +146,13 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
       if (!a?.ok) continue;
       const run: CheckerRun = { server: entry.name, command: entry.checker.command, root: path.relative(ctx.workspace, a.root) || '.', extensions: Object.keys(entry.languages), ran: false };
       checkers.push(run);
-      const exe = await resolveCommand(entry.checker.command, { root: a.root, workspace: ctx.workspace, pathEnv: service.env.PATH, bundledBins: [path.dirname(a.executable), ...service.bundledBins] });
+      const exe = await resolveCommand(entry.checker.command, { root: a.root, workspace: ctx.workspace, pathEnv: service.env.PATH, bundledBins: [path.dirname(a.executable), ...service.bundledBins], trusted: a.trusted });
       if (!exe) {
         lines.push(`${entry.name}: the checker "${entry.checker.command}" was not found.`);
         run.problem = `the checker "${entry.checker.command}" was not found`;
         continue;
       }
-      const r = await runChecker(exe, entry.checker.args, a.root, service.env, ctx.signal);
+      const r = await runChecker(exe, checkerArgs(exe, entry.checker.args, a.trusted, service.pinned), a.root, service.env, ctx.signal);
       let found;
       try {
         found = parseCheckerOutput(entry.checker.format, r.stdout, a.root);
@@ -157,6 +162,11 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
         continue;
       }
       run.ran = true;
+      // A checker reports every file of its root, and whatever its configuration adds: each is judged like a location.
+      const all = found;
+      found = [];
+      for (const d of all) if ((await gate(d.file)) === 'show') found.push(d);
+      withheld += all.length - found.length;
       total += found.length;
       lines.push(`${entry.checker.command} ${entry.checker.args.join(' ')} in ${path.relative(ctx.workspace, a.root) || '.'}: ${found.length} diagnostic${found.length === 1 ? '' : 's'}`);
       for (const d of found.slice(0, LSP_CAPS.diagnostics)) {
@@ -167,7 +177,7 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
       lines.push(...truncation(found.length, LSP_CAPS.diagnostics, 'diagnostics'));
     }
     if (lines.length === 0) throw new ToolInputError('No project checker can run here: no configured server has both its root marker and its executable (lsp status says which half is missing).');
-    return { title: `lsp diagnostics *: ${total}`, output: lines.join('\n'), locations, checkers };
+    return { title: `lsp diagnostics *: ${total}`, output: [...lines, ...withheldLine(withheld, 'diagnostic')].join('\n'), locations, checkers };
   }
   const re = globToRegExp(pattern);
   const files: string[] = [];

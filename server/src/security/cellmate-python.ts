@@ -1,0 +1,36 @@
+/**
+ * The Python Cellmate itself stands behind: `$CELLMATE_PYTHON` (the Jupyter environment's
+ * Python, which runs the notebooks' ipykernel), else Cellmate's own `.venv` in a checkout,
+ * else `python3` on `PATH` (absolute entries only). Private kernels start with it, and in an
+ * untrusted workspace it is the interpreter language servers and debug adapters are given,
+ * never a repository's `.venv/bin/python`: a cloned repository's interpreter is its code.
+ */
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Cellmate's checkout (three folders up from `server/{src,dist}/security/`). */
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** `$CELLMATE_PYTHON`, else the checkout's `.venv/bin/python`, else `python3` on `PATH`; undefined when none exists. */
+export function cellmatePython(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.CELLMATE_PYTHON) return env.CELLMATE_PYTHON;
+  const venv = path.join(REPO, '.venv', 'bin', 'python');
+  if (existsSync(venv)) return venv;
+  return executableOnPath('python3', env);
+}
+
+/** The first `name` in an absolute `PATH` entry that is an executable file. */
+export function executableOnPath(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    if (!path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
