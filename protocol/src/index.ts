@@ -122,7 +122,11 @@ export interface AssistantItem extends ItemBase {
  */
 export type ToolActor = 'model' | 'kernel' | 'user' | 'mcp';
 
-export type ToolCallStatus = 'running' | 'ok' | 'error' | 'aborted';
+/**
+ * `withheld`: the call ran but did nothing because the policy withheld every file it would
+ * have used (a grep with no match outside denied files, an ast_edit with nothing to stage).
+ */
+export type ToolCallStatus = 'running' | 'ok' | 'withheld' | 'error' | 'aborted';
 
 /** One tool call, rendered as a card. */
 export interface ToolCallItem extends ItemBase {
@@ -292,6 +296,8 @@ export interface ToolMetricsRow {
   errors: number;
   /** Calls refused by the surface, the policy or a person. */
   denied: number;
+  /** Calls that ran but did nothing because the policy withheld the files they needed. */
+  withheld: number;
   /** ok / calls, 0–1. */
   successRate: number;
   meanDurationMs: number;

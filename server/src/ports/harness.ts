@@ -75,7 +75,7 @@ export interface AuditEntry {
   tool: string;
   args: unknown;
   decision: AuditDecision;
-  status: 'ok' | 'error' | 'aborted' | 'fatal' | 'denied';
+  status: 'ok' | 'withheld' | 'error' | 'aborted' | 'fatal' | 'denied';
   /** First line of the result, at most 200 characters. */
   summary: string;
   durationMs: number;

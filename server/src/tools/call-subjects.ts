@@ -6,7 +6,7 @@
  * too, so `./.env`, `sub/../.env`, `/abs/ws/.env` and `link-to-env` are all `.env`.
  */
 import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
-import { evaluatePolicy } from '../policy/policy.js';
+import { evaluatePolicy, ruleForAlways } from '../policy/policy.js';
 import type { ToolDefinition, ToolTier } from './define-tool.js';
 import { resolveWorkspacePath } from './workspace-path.js';
 
@@ -26,13 +26,45 @@ export async function canonicalPathSubjects(workspace: string, inputs: ReadonlyA
 }
 
 /**
+ * How far a call reaches into the files it walks or is handed back (grep's matches,
+ * ast_edit's rewrites, a language server's rename): `rules` when the rules alone let the
+ * call through, `answered` when a person approved it (a card's "once" or "always", or their
+ * own click on a card).
+ */
+export type PathReach = 'rules' | 'answered';
+
+/**
  * A synchronous "may this tool touch this path?" over rules read once for the call: what
  * the registry hands tools as `ctx.isPathAllowed`, and what `@` mentions and the notebook
- * context ask. Only `allow` passes: a path a rule denies — or would ask about — is
- * withheld from folder walks (nobody approves each file of a grep).
+ * context ask. Reached by the rules alone, only `allow` passes: a path a rule denies — or
+ * would ask about — is withheld from folder walks (nobody approves each file of a grep).
+ * Once a person has approved the call, their answer covers every file inside it, so only
+ * a `deny` rule withholds one: the person approved the call, not an exception to a deny.
  */
-export function createPathGate(rules: readonly PolicyRule[], tool: string, tier: ToolTier): (relative: string) => boolean {
-  return (relative) => evaluatePolicy(rules, { tool, tier, subjects: [relative], subjectKind: 'path' }).action === 'allow';
+export function createPathGate(rules: readonly PolicyRule[], tool: string, tier: ToolTier, reach: PathReach = 'rules'): (relative: string) => boolean {
+  return (relative) => {
+    const action = evaluatePolicy(rules, { tool, tier, subjects: [relative], subjectKind: 'path' }).action;
+    return reach === 'answered' ? action !== 'deny' : action === 'allow';
+  };
+}
+
+/**
+ * The rules an "Always" answer adds for one judgement: one per subject the rules did not
+ * already allow, so a call over several files (a `resolve` of a multi-file edit) is covered
+ * next time for every file it asked about, not only the first.
+ */
+export function rulesForAlways(rules: readonly PolicyRule[], judgement: Judgement): PolicyRule[] {
+  const subjects = judgement.subjects.length > 0 ? judgement.subjects : ['*'];
+  const asked = subjects.filter((subject) =>
+    evaluatePolicy(rules, { tool: judgement.tool, tier: judgement.tier, subjects: [subject], subjectKind: judgement.kind }).action !== 'allow');
+  // A dangerous command asks although a rule allows it: "always" then names the command itself.
+  const chosen = asked.length > 0 ? asked : subjects;
+  return [...new Set(chosen)].map((subject) => ruleForAlways(judgement.tool, subject, judgement.kind));
+}
+
+/** A folder walk's outcome: `withheld` when it came out empty and the policy withheld files. */
+export function emptyOutcome(withheld: number): { outcome?: 'withheld' } {
+  return withheld > 0 ? { outcome: 'withheld' } : {};
 }
 
 /** The note a folder-walking tool appends when the policy withheld files. */

@@ -62,6 +62,11 @@ export interface ToolOutput {
   attachments?: ToolAttachment[];
   /** Rich parts of the transcript card (eval: kernel, rewrites, MIME outputs); not for the model. */
   display?: ToolCallDisplay;
+  /**
+   * `withheld`: the call found or changed nothing because the policy withheld files it
+   * would have used; the card, the audit log and the metrics say so instead of "done".
+   */
+  outcome?: 'withheld';
 }
 
 /** An image attached to a tool result. */
