@@ -4,12 +4,14 @@
  * notebook, collapsible) with Accept / Discard. Discard leaves every file untouched; Accept
  * (on a second staged edit) writes them all — the person resolves instead of the model —
  * and the notebook, open in JupyterLab by then, changes in its open document (outputs kept).
+ * No policy rule is written: each `ast_edit` asks, and the test clicks "Approve once" on its
+ * card as a person does, which must stage the rewrite in the notebook and both `.py` files.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NB = {
@@ -40,11 +42,11 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     jupyter = await startJupyter({
       files: {
         ...FILES,
-        'scripts/ast.json': JSON.stringify(SCRIPT),
-        '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'ast_edit', pattern: '*', action: 'allow' }] })
+        'scripts/ast.json': JSON.stringify(SCRIPT)
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/ast.json' },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' }
+      // No policy file from the machine's home: the tier defaults apply (ast_edit → ask).
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -60,6 +62,14 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     await jupyter?.stop();
   });
 
+  /** Sends `text`, answers the ast_edit's approval card with "Approve once" and waits for the turn to end. */
+  const stageApprovedOnce = async (text: string): Promise<void> => {
+    await page.locator('textarea.jp-cellmate-input').fill(text);
+    await pressSend(page);
+    await approveOnce(page, 'ast_edit');
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
+  };
+
   const disk = async (): Promise<Record<string, string>> => {
     const out: Record<string, string> = {};
     for (const name of Object.keys(FILES)) out[name] = await fs.readFile(path.join(jupyter.workspace, name), 'utf8');
@@ -67,7 +77,7 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
   };
 
   it('shows the diff per file and per cell; Discard leaves the files untouched', async () => {
-    await sendAndWaitForTurn(page, 'add timeouts');
+    await stageApprovedOnce('add timeouts');
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="ast_edit"]').last();
     expect(await card.getAttribute('data-status')).toBe('ok');
     const diff = card.locator('.jp-cellmate-diff');
@@ -93,7 +103,7 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
   it('Accept writes every file of the edit; the open notebook shows the change', async () => {
     await runCommand(page, 'docmanager:open', { path: 'nb.ipynb' });
     await page.locator('.jp-Notebook .jp-Cell').nth(1).waitFor({ timeout: 60_000 });
-    await sendAndWaitForTurn(page, 'again');
+    await stageApprovedOnce('again');
     const diff = page.locator('.jp-cellmate-tool-card[data-tool-name="ast_edit"]').last().locator('.jp-cellmate-diff');
     await diff.waitFor({ timeout: 10_000 });
     await diff.getByRole('button', { name: 'Accept' }).click();

@@ -107,3 +107,20 @@ export async function sendAndWaitForTurn(page: Page, text: string, timeoutMs = 6
   await pressSend(page);
   await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: timeoutMs });
 }
+
+/**
+ * Waits for the pending approval card of `tool` and clicks "Approve once", as a person does
+ * on the default policy; resolves once one more card of that tool says it was answered.
+ */
+export async function approveOnce(page: Page, tool: string, timeoutMs = 60_000): Promise<void> {
+  const cards = `.jp-cellmate-question[data-type="approval"][data-tool="${tool}"]`;
+  const pending = page.locator(`${cards}[data-state="pending"]`).first();
+  await pending.waitFor({ timeout: timeoutMs });
+  const answered = await page.locator(`${cards}[data-state="answered"]`).count();
+  await pending.locator('.jp-cellmate-approve-once').click();
+  await page.waitForFunction(
+    ([selector, before]) => document.querySelectorAll(`${selector}[data-state="answered"]`).length > before,
+    [cards, answered] as const,
+    { timeout: timeoutMs }
+  );
+}

@@ -4,7 +4,8 @@
  * submits, Esc skips. Approval cards offer Approve once / Always for this pattern / Deny
  * with a reason (sent back to the model). Once settled the card stays as a record.
  *
- * DOM hooks: `.jp-cellmate-question[data-type="ask|approval"][data-state]`, options
+ * DOM hooks: `.jp-cellmate-question[data-type="ask|approval"][data-state]` (approvals also
+ * `[data-tool]`, the tool asked about), options
  * `.jp-cellmate-question-option[data-index][aria-pressed]`, free text
  * `textarea.jp-cellmate-question-text`, buttons `.jp-cellmate-answer`, `.jp-cellmate-skip`,
  * `.jp-cellmate-approve-once`, `.jp-cellmate-approve-always`, `.jp-cellmate-deny`,
@@ -45,6 +46,7 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
     this._item = item;
     this._card.dataset.type = item.type;
     this._card.dataset.state = item.state;
+    if (item.approval) this._card.dataset.tool = item.approval.tool;
     const pending = item.state === 'pending' && !this._busy;
     for (const control of this._card.querySelectorAll<HTMLButtonElement | HTMLTextAreaElement | HTMLInputElement>('button, textarea, input')) {
       control.disabled = !pending;
