@@ -181,6 +181,8 @@ export interface ApprovalDetails {
   args: unknown;
   /** The rule pattern "Always for this pattern" would add (tool + pattern). */
   pattern: string;
+  /** What "Always" allows, in words (`debug: evaluate in dbg/prog.py`); the card shows this. */
+  allows?: string;
   /** Why it asks: the policy default, a rule, or the dangerous-command floor. */
   reason: string;
   /** The background worker (`vibe_*`) whose call asks, when a worker asks (issue #16 item 5). */

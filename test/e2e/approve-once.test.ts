@@ -73,6 +73,13 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
     }
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
     expect(await page.locator('.jp-cellmate-question[data-type="approval"]').count()).toBe(CALLS.length);
+    // Each card says in words what "Always" would allow (no escaped glob).
+    expect(await page.locator('.jp-cellmate-question[data-type="approval"] .jp-cellmate-question-pattern').allTextContents()).toEqual([
+      '"Always" allows: notebook_edit on analysis.ipynb',
+      '"Always" allows: write on notes/summary.md',
+      '"Always" allows: edit on config.py',
+      '"Always" allows: shell: echo approved'
+    ]);
 
     const nb = JSON.parse(await read('analysis.ipynb')) as typeof NB;
     expect(nb.cells.map((c) => [c.source].flat().join(''))).toEqual(['rows = [1, 2, 3]\nprint(len(rows), "rows")', 'total = sum(rows) / len(rows)']);

@@ -145,7 +145,9 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
       args.textContent = `${approval.tool} ${JSON.stringify(approval.args, null, 2)}`;
       const pattern = document.createElement('div');
       pattern.className = 'jp-cellmate-question-pattern';
-      pattern.textContent = trans.__('"Always" allows: %1 matching %2', approval.tool, approval.pattern);
+      pattern.textContent = approval.allows
+        ? trans.__('"Always" allows: %1', approval.allows)
+        : trans.__('"Always" allows: %1 matching %2', approval.tool, approval.pattern);
       this._card.append(args, pattern);
     }
     this._reason = document.createElement('input');

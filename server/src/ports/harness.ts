@@ -23,6 +23,8 @@ export interface ApprovalRequest {
   subject: string;
   /** The pattern "Always for this pattern" adds. */
   pattern: string;
+  /** What that pattern allows, in words (`debug: evaluate in dbg/prog.py`). */
+  allows?: string;
   reason: string;
   /** The background worker whose call asks (the card names it; issue #16 item 5). */
   worker?: { id: string; label: string };

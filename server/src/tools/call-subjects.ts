@@ -7,7 +7,7 @@
  */
 import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
 import { evaluatePolicy, ruleForAlways } from '../policy/policy.js';
-import type { ToolDefinition, ToolTier } from './define-tool.js';
+import type { PolicyContext, ToolDefinition, ToolTier } from './define-tool.js';
 import { resolveWorkspacePath } from './workspace-path.js';
 
 /**
@@ -92,11 +92,12 @@ export interface Judgement {
  * @throws PathRefusedError when a path argument escapes the workspace
  */
 export async function judgeCall(
-  definition: ToolDefinition, args: unknown, workspace: string, rules: readonly PolicyRule[]
+  definition: ToolDefinition, args: unknown, ctx: PolicyContext, rules: readonly PolicyRule[]
 ): Promise<{ judgement: Judgement; decision: PolicyDecision }> {
-  const paths = definition.paths ? await canonicalPathSubjects(workspace, definition.paths(args)) : [];
+  const paths = definition.paths ? await canonicalPathSubjects(ctx.workspace, definition.paths(args)) : [];
+  const tier = definition.policyTier?.(args, ctx) ?? definition.tier;
   const judgements: Judgement[] = [
-    { tool: definition.name, tier: definition.tier, subjects: [...paths, ...(definition.policySubjects?.(args) ?? [])], kind: paths.length > 0 ? 'path' : 'text', danger: definition.dangerReason?.(args) },
+    { tool: definition.name, tier, subjects: [...paths, ...(definition.policySubjects?.(args, ctx) ?? [])], kind: paths.length > 0 ? 'path' : 'text', danger: definition.dangerReason?.(args) },
     ...(definition.alsoJudgedAs?.(args) ?? []).map((j) => ({ ...j, kind: 'text' as const }))
   ];
   const judged = judgements.map((judgement) => ({
@@ -106,4 +107,21 @@ export async function judgeCall(
   const strictness = ({ judgement, decision }: (typeof judged)[number]): number =>
     decision.action === 'deny' ? 2 : decision.action === 'ask' || judgement.danger ? 1 : 0;
   return judged.reduce((worst, next) => (strictness(next) > strictness(worst) ? next : worst));
+}
+
+/**
+ * What "Always" would allow, in words for the approval card: the tool and the subjects its
+ * rules cover (`write on notes.md`, `shell: git status`, `debug: evaluate in dbg/prog.py`),
+ * never the rule's escaped glob.
+ */
+export function describeAlways(judgement: Pick<Judgement, 'tool' | 'kind'>, rules: readonly PolicyRule[]): string {
+  const subjects = rules.map((r) => unescapeGlob(judgement.kind === 'path' ? r.pattern.replace(/^\//, '') : r.pattern));
+  if (subjects.length === 1 && subjects[0] === '*') return `${judgement.tool} (calls with no file or command)`;
+  if (judgement.kind === 'text') return `${judgement.tool}: ${subjects.join(', ')}`;
+  return `${judgement.tool} on ${subjects.map((s) => (s === '.' ? 'the whole workspace' : s)).join(', ')}`;
+}
+
+/** The literal text of a pattern built by `literalGlob`. */
+function unescapeGlob(pattern: string): string {
+  return pattern.replace(/\\([*?\\])/g, '$1');
 }

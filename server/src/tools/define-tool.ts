@@ -45,6 +45,9 @@ export interface ToolContext {
   isPathAllowed?(relative: string): boolean;
 }
 
+/** What a tool's policy hooks may look at besides the arguments: whose call it is, where. */
+export type PolicyContext = Pick<ToolContext, 'chatId' | 'workspace'>;
+
 /** `ctx.isPathAllowed`, defaulting to allowed when the registry gave none. */
 export function pathAllowed(ctx: Pick<ToolContext, 'isPathAllowed'>, relative: string): boolean {
   return ctx.isPathAllowed ? ctx.isPathAllowed(relative) : true;
@@ -155,7 +158,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * Non-path policy subjects (HARN-6): the command(s) for `shell`. Default: none (rules
    * match with pattern `*`). Paths are declared with {@link paths} instead.
    */
-  policySubjects?(args: z.output<S>): string[];
+  policySubjects?(args: z.output<S>, ctx: PolicyContext): string[];
+  /**
+   * The tier one call is judged at when it is lower than the tool's: `debug`'s views of a
+   * stopped program (stack, variables…) are read tier while `evaluate` stays exec. The
+   * surface (TIER-2) still goes by {@link tier}. Default: {@link tier}.
+   */
+  policyTier?(args: z.output<S>, ctx: PolicyContext): ToolTier;
   /**
    * Other tools this call also acts as, judged by the same policy and floor (EVAL-5): an
    * `eval` cell that calls `os.system` is judged as `shell` on that command too. The

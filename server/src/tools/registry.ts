@@ -9,7 +9,7 @@ import { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
 import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, WriteHook } from '../ports/harness.js';
 import { shapeOutput } from './output-shaping.js';
 import { raceAbort } from './race-abort.js';
-import { canonicalPathSubjects, createPathGate, judgeCall, rulesForAlways } from './call-subjects.js';
+import { canonicalPathSubjects, createPathGate, describeAlways, judgeCall, rulesForAlways } from './call-subjects.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
 import { CALL_TOOL } from './call_tool/call_tool.js';
 import { formatValidationError } from './validation-message.js';
@@ -321,7 +321,7 @@ export class ToolRegistry {
     const rules = await policy.rules();
     let judged: Awaited<ReturnType<typeof judgeCall>>;
     try {
-      judged = await judgeCall(definition, args, ctx.workspace, rules);
+      judged = await judgeCall(definition, args, ctx, rules);
     } catch (error) {
       if (!(error instanceof PathRefusedError)) throw error;
       gate.decision = 'refused-path';
@@ -331,8 +331,9 @@ export class ToolRegistry {
     const danger = chosen.danger;
     // Built per outcome: the rules alone admit only what they allow; a person's answer admits
     // every file inside the call the rules do not deny (see createPathGate).
-    const ruledGate = (): ((relative: string) => boolean) => createPathGate(rules, name, definition.tier, 'rules');
-    const answeredGate = (): ((relative: string) => boolean) => createPathGate(rules, name, definition.tier, 'answered');
+    const tier = chosen.tool === name ? chosen.tier : definition.tier;
+    const ruledGate = (): ((relative: string) => boolean) => createPathGate(rules, name, tier, 'rules');
+    const answeredGate = (): ((relative: string) => boolean) => createPathGate(rules, name, tier, 'answered');
     const via = chosen.tool === name ? '' : ` (${chosen.why}, so it is judged as ${chosen.tool})`;
     if (decision.action === 'deny') {
       gate.decision = decision.source === 'rule' ? 'denied-by-rule' : 'denied-by-default';
@@ -361,7 +362,7 @@ export class ToolRegistry {
     const approvals = this.options.approvals;
     const answer = approvals
       ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
+          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
           ctx.signal
         )
       : ({ decision: 'unavailable' } as const);

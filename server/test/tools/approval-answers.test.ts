@@ -91,6 +91,15 @@ const ROWS: Row[] = [
   }
 ];
 
+const ALLOWS: Record<string, string> = {
+  write: 'write on new.txt',
+  edit: 'edit on a.txt',
+  apply_patch: 'apply_patch on a.txt',
+  notebook_edit: 'notebook_edit on analysis.ipynb',
+  shell: 'shell: echo ran',
+  ast_edit: 'ast_edit on the whole workspace'
+};
+
 describe('answers × tools: what runs and what is written (default policy, no allow rule)', () => {
   for (const row of ROWS) {
     for (const answer of ['once', 'always', 'deny'] as const) {
@@ -99,6 +108,8 @@ describe('answers × tools: what runs and what is written (default policy, no al
         const result = await h.registry.call(row.tool, row.args, h.ctx);
         expect(h.approvals()).toHaveLength(1);
         expect(h.approvals()[0]!.approval!.tool).toBe(row.tool);
+        // The card says in words what "Always" would allow: no escaped glob.
+        expect(h.approvals()[0]!.approval!.allows).toBe(ALLOWS[row.tool]);
         const ran = answer !== 'deny';
         expect(result.ok, result.output).toBe(ran);
         await row.check(h.read, ran);
