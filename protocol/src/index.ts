@@ -11,7 +11,7 @@
  * notebook-edit planner both sides run).
  */
 import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells';
-import type { OrchestrationApprovalState, PlanApprovalState, ToolCallDisplay } from './tool-display';
+import type { DiffFileChange, OrchestrationApprovalState, PlanApprovalState, ToolCallDisplay } from './tool-display';
 
 /** Bumped when a request, notification or payload changes incompatibly. */
 export const PROTOCOL_VERSION = 1;
@@ -176,6 +176,13 @@ export interface QuestionOption {
 }
 
 /** What an approval card asks about (SPEC HARN-6). */
+/** The change an approval card shows: one line, and a diff per file (per cell for a notebook). */
+export interface ApprovalPreview {
+  /** e.g. `notebook_edit · analysis.ipynb cell 3` (also the answered card's one line). */
+  summary: string;
+  files: DiffFileChange[];
+}
+
 export interface ApprovalDetails {
   tool: string;
   args: unknown;
@@ -183,6 +190,8 @@ export interface ApprovalDetails {
   pattern: string;
   /** What "Always" allows, in words (`debug: evaluate in dbg/prog.py`); the card shows this. */
   allows?: string;
+  /** What the call would change (computed without writing): the card shows it as a diff. */
+  preview?: ApprovalPreview;
   /** Why it asks: the policy default, a rule, or the dangerous-command floor. */
   reason: string;
   /** The background worker (`vibe_*`) whose call asks, when a worker asks (issue #16 item 5). */

@@ -3,13 +3,14 @@
  * scripted model: no policy rule is written; each write/exec call asks with a real approval
  * card, the test clicks "Approve once" as a person does, and the change lands on disk —
  * `notebook_edit` (cell source), `write`, `edit` and `shell`. Each card's tool call ends
- * "ok", not withheld or denied.
+ * "ok", not withheld or denied. The notebook_edit card shows the cell's diff (screenshots in
+ * light and dark), raw arguments one click away; answered cards collapse to one line.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshotIfFailed } from '../support/browser';
+import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NB = {
@@ -66,6 +67,28 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
     expect(await fs.stat(path.join(jupyter.workspace, '.cellmate', 'policy.json')).catch(() => undefined)).toBeUndefined();
     await page.locator('textarea.jp-cellmate-input').fill('compute the mean, note it, turn off debug, mark the run');
     await pressSend(page);
+    // The notebook_edit card shows the cell's change, not escaped JSON; raw arguments fold away.
+    const nbCard = page.locator('.jp-cellmate-question[data-type="approval"][data-tool="notebook_edit"][data-state="pending"]');
+    await nbCard.waitFor({ timeout: 60_000 });
+    const preview = nbCard.locator('.jp-cellmate-question-preview');
+    expect(await preview.locator('.jp-cellmate-diff-summary').textContent()).toBe('notebook_edit · analysis.ipynb cell 2');
+    expect(await preview.locator('.jp-cellmate-diff-cell').allTextContents()).toEqual(['Cell 2 (id total)']);
+    expect(await preview.locator('.jp-cellmate-diff-del').allTextContents()).toEqual(['-total = sum(rows)\n']);
+    expect(await preview.locator('.jp-cellmate-diff-add').allTextContents()).toEqual(['+total = sum(rows) / len(rows)\n']);
+    expect(await nbCard.locator('.jp-cellmate-question-raw .jp-cellmate-question-args').isVisible()).toBe(false);
+    await nbCard.locator('.jp-cellmate-question-raw > summary').click();
+    expect(await nbCard.locator('.jp-cellmate-question-args').textContent()).toContain('"cell_id": "total"');
+    await nbCard.locator('.jp-cellmate-question-raw > summary').click();
+    await nbCard.scrollIntoViewIfNeeded();
+    await screenshot(page, 'approval-notebook-edit-light');
+    await runCommand(page, 'apputils:change-theme', { theme: 'JupyterLab Dark' });
+    await page.locator('body[data-jp-theme-light="false"]').waitFor({ state: 'attached', timeout: 30_000 });
+    await page.locator('#jupyterlab-splash').waitFor({ state: 'detached', timeout: 30_000 });
+    await screenshot(page, 'approval-notebook-edit-dark');
+    await runCommand(page, 'apputils:change-theme', { theme: 'JupyterLab Light' });
+    await page.locator('body[data-jp-theme-light="true"]').waitFor({ state: 'attached', timeout: 30_000 });
+    await page.locator('#jupyterlab-splash').waitFor({ state: 'detached', timeout: 30_000 });
+
     for (const call of CALLS) {
       await approveOnce(page, call.toolName);
       await page.locator(`.jp-cellmate-tool-card[data-tool-name="${call.toolName}"]:not([data-status="running"])`).waitFor({ timeout: 60_000 });
@@ -80,6 +103,18 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
       '"Always" allows: edit on config.py',
       '"Always" allows: shell: echo approved'
     ]);
+
+    // Answered cards collapse to one line saying what was decided about what.
+    const answered = page.locator('.jp-cellmate-question[data-type="approval"][data-state="answered"]');
+    expect(await answered.locator('.jp-cellmate-question-status').allTextContents()).toEqual([
+      'Approved once · notebook_edit · analysis.ipynb cell 2',
+      'Approved once · write · notes/summary.md (new file)',
+      'Approved once · edit · config.py',
+      'Approved once · shell'
+    ]);
+    expect(await answered.first().locator('.jp-cellmate-question-preview').isVisible()).toBe(false);
+    expect((await answered.first().boundingBox())!.height).toBeLessThan(60);
+    await screenshot(page, 'approval-cards-answered');
 
     const nb = JSON.parse(await read('analysis.ipynb')) as typeof NB;
     expect(nb.cells.map((c) => [c.source].flat().join(''))).toEqual(['rows = [1, 2, 3]\nprint(len(rows), "rows")', 'total = sum(rows) / len(rows)']);

@@ -37,7 +37,16 @@ export function renderDiff(display: DiffDisplay, { trans, resolveEdit }: IDiffVi
         const heading = document.createElement('div');
         heading.className = 'jp-cellmate-diff-cell';
         heading.textContent = cell.id ? trans.__('Cell %1 (id %2)', cell.index + 1, cell.id) : trans.__('Cell %1', cell.index + 1);
-        details.append(heading, diffBlock(cell.diff));
+        if (cell.note) {
+          const note = document.createElement('span');
+          note.className = 'jp-cellmate-diff-note';
+          note.textContent = ` — ${String(cell.note)}`;
+          heading.appendChild(note);
+        }
+        details.append(heading);
+        if (cell.diff) {
+          details.appendChild(diffBlock(cell.diff));
+        }
       }
     } else {
       details.appendChild(diffBlock(file.diff ?? ''));

@@ -1,4 +1,4 @@
-import type { ToolActor, ToolCallDisplay } from '@cellmate/protocol';
+import type { ApprovalPreview, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
 import type { PolicyRule } from './vocabulary.js';
 
 /**
@@ -25,6 +25,8 @@ export interface ApprovalRequest {
   pattern: string;
   /** What that pattern allows, in words (`debug: evaluate in dbg/prog.py`). */
   allows?: string;
+  /** What the call would change, for the card. */
+  preview?: ApprovalPreview;
   reason: string;
   /** The background worker whose call asks (the card names it; issue #16 item 5). */
   worker?: { id: string; label: string };

@@ -1,4 +1,4 @@
-import type { ModelSettings, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
+import type { ApprovalPreview, ModelSettings, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
 import type { z } from 'zod';
 import type { ActionClass, CapabilityProfile, ToolTier } from '../ports/vocabulary.js';
 
@@ -171,6 +171,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * strictest outcome over the tool itself and these wins.
    */
   alsoJudgedAs?(args: z.output<S>): ReadonlyArray<ExtraJudgement>;
+  /**
+   * What the call would change, computed without writing, for its approval card (a diff per
+   * file, per cell for a notebook). Only called when the call asks; a failure shows no diff.
+   */
+  preview?(args: z.output<S>, ctx: ToolContext): Promise<ApprovalPreview | undefined>;
   /** A reason this call always needs a person's approval (the dangerous-command floor). */
   dangerReason?(args: z.output<S>): string | undefined;
   /** How the approval card introduces a {@link dangerReason} (default `dangerous command`). */

@@ -360,9 +360,10 @@ export class ToolRegistry {
     // "Always for this pattern" adds exactly these rules (one per subject that asked); the card shows their patterns.
     const always = rulesForAlways(rules, chosen);
     const approvals = this.options.approvals;
+    const preview = approvals && chosen.tool === name ? await definition.preview?.(args, ctx).catch(() => undefined) : undefined;
     const answer = approvals
       ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
+          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), ...(preview ? { preview } : {}), reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
           ctx.signal
         )
       : ({ decision: 'unavailable' } as const);

@@ -100,6 +100,15 @@ const ALLOWS: Record<string, string> = {
   ast_edit: 'ast_edit on the whole workspace'
 };
 
+const PREVIEWS: Record<string, unknown> = {
+  write: { summary: 'write · new.txt (new file)', files: [{ path: 'new.txt', diff: '@@ -1,0 +1,1 @@\n+hello' }] },
+  edit: { summary: 'edit · a.txt', files: [{ path: 'a.txt', diff: '@@ -1,2 +1,2 @@\n one\n-two\n+deux' }] },
+  notebook_edit: {
+    summary: 'notebook_edit · analysis.ipynb cell 2',
+    files: [{ path: 'analysis.ipynb', cells: [{ index: 1, id: 'c2', diff: '@@ -1,1 +1,1 @@\n-print(x)\n+print(x * 2)', note: 'outputs cleared' }] }]
+  }
+};
+
 describe('answers × tools: what runs and what is written (default policy, no allow rule)', () => {
   for (const row of ROWS) {
     for (const answer of ['once', 'always', 'deny'] as const) {
@@ -110,6 +119,8 @@ describe('answers × tools: what runs and what is written (default policy, no al
         expect(h.approvals()[0]!.approval!.tool).toBe(row.tool);
         // The card says in words what "Always" would allow: no escaped glob.
         expect(h.approvals()[0]!.approval!.allows).toBe(ALLOWS[row.tool]);
+        // The card shows the change itself where a tool can say it without writing.
+        expect(h.approvals()[0]!.approval!.preview).toEqual(PREVIEWS[row.tool]);
         const ran = answer !== 'deny';
         expect(result.ok, result.output).toBe(ran);
         await row.check(h.read, ran);
