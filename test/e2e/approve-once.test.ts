@@ -10,7 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NB = {
@@ -81,13 +81,9 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
     await nbCard.locator('.jp-cellmate-question-raw > summary').click();
     await nbCard.scrollIntoViewIfNeeded();
     await screenshot(page, 'approval-notebook-edit-light');
-    await runCommand(page, 'apputils:change-theme', { theme: 'JupyterLab Dark' });
-    await page.locator('body[data-jp-theme-light="false"]').waitFor({ state: 'attached', timeout: 30_000 });
-    await page.locator('#jupyterlab-splash').waitFor({ state: 'detached', timeout: 30_000 });
+    await setTheme(page, 'JupyterLab Dark');
     await screenshot(page, 'approval-notebook-edit-dark');
-    await runCommand(page, 'apputils:change-theme', { theme: 'JupyterLab Light' });
-    await page.locator('body[data-jp-theme-light="true"]').waitFor({ state: 'attached', timeout: 30_000 });
-    await page.locator('#jupyterlab-splash').waitFor({ state: 'detached', timeout: 30_000 });
+    await setTheme(page, 'JupyterLab Light');
 
     for (const call of CALLS) {
       await approveOnce(page, call.toolName);

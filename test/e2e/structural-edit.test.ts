@@ -11,7 +11,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, launchBrowser, minContrast, openLab, pressSend, runCommand, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NB = {
@@ -93,10 +93,33 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     await diff.locator('.jp-cellmate-diff-file[data-path="src/a.py"] > summary').click();
     expect(await diff.locator('.jp-cellmate-diff-file[data-path="src/a.py"] .jp-cellmate-diff-hunks').isVisible()).toBe(false);
     await screenshot(page, 'structural-edit-diff');
+    // Accept and Discard are JupyterLab's primary and secondary buttons (not grey look-alikes).
+    const [acceptBg, discardBg, brand] = await diff.evaluate((node) => {
+      const bg = (label: string): string => getComputedStyle([...node.querySelectorAll('button')].find((b) => b.textContent === label)!).backgroundColor;
+      const probe = document.createElement('div');
+      probe.style.color = 'var(--jp-brand-color1)';
+      document.body.appendChild(probe);
+      const brandColour = getComputedStyle(probe).color;
+      probe.remove();
+      return [bg('Accept'), bg('Discard'), brandColour];
+    });
+    expect(acceptBg).toBe(brand);
+    expect(discardBg).not.toBe(brand);
+    // Added and removed lines keep a readable contrast (WCAG AA, 4.5:1) in light and dark themes.
+    const checkTheme = async (name: 'light' | 'dark'): Promise<void> => {
+      expect(await minContrast(page, '.jp-cellmate-diff-add')).toBeGreaterThanOrEqual(4.5);
+      expect(await minContrast(page, '.jp-cellmate-diff-del')).toBeGreaterThanOrEqual(4.5);
+      await screenshot(page, `structural-edit-diff-${name}`);
+    };
+    await checkTheme('light');
+    await setTheme(page, 'JupyterLab Dark');
+    await checkTheme('dark');
+    await setTheme(page, 'JupyterLab Light');
 
     await diff.getByRole('button', { name: 'Discard' }).click();
     await page.locator('.jp-cellmate-diff[data-state="discarded"]').waitFor({ timeout: 10_000 });
     expect(await diff.locator('.jp-cellmate-diff-state').textContent()).toMatch(/^Discarded edit_[0-9a-f]+_1: nothing was written/);
+    expect(await diff.getByRole('button').count()).toBe(0);
     expect(await disk()).toEqual(FILES);
   });
 
@@ -120,6 +143,7 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     expect(after['nb.ipynb']).toBe(FILES['nb.ipynb']);
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputArea', { hasText: 'timeout=1' }).waitFor({ timeout: 10_000 });
     await screenshot(page, 'structural-edit-accepted');
-    expect(await diff.getByRole('button', { name: 'Accept' }).isDisabled()).toBe(true);
+    // Decided: the buttons are gone and the state line says what was written.
+    expect(await diff.getByRole('button').count()).toBe(0);
   });
 });

@@ -70,6 +70,9 @@ export function renderDiff(display: DiffDisplay, { trans, resolveEdit }: IDiffVi
       // A write that failed (and was rolled back) leaves the edit staged: it can be tried again.
       if (outcome.state === 'error' && /still staged/.test(outcome.message)) {
         accept.disabled = discard.disabled = false;
+      } else {
+        // Decided: the buttons go; the state line says what happened.
+        actions.remove();
       }
     };
     accept.addEventListener('click', () => void act('accept'));
@@ -96,7 +99,8 @@ function diffBlock(diff: string): HTMLElement {
 function button(label: string, mod: string, title: string): HTMLButtonElement {
   const b = document.createElement('button');
   b.type = 'button';
-  b.className = `jp-cellmate-diff-button jp-Button ${mod}`;
+  // JupyterLab's own styled buttons: jp-mod-accept is the primary one, jp-mod-reject the secondary.
+  b.className = `jp-cellmate-diff-button jp-mod-styled ${mod}`;
   b.textContent = label;
   b.title = title;
   return b;
