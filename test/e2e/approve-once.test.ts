@@ -106,7 +106,7 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
       'Approved once · notebook_edit · analysis.ipynb cell 2',
       'Approved once · write · notes/summary.md (new file)',
       'Approved once · edit · config.py',
-      'Approved once · shell'
+      'Approved once · shell: echo approved'
     ]);
     expect(await answered.first().locator('.jp-cellmate-question-preview').isVisible()).toBe(false);
     expect((await answered.first().boundingBox())!.height).toBeLessThan(60);

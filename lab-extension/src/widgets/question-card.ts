@@ -283,7 +283,7 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
           const choice = item.answer.selected[0];
           const decision = choice === 0 ? trans.__('Approved once') : choice === 1 ? trans.__('Approved for this pattern') : trans.__('Denied');
           // An answered approval collapses to this one line: what was decided, about what.
-          const what = item.approval?.preview?.summary ?? item.approval?.tool;
+          const what = item.approval?.preview?.summary ?? item.approval?.allows ?? item.approval?.tool;
           return what ? `${decision} · ${what}` : decision;
         }
         return trans.__('Answered');

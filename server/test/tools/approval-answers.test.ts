@@ -103,6 +103,7 @@ const ALLOWS: Record<string, string> = {
 const PREVIEWS: Record<string, unknown> = {
   write: { summary: 'write · new.txt (new file)', files: [{ path: 'new.txt', diff: '@@ -1,0 +1,1 @@\n+hello' }] },
   edit: { summary: 'edit · a.txt', files: [{ path: 'a.txt', diff: '@@ -1,2 +1,2 @@\n one\n-two\n+deux' }] },
+  apply_patch: { summary: 'apply_patch · a.txt', files: [{ path: 'a.txt', diff: '@@ -1,2 +1,2 @@\n one\n-two\n+zwei' }] },
   notebook_edit: {
     summary: 'notebook_edit · analysis.ipynb cell 2',
     files: [{ path: 'analysis.ipynb', cells: [{ index: 1, id: 'c2', diff: '@@ -1,1 +1,1 @@\n-print(x)\n+print(x * 2)', note: 'outputs cleared' }] }]
