@@ -28,7 +28,7 @@ export function isTranscriptItem(value: unknown): value is TranscriptItem {
       return (
         typeof value.name === 'string' &&
         typeof value.callId === 'string' &&
-        ['running', 'ok', 'error', 'aborted'].includes(value.status as string)
+        ['running', 'ok', 'withheld', 'error', 'aborted'].includes(value.status as string)
       );
     case 'notice':
       return typeof value.text === 'string' && ['info', 'warning', 'error'].includes(value.level as string);

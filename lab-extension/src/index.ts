@@ -13,7 +13,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import { ITranslator, nullTranslator, type TranslationBundle } from '@jupyterlab/translation';
 import { addIcon, checkIcon, collapseAllIcon } from '@jupyterlab/ui-components';
 import type { ReviewScope } from '@cellmate/protocol';
 
@@ -26,6 +26,7 @@ import { INotebookFocus, NotebookFocus } from './notebook-focus';
 import { notebookDebuggerSync } from './notebook-debugger';
 import { NotebookPort } from './notebook-port';
 import { openLocation } from './open-location';
+import { PendingQuestions } from './pending-questions';
 import { PLUGIN_ID } from './settings';
 import { cellmateIcon } from './widgets/icon';
 import { showMetricsDialog } from './widgets/metrics';
@@ -163,6 +164,7 @@ async function activate(
     // The sidebar expands on the next frame; focus after that.
     requestAnimationFrame(() => panel.focusComposer());
   };
+  watchPendingQuestions(app, panel, controller, trans);
   app.commands.addCommand(CommandIDs.openChat, {
     label: trans.__('Open Cellmate Chat'),
     caption: trans.__('Show the Cellmate pane and focus its message box'),
@@ -274,6 +276,51 @@ async function activate(
 
   // The state database holds the last chat id only after the layout is restored.
   void app.restored.then(() => controller.start());
+}
+
+/**
+ * A card waiting for the person never stays unseen: when one arrives while the pane is
+ * hidden (its sidebar collapsed, or another panel such as the Debugger shown there), the
+ * pane is revealed at that card; while any waits and the pane is hidden, its sidebar tab
+ * carries a badge and a notification offers "Open", which reveals the card again.
+ */
+function watchPendingQuestions(app: JupyterFrontEnd, panel: CellmatePanel, controller: CellmateController, trans: TranslationBundle): void {
+  const pending = new PendingQuestions(controller.store);
+  let notice: string | null = null;
+  let last: string | null = null;
+  const showCard = (itemId: string): void => {
+    app.shell.activateById(panel.id);
+    // The sidebar lays the pane out on the next frame; scroll after that.
+    requestAnimationFrame(() => panel.revealItem(itemId));
+  };
+  const badge = (): void => {
+    const waiting = pending.count > 0 && !panel.isVisible;
+    panel.title.className = waiting ? 'jp-cellmate-mod-waiting' : '';
+    panel.title.caption = waiting ? trans.__('Cellmate — waiting for your answer') : 'Cellmate';
+    if (pending.count === 0 && notice !== null) {
+      Notification.dismiss(notice);
+      notice = null;
+    }
+  };
+  pending.added.connect((_, question) => {
+    last = question.id;
+    if (panel.isVisible) {
+      requestAnimationFrame(() => panel.revealItem(question.id));
+      return;
+    }
+    showCard(question.id);
+    const what = question.approval ? trans.__('approve %1', question.approval.tool) : trans.__('answer a question');
+    if (notice !== null) {
+      Notification.dismiss(notice);
+    }
+    notice = Notification.emit(trans.__('Cellmate is waiting for you to %1.', what), 'warning', {
+      autoClose: false,
+      actions: [{ label: trans.__('Open'), caption: trans.__('Show the card in the Cellmate pane'), callback: () => last !== null && showCard(last) }]
+    });
+  });
+  pending.changed.connect(badge);
+  panel.visibilityChanged.connect(badge);
+  panel.disposed.connect(() => pending.dispose());
 }
 
 export default [notebookFocusPlugin, plugin];

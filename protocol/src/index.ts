@@ -11,7 +11,7 @@
  * notebook-edit planner both sides run).
  */
 import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells';
-import type { OrchestrationApprovalState, PlanApprovalState, ToolCallDisplay } from './tool-display';
+import type { DiffFileChange, OrchestrationApprovalState, PlanApprovalState, ToolCallDisplay } from './tool-display';
 
 /** Bumped when a request, notification or payload changes incompatibly. */
 export const PROTOCOL_VERSION = 1;
@@ -122,7 +122,11 @@ export interface AssistantItem extends ItemBase {
  */
 export type ToolActor = 'model' | 'kernel' | 'user' | 'mcp';
 
-export type ToolCallStatus = 'running' | 'ok' | 'error' | 'aborted';
+/**
+ * `withheld`: the call ran but did nothing because the policy withheld every file it would
+ * have used (a grep with no match outside denied files, an ast_edit with nothing to stage).
+ */
+export type ToolCallStatus = 'running' | 'ok' | 'withheld' | 'error' | 'aborted';
 
 /** One tool call, rendered as a card. */
 export interface ToolCallItem extends ItemBase {
@@ -172,11 +176,22 @@ export interface QuestionOption {
 }
 
 /** What an approval card asks about (SPEC HARN-6). */
+/** The change an approval card shows: one line, and a diff per file (per cell for a notebook). */
+export interface ApprovalPreview {
+  /** e.g. `notebook_edit · analysis.ipynb cell 3` (also the answered card's one line). */
+  summary: string;
+  files: DiffFileChange[];
+}
+
 export interface ApprovalDetails {
   tool: string;
   args: unknown;
   /** The rule pattern "Always for this pattern" would add (tool + pattern). */
   pattern: string;
+  /** What "Always" allows, in words (`debug: evaluate in dbg/prog.py`); the card shows this. */
+  allows?: string;
+  /** What the call would change (computed without writing): the card shows it as a diff. */
+  preview?: ApprovalPreview;
   /** Why it asks: the policy default, a rule, or the dangerous-command floor. */
   reason: string;
   /** The background worker (`vibe_*`) whose call asks, when a worker asks (issue #16 item 5). */
@@ -292,6 +307,8 @@ export interface ToolMetricsRow {
   errors: number;
   /** Calls refused by the surface, the policy or a person. */
   denied: number;
+  /** Calls that ran but did nothing because the policy withheld the files they needed. */
+  withheld: number;
   /** ok / calls, 0–1. */
   successRate: number;
   meanDurationMs: number;

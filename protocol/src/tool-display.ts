@@ -79,7 +79,8 @@ export interface DiffFileChange {
   path: string;
   /** Unified diff hunks (`@@ … @@` then ` `, `-`, `+` lines). */
   diff?: string;
-  cells?: Array<{ index: number; id?: string; diff: string }>;
+  /** `note`: what else happens to the cell (`outputs cleared`, `cell inserted at 4`, `cell deleted`). */
+  cells?: Array<{ index: number; id?: string; diff: string; note?: string }>;
 }
 
 /** One frame on a debug card. */

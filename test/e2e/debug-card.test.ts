@@ -10,7 +10,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const code = (id: string, source: string) => ({ id, cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
@@ -69,11 +69,10 @@ describe('the debug card (issue #12)', () => {
     jupyter = await startJupyter({
       files: {
         'debug.ipynb': JSON.stringify(NOTEBOOK),
-        'scripts/debug.json': JSON.stringify(SCRIPT),
-        // exec tier asks by default; this test is about the card, not the approval.
-        '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'debug', pattern: '*', action: 'allow' }] })
+        'scripts/debug.json': JSON.stringify(SCRIPT)
       },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' },
+      // The default policy: breakpoints and status are read tier, run_cell asks (answered below).
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/debug.json' }
     });
     browser = await launchBrowser();
@@ -110,10 +109,14 @@ describe('the debug card (issue #12)', () => {
     const input = page.locator('textarea.jp-cellmate-input');
     await input.fill('Why is total wrong? Debug the loop cell.');
     await input.press('Enter');
+    // Starting the session is the one question: the person approves run_cell once.
+    await approveOnce(page, 'debug', 90_000);
 
     const card = page.locator('.jp-cellmate-debug[data-state="stopped"]').first();
     await card.waitFor({ state: 'attached', timeout: 90_000 });
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ state: 'attached', timeout: 30_000 });
+    // One question for the whole turn: the breakpoints before and while stopped asked nothing.
+    expect(await page.locator('.jp-cellmate-question[data-type="approval"]').count()).toBe(1);
     // JupyterLab's own debugger: both of the agent's breakpoints in the loop cell's gutter —
     // the one set before the run (line 3) and the one set while stopped (line 4), which
     // JupyterLab learns only from the card — before anything else touches the shell (its own

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const code = (id: string, source: string) => ({ cell_type: 'code', id, metadata: {}, source, outputs: [], execution_count: null });
@@ -45,11 +45,11 @@ describe('lsp card (issue #10)', () => {
         'pyproject.toml': '[project]\nname = "demo"\nversion = "0"\n',
         'util.py': 'def clean(text: str) -> str:\n    """Trim."""\n    return text.strip()\n',
         'analysis.ipynb': JSON.stringify(NB),
-        'scripts/lsp.json': JSON.stringify(SCRIPT),
-        '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'notebook_*', pattern: '*', action: 'allow' }] })
+        'scripts/lsp.json': JSON.stringify(SCRIPT)
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/lsp.json' },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' }
+      // The default policy: the notebook_edit asks and the test approves it once.
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -108,7 +108,10 @@ describe('lsp card (issue #10)', () => {
   });
 
   it('an edit of the open notebook that breaks a cell: its card lists the new error, with its severity, linked to the cell', async () => {
-    await sendAndWaitForTurn(page, 'break the first cell', 120_000);
+    await page.locator('textarea.jp-cellmate-input').fill('break the first cell');
+    await pressSend(page);
+    await approveOnce(page, 'notebook_edit');
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 120_000 });
     const card = page.locator('.jp-cellmate-item[data-kind="tool"]').last();
     expect(await card.locator('details.jp-cellmate-tool-card').getAttribute('data-tool-name')).toBe('notebook_edit');
     const entry = card.locator('li.jp-cellmate-lsp-location[data-severity="error"]');

@@ -6,7 +6,9 @@
  * document's cells (shared model) equal the file's cells afterwards: the replaced code cell
  * lost its outputs and execution count in both, its id and metadata stayed, the moved and
  * deleted cells are where the planner put them; the notebook shows no output for the
- * replaced cell; one undo step reverts the open edit. Runs twice: on JupyterLab's plain
+ * replaced cell; one undo step reverts the open edit. No policy rule is written: each edit asks,
+ * its card shows the change read from the open document cell by cell, and the test clicks
+ * "Approve once". Runs twice: on JupyterLab's plain
  * document model and with real-time collaboration on (jupyter-collaboration's shared
  * Yjs documents: the document model is `collaborative`).
  */
@@ -14,7 +16,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const code = (id: string, source: string[], count: number | null, outputs: unknown[], metadata: Record<string, unknown> = {}) => ({ cell_type: 'code', execution_count: count, id, metadata, outputs, source });
@@ -82,11 +84,11 @@ describe.each([
       files: {
         'open.ipynb': JSON.stringify(NB, null, 1),
         'closed.ipynb': JSON.stringify(NB, null, 1),
-        'scripts/edits.json': JSON.stringify(SCRIPT),
-        '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'notebook_*', pattern: '*', action: 'allow' }] })
+        'scripts/edits.json': JSON.stringify(SCRIPT)
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/edits.json' },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' }
+      // The default policy: each notebook_edit asks, and the test approves it once as a person does.
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -103,7 +105,13 @@ describe.each([
   const openCells = () =>
     page.evaluate(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(c => c.toJSON()));
 
-  const send = (text: string): Promise<void> => sendAndWaitForTurn(page, text);
+  /** Sends `text`, clicks "Approve once" on the notebook_edit card, waits for the turn to end. */
+  const send = async (text: string): Promise<void> => {
+    await page.locator('textarea.jp-cellmate-input').fill(text);
+    await pressSend(page);
+    await approveOnce(page, 'notebook_edit');
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
+  };
 
   it('replace clears the outputs exactly as on disk; move and delete land where the planner puts them', async () => {
     await runCommand(page, 'docmanager:open', { path: 'open.ipynb' });
@@ -116,6 +124,11 @@ describe.each([
     await runCommand(page, 'cellmate:open-chat');
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     await send('edit the open notebook');
+    // The card showed the change read from the open document, cell by cell.
+    const asked = page.locator('.jp-cellmate-question[data-tool="notebook_edit"]').last();
+    expect(await asked.locator('.jp-cellmate-diff-summary').textContent()).toBe('notebook_edit · open.ipynb (3 cells)');
+    expect(await asked.locator('.jp-cellmate-diff-note').allTextContents()).toEqual([' — moved from 4 to 1', ' — outputs cleared', ' — cell deleted']);
+    expect(await asked.locator('.jp-cellmate-diff-add').allTextContents()).toEqual(['+x = 10\n']);
     const openCard = page.locator('.jp-cellmate-tool-card[data-tool-name="notebook_edit"]').last();
     expect(await openCard.getAttribute('data-status')).toBe('ok');
     expect(await openCard.textContent()).toContain('in the open notebook');

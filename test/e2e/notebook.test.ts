@@ -16,7 +16,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { venvBin } from '../support/paths';
 
@@ -83,12 +83,11 @@ describe('notebook tools and notebook context (issue #5)', () => {
       files: {
         'analysis.ipynb': JSON.stringify(OPEN_NB),
         'closed.ipynb': JSON.stringify(CLOSED_NB, null, 1),
-        'scripts/nb.json': JSON.stringify(SCRIPT),
-        // Edits and runs without approval cards here (their tiers ask by default).
-        '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'notebook_*', pattern: '*', action: 'allow' }] })
+        'scripts/nb.json': JSON.stringify(SCRIPT)
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/nb.json' },
-      env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' }
+      // The default policy: notebook_edit and notebook_run ask; the tests approve each once.
+      env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
@@ -128,6 +127,11 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await page.locator('textarea.jp-cellmate-input').fill(text);
     await pressSend(page);
   }
+  /** The person approves the turn's edit and then its run, each once, on their cards. */
+  async function approveEditAndRun(): Promise<void> {
+    await approveOnce(page, 'notebook_edit');
+    await approveOnce(page, 'notebook_run');
+  }
 
   it('@df completes from a notebook DataFrame; the model gets a compact summary, not the data', async () => {
     await runCommand(page, 'docmanager:open', { path: 'analysis.ipynb' });
@@ -165,6 +169,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
 
   it('inserts two cells into the open notebook and runs them; Ctrl+Z removes them in one step', async () => {
     await send('add two cells and run them');
+    await approveEditAndRun();
     await page.locator('.jp-Notebook .jp-cellmate-agent-cell').first().waitFor({ timeout: 30_000 });
     await waitIdle();
     const sources = await cellSources();
@@ -203,6 +208,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
 
   it('on a closed notebook: valid nbformat, ids and metadata elsewhere untouched, outputs written', async () => {
     await send('now the closed notebook');
+    await approveEditAndRun();
     await waitIdle();
     const file = path.join(jupyter.workspace, 'closed.ipynb');
     const nb = JSON.parse(await fs.readFile(file, 'utf8'));
@@ -229,6 +235,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
 
   it('Stop during a notebook cell run by notebook_run interrupts the notebook kernel within 2 s', async () => {
     await send('sleep in a notebook cell');
+    await approveEditAndRun();
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="notebook_run"]').last();
     await card.locator('xpath=self::*[@data-status="running"]').waitFor({ timeout: 30_000 });
     expect(await stopWhileNotebookKernelBusy()).toBeLessThan(2000);

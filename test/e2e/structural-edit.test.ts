@@ -4,12 +4,14 @@
  * notebook, collapsible) with Accept / Discard. Discard leaves every file untouched; Accept
  * (on a second staged edit) writes them all — the person resolves instead of the model —
  * and the notebook, open in JupyterLab by then, changes in its open document (outputs kept).
+ * No policy rule is written: each `ast_edit` asks, and the test clicks "Approve once" on its
+ * card as a person does, which must stage the rewrite in the notebook and both `.py` files.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { approveOnce, launchBrowser, minContrast, openLab, pressSend, runCommand, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NB = {
@@ -40,11 +42,11 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     jupyter = await startJupyter({
       files: {
         ...FILES,
-        'scripts/ast.json': JSON.stringify(SCRIPT),
-        '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'ast_edit', pattern: '*', action: 'allow' }] })
+        'scripts/ast.json': JSON.stringify(SCRIPT)
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/ast.json' },
-      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_TRUSTED_WORKSPACES: '*' }
+      // No policy file from the machine's home: the tier defaults apply (ast_edit → ask).
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -60,6 +62,14 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     await jupyter?.stop();
   });
 
+  /** Sends `text`, answers the ast_edit's approval card with "Approve once" and waits for the turn to end. */
+  const stageApprovedOnce = async (text: string): Promise<void> => {
+    await page.locator('textarea.jp-cellmate-input').fill(text);
+    await pressSend(page);
+    await approveOnce(page, 'ast_edit');
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
+  };
+
   const disk = async (): Promise<Record<string, string>> => {
     const out: Record<string, string> = {};
     for (const name of Object.keys(FILES)) out[name] = await fs.readFile(path.join(jupyter.workspace, name), 'utf8');
@@ -67,7 +77,7 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
   };
 
   it('shows the diff per file and per cell; Discard leaves the files untouched', async () => {
-    await sendAndWaitForTurn(page, 'add timeouts');
+    await stageApprovedOnce('add timeouts');
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="ast_edit"]').last();
     expect(await card.getAttribute('data-status')).toBe('ok');
     const diff = card.locator('.jp-cellmate-diff');
@@ -83,17 +93,40 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     await diff.locator('.jp-cellmate-diff-file[data-path="src/a.py"] > summary').click();
     expect(await diff.locator('.jp-cellmate-diff-file[data-path="src/a.py"] .jp-cellmate-diff-hunks').isVisible()).toBe(false);
     await screenshot(page, 'structural-edit-diff');
+    // Accept and Discard are JupyterLab's primary and secondary buttons (not grey look-alikes).
+    const [acceptBg, discardBg, brand] = await diff.evaluate((node) => {
+      const bg = (label: string): string => getComputedStyle([...node.querySelectorAll('button')].find((b) => b.textContent === label)!).backgroundColor;
+      const probe = document.createElement('div');
+      probe.style.color = 'var(--jp-brand-color1)';
+      document.body.appendChild(probe);
+      const brandColour = getComputedStyle(probe).color;
+      probe.remove();
+      return [bg('Accept'), bg('Discard'), brandColour];
+    });
+    expect(acceptBg).toBe(brand);
+    expect(discardBg).not.toBe(brand);
+    // Added and removed lines keep a readable contrast (WCAG AA, 4.5:1) in light and dark themes.
+    const checkTheme = async (name: 'light' | 'dark'): Promise<void> => {
+      expect(await minContrast(page, '.jp-cellmate-diff-add')).toBeGreaterThanOrEqual(4.5);
+      expect(await minContrast(page, '.jp-cellmate-diff-del')).toBeGreaterThanOrEqual(4.5);
+      await screenshot(page, `structural-edit-diff-${name}`);
+    };
+    await checkTheme('light');
+    await setTheme(page, 'JupyterLab Dark');
+    await checkTheme('dark');
+    await setTheme(page, 'JupyterLab Light');
 
     await diff.getByRole('button', { name: 'Discard' }).click();
     await page.locator('.jp-cellmate-diff[data-state="discarded"]').waitFor({ timeout: 10_000 });
     expect(await diff.locator('.jp-cellmate-diff-state').textContent()).toMatch(/^Discarded edit_[0-9a-f]+_1: nothing was written/);
+    expect(await diff.getByRole('button').count()).toBe(0);
     expect(await disk()).toEqual(FILES);
   });
 
   it('Accept writes every file of the edit; the open notebook shows the change', async () => {
     await runCommand(page, 'docmanager:open', { path: 'nb.ipynb' });
     await page.locator('.jp-Notebook .jp-Cell').nth(1).waitFor({ timeout: 60_000 });
-    await sendAndWaitForTurn(page, 'again');
+    await stageApprovedOnce('again');
     const diff = page.locator('.jp-cellmate-tool-card[data-tool-name="ast_edit"]').last().locator('.jp-cellmate-diff');
     await diff.waitFor({ timeout: 10_000 });
     await diff.getByRole('button', { name: 'Accept' }).click();
@@ -110,6 +143,7 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     expect(after['nb.ipynb']).toBe(FILES['nb.ipynb']);
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputArea', { hasText: 'timeout=1' }).waitFor({ timeout: 10_000 });
     await screenshot(page, 'structural-edit-accepted');
-    expect(await diff.getByRole('button', { name: 'Accept' }).isDisabled()).toBe(true);
+    // Decided: the buttons are gone and the state line says what was written.
+    expect(await diff.getByRole('button').count()).toBe(0);
   });
 });

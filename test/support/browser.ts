@@ -107,3 +107,65 @@ export async function sendAndWaitForTurn(page: Page, text: string, timeoutMs = 6
   await pressSend(page);
   await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: timeoutMs });
 }
+
+/**
+ * Waits for the pending approval card of `tool` and clicks "Approve once", as a person does
+ * on the default policy; resolves once one more card of that tool says it was answered.
+ */
+export async function approveOnce(page: Page, tool: string, timeoutMs = 60_000): Promise<void> {
+  const cards = `.jp-cellmate-question[data-type="approval"][data-tool="${tool}"]`;
+  const pending = page.locator(`${cards}[data-state="pending"]`).first();
+  await pending.waitFor({ timeout: timeoutMs });
+  const answered = await page.locator(`${cards}[data-state="answered"]`).count();
+  await pending.locator('.jp-cellmate-approve-once').click();
+  await page.waitForFunction(
+    ([selector, before]) => document.querySelectorAll(`${selector}[data-state="answered"]`).length > before,
+    [cards, answered] as const,
+    { timeout: timeoutMs }
+  );
+}
+
+/**
+ * The lowest WCAG contrast ratio between the text colour and the background of the elements
+ * `selector` matches (computed styles, `rgb()` or `color(srgb …)` as Chromium gives them);
+ * the background is the first non-transparent one up the tree.
+ */
+export async function minContrast(page: Page, selector: string): Promise<number> {
+  return page.evaluate((sel) => {
+    const parse = (value: string): [number, number, number, number] => {
+      const srgb = /color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)(?: \/ ([\d.]+))?\)/.exec(value);
+      if (srgb) return [Number(srgb[1]) * 255, Number(srgb[2]) * 255, Number(srgb[3]) * 255, srgb[4] === undefined ? 1 : Number(srgb[4])];
+      const rgb = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(value);
+      if (!rgb) throw new Error(`unparsed colour ${value}`);
+      return [Number(rgb[1]), Number(rgb[2]), Number(rgb[3]), rgb[4] === undefined ? 1 : Number(rgb[4])];
+    };
+    const luminance = ([r, g, b]: number[]): number => {
+      const c = [r, g, b].map((v) => {
+        const s = v / 255;
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+    };
+    const background = (el: Element | null): [number, number, number, number] => {
+      for (let e = el; e; e = e.parentElement) {
+        const bg = parse(getComputedStyle(e).backgroundColor);
+        if (bg[3] > 0) return bg;
+      }
+      return [255, 255, 255, 1];
+    };
+    const ratios = [...document.querySelectorAll(sel)].map((el) => {
+      const fg = luminance(parse(getComputedStyle(el).color));
+      const bg = luminance(background(el));
+      return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    });
+    if (ratios.length === 0) throw new Error(`nothing matches ${sel}`);
+    return Math.min(...ratios);
+  }, selector);
+}
+
+/** Switches JupyterLab's theme and waits until the new one is applied (its splash gone). */
+export async function setTheme(page: Page, theme: 'JupyterLab Light' | 'JupyterLab Dark'): Promise<void> {
+  await runCommand(page, 'apputils:change-theme', { theme });
+  await page.locator(`body[data-jp-theme-name="${theme}"]`).waitFor({ state: 'attached', timeout: 30_000 });
+  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached', timeout: 30_000 });
+}

@@ -37,7 +37,16 @@ export function renderDiff(display: DiffDisplay, { trans, resolveEdit }: IDiffVi
         const heading = document.createElement('div');
         heading.className = 'jp-cellmate-diff-cell';
         heading.textContent = cell.id ? trans.__('Cell %1 (id %2)', cell.index + 1, cell.id) : trans.__('Cell %1', cell.index + 1);
-        details.append(heading, diffBlock(cell.diff));
+        if (cell.note) {
+          const note = document.createElement('span');
+          note.className = 'jp-cellmate-diff-note';
+          note.textContent = ` — ${String(cell.note)}`;
+          heading.appendChild(note);
+        }
+        details.append(heading);
+        if (cell.diff) {
+          details.appendChild(diffBlock(cell.diff));
+        }
       }
     } else {
       details.appendChild(diffBlock(file.diff ?? ''));
@@ -61,6 +70,9 @@ export function renderDiff(display: DiffDisplay, { trans, resolveEdit }: IDiffVi
       // A write that failed (and was rolled back) leaves the edit staged: it can be tried again.
       if (outcome.state === 'error' && /still staged/.test(outcome.message)) {
         accept.disabled = discard.disabled = false;
+      } else {
+        // Decided: the buttons go; the state line says what happened.
+        actions.remove();
       }
     };
     accept.addEventListener('click', () => void act('accept'));
@@ -87,7 +99,8 @@ function diffBlock(diff: string): HTMLElement {
 function button(label: string, mod: string, title: string): HTMLButtonElement {
   const b = document.createElement('button');
   b.type = 'button';
-  b.className = `jp-cellmate-diff-button jp-Button ${mod}`;
+  // JupyterLab's own styled buttons: jp-mod-accept is the primary one, jp-mod-reject the secondary.
+  b.className = `jp-cellmate-diff-button jp-mod-styled ${mod}`;
   b.textContent = label;
   b.title = title;
   return b;

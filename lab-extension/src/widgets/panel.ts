@@ -9,7 +9,7 @@ import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Message } from '@lumino/messaging';
-import type { ISignal } from '@lumino/signaling';
+import { ISignal, Signal } from '@lumino/signaling';
 import { Panel, PanelLayout } from '@lumino/widgets';
 
 import { CellmateController } from '../controller';
@@ -183,6 +183,33 @@ export class CellmatePanel extends Panel {
     this._composer.focusInput();
   }
 
+  /** Emitted when the pane is shown or hidden (its sidebar switched panels, or collapsed). */
+  get visibilityChanged(): ISignal<this, boolean> {
+    return this._visibilityChanged;
+  }
+
+  /** Scrolls the transcript to one item (a card waiting for the person) and focuses it. */
+  revealItem(itemId: string): void {
+    const node = this.node.querySelector<HTMLElement>(`.jp-cellmate-item[data-item-id="${CSS.escape(itemId)}"]`);
+    if (!node) {
+      return;
+    }
+    node.scrollIntoView({ block: 'nearest' });
+    // The card's own keys (1–9, Enter, Esc) work once it has focus.
+    const card = node.querySelector<HTMLElement>('.jp-cellmate-question') ?? node;
+    card.focus({ preventScroll: true });
+  }
+
+  protected override onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._visibilityChanged.emit(true);
+  }
+
+  protected override onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this._visibilityChanged.emit(false);
+  }
+
   override dispose(): void {
     if (this.isDisposed) {
       return;
@@ -300,6 +327,7 @@ export class CellmatePanel extends Panel {
   private readonly _transcript: TranscriptWidget;
   private readonly _composer: ComposerWidget;
   private readonly _unsubscribe: () => void;
+  private readonly _visibilityChanged = new Signal<this, boolean>(this);
   private readonly _kernelFocus: CellmatePanel.IKernelFocus | null;
   private _resize: ResizeObserver | null = null;
   private _instructionsGeneration = 0;

@@ -4,7 +4,8 @@
  * submits, Esc skips. Approval cards offer Approve once / Always for this pattern / Deny
  * with a reason (sent back to the model). Once settled the card stays as a record.
  *
- * DOM hooks: `.jp-cellmate-question[data-type="ask|approval"][data-state]`, options
+ * DOM hooks: `.jp-cellmate-question[data-type="ask|approval"][data-state]` (approvals also
+ * `[data-tool]`, the tool asked about), options
  * `.jp-cellmate-question-option[data-index][aria-pressed]`, free text
  * `textarea.jp-cellmate-question-text`, buttons `.jp-cellmate-answer`, `.jp-cellmate-skip`,
  * `.jp-cellmate-approve-once`, `.jp-cellmate-approve-always`, `.jp-cellmate-deny`,
@@ -13,6 +14,7 @@
 import type { QuestionAnswer, QuestionItem, TranscriptItem } from '@cellmate/protocol';
 import { Widget } from '@lumino/widgets';
 
+import { renderDiff } from './diff-view';
 import { IItemContext, IItemWidget, markItem } from './item-base';
 
 export class QuestionCardWidget extends Widget implements IItemWidget {
@@ -45,6 +47,7 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
     this._item = item;
     this._card.dataset.type = item.type;
     this._card.dataset.state = item.state;
+    if (item.approval) this._card.dataset.tool = item.approval.tool;
     const pending = item.state === 'pending' && !this._busy;
     for (const control of this._card.querySelectorAll<HTMLButtonElement | HTMLTextAreaElement | HTMLInputElement>('button, textarea, input')) {
       control.disabled = !pending;
@@ -141,10 +144,28 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
       const args = document.createElement('pre');
       args.className = 'jp-cellmate-question-args';
       args.textContent = `${approval.tool} ${JSON.stringify(approval.args, null, 2)}`;
+      if (approval.preview) {
+        // The change itself first; the raw arguments stay one click away.
+        const preview = document.createElement('div');
+        preview.className = 'jp-cellmate-question-preview';
+        preview.appendChild(
+          renderDiff({ kind: 'diff', editId: '', summary: approval.preview.summary, expiresAt: 0, files: approval.preview.files }, { trans })
+        );
+        const raw = document.createElement('details');
+        raw.className = 'jp-cellmate-question-raw';
+        const label = document.createElement('summary');
+        label.textContent = trans.__('Raw arguments');
+        raw.append(label, args);
+        this._card.append(preview, raw);
+      } else {
+        this._card.appendChild(args);
+      }
       const pattern = document.createElement('div');
       pattern.className = 'jp-cellmate-question-pattern';
-      pattern.textContent = trans.__('"Always" allows: %1 matching %2', approval.tool, approval.pattern);
-      this._card.append(args, pattern);
+      pattern.textContent = approval.allows
+        ? trans.__('"Always" allows: %1', approval.allows)
+        : trans.__('"Always" allows: %1 matching %2', approval.tool, approval.pattern);
+      this._card.appendChild(pattern);
     }
     this._reason = document.createElement('input');
     this._reason.type = 'text';
@@ -260,7 +281,10 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
       case 'answered': {
         if (item.type === 'approval' && item.answer?.action === 'answer') {
           const choice = item.answer.selected[0];
-          return choice === 0 ? trans.__('Approved once') : choice === 1 ? trans.__('Approved for this pattern') : trans.__('Denied');
+          const decision = choice === 0 ? trans.__('Approved once') : choice === 1 ? trans.__('Approved for this pattern') : trans.__('Denied');
+          // An answered approval collapses to this one line: what was decided, about what.
+          const what = item.approval?.preview?.summary ?? item.approval?.allows ?? item.approval?.tool;
+          return what ? `${decision} · ${what}` : decision;
         }
         return trans.__('Answered');
       }

@@ -9,7 +9,7 @@
 import type { LspDisplayLocation, ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { checkIcon, errorIcon, LabIcon, stopIcon } from '@jupyterlab/ui-components';
+import { checkIcon, errorIcon, LabIcon, lockIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { codeOf, formatElapsed } from '../tool-format';
@@ -41,6 +41,8 @@ export interface IToolCardActions {
 
 const STATUS_ICONS: Partial<Record<ToolCallStatus, LabIcon>> = {
   ok: checkIcon,
+  // Not a green check: the call did nothing because the policy withheld its files.
+  withheld: lockIcon,
   error: errorIcon,
   aborted: stopIcon
 };
@@ -276,6 +278,8 @@ export class ToolCardWidget extends Widget implements IItemWidget {
         return this._trans.__('Running');
       case 'ok':
         return this._trans.__('Done');
+      case 'withheld':
+        return this._trans.__('Withheld by policy');
       case 'error':
         return this._trans.__('Failed');
       case 'aborted':

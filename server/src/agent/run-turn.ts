@@ -272,7 +272,7 @@ function progressReporter(sink: TurnSink, itemId: string, startedAt: number, red
 function finishCard(sink: TurnSink, cards: Map<string, ToolCallItem>, call: ModelToolCall, result: ToolCallResult): ToolCallResult {
   const card = cards.get(call.toolCallId);
   if (card) {
-    const status = result.ok ? 'ok' : result.status;
+    const status = result.ok ? result.outcome ?? 'ok' : result.status;
     const display = result.ok && result.display ? { display: result.display } : {};
     sink.emit({ type: 'item-updated', item: { ...card, status, durationMs: result.durationMs, output: result.output, title: result.title, ...display } });
   }

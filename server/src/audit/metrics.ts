@@ -3,20 +3,21 @@ import type { AuditEntry } from '../ports/harness.js';
 
 /** Per-tool calls, success rate and mean duration (HARN-7). Pure; rows sorted by tool. */
 export function computeMetrics(entries: Iterable<Pick<AuditEntry, 'tool' | 'status' | 'durationMs'>>): ToolMetricsRow[] {
-  const acc = new Map<string, { calls: number; ok: number; errors: number; denied: number; total: number }>();
+  const acc = new Map<string, { calls: number; ok: number; errors: number; denied: number; withheld: number; total: number }>();
   for (const e of entries) {
-    const row = acc.get(e.tool) ?? { calls: 0, ok: 0, errors: 0, denied: 0, total: 0 };
+    const row = acc.get(e.tool) ?? { calls: 0, ok: 0, errors: 0, denied: 0, withheld: 0, total: 0 };
     row.calls += 1;
     row.total += e.durationMs;
     if (e.status === 'ok') row.ok += 1;
     else if (e.status === 'denied') row.denied += 1;
+    else if (e.status === 'withheld') row.withheld += 1;
     else row.errors += 1;
     acc.set(e.tool, row);
   }
   return [...acc.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([tool, r]) => ({
-      tool, calls: r.calls, ok: r.ok, errors: r.errors, denied: r.denied,
+      tool, calls: r.calls, ok: r.ok, errors: r.errors, denied: r.denied, withheld: r.withheld,
       successRate: r.calls === 0 ? 0 : Math.round((r.ok / r.calls) * 1000) / 1000,
       meanDurationMs: r.calls === 0 ? 0 : Math.round(r.total / r.calls)
     }));

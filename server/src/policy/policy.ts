@@ -89,7 +89,7 @@ export function globMatch(pattern: string, text: string, options: { caseInsensit
  * - the pattern is normalised first: leading `./` and trailing `/` dropped (`./secrets/`
  *   is `secrets`);
  * - a folder covers what is inside it: `secrets` and `secrets/*` both match
- *   `secrets/keys/a.pem`;
+ *   `secrets/keys/a.pem`, and `/.` (the workspace root) matches every path;
  * - a pattern without `/` matches a file or folder of that name in any folder: `.env`
  *   matches `.env`, `app/.env` and everything under a folder named `.env`; a leading `/`
  *   anchors it at the workspace root (`/notes.md` is only the top-level one);
@@ -104,7 +104,9 @@ export function pathPatternMatches(pattern: string, subject: string): boolean {
   const anchored = p.startsWith('/') && p.length > 1;
   if (anchored) p = p.replace(/^\/+/, '');
   while (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
-  if (p === '' || p === '.') return subject === '.';
+  // `/.` is the workspace root folder ("Always" on a walk of the whole workspace remembers
+  // it): like any folder it covers what is inside it.
+  if (p === '' || p === '.') return (anchored && p === '.') || subject === '.';
   const ci = { caseInsensitive: true };
   const segments = subject.split('/');
   // The path itself and each folder above it (a folder rule covers its contents).

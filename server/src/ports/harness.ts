@@ -1,4 +1,4 @@
-import type { ToolActor, ToolCallDisplay } from '@cellmate/protocol';
+import type { ApprovalPreview, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
 import type { PolicyRule } from './vocabulary.js';
 
 /**
@@ -23,6 +23,10 @@ export interface ApprovalRequest {
   subject: string;
   /** The pattern "Always for this pattern" adds. */
   pattern: string;
+  /** What that pattern allows, in words (`debug: evaluate in dbg/prog.py`). */
+  allows?: string;
+  /** What the call would change, for the card. */
+  preview?: ApprovalPreview;
   reason: string;
   /** The background worker whose call asks (the card names it; issue #16 item 5). */
   worker?: { id: string; label: string };
@@ -75,7 +79,7 @@ export interface AuditEntry {
   tool: string;
   args: unknown;
   decision: AuditDecision;
-  status: 'ok' | 'error' | 'aborted' | 'fatal' | 'denied';
+  status: 'ok' | 'withheld' | 'error' | 'aborted' | 'fatal' | 'denied';
   /** First line of the result, at most 200 characters. */
   summary: string;
   durationMs: number;

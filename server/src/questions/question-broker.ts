@@ -141,7 +141,7 @@ export class QuestionBroker implements ApprovalPort {
         context: `${request.subject} — ${request.reason}`,
         options: APPROVAL_OPTIONS.map((o) => ({ ...o })),
         allowFreeText: true, multiSelect: false,
-        approval: { tool: request.tool, args: request.args, pattern: request.pattern, reason: request.reason, ...(request.worker ? { worker: request.worker } : {}) }
+        approval: { tool: request.tool, args: request.args, pattern: request.pattern, ...(request.allows ? { allows: request.allows } : {}), ...(request.preview ? { preview: request.preview } : {}), reason: request.reason, ...(request.worker ? { worker: request.worker } : {}) }
       },
       signal
     );

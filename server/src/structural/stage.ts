@@ -5,8 +5,8 @@
  * sources; `resolve` splices them in through `server/src/edits/`) and the diff a person
  * reviews. Writes nothing.
  */
-import { createRequire } from 'node:module';
 import { astGrep } from './ast-languages.js';
+import { unifiedDiff } from '../edits/unified-diff.js';
 import type { DiffFileChange } from '@cellmate/protocol';
 import { ToolInputError } from '../tools/errors.js';
 import { placeLabel, type SourceDocument } from './documents.js';
@@ -120,12 +120,4 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
   return { files, sites, replacements, skippedMagic, brokenAfter, searches, diff };
 }
 
-const require = createRequire(import.meta.url);
-let jsdiff: typeof import('diff') | undefined;
-
-/** Unified diff hunks of two texts (3 lines of context), without file headers or `\ No newline` markers. */
-export function unifiedDiff(before: string, after: string): string {
-  jsdiff ??= require('diff') as typeof import('diff'); // on first use: not at start-up
-  const patch = jsdiff.structuredPatch('a', 'b', before, after, '', '', { context: 3 });
-  return patch.hunks.map((h) => [`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines.filter((l) => !l.startsWith('\\'))].join('\n')).join('\n');
-}
+export { unifiedDiff };

@@ -6,8 +6,8 @@
  * too, so `./.env`, `sub/../.env`, `/abs/ws/.env` and `link-to-env` are all `.env`.
  */
 import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
-import { evaluatePolicy } from '../policy/policy.js';
-import type { ToolDefinition, ToolTier } from './define-tool.js';
+import { evaluatePolicy, ruleForAlways } from '../policy/policy.js';
+import type { PolicyContext, ToolDefinition, ToolTier } from './define-tool.js';
 import { resolveWorkspacePath } from './workspace-path.js';
 
 /**
@@ -26,13 +26,45 @@ export async function canonicalPathSubjects(workspace: string, inputs: ReadonlyA
 }
 
 /**
+ * How far a call reaches into the files it walks or is handed back (grep's matches,
+ * ast_edit's rewrites, a language server's rename): `rules` when the rules alone let the
+ * call through, `answered` when a person approved it (a card's "once" or "always", or their
+ * own click on a card).
+ */
+export type PathReach = 'rules' | 'answered';
+
+/**
  * A synchronous "may this tool touch this path?" over rules read once for the call: what
  * the registry hands tools as `ctx.isPathAllowed`, and what `@` mentions and the notebook
- * context ask. Only `allow` passes: a path a rule denies — or would ask about — is
- * withheld from folder walks (nobody approves each file of a grep).
+ * context ask. Reached by the rules alone, only `allow` passes: a path a rule denies — or
+ * would ask about — is withheld from folder walks (nobody approves each file of a grep).
+ * Once a person has approved the call, their answer covers every file inside it, so only
+ * a `deny` rule withholds one: the person approved the call, not an exception to a deny.
  */
-export function createPathGate(rules: readonly PolicyRule[], tool: string, tier: ToolTier): (relative: string) => boolean {
-  return (relative) => evaluatePolicy(rules, { tool, tier, subjects: [relative], subjectKind: 'path' }).action === 'allow';
+export function createPathGate(rules: readonly PolicyRule[], tool: string, tier: ToolTier, reach: PathReach = 'rules'): (relative: string) => boolean {
+  return (relative) => {
+    const action = evaluatePolicy(rules, { tool, tier, subjects: [relative], subjectKind: 'path' }).action;
+    return reach === 'answered' ? action !== 'deny' : action === 'allow';
+  };
+}
+
+/**
+ * The rules an "Always" answer adds for one judgement: one per subject the rules did not
+ * already allow, so a call over several files (a `resolve` of a multi-file edit) is covered
+ * next time for every file it asked about, not only the first.
+ */
+export function rulesForAlways(rules: readonly PolicyRule[], judgement: Judgement): PolicyRule[] {
+  const subjects = judgement.subjects.length > 0 ? judgement.subjects : ['*'];
+  const asked = subjects.filter((subject) =>
+    evaluatePolicy(rules, { tool: judgement.tool, tier: judgement.tier, subjects: [subject], subjectKind: judgement.kind }).action !== 'allow');
+  // A dangerous command asks although a rule allows it: "always" then names the command itself.
+  const chosen = asked.length > 0 ? asked : subjects;
+  return [...new Set(chosen)].map((subject) => ruleForAlways(judgement.tool, subject, judgement.kind));
+}
+
+/** A folder walk's outcome: `withheld` when it came out empty and the policy withheld files. */
+export function emptyOutcome(withheld: number): { outcome?: 'withheld' } {
+  return withheld > 0 ? { outcome: 'withheld' } : {};
 }
 
 /** The note a folder-walking tool appends when the policy withheld files. */
@@ -60,11 +92,12 @@ export interface Judgement {
  * @throws PathRefusedError when a path argument escapes the workspace
  */
 export async function judgeCall(
-  definition: ToolDefinition, args: unknown, workspace: string, rules: readonly PolicyRule[]
+  definition: ToolDefinition, args: unknown, ctx: PolicyContext, rules: readonly PolicyRule[]
 ): Promise<{ judgement: Judgement; decision: PolicyDecision }> {
-  const paths = definition.paths ? await canonicalPathSubjects(workspace, definition.paths(args)) : [];
+  const paths = definition.paths ? await canonicalPathSubjects(ctx.workspace, definition.paths(args)) : [];
+  const tier = definition.policyTier?.(args, ctx) ?? definition.tier;
   const judgements: Judgement[] = [
-    { tool: definition.name, tier: definition.tier, subjects: [...paths, ...(definition.policySubjects?.(args) ?? [])], kind: paths.length > 0 ? 'path' : 'text', danger: definition.dangerReason?.(args) },
+    { tool: definition.name, tier, subjects: [...paths, ...(definition.policySubjects?.(args, ctx) ?? [])], kind: paths.length > 0 ? 'path' : 'text', danger: definition.dangerReason?.(args) },
     ...(definition.alsoJudgedAs?.(args) ?? []).map((j) => ({ ...j, kind: 'text' as const }))
   ];
   const judged = judgements.map((judgement) => ({
@@ -74,4 +107,21 @@ export async function judgeCall(
   const strictness = ({ judgement, decision }: (typeof judged)[number]): number =>
     decision.action === 'deny' ? 2 : decision.action === 'ask' || judgement.danger ? 1 : 0;
   return judged.reduce((worst, next) => (strictness(next) > strictness(worst) ? next : worst));
+}
+
+/**
+ * What "Always" would allow, in words for the approval card: the tool and the subjects its
+ * rules cover (`write on notes.md`, `shell: git status`, `debug: evaluate in dbg/prog.py`),
+ * never the rule's escaped glob.
+ */
+export function describeAlways(judgement: Pick<Judgement, 'tool' | 'kind'>, rules: readonly PolicyRule[]): string {
+  const subjects = rules.map((r) => unescapeGlob(judgement.kind === 'path' ? r.pattern.replace(/^\//, '') : r.pattern));
+  if (subjects.length === 1 && subjects[0] === '*') return `${judgement.tool} (calls with no file or command)`;
+  if (judgement.kind === 'text') return `${judgement.tool}: ${subjects.join(', ')}`;
+  return `${judgement.tool} on ${subjects.map((s) => (s === '.' ? 'the whole workspace' : s)).join(', ')}`;
+}
+
+/** The literal text of a pattern built by `literalGlob`. */
+function unescapeGlob(pattern: string): string {
+  return pattern.replace(/\\([*?\\])/g, '$1');
 }

@@ -1,4 +1,4 @@
-import type { ModelSettings, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
+import type { ApprovalPreview, ModelSettings, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
 import type { z } from 'zod';
 import type { ActionClass, CapabilityProfile, ToolTier } from '../ports/vocabulary.js';
 
@@ -45,6 +45,9 @@ export interface ToolContext {
   isPathAllowed?(relative: string): boolean;
 }
 
+/** What a tool's policy hooks may look at besides the arguments: whose call it is, where. */
+export type PolicyContext = Pick<ToolContext, 'chatId' | 'workspace'>;
+
 /** `ctx.isPathAllowed`, defaulting to allowed when the registry gave none. */
 export function pathAllowed(ctx: Pick<ToolContext, 'isPathAllowed'>, relative: string): boolean {
   return ctx.isPathAllowed ? ctx.isPathAllowed(relative) : true;
@@ -62,6 +65,11 @@ export interface ToolOutput {
   attachments?: ToolAttachment[];
   /** Rich parts of the transcript card (eval: kernel, rewrites, MIME outputs); not for the model. */
   display?: ToolCallDisplay;
+  /**
+   * `withheld`: the call found or changed nothing because the policy withheld files it
+   * would have used; the card, the audit log and the metrics say so instead of "done".
+   */
+  outcome?: 'withheld';
 }
 
 /** An image attached to a tool result. */
@@ -150,13 +158,24 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * Non-path policy subjects (HARN-6): the command(s) for `shell`. Default: none (rules
    * match with pattern `*`). Paths are declared with {@link paths} instead.
    */
-  policySubjects?(args: z.output<S>): string[];
+  policySubjects?(args: z.output<S>, ctx: PolicyContext): string[];
+  /**
+   * The tier one call is judged at when it is lower than the tool's: `debug`'s views of a
+   * stopped program (stack, variables…) are read tier while `evaluate` stays exec. The
+   * surface (TIER-2) still goes by {@link tier}. Default: {@link tier}.
+   */
+  policyTier?(args: z.output<S>, ctx: PolicyContext): ToolTier;
   /**
    * Other tools this call also acts as, judged by the same policy and floor (EVAL-5): an
    * `eval` cell that calls `os.system` is judged as `shell` on that command too. The
    * strictest outcome over the tool itself and these wins.
    */
   alsoJudgedAs?(args: z.output<S>): ReadonlyArray<ExtraJudgement>;
+  /**
+   * What the call would change, computed without writing, for its approval card (a diff per
+   * file, per cell for a notebook). Only called when the call asks; a failure shows no diff.
+   */
+  preview?(args: z.output<S>, ctx: ToolContext): Promise<ApprovalPreview | undefined>;
   /** A reason this call always needs a person's approval (the dangerous-command floor). */
   dangerReason?(args: z.output<S>): string | undefined;
   /** How the approval card introduces a {@link dangerReason} (default `dangerous command`). */

@@ -2,14 +2,14 @@ import type { ToolActor } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
 import type { ActionClass, ToolSurface } from '../ports/vocabulary.js';
-import { evaluatePolicy, ruleForAlways } from '../policy/policy.js';
+import { evaluatePolicy } from '../policy/policy.js';
 import { FULL_PROFILE, PINNED_TOOLS, projectSurface, surfaceRefusal, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
 import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, WriteHook } from '../ports/harness.js';
 import { shapeOutput } from './output-shaping.js';
 import { raceAbort } from './race-abort.js';
-import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subjects.js';
+import { canonicalPathSubjects, createPathGate, describeAlways, judgeCall, rulesForAlways } from './call-subjects.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
 import { CALL_TOOL } from './call_tool/call_tool.js';
 import { formatValidationError } from './validation-message.js';
@@ -62,8 +62,8 @@ export interface ToolCallRecord {
   name: string;
   actor: ToolActor;
   chatId: string;
-  /** `ok`, `error` (the model got an error result), `aborted`, or `fatal` (ended the turn). */
-  status: 'ok' | 'error' | 'aborted' | 'fatal';
+  /** `ok`, `withheld` (ran, did nothing: the policy withheld its files), `error` (the model got an error result), `aborted`, or `fatal` (ended the turn). */
+  status: 'ok' | 'withheld' | 'error' | 'aborted' | 'fatal';
   durationMs: number;
   /** How the gate decided. */
   decision?: AuditDecision;
@@ -203,7 +203,7 @@ export class ToolRegistry {
     try {
       const raw = await this.callUnobserved(name, rawArgs, safeCtx, gate);
       const result = redactor ? redactor.redactDeep(raw) : raw;
-      this.report(name, rawArgs, ctx, gate.decision, result.ok ? 'ok' : result.denied ? 'denied' : result.status, result.durationMs, result.output, result.ok ? undefined : result.output);
+      this.report(name, rawArgs, ctx, gate.decision, result.ok ? result.outcome ?? 'ok' : result.denied ? 'denied' : result.status, result.durationMs, result.output, result.ok ? undefined : result.output);
       return result;
     } catch (error) {
       const message = redactor ? redactor.redact(error instanceof Error ? error.message : String(error)) : error instanceof Error ? error.message : String(error);
@@ -220,7 +220,7 @@ export class ToolRegistry {
 
   private report(
     name: string, args: unknown, ctx: ToolContext, decision: AuditDecision,
-    status: 'ok' | 'error' | 'aborted' | 'fatal' | 'denied', durationMs: number, output: string, error?: string
+    status: 'ok' | 'withheld' | 'error' | 'aborted' | 'fatal' | 'denied', durationMs: number, output: string, error?: string
   ): void {
     this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: status === 'denied' ? 'error' : status, durationMs, decision });
     this.options.audit?.record({
@@ -321,7 +321,7 @@ export class ToolRegistry {
     const rules = await policy.rules();
     let judged: Awaited<ReturnType<typeof judgeCall>>;
     try {
-      judged = await judgeCall(definition, args, ctx.workspace, rules);
+      judged = await judgeCall(definition, args, ctx, rules);
     } catch (error) {
       if (!(error instanceof PathRefusedError)) throw error;
       gate.decision = 'refused-path';
@@ -329,7 +329,11 @@ export class ToolRegistry {
     }
     const { judgement: chosen, decision } = judged;
     const danger = chosen.danger;
-    const isPathAllowed = createPathGate(rules, name, definition.tier);
+    // Built per outcome: the rules alone admit only what they allow; a person's answer admits
+    // every file inside the call the rules do not deny (see createPathGate).
+    const tier = chosen.tool === name ? chosen.tier : definition.tier;
+    const ruledGate = (): ((relative: string) => boolean) => createPathGate(rules, name, tier, 'rules');
+    const answeredGate = (): ((relative: string) => boolean) => createPathGate(rules, name, tier, 'answered');
     const via = chosen.tool === name ? '' : ` (${chosen.why}, so it is judged as ${chosen.tool})`;
     if (decision.action === 'deny') {
       gate.decision = decision.source === 'rule' ? 'denied-by-rule' : 'denied-by-default';
@@ -340,37 +344,38 @@ export class ToolRegistry {
     }
     if (decision.action === 'allow' && !danger) {
       gate.decision = decision.source === 'rule' ? 'allowed-by-rule' : 'allowed-by-default';
-      return { isPathAllowed };
+      return { isPathAllowed: ruledGate() };
     }
     // A call the person made themselves (a card's button: actor `user`) is its own approval;
     // a deny rule above and the dangerous-command floor still hold.
     if (ctx.actor === 'user' && !danger) {
       gate.decision = 'approved-by-action';
-      return { isPathAllowed };
+      return { isPathAllowed: answeredGate() };
     }
     // ask (by policy, or because the dangerous-command floor overrides an allow)
     const reason = (danger
       ? `${(chosen.tool === name && definition.dangerLabel) || 'dangerous command'}: ${danger} (always asks, whatever the policy says)`
       : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${chosen.tier}-tier tools ask by default`) + via;
     const subject = decision.subject;
-    // "Always for this pattern" adds exactly this rule; the card shows its pattern.
-    const always = ruleForAlways(chosen.tool, subject, chosen.kind);
+    // "Always for this pattern" adds exactly these rules (one per subject that asked); the card shows their patterns.
+    const always = rulesForAlways(rules, chosen);
     const approvals = this.options.approvals;
+    const preview = approvals && chosen.tool === name ? await definition.preview?.(args, ctx).catch(() => undefined) : undefined;
     const answer = approvals
       ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.pattern, reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
+          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), ...(preview ? { preview } : {}), reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
           ctx.signal
         )
       : ({ decision: 'unavailable' } as const);
     switch (answer.decision) {
       case 'once':
         gate.decision = 'approved-once';
-        return { isPathAllowed };
+        return { isPathAllowed: answeredGate() };
       case 'always':
         gate.decision = 'approved-always';
         // The floor still asks next time: "always" never covers a dangerous command.
-        policy.remember(always);
-        return { isPathAllowed };
+        for (const rule of always) policy.remember(rule);
+        return { isPathAllowed: answeredGate() };
       case 'cancelled':
         return { refused: { ok: false, status: 'aborted', output: 'The user stopped the turn while this call waited for approval.', title: name, denied: true } };
       case 'deny':

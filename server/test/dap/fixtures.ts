@@ -9,7 +9,7 @@ import { KernelManager } from '../../src/kernels/kernel-manager.js';
 import { DebugSessionManager, type DebugSessionManagerOptions } from '../../src/dap/session-manager.js';
 import type { ToolContext } from '../../src/tools/define-tool.js';
 import { createDebugTool, type DebugToolOptions } from '../../src/tools/debug/debug.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry, type ToolRegistryOptions } from '../../src/tools/registry.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
@@ -41,13 +41,17 @@ export interface DebugRig {
 }
 
 /** A workspace with `nb.ipynb`, real private kernels and the debug tool. */
-export async function debugRig(opts: DebugSessionManagerOptions & Partial<DebugToolOptions> = {}): Promise<DebugRig> {
+export async function debugRig(opts: DebugSessionManagerOptions & Partial<DebugToolOptions> & {
+  /** The policy and the person answering its cards (default: no policy gate). */
+  gate?: (workspace: string) => Pick<ToolRegistryOptions, 'policy' | 'approvals'>;
+} = {}): Promise<DebugRig> {
   const ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-debug-')));
   await writeFile(path.join(ws, 'nb.ipynb'), notebookJson(CELLS));
   const kernels = new KernelManager({ workspace: ws, maxPrivateKernels: 8, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'] });
   const sessions = new DebugSessionManager({ stopWaitMs: opts.stopWaitMs ?? 60_000, ...(opts.ttlMs ? { ttlMs: opts.ttlMs } : {}) });
-  const registry = new ToolRegistry([]);
-  registry.register(createDebugTool({ sessions, kernels, ...opts }));
+  const { gate, ...toolOptions } = opts;
+  const registry = new ToolRegistry([], gate?.(ws) ?? {});
+  registry.register(createDebugTool({ sessions, kernels, ...toolOptions }));
   const ctx = (chatId: string): ToolContext => ({ workspace: ws, signal: new AbortController().signal, actor: 'model', chatId });
   return {
     ws, kernels, sessions, registry,

@@ -9,6 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../src/tools/define-tool.js';
 import { createLspCodeActionTool } from '../../src/tools/lsp_code_action/lsp_code_action.js';
 import { lspFixture, type LspFixture } from './lsp-fixtures.js';
+import { PolicyStore } from '../../src/policy/policy-store.js';
+import { answeringPerson } from '../helpers/answering-person.js';
 
 const open: LspFixture[] = [];
 afterEach(async () => {
@@ -51,5 +53,16 @@ describe('lsp_code_action (LSP-4)', () => {
     expect(past.ok).toBe(false);
     expect(past.output).toMatch(/There is no action 99 at pkg\/needs_import\.py line 3\. The server offers now:\n1\. from textwrap import dedent/);
     expect(await readFile(file, 'utf8')).toBe(before);
+  }, 90_000);
+
+  it('answered "Approve once" on the default policy: the fix is written', async () => {
+    const person = answeringPerson('once');
+    const gate = (ws: string) => ({ policy: new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, '.home'), CELLMATE_TRUSTED_WORKSPACES: ws } }), approvals: person.broker });
+    const f = await lspFixture(['py'], { flat: true, gate, extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition] });
+    open.push(f);
+    const r = await f.call('lsp_code_action', { ...at, choice: 1, title: 'from textwrap import dedent' });
+    expect(person.approvals().map((c) => c.approval!.tool)).toEqual(['lsp_code_action']);
+    expect(r.ok, r.output).toBe(true);
+    expect(await readFile(path.join(f.workspace, at.file), 'utf8')).toContain('from textwrap import dedent');
   }, 90_000);
 });

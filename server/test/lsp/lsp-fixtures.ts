@@ -12,7 +12,7 @@ import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService, type LspServiceOptions } from '../../src/lsp/lsp-service.js';
 import type { NotebookPort } from '../../src/tools/notebook/pane-hub.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry, type ToolRegistryOptions } from '../../src/tools/registry.js';
 import { WriteDiagnostics, type WriteDiagnosticsOptions } from '../../src/lsp/write-diagnostics.js';
 import { applyPatchTool, editTool, writeTool } from '../../src/tools/index.js';
 import { createNotebookTools } from '../../src/tools/notebook/notebook.js';
@@ -42,6 +42,8 @@ export async function lspFixture(names: string[], options: Partial<LspServiceOpt
   /** Registers write, edit, apply_patch and the notebook tools with write-time diagnostics. */
   writeTools?: boolean | WriteDiagnosticsOptions;
   extraTools?: (f: { service: LspService; docs: DocumentSync }) => ToolDefinition[];
+  /** The policy and the person answering its cards (default: no policy gate). */
+  gate?: (workspace: string) => Pick<ToolRegistryOptions, 'policy' | 'approvals'>;
 } = {}): Promise<LspFixture> {
   // Not helpers/temp's tempDir: a fixture lives for a whole describe block (beforeAll), not one test.
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-lsp-')));
@@ -54,7 +56,7 @@ export async function lspFixture(names: string[], options: Partial<LspServiceOpt
   const writeTools: ToolDefinition[] = options.writeTools
     ? [writeTool, editTool, applyPatchTool, ...(createNotebookTools({ port: options.port ?? { find: async () => undefined } }) as unknown as ToolDefinition[])]
     : [];
-  const registry = new ToolRegistry([createLspTool(service, docs) as unknown as ToolDefinition, ...writeTools, ...(options.extraTools?.({ service, docs }) ?? [])], writeHook ? { writeHook } : {});
+  const registry = new ToolRegistry([createLspTool(service, docs) as unknown as ToolDefinition, ...writeTools, ...(options.extraTools?.({ service, docs }) ?? [])], { ...(writeHook ? { writeHook } : {}), ...options.gate?.(workspace) });
   return {
     workspace, service, docs, registry,
     async call(name, args, chatId = 'chat-1') {

@@ -5,12 +5,14 @@
  * one file changed after the server computed its edit changes nothing and names the file.
  */
 import { execFileSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLspRenameTool } from '../../src/tools/lsp_rename/lsp_rename.js';
 import type { ToolDefinition } from '../../src/tools/define-tool.js';
 import { lspFixture, REPO, type LspFixture } from './lsp-fixtures.js';
+import { PolicyStore } from '../../src/policy/policy-store.js';
+import { answeringPerson } from '../helpers/answering-person.js';
 
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
 const FILES = ['pkg/util.py', 'pkg/main.py', 'pkg/other.py', 'pkg/needs_import.py', 'analysis.ipynb'];
@@ -74,6 +76,30 @@ describe('lsp_rename (RENAME-1)', () => {
     const hover = await f.call('lsp', { action: 'hover', file: 'analysis.ipynb', cell: 'c-count', line: 2, symbol: 'load_data' });
     expect(hover.output).toContain('def load_data(path: str) -> list[str]');
     const r = await f.call('lsp_rename', { file: 'analysis.ipynb', cell: '#3', line: 2, symbol: 'load_data', new_name: 'read_rows' });
+    expect(r.ok, r.output).toBe(true);
+    const after = await snapshot(f.workspace);
+    for (const file of FILES) expect(after[file]).toBe(before[file]!.replaceAll('load_data', 'read_rows'));
+  }, 120_000);
+
+  it('answered "Approve once" on the default policy: the rename writes every file it touches, unless a deny rule covers one', async () => {
+    const person = answeringPerson('once');
+    const gate = (ws: string) => ({ policy: new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, '.home'), CELLMATE_TRUSTED_WORKSPACES: ws } }), approvals: person.broker });
+    const f = await lspFixture(['py'], { flat: true, gate, extraTools: ({ docs }) => [createLspRenameTool(docs) as unknown as ToolDefinition] });
+    open.push(f);
+    const before = await snapshot(f.workspace);
+    // A deny rule for one of the files the server's edit reaches wins over the answer.
+    const policyFile = path.join(f.workspace, '.cellmate', 'policy.json');
+    await mkdir(path.dirname(policyFile), { recursive: true });
+    await writeFile(policyFile, JSON.stringify({ rules: [{ tool: 'lsp_rename', pattern: 'pkg/other.py', action: 'deny' }] }));
+    const refused = await f.call('lsp_rename', { file: 'pkg/util.py', line: 1, symbol: 'load_data', new_name: 'read_rows' });
+    expect(person.approvals().map((c) => c.approval!.tool)).toEqual(['lsp_rename']);
+    expect(refused.ok).toBe(false);
+    expect(refused.output).toBe('The rename would change pkg/other.py, which the policy does not let lsp_rename write. Nothing was changed.');
+    expect(await snapshot(f.workspace)).toEqual(before);
+
+    await rm(policyFile);
+    const r = await f.call('lsp_rename', { file: 'pkg/util.py', line: 1, symbol: 'load_data', new_name: 'read_rows' });
+    expect(person.approvals()).toHaveLength(2);
     expect(r.ok, r.output).toBe(true);
     const after = await snapshot(f.workspace);
     for (const file of FILES) expect(after[file]).toBe(before[file]!.replaceAll('load_data', 'read_rows'));

@@ -168,7 +168,11 @@ describe('path rules match canonical paths like .gitignore (HARN-5/6)', () => {
     ['data/raw', 'other/data/raw/x.csv', false],
     ['*.pem', 'deep/k.PEM', true],
     ['notes/*', 'notes/deep/x.md', true],
-    ['*', 'anything/at/all', true]
+    ['*', 'anything/at/all', true],
+    // "Always" on a walk of the whole workspace remembers the root folder, which covers what is in it.
+    ['/.', '.', true],
+    ['/.', 'src/deep/a.py', true],
+    ['.', 'src/a.py', false]
   ] as const)('%s covers %s: %s', (pattern, subject, expected) => {
     expect(pathPatternMatches(pattern, subject)).toBe(expected);
   });

@@ -2,7 +2,8 @@
  * The diff card's Accept / Discard (`edit/resolve`, SPEC EDIT-3) is the model's own
  * `resolve` call made by the person: it goes through the registry as actor `user`, so the
  * policy's deny rules hold for the click, and the audit log records who resolved it. The
- * click itself is the approval a write-tier `ask` seeks (nobody is asked again).
+ * click itself is the approval a write-tier `ask` seeks (nobody is asked again). The staging
+ * `ast_edit` asks on the default policy; the connected person answers its card "Approve once".
  */
 import { PROTOCOL_VERSION, type ToolCallItem } from '@cellmate/protocol';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -22,7 +23,7 @@ afterEach(async () => {
   handle = client = undefined;
 });
 
-/** A companion whose policy allows ast_edit and denies resolve on `locked/`; no pane attached. */
+/** A companion whose policy denies resolve on `locked/`; a person's pane is attached and answers cards. */
 async function companion(): Promise<{ ws: string; client: TestClient }> {
   const ws = await tempDir();
   await mkdir(path.join(ws, 'locked'));
@@ -30,7 +31,6 @@ async function companion(): Promise<{ ws: string; client: TestClient }> {
   await writeFile(path.join(ws, 'a.py'), 'old(1)\n');
   await writeFile(path.join(ws, 'locked', 'b.py'), 'old(2)\n');
   await writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: [
-    { tool: 'ast_edit', pattern: '*', action: 'allow' },
     { tool: 'resolve', pattern: 'locked/', action: 'deny' }
   ] }));
   const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-home-policy.json'), CELLMATE_TRUSTED_WORKSPACES: ws };
@@ -38,6 +38,13 @@ async function companion(): Promise<{ ws: string; client: TestClient }> {
   client = await connectClient(handle.socketPath!);
   // The person's pane: only a pane may resolve a diff card (and only the one whose chat it is).
   await sendRequest(client.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, interactive: true });
+  // The person answers every approval card "Approve once", as from the pane.
+  const c = client;
+  c.onEvent(({ chatId, event }) => {
+    if (event.type === 'item-added' && event.item.kind === 'question' && event.item.type === 'approval' && event.item.state === 'pending') {
+      void sendRequest(c.connection, 'chat/answer', { chatId, questionId: event.item.questionId, answer: { action: 'answer', selected: [0] } });
+    }
+  });
   return { ws, client };
 }
 
@@ -49,7 +56,9 @@ async function stage(ws: string, c: TestClient, where: string): Promise<{ chatId
   const from = c.events.length;
   await sendRequest(c.connection, 'chat/send', { chatId: chat.id, text: 'go', model: { provider: 'scripted', model: 'scripted', scriptPath: script } });
   await c.turnEnded(chat.id, from);
-  const item = (await sendRequest(c.connection, 'chat/get', { chatId: chat.id })).items.find((i): i is ToolCallItem => i.kind === 'tool')!;
+  const items = (await sendRequest(c.connection, 'chat/get', { chatId: chat.id })).items;
+  expect(items.filter((i) => i.kind === 'question').map((q) => (q.kind === 'question' ? [q.approval?.tool, q.state] : []))).toEqual([['ast_edit', 'answered']]);
+  const item = items.find((i): i is ToolCallItem => i.kind === 'tool')!;
   expect(item.status, item.output).toBe('ok');
   return { chatId: chat.id, editId: /edit_[0-9a-f]+_\d+/.exec(item.output ?? '')![0] };
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { applyChanges, type EditFs, type TextFileChange } from '../../edits/index.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool } from '../define-tool.js';
+import { unifiedDiff } from '../../edits/unified-diff.js';
 import { ToolInputError } from '../errors.js';
 import { resolveForWrite } from '../file-io.js';
 import { applyHunks, parsePatch, PatchError, type FilePatch } from './parse-patch.js';
@@ -47,13 +48,44 @@ export const createApplyPatchTool = (options: ApplyPatchOptions = {}) => defineT
       return [];
     }
   },
+  async preview(args, ctx) {
+    const plan = await planPatch(args.patch, ctx.workspace);
+    return {
+      summary: `apply_patch · ${plan.map((p) => p.relative).join(', ')}`,
+      files: plan.map((p) => ({ path: p.relative, diff: unifiedDiff(p.original ?? '', p.next ?? '') }))
+    };
+  },
   async execute(args, ctx) {
-    const files = safeParse(args.patch);
     // Plan everything in memory first; write only when every hunk applies.
-    const plan: Array<{ absolute: string; relative: string; next: string | null; original: string | null; summary: string }> = [];
+    const plan = await planPatch(args.patch, ctx.workspace);
+    // The one all-or-nothing multi-file edit: every file re-checked against what the hunks
+    // were applied to, temp file + rename, rollback if a write fails.
+    const changes = plan.map((p): TextFileChange => ({ kind: 'text', path: p.relative, expected: p.original, next: p.next }));
+    await applyChanges(changes, { workspace: ctx.workspace, signal: ctx.signal, ...(options.fs ? { fs: options.fs } : {}) });
+    return {
+      title: `${plan.length} file${plan.length === 1 ? '' : 's'} patched`,
+      output: plan.map((p) => p.summary).join('\n'),
+      metadata: { changedFiles: plan.map((p) => p.relative) }
+    };
+  }
+});
+
+/** `apply_patch` on the real file system. */
+export const applyPatchTool = createApplyPatchTool();
+
+/** A file the patch changes: its text before (null: created) and after (null: deleted). */
+interface PatchedFile { absolute: string; relative: string; next: string | null; original: string | null; summary: string }
+
+/**
+ * Every file's new text, planned in memory (nothing written).
+ * @throws ToolInputError when the patch does not apply; nothing may be written then
+ */
+async function planPatch(patch: string, workspace: string): Promise<PatchedFile[]> {
+    const files = safeParse(patch);
+    const plan: PatchedFile[] = [];
     for (const f of files) {
       const target = f.newPath ?? f.oldPath!;
-      const resolved = await resolveForWrite(ctx.workspace, target);
+      const resolved = await resolveForWrite(workspace, target);
       if (f.oldPath !== null && f.newPath !== null && f.oldPath !== f.newPath) {
         throw new ToolInputError(`${f.oldPath} → ${f.newPath}: renames are not supported. Nothing was changed.`);
       }
@@ -77,17 +109,5 @@ export const createApplyPatchTool = (options: ApplyPatchOptions = {}) => defineT
       const summary = f.oldPath === null ? `A ${resolved.relative} (+${plus})` : f.newPath === null ? `D ${resolved.relative}` : `M ${resolved.relative} (+${plus} −${minus})`;
       plan.push({ absolute: resolved.absolute, relative: resolved.relative, next, original, summary });
     }
-    // The one all-or-nothing multi-file edit: every file re-checked against what the hunks
-    // were applied to, temp file + rename, rollback if a write fails.
-    const changes = plan.map((p): TextFileChange => ({ kind: 'text', path: p.relative, expected: p.original, next: p.next }));
-    await applyChanges(changes, { workspace: ctx.workspace, signal: ctx.signal, ...(options.fs ? { fs: options.fs } : {}) });
-    return {
-      title: `${plan.length} file${plan.length === 1 ? '' : 's'} patched`,
-      output: plan.map((p) => p.summary).join('\n'),
-      metadata: { changedFiles: plan.map((p) => p.relative) }
-    };
-  }
-});
-
-/** `apply_patch` on the real file system. */
-export const applyPatchTool = createApplyPatchTool();
+  return plan;
+}

@@ -3,7 +3,7 @@ import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, pathAllowed, type ToolDefinition } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { cut } from '../output-shaping.js';
-import { withheldNote } from '../call-subjects.js';
+import { emptyOutcome, withheldNote } from '../call-subjects.js';
 import { languageField, pathField, patternField, rungNote, structuralTarget } from '../ast_grep/ast_grep.js';
 import { planStructuralEdit, type RewriteOp } from '../../structural/stage.js';
 import type { StagedEdits } from '../../structural/staged-edits.js';
@@ -59,7 +59,7 @@ export function createStructuralEditTools(edits: StagedEdits): ToolDefinition[] 
       ].filter(Boolean);
       const readAs = plan.searches.map((s, i) => `op ${i + 1} ${rungNote(s)}`).join('; ');
       if (plan.replacements === 0) {
-        return { title: 'ast_edit: nothing to change', output: [`No replacements: no match changes (${readAs}). Nothing was staged.`, ...notes].join('\n'), metadata: { replacements: 0 } };
+        return { title: 'ast_edit: nothing to change', output: [`No replacements: no match changes (${readAs}). Nothing was staged.`, ...notes].join('\n'), metadata: { replacements: 0, withheld }, ...emptyOutcome(withheld) };
       }
       const notebooks = plan.files.filter((f) => f.cells).length;
       const fileCount = `${plan.files.length} file${plan.files.length === 1 ? '' : 's'}${notebooks ? ` (${notebooks} notebook${notebooks === 1 ? '' : 's'})` : ''}`;

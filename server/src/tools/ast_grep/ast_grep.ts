@@ -4,7 +4,7 @@ import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, pathAllowed, type ToolContext } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { cut, page } from '../output-shaping.js';
-import { withheldNote } from '../call-subjects.js';
+import { emptyOutcome, withheldNote } from '../call-subjects.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 import { placeLabel } from '../../structural/documents.js';
 import { LANGUAGE_NAMES, languageOfPath, parseLanguageName, type StructuralLanguage } from '../../structural/languages.js';
@@ -104,7 +104,8 @@ export const astGrepTool = defineTool({
       return {
         title: `${args.pattern}: no matches`,
         output: `No matches for ${JSON.stringify(args.pattern)} under ${where} (${searched}${note ? `; ${note}` : ''}).${tail ? `\n${tail}` : ''}`,
-        metadata: { total: 0, withheld: result.withheld }
+        metadata: { total: 0, withheld: result.withheld },
+        ...emptyOutcome(result.withheld)
       };
     }
     const offset = args.offset ?? 1;

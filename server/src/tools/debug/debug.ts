@@ -30,6 +30,17 @@ export const DEBUG_ACTIONS = [
   'variables', 'evaluate', 'output', 'terminate'
 ] as const;
 
+/**
+ * Actions that only look (at the adapters, the session, a stopped program) or only say where
+ * to stop: read tier. Breakpoints run nothing; the launch or run_cell they wait for still asks.
+ */
+const VIEW_ACTIONS: ReadonlySet<string> = new Set(['adapters', 'status', 'threads', 'stack', 'scopes', 'variables', 'output', 'breakpoints', 'exception_breakpoints']);
+/**
+ * Actions that move or end a session already running: no new question, because the person
+ * (or a rule) allowed the launch or run_cell that started it, and these run nothing else.
+ */
+const SESSION_ACTIONS: ReadonlySet<string> = new Set(['continue', 'pause', 'step_over', 'step_in', 'step_out', 'terminate']);
+
 export const debugParameters = z.strictObject({
   action: z.enum(DEBUG_ACTIONS).describe('What to do (see the description for the arguments each action uses).'),
   file: z.string().min(1).optional().describe('breakpoints: a source file, or a notebook (.ipynb) with `cell`; run_cell: the notebook.'),
@@ -288,6 +299,8 @@ export function createDebugTool(options: DebugToolOptions) {
     parallelSafe: false,
     outputShaping: 'paged',
     paths: (a) => [a.file, a.program, a.cwd],
+    // Views, and stepping a session already allowed to start, ask nothing; what runs code asks.
+    policyTier: (a, ctx) => (VIEW_ACTIONS.has(a.action) || (SESSION_ACTIONS.has(a.action) && sessions.chat(ctx.chatId).active) ? 'read' : 'exec'),
     policySubjects: debugSubjects,
     alsoJudgedAs: debugJudgements,
     async execute(args, ctx) {

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool } from '../define-tool.js';
+import { unifiedDiff } from '../../edits/unified-diff.js';
 import { ToolInputError } from '../errors.js';
 import { countLines, resolveForWrite, writeFileAtomic } from '../file-io.js';
 
@@ -61,6 +62,13 @@ export const editTool = defineTool({
   timeoutMs: 30_000,
   actionClasses: ['write-file'],
   paths: (args) => [args.path],
+  async preview(args, ctx) {
+    const resolved = await resolveForWrite(ctx.workspace, args.path);
+    if (!resolved.exists) return undefined;
+    const content = await readFile(resolved.absolute, 'utf8');
+    if (!content.includes(args.old_string)) return undefined;
+    return { summary: `edit · ${resolved.relative}`, files: [{ path: resolved.relative, diff: unifiedDiff(content, replaced(content, args)) }] };
+  },
   async execute(args, ctx) {
     const resolved = await resolveForWrite(ctx.workspace, args.path);
     if (!resolved.exists) throw new ToolInputError(`File not found: "${args.path}". edit changes existing files; use write to create one.`);
@@ -73,7 +81,7 @@ export const editTool = defineTool({
         `old_string occurs ${lines.length} times in ${resolved.relative} (lines ${lines.slice(0, 20).join(', ')}${lines.length > 20 ? ', …' : ''}). Include more surrounding text so it occurs exactly once, or set replace_all to true.`
       );
     }
-    const updated = args.replace_all ? content.split(args.old_string).join(args.new_string) : content.replace(args.old_string, () => args.new_string);
+    const updated = replaced(content, args);
     await writeFileAtomic(resolved.absolute, updated);
     const where = lines.length === 1 ? `1 occurrence at line ${lines[0]}` : `${lines.length} occurrences (lines ${lines.slice(0, 10).join(', ')}${lines.length > 10 ? ', …' : ''})`;
     return {
@@ -83,3 +91,8 @@ export const editTool = defineTool({
     };
   }
 });
+
+/** The file's text after the edit (every occurrence with `replace_all`, else the first). */
+function replaced(content: string, args: { old_string: string; new_string: string; replace_all?: boolean }): string {
+  return args.replace_all ? content.split(args.old_string).join(args.new_string) : content.replace(args.old_string, () => args.new_string);
+}

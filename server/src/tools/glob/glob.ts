@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, pathAllowed } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
-import { withheldNote } from '../call-subjects.js';
+import { emptyOutcome, withheldNote } from '../call-subjects.js';
 import { page } from '../output-shaping.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
@@ -51,7 +51,7 @@ export const globTool = defineTool({
     const held = withheldNote(withheld);
     const where = root.relative === '.' ? 'the workspace' : root.relative;
     if (matches.length === 0) return { title: `${args.pattern}: no files`, output: `No files match ${JSON.stringify(args.pattern)} in ${where}. (glob matches names only; use grep to search contents.)${held ? `
-${held}` : ''}`, metadata: { total: 0, withheld } };
+${held}` : ''}`, metadata: { total: 0, withheld }, ...emptyOutcome(withheld) };
     const offset = args.offset ?? 1;
     const limit = args.limit ?? 200;
     const p = page({

@@ -6,7 +6,7 @@ import { defineTool, pathAllowed } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
 import { cut, page } from '../output-shaping.js';
 import { looksBinary } from '../read/read-format.js';
-import { withheldNote } from '../call-subjects.js';
+import { emptyOutcome, withheldNote } from '../call-subjects.js';
 import { LineMatcher, splitLines } from '../regex/line-matcher.js';
 import { globToRegExp, walkFiles } from '../walk.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
@@ -94,7 +94,7 @@ export const grepTool = defineTool({
     }
     const held = withheldNote(withheld);
     if (total === 0) {
-      return { title: `${args.pattern}: no matches`, output: `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''}${args.glob ? ` in files matching ${args.glob}` : ''} under ${root.relative === '.' ? 'the workspace' : root.relative}.${held ? `\n${held}` : ''}`, metadata: { total: 0, withheld } };
+      return { title: `${args.pattern}: no matches`, output: `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''}${args.glob ? ` in files matching ${args.glob}` : ''} under ${root.relative === '.' ? 'the workspace' : root.relative}.${held ? `\n${held}` : ''}`, metadata: { total: 0, withheld }, ...emptyOutcome(withheld) };
     }
     const offset = args.offset ?? 1;
     const limit = args.limit ?? 100;

@@ -10,6 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { NotebookEditError, type CellmateCellMark, type EvalKernelInfo, type NotebookCellData, type NotebookEditOp } from '@cellmate/protocol';
 import { z } from 'zod';
+import { notebookEditPreview } from './edit-preview.js';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool, type ToolContext } from '../define-tool.js';
 import { ToolInputError } from '../errors.js';
@@ -166,6 +167,14 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     ],
     timeoutMs: 30_000,
     paths: (args) => [args.path],
+    // The cells as the edit will see them: the open document's, else the file's.
+    async preview(args, ctx) {
+      const resolved = await resolveForWrite(ctx.workspace, args.path);
+      const pane = await openIn(options.port, resolved.relative, ctx);
+      const cells = pane ? (await pane.request('notebook/read', { path: resolved.relative }, ctx.signal)).cells : (await loadDisk(resolved.absolute, resolved.relative)).cells;
+      const { file, where } = notebookEditPreview(resolved.relative, cells, toOps(args.edits));
+      return { summary: `notebook_edit · ${where}`, files: [file] };
+    },
     async execute(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const ops = toOps(args.edits);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
 import { defineTool } from '../define-tool.js';
 import { countLines, resolveForWrite, writeFileAtomic } from '../file-io.js';
+import { unifiedDiff } from '../../edits/unified-diff.js';
 
 export const writeParameters = z.strictObject({
   path: z.string({ error: 'must be a string path relative to the workspace' }).min(1, { error: 'must not be empty' })
@@ -23,6 +24,11 @@ export const writeTool = defineTool({
   timeoutMs: 30_000,
   actionClasses: ['write-file'],
   paths: (args) => [args.path],
+  async preview(args, ctx) {
+    const resolved = await resolveForWrite(ctx.workspace, args.path);
+    const before = resolved.exists ? await readFile(resolved.absolute, 'utf8') : '';
+    return { summary: `write · ${resolved.relative}${resolved.exists ? '' : ' (new file)'}`, files: [{ path: resolved.relative, diff: unifiedDiff(before, args.content) }] };
+  },
   async execute(args, ctx) {
     const resolved = await resolveForWrite(ctx.workspace, args.path);
     const before = resolved.exists ? await readFile(resolved.absolute, 'utf8') : undefined;
