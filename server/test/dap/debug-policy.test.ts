@@ -97,9 +97,10 @@ describe.skipIf(!HAVE_PYTHON)('debug actions before the policy', () => {
     await rules([]);
     cards.length = 0;
     click = 1;
-    expect((await call({ action: 'status' }, 'chat-2')).ok).toBe(true);
+    // `continue` with no session to continue is exec tier (views and control of a running session ask nothing).
+    await call({ action: 'continue' }, 'chat-2');
     expect(cards).toHaveLength(1);
-    expect((await call({ action: 'status' }, 'chat-2')).ok).toBe(true);
+    await call({ action: 'continue' }, 'chat-2');
     expect(cards).toHaveLength(1);
     click = 2;
     const evaluate = await call({ action: 'evaluate', expression: 'secret_value' }, 'chat-2');
@@ -107,7 +108,7 @@ describe.skipIf(!HAVE_PYTHON)('debug actions before the policy', () => {
     const attach = await call({ action: 'attach', port: 5678 }, 'chat-2');
     expect(attach.ok).toBe(false);
     expect(cards).toHaveLength(3);
-    // The first card's "Always" wrote a rule for `status` alone; the others would cover one expression, one port.
-    expect(cards.map((c) => c.approval?.pattern)).toEqual(['status', 'evaluate secret_value', 'attach 127.0.0.1:5678']);
+    // The first card's "Always" wrote a rule for `continue` alone; the others would cover one expression, one port.
+    expect(cards.map((c) => c.approval?.pattern)).toEqual(['continue', 'evaluate secret_value', 'attach 127.0.0.1:5678']);
   }, 60_000);
 });
