@@ -119,7 +119,8 @@ describe('review (issue #16, MODE-4)', () => {
     expect(prompts.length).toBeGreaterThan(0);
     for (const p of prompts) {
       expect(String(p.prompt[0]!.content)).toContain('## Mode: Review');
-      expect(p.tools).toEqual(expect.arrayContaining(['add_review_node', 'approve_review_node', 'finalize_review']));
+      // approve_review_node is one tool_search away (deferred to keep the prefix within budget, HARN-11).
+      expect(p.tools).toEqual(expect.arrayContaining(['add_review_node', 'finalize_review']));
       expect(p.tools).not.toContain('write');
       expect(p.tools).not.toContain('shell');
     }
