@@ -10,7 +10,8 @@
  * home command wins over a workspace one of the same name. Files are bounded and re-read
  * when they change.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { FileTextCache } from '../config/file-text-cache.js';
 import path from 'node:path';
 import { cellmateHome } from '../config/home-paths.js';
 import { parseFrontMatter } from '../skills/front-matter.js';
@@ -29,7 +30,7 @@ export interface CustomCommand {
 
 /** The custom commands of a workspace and the person's home. */
 export class CustomCommands {
-  private readonly texts = new Map<string, { stamp: string; text: string }>();
+  private readonly files = new FileTextCache();
 
   constructor(private readonly options: { workspace: string; env: NodeJS.ProcessEnv }) {}
 
@@ -64,24 +65,9 @@ export class CustomCommands {
   }
 
   private text(file: string): string | undefined {
-    let st;
-    try {
-      st = statSync(file);
-    } catch {
-      return undefined;
-    }
-    if (!st.isFile()) return undefined;
-    const stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
-    const cached = this.texts.get(file);
-    if (cached?.stamp === stamp) return cached.text;
-    try {
-      const text = readFileSync(file, 'utf8');
-      this.texts.set(file, { stamp, text });
-      return text;
-    } catch {
-      return undefined;
-    }
+    return this.files.read(file);
   }
+
 }
 
 /** `$ARGUMENTS` replaced by `args`; without the placeholder, `args` on a last line. Pure. */

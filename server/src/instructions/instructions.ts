@@ -11,7 +11,8 @@
  * re-read when their stat changes; otherwise every turn reuses the cached text, so an
  * unchanged set of files gives a byte-identical prompt (the cached prefix holds, CTX-2).
  */
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
+import { FileTextCache } from '../config/file-text-cache.js';
 import path from 'node:path';
 import { cellmateHome } from '../config/home-paths.js';
 import { isInside } from '../tools/workspace-path.js';
@@ -50,14 +51,9 @@ export interface InstructionsOptions {
   maxTotalChars?: number;
 }
 
-interface Cached {
-  stamp: string;
-  text: string;
-}
-
 /** Reads the instruction files for a focus; one per workspace, kept for the companion's life. */
 export class InstructionsReader {
-  private readonly cache = new Map<string, Cached>();
+  private readonly files = new FileTextCache();
   private readonly realRoot: string;
 
   constructor(private readonly options: InstructionsOptions) {
@@ -113,26 +109,9 @@ export class InstructionsReader {
    * could otherwise pull any file the companion can read into the prompt.
    */
   private load(absolute: string, home: boolean): string | undefined {
-    let st;
-    try {
-      st = statSync(absolute);
-    } catch {
-      return undefined;
-    }
-    if (!st.isFile()) return undefined;
-    if (!home && !isInside(this.realRoot, realOr(absolute))) return undefined;
-    const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
-    const cached = this.cache.get(absolute);
-    if (cached?.stamp === stamp) return cached.text;
-    let text: string;
-    try {
-      text = readFileSync(absolute, 'utf8');
-    } catch {
-      return undefined;
-    }
-    this.cache.set(absolute, { stamp, text });
-    return text;
+    return this.files.read(absolute, () => home || isInside(this.realRoot, realOr(absolute)));
   }
+
 }
 
 const HEADER = [

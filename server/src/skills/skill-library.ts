@@ -15,7 +15,8 @@
  * file. Folders are scanned again on every turn; `SKILL.md` texts are re-read only when
  * their stat changes.
  */
-import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { mkdirSync, readdirSync, realpathSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { FileTextCache } from '../config/file-text-cache.js';
 import path from 'node:path';
 import { cellmateHome } from '../config/home-paths.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
@@ -70,7 +71,7 @@ export interface SkillLibraryOptions {
 
 /** The skills of one workspace and the person's home. */
 export class SkillLibrary {
-  private readonly texts = new Map<string, { stamp: string; text: string }>();
+  private readonly files = new FileTextCache();
   private readonly realRoot: string;
 
   constructor(private readonly options: SkillLibraryOptions) {
@@ -211,25 +212,9 @@ export class SkillLibrary {
   }
 
   private text(file: string): string | undefined {
-    let st;
-    try {
-      st = statSync(file);
-    } catch {
-      this.texts.delete(file);
-      return undefined;
-    }
-    if (!st.isFile()) return undefined;
-    const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
-    const cached = this.texts.get(file);
-    if (cached?.stamp === stamp) return cached.text;
-    try {
-      const text = readFileSync(file, 'utf8');
-      this.texts.set(file, { stamp, text });
-      return text;
-    } catch {
-      return undefined;
-    }
+    return this.files.read(file);
   }
+
 }
 
 /** Text on one line, cut to `max` characters with `…`. */
