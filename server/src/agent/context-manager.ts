@@ -13,7 +13,7 @@ import type { CompactionState } from '../chats/chat-file.js';
 import { newItemId } from '../ids.js';
 import { costOf, type ModelFacts } from '../providers/model-facts.js';
 import { composeSummary, countPrunable, filesTouched, personRequests, pruneBoundary, summaryPivot, SUMMARY_SYSTEM, transcriptText, withPrune } from './compaction.js';
-import { contextView, isPrunable, messagesTokens, prunedOutputPath, textTokens, toolResultText } from './context-view.js';
+import { CHARS_PER_TOKEN, contextView, isPrunable, messagesTokens, prunedOutputPath, toolResultText } from './context-view.js';
 import { previousRequestLength } from './prompt-cache.js';
 import { overflowFigures } from './provider-errors.js';
 import { streamStep } from './stream-step.js';
@@ -103,8 +103,7 @@ export class ContextManager {
 
   /** The messages the model is sent for this history. */
   view(messages: readonly ModelMessage[]): ModelMessage[] {
-    const view = contextView(messages, this.options.port.state(), this.options.port.chatId);
-    return view;
+    return contextView(messages, this.options.port.state(), this.options.port.chatId);
   }
 
   /** How many view messages the previous request carried (its end is read from the provider's cache now). */
@@ -290,5 +289,5 @@ export class ContextManager {
 export function fixedTokens(system: string, tools: ReadonlyArray<{ name: string; description: string; parameters: unknown }>): number {
   let chars = system.length;
   for (const t of tools) chars += t.name.length + t.description.length + JSON.stringify(t.parameters ?? {}).length;
-  return textTokens(' '.repeat(chars));
+  return Math.ceil(chars / CHARS_PER_TOKEN);
 }
