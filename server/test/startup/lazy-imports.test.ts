@@ -1,6 +1,6 @@
 // Issue #9 (start-up): the companion answers its first request without loading the heavy
 // packages a turn, a private kernel or a structural query needs later. Each of them is
-// imported where it is first used (ARCHITECTURE.md "Processes"); a top-level import of one
+// imported where it is first used (ARCHITECTURE.md "Direction"); a top-level import of one
 // of them turns this red.
 import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
