@@ -1,10 +1,10 @@
-// What the model really receives each step (SPEC HARN-11, issue #14): the companion as
+// What the model really receives each step (SPEC HARN-11): the companion as
 // composed for real (startServer: every built-in tool registered, eval included), one turn
 // per provider against a local HTTP stand-in (server/test/helpers/provider-stand-in.ts)
 // that records the request body the real AI SDK provider package sent; counted are that
-// body's `tools` (as JSON) plus its system prompt — for a chat in each mode too (issue #16:
-// each mode's fixed surface, MODE-2; `mode_<mode>_tokens` are OpenAI's). Also: every tool declared in full
-// (full_tokens, the catalog before issue #14) and the deferred index alone.
+// body's `tools` (as JSON) plus its system prompt — for a chat in each mode too
+// (each mode's fixed surface, MODE-2; `mode_<mode>_tokens` are OpenAI's). Also: every tool declared in full
+// (full_tokens, the catalog without tool_search) and the deferred index alone.
 // Tokenizer: js-tiktoken o200k_base (GPT-4o/4.1/5) for every provider. Anthropic's own
 // tokenizer is not public (only its count_tokens API), so anthropic_fixed_tokens is the
 // o200k count of the Anthropic request's tools + system; Claude's counts run higher.
@@ -30,7 +30,7 @@ const tokens = (value) => enc.encode(typeof value === 'string' ? value : JSON.st
 
 console.log(machineLine());
 const fixed = {};
-// Each mode's fixed surface (issue #16, MODE-2): the same count for a turn of a chat in that mode.
+// Each mode's fixed surface (MODE-2): the same count for a turn of a chat in that mode.
 const MODES = ['chat', 'plan', 'review', 'orchestrate'];
 const modeFixed = {};
 let registry;
@@ -68,7 +68,7 @@ for (const provider of ['openai', 'anthropic', 'openai-compatible']) {
   await server.dispose();
   await standIn.close();
 }
-// Ten skills installed (SKILL-2, issue #28), in a trusted workspace so all are offered: the
+// Ten skills installed (SKILL-2), in a trusted workspace so all are offered: the
 // Agent request then carries the skill catalog and the `skill` tool. Descriptions are long on
 // purpose (400 characters, the Agent Skills limit is 1,024): the catalog's bound is what counts.
 const SKILL_TOPICS = ['pdf-report', 'polars-cleaning', 'plot-style', 'sql-warehouse', 'model-card', 'data-dictionary', 'notebook-review', 'experiment-log', 'geo-maps', 'time-series'];

@@ -1,4 +1,4 @@
-// install: what `pip install jupyterlab-cellmate` costs a user (issue #13). Builds the wheel
+// install: what `pip install jupyterlab-cellmate` costs a user. Builds the wheel
 // (`python -m build --wheel`, the project venv's build tools), installs it into a fresh venv
 // through pip's local cache, then starts `jupyter lab` from that venv on a PATH without
 // Node.js and outside the checkout, opens the pane in Debian's Chromium, runs the offline

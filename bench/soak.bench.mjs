@@ -1,7 +1,7 @@
 // soak: a real companion (`node server/dist/main.js --socket …`, private Python and JS
 // kernels) driven over its Unix socket JSON-RPC — the transport the Jupyter bridge uses —
 // by the scripted model: mixed read / grep / glob / Python eval / JS eval calls, several
-// chats two at a time, every third chat deleted midway (issue #15).
+// chats two at a time, every third chat deleted midway.
 //
 //   npm run bench -- soak [CALLS=10000] [CALLS_PER_CHAT=1000]
 //

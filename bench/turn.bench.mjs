@@ -5,7 +5,7 @@
 //   npm run bench -- turn [N=40] [--nodelay=off]
 //
 // --nodelay=off starts the lab with --CellmateApp.tcp_nodelay=False: Nagle's algorithm on
-// /cellmate/ws and on Jupyter's kernel WebSockets, as before issue #9 (the "before" figures).
+// /cellmate/ws and on Jupyter's kernel WebSockets, as the "before" figures were measured.
 //
 // no_tool_turn: chat/send → `turn-ended` for a turn whose one step is the text "ok".
 // eval_turn:    chat/send → `turn-ended` for a turn that calls eval({code: "pass"}) in the

@@ -1,4 +1,4 @@
-"""``<base_url>cellmate/mcp``: Cellmate's MCP server for other agents (issue #14).
+"""``<base_url>cellmate/mcp``: Cellmate's MCP server for other agents.
 
 Streamable HTTP in stateless JSON mode. Authenticated like every Jupyter API route (token
 or cookie; HTTP 403 otherwise, never a login redirect) and, like the ``/cellmate/ws``

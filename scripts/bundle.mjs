@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Bundles the companion server and Cellmate's JS kernel for the wheel (issue #13):
+// Bundles the companion server and Cellmate's JS kernel for the wheel:
 //
 //   node scripts/bundle.mjs [--out build/companion]
 //

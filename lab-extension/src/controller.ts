@@ -55,7 +55,7 @@ export type Notify = (level: 'info' | 'warning' | 'error', message: string) => v
 export class CellmateController implements IDisposable {
   /** The open chat (null state = none yet; one is created on the first send). */
   readonly store = new ChatsModel();
-  /** The open chat's background workers (issue #16 item 5). */
+  /** The open chat's background workers. */
   readonly workers = new WorkersModel();
 
   constructor(options: CellmateController.IOptions) {
@@ -557,7 +557,7 @@ export class CellmateController implements IDisposable {
   }
 
   /** Per-tool metrics from the audit log (all chats, or one). */
-  /** `@` completion candidates for the composer (issue #5); none when not connected. */
+  /** `@` completion candidates for the composer; none when not connected. */
   async complete(prefix: string): Promise<MentionCandidate[]> {
     const chatId = this.store.state?.chatId;
     try {
@@ -572,7 +572,7 @@ export class CellmateController implements IDisposable {
     return this._connection.request('audit/metrics', chatId ? { chatId } : {});
   }
 
-  /** Kills a worker of the open chat (the workers list's Kill; issue #16 item 5). */
+  /** Kills a worker of the open chat (the workers list's Kill). */
   killWorker(workerId: string): Promise<{ killed: boolean; message: string }> {
     return this._connection.request('worker/kill', { chatId: this.workers.chatId ?? '', workerId });
   }
@@ -667,7 +667,7 @@ export class CellmateController implements IDisposable {
     return this._connection.request('skills/set-enabled', { folder, enabled });
   }
 
-  /** The configured MCP servers and their state (issue #14). */
+  /** The configured MCP servers and their state. */
   mcpServers(): Promise<McpServerStatus[]> {
     return this._connection.request('mcp/servers', {});
   }
@@ -917,7 +917,7 @@ export namespace CellmateController {
     trans: TranslationBundle;
     /** The plugin's settings; null when the registry failed to load them. */
     settings?: ISettingRegistry.ISettings | null;
-    /** The notebook the user looks at, sent with each message (issue #5). */
+    /** The notebook the user looks at, sent with each message. */
     context?: () => SendContext | undefined;
   }
 }

@@ -143,7 +143,7 @@ export function isContextStatus(value: unknown): value is ContextStatus {
   );
 }
 
-/** True when `value` looks like a background worker's summary (issue #16 item 5). */
+/** True when `value` looks like a background worker's summary. */
 export function isWorkerSummary(value: unknown): value is WorkerSummary {
   return (
     isRecord(value) &&

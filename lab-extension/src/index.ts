@@ -48,7 +48,7 @@ export namespace CommandIDs {
 
 const CATEGORY = 'Cellmate';
 
-/** The notebook-focus service (issue #9): one follower of the current notebook for the pane. */
+/** The notebook-focus service: one follower of the current notebook for the pane. */
 const notebookFocusPlugin: JupyterFrontEndPlugin<INotebookFocus> = {
   id: 'jupyterlab-cellmate:notebook-focus',
   description: 'The notebook the user works in, its kernel, and the open notebooks, for Cellmate.',
@@ -94,7 +94,7 @@ async function activate(
   const connection = new CellmateConnection({
     serverSettings: app.serviceManager.serverSettings
   });
-  // Notebook tools edit open notebooks through this pane; messages carry the focused notebook (issue #5).
+  // Notebook tools edit open notebooks through this pane; messages carry the focused notebook.
   const notebookPort = new NotebookPort(connection, focus);
   const controller = new CellmateController({
     context: () => focus.context(),
@@ -133,7 +133,7 @@ async function activate(
     runCommand: (id, args) => app.commands.execute(id, args as never),
     debug: {
       terminate: sessionId => controller.terminateDebug(sessionId),
-      // A stop in a cell scrolls the open notebook there (issue #12).
+      // A stop in a cell scrolls the open notebook there.
       revealCell: (path, index) => {
         const notebook = focus.find(path);
         if (!notebook || index < 0 || index >= notebook.content.widgets.length) {

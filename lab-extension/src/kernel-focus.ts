@@ -1,7 +1,7 @@
 /**
  * Tells the companion server which notebook kernel this window has focused (`chat/context`,
  * SPEC EVAL-2), so this window's agent evals in that notebook's kernel. The companion keeps
- * one focus per connection (issue #9): another window's focus never replaces this one.
+ * one focus per connection: another window's focus never replaces this one.
  * Follows the notebook-focus service; re-sent after every reconnect (a new connection).
  */
 import type { NotebookKernelRef } from '@cellmate/protocol';

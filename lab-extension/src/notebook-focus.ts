@@ -1,5 +1,5 @@
 /**
- * The pane's one notebook-focus service (issue #9), on `@jupyterlab/notebook`'s
+ * The pane's one notebook-focus service, on `@jupyterlab/notebook`'s
  * `INotebookTracker`: which notebook the user works in, its kernel, and the notebooks open
  * in this JupyterLab. Kernel focus (`kernel-focus.ts`), the notebook port
  * (`notebook-port.ts`) and copy-to-notebook (`notebook-copy.ts`) all read it.

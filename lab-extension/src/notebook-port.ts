@@ -1,5 +1,5 @@
 /**
- * The pane's side of the notebook port (issue #5): serves the server's `PaneRequests` for
+ * The pane's side of the notebook port: serves the server's `PaneRequests` for
  * notebooks open in this JupyterLab, through the open document's shared model. Which
  * notebooks are open comes from the notebook-focus service (`notebook-focus.ts`).
  *

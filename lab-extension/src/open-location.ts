@@ -1,5 +1,5 @@
 /**
- * Opens what an `lsp` card's link points at (issue #10): a file at a line (the editor's
+ * Opens what an `lsp` card's link points at: a file at a line (the editor's
  * cursor there, scrolled into view), or a notebook scrolled to a cell (found by id, else by
  * index), that cell made active and its cursor put on the line.
  */

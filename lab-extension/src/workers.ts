@@ -1,5 +1,5 @@
 /**
- * The open chat's background workers as the pane knows them (issue #16 item 5, VIBE-2):
+ * The open chat's background workers as the pane knows them (VIBE-2):
  * loaded with `worker/list` when a chat opens, kept current by `worker-updated` events on
  * `chat/event`. Pure state plus a signal; `widgets/workers-list.ts` renders it.
  */

@@ -118,7 +118,7 @@ export interface AssistantItem extends ItemBase {
 
 /**
  * Who caused a tool call: the model, code in a kernel (the `tool()` bridge), the user, or an
- * MCP client of Cellmate's own MCP server (`cellmate mcp`, `/cellmate/mcp`; issue #14).
+ * MCP client of Cellmate's own MCP server (`cellmate mcp`, `/cellmate/mcp`).
  */
 export type ToolActor = 'model' | 'kernel' | 'user' | 'mcp';
 
@@ -194,7 +194,7 @@ export interface ApprovalDetails {
   preview?: ApprovalPreview;
   /** Why it asks: the policy default, a rule, or the dangerous-command floor. */
   reason: string;
-  /** The background worker (`vibe_*`) whose call asks, when a worker asks (issue #16 item 5). */
+  /** The background worker (`vibe_*`) whose call asks, when a worker asks. */
   worker?: { id: string; label: string };
 }
 
@@ -373,7 +373,7 @@ export type ChatEvent =
   | { type: 'worker-updated'; worker: WorkerSummary };
 
 // ---------------------------------------------------------------------------------------
-// Background workers (`vibe_*`, SPEC VIBE-1…3, issue #16 item 5)
+// Background workers (`vibe_*`, SPEC VIBE-1…3)
 
 /** A worker's model tier (VIBE-3): `fast` for mechanical work, `good` for judgement. */
 export type WorkerTier = 'fast' | 'good';
@@ -491,7 +491,7 @@ export interface Requests {
   /** Like `chat/retry`, with the last user message replaced by `text`. */
   'chat/edit': { params: { chatId: string; text: string; model: ModelSettings }; result: { turnId: string } };
   /**
-   * Ends a chat's debug session (the debug card's Terminate button, issue #12) if it is still
+   * Ends a chat's debug session (the debug card's Terminate button) if it is still
    * `sessionId`: a card of an older session never ends a newer one.
    */
   'debug/terminate': { params: { chatId: string; sessionId: string }; result: { terminated: boolean } };
@@ -530,7 +530,7 @@ export interface Requests {
   'review/start': { params: { scope: ReviewScope; model: ModelSettings }; result: { chatId: string; turnId: string } };
   /** The person approves a review finding (its Approve button): a peer approval, actor `user`. Refused when the person wrote it. */
   'review/approve': { params: { chatId: string; nodeId: string }; result: { state: string; message: string } };
-  /** The configured MCP servers with their state (issue #14; the pane's status shows them). */
+  /** The configured MCP servers with their state (the pane's status shows them). */
   'mcp/servers': { params: Record<string, never>; result: McpServerStatus[] };
   /**
    * Compacts the conversation the model is sent now (the Compact button, `/compact`; CTX-3):
@@ -585,7 +585,7 @@ export type RequestMethod = keyof Requests;
 export type ReviewScope = 'git-diff' | { notebook: string };
 
 // ---------------------------------------------------------------------------------------
-// Notebook context and the notebook port (issue #5)
+// Notebook context and the notebook port
 
 /** What the pane attaches to `chat/send`: the notebook the user looks at and its selection. */
 export interface SendContext {

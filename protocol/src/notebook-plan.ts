@@ -1,5 +1,5 @@
 /**
- * The one notebook-edit planner (issue #9): pure, browser-safe, no dependencies. Both
+ * The one notebook-edit planner: pure, browser-safe, no dependencies. Both
  * places that change a notebook use it — the companion's disk path (`server/src/tools/
  * notebook/ipynb.ts`) and the pane's open document (`lab-extension/src/notebook-port.ts`) —
  * so `insert` / `replace` / `delete` / `move`, cell references, validation, the

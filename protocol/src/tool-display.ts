@@ -1,4 +1,4 @@
-/** Tool-card displays by kind (issue #9): what a card shows beyond the result text. */
+/** Tool-card displays by kind: what a card shows beyond the result text. */
 import type { EvalKernelInfo } from './kernel-info';
 
 /**
@@ -48,7 +48,7 @@ export interface LspDisplayLocation {
 }
 
 /**
- * An `lsp` card (issue #10) — locations as links that open the file at the line or scroll the
+ * An `lsp` card — locations as links that open the file at the line or scroll the
  * notebook to the cell — and the new diagnostics an edit card lists (`action: "new-diagnostics"`).
  */
 export interface LspDisplay {
@@ -94,7 +94,7 @@ export interface DebugFrameDisplay {
   cell?: { notebook: string; cellId?: string; index: number };
 }
 
-/** A debugger card (SPEC DBG, issue #12): where the session is stopped, its stack and locals. */
+/** A debugger card (SPEC DBG): where the session is stopped, its stack and locals. */
 export interface DebugDisplay {
   kind: 'debug';
   /** The chat's session id (the Terminate button names it). */

@@ -92,7 +92,7 @@ export interface ServerHandle {
   workspace: string;
   /** The socket path when listening on a socket. */
   socketPath?: string;
-  /** Cellmate's MCP server over HTTP (`mcp.sock` beside `socketPath`; issue #14), when listening on a socket. */
+  /** Cellmate's MCP server over HTTP (`mcp.sock` beside `socketPath`), when listening on a socket. */
   mcpSocketPath?: string;
   service: ChatService;
   /** The audit log (tests flush it before reading the files). */
@@ -116,7 +116,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const store = await ChatStore.open({ directory: path.join(workspace, '.cellmate', 'chats'), logger });
   // The panes serve the notebook port (notebook tools, `@` context, open notebooks an edit changes).
   const panes = new PaneHub();
-  // Language servers (issue #10): started lazily per root, stopped with the companion; the
+  // Language servers: started lazily per root, stopped with the companion; the
   // write hook folds the diagnostics a write just introduced into its result (WDIAG-1/2).
   const lsp = new LspService({
     workspace, env, logger, bundledBins: bundledServerBins(env),
@@ -146,7 +146,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (kernelRun && !registry.list().some((t) => t.name === 'eval')) {
     registry.register(createEvalTool(kernelRun));
   }
-  // Notebook tools and `@` context (issue #5): the panes serve the notebook port.
+  // Notebook tools and `@` context: the panes serve the notebook port.
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
     for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
   }
@@ -155,16 +155,16 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     registry.register(createLspRenameTool(lspDocs, { port: panes }) as unknown as ToolDefinition);
     registry.register(createLspCodeActionTool(lspDocs, { port: panes }) as unknown as ToolDefinition);
   }
-  // The debugger (issue #12, DBG-1): one session per chat, TTL from CELLMATE_DEBUG_TTL_MS.
+  // The debugger (DBG-1): one session per chat, TTL from CELLMATE_DEBUG_TTL_MS.
   const debugSessions = new DebugSessionManager({ ttlMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_TTL_MS', logger), stopWaitMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_STOP_WAIT_MS', logger) });
   if (!registry.list().some((t) => t.name === 'debug')) {
     registry.register(createDebugTool({ sessions: debugSessions, port: panes, env, ...(kernels ? { kernels } : {}), launchProcess: processLauncher({ env }) }) as unknown as ToolDefinition);
   }
-  // Plan mode's artifact and approval gate (issue #16, MODE-3): plans are durable under .cellmate/plans/.
+  // Plan mode's artifact and approval gate (MODE-3): plans are durable under .cellmate/plans/.
   const plans = new PlanStore(path.join(workspace, '.cellmate', 'plans'), (m) => logger.warn(m));
   if (!registry.get('submit_plan')) registry.register(createSubmitPlanTool(plans) as unknown as ToolDefinition);
   if (!registry.get('exit_plan_mode')) registry.register(createExitPlanModeTool(plans) as unknown as ToolDefinition);
-  // Background workers (issue #16 item 5, VIBE-1…3): sub-agent runs beside a chat's turn, journaled
+  // Background workers (VIBE-1…3): sub-agent runs beside a chat's turn, journaled
   // under .cellmate/workers/, each in a private kernel of its own (keyed by its id) unless it shares.
   const workersOn = options.workers !== false && env.CELLMATE_WORKERS?.trim().toLowerCase() !== 'off';
   const workers = workersOn
@@ -175,18 +175,18 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       })
     : undefined;
   if (workers && !registry.get('vibe_spawn')) for (const tool of workerTools(workers)) registry.register(tool);
-  // Review mode (issue #16, MODE-4): findings durable under .cellmate/reviews/; finalize_review's axes run here, not through a shell.
+  // Review mode (MODE-4): findings durable under .cellmate/reviews/; finalize_review's axes run here, not through a shell.
   const reviews = new ReviewStore(path.join(workspace, '.cellmate', 'reviews'), (m) => logger.warn(m));
   if (!registry.get('add_review_node')) registry.register(createAddReviewNodeTool(reviews) as unknown as ToolDefinition);
   if (!registry.get('approve_review_node')) registry.register(createApproveReviewNodeTool(reviews) as unknown as ToolDefinition);
   if (!registry.get('finalize_review')) registry.register(createFinalizeReviewTool(reviews, createReviewAxes({ registry: () => registry, env })) as unknown as ToolDefinition);
-  // Orchestrate mode's artifact (issue #16, MODE-5): proposals are durable under .cellmate/orchestrations/; only the operator approves.
+  // Orchestrate mode's artifact (MODE-5): proposals are durable under .cellmate/orchestrations/; only the operator approves.
   const orchestrations = new OrchestrationStore(path.join(workspace, '.cellmate', 'orchestrations'), { onProblem: (m) => logger.warn(m) });
   if (!registry.get('propose_orchestration')) registry.register(createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition);
   // Agent Skills (SKILL-2/3): the catalog enters each turn's prompt, `skill` reads one on demand.
   const skills = new SkillLibrary({ workspace, env });
   if (!registry.get('skill')) registry.register(createSkillTool(skills) as unknown as ToolDefinition);
-  // MCP servers (issue #14): their tools are deferred, registered when a search or a call first needs them.
+  // MCP servers: their tools are deferred, registered when a search or a call first needs them.
   const mcp = new McpService({ workspace, env, logger });
   await mcp.configure();
   if (mcp.hasServers) registry.addToolSource(mcp);

@@ -74,7 +74,7 @@ export class ComposerWidget extends Widget {
     buttons.append(this._mode, this._send, this._stop);
     this._meter = new ContextMeter(trans, options.onCompact);
     this.node.append(this._input, buttons, this._meter.node);
-    // `@` completion (issue #5) lives in its own widget file.
+    // `@` completion lives in its own widget file.
     if (options.complete) {
       this._mentions = new MentionPopup(this._input, this.node, options.complete);
     }

@@ -1,5 +1,5 @@
 /**
- * The `debug` renderer of the tool-card display registry (issue #12, SPEC DBG): where the
+ * The `debug` renderer of the tool-card display registry (SPEC DBG): where the
  * session is stopped (file or notebook cell + line, with the source line), the stack, the
  * top frame's locals, and a Terminate button. A stop in a notebook cell asks the pane to
  * scroll the open notebook to that cell; a session in a notebook's own kernel asks it to

@@ -38,7 +38,7 @@ export interface IItemContext {
   resolveOrchestration?(orchestrationId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }>;
   /** Approves a review finding from its card (`review/approve`); a refusal comes back as `state: 'error'`. */
   approveReviewNode?(nodeId: string): Promise<{ state: string; message: string }>;
-  /** The debug card's actions (issue #12). */
+  /** The debug card's actions. */
   debug?: IDebugCardActions;
   /** Opens a file at a line or a notebook at a cell (lsp cards' links). */
   openLocation?(location: LspDisplayLocation): void;

@@ -1,5 +1,5 @@
 /**
- * The `lsp` card (issue #10): locations as links — `file:line` opens the file at that line,
+ * The `lsp` card: locations as links — `file:line` opens the file at that line,
  * `notebook.ipynb cell N line M` opens the notebook and scrolls to the cell — and the new
  * diagnostics an edit card lists, each with its severity icon. Text only (textContent): no
  * server string is parsed as HTML.

@@ -1,5 +1,5 @@
 /**
- * MCP servers view (issue #14): each configured server (`~/.cellmate/mcp.json`,
+ * MCP servers view: each configured server (`~/.cellmate/mcp.json`,
  * `<workspace>/.cellmate/mcp.json`) with its transport, state, restarts, tool count and the
  * tools it could not register, from `mcp/servers`. Opened by the palette command **Show
  * Cellmate MCP Servers** (`cellmate:show-mcp-servers`) as a dialog.

@@ -1,5 +1,5 @@
 /**
- * `@` completion in the composer (issue #5): while the word before the caret starts with
+ * `@` completion in the composer: while the word before the caret starts with
  * `@`, asks the server (`context/complete`) for kernel variables and workspace files and
  * shows them above the textarea. ↑/↓ choose, Enter or Tab insert, Esc closes. Keys are
  * taken in the capture phase on the composer, before its own Enter-sends handler, and

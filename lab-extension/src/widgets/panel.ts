@@ -342,7 +342,7 @@ export namespace CellmatePanel {
     openSettings?: () => void;
     /** Inserts code as a new cell below the active cell of the current notebook. */
     copyToNotebook?: (code: string) => void;
-    /** The debug card's Terminate and scroll-to-cell (issue #12). */
+    /** The debug card's Terminate and scroll-to-cell. */
     debug?: IDebugCardActions;
     /** Opens a file at a line or a notebook at a cell (lsp cards' links). */
     openLocation?: (location: LspDisplayLocation) => void;

@@ -1,5 +1,5 @@
 /**
- * Tool-card renderers by display kind (issue #9): `ToolCallDisplay` is a tagged union
+ * Tool-card renderers by display kind: `ToolCallDisplay` is a tagged union
  * (`@cellmate/protocol`), and the card asks this registry for a view of whatever display an
  * item carries. Built in: `eval` (kernel, rewritten magics, rich outputs rendered untrusted
  * by rendermime), `text` (plain text, never HTML), `diff` (a staged edit with Accept /

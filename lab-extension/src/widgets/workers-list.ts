@@ -1,5 +1,5 @@
 /**
- * The chat's background workers (issue #16 item 5, VIBE-2): one row per worker with its
+ * The chat's background workers (VIBE-2): one row per worker with its
  * label, tier, state and elapsed time, a Transcript button (the worker's own transcript,
  * read-only, in a dialog) and Kill (`worker/kill`: the same `vibe_kill` the agent calls,
  * made by the person). Hidden while the chat has no workers. Text only, never HTML.

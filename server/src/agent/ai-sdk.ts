@@ -4,7 +4,7 @@
  * `ai` and its dependencies (gateway, OpenTelemetry, provider utilities) are the largest
  * part of the companion's module graph, and `cellmate/hello`, chat listing, `@` completion
  * and every other request before the first turn need none of it. Importing it here, once,
- * keeps the companion's cold start and idle memory down (issue #9, `npm run bench --
+ * keeps the companion's cold start and idle memory down (`npm run bench --
  * startup`); the first turn pays the load once and `import()` caches it for the rest.
  */
 type AiModule = typeof import('ai');

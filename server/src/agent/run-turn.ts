@@ -69,7 +69,7 @@ export interface TurnInput {
   maxRetries?: number;
   /** Removes secrets from text shown to the user (error messages may echo a request). */
   redact?: (text: string) => string;
-  /** The background worker this turn is the run of (every call's `ctx.worker`; issue #16 item 5). */
+  /** The background worker this turn is the run of (every call's `ctx.worker`). */
   worker?: ToolContext['worker'];
   /**
    * Keeps the requests inside the model's window (CTX-1/3): each step is sent its view of

@@ -1,5 +1,5 @@
 /**
- * A step's prompt without re-validating the whole chat history on every step (issue #9).
+ * A step's prompt without re-validating the whole chat history on every step.
  *
  * The AI SDK's `streamText` checks its `messages` against the `ModelMessage[]` zod schema on
  * every call. The agent called it once per step with the whole history, so each step paid for every
@@ -68,7 +68,7 @@ const lastConversion = new WeakMap<object, { messages: readonly ModelMessage[]; 
  * starts with exactly the messages of the previous step, whose conversion succeeded whole,
  * that conversion is reused and the new tail converted after it — unless the tail starts with
  * a tool message, which the converter would have merged: then all of it again. A step of a
- * long chat no longer converts the whole chat (O(history) per step, issue #9).
+ * long chat no longer converts the whole chat (O(history) per step).
  * @throws InvalidHistoryError, or the converter's MissingToolResultsError
  */
 export async function stepPrompt(model: LanguageModel, system: string, messages: readonly ModelMessage[], signal: AbortSignal): Promise<{ model: LanguageModelV3; prompt: LanguageModelV3Prompt }> {

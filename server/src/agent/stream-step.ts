@@ -68,7 +68,7 @@ export interface StepInput {
  * calls and the agent loop runs them. `streamText` is not used: the agent already owns the
  * loop, the prompt conversion (`step-prompt.ts`), argument validation (the registry) and
  * the idle guard, and streamText's per-step machinery (stream transforms, telemetry spans,
- * its own prompt standardisation) cost more than the rest of a scripted step (issue #9).
+ * its own prompt standardisation) cost more than the rest of a scripted step.
  * Never throws: provider errors, malformed chunks, aborts and stalls all come back as
  * `end`. The first `error` part ends the step at once (a provider may keep the connection
  * open after a bad chunk).

@@ -51,7 +51,7 @@ export class AuditLog implements AuditSink {
     workspace: string,
     private readonly onError: (error: unknown) => void = () => {},
     private readonly limits: AuditLimits = DEFAULT_AUDIT_LIMITS,
-    /** Hides known secret values in every line (issue #8 item 4). */
+    /** Hides known secret values in every line. */
     private readonly redactor?: Pick<Redactor, 'redactDeep'>
   ) {
     this.directory = path.join(workspace, '.cellmate', 'audit');
@@ -69,7 +69,7 @@ export class AuditLog implements AuditSink {
     // One synchronous append per call, like the chat journal's records: a line is on disk
     // when the call returns, in call order, and costs the turn a few microseconds of one
     // write instead of an open, a write and a close through the thread pool with a promise
-    // hop each (issue #9: that was a quarter of a millisecond per tool call on the main thread).
+    // hop each (that was a quarter of a millisecond per tool call on the main thread).
     try {
       if (!this.dirReady) {
         mkdirSync(this.directory, { recursive: true });

@@ -49,7 +49,7 @@ export interface ChatServiceOptions {
   turnFocus?: TurnFocus;
   /**
    * Expands `@` mentions and the pane's notebook context into the text the model receives
-   * (`modelText`); `note` is the transcript's short "context attached" line (issue #5).
+   * (`modelText`); `note` is the transcript's short "context attached" line.
    */
   expandContext?: (chatId: string, text: string, context: SendContext | undefined, origin: string | undefined) => Promise<{ modelText: string; note?: string } | undefined>;
   /** `@` completion (`context/complete`); `origin` is the asking connection. */
@@ -127,7 +127,7 @@ export class ChatService {
     return { surface, system };
   }
 
-  /** `@` completion candidates (issue #5); none without a context service. */
+  /** `@` completion candidates; none without a context service. */
   completeMention(chatId: string | undefined, prefix: string, origin?: string): Promise<MentionCandidate[]> {
     return this.options.completeMention?.(chatId, prefix, origin) ?? Promise.resolve([]);
   }
@@ -237,7 +237,7 @@ export class ChatService {
     const config = await loadConfigFile(this.options.env);
     this.options.redactor?.addConfig(config); // keys added to the file since the start
     const model = await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
-    // `@` mentions and the pane's notebook context become a summary block for the model (issue #5).
+    // `@` mentions and the pane's notebook context become a summary block for the model.
     const expanded = this.options.expandContext ? await this.options.expandContext(chatId, text, context, origin).catch(() => undefined) : undefined;
     if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await
     // The store may have dropped an idle chat from memory during the awaits: use its current record.

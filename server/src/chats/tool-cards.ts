@@ -1,7 +1,7 @@
 /**
  * Re-rendering a chat's tool cards after the thing they show changed between tool calls —
  * a plan's approval (MODE-3), a review's findings (MODE-4), an orchestration's run (MODE-5),
- * a debug session that ended (issue #12): each changed card goes to every pane as an
+ * a debug session that ended: each changed card goes to every pane as an
  * `item-updated` event, which the chat store also keeps.
  */
 import type { ChatEvent, ToolCallDisplay, ToolCallItem } from '@cellmate/protocol';

@@ -1,5 +1,5 @@
 /**
- * Context the user points at (issue #5): `@` completion (kernel variables of the chat's
+ * Context the user points at: `@` completion (kernel variables of the chat's
  * focused Python notebook kernel, read silently; workspace files by path prefix) and, on
  * send, the expansion of `@name` / `@path` mentions and the pane's notebook context into
  * a compact block appended to the user message the model receives. The transcript keeps

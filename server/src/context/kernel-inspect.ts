@@ -1,5 +1,5 @@
 /**
- * Silent kernel inspection for `@` mentions (issue #5): Python snippets that print one
+ * Silent kernel inspection for `@` mentions: Python snippets that print one
  * JSON line, run with `silent: true` and `store_history: false` on our own connection, so
  * nothing appears in the notebook, the execution count does not move and `_`/`Out` stay
  * as they were. The helpers live in a throwaway namespace, never in the user's globals.

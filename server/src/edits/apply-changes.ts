@@ -1,5 +1,5 @@
 /**
- * The one all-or-nothing multi-file edit (EDIT-2, RENAME-1; issue #10 item 5): `apply_patch`
+ * The one all-or-nothing multi-file edit (EDIT-2, RENAME-1): `apply_patch`
  * uses it now, `lsp_rename`, code actions and `resolve` next. See README.md.
  *
  * 1. Resolve every path (workspace confinement) and refuse a file named twice.

@@ -5,7 +5,7 @@
  * callback, then writes the body, and holds the next message behind a semaphore until the
  * body's callback: two event-loop round trips per message, queued behind whatever else the
  * loop is doing. On the companion's socket that was most of the time from a text delta
- * leaving the agent to its arrival in the pane (issue #9, `npm run bench -- turn`,
+ * leaving the agent to its arrival in the pane (`npm run bench -- turn`,
  * token_to_client). Here a message is framed into one buffer and handed to the stream
  * synchronously, so messages leave in call order without waiting for each other; the
  * returned promise still settles when the stream has taken the bytes.

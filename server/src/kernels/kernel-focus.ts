@@ -1,5 +1,5 @@
 /**
- * Which notebook kernel each browser window has focused (SPEC EVAL-2, issue #9), keyed by
+ * Which notebook kernel each browser window has focused (SPEC EVAL-2), keyed by
  * connection: two windows on two notebooks never overwrite each other's focus, and one
  * window's agent never evals in the notebook another window has open.
  *

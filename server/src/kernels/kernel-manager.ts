@@ -12,7 +12,7 @@
  * Evals on one kernel are serialized by its `EvalSession`. A kernel that died (or a cell
  * that would not stop) is replaced on the next eval, which says that state was lost.
  *
- * Private kernels are bounded (issue #8 item 7): one that ran nothing for `idleMs`
+ * Private kernels are bounded: one that ran nothing for `idleMs`
  * (default 30 min, `CELLMATE_KERNEL_IDLE_MS`) is stopped — this is also how an idle
  * chat's kernel goes away — and the next eval says its state is gone; at most
  * `maxPrivateKernels` (default 4, `CELLMATE_MAX_PRIVATE_KERNELS`) run at once, past which
@@ -326,7 +326,7 @@ export class KernelManager {
   }
 
   /**
-   * Stops the private kernels of one owner (a killed worker, issue #16 item 5) and resolves
+   * Stops the private kernels of one owner (a killed worker) and resolves
    * once their processes exited; returns their pids.
    */
   async releaseChat(chatId: string): Promise<number[]> {

@@ -1,5 +1,5 @@
 /**
- * The tool-poisoning defence's memory (issue #14 item 2): for each MCP tool a person let run,
+ * The tool-poisoning defence's memory: for each MCP tool a person let run,
  * the hash of the description and input schema they were shown. A tool whose text is new or
  * differs from the approved one always asks again (the registry's floor, via `dangerReason`).
  * Kept per user in `<CELLMATE_HOME>/mcp-approved.json` (written by temp file + rename), keyed

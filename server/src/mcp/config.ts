@@ -1,5 +1,5 @@
 /**
- * MCP server configuration (issue #14 item 2): `~/.cellmate/mcp.json` (`CELLMATE_HOME`)
+ * MCP server configuration: `~/.cellmate/mcp.json` (`CELLMATE_HOME`)
  * then `<workspace>/.cellmate/mcp.json`, in the `{"mcpServers": {name: …}}` shape other MCP
  * clients use. A server of the same name in a later file replaces the earlier one — except
  * that the workspace's own file never replaces one of the person's. A broken file or entry

@@ -1,5 +1,5 @@
 /**
- * One configured MCP server and its client connection (issue #14 item 2). A stdio server is a
+ * One configured MCP server and its client connection. A stdio server is a
  * child process under the shared {@link ProcessSupervisor} (lazy start, restart on crash,
  * scrubbed environment, whole group killed on dispose); its JSON-RPC runs over the
  * supervisor's pipes through {@link GroupProcessTransport}. A Streamable HTTP server has no

@@ -1,5 +1,5 @@
 /**
- * Cellmate as an MCP server (issue #14 item 3): the stateless tools — read, grep, glob,
+ * Cellmate as an MCP server: the stateless tools — read, grep, glob,
  * ast_grep, code_graph, lsp — listed with the schema and description the model sees, and
  * every call made through the one registry wrapper as actor `mcp` (same surface, policy,
  * path confinement, redaction and audit; nobody answers approval cards there, so `ask` is

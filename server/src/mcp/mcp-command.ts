@@ -1,5 +1,5 @@
 /**
- * `cellmate mcp [--workspace <dir>]` (issue #14 item 3): Cellmate's stateless tools as an MCP
+ * `cellmate mcp [--workspace <dir>]`: Cellmate's stateless tools as an MCP
  * server on stdin/stdout for another agent; logs go to stderr. See `serve.ts`.
  */
 import { realpath } from 'node:fs/promises';

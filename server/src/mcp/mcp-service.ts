@@ -1,5 +1,5 @@
 /**
- * The MCP client side of the companion (issue #14 item 2): the configured servers, started
+ * The MCP client side of the companion: the configured servers, started
  * lazily — the first `tool_search`, or the first call of a `server__…` name — and their
  * tools registered as deferred registry tools. The declared tool set never changes (the
  * cached prefix stays stable); a name that would shadow a built-in or another tool is

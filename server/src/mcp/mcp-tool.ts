@@ -1,5 +1,5 @@
 /**
- * One MCP server tool as a registry tool (issue #14 item 2): deferred (found through
+ * One MCP server tool as a registry tool: deferred (found through
  * `tool_search`), named `server__tool`, tier from the server's config, arguments validated
  * against the server's own JSON Schema (ajv, compiled when the tools are listed), and a
  * `dangerReason` that makes the registry ask whenever the tool's description and schema are

@@ -1,5 +1,5 @@
 /**
- * Where Cellmate's MCP server ({@link createCellmateMcpServer}) is served (issue #14 item 3):
+ * Where Cellmate's MCP server ({@link createCellmateMcpServer}) is served:
  *
  * - `cellmate mcp` (`node server/dist/main.js mcp --workspace <dir>`): one stdio session
  *   with its own registry of the exposed tools (same policy files, audit log and redaction

@@ -24,7 +24,7 @@ export interface StepContext {
 
 /**
  * Where an approved orchestration's steps run (SPEC MODE-5) — the seam where background
- * workers (`vibe_*`, issue #16 item 5, VIBE-1…3) plug in: a worker executor would run each
+ * workers (`vibe_*`, VIBE-1…3) plug in: a worker executor would run each
  * task as a sub-agent with the role's brief and tier (`concurrency` up to the budget's
  * `max_workers`) and hand results on in `summary`. The flow schedules (dependency order, the
  * concurrency limit, the budget) and records progress; the executor only runs one step.

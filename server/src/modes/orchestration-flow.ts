@@ -17,7 +17,7 @@ export interface OrchestrationFlowOptions {
   logger: Logger;
   /**
    * Where approved steps run. Default: {@link agentTurnExecutor} (Agent turns in the chat).
-   * The workers service (issue #16 item 5) passes its own here — the one seam it needs.
+   * The workers service passes its own here — the one seam it needs.
    */
   executor?: OrchestrationExecutor;
   /** Every tool call the registry makes (`registry.onDidCall`): counted against `max_tool_calls` (all of the chat's while a run is on). */

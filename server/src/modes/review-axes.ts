@@ -1,5 +1,5 @@
 /**
- * Review's axes (SPEC MODE-4, issue #16 item 3): the checks `finalize_review` runs on the
+ * Review's axes (SPEC MODE-4): the checks `finalize_review` runs on the
  * companion itself — the model never gets a shell for them (Review's surface stays below
  * `exec`). Each axis says `passed`, `failed` or `not-run` and why; `review.ts` turns them
  * into the verdict (a failed axis → Block, one that could not run → at least Hold).

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Review mode's verdict logic (SPEC MODE-4, issue #16 item 3), pure: what a finding is
+ * Review mode's verdict logic (SPEC MODE-4), pure: what a finding is
  * (validated at the call boundary — the future `add_review_node` tool's parameters), how a
  * finding reaches consensus (a peer, never its author, approves it), and how findings and
  * axis results (lint, type-check, tests) make the verdict. Axes only make it stricter: a

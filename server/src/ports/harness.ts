@@ -28,7 +28,7 @@ export interface ApprovalRequest {
   /** What the call would change, for the card. */
   preview?: ApprovalPreview;
   reason: string;
-  /** The background worker whose call asks (the card names it; issue #16 item 5). */
+  /** The background worker whose call asks (the card names it). */
   worker?: { id: string; label: string };
 }
 
@@ -93,7 +93,7 @@ export interface AuditSink {
 }
 
 /**
- * The seam for write-time diagnostics (issue #10, WDIAG-1/2; `server/src/lsp/write-diagnostics.ts`).
+ * The seam for write-time diagnostics (WDIAG-1/2; `server/src/lsp/write-diagnostics.ts`).
  * `beforeWrite` runs before a write-tier tool that declares paths executes (the
  * files' diagnostics before the change, so only new ones are reported); `afterWrite` after a
  * tool reported `metadata.changedFiles` (on disk or in a pane's open notebook) — its text is

@@ -2,7 +2,7 @@
  * The words the registry (`tools/`) and the services around it (`policy/`, `questions/`,
  * `audit/`) share — tiers, action classes, capability profiles, policy rules. A leaf
  * module: it imports nothing of Cellmate's, so both sides depend on it and never on each
- * other's internals (issue #9: no cycle in the import graph; `scripts/test` checks).
+ * other's internals (no cycle in the import graph; `scripts/test` checks).
  */
 
 /**

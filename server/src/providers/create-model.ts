@@ -21,7 +21,7 @@ export interface ProviderEnv {
  * `baseUrl` is honoured only for `openai-compatible`: letting the browser redirect the
  * OpenAI or Anthropic key to another host would leak the key.
  *
- * Each provider package is imported when a turn first asks for it (issue #9: the
+ * Each provider package is imported when a turn first asks for it (the
  * companion starts without the AI SDK; a user of one provider never loads the others).
  *
  * @throws CellmateError(ProviderUnavailable) with a message saying what to set

@@ -89,7 +89,7 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
     // Parsed once per version of the file: a stat per step instead of read + JSON + schema
     // (edits still apply from the next step — they change the mtime or size). A synchronous
     // stat: a few microseconds, against a thread-pool round trip that the benchmarks of the
-    // product's own per-step cost would count as the product's (issue #9).
+    // product's own per-step cost would count as the product's.
     let info: { mtimeMs: number; size: number } | undefined;
     try {
       info = statSync(resolved.absolute, { throwIfNoEntry: false });

@@ -132,7 +132,7 @@ export class QuestionBroker implements ApprovalPort {
 
   async requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
     const agent = request.actor === 'kernel' ? 'Code in a kernel wants' : request.actor === 'user' ? 'You asked' : 'The agent wants';
-    // A worker's call names the worker (issue #16 item 5): the person sees who runs beside the chat.
+    // A worker's call names the worker: the person sees who runs beside the chat.
     const who = request.worker ? `Worker "${request.worker.label}" (${request.worker.id}): ${request.actor === 'kernel' ? 'code in its kernel wants' : 'it wants'}` : agent;
     const outcome = await this.ask(
       {

@@ -1,6 +1,6 @@
 /**
- * The one environment scrub for every child process the companion starts (issue #8 item 4,
- * SPEC HARN-5): `shell` commands, private kernels, and later language servers, debug
+ * The one environment scrub for every child process the companion starts (SPEC
+ * HARN-5): `shell` commands, private kernels, and later language servers, debug
  * adapters and MCP servers. A child gets the companion's environment minus anything that
  * looks like a credential — provider keys, `*_API_KEY`, `*_TOKEN`, `*_SECRET`,
  * `*PASSWORD*`, cloud credentials, the Jupyter token and `CELLMATE_JUPYTER_*` (which would

@@ -1,5 +1,5 @@
 /**
- * Known secret values kept out of everything a tool call produces (issue #8 item 4): the
+ * Known secret values kept out of everything a tool call produces: the
  * values of every variable the child-environment scrub removes (from the companion's
  * environment) and the API keys of `~/.cellmate/config.json`. {@link Redactor.redact}
  * replaces each with `[redacted]`; the registry applies it to every tool result (output,

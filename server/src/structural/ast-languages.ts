@@ -5,7 +5,7 @@
  * registered here, together, and callers use {@link astGrepLanguage}.
  *
  * The native module itself is loaded here too, on first use ({@link astGrep}): the
- * companion answers its first requests without it (issue #9 startup), and the first
+ * companion answers its first requests without it, and the first
  * shell-policy check or eval scan pays the load once.
  */
 import { createRequire } from 'node:module';

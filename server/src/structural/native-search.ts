@@ -1,6 +1,6 @@
 /**
- * Structural search of plain source files off the main thread (SPEC AST-3, the speed target
- * of issue #11): batches of files are parsed and matched in parallel by ast-grep's Rust
+ * Structural search of plain source files off the main thread (SPEC AST-3 and its speed
+ * target): batches of files are parsed and matched in parallel by ast-grep's Rust
  * code while the main thread walks, reads and prefilters. Two doors to the same engine:
  * the ast-grep CLI (`sg-cli.ts`; UTF-8, about a quarter less CPU per file) when it runs here,
  * else napi's `findInFiles` — and napi for a batch the CLI fails on.

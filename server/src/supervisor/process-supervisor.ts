@@ -1,6 +1,6 @@
 /**
  * `ProcessSupervisor<T>`: the one owner of a long-lived helper process — a language server,
- * a debug adapter — and of the client `T` built on it (issue #10 item 2). See README.md.
+ * a debug adapter — and of the client `T` built on it. See README.md.
  *
  * - Lazy: nothing runs until the first {@link ProcessSupervisor.get}; concurrent callers
  *   share one start. `connect(process)` builds the client (framing, handshake); the start

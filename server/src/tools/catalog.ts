@@ -1,5 +1,5 @@
 /**
- * What the model is declared (HARN-11, issue #14): per surface, the fixed tools in full
+ * What the model is declared (HARN-11): per surface, the fixed tools in full
  * (`tool_search/fixed-set.ts`, a data table), and — when anything else is on the surface —
  * `tool_search`, whose description carries the one-line index of the deferred tools, and
  * the `call_tool` dispatcher that calls them once loaded (`call_tool/call_tool.ts` says

@@ -25,7 +25,7 @@ export interface ToolContext {
    */
   profile?: CapabilityProfile;
   /**
-   * The background worker (`vibe_*`, issue #16 item 5) whose run made the call; absent: the
+   * The background worker (`vibe_*`) whose run made the call; absent: the
    * chat's own agent (or the user). Approval cards name it; a review node's author is it.
    */
   worker?: { id: string; label: string; /** Runs in the parent chat's kernel instead of its own private one. */ sharesKernel?: boolean };

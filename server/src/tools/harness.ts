@@ -17,7 +17,7 @@ export interface HarnessServices {
   audit: AuditLog;
   policy: PolicyStore;
   registry: ToolRegistry;
-  /** Known secret values, hidden in every tool result and audit line (issue #8 item 4). */
+  /** Known secret values, hidden in every tool result and audit line. */
   redactor: Redactor;
   /** Where question cards are published; set once the chat service exists. */
   bindSink(publish: (chatId: string, event: ChatEvent) => void): void;

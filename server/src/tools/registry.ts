@@ -41,7 +41,7 @@ export type ToolCallResult =
 export type { ToolSurface } from '../ports/vocabulary.js';
 
 /**
- * Tools that exist only once something has started (MCP servers, issue #14): registered as
+ * Tools that exist only once something has started (MCP servers): registered as
  * deferred tools by {@link ToolSource.load}, which the registry runs on the first
  * `tool_search` and on a call of a name the source {@link ToolSource.owns}.
  */
@@ -85,7 +85,7 @@ export interface ToolRegistryOptions {
   writeHook?: WriteHook;
   /**
    * Hides known secret values in every result, error and progress line before anyone sees
-   * them (issue #8 item 4; see `security/redaction.ts`).
+   * them (see `security/redaction.ts`).
    */
   redactor?: Pick<Redactor, 'redact' | 'redactDeep'>;
 }

@@ -1,6 +1,5 @@
 /**
- * JSON-RPC 2.0 error replies for frames vscode-jsonrpc would drop in silence (issue #8,
- * item 6). Its stream reader rejects a body that is not JSON with a connection error and
+ * JSON-RPC 2.0 error replies for frames vscode-jsonrpc would drop in silence . Its stream reader rejects a body that is not JSON with a connection error and
  * its connection logs (and ignores) anything that is neither a request, a notification
  * nor a response — so the client waits forever. This reader sits in between: a body that
  * is not JSON is answered with `-32700 Parse error` (`id: null`); `null`, a number, a

@@ -15,7 +15,7 @@ const modelSettings = z.object({
   compactAt: z.number().min(0.3).max(0.98).optional()
 });
 
-/** The pane's notebook context on `chat/send` (issue #5). */
+/** The pane's notebook context on `chat/send`. */
 const sendContext = z.object({
   notebookPath: z.string().max(4096).optional(),
   selectedCells: z.array(z.number().int().min(0)).max(10_000).optional()

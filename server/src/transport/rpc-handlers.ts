@@ -200,7 +200,7 @@ export function attachConnection(connection: MessageConnection, services: Compan
     services,
     () => {
       presence ??= services.presence?.attach();
-      // A person's pane serves the notebook port (server → pane requests, issue #5).
+      // A person's pane serves the notebook port (server → pane requests).
       pane ??= services.panes?.attach(connection);
     },
     origin
@@ -223,7 +223,7 @@ export function attachConnection(connection: MessageConnection, services: Compan
 }
 
 let originCount = 0;
-/** A key for one connection (kernel focus is per connection, issue #9). */
+/** A key for one connection (kernel focus is per connection). */
 function nextOrigin(): string {
   return `connection-${++originCount}`;
 }

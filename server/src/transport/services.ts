@@ -9,8 +9,8 @@ import type { Presence } from '../questions/presence.js';
 import type { QuestionBroker } from '../questions/question-broker.js';
 
 /**
- * Everything one JSON-RPC connection is served from, composed once in `server.ts` (issue #9:
- * wiring in one place). The transport reaches these directly; the chats layer knows nothing
+ * Everything one JSON-RPC connection is served from, composed once in `server.ts` (wiring in
+ * one place). The transport reaches these directly; the chats layer knows nothing
  * of connections, panes or the transport. Optional parts are absent in bare embeddings.
  */
 export interface CompanionServices {
@@ -29,7 +29,7 @@ export interface CompanionServices {
   editCards?: { resolve(chatId: string, editId: string, action: 'accept' | 'discard'): Promise<{ ok: true; state: 'accepted' | 'discarded'; message: string } | { ok: false; message: string }> };
   /** Tool metrics (`audit/metrics`). */
   audit?: Pick<AuditLog, 'metrics'>;
-  /** The notebook port: a person's pane serves server → pane requests (issue #5). */
+  /** The notebook port: a person's pane serves server → pane requests. */
   panes?: { attach(connection: MessageConnection): Disposable };
   /** Each connection's focused notebook kernel (`chat/context`, SPEC EVAL-2). */
   focus?: KernelFocusSink;
@@ -37,15 +37,15 @@ export interface CompanionServices {
   plans?: Pick<PlanFlow, 'resolve'>;
   /** Orchestration approvals (`orchestration/resolve`, the card's Approve / Reject, interactive connections only; MODE-5). */
   orchestrations?: Pick<OrchestrationFlow, 'resolve'>;
-  /** Debug sessions (`debug/terminate`, the debug card's button; issue #12). */
+  /** Debug sessions (`debug/terminate`, the debug card's button). */
   debug?: { terminate(chatId: string, sessionId?: string): Promise<unknown> };
   /** Installed skills (`skills/list`, `skills/set-enabled`; SKILL-2/3). */
   skills?: { list(): SkillInfo[]; setEnabled(folder: string, enabled: boolean): SkillInfo[] };
   /** Custom slash commands (`commands/list`, `commands/expand`). */
   commands?: { list(): CustomCommandInfo[]; expand(name: string, args: string): string };
-  /** Configured MCP servers and their state (`mcp/servers`, issue #14). */
+  /** Configured MCP servers and their state (`mcp/servers`). */
   mcp?: { status(): Promise<McpServerStatus[]> };
-  /** A chat's background workers (`worker/list`, `worker/get`, `worker/kill`; issue #16 item 5). */
+  /** A chat's background workers (`worker/list`, `worker/get`, `worker/kill`). */
   workers?: {
     list(chatId: string): WorkerSummary[];
     /** @throws ToolInputError when the worker is not the chat's */

@@ -1,5 +1,5 @@
 /**
- * Worker settings (SPEC VIBE-3, issue #16 item 5): which model each tier runs, and the
+ * Worker settings (SPEC VIBE-3): which model each tier runs, and the
  * budget of one run. They live in the companion's home config file (`CELLMATE_CONFIG`,
  * default `~/.cellmate/config.json`) under `workers`, never in the workspace: a cloned
  * repository must not point a worker at another server with the user's keys.

@@ -1,5 +1,5 @@
 /**
- * Background workers (SPEC VIBE-1…3, HARN-10; issue #16 item 5). A worker is a sub-agent
+ * Background workers (SPEC VIBE-1…3, HARN-10). A worker is a sub-agent
  * run with a parent chat: the same turn loop as the chat (`agent/run-turn.ts`) with its own
  * history (`worker-store.ts`: a journal of its own, linked to the parent), its labelled
  * brief (`brief.ts`), its own surface (the spawning turn's profile narrowed:

@@ -1,5 +1,5 @@
 /**
- * Where workers are kept (issue #16 item 5), so a companion restart never loses one:
+ * Where workers are kept, so a companion restart never loses one:
  *
  * - `<workspace>/.cellmate/workers/transcripts/` — each worker's history as a chat journal
  *   of its own (`ChatStore`, `chats/chat-journal.md`: items and model messages, written

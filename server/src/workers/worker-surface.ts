@@ -1,5 +1,5 @@
 /**
- * A worker's surface (SPEC TIER-2, MODE-2; issue #16 item 5): its parent's profile — the
+ * A worker's surface (SPEC TIER-2, MODE-2): its parent's profile — the
  * profile of the turn whose call spawned it — narrowed, never widened. Pure.
  *
  * - `access` lowers the highest tier (a read-only reviewer of an Agent chat); it never

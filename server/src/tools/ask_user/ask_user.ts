@@ -48,7 +48,7 @@ export function createAskUserTool(questions: QuestionBroker): ToolDefinition<typ
       if (options.length === 0 && !allowFreeText) {
         throw new ToolInputError('Give at least one option, or allow free text: otherwise the user cannot answer.');
       }
-      // A background worker's question lands in its parent chat: the card says who asks (issue #16 item 5).
+      // A background worker's question lands in its parent chat: the card says who asks.
       const context = [ctx.worker ? `Asked by worker "${ctx.worker.label}" (${ctx.worker.id}).` : undefined, args.context].filter(Boolean).join('\n');
       const outcome = await questions.ask(
         {

@@ -1,5 +1,5 @@
 /**
- * `call_tool`, the stable dispatcher of the deferred catalog (HARN-11, issue #14).
+ * `call_tool`, the stable dispatcher of the deferred catalog (HARN-11).
  *
  * OpenAI, Anthropic and OpenAI-compatible servers accept a call only to a tool the request
  * declares, and declaring each tool as it is loaded would change the request's tools —

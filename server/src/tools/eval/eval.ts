@@ -68,7 +68,7 @@ export function createEvalTool(options: EvalToolOptions) {
     timeoutMs: NO_TIMEOUT_MS,
     // EVAL-5: a cell that spawns processes or deletes files is also judged as `shell`.
     alsoJudgedAs: (args) => shellJudgement(args.code, args.language),
-    // Stop interrupts the cell; its result then says "[Interrupted: …]" (issue #5).
+    // Stop interrupts the cell; its result then says "[Interrupted: …]".
     abortGraceMs: 5_000,
     async execute(args, ctx) {
       const { handle, notes, outcome } = await runner.run(ctx, { code: args.code, language: args.language, reset: args.reset });

@@ -1,5 +1,5 @@
 /**
- * The one way a tool runs code in a kernel (issue #9): `eval` and `notebook_run` on a closed
+ * The one way a tool runs code in a kernel: `eval` and `notebook_run` on a closed
  * notebook both go through {@link KernelRunner.run}, so they pick the kernel the same way
  * (the focused notebook's of the turn's window, else the chat's private one; replaced after
  * it died), share the idle budget (SPEC EVAL-6), route a cell's `tool()` calls back into
@@ -56,7 +56,7 @@ export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
         idleTimeoutMs,
         signal: ctx.signal,
         onToolCall: (name, toolArgs) => toolChannelCall(options.registry(), name, toolArgs, ctx),
-        // The pane shows the last line a long cell printed (issue #5).
+        // The pane shows the last line a long cell printed.
         onOutput: ctx.progress
           ? (o) => {
               if (o.type !== 'stream') return;

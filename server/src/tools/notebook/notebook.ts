@@ -1,5 +1,5 @@
 /**
- * Notebook tools (issue #5): `notebook_read` (read), `notebook_edit` (write),
+ * Notebook tools: `notebook_read` (read), `notebook_edit` (write),
  * `notebook_run` (exec). When a pane has the notebook open, reads, edits and runs go
  * through that pane's open document (the notebook port): the user sees the change at once,
  * an edit is one undoable step, and cells run in the notebook's own kernel. Otherwise the
@@ -305,7 +305,7 @@ async function pageEntries(cells: NotebookCellData[], from: number, to: number, 
 /** Why a run stopped: the pane's statuses plus those of eval's kernel path (closed notebooks). */
 type RunStatus = 'ok' | 'error' | 'aborted' | 'idle-timeout' | 'kernel-died' | 'stuck';
 
-/** The last line of a run's result: why it stopped, truthfully (issue #9). */
+/** The last line of a run's result: why it stopped, truthfully. */
 export function stopLine(status: RunStatus, idleTimeoutMs?: number): string | undefined {
   switch (status) {
     case 'ok':

@@ -1,5 +1,5 @@
 /**
- * User-supplied regular expressions run off the event loop (issue #8 item 5, HARN-2):
+ * User-supplied regular expressions run off the event loop (HARN-2):
  * JavaScript's backtracking engine can take exponential time (`^(a+)+$` on `aaaa…!`), and
  * on the companion's event loop that froze every chat and pane. A {@link LineMatcher} runs
  * the pattern in a worker thread with exactly JavaScript's semantics (same engine, same

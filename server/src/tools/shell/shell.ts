@@ -72,7 +72,7 @@ interface ShellRun {
 
 /** Runs `bash -c` in a new process group; kills the group on timeout or abort (and on exit). */
 export function runShell(command: string, cwd: string, timeoutMs: number, signal: AbortSignal): Promise<ShellRun> {
-  // Secrets stay out of the command's environment (security/child-env.ts, issue #8).
+  // Secrets stay out of the command's environment (security/child-env.ts).
   const env = childEnv(process.env);
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

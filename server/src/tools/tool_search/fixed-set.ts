@@ -1,7 +1,7 @@
 import type { ToolSurface } from '../../ports/vocabulary.js';
 
 /**
- * Which tools are declared in full to the model, by surface name (HARN-11, issue #14).
+ * Which tools are declared in full to the model, by surface name (HARN-11).
  * Every other tool on the surface is deferred: one line in `tool_search`'s index, its
  * schema loaded on demand and called through `call_tool`. A plain table so a mode profile
  * can add its own row (the row for its `name`); a surface without a row uses `default`.
