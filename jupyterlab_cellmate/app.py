@@ -11,7 +11,8 @@ from typing import Any
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Float, Int, Unicode, default
 
-from .handlers import SETTINGS_KEY, RelaySettings, handlers
+from .routes import handlers
+from .settings import SETTINGS_KEY, RelaySettings
 from .nodelay import enable_kernel_websocket_nodelay
 from .locate import REPO_ROOT, NodeNotFound, companion_env, find_companion, find_node
 from .supervisor import CompanionConfig, CompanionSupervisor

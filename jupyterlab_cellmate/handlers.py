@@ -15,7 +15,7 @@ from tornado import web
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .framing import FramingError, encode_frame, read_frame
-from .supervisor import CompanionSupervisor
+from .settings import SETTINGS_KEY, RelaySettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,21 +45,7 @@ CLOSE_SERVICE_RESTART = 1012
 CLOSE_TRY_AGAIN_LATER = 1013
 """The companion was not ready within the wait, or cannot run (see /cellmate/status)."""
 
-SETTINGS_KEY = "cellmate"
 """Key of :class:`RelaySettings` in the Tornado application settings."""
-
-
-class RelaySettings:
-    """What the handlers need, placed in the web app's settings by the extension."""
-
-    def __init__(
-        self, supervisor: CompanionSupervisor, version: str, ready_wait: float, max_message_size: int, nodelay: bool = True
-    ) -> None:
-        self.supervisor = supervisor
-        self.version = version
-        self.ready_wait = ready_wait
-        self.max_message_size = max_message_size
-        self.nodelay = nodelay
 
 
 class RelayHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
@@ -194,11 +180,4 @@ def _reason(text: str) -> str:
     return text if len(raw) <= 123 else raw[:120].decode("utf-8", "ignore") + "..."
 
 
-def handlers() -> list[tuple[str, type[web.RequestHandler]]]:
-    """Routes relative to the base URL (the extension app prefixes it)."""
-    from .mcp_route import McpHandler  # imports this module
-
-    return [(r"/cellmate/ws", RelayHandler), (r"/cellmate/status", StatusHandler), (r"/cellmate/mcp", McpHandler)]
-
-
-__all__ = ["RelayHandler", "RelaySettings", "StatusHandler", "handlers"]
+__all__ = ["RelayHandler", "StatusHandler"]

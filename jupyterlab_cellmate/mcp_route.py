@@ -18,7 +18,7 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
-from .handlers import SETTINGS_KEY, RelaySettings
+from .settings import SETTINGS_KEY, RelaySettings
 
 MCP_SOCKET_NAME = "mcp.sock"
 """The companion's MCP endpoint, beside ``server.sock``."""
