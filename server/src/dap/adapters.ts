@@ -55,10 +55,11 @@ async function onPath(env: NodeJS.ProcessEnv, name: string, versioned = false): 
   // Relative entries name whatever folder the companion is in (often the workspace): never searched.
   for (const dir of (env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d))) {
     const exact = path.join(dir, name);
-    if (existsSync(exact)) return exact;
+    if (explicitExecutable(exact)) return exact;
     if (!versioned) continue;
     const entries = await readdir(dir).catch(() => [] as string[]);
-    const hit = entries.filter((e) => new RegExp(`^${name}-\\d+$`).test(e)).sort().at(-1);
+    // A folder or a file without the exec bit named like the adapter is skipped, as a shell would.
+    const hit = entries.filter((e) => new RegExp(`^${name}-\\d+$`).test(e) && explicitExecutable(path.join(dir, e))).sort().at(-1);
     if (hit) return path.join(dir, hit);
   }
   return undefined;
@@ -76,7 +77,7 @@ export async function pythonCandidates(workspace: string, env: NodeJS.ProcessEnv
     const dirs: string[] = [];
     for (let d = from ? path.dirname(from) : workspace; ; d = path.dirname(d)) {
       dirs.push(d);
-      if (d === workspace || !d.startsWith(workspace) || d === path.dirname(d)) break;
+      if (!isStrictlyInside(d, workspace)) break;
     }
     local.push(...dirs.flatMap((d) => ['.venv', 'venv'].map((v) => path.join(d, v, 'bin', 'python'))).filter((p) => existsSync(p)));
   }
@@ -114,7 +115,7 @@ export async function findExecutable(name: ProcessAdapterName, e: AdapterEnviron
   return name === 'lldb' ? [exe] : [exe, 'dap'];
 }
 
-/** The value of `$CELLMATE_LLDB_DAP` / `$CELLMATE_DLV` when it is an executable file. */
+/** `file` when it is an executable regular file (`$CELLMATE_LLDB_DAP`, `$CELLMATE_DLV`, a PATH entry). */
 function explicitExecutable(value: string): string | undefined {
   try {
     accessSync(value, constants.X_OK);
@@ -128,8 +129,17 @@ function explicitExecutable(value: string): string | undefined {
 export function findMarker(name: ProcessAdapterName, workspace: string, program?: string): string | undefined {
   for (let d = program ? path.dirname(program) : workspace; ; d = path.dirname(d)) {
     for (const m of ROOT_MARKERS[name]) if (existsSync(path.join(d, m))) return path.relative(workspace, path.join(d, m)) || m;
-    if (d === workspace || !d.startsWith(workspace) || d === path.dirname(d)) return undefined;
+    if (!isStrictlyInside(d, workspace)) return undefined;
   }
+}
+
+/**
+ * Whether `dir` lies below `workspace`, so a walk up from it may go one folder higher. A bare
+ * prefix test would let a sibling such as `/work/ws2` pass for `/work/ws`.
+ */
+function isStrictlyInside(dir: string, workspace: string): boolean {
+  const top = path.resolve(workspace);
+  return dir !== top && dir.startsWith(top + path.sep);
 }
 
 /** One process adapter's availability, with the exact missing half. */
