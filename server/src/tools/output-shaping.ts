@@ -82,7 +82,11 @@ export interface ShapeOptions {
   limits?: Partial<ShapeLimits>;
 }
 
-/** Splits text into lines the way `read` numbers them (a final newline adds no line). */
+/**
+ * Splits a tool's output into lines for head/tail shaping (a final newline adds no line). A lone
+ * `\r` stays inside its line: a progress bar redrawn in place is one line of output, not many.
+ * File lines that tools number (`read`, `grep`) split like readline instead: `regex/line-matcher.ts`.
+ */
 export function splitLines(text: string): string[] {
   if (text.length === 0) return [];
   const lines = text.split(/\r?\n/);

@@ -1,5 +1,5 @@
 /**
- * User regexes run off the event loop with a hard timeout (issue #8 item 5, HARN-2): the
+ * User regexes run off the event loop with a hard timeout (HARN-2): the
  * catastrophic pattern is stopped with a clear error while the main thread keeps serving
  * timers; normal patterns keep JavaScript's semantics (lookbehind, backreferences, flags).
  */
@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { grepTool } from '../../../src/tools/grep/grep.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
+import { readTool } from '../../../src/tools/read/read.js';
 import { LineMatcher, RegexTimeoutError, splitLines } from '../../../src/tools/regex/line-matcher.js';
 import { tempDir } from '../../helpers/temp.js';
 
@@ -15,7 +16,7 @@ const EVIL = '^(a+)+$';
 const VICTIM = `${'a'.repeat(30)}!`;
 
 describe('LineMatcher', () => {
-  it('matches with JavaScript semantics, line numbers 1-based, lines split like readline', async () => {
+  it('matches with JavaScript semantics, line numbers 1-based, lines split like readline, as read numbers them', async () => {
     const m = new LineMatcher('(?<=x)(\\w)\\1', 'u');
     try {
       expect(await m.matchLines('xaa\nyaa\r\nxbb\rxbc\n', 'f')).toEqual([1, 3]);
@@ -76,5 +77,19 @@ describe('grep with a catastrophic pattern', () => {
     } finally {
       delete process.env.CELLMATE_REGEX_TIMEOUT_MS;
     }
+  });
+});
+
+describe("grep's line numbers are read's (HARN-3)", () => {
+  it('a file with a lone carriage return: the line grep names is the line read shows', async () => {
+    const ws = await tempDir();
+    await writeFile(path.join(ws, 'log.txt'), 'start\nprogress 10%\rprogress 100%\ndone: target\n');
+    const registry = new ToolRegistry([grepTool, readTool]);
+    const ctx = { workspace: ws, signal: new AbortController().signal, actor: 'model' as const, chatId: 'c' };
+    const found = await registry.call('grep', { pattern: 'target' }, ctx);
+    const line = Number(/^log\.txt:(\d+):/.exec(found.output)?.[1]);
+    expect(line).toBe(4);
+    const shown = await registry.call('read', { path: 'log.txt', offset: line, limit: 1 }, ctx);
+    expect(shown.output).toContain('done: target');
   });
 });
