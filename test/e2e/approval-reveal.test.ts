@@ -7,7 +7,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { openPane, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const SCRIPT = {
@@ -25,11 +25,7 @@ describe('approvals never hide behind another sidebar panel', () => {
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/reveal.json' },
       env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
   afterEach(ctx => screenshotIfFailed(ctx, page));

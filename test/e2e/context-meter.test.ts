@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { openPane, pressSend, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { artifactsDir } from '../support/paths';
 
@@ -108,11 +108,7 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
       files: { 'notes.md': NOTES, [HOSTILE_FILE]: 'cone 9\n', 'scripts/long-chat.json': JSON.stringify(SCRIPT) },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/long-chat.json' }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl, { width: 1400, height: 1000 }));
     // Keep every state the meter shows: attributes can change and change back between two polls.
     await page.evaluate(() => {
       const w = window as unknown as MeterWindow;

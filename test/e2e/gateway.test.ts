@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { launchBrowser, openChat, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { freePort, startJupyter, type Jupyter } from '../support/jupyter';
 import { venvBin } from '../support/paths';
 
@@ -102,8 +102,7 @@ describe('a notebook kernel on a Kernel Gateway (issue #13)', () => {
 
     await runCommand(page, 'notebook:run-cell');
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt', { hasText: '[1]' }).waitFor({ timeout: 60_000 });
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await page.locator('.jp-cellmate-kernel-binding[data-origin="notebook"]', { hasText: 'analysis.ipynb' }).waitFor({ timeout: 30_000 });
     await sendAndWaitForTurn(page, 'What is shared + 1?', 120_000);
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').last();

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { ToolCallItem } from '@cellmate/protocol';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { connectRpc } from '../support/rpc';
 
@@ -60,8 +60,7 @@ describe('approval and ask_user cards (issue #4)', () => {
   });
 
   it('an approval card and an ask_user card appear, are answered, and the turn continues (HARN-6, ASK-2)', async () => {
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await page.locator('textarea.jp-cellmate-input').fill('Summarise the sales data');
     await pressSend(page);
 

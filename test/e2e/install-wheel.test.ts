@@ -17,7 +17,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { openLab, openPane, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { repoRoot } from '../support/paths';
 import { buildWheel, noNodePath, wheelVenv } from '../support/wheel';
@@ -176,11 +176,7 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
       }
     });
     expect(jupyter.log.join('\n')).toContain(`${venv}/lib/`);
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl));
     await page.locator('button.jp-cellmate-demo').click();
     await page.locator('textarea.jp-cellmate-input').fill('Show me what you can do');
     await page.locator('textarea.jp-cellmate-input').press('Enter');

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot } from '../support/browser';
+import { launchBrowser, openChat, openLab, screenshot } from '../support/browser';
 import { startHub, type Hub } from '../support/hub';
 
 const USERS = ['alice', 'bob'] as const;
@@ -74,8 +74,7 @@ describe('Cellmate under JupyterHub (issue #13)', () => {
       // The Hub spawns the server and redirects to it once it answers.
       await page.waitForURL(new RegExp(`/user/${user}/lab`), { timeout: 150_000 });
       await openLab(page, `${hub.url}/user/${user}/lab`);
-      await runCommand(page, 'cellmate:open-chat');
-      await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 60_000 });
+      await openChat(page, 60_000);
       await page.locator('textarea.jp-cellmate-input').fill(`${user} asks for a greeting`);
       await page.locator('textarea.jp-cellmate-input').press('Enter');
       const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').last();
@@ -92,8 +91,7 @@ describe('Cellmate under JupyterHub (issue #13)', () => {
     for (const user of USERS) {
       const page = pages.get(user)!;
       await openLab(page, `${hub.url}/user/${user}/lab`);
-      await runCommand(page, 'cellmate:open-chat');
-      await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 60_000 });
+      await openChat(page, 60_000);
       const other = USERS.find(u => u !== user)!;
       await page.locator('select.jp-cellmate-chat-select option', { hasText: `${user} asks for a greeting` }).waitFor({ state: 'attached', timeout: 30_000 });
       const titles = await page.locator('select.jp-cellmate-chat-select option').allInnerTexts();

@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { launchBrowser, openChat, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const notebook = (who: string) =>
@@ -61,8 +61,7 @@ describe('kernel focus per window: two pages on two notebooks (issue #9)', () =>
     await page.waitForFunction(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 60_000 });
     await runCommand(page, 'notebook:run-cell');
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt', { hasText: '[1]' }).waitFor({ timeout: 30_000 });
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await runCommand(page, 'cellmate:new-chat');
     // The pane names this window's notebook kernel once the companion has its focus.
     await page.locator('.jp-cellmate-kernel-binding[data-origin="notebook"]', { hasText: path }).waitFor({ timeout: 30_000 });

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { approveOnce, launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const code = (id: string, source: string) => ({ cell_type: 'code', id, metadata: {}, source, outputs: [], execution_count: null });
@@ -68,8 +68,7 @@ describe('lsp card (issue #10)', () => {
   it('the references card links the notebook cell; a click scrolls the open notebook to it', async () => {
     await runCommand(page, 'docmanager:open', { path: 'analysis.ipynb' });
     await page.locator('.jp-Notebook .jp-Cell').first().waitFor({ timeout: 60_000 });
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await sendAndWaitForTurn(page, 'where is clean used?', 120_000);
 
     const card = page.locator('.jp-cellmate-item[data-kind="tool"]').last();

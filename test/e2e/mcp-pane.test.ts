@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { repoRoot } from '../support/paths';
 
@@ -56,8 +56,7 @@ describe('an MCP server in the pane (issue #14)', () => {
   });
 
   it('lists the server as not started before any turn', async () => {
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await runCommand(page, 'cellmate:show-mcp-servers');
     await page.locator('table.jp-cellmate-mcp-servers tr[data-server="fx"][data-state="not-started"]').waitFor({ timeout: 30_000 });
     await page.keyboard.press('Escape');

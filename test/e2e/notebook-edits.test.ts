@@ -16,7 +16,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const code = (id: string, source: string[], count: number | null, outputs: unknown[], metadata: Record<string, unknown> = {}) => ({ cell_type: 'code', execution_count: count, id, metadata, outputs, source });
@@ -121,8 +121,7 @@ describe.each([
     expect(collaborative).toBe(collaboration);
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-OutputArea-output', { hasText: 'old load' }).waitFor({ timeout: 30_000 });
 
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await send('edit the open notebook');
     // The card showed the change read from the open document, cell by cell.
     const asked = page.locator('.jp-cellmate-question[data-tool="notebook_edit"]').last();

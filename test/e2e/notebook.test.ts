@@ -16,7 +16,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { venvBin } from '../support/paths';
 
@@ -143,8 +143,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
     });
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt', { hasText: '[1]' }).waitFor({ timeout: 30_000 });
 
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     const input = page.locator('textarea.jp-cellmate-input');
     await input.click();
     await input.pressSequentially('describe @d', { delay: 30 });

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { launchBrowser, openChat, openLab, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const T = '2026-01-01T00:00:00.000Z';
@@ -60,8 +60,7 @@ describe('tool cards by display kind (issue #9)', () => {
   const item = (id: string) => page.locator(`.jp-cellmate-item[data-item-id="${id}"]`);
 
   it('renders each display with the renderer of its kind; text is never parsed as HTML', async () => {
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await page.locator('select.jp-cellmate-chat-select').selectOption('displays');
     await item('future').waitFor({ timeout: 15_000 });
     // A card with HTML output opens by itself (openByDefault); the test opens the others.

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot } from '../support/browser';
+import { openChat, openLab, openPane, runCommand, screenshot } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { artifactsDir } from '../support/paths';
 
@@ -113,11 +113,7 @@ describe('the Cellmate pane (issue #5 part B)', () => {
       files: { 'scripts/pane.json': JSON.stringify(SCRIPT), 'scratch.ipynb': JSON.stringify(EMPTY_NOTEBOOK) },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/pane.json' }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl, { width: 1400, height: 1000 }));
   });
 
   afterEach(async ctx => {
@@ -274,8 +270,7 @@ describe('the Cellmate pane (issue #5 part B)', () => {
 
     await page.reload();
     await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await page.locator('#jp-cellmate-panel[data-running="true"]').waitFor({ timeout: 30_000 });
     expect(await page.locator('select.jp-cellmate-chat-select option').allInnerTexts()).toEqual(chatsBefore);
     expect(await page.locator('.jp-cellmate-item:not([data-kind="notice"])').count()).toBe(itemsBefore);

@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { launchBrowser, openChat, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const SCRIPT = {
@@ -132,8 +132,7 @@ describe('chat pane (issue #2)', () => {
   it('a browser reload brings the chat back intact', async () => {
     await page.reload();
     await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await page.locator('.jp-cellmate-tool-card[data-tool-name="read"][data-status="ok"]').waitFor();
     await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'glaze crawled' }).waitFor();
   });

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { openPane, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1"> is rendered as text';
@@ -59,11 +59,7 @@ describe('review (issue #16, MODE-4)', () => {
     git(jupyter.workspace, 'commit', '-qm', 'baseline');
     writeFileSync(path.join(jupyter.workspace, 'calc.py'), 'def total(rows: list[int]) -> int:\n    return sum(rows[:-1])\n');
     writeFileSync(path.join(jupyter.workspace, 'helpers.py'), 'def double(x: int) -> int:\n    return 2 * x\n');
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl));
   }, 180_000);
 
   afterEach(ctx => screenshotIfFailed(ctx, page));

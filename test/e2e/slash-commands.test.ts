@@ -11,7 +11,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { openPane, runCommand, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { artifactsDir } from '../support/paths';
 
@@ -72,11 +72,7 @@ describe('slash commands in the composer (issue #28)', () => {
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/chat.json' }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl, { width: 1400, height: 1000 }));
   });
 
   afterEach(ctx => screenshotIfFailed(ctx, page));

@@ -11,7 +11,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, minContrast, openLab, pressSend, runCommand, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
+import { approveOnce, minContrast, openPane, pressSend, runCommand, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NB = {
@@ -48,11 +48,7 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
       // No policy file from the machine's home: the tier defaults apply (ast_edit → ask).
       env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
   afterEach(ctx => screenshotIfFailed(ctx, page));

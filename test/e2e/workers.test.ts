@@ -7,7 +7,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { openChat, openLab, openPane, pressSend, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 // The chat's agent spawns a slow worker and a quick one; each worker's tier runs its own script.
@@ -45,11 +45,7 @@ describe('background workers in the pane (issue #16 item 5)', () => {
       },
       env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
   afterEach(ctx => screenshotIfFailed(ctx, page));
@@ -99,8 +95,7 @@ describe('background workers in the pane (issue #16 item 5)', () => {
 
     // The server agrees, and a reload shows the same list (it comes from the companion, not the page).
     await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    await openChat(page);
     await page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="killed"]', { hasText: 'slow thinker' }).waitFor({ timeout: 30_000 });
     expect(await row('quick answer').getAttribute('data-state')).toBe('done');
   });

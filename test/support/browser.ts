@@ -51,6 +51,27 @@ export async function openLab(page: Page, labUrl: string): Promise<void> {
   });
 }
 
+/** Opens the Cellmate pane (the palette's Open chat) and waits until it is connected to the companion. */
+export async function openChat(page: Page, timeoutMs = 30_000): Promise<void> {
+  await runCommand(page, 'cellmate:open-chat');
+  await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: timeoutMs });
+}
+
+/**
+ * What most browser tests start with, as a person would: a browser, JupyterLab open at
+ * `labUrl`, and the Cellmate pane open and connected.
+ */
+export async function openPane(
+  labUrl: string,
+  viewport: { width: number; height: number } = { width: 1400, height: 900 }
+): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchBrowser();
+  const page = await browser.newPage({ viewport });
+  await openLab(page, labUrl);
+  await openChat(page);
+  return { browser, page };
+}
+
 /** Runs a JupyterLab command in the page. */
 export async function runCommand(page: Page, id: string, args: Record<string, unknown> = {}): Promise<unknown> {
   return page.evaluate(
