@@ -48,6 +48,21 @@ describe('lsp_rename (RENAME-1)', () => {
     expect(nb.cells.map((c) => [c.outputs, c.metadata])).toEqual(old.cells.map((c) => [c.outputs, c.metadata]));
   }, 120_000);
 
+  it('a second rename right after the first reaches every file again: the server is told what the first one wrote', async () => {
+    const f = await lspFixture(['py'], { flat: true, writeTools: true, extraTools: ({ docs }) => [createLspRenameTool(docs) as unknown as ToolDefinition] });
+    open.push(f);
+    const before = await snapshot(f.workspace);
+    // The other files are open in the server, as after a person's questions about them.
+    for (const file of ['pkg/main.py', 'pkg/other.py', 'analysis.ipynb']) expect((await f.call('lsp', { action: 'diagnostics', file })).ok).toBe(true);
+    const first = await f.call('lsp_rename', { file: 'pkg/util.py', line: 1, symbol: 'load_data', new_name: 'read_rows' });
+    expect(first.ok, first.output).toBe(true);
+    const second = await f.call('lsp_rename', { file: 'pkg/util.py', line: 1, symbol: 'read_rows', new_name: 'fetch_rows' });
+    expect(second.ok, second.output).toBe(true);
+    expect(second.output.split('\n')[0]).toBe('Renamed read_rows → fetch_rows: 12 edits in 5 files.');
+    const after = await snapshot(f.workspace);
+    for (const file of FILES) expect(after[file]).toBe(before[file]!.replaceAll('load_data', 'fetch_rows'));
+  }, 180_000);
+
   it('one file changed after the server computed its edit: nothing is written and the error names the file', async () => {
     const f = await lspFixture(['py'], {
       flat: true,
