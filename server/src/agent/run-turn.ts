@@ -1,7 +1,7 @@
 import type { AssistantItem, ChatEvent, ModelSettings, NoticeItem, ToolCallItem, TurnEndReason } from '@cellmate/protocol';
 import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
 import { newItemId } from '../ids.js';
-import type { ToolCallResult, ToolRegistry } from '../tools/registry.js';
+import { isParallelSafe, type ToolCallResult, type ToolRegistry } from '../tools/registry.js';
 import { FatalToolError } from '../tools/errors.js';
 import { modelAcceptsImages } from '../providers/capabilities.js';
 import { describeProviderError, isContextOverflow } from './provider-errors.js';
@@ -190,17 +190,19 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         return end('error', message);
       }
 
-      const results: ToolCallResult[] = [];
-      for (const call of outcome.toolCalls) {
+      const calls = outcome.toolCalls;
+      const results: ToolCallResult[] = new Array<ToolCallResult>(calls.length);
+      const targetOf = (call: ModelToolCall): DispatchTarget => targets.get(call.toolCallId) ?? dispatchTarget(call.toolName, call.input, isLoaded);
+      const runCall = async (call: ModelToolCall, index: number): Promise<void> => {
         if (input.signal.aborted) {
-          results.push(finishCard(sink, cards, call, abortedResult('The user stopped the turn before this tool ran.')));
-          continue;
+          results[index] = finishCard(sink, cards, call, abortedResult('The user stopped the turn before this tool ran.'));
+          return;
         }
         const card = cards.get(call.toolCallId);
-        const target = targets.get(call.toolCallId) ?? dispatchTarget(call.toolName, call.input, isLoaded);
+        const target = targetOf(call);
         if (target.kind === 'invalid') {
-          results.push(finishCard(sink, cards, call, { ok: false, status: 'error', output: target.message, title: 'call_tool: invalid call', durationMs: 0 }));
-          continue;
+          results[index] = finishCard(sink, cards, call, { ok: false, status: 'error', output: target.message, title: 'call_tool: invalid call', durationMs: 0 });
+          return;
         }
         const result = await input.registry.call(target.name, target.args, {
           workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
@@ -209,7 +211,19 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
           ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact) } : {})
         });
         if (result.ok && target.name === input.nudge?.verb) artifactDone = true;
-        results.push(finishCard(sink, cards, call, result));
+        results[index] = finishCard(sink, cards, call, result);
+      };
+      // HARN-8: a run of read-tier calls in one step runs concurrently (a few at a time); a
+      // write or exec call runs alone, after the calls before it and before those after it.
+      // The results reach the model in call order whatever order they finish in.
+      const parallelSafe = (call: ModelToolCall): boolean => {
+        const target = targetOf(call);
+        if (target.kind === 'invalid') return true;
+        const definition = input.registry.get(target.name);
+        return definition !== undefined && isParallelSafe(definition);
+      };
+      for (const batch of parallelBatches(calls, parallelSafe)) {
+        await forEachBounded(batch, MAX_PARALLEL_CALLS, (index) => runCall(calls[index]!, index));
       }
       commitStep(sink, messages, streamedText, outcome.toolCalls, results, modelAcceptsImages(input.settings));
 
@@ -325,4 +339,48 @@ function toolResultOutput(r: ToolCallResult, acceptsImages: boolean): ToolResult
     type: 'content',
     value: [{ type: 'text', text: r.output }, ...r.attachments.map((a) => ({ type: 'image-data' as const, data: a.data, mediaType: a.mediaType }))]
   };
+}
+
+/** How many parallel-safe calls of one step run at the same time (HARN-8). */
+export const MAX_PARALLEL_CALLS = 4;
+
+/**
+ * The step's calls as batches of indexes, in order: each run of consecutive parallel-safe
+ * calls is one batch, every other call a batch of its own.
+ */
+export function parallelBatches<T>(calls: readonly T[], parallelSafe: (call: T) => boolean): number[][] {
+  const batches: number[][] = [];
+  let open: number[] | undefined;
+  calls.forEach((call, index) => {
+    if (!parallelSafe(call)) {
+      open = undefined;
+      batches.push([index]);
+    } else if (open) {
+      open.push(index);
+    } else {
+      open = [index];
+      batches.push(open);
+    }
+  });
+  return batches;
+}
+
+/**
+ * Runs `run` for every item, at most `limit` at a time. A failure (a fatal tool error) is
+ * thrown once every started item has settled, so no call outlives the step that started it.
+ */
+async function forEachBounded<T>(items: readonly T[], limit: number, run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && !failed) {
+      try {
+        await run(items[next++]!);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failed) throw failed.error;
 }
