@@ -11,7 +11,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { openPane, runCommand, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { minContrast, openPane, runCommand, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { artifactsDir } from '../support/paths';
 
@@ -99,6 +99,9 @@ describe('slash commands in the composer (issue #28)', () => {
     const names = await options().evaluateAll(els => els.map(e => (e as HTMLElement).dataset.name));
     expect(names).toEqual(['plan', 'agent', 'review', 'compact', 'clear', 'export', 'model', 'skills', 'help', 'explain-df']);
     expect(await options().last().innerText()).toContain('Explain a DataFrame');
+    // The selected row and its detail stay readable (WCAG AA) in both themes.
+    const selected = '.jp-cellmate-mention[aria-selected="true"] .jp-cellmate-mention-name, .jp-cellmate-mention[aria-selected="true"] .jp-cellmate-mention-detail';
+    expect(await minContrast(page, selected)).toBeGreaterThanOrEqual(4.5);
     await shootPane('slash-commands-light');
     await input().press('Escape');
     await input().fill('');
@@ -109,6 +112,7 @@ describe('slash commands in the composer (issue #28)', () => {
     await list().waitFor({ state: 'visible', timeout: 10_000 });
     await page.waitForTimeout(300);
     expect(await list().isVisible()).toBe(true);
+    expect(await minContrast(page, selected)).toBeGreaterThanOrEqual(4.5);
     await shootPane('slash-commands-dark');
     await input().press('Escape');
     await input().fill('');
