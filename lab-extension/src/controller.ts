@@ -275,6 +275,35 @@ export class CellmateController implements IDisposable {
     }
   }
 
+  /** Whether Auto approval is on for the open chat (SIDE-1); off with no chat open. */
+  get auto(): boolean {
+    return this.store.state?.auto ?? false;
+  }
+
+  /**
+   * Switches Auto approval for the open chat (`chat/set-auto`; the composer's switch,
+   * `/auto`). With no chat open there is nothing to switch: the person is told. False when
+   * it failed (the person was told).
+   */
+  async setAuto(auto: boolean): Promise<boolean> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      this.notice('info', this._trans.__('Open or start a chat first: Auto approval is switched per chat.'));
+      this._changed.emit();
+      return false;
+    }
+    try {
+      const summary = await this._connection.request('chat/set-auto', { chatId, auto });
+      this._chats = sortChats(this._chats.map(c => (c.id === chatId ? { ...c, ...summary } : c)));
+      this._changed.emit();
+      return true;
+    } catch (error) {
+      this._fail(this._trans.__('Could not switch Auto approval'), error);
+      this._changed.emit(); // the switch goes back to the chat's state
+      return false;
+    }
+  }
+
   /** Shift+Tab (MODE-8): the next mode a person may pick, after the current one. */
   cycleMode(): Promise<boolean> {
     const at = SELECTABLE_MODES.indexOf(this.mode);
