@@ -410,7 +410,8 @@ export class ToolRegistry {
         return { refused: { ok: false, status: 'aborted', output: 'The user stopped the turn while this call waited for approval.', title: name, denied: true } };
       case 'deny':
         gate.decision = 'denied-by-person';
-        this.auto.personDenied(ctx);
+        // A call the reviewer already refused counted then; one it never saw (the floor) counts now.
+        if (!gate.sidecar) this.auto.personDenied(ctx);
         return { refused: await this.denied(ctx, `Denied by the user: ${name} was not run.${answer.reason ? ` Their reason: ${answer.reason}` : ''} Do not retry the same call; adjust your approach.`, name) };
       case 'expired':
         gate.decision = 'denied-expired';
