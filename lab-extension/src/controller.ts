@@ -229,6 +229,11 @@ export class CellmateController implements IDisposable {
           await this._connection.request('chat/set-mode', { chatId, mode: this._draftMode });
         }
         this._draftMode = 'chat';
+        if (this._draftAuto) {
+          // Auto switched on before the chat existed applies to its first turn.
+          await this._connection.request('chat/set-auto', { chatId, auto: true });
+        }
+        this._draftAuto = false;
       }
       const context = this._context?.();
       await this._connection.request('chat/send', {
@@ -275,22 +280,22 @@ export class CellmateController implements IDisposable {
     }
   }
 
-  /** Whether Auto approval is on for the open chat (SIDE-1); off with no chat open. */
+  /** Whether Auto approval is on for the open chat (SIDE-1), or for the chat the next message creates. */
   get auto(): boolean {
-    return this.store.state?.auto ?? false;
+    return this.store.state?.auto ?? this._draftAuto;
   }
 
   /**
    * Switches Auto approval for the open chat (`chat/set-auto`; the composer's switch,
-   * `/auto`). With no chat open there is nothing to switch: the person is told. False when
-   * it failed (the person was told).
+   * `/auto`). With no chat open, the chat the next message creates starts with it. False
+   * when it failed (the person was told).
    */
   async setAuto(auto: boolean): Promise<boolean> {
     const chatId = this.store.state?.chatId;
     if (!chatId) {
-      this.notice('info', this._trans.__('Open or start a chat first: Auto approval is switched per chat.'));
+      this._draftAuto = auto;
       this._changed.emit();
-      return false;
+      return true;
     }
     try {
       const summary = await this._connection.request('chat/set-auto', { chatId, auto });
@@ -930,6 +935,7 @@ export class CellmateController implements IDisposable {
   private _sending = false;
   private _compacting = false;
   private _draftMode: ChatMode = 'chat';
+  private _draftAuto = false;
   private _loadingOlder = false;
   private _wasConnected = false;
   private _dropNoticed = false;

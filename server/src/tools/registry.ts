@@ -391,9 +391,10 @@ export class ToolRegistry {
         ctx.review?.({ state: 'asked', outcome: audit.outcome, reason: audit.reason });
       }
     }
+    const cardReason = gate.sidecar ? `${reason}; the Auto reviewer did not clear it (${gate.sidecar.outcome}: ${gate.sidecar.reason})` : reason;
     const answer = approvals
       ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), ...(preview ? { preview } : {}), reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
+          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), ...(preview ? { preview } : {}), reason: cardReason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
           ctx.signal
         )
       : ({ decision: 'unavailable' } as const);
