@@ -172,7 +172,7 @@ export class ChatService {
     const { chat } = this.record(chatId);
     const { items, olderCount } = this.options.store.page(chatId, limit ?? chat.items.length);
     return {
-      id: chat.id, title: chat.title, mode: chat.mode, createdAt: chat.createdAt, updatedAt: chat.updatedAt, running: chat.running, items, olderCount,
+      id: chat.id, title: chat.title, mode: chat.mode, ...(chat.auto !== undefined ? { auto: chat.auto } : {}), createdAt: chat.createdAt, updatedAt: chat.updatedAt, running: chat.running, items, olderCount,
       ...(chat.context ? { context: structuredClone(chat.context) } : {})
     };
   }

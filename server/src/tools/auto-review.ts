@@ -149,8 +149,7 @@ export class AutoReviewer {
     try {
       const answer = await Promise.race([port.classify(record, both), expired]);
       if (answer === 'timeout') return { record, outcome: 'timeout', reason: `no verdict within ${this.timeoutMs} ms`, model: 'unknown', latencyMs: latency() };
-      const outcome: SidecarOutcome = answer.outcome === 'allow' && typeof answer.reason === 'string' ? 'allow' : answer.outcome;
-      return { record, outcome, reason: oneLine(answer.reason), model: answer.model, latencyMs: latency() };
+      return { record, outcome: answer.outcome, reason: oneLine(answer.reason), model: answer.model, latencyMs: latency() };
     } catch (error) {
       return { record, outcome: 'error', reason: oneLine(`the reviewer failed: ${error instanceof Error ? error.message : String(error)}`), model: 'unknown', latencyMs: latency() };
     } finally {

@@ -91,6 +91,28 @@ function label(review: ToolReview): string {
 const step = (toolName: string, input: unknown) => ({ toolCalls: [{ toolName, input }], chunkDelayMs: 0 });
 const done = { text: 'Done.', chunkDelayMs: 0 };
 
+describe('SIDE-1 the Auto switch', () => {
+  it('is per chat, off by default, shown to every pane as auto-changed, and survives a restart either way', async () => {
+    const ws = await tempDir();
+    const first = await createHarness(ws);
+    const on = first.service.create();
+    const other = first.service.create();
+    expect(on.auto).toBeUndefined();
+    expect(first.service.setAuto(on.id, true)).toMatchObject({ id: on.id, auto: true });
+    expect(first.events.filter((e) => e.event.type === 'auto-changed')).toEqual([{ chatId: on.id, event: { type: 'auto-changed', auto: true } }]);
+    const off = first.service.create();
+    first.service.setAuto(off.id, true);
+    first.service.setAuto(off.id, false);
+    await first.dispose();
+    const second = await createHarness(ws);
+    open.push(second);
+    expect(second.service.get(on.id).auto).toBe(true);
+    expect(second.service.get(other.id).auto).toBeUndefined();
+    expect(second.service.get(off.id).auto).toBe(false);
+    expect(second.service.list().find((c) => c.id === on.id)?.auto).toBe(true);
+  });
+});
+
 describe('Auto approval with a stand-in reviewer (SIDE-1…3)', () => {
   it('SIDE-1/SIDE-2: an allowed call runs without a card; its card shows checking…, then Auto-approved; the audit log and metrics say so', async () => {
     const s = await setup({
