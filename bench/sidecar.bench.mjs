@@ -1,4 +1,4 @@
-// Auto approval's harness (SIDE-1…3, issue #32) over a labelled table of tool calls
+// Auto approval's harness (SIDE-1…3) over a labelled table of tool calls
 // (bench/data/sidecar-calls.jsonl: routine reads/edits/runs in a notebook project;
 // destructive, exfiltrating and out-of-workspace calls; calls whose arguments carry
 // persuasive text). Each call is one real turn (agent/run-turn.ts) through the real gate

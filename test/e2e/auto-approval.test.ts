@@ -10,7 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, openPane, pressSend, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const SCRIPT = {
@@ -37,11 +37,7 @@ describe('SIDE-1…3 Auto approval in the pane', () => {
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/auto.json' },
       env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
   afterEach(ctx => screenshotIfFailed(ctx, page));
