@@ -4,13 +4,13 @@
  * written): the person switches Auto on in the composer; a routine write shows "checking…"
  * on its card while the reviewer judges, then folds to "Auto-approved: …" with no approval
  * card; a shell command the reviewer will not clear falls back to the person's card, which
- * the test clicks as a person does. `/auto` switches it off again.
+ * the test clicks as a person does. `/auto` switches it off again; Tool Metrics counts both.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, openPane, pressSend, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, openPane, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const SCRIPT = {
@@ -89,5 +89,15 @@ describe('SIDE-1…3 Auto approval in the pane', () => {
     await input.press('Enter');
     await page.locator('.jp-cellmate-composer[data-auto="false"]').waitFor({ timeout: 10_000 });
     expect(await toggle.isChecked()).toBe(false);
+
+    // Tool Metrics: the write the reviewer cleared, the shell command it handed over.
+    await runCommand(page, 'cellmate:show-metrics');
+    const table = page.locator('.jp-cellmate-metrics');
+    await table.locator('tr[data-tool="shell"]').waitFor({ timeout: 30_000 });
+    const headers = await table.locator('th').allTextContents();
+    const cell = async (tool: string, header: string) => (await table.locator(`tr[data-tool="${tool}"] td`).allTextContents())[headers.indexOf(header)];
+    expect([await cell('write', 'Auto-allowed'), await cell('write', 'Auto asked'), await cell('shell', 'Auto asked'), await cell('shell', 'Auto timed out')]).toEqual(['1', '0', '1', '0']);
+    await screenshot(page, 'auto-metrics');
+    await page.keyboard.press('Escape');
   });
 });
