@@ -116,24 +116,49 @@ let failuresCarded = 0;
 let reviewed = 0;
 let seed = 7;
 const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-for (const [i, call] of calls.entries()) {
+/**
+ * One call as one turn. `early: false` is the baseline: the same gate with the review
+ * started only when the call runs (after the step's stream ended), as without SIDE-2.
+ */
+async function turn(call, i, mode, verdictMs, early) {
   const marks = {};
   let cards = 0;
   const approvals = { requestApproval: async () => { cards++; return { decision: 'deny' }; }, confirmContinue: async () => true };
   const { registry, kernels } = gate(ws, marks, approvals, TIMEOUT_MS);
-  const mode = reviewed % 10 === 3 ? 'timeout' : reviewed % 10 === 7 ? 'junk' : 'allow';
-  const model = standIn(call, marks, mode, VERDICT_MS_MIN + random() * (VERDICT_MS_MAX - VERDICT_MS_MIN));
+  if (!early) registry.startReview = async () => false;
+  const model = standIn(call, marks, mode, verdictMs);
+  const begun = performance.now();
   await runTurn(
     {
-      chatId: 'bench', turnId: `t${i}`, workspace: ws, model, settings: { provider: 'openai', model: 'bench' }, registry, system: 'bench',
+      chatId: 'bench', turnId: `t${i}${early ? '' : 'b'}`, workspace: ws, model, settings: { provider: 'openai', model: 'bench' }, registry, system: 'bench',
       history: [{ role: 'user', content: 'go' }], signal: new AbortController().signal, maxRetries: 0,
       autoApproval: createSidecarClassifier({ sidecarModel: () => model, enabled: () => true })
     },
     { emit: () => undefined, appendMessages: () => undefined }
   );
+  marks.turnMs = performance.now() - begun;
   await kernels.dispose();
   registry.dispose();
+  return { marks, cards };
+}
+
+const turnMs = [];
+const baselineTurnMs = [];
+let baselineHidden = 0;
+let baselineVerdictTotal = 0;
+for (const [i, call] of calls.entries()) {
+  const mode = reviewed % 10 === 3 ? 'timeout' : reviewed % 10 === 7 ? 'junk' : 'allow';
+  const verdictMs = VERDICT_MS_MIN + random() * (VERDICT_MS_MAX - VERDICT_MS_MIN);
+  const { marks, cards } = await turn(call, i, mode, verdictMs, true);
   if (marks.asked === undefined) continue; // allowed, denied or floored before any review
+  if (mode === 'allow') {
+    // Interleaved: the same call, the same verdict delay, the review started late.
+    const base = (await turn(call, i, mode, verdictMs, false)).marks;
+    baselineTurnMs.push(base.turnMs);
+    turnMs.push(marks.turnMs);
+    baselineVerdictTotal += base.verdict - base.asked;
+    baselineHidden += Math.max(0, Math.min(base.verdict, base.mainDone) - base.asked);
+  }
   reviewed++;
   if (mode !== 'allow') {
     failures++;
@@ -150,6 +175,7 @@ const overlap = hidden / verdictTotal;
 const failClosed = failures === 0 ? 1 : failuresCarded / failures;
 console.log(`reviewed ${reviewed} of ${calls.length} (the rest: read tier allowed by default, or the dangerous-command floor asked the person first); allowed by the stand-in: ${startAfter.length}, timeouts + junk: ${failures}`);
 console.log(`start after verdict ms: p50 ${p50.toFixed(2)}, max ${Math.max(...startAfter).toFixed(2)}`);
+console.log(`baseline (review started when the call runs, interleaved): overlap ${(baselineHidden / baselineVerdictTotal).toFixed(3)}; turn ms p50 ${median(turnMs).toFixed(1)} with the early start vs ${median(baselineTurnMs).toFixed(1)} without (ratio ${(median(turnMs) / median(baselineTurnMs)).toFixed(3)})`);
 
 let extra = '';
 const provider = process.env.BENCH_SIDECAR_PROVIDER ?? (process.env.ANTHROPIC_API_KEY ? 'anthropic' : process.env.OPENAI_API_KEY ? 'openai' : undefined);
