@@ -78,6 +78,16 @@ export class AutoReviewer {
     return true;
   }
 
+  /** Drops a review started early that will not be used; true when there was one. */
+  discard(ctx: ToolContext): boolean {
+    const key = callKey(ctx);
+    const early = ctx.callId ? this.pending.get(key) : undefined;
+    if (!early) return false;
+    early.stop.abort();
+    this.pending.delete(key);
+    return true;
+  }
+
   /** Whether a review of this call is already under way (its card says "checking…"). */
   isStarted(ctx: ToolContext): boolean {
     return this.pending.has(callKey(ctx));

@@ -377,19 +377,20 @@ export class ToolRegistry {
     // The Auto reviewer sees calls that ask by policy only: never a deny (returned above), never the floor.
     const reviewable = !danger && ctx.autoApproval !== undefined && ctx.autoApproval.enabled();
     const preview = (approvals || reviewable) && chosen.tool === name ? await definition.preview?.(args, ctx).catch(() => undefined) : undefined;
-    if (reviewable) {
-      const record = this.sidecarRecord(name, rawArgs, ctx, judgements, chosen, rules, reason, preview);
-      if (this.auto.mayReview(ctx, record)) {
-        if (!this.auto.isStarted(ctx)) ctx.review?.({ state: 'checking' });
-        const audit = await this.auto.verdict(ctx, record);
-        gate.sidecar = audit;
-        if (audit.outcome === 'allow') {
-          gate.decision = 'auto-approved';
-          ctx.review?.({ state: 'auto-approved', reason: audit.reason });
-          return { isPathAllowed: answeredGate() };
-        }
-        ctx.review?.({ state: 'asked', outcome: audit.outcome, reason: audit.reason });
+    const record = reviewable ? this.sidecarRecord(name, rawArgs, ctx, judgements, chosen, rules, reason, preview) : undefined;
+    if (record && this.auto.mayReview(ctx, record)) {
+      if (!this.auto.isStarted(ctx)) ctx.review?.({ state: 'checking' });
+      const audit = await this.auto.verdict(ctx, record);
+      gate.sidecar = audit;
+      if (audit.outcome === 'allow') {
+        gate.decision = 'auto-approved';
+        ctx.review?.({ state: 'auto-approved', reason: audit.reason });
+        return { isPathAllowed: answeredGate() };
       }
+      ctx.review?.({ state: 'asked', outcome: audit.outcome, reason: audit.reason });
+    } else if (this.auto.discard(ctx)) {
+      // Reviewed early, but Auto was switched off or paused before the call ran: its card must not stay "checking…".
+      ctx.review?.({ state: 'asked', outcome: 'ask', reason: 'Auto approval is off or paused for this turn' });
     }
     const cardReason = gate.sidecar ? `${reason}; the Auto reviewer did not clear it (${gate.sidecar.outcome}: ${gate.sidecar.reason})` : reason;
     const answer = approvals

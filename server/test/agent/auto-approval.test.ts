@@ -180,6 +180,21 @@ describe('Auto approval with a stand-in reviewer (SIDE-1…3)', () => {
     expect((await s.reviewerRequests()).length).toBe(4);
   });
 
+  it('SIDE-3: four calls in one step are all reviewed early; the one after the breaker trips is the person\'s, its card not left checking…', async () => {
+    const s = await setup({
+      turns: [[{ toolCalls: [1, 2, 3, 4].map((n) => ({ toolName: 'write', input: { path: `f${n}.md`, content: String(n) } })), chunkDelayMs: 0 }, done]],
+      sidecar: [{ verdict: 'ask', reason: 'unsure' }]
+    });
+    await s.h.sendAndWait(s.chatId, 'Write four files.', s.settings);
+    expect(s.cards()).toBe(4);
+    expect(s.notices().filter((n) => n.text.startsWith('Auto approval is paused'))).toHaveLength(1);
+    const final = s.h.service.get(s.chatId).items.filter((i): i is ToolCallItem => i.kind === 'tool').map((i) => i.review);
+    expect(final).toEqual([
+      ...[1, 2, 3].map(() => ({ state: 'asked', outcome: 'ask', reason: 'unsure' })),
+      { state: 'asked', outcome: 'ask', reason: 'Auto approval is off or paused for this turn' }
+    ]);
+  });
+
   it('SIDE-3: the person\'s denials count too: a reviewer that keeps handing over calls the person refuses stops', async () => {
     const s = await setup({
       turns: [[step('shell', { command: 'git push origin main' }), step('shell', { command: 'rm -rf ~/x' }), step('shell', { command: 'rm -rf ~/y' }), step('write', { path: 'w.md', content: 'w' }), done]],
