@@ -229,6 +229,11 @@ export class CellmateController implements IDisposable {
           await this._connection.request('chat/set-mode', { chatId, mode: this._draftMode });
         }
         this._draftMode = 'chat';
+        if (this._draftAuto) {
+          // Auto switched on before the chat existed applies to its first turn.
+          await this._connection.request('chat/set-auto', { chatId, auto: true });
+        }
+        this._draftAuto = false;
       }
       const context = this._context?.();
       await this._connection.request('chat/send', {
@@ -271,6 +276,35 @@ export class CellmateController implements IDisposable {
     } catch (error) {
       this._fail(this._trans.__('Could not switch the mode'), error);
       this._changed.emit(); // the selector goes back to the chat's mode
+      return false;
+    }
+  }
+
+  /** Whether Auto approval is on for the open chat (SIDE-1), or for the chat the next message creates. */
+  get auto(): boolean {
+    return this.store.state?.auto ?? this._draftAuto;
+  }
+
+  /**
+   * Switches Auto approval for the open chat (`chat/set-auto`; the composer's switch,
+   * `/auto`). With no chat open, the chat the next message creates starts with it. False
+   * when it failed (the person was told).
+   */
+  async setAuto(auto: boolean): Promise<boolean> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      this._draftAuto = auto;
+      this._changed.emit();
+      return true;
+    }
+    try {
+      const summary = await this._connection.request('chat/set-auto', { chatId, auto });
+      this._chats = sortChats(this._chats.map(c => (c.id === chatId ? { ...c, ...summary } : c)));
+      this._changed.emit();
+      return true;
+    } catch (error) {
+      this._fail(this._trans.__('Could not switch Auto approval'), error);
+      this._changed.emit(); // the switch goes back to the chat's state
       return false;
     }
   }
@@ -901,6 +935,7 @@ export class CellmateController implements IDisposable {
   private _sending = false;
   private _compacting = false;
   private _draftMode: ChatMode = 'chat';
+  private _draftAuto = false;
   private _loadingOlder = false;
   private _wasConnected = false;
   private _dropNoticed = false;

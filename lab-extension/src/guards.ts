@@ -87,6 +87,8 @@ export function isChatEvent(value: unknown): value is ChatEvent {
       return Array.isArray(value.itemIds) && (value.itemIds as unknown[]).every(id => typeof id === 'string');
     case 'mode-changed':
       return typeof value.mode === 'string' && (CHAT_MODES as readonly string[]).includes(value.mode);
+    case 'auto-changed':
+      return typeof value.auto === 'boolean';
     case 'worker-updated':
       return isWorkerSummary(value.worker);
     case 'context':

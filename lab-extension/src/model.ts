@@ -43,6 +43,8 @@ export interface ChatState {
   readonly title: string;
   /** The chat's mode (MODE-1); the header and the composer's mode selector show it. */
   readonly mode: ChatMode;
+  /** Auto approval is on (SIDE-1); the composer's Auto switch shows it. */
+  readonly auto: boolean;
   readonly items: readonly TranscriptItem[];
   readonly running: boolean;
   /** The running turn, when known. */
@@ -83,6 +85,7 @@ export function fromSnapshot(chat: Chat): ChatState {
     chatId: chat.id,
     title: chat.title,
     mode: isChatMode(chat.mode) ? chat.mode : 'chat',
+    auto: chat.auto === true,
     items: dedupe(chat.items),
     running: chat.running,
     turnId: chat.running ? lastTurnId(chat.items) : null,
@@ -137,6 +140,10 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
     case 'mode-changed':
       return isChatMode(event.mode) && event.mode !== state.mode
         ? { state: { ...state, mode: event.mode }, change: { ...NO_CHANGE, running: true } }
+        : { state, change: NO_CHANGE };
+    case 'auto-changed':
+      return typeof event.auto === 'boolean' && event.auto !== state.auto
+        ? { state: { ...state, auto: event.auto }, change: { ...NO_CHANGE, running: true } }
         : { state, change: NO_CHANGE };
     case 'context':
       return { state: { ...state, context: event.context }, change: { ...NO_CHANGE, running: true } };

@@ -21,6 +21,7 @@ export interface IBuiltinCommand {
 export const BUILTIN_COMMANDS: readonly IBuiltinCommand[] = [
   { name: 'plan', detail: 'Switch this chat to Plan mode (read-only, ends in a plan)' },
   { name: 'agent', detail: 'Switch this chat to Agent mode' },
+  { name: 'auto', detail: 'Switch Auto approval on or off for this chat (a reviewer clears routine calls)' },
   { name: 'review', detail: 'Review the workspace’s changes (git diff) in a new chat' },
   { name: 'compact', detail: 'Compact this conversation now' },
   { name: 'clear', detail: 'Start a new chat' },
@@ -56,6 +57,8 @@ export function slashCandidates(prefix: string, custom: readonly CustomCommandIn
 /** What the commands drive. */
 export interface ISlashHost {
   setMode(mode: ChatMode): Promise<void>;
+  /** Switches Auto approval for the open chat (SIDE-1). */
+  toggleAuto(): Promise<void>;
   startReview(): Promise<void>;
   compact(): Promise<void>;
   newChat(): Promise<void>;
@@ -88,6 +91,9 @@ export async function runSlash(text: string, host: ISlashHost): Promise<boolean 
       return true;
     case 'agent':
       await host.setMode('chat');
+      return true;
+    case 'auto':
+      await host.toggleAuto();
       return true;
     case 'review':
       await host.startReview();

@@ -8,6 +8,7 @@ function host(custom: CustomCommandInfo[] = []) {
   const calls: string[] = [];
   const h: ISlashHost = {
     setMode: async (mode: ChatMode) => void calls.push(`mode ${mode}`),
+    toggleAuto: async () => void calls.push('auto'),
     startReview: async () => void calls.push('review'),
     compact: async () => void calls.push('compact'),
     newChat: async () => void calls.push('new chat'),
@@ -36,7 +37,7 @@ describe('slash commands', () => {
 
   it('completes built-ins, then custom commands, by prefix', () => {
     const custom: CustomCommandInfo[] = [{ name: 'explain-df', description: 'Explain a DataFrame', source: 'workspace' }, { name: 'plan', description: 'shadow', source: 'workspace' }];
-    expect(slashCandidates('', custom).map(c => c.name)).toEqual(['plan', 'agent', 'review', 'compact', 'clear', 'export', 'model', 'skills', 'help', 'explain-df']);
+    expect(slashCandidates('', custom).map(c => c.name)).toEqual(['plan', 'agent', 'auto', 'review', 'compact', 'clear', 'export', 'model', 'skills', 'help', 'explain-df']);
     expect(slashCandidates('ex', custom)).toEqual([
       { kind: 'command', name: 'export', detail: 'Export this chat to Markdown and a notebook' },
       { kind: 'custom', name: 'explain-df', detail: 'Explain a DataFrame' }
@@ -47,6 +48,7 @@ describe('slash commands', () => {
     const { h, calls } = host([{ name: 'explain-df', description: '', source: 'workspace' }]);
     expect(await runSlash('/plan', h)).toBe(true);
     expect(await runSlash('/agent', h)).toBe(true);
+    expect(await runSlash('/auto', h)).toBe(true);
     expect(await runSlash('/compact', h)).toBe(true);
     expect(await runSlash('/clear', h)).toBe(true);
     expect(await runSlash('/skills', h)).toBe(true);
@@ -56,7 +58,7 @@ describe('slash commands', () => {
     expect(await runSlash('/frobnicate now', h)).toBe(false);
     expect(await runSlash('hello /plan', h)).toBeUndefined();
     expect(calls).toEqual([
-      'mode plan', 'mode chat', 'compact', 'new chat', 'skills',
+      'mode plan', 'mode chat', 'auto', 'compact', 'new chat', 'skills',
       'info: Model: openai · gpt-4.1. Type /model NAME to change it.', 'model gpt-4o',
       'send expanded explain-df with sales',
       'error: Unknown command /frobnicate: nothing was sent. Type /help for the commands.'

@@ -90,6 +90,11 @@ export interface ChatSummary {
   id: string;
   title: string;
   mode: ChatMode;
+  /**
+   * Auto approval (SIDE-1): calls the policy would ask about go to a reviewer model first,
+   * which may clear them. Per chat, off (absent) by default.
+   */
+  auto?: boolean;
   /** ISO-8601 times. */
   createdAt: string;
   updatedAt: string;
@@ -145,7 +150,22 @@ export interface ToolCallItem extends ItemBase {
   title?: string;
   /** What the pane shows beyond the text (eval cards: kernel, rewrites, rich outputs). */
   display?: ToolCallDisplay;
+  /** The Auto reviewer's part in this call (SIDE-1…3), when it was consulted. */
+  review?: ToolReview;
 }
+
+/**
+ * The Auto reviewer's state on a tool card: `checking` while it judges (shown as soon as
+ * the call's arguments are complete), `auto-approved` with its one-line reason, or `asked`:
+ * the call went to the person (the reviewer said ask, timed out, failed or answered junk).
+ */
+export type ToolReview =
+  | { state: 'checking' }
+  | { state: 'auto-approved'; reason: string }
+  | { state: 'asked'; outcome: SidecarOutcome; reason: string };
+
+/** How one reviewer consultation ended: its verdict, or why it has none (each of which asks). */
+export type SidecarOutcome = 'allow' | 'ask' | 'timeout' | 'error' | 'garbage';
 
 /** The notebook kernel the user has focused, as the pane reports it (`chat/context`). */
 export interface NotebookKernelRef {
@@ -312,6 +332,12 @@ export interface ToolMetricsRow {
   /** ok / calls, 0–1. */
   successRate: number;
   meanDurationMs: number;
+  /** Calls the Auto reviewer cleared (SIDE-1). */
+  autoAllowed: number;
+  /** Calls the Auto reviewer handed to the person (verdict `ask`, an error or a junk answer). */
+  autoAsked: number;
+  /** Calls whose review timed out (and asked the person). */
+  autoTimedOut: number;
 }
 
 export interface ToolMetrics {
@@ -364,6 +390,8 @@ export type ChatEvent =
   | { type: 'tool-progress'; itemId: string; elapsedMs?: number; lastLine?: string }
   /** The chat's mode changed (MODE-1); the next turn runs with the new mode's profile. */
   | { type: 'mode-changed'; mode: ChatMode }
+  /** Auto approval was switched on or off for the chat (SIDE-1); applies to the next call. */
+  | { type: 'auto-changed'; auto: boolean }
   /** The context meter's figures changed (a step's usage arrived, a compaction, another model). */
   | { type: 'context'; context: ContextStatus }
   /**
@@ -477,6 +505,11 @@ export interface Requests {
    * running turn keeps its profile). Only {@link SELECTABLE_MODES}; `review` is the system's.
    */
   'chat/set-mode': { params: { chatId: string; mode: ChatMode }; result: ChatSummary };
+  /**
+   * Switches Auto approval for a chat (SIDE-1; the composer's Auto toggle, `/auto`): stored
+   * with the chat, applied from the next call that would ask, also within a running turn.
+   */
+  'chat/set-auto': { params: { chatId: string; auto: boolean }; result: ChatSummary };
   'chat/delete': { params: { chatId: string }; result: { deleted: boolean } };
   /** Starts a turn and returns at once; progress arrives as `chat/event` notifications. */
   'chat/send': {

@@ -170,7 +170,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const workers = workersOn
     ? new WorkerService({
         workspace, env, logger, store: await WorkerStore.open(path.join(workspace, '.cellmate', 'workers'), logger), registry: () => registry,
-        ...(kernels ? { kernels } : {}), chatMode: (id) => store.get(id)?.chat.mode, publish: (id, event) => service.publish(id, event),
+        ...(kernels ? { kernels } : {}), chatMode: (id) => store.get(id)?.chat.mode, chatAuto: (id) => store.get(id)?.chat.auto === true, publish: (id, event) => service.publish(id, event),
         ...(options.fetch ? { fetch: options.fetch } : {}), redact: (t) => harness.redactor.redact(t)
       })
     : undefined;

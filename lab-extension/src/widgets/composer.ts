@@ -1,6 +1,7 @@
 /**
  * The composer: a textarea (Enter sends, Shift+Enter adds a line), the mode selector
- * (MODE-8: Agent, Plan, Orchestrate; Shift+Tab cycles), one button that is Send while idle and Stop
+ * (MODE-8: Agent, Plan, Orchestrate; Shift+Tab cycles), the Auto approval switch beside it
+ * (SIDE-1), one button that is Send while idle and Stop
  * while a turn runs, and under them the context meter with Compact (CTX-1, CTX-3).
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -24,6 +25,8 @@ export interface IComposerState {
   blockedReason?: string;
   /** The open chat's mode (default `chat`, shown as Agent). */
   mode?: ChatMode;
+  /** Auto approval is on for the open chat (SIDE-1). */
+  auto?: boolean;
 }
 
 export class ComposerWidget extends Widget {
@@ -69,9 +72,19 @@ export class ComposerWidget extends Widget {
     this._mode.hidden = !options.onMode;
     this.node.addEventListener('keydown', this._onShiftTab);
 
+    this._auto = document.createElement('input');
+    this._auto.type = 'checkbox';
+    this._auto.className = 'jp-cellmate-auto-toggle';
+    this._auto.addEventListener('change', () => options.onAuto?.(this._auto.checked));
+    this._autoLabel = document.createElement('label');
+    this._autoLabel.className = 'jp-cellmate-auto';
+    this._autoLabel.title = trans.__('Auto approval: a reviewer model clears routine calls that would ask you; anything else still comes to you (/auto)');
+    this._autoLabel.append(this._auto, document.createTextNode(trans.__('Auto')));
+    this._autoLabel.hidden = !options.onAuto;
+
     const buttons = document.createElement('div');
     buttons.className = 'jp-cellmate-composer-buttons';
-    buttons.append(this._mode, this._send, this._stop);
+    buttons.append(this._mode, this._autoLabel, this._send, this._stop);
     this._meter = new ContextMeter(trans, options.onCompact);
     this.node.append(this._input, buttons, this._meter.node);
     // `@` completion lives in its own widget file.
@@ -98,6 +111,8 @@ export class ComposerWidget extends Widget {
     this._send.title = state.canSend ? '' : (state.blockedReason ?? '');
     this.node.dataset.sending = String(state.sending);
     this._showMode(state.mode ?? 'chat');
+    this._auto.checked = state.auto === true;
+    this.node.dataset.auto = String(state.auto === true);
   }
 
   /** Shows the open chat's context figures and whether Compact can run. */
@@ -190,6 +205,8 @@ export class ComposerWidget extends Widget {
   private readonly _meter: ContextMeter;
   private readonly _send: HTMLButtonElement;
   private readonly _mode: HTMLSelectElement;
+  private readonly _auto: HTMLInputElement;
+  private readonly _autoLabel: HTMLLabelElement;
   private readonly _onMode: ((mode: ChatMode) => void) | undefined;
   private readonly _onCycle: (() => void) | undefined;
   private readonly _stop: HTMLButtonElement;
@@ -208,6 +225,8 @@ export namespace ComposerWidget {
     onMode?(mode: ChatMode): void;
     /** Shift+Tab: switch to the next mode. */
     onCycleMode?(): void;
+    /** The person switched Auto approval (SIDE-1). Without it there is no switch. */
+    onAuto?(auto: boolean): void;
     /** `@` completion candidates for a prefix (kernel variables, workspace files). */
     complete?(prefix: string): Promise<MentionCandidate[]>;
     /** `/` completion: built-in and custom commands for a prefix. */

@@ -1,6 +1,6 @@
 /**
  * Tool metrics view (SPEC HARN-7): per tool, calls, success rate, mean duration and
- * denials, and calls that did nothing because the policy withheld their files, from the companion server's audit log (`audit/metrics`). Opened by the palette
+ * denials, what the Auto reviewer cleared, asked about or timed out on, and calls that did nothing because the policy withheld their files, from the companion server's audit log (`audit/metrics`). Opened by the palette
  * command **Cellmate: Show tool metrics** (`cellmate:show-metrics`) as a dialog.
  *
  * DOM hooks: `table.jp-cellmate-metrics`, one `tr[data-tool]` per tool.
@@ -17,7 +17,7 @@ export function createMetricsTable(metrics: ToolMetrics, trans: TranslationBundl
   const table = document.createElement('table');
   table.className = 'jp-cellmate-metrics';
   const head = table.createTHead().insertRow();
-  for (const label of [trans.__('Tool'), trans.__('Calls'), trans.__('Success'), trans.__('Mean duration'), trans.__('Errors'), trans.__('Denied'), trans.__('Withheld')]) {
+  for (const label of [trans.__('Tool'), trans.__('Calls'), trans.__('Success'), trans.__('Mean duration'), trans.__('Errors'), trans.__('Denied'), trans.__('Withheld'), trans.__('Auto-allowed'), trans.__('Auto asked'), trans.__('Auto timed out')]) {
     const th = document.createElement('th');
     th.textContent = label;
     head.appendChild(th);
@@ -26,7 +26,7 @@ export function createMetricsTable(metrics: ToolMetrics, trans: TranslationBundl
   for (const row of metrics.rows) {
     const tr = body.insertRow();
     tr.dataset.tool = row.tool;
-    const cells = [row.tool, String(row.calls), `${Math.round(row.successRate * 100)}%`, `${row.meanDurationMs} ms`, String(row.errors), String(row.denied), String(row.withheld)];
+    const cells = [row.tool, String(row.calls), `${Math.round(row.successRate * 100)}%`, `${row.meanDurationMs} ms`, String(row.errors), String(row.denied), String(row.withheld), String(row.autoAllowed ?? 0), String(row.autoAsked ?? 0), String(row.autoTimedOut ?? 0)];
     for (const text of cells) {
       tr.insertCell().textContent = text;
     }

@@ -85,6 +85,7 @@ export class CellmatePanel extends Panel {
       onStop: () => void controller.abort(),
       onMode: mode => void controller.setMode(mode),
       onCycleMode: () => void controller.cycleMode(),
+      onAuto: auto => void controller.setAuto(auto),
       complete: prefix => controller.complete(prefix),
       completeSlash: async prefix => slashCandidates(prefix, await controller.customCommands().catch(() => [])),
       onCompact: () => void controller.compact()
@@ -123,6 +124,7 @@ export class CellmatePanel extends Panel {
     const c = this._controller;
     return {
       setMode: async mode => void (await c.setMode(mode)),
+      toggleAuto: async () => void (await c.setAuto(!c.auto)),
       startReview: async () => void (await c.startReview('git-diff')),
       compact: async () => void (await c.compact()),
       newChat: () => this.newChat(),
@@ -308,6 +310,7 @@ export class CellmatePanel extends Panel {
       sending: c.sending,
       canSend: connected && !setup,
       mode: c.mode,
+      auto: c.auto,
       blockedReason: !connected
         ? this._trans.__('Not connected to the Cellmate server')
         : setup?.message

@@ -5,6 +5,8 @@
  * notebook". Updated in place so an open card stays open while the call runs and ends.
  * What a tool shows beyond its text (`item.display`, a tagged union) is drawn by the
  * renderer of its kind from a {@link ToolDisplayRegistry} (`tool-displays.ts`).
+ * With Auto approval (SIDE-1) the summary says "checking…" while the reviewer judges the
+ * call, then "Auto-approved: <reason>" (the card folds to that line) or why it came to you.
  */
 import type { LspDisplayLocation, ToolCallItem, ToolCallStatus, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -74,7 +76,8 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._actor = span('jp-cellmate-tool-actor');
     this._duration = span('jp-cellmate-tool-duration');
     this._kernel = span('jp-cellmate-tool-kernel');
-    summary.append(this._status, this._name, this._title, this._kernel, this._actor, this._duration);
+    this._review = span('jp-cellmate-tool-review');
+    summary.append(this._status, this._name, this._title, this._review, this._kernel, this._actor, this._duration);
     // Outside the summary, so a folded running card still shows what the cell prints.
     this._progress = document.createElement('div');
     this._progress.className = 'jp-cellmate-tool-progress';
@@ -128,6 +131,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     const title = item.title ?? (typeof description === 'string' ? description : '');
     this._title.textContent = title && title !== item.name ? title : '';
     this._actor.textContent = item.actor === 'model' ? '' : this._trans.__('from %1', item.actor);
+    this._showReview(item, previous);
     this._updateDuration();
     this._tick(item.status === 'running');
     if (item.status !== 'running') {
@@ -272,6 +276,35 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     }
   }
 
+  /** The Auto reviewer's line; an auto-approved card folds to it (the person need not look). */
+  private _showReview(item: ToolCallItem, previous: ToolCallItem): void {
+    const review = item.review;
+    this._card.dataset.review = review?.state ?? '';
+    if (!review) {
+      this._review.textContent = '';
+      return;
+    }
+    if (review.state === 'checking') {
+      this._review.textContent = this._trans.__('checking…');
+      this._review.title = this._trans.__('The Auto reviewer is judging this call');
+    } else if (review.state === 'auto-approved') {
+      this._review.textContent = this._trans.__('Auto-approved: %1', review.reason);
+      this._review.title = this._review.textContent;
+      if (previous.review?.state !== 'auto-approved') {
+        this._card.open = false;
+      }
+    } else {
+      const why =
+        review.outcome === 'timeout'
+          ? this._trans.__('the reviewer did not answer in time')
+          : review.outcome === 'ask'
+            ? review.reason
+            : this._trans.__('no usable verdict (%1)', review.reason);
+      this._review.textContent = this._trans.__('Asked you: %1', why);
+      this._review.title = this._review.textContent;
+    }
+  }
+
   private _statusLabel(status: ToolCallStatus): string {
     switch (status) {
       case 'running':
@@ -297,6 +330,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private readonly _result: HTMLElement;
   private readonly _display: HTMLElement;
   private readonly _kernel: HTMLElement;
+  private readonly _review: HTMLElement;
   private readonly _tools: HTMLElement;
   private readonly _code: HTMLElement;
   private readonly _progress: HTMLElement;

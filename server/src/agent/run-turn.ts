@@ -1,4 +1,5 @@
-import type { AssistantItem, ChatEvent, ModelSettings, NoticeItem, ToolCallItem, TurnEndReason } from '@cellmate/protocol';
+import type { AssistantItem, ChatEvent, ModelSettings, NoticeItem, ToolCallItem, ToolReview, TurnEndReason } from '@cellmate/protocol';
+import type { AutoApprovalPort } from '../ports/harness.js';
 import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
 import { newItemId } from '../ids.js';
 import { isParallelSafe, type ToolCallResult, type ToolRegistry } from '../tools/registry.js';
@@ -77,6 +78,11 @@ export interface TurnInput {
    * whole history is sent (workers' short runs, tests).
    */
   context?: ContextManager;
+  /**
+   * The chat's Auto approval (SIDE-1): a call the policy would ask about is judged by the
+   * reviewer first, started as soon as the call's arguments are complete in the stream.
+   */
+  autoApproval?: AutoApprovalPort;
 }
 
 /** How the turn ended. */
@@ -106,6 +112,23 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
     sink.emit({ type: 'turn-ended', turnId: input.turnId, reason, ...(safe !== undefined ? { error: safe } : {}) });
     return safe === undefined ? { reason } : { reason, error: safe };
   };
+
+  /** Shows the reviewer's state on a call's card (kept on the card for its final update). */
+  const reviewCards = new Map<string, ToolCallItem>();
+  /** Reviews being started during the stream: a call waits for its own start, so it finds the verdict. */
+  const reviewStarts = new Map<string, Promise<void>>();
+  const reviewer = (callId: string) => (review: ToolReview): void => {
+    const card = reviewCards.get(callId);
+    if (!card || card.status !== 'running') return;
+    card.review = review;
+    sink.emit({ type: 'item-updated', item: { ...card } });
+  };
+  const callContext = (callId: string): ToolContext => ({
+    workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
+    turnId: input.turnId, callId, ...(input.profile ? { profile: input.profile } : {}),
+    modelSettings: input.settings, ...(input.worker ? { worker: input.worker } : {}),
+    ...(input.autoApproval ? { autoApproval: input.autoApproval, note: (level: 'info' | 'warning', text: string) => notice(level, text) } : {})
+  });
 
   let artifactDone = false;
   let nudged = false;
@@ -157,7 +180,14 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
               name: target.kind === 'tool' ? target.name : call.toolName, args: target.kind === 'tool' ? target.args : call.input, actor: 'model', status: 'running'
             };
             cards.set(call.toolCallId, card);
+            reviewCards.set(call.toolCallId, card);
             sink.emit({ type: 'item-added', item: { ...card } });
+            // SIDE-2: the reviewer starts now, while the model keeps streaming; the card says so at once.
+            if (input.autoApproval && target.kind === 'tool') {
+              reviewStarts.set(call.toolCallId, input.registry.startReview(target.name, target.args, callContext(call.toolCallId)).then((started) => {
+                if (started) reviewer(call.toolCallId)({ state: 'checking' });
+              }));
+            }
           }
         }
       );
@@ -204,12 +234,13 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
           results[index] = finishCard(sink, cards, call, { ok: false, status: 'error', output: target.message, title: 'call_tool: invalid call', durationMs: 0 });
           return;
         }
+        await reviewStarts.get(call.toolCallId);
+        reviewStarts.delete(call.toolCallId);
         const result = await input.registry.call(target.name, target.args, {
-          workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
-          turnId: input.turnId, callId: call.toolCallId, ...(input.profile ? { profile: input.profile } : {}),
-          modelSettings: input.settings, ...(input.worker ? { worker: input.worker } : {}),
-          ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact) } : {})
+          ...callContext(call.toolCallId),
+          ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact), review: reviewer(call.toolCallId) } : {})
         });
+        reviewCards.delete(call.toolCallId);
         if (result.ok && target.name === input.nudge?.verb) artifactDone = true;
         results[index] = finishCard(sink, cards, call, result);
       };

@@ -52,8 +52,11 @@ export interface StepInput {
   maxRetries: number;
   /** Cap on the answer's tokens (the summariser's). */
   maxOutputTokens?: number;
-  /** Why Cellmate asks, under its own provider-options namespace (no provider reads it): `summary` for a compaction. */
-  purpose?: 'summary';
+  /**
+   * Why Cellmate asks, under its own provider-options namespace (no provider reads it):
+   * `summary` for a compaction, `sidecar` for the Auto reviewer's verdict.
+   */
+  purpose?: 'summary' | 'sidecar';
   /**
    * Prompt caching (CTX-2): the chat (OpenAI's `prompt_cache_key`) and how many of
    * `messages` the previous request of this turn carried (Anthropic's breakpoint on the

@@ -30,6 +30,9 @@ export function applyChatEvent(chat: Chat, event: ChatEvent): void {
     case 'mode-changed':
       chat.mode = event.mode;
       return;
+    case 'auto-changed':
+      chat.auto = event.auto;
+      return;
     case 'context':
       chat.context = structuredClone(event.context);
       return;

@@ -69,6 +69,7 @@ const fileSchema = z.looseObject({
     id: z.string().regex(CHAT_ID_PATTERN),
     title: z.string(),
     mode: z.enum(CHAT_MODES),
+    auto: z.boolean().optional(),
     createdAt: z.string(),
     updatedAt: z.string(),
     items: z.array(itemSchema),
@@ -139,5 +140,5 @@ export function recoverInterruptedTurn(record: ChatRecord, now: string): boolean
 
 /** The summary of a chat (what `chat/list` returns). Pure. */
 export function summarize(chat: Chat): ChatSummary {
-  return { id: chat.id, title: chat.title, mode: chat.mode, createdAt: chat.createdAt, updatedAt: chat.updatedAt };
+  return { id: chat.id, title: chat.title, mode: chat.mode, ...(chat.auto ? { auto: true } : {}), createdAt: chat.createdAt, updatedAt: chat.updatedAt };
 }

@@ -28,6 +28,8 @@ export interface ChatMeta {
   title: string;
   /** The chat's mode (MODE-1): a `chat` record carries it, so a switch survives a restart. */
   mode: ChatMode;
+  /** Auto approval (SIDE-1); written once it was ever switched, so switching it off survives a restart too. */
+  auto?: boolean;
   createdAt: string;
   running: boolean;
 }

@@ -7,6 +7,7 @@ import { InstructionsReader, type Instructions } from '../instructions/instructi
 import type { SkillLibrary } from '../skills/skill-library.js';
 import { ContextManager, fixedTokens, type ChatContextPort } from '../agent/context-manager.js';
 import { ZERO_USAGE } from '../agent/usage.js';
+import { createSidecarClassifier } from '../agent/sidecar-classifier.js';
 import { modelFacts } from '../providers/model-facts.js';
 import { turnSurface } from '../modes/turn-surface.js';
 import { profileOf } from '../modes/profiles.js';
@@ -171,7 +172,7 @@ export class ChatService {
     const { chat } = this.record(chatId);
     const { items, olderCount } = this.options.store.page(chatId, limit ?? chat.items.length);
     return {
-      id: chat.id, title: chat.title, mode: chat.mode, createdAt: chat.createdAt, updatedAt: chat.updatedAt, running: chat.running, items, olderCount,
+      id: chat.id, title: chat.title, mode: chat.mode, ...(chat.auto !== undefined ? { auto: chat.auto } : {}), createdAt: chat.createdAt, updatedAt: chat.updatedAt, running: chat.running, items, olderCount,
       ...(chat.context ? { context: structuredClone(chat.context) } : {})
     };
   }
@@ -205,6 +206,21 @@ export class ChatService {
     profileOf(mode); // RangeError for a mode that does not exist
     if (record.chat.mode !== mode) {
       this.emit(chatId, { type: 'mode-changed', mode });
+      this.listChanged();
+    }
+    return summarize(this.record(chatId).chat);
+  }
+
+  /**
+   * Switches Auto approval (SIDE-1): journaled with the chat and shown to every pane
+   * (`auto-changed`). A running turn reads it at each call that would ask, so switching it
+   * off stops the reviewer at once.
+   * @throws CellmateError ChatNotFound
+   */
+  setAuto(chatId: string, auto: boolean): ChatSummary {
+    const record = this.record(chatId);
+    if ((record.chat.auto ?? false) !== auto) {
+      this.emit(chatId, { type: 'auto-changed', auto });
       this.listChanged();
     }
     return summarize(this.record(chatId).chat);
@@ -273,6 +289,8 @@ export class ChatService {
         declared: surface.catalog.declared,
         system, context: window,
         history: record.messages, signal: controller.signal,
+        // The reviewer's model is the chat's own for now; `sidecarModel` is the one place that picks it.
+        autoApproval: createSidecarClassifier({ sidecarModel: () => model, enabled: () => this.options.store.get(chatId)?.chat.auto === true }),
         maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
         redact: (t) => {
           const keys = secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t);

@@ -1,5 +1,5 @@
-import type { ApprovalPreview, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
-import type { PolicyRule } from './vocabulary.js';
+import type { ApprovalPreview, SidecarOutcome, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
+import type { PolicyRule, ToolTier } from './vocabulary.js';
 
 /**
  * The clients the registry wrapper is given (never globals): where policy rules come
@@ -56,6 +56,8 @@ export type AuditDecision =
   | 'approved-always'
   /** The person's own action on a card (Accept on a staged edit's diff) is the approval an `ask` seeks. */
   | 'approved-by-action'
+  /** The Auto reviewer cleared a call the policy would have asked about (SIDE-1). */
+  | 'auto-approved'
   | 'pinned'
   | 'refused-surface'
   /** A path argument escaped the workspace (confinement, before the policy). */
@@ -86,6 +88,67 @@ export interface AuditEntry {
   error?: string;
   /** The background worker that made the call (HARN-7's "who"), when one did. */
   worker?: string;
+  /** The Auto reviewer's consultation, when there was one (SIDE-1…3): what it was sent and said. */
+  sidecar?: SidecarAudit;
+}
+
+/** One Auto review in the audit log: the record sent, the verdict, its reason, the model, the latency. */
+export interface SidecarAudit {
+  record: SidecarRecord;
+  outcome: SidecarOutcome;
+  reason: string;
+  model: string;
+  latencyMs: number;
+}
+
+/**
+ * What the Auto reviewer is shown about one call (SIDE-1): fields the gate derives itself —
+ * never the conversation, a tool's description, or the contents of a file or an output.
+ */
+export interface SidecarRecord {
+  /** The tool judged (a cell's `os.system` is judged as `shell`; `calledAs` then says `eval`). */
+  tool: string;
+  calledAs?: string;
+  tier: ToolTier;
+  actor: ToolActor;
+  /** The chat's mode (its capability profile's name). */
+  mode: string;
+  /** Canonical subjects: workspace-relative paths, command lines, URL hosts, other subjects (debug actions). */
+  subjects: { paths: string[]; commands: string[]; hosts: string[]; other: string[] };
+  /** Command arguments that name places outside the workspace (absolute, `~`, `..`). */
+  outsideWorkspace: string[];
+  /** The danger analysis: each parsed command (name and words), process calls found in a cell. */
+  danger: {
+    commands: Array<{ name: string; args: string[]; via?: string[] }>;
+    unparsed: boolean;
+    processCalls: Array<{ tool: string; subjects: string[] }>;
+  };
+  /** The size and kind of the change, counted from the card's preview (no text of it). */
+  change: { files: string[]; linesAdded: number; linesRemoved: number; cellsAdded: number; cellsRemoved: number; cellsChanged: number } | null;
+  /** Why the policy asks, in words. */
+  asks: string;
+  /** The person's standing rules for this tool, in words (`allow shell git *`). */
+  rules: string[];
+}
+
+/** The reviewer's answer about one record. `outcome` other than `allow` hands the call to the person. */
+export interface SidecarVerdict {
+  outcome: SidecarOutcome;
+  /** One line: the reviewer's reason, or why there is no verdict. */
+  reason: string;
+  /** `provider/model` that judged. */
+  model: string;
+}
+
+/**
+ * Auto approval for one turn (SIDE-1), given with the call's context by the turn that owns
+ * it: whether the chat has Auto on right now, and the classifier. The registry decides
+ * which calls it sees, times it out and fails closed (SIDE-3).
+ */
+export interface AutoApprovalPort {
+  enabled(): boolean;
+  /** Judges one record; may throw or never answer — the gate's timeout and catch make that `ask`. */
+  classify(record: SidecarRecord, signal: AbortSignal): Promise<SidecarVerdict>;
 }
 
 export interface AuditSink {

@@ -15,7 +15,24 @@ export interface ScriptStep {
 export type Script = ({ kind: 'turns'; turns: ScriptStep[][] } | { kind: 'every'; steps: ScriptStep[] }) & {
   /** Report usage for each request (input: the request's characters / 4), as a real provider does. Default: none reported. */
   reportUsage?: boolean;
+  /** How the Auto reviewer's requests are answered (SIDE-1); the first matching rule answers. */
+  sidecar?: SidecarRule[];
 };
+
+/**
+ * One scripted answer of the Auto reviewer: for records whose `tool` (or `calledAs`) is
+ * `tool` and one of whose subjects contains `subject` (either may be left out), answer
+ * `{"verdict", "reason"}` — or the `raw` text instead (junk, for fail-closed tests) — after
+ * `delayMs` (a delay past the gate's timeout is a reviewer that never answers).
+ */
+export interface SidecarRule {
+  tool?: string;
+  subject?: string;
+  verdict?: 'allow' | 'ask';
+  reason?: string;
+  raw?: string;
+  delayMs?: number;
+}
 
 /** Default delay between text chunks. */
 export const DEFAULT_CHUNK_DELAY_MS = 15;
@@ -30,8 +47,12 @@ const stepSchema = z.strictObject({
   error: z.string().optional()
 });
 
-const turnsSchema = z.strictObject({ turns: z.array(z.array(stepSchema)), reportUsage: z.boolean().optional() });
-const stepsSchema = z.strictObject({ steps: z.array(stepSchema), reportUsage: z.boolean().optional() });
+const sidecarSchema = z.array(z.strictObject({
+  tool: z.string().optional(), subject: z.string().optional(), verdict: z.enum(['allow', 'ask']).optional(),
+  reason: z.string().optional(), raw: z.string().optional(), delayMs: z.number().int().min(0).max(600_000).optional()
+})).optional();
+const turnsSchema = z.strictObject({ turns: z.array(z.array(stepSchema)), reportUsage: z.boolean().optional(), sidecar: sidecarSchema });
+const stepsSchema = z.strictObject({ steps: z.array(stepSchema), reportUsage: z.boolean().optional(), sidecar: sidecarSchema });
 
 /**
  * Validates a script's JSON. Pure.
@@ -49,9 +70,10 @@ export function parseScript(json: unknown, origin: string): Script {
         'Expected {"turns": [[Step, …], …]} or {"steps": [Step, …]} with Step = {text?, toolCalls?: [{toolName, input}], chunkDelayMs?, error?}.'
     );
   }
+  const extras = { ...(parsed.data.reportUsage ? { reportUsage: true } : {}), ...(parsed.data.sidecar ? { sidecar: parsed.data.sidecar as SidecarRule[] } : {}) };
   return 'turns' in parsed.data
-    ? { kind: 'turns', turns: parsed.data.turns as ScriptStep[][], ...(parsed.data.reportUsage ? { reportUsage: true } : {}) }
-    : { kind: 'every', steps: parsed.data.steps as ScriptStep[], ...(parsed.data.reportUsage ? { reportUsage: true } : {}) };
+    ? { kind: 'turns', turns: parsed.data.turns as ScriptStep[][], ...extras }
+    : { kind: 'every', steps: parsed.data.steps as ScriptStep[], ...extras };
 }
 
 /** Where in the script a prompt is: derived from the prompt alone, so replay is stateless. */
@@ -83,6 +105,16 @@ export function scriptPosition(prompt: LanguageModelV3Prompt): ScriptPosition {
 export function selectStep(script: Script, position: ScriptPosition): ScriptStep | undefined {
   const steps = script.kind === 'every' ? script.steps : script.turns[position.turn];
   return steps?.[position.step];
+}
+
+/** The scripted reviewer's answer to a record (the first matching rule; none: ask). Pure. */
+export function scriptedVerdict(script: Script, record: unknown): { text: string; delayMs: number } {
+  const r = (typeof record === 'object' && record !== null ? record : {}) as { tool?: unknown; calledAs?: unknown; subjects?: Record<string, unknown> };
+  const subjects = Object.values(r.subjects ?? {}).flatMap((v) => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []));
+  const rule = (script.sidecar ?? []).find((s) =>
+    (s.tool === undefined || s.tool === r.tool || s.tool === r.calledAs) && (s.subject === undefined || subjects.some((x) => x.includes(s.subject!))));
+  if (!rule) return { text: JSON.stringify({ verdict: 'ask', reason: 'scripted provider: no sidecar rule matched' }), delayMs: 0 };
+  return { text: rule.raw ?? JSON.stringify({ verdict: rule.verdict ?? 'ask', reason: rule.reason ?? 'scripted verdict' }), delayMs: rule.delayMs ?? 0 };
 }
 
 /** Splits text into word chunks (each word with its trailing whitespace). Pure. */

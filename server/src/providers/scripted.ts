@@ -16,6 +16,7 @@ import {
   EXHAUSTED_TEXT,
   parseScript,
   scriptPosition,
+  scriptedVerdict,
   selectStep,
   type Script,
   type ScriptPosition,
@@ -73,6 +74,12 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
     const usage = script.reportUsage ? estimatedUsage(options) : ZERO_USAGE;
     // A compaction's summary request (CTX-3) answers from the prompt, not the script.
     if ((options.providerOptions as { cellmate?: { purpose?: unknown } } | undefined)?.cellmate?.purpose === 'summary') return { stream: streamStep({ text: scriptedSummary(options), chunkDelayMs: 0 }, position, options.abortSignal, usage) };
+    // The Auto reviewer's request (SIDE-1) answers from the script's `sidecar` rules and the record it was sent.
+    if ((options.providerOptions as { cellmate?: { purpose?: unknown } } | undefined)?.cellmate?.purpose === 'sidecar') {
+      const verdict = scriptedVerdict(script, sentRecord(options));
+      if (verdict.delayMs > 0) await sleep(verdict.delayMs, options.abortSignal);
+      return { stream: streamStep({ text: verdict.text, chunkDelayMs: 0 }, position, options.abortSignal, usage) };
+    }
     const step = selectStep(script, position) ?? { text: EXHAUSTED_TEXT };
     return { stream: streamStep(step, position, options.abortSignal, usage) };
   }
@@ -216,6 +223,20 @@ function estimatedUsage(options: LanguageModelV3CallOptions): LanguageModelV3Usa
   const chars = JSON.stringify(options.prompt).length + JSON.stringify(options.tools ?? []).length;
   const input = Math.ceil(chars / 4);
   return { inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
+}
+
+/** The record inside the reviewer's request (`<record>…</record>`), parsed; undefined when absent. */
+function sentRecord(options: LanguageModelV3CallOptions): unknown {
+  const text = options.prompt
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join('')))
+    .join('\n');
+  const match = /<record>\n([\s\S]*)\n<\/record>/.exec(text);
+  try {
+    return match ? (JSON.parse(match[1]!) as unknown) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The scripted model's summary: the first line of each message it was asked to summarise, bounded. */

@@ -88,12 +88,12 @@ export interface Judgement {
 /**
  * Judges one call: canonical path subjects of the declared path arguments plus the
  * tool's other subjects, and each extra judgement; the strictest wins (deny > ask or
- * floor > allow; the tool itself on ties).
+ * floor > allow; the tool itself on ties). `judgements` lists them all (the Auto record).
  * @throws PathRefusedError when a path argument escapes the workspace
  */
 export async function judgeCall(
   definition: ToolDefinition, args: unknown, ctx: PolicyContext, rules: readonly PolicyRule[]
-): Promise<{ judgement: Judgement; decision: PolicyDecision }> {
+): Promise<{ judgement: Judgement; decision: PolicyDecision; judgements: Judgement[] }> {
   const paths = definition.paths ? await canonicalPathSubjects(ctx.workspace, definition.paths(args)) : [];
   const tier = definition.policyTier?.(args, ctx) ?? definition.tier;
   const judgements: Judgement[] = [
@@ -106,7 +106,7 @@ export async function judgeCall(
   }));
   const strictness = ({ judgement, decision }: (typeof judged)[number]): number =>
     decision.action === 'deny' ? 2 : decision.action === 'ask' || judgement.danger ? 1 : 0;
-  return judged.reduce((worst, next) => (strictness(next) > strictness(worst) ? next : worst));
+  return { ...judged.reduce((worst, next) => (strictness(next) > strictness(worst) ? next : worst)), judgements };
 }
 
 /**

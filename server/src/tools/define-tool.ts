@@ -1,4 +1,5 @@
-import type { ApprovalPreview, ModelSettings, ToolActor, ToolCallDisplay } from '@cellmate/protocol';
+import type { ApprovalPreview, ModelSettings, ToolActor, ToolCallDisplay, ToolReview } from '@cellmate/protocol';
+import type { AutoApprovalPort } from '../ports/harness.js';
 import type { z } from 'zod';
 import type { ActionClass, CapabilityProfile, ToolTier } from '../ports/vocabulary.js';
 
@@ -36,6 +37,15 @@ export interface ToolContext {
   modelSettings?: ModelSettings;
   /** Reports progress of a long call to the pane (eval: the last output line). Optional. */
   progress?(update: { lastLine?: string }): void;
+  /**
+   * The chat's Auto approval (SIDE-1), from the turn: absent, every `ask` goes to the person.
+   * A kernel's `tool()` calls carry it on, so a cell's calls are reviewed the same way.
+   */
+  autoApproval?: AutoApprovalPort;
+  /** Shows the Auto reviewer's state on the call's card (`checking…`, `Auto-approved: …`). */
+  review?(update: ToolReview): void;
+  /** Adds a line to the transcript (the Auto breaker's pause). */
+  note?(level: 'info' | 'warning', text: string): void;
   /**
    * Set by the registry for every call (HARN-5/6): whether the policy lets this tool touch
    * a workspace-relative path. Tools that walk folders (`grep`, `glob`) skip files it

@@ -9,6 +9,7 @@ import type { ToolDefinition } from './define-tool.js';
 import type { WriteHook } from '../ports/harness.js';
 import { ToolRegistry } from './registry.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
+import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 
 /** The live clients around the registry that the server wires and the transport reaches. */
 export interface HarnessServices {
@@ -50,7 +51,8 @@ export function createHarness(options: HarnessOptions): HarnessServices {
   const audit = new AuditLog(options.workspace, (e) => options.onProblem?.('could not write the audit log', e), auditLimitsFromEnv(env), redactor);
   const policy = new PolicyStore({ workspace: options.workspace, env, onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`) });
   const registry = new ToolRegistry(options.tools({ questions }), {
-    profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook, redactor
+    profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook, redactor,
+    autoReview: { timeoutMs: positive(env.CELLMATE_SIDECAR_TIMEOUT_MS), isWorkspaceTrusted: (workspace) => isWorkspaceTrusted(workspace, env) }
   });
   // HARN-11: tools outside a surface's fixed set are indexed and loaded through tool_search.
   if (!registry.get('tool_search')) registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);

@@ -6,10 +6,13 @@ import { evaluatePolicy } from '../policy/policy.js';
 import { FULL_PROFILE, PINNED_TOOLS, projectSurface, surfaceRefusal, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
-import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, WriteHook } from '../ports/harness.js';
+import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, SidecarAudit, SidecarRecord, WriteHook } from '../ports/harness.js';
+import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
+import { AutoReviewer, type AutoReviewerOptions } from './auto-review.js';
+import { buildSidecarRecord } from './sidecar-record.js';
 import { shapeOutput } from './output-shaping.js';
 import { raceAbort } from './race-abort.js';
-import { canonicalPathSubjects, createPathGate, describeAlways, judgeCall, rulesForAlways } from './call-subjects.js';
+import { canonicalPathSubjects, createPathGate, describeAlways, judgeCall, rulesForAlways, type Judgement } from './call-subjects.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
 import { CALL_TOOL } from './call_tool/call_tool.js';
 import { formatValidationError } from './validation-message.js';
@@ -88,6 +91,14 @@ export interface ToolRegistryOptions {
    * them (see `security/redaction.ts`).
    */
   redactor?: Pick<Redactor, 'redact' | 'redactDeep'>;
+  /** Auto approval's timeout and workspace trust (SIDE-1…3; the classifier comes with each call's context). */
+  autoReview?: AutoReviewerOptions;
+}
+
+/** How the gate decided, and the Auto review when there was one (audit log). */
+interface GateNote {
+  decision: AuditDecision;
+  sidecar?: SidecarAudit;
 }
 
 /**
@@ -103,12 +114,14 @@ export class ToolRegistry {
   private readonly denials = new Map<string, number>();
   private readonly options: ToolRegistryOptions;
   private readonly sources: ToolSource[] = [];
+  private readonly auto: AutoReviewer;
 
   /** Fires after every call (success or failure). */
   readonly onDidCall: Event<ToolCallRecord> = this.callEmitter.event;
 
   constructor(tools: Iterable<ToolDefinition> = [], options: ToolRegistryOptions = {}) {
     this.options = options;
+    this.auto = new AutoReviewer(options.autoReview);
     for (const t of tools) this.register(t);
   }
 
@@ -194,7 +207,7 @@ export class ToolRegistry {
    */
   async call(name: string, rawArgs: unknown, ctx: ToolContext): Promise<ToolCallResult> {
     const started = performance.now();
-    const gate: { decision: AuditDecision } = { decision: 'unchecked' };
+    const gate: GateNote = { decision: 'unchecked' };
     const redactor = this.options.redactor;
     const progress = ctx.progress;
     const safeCtx: ToolContext = redactor && progress
@@ -203,11 +216,11 @@ export class ToolRegistry {
     try {
       const raw = await this.callUnobserved(name, rawArgs, safeCtx, gate);
       const result = redactor ? redactor.redactDeep(raw) : raw;
-      this.report(name, rawArgs, ctx, gate.decision, result.ok ? result.outcome ?? 'ok' : result.denied ? 'denied' : result.status, result.durationMs, result.output, result.ok ? undefined : result.output);
+      this.report(name, rawArgs, ctx, gate, result.ok ? result.outcome ?? 'ok' : result.denied ? 'denied' : result.status, result.durationMs, result.output, result.ok ? undefined : result.output);
       return result;
     } catch (error) {
       const message = redactor ? redactor.redact(error instanceof Error ? error.message : String(error)) : error instanceof Error ? error.message : String(error);
-      this.report(name, rawArgs, ctx, gate.decision, 'fatal', Math.round(performance.now() - started), message, message);
+      this.report(name, rawArgs, ctx, gate, 'fatal', Math.round(performance.now() - started), message, message);
       if (redactor && error instanceof FatalToolError && error.message !== message) throw new FatalToolError(message, error.code, { cause: error });
       throw error;
     }
@@ -219,18 +232,21 @@ export class ToolRegistry {
   }
 
   private report(
-    name: string, args: unknown, ctx: ToolContext, decision: AuditDecision,
+    name: string, args: unknown, ctx: ToolContext, gate: GateNote,
     status: 'ok' | 'withheld' | 'error' | 'aborted' | 'fatal' | 'denied', durationMs: number, output: string, error?: string
   ): void {
+    const decision = gate.decision;
+    const sidecar = gate.sidecar && this.options.redactor ? this.options.redactor.redactDeep(gate.sidecar) : gate.sidecar;
     this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: status === 'denied' ? 'error' : status, durationMs, decision });
     this.options.audit?.record({
       time: new Date().toISOString(), chatId: ctx.chatId, ...(ctx.turnId ? { turnId: ctx.turnId } : {}),
       ...(ctx.callId ? { callId: ctx.callId } : {}), actor: ctx.actor, tool: name, args, decision, status,
-      summary: summarize(output), durationMs, ...(error !== undefined ? { error: summarize(error, 500) } : {}), ...(ctx.worker ? { worker: ctx.worker.id } : {})
+      summary: summarize(output), durationMs, ...(error !== undefined ? { error: summarize(error, 500) } : {}), ...(ctx.worker ? { worker: ctx.worker.id } : {}),
+      ...(sidecar ? { sidecar } : {})
     });
   }
 
-  private async callUnobserved(name: string, rawArgs: unknown, ctx: ToolContext, gate: { decision: AuditDecision }): Promise<ToolCallResult> {
+  private async callUnobserved(name: string, rawArgs: unknown, ctx: ToolContext, gate: GateNote): Promise<ToolCallResult> {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     const profile = ctx.profile ?? this.options.profile ?? FULL_PROFILE;
@@ -309,7 +325,7 @@ export class ToolRegistry {
    * approval. Returns a failed result when the call must not run, else the path port.
    */
   private async checkPolicy(
-    definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, gate: { decision: AuditDecision }
+    definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, gate: GateNote
   ): Promise<{ refused: Omit<Extract<ToolCallResult, { ok: false }>, 'durationMs'> } | { isPathAllowed?: (relative: string) => boolean }> {
     const name = definition.name;
     if (PINNED_TOOLS.has(name)) {
@@ -327,7 +343,7 @@ export class ToolRegistry {
       gate.decision = 'refused-path';
       return { refused: { ok: false, status: 'error', output: error.message, title: `${name}: path refused` } };
     }
-    const { judgement: chosen, decision } = judged;
+    const { judgement: chosen, decision, judgements } = judged;
     const danger = chosen.danger;
     // Built per outcome: the rules alone admit only what they allow; a person's answer admits
     // every file inside the call the rules do not deny (see createPathGate).
@@ -353,17 +369,33 @@ export class ToolRegistry {
       return { isPathAllowed: answeredGate() };
     }
     // ask (by policy, or because the dangerous-command floor overrides an allow)
-    const reason = (danger
-      ? `${(chosen.tool === name && definition.dangerLabel) || 'dangerous command'}: ${danger} (always asks, whatever the policy says)`
-      : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${chosen.tier}-tier tools ask by default`) + via;
+    const reason = askReason(definition, chosen, decision, via);
     const subject = decision.subject;
     // "Always for this pattern" adds exactly these rules (one per subject that asked); the card shows their patterns.
     const always = rulesForAlways(rules, chosen);
     const approvals = this.options.approvals;
-    const preview = approvals && chosen.tool === name ? await definition.preview?.(args, ctx).catch(() => undefined) : undefined;
+    // The Auto reviewer sees calls that ask by policy only: never a deny (returned above), never the floor.
+    const reviewable = !danger && ctx.autoApproval !== undefined && ctx.autoApproval.enabled();
+    const preview = (approvals || reviewable) && chosen.tool === name ? await definition.preview?.(args, ctx).catch(() => undefined) : undefined;
+    const record = reviewable ? this.sidecarRecord(name, rawArgs, ctx, judgements, chosen, rules, reason, preview) : undefined;
+    if (record && this.auto.mayReview(ctx, record)) {
+      if (!this.auto.isStarted(ctx)) ctx.review?.({ state: 'checking' });
+      const audit = await this.auto.verdict(ctx, record);
+      gate.sidecar = audit;
+      if (audit.outcome === 'allow') {
+        gate.decision = 'auto-approved';
+        ctx.review?.({ state: 'auto-approved', reason: audit.reason });
+        return { isPathAllowed: answeredGate() };
+      }
+      ctx.review?.({ state: 'asked', outcome: audit.outcome, reason: audit.reason });
+    } else if (this.auto.discard(ctx)) {
+      // Reviewed early, but Auto was switched off or paused before the call ran: its card must not stay "checking…".
+      ctx.review?.({ state: 'asked', outcome: 'ask', reason: 'Auto approval is off or paused for this turn' });
+    }
+    const cardReason = gate.sidecar ? `${reason}; the Auto reviewer did not clear it (${gate.sidecar.outcome}: ${gate.sidecar.reason})` : reason;
     const answer = approvals
       ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), ...(preview ? { preview } : {}), reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
+          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), ...(preview ? { preview } : {}), reason: cardReason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
           ctx.signal
         )
       : ({ decision: 'unavailable' } as const);
@@ -380,6 +412,8 @@ export class ToolRegistry {
         return { refused: { ok: false, status: 'aborted', output: 'The user stopped the turn while this call waited for approval.', title: name, denied: true } };
       case 'deny':
         gate.decision = 'denied-by-person';
+        // A call the reviewer already refused counted then; one it never saw (the floor) counts now.
+        if (!gate.sidecar) this.auto.personDenied(ctx);
         return { refused: await this.denied(ctx, `Denied by the user: ${name} was not run.${answer.reason ? ` Their reason: ${answer.reason}` : ''} Do not retry the same call; adjust your approach.`, name) };
       case 'expired':
         gate.decision = 'denied-expired';
@@ -388,6 +422,45 @@ export class ToolRegistry {
         gate.decision = 'denied-no-person';
         return { refused: await this.denied(ctx, `Not run: ${name} needs the user's approval (${reason}) and nobody is connected to approve it, so it is denied (fail-closed). Continue without it.`, name) };
     }
+  }
+
+  /**
+   * Starts the Auto review of a call whose arguments just completed in the model's stream,
+   * while the model keeps streaming (SIDE-2): the same surface, validation and judgement
+   * {@link call} makes, stopping short of asking anyone. Resolves true when a review started
+   * (the card then says "checking…"); {@link call} uses its verdict when the record it builds
+   * then is the same. Never throws: whatever fails here is judged again by {@link call}.
+   */
+  async startReview(name: string, rawArgs: unknown, ctx: ToolContext): Promise<boolean> {
+    try {
+      const policy = this.options.policy;
+      if (!policy || !ctx.callId || !ctx.autoApproval?.enabled() || PINNED_TOOLS.has(name)) return false;
+      const definition = this.tools.get(name);
+      if (!definition || surfaceRefusal(withClasses(definition), ctx.profile ?? this.options.profile ?? FULL_PROFILE)) return false;
+      const parsed = definition.parameters.safeParse(rawArgs);
+      if (!parsed.success) return false;
+      const rules = await policy.rules();
+      const { judgement: chosen, decision, judgements } = await judgeCall(definition, parsed.data, ctx, rules);
+      if (decision.action !== 'ask' || chosen.danger) return false;
+      const via = chosen.tool === name ? '' : ` (${chosen.why}, so it is judged as ${chosen.tool})`;
+      const preview = chosen.tool === name ? await definition.preview?.(parsed.data, ctx).catch(() => undefined) : undefined;
+      const record = this.sidecarRecord(name, rawArgs, ctx, judgements, chosen, rules, askReason(definition, chosen, decision, via), preview);
+      return this.auto.mayReview(ctx, record) && this.auto.start(ctx, record);
+    } catch {
+      return false;
+    }
+  }
+
+  /** The record the Auto reviewer is sent, with known secrets hidden (SIDE-1). */
+  private sidecarRecord(
+    name: string, rawArgs: unknown, ctx: ToolContext, judgements: Judgement[], chosen: Judgement, rules: readonly PolicyRule[],
+    asks: string, preview: Awaited<ReturnType<NonNullable<ToolDefinition['preview']>>>
+  ): SidecarRecord {
+    const record = buildSidecarRecord({
+      tool: name, judgements, chosen, args: rawArgs, actor: ctx.actor, mode: (ctx.profile ?? this.options.profile ?? FULL_PROFILE).name,
+      workspace: ctx.workspace, ...(preview ? { preview } : {}), rules, asks
+    });
+    return this.options.redactor ? this.options.redactor.redactDeep(record) : record;
   }
 
   /**
@@ -458,6 +531,14 @@ export class ToolRegistry {
     if (!extra) return output;
     return { ...output, output: `${output.output}\n\n${extra.text}`, ...(extra.display && !output.display ? { display: extra.display } : {}) };
   }
+}
+
+/** Why a call asks, in words: the floor, a rule, or the tier's default (the card and the Auto record). */
+function askReason(definition: ToolDefinition, chosen: Judgement, decision: PolicyDecision, via: string): string {
+  const danger = chosen.danger;
+  return (danger
+    ? `${(chosen.tool === definition.name && definition.dangerLabel) || 'dangerous command'}: ${danger} (always asks, whatever the policy says)`
+    : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${chosen.tier}-tier tools ask by default`) + via;
 }
 
 /** Default action classes by tier. */

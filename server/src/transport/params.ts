@@ -31,6 +31,7 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'chat/items': z.object({ chatId, before: z.string().min(1).max(200), limit: z.number().int().min(1).max(10_000).optional() }),
   'chat/rename': z.object({ chatId, title: z.string().max(500) }),
   'chat/delete': z.object({ chatId }),
+  'chat/set-auto': z.object({ chatId, auto: z.boolean({ error: 'must be true or false' }) }),
   'chat/set-mode': z.object({ chatId, mode: z.enum(SELECTABLE_MODES as [ChatMode, ...ChatMode[]], { error: `must be one of ${SELECTABLE_MODES.join(', ')} (review is started by the system)` }) }),
   'chat/send': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings, context: sendContext.optional() }) as unknown as z.ZodType<Requests['chat/send']['params']>,
   'chat/retry': z.object({ chatId, model: modelSettings }) as unknown as z.ZodType<Requests['chat/retry']['params']>,

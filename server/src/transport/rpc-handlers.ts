@@ -66,6 +66,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/items': (params) => service.olderItems(params.chatId, params.before, params.limit ?? DEFAULT_CHAT_PAGE),
     'chat/rename': (params) => service.rename(params.chatId, params.title),
     'chat/set-mode': (params) => service.setMode(params.chatId, params.mode),
+    'chat/set-auto': (params) => service.setAuto(params.chatId, params.auto),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
     'chat/send': async (params) => claim(params.chatId, await service.send(params.chatId, params.text, params.model, undefined, params.context, origin)),
     'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix, origin) }),

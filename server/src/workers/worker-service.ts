@@ -26,6 +26,7 @@ import { CellmateError } from '../errors.js';
 import { newItemId, newTurnId } from '../ids.js';
 import { profileOf } from '../modes/profiles.js';
 import { createLanguageModel } from '../providers/create-model.js';
+import { createSidecarClassifier } from '../agent/sidecar-classifier.js';
 import { surfaceCatalog } from '../tools/catalog.js';
 import type { ToolContext } from '../tools/define-tool.js';
 import { ToolInputError } from '../tools/errors.js';
@@ -56,6 +57,8 @@ export interface WorkerServiceOptions {
   kernels?: { releaseChat(owner: string): Promise<number[]> };
   /** The parent chat's mode; undefined when there is no such chat. */
   chatMode(chatId: string): ChatMode | undefined;
+  /** Whether the parent chat has Auto approval on (SIDE-1): a worker's calls are reviewed like the chat's own. */
+  chatAuto?(chatId: string): boolean;
   /** Sends a `worker-updated` event to the parent chat's panes (`ChatService.publish`). */
   publish(chatId: string, event: ChatEvent): void;
   /** Custom fetch for providers (tests). */
@@ -257,7 +260,8 @@ export class WorkerService implements WorkerPort {
           history: store.transcripts.get(record.id)?.messages ?? [], signal: live.controller.signal,
           maxSteps: live.budget.maxSteps, maxRetries: 2,
           worker: { id: record.id, label: record.label, sharesKernel: record.sharesKernel },
-          ...(this.options.redact ? { redact: this.options.redact } : {})
+          ...(this.options.redact ? { redact: this.options.redact } : {}),
+          ...(this.options.chatAuto ? { autoApproval: createSidecarClassifier({ sidecarModel: () => live.model, enabled: () => this.options.chatAuto?.(record.chatId) === true }) } : {})
         },
         {
           emit: (event) => {

@@ -235,6 +235,29 @@ describe('workers and the chat\'s mode (MODE-2), approvals (HARN-6) and restarts
     expect(audit.find((e) => e.tool === 'write')?.worker).toBe(agentWorker.id);
   }, 60_000);
 
+  it('SIDE-1: with Auto on in the chat (chat/set-auto), a worker\'s call is reviewed like the chat\'s own: cleared, no card, its card says so', async () => {
+    const writer = {
+      steps: [{ toolCalls: [{ toolName: 'write', input: { path: 'notes/w.md', content: 'w' } }], chunkDelayMs: 0 }, { text: 'wrote it', chunkDelayMs: 0 }],
+      sidecar: [{ tool: 'write', subject: 'notes/', verdict: 'allow', reason: 'a note inside the project' }]
+    };
+    const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Write notes/w.md.', label: 'writer', tier: 'good', access: 'exec' } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
+    const s = await setup({ 'parent.json': parent, 'writer.json': writer }, { good: 'writer.json' });
+    const chat = await s.request<{ id: string }>('chat/create', {});
+    expect(await s.request('chat/set-auto', { chatId: chat.id, auto: true })).toMatchObject({ id: chat.id, auto: true });
+    const cards: QuestionItem[] = [];
+    s.client.onEvent(({ chatId, event }) => {
+      if (chatId === chat.id && event.type === 'item-added' && event.item.kind === 'question') cards.push(event.item);
+    });
+    await s.request('chat/send', { chatId: chat.id, text: 'do it', model: parentModel('parent.json') });
+    await s.client.turnEnded(chat.id);
+    const worker = (await s.request<WorkerSummary[]>('worker/list', { chatId: chat.id }))[0]!;
+    await until('the worker to finish', () => s.server.workers!.list(chat.id)[0]?.state === 'done');
+    expect(cards).toHaveLength(0);
+    expect(readFileSync(path.join(s.ws, 'notes/w.md'), 'utf8')).toBe('w');
+    const write = toolItems((await s.request<{ items: TranscriptItem[] }>('worker/get', { chatId: chat.id, workerId: worker.id })).items)[0]!;
+    expect(write).toMatchObject({ status: 'ok', review: { state: 'auto-approved', reason: 'a note inside the project' } });
+  }, 60_000);
+
   it('a worker never has more than its chat has now: spawned in Agent mode, it writes; once the chat is in Plan mode, vibe_send cannot make it write', async () => {
     const write = (content: string) => [{ toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content } }], chunkDelayMs: 0 }, { text: `wrote ${content}`, chunkDelayMs: 0 }];
     const worker = { turns: [[{ text: 'ready', chunkDelayMs: 0 }], write('agent'), write('plan')] };

@@ -87,7 +87,9 @@ export function kernelOwner(ctx: Pick<ToolContext, 'chatId' | 'worker'>): string
  * saved full text, so `x = !cmd` still gets every line.
  */
 export async function toolChannelCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<ToolChannelResponse> {
-  const { callId: _modelCallId, isPathAllowed: _callersGate, ...rest } = ctx;
+  // The eval card's own review state is not the kernel call's: its Auto review reaches the
+  // person, if at all, through the approval card.
+  const { callId: _modelCallId, isPathAllowed: _callersGate, review: _evalCardReview, ...rest } = ctx;
   const r = await registry.call(name, args, { ...rest, actor: 'kernel' });
   if (!r.ok) return { ok: false, error: r.output };
   const saved = r.metadata?.savedPath;
