@@ -10,7 +10,7 @@ import { ZERO_USAGE } from '../agent/usage.js';
 import { createSidecarClassifier } from '../agent/sidecar-classifier.js';
 import { modelFacts } from '../providers/model-facts.js';
 import { turnSurface } from '../modes/turn-surface.js';
-import { profileOf } from '../modes/profiles.js';
+import { EXPLAIN_PROFILE, profileOf, type ModeProfile } from '../modes/profiles.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
 import { chatNotFound, nothingToRetry, turnRunning } from '../errors.js';
@@ -117,7 +117,7 @@ export class ChatService {
    * A chat's turn surface and system prompt: the mode's surface (without `skill` while no
    * skill is offered), its prompt, the skill catalog, then the instructions of its focus.
    */
-  private turnPrompt(chatId: string, mode: ChatMode): { surface: ReturnType<typeof turnSurface>; system: string } {
+  private turnPrompt(chatId: string, mode: ChatMode | ModeProfile): { surface: ReturnType<typeof turnSurface>; system: string } {
     const skillsBlock = this.options.skills?.catalogBlock();
     const surface = turnSurface(this.options.registry, mode, skillsBlock ? undefined : NO_SKILL);
     const system = buildSystemPrompt({
@@ -281,7 +281,8 @@ export class ChatService {
 
     // One profile per turn, from the chat's mode as it is now (a later switch applies to the next turn, MODE-1),
     // and one catalog from it: the system prompt lists exactly what every step declares (HARN-11).
-    const { surface, system } = this.turnPrompt(chatId, record.chat.mode);
+    // "Explain" on a cell runs read-only whatever the mode: the surface has nothing that writes or runs.
+    const { surface, system } = this.turnPrompt(chatId, context?.assist?.action === 'explain' ? EXPLAIN_PROFILE : record.chat.mode);
     const window = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
     const done = runTurn(
       {
