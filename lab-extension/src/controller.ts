@@ -3,6 +3,7 @@
  * events, and recovers the open chat after every reconnect. Widgets only render it.
  */
 import type {
+  CellAssist,
   ChatMode,
   ChatSummary,
   HelloResult,
@@ -204,7 +205,7 @@ export class CellmateController implements IDisposable {
    * Sends a user message with the configured model, creating a chat first when none is
    * open. Resolves true once the server accepted the turn.
    */
-  async send(text: string): Promise<boolean> {
+  async send(text: string, contextOverride?: SendContext): Promise<boolean> {
     const message = text.trim();
     if (!message || this._sending || this.running) {
       return false;
@@ -235,7 +236,7 @@ export class CellmateController implements IDisposable {
         }
         this._draftAuto = false;
       }
-      const context = this._context?.();
+      const context = contextOverride ?? this._context?.();
       await this._connection.request('chat/send', {
         chatId,
         text: message,
@@ -249,6 +250,26 @@ export class CellmateController implements IDisposable {
     } finally {
       this._setSending(false);
     }
+  }
+
+  /**
+   * "Fix with Cellmate" / "Explain" on a notebook cell: a turn in the open chat (a new chat
+   * when the open one is busy) whose message names the cell and its error; the companion
+   * attaches the cell, its traceback, where its names come from and the kernel's facts,
+   * and runs an Explain turn read-only. Resolves true once the turn started.
+   */
+  async assistCell(assist: CellAssist, notebookPath: string, error: string): Promise<boolean> {
+    if (this._sending) {
+      return false;
+    }
+    if (this.running) {
+      await this.newChat();
+    }
+    const n = assist.cell + 1;
+    const text = assist.action === 'fix'
+      ? this._trans.__('Fix cell %1 of %2 (%3)', n, notebookPath, error)
+      : this._trans.__('Explain the error in cell %1 of %2 (%3)', n, notebookPath, error);
+    return this.send(text, { notebookPath, selectedCells: [assist.cell], assist });
   }
 
   /** The mode the composer shows (MODE-1/8): the open chat's, or the one a new chat will start in. */
