@@ -66,6 +66,7 @@ export class CellmateController implements IDisposable {
     this._trans = options.trans;
     this._settingsObject = options.settings ?? null;
     this._context = options.context;
+    this._prepareDemo = options.prepareDemo;
     if (this._settingsObject) {
       this._settings = readSettings(this._settingsObject.composite);
       this._settingsObject.changed.connect(this._onSettingsChanged, this);
@@ -104,7 +105,21 @@ export class CellmateController implements IDisposable {
 
   /** What keeps a turn from running, or null when the pane is ready. */
   get setup(): ISetupProblem | null {
-    return setupProblem(this._settings, this._providers);
+    return setupProblem(this._effectiveSettings, this._providers);
+  }
+
+  /**
+   * True while the pane plays the offline demo: its turns run on the scripted provider's
+   * built-in demo while the person's settings stay exactly as they were (nothing is
+   * written); {@link leaveDemo} is the way back.
+   */
+  get demo(): boolean {
+    return this._demo;
+  }
+
+  /** The settings turns run with: the person's, or the demo's while it plays. */
+  private get _effectiveSettings(): ICellmateSettings {
+    return this._demo ? { ...this._settings, provider: 'scripted', model: 'demo', scriptPath: '' } : this._settings;
   }
 
   /** True while a `chat/send` (or the chat it creates) is in flight. */
@@ -338,7 +353,7 @@ export class CellmateController implements IDisposable {
 
   /** The model settings for a turn, or null after telling the user what is missing. */
   private _usableModel(): ModelSettings | null {
-    const model = toModelSettings(this._settings);
+    const model = toModelSettings(this._effectiveSettings);
     const problem = this.setup;
     if (problem || !model) {
       this._notify('warning', problem?.message ?? this._trans.__('Cellmate is not configured'));
@@ -727,17 +742,31 @@ export class CellmateController implements IDisposable {
     return this._connection.request('mcp/servers', {});
   }
 
-  /** Switches the provider to the offline scripted demo. */
-  async useDemo(): Promise<void> {
-    if (!this._settingsObject) {
-      this._notify('error', this._trans.__('The Cellmate settings are not available'));
+  /**
+   * Plays the offline demo (no API key, nothing written to the settings): a new chat whose
+   * first turn makes a table and a plot in the notebook's kernel and proposes a cell for
+   * the open notebook (opened first when there is none). Resolves once the turn started.
+   */
+  async useDemo(): Promise<boolean> {
+    this._demo = true;
+    this._changed.emit();
+    try {
+      await this._prepareDemo?.();
+    } catch (error) {
+      // The demo still shows the table and the plot without a notebook.
+      console.warn('Cellmate: could not open a notebook for the demo', error);
+    }
+    await this.newChat();
+    return this.send(this._trans.__('Show me what Cellmate can do'));
+  }
+
+  /** Ends the demo: the next turn uses the person's settings again. */
+  leaveDemo(): void {
+    if (!this._demo) {
       return;
     }
-    try {
-      await this._settingsObject.set('provider', 'scripted');
-    } catch (error) {
-      this._fail(this._trans.__('Could not change the Cellmate settings'), error);
-    }
+    this._demo = false;
+    this._changed.emit();
   }
 
   /** Reconnects at once instead of waiting for the backoff. */
@@ -948,6 +977,8 @@ export class CellmateController implements IDisposable {
   private readonly _trans: TranslationBundle;
   private readonly _settingsObject: ISettingRegistry.ISettings | null;
   private _settings: ICellmateSettings = DEFAULT_SETTINGS;
+  private _demo = false;
+  private readonly _prepareDemo: (() => Promise<void>) | undefined;
   private _providers: ProviderStatus[] | null = null;
   private _chats: ChatSummary[] = [];
   /** The chat to open on (re)connect: an id, {@link NEW_CHAT}, or null for the latest. */
@@ -975,5 +1006,7 @@ export namespace CellmateController {
     settings?: ISettingRegistry.ISettings | null;
     /** The notebook the user looks at, sent with each message. */
     context?: () => SendContext | undefined;
+    /** Before the demo's first turn: opens a notebook when none is (the demo works on one). */
+    prepareDemo?: () => Promise<void>;
   }
 }

@@ -104,7 +104,16 @@ async function activate(
     memory: stateDB ? stateDBMemory(stateDB) : localStorageMemory(),
     notify,
     trans,
-    settings
+    settings,
+    // The demo works on a notebook: the open one, else a new one (its kernel ready first).
+    prepareDemo: async () => {
+      if (focus.notebook) {
+        return;
+      }
+      const created = (await app.commands.execute('notebook:create-new', { kernelName: 'python3' })) as { context?: { ready: Promise<void> }; sessionContext?: { ready: Promise<void> } } | undefined;
+      await created?.context?.ready;
+      await created?.sessionContext?.ready;
+    }
   });
 
   // Evals share the focused notebook's kernel (SPEC EVAL-2).
