@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
+import { approveOnce, openPane, runCommand, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const code = (id: string, source: string) => ({ cell_type: 'code', id, metadata: {}, source, outputs: [], execution_count: null });
@@ -76,11 +76,7 @@ describe('Fix / Explain on a failing cell (issue #27 item 1)', () => {
       // The default policy: notebook_edit and notebook_run ask; the person approves each once.
       env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl, { width: 1500, height: 950 }));
     await runCommand(page, 'docmanager:open', { path: 'sales.ipynb' });
     await page.waitForFunction(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 60_000 });
     await runCommand(page, 'notebook:run-all-cells');

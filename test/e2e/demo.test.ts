@@ -10,7 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
+import { approveOnce, openPane, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 type App = { shell: { currentWidget: { context?: { path: string }; content?: { model?: { sharedModel: { cells: Array<{ getSource(): string }> } } } } | null } };
@@ -25,11 +25,7 @@ describe('the offline demo on a first run (issue #27 item 5)', () => {
     // No cellmateSettings: no settings file at all, as on a first install. No README.md either.
     jupyter = await startJupyter({ files: { 'data/readme-less.txt': 'no README in this folder\n' }, env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' } });
     settingsFile = path.join(path.dirname(jupyter.workspace), 'settings', 'jupyterlab-cellmate', 'plugin.jupyterlab-settings');
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl, { width: 1500, height: 950 }));
   });
 
   afterEach(ctx => screenshotIfFailed(ctx, page));
