@@ -112,6 +112,8 @@ interface ItemBase {
 export interface UserItem extends ItemBase {
   kind: 'user';
   text: string;
+  /** Sent by "Fix with Cellmate" / "Explain" on this cell: Retry and Edit ask about it again (an Explain stays read-only). */
+  cellAssist?: { notebookPath: string; assist: CellAssist };
 }
 
 /** Assistant text. While streaming, `text` grows through `text-delta` events. */

@@ -269,7 +269,7 @@ export class ChatService {
     const turnId = newTurnId();
     const controller = new AbortController();
     const now = new Date().toISOString();
-    const user: UserItem = { kind: 'user', id: newItemId(), time: now, turnId, text };
+    const user: UserItem = { kind: 'user', id: newItemId(), time: now, turnId, text, ...(context?.assist && context.notebookPath ? { cellAssist: { notebookPath: context.notebookPath, assist: context.assist } } : {}) };
     if (record.titleSource !== 'user' && record.chat.items.every((i) => i.kind !== 'user')) {
       this.options.store.setTitle(chatId, titleFromMessage(text), 'auto');
     }
@@ -333,14 +333,17 @@ export class ChatService {
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const last = lastUserIndex(record.chat.items);
     if (last < 0) throw nothingToRetry(chatId);
-    const message = text ?? (record.chat.items[last] as UserItem).text;
+    const lastUser = record.chat.items[last] as UserItem;
+    const message = text ?? lastUser.text;
+    // A Fix or Explain asks about its cell again, with the cell's facts as they are now; an Explain stays read-only.
+    const context = lastUser.cellAssist ? { notebookPath: lastUser.cellAssist.notebookPath, assist: lastUser.cellAssist.assist } : undefined;
     return this.send(chatId, message, settings, (r) => {
       const at = lastUserIndex(r.chat.items);
       if (at >= 0) this.emit(chatId, { type: 'items-removed', itemIds: r.chat.items.slice(at).map((i) => i.id) });
       let m = r.messages.length - 1;
       while (m >= 0 && (r.messages[m]!.role !== 'user' || isNudgeMessage(r.messages[m]!))) m--; // a mode's nudge is not the person's message
       if (m >= 0) this.options.store.truncateMessages(chatId, m);
-    }, undefined, origin);
+    }, context, origin);
   }
 
   /**
