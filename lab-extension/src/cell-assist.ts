@@ -1,6 +1,6 @@
 /**
  * Cellmate where a data scientist asks for help: "Fix with Cellmate" and "Explain" under a
- * cell's error output, in the cell's toolbar and context menu (the schema's
+ * cell's error output, in the cell's toolbar and right-click menu (for the cell clicked; the schema's
  * `jupyter.lab.toolbars` / `jupyter.lab.menus`), and as palette commands with shortcuts.
  * Each starts a turn in the pane (`CellmateController.assistCell`); what the turn carries
  * is built by the companion from the notebook and its kernel, not here.
@@ -48,6 +48,18 @@ export function cellErrorText(cell: Cell | null | undefined): string | null {
 export function registerCellAssist(app: JupyterFrontEnd, tracker: INotebookTracker, host: ICellAssistHost, trans: TranslationBundle): void {
   /** The notebook and cell the command acts on: the args' (`path`, `index`), else the current notebook's active cell. */
   const target = (args: Record<string, unknown>): { panel: NotebookPanel; index: number } | null => {
+    // From the right-click menu: the cell under the pointer, which need not be the active one.
+    const hit = args.path === undefined ? app.contextMenuHitTest(node => node.classList.contains('jp-Cell')) : undefined;
+    if (hit) {
+      let found: { panel: NotebookPanel; index: number } | null = null;
+      tracker.forEach(panel => {
+        const index = panel.content.widgets.findIndex(cell => cell.node === hit);
+        if (index >= 0) {
+          found = { panel, index };
+        }
+      });
+      return found;
+    }
     const path = typeof args.path === 'string' ? args.path : undefined;
     const panel = path ? tracker.find(p => p.context.path === path) ?? null : tracker.currentWidget;
     if (!panel) {
@@ -87,6 +99,13 @@ export function registerCellAssist(app: JupyterFrontEnd, tracker: INotebookTrack
     execute: args => run('explain', args)
   });
 
+  // The toolbar button and the menu items follow the active cell and its outputs.
+  const refresh = (): void => {
+    app.commands.notifyCommandChanged(FIX_CELL);
+    app.commands.notifyCommandChanged(EXPLAIN_CELL);
+  };
+  tracker.activeCellChanged.connect(refresh);
+
   const bars = new WeakMap<Cell, AssistBar>();
   const watch = (panel: NotebookPanel): void => {
     const follow = (cell: Cell): void => {
@@ -109,7 +128,10 @@ export function registerCellAssist(app: JupyterFrontEnd, tracker: INotebookTrack
         const at = outputs ? layout.widgets.indexOf(outputs) : -1;
         layout.insertWidget(at >= 0 ? at + 1 : layout.widgets.length, bar);
       });
-      const update = (): void => bar.setError(cellErrorText(cell));
+      const update = (): void => {
+        bar.setError(cellErrorText(cell));
+        refresh();
+      };
       (cell as CodeCell).model.outputs.changed.connect(update);
       cell.disposed.connect(() => (cell as CodeCell).model.outputs.changed.disconnect(update));
       update();

@@ -124,6 +124,17 @@ describe('Fix / Explain on a failing cell (issue #27 item 1)', () => {
       const app = (window as unknown as { jupyterapp: { commands: { hasCommand(id: string): boolean } } }).jupyterapp;
       return ['cellmate:fix-cell', 'cellmate:explain-cell'].map(id => app.commands.hasCommand(id));
     })).toEqual([true, true]);
+    // In the failing cell's toolbar and its right-click menu; not in a cell without an error.
+    const cell5 = page.locator('.jp-Notebook .jp-Cell').nth(4);
+    await cell5.locator('.jp-InputArea-editor').click({ button: 'right' });
+    await page.locator('.lm-Menu .lm-Menu-item[data-command="cellmate:fix-cell"]').waitFor({ state: 'visible', timeout: 10_000 });
+    expect(await page.locator('.lm-Menu .lm-Menu-item[data-command="cellmate:explain-cell"]').isVisible()).toBe(true);
+    await page.keyboard.press('Escape');
+    await cell5.locator('.jp-cell-toolbar [data-command="cellmate:fix-cell"]').waitFor({ state: 'visible', timeout: 10_000 });
+    await page.locator('.jp-Notebook .jp-Cell').nth(3).locator('.jp-InputArea-editor').click({ button: 'right' });
+    await page.locator('.lm-Menu').first().waitFor({ state: 'visible' });
+    expect(await page.locator('.lm-Menu .lm-Menu-item[data-command="cellmate:fix-cell"]').isVisible()).toBe(false);
+    await page.keyboard.press('Escape');
     await assistBar(4).scrollIntoViewIfNeeded();
     await screenshot(page, 'cell-assist-bar-light');
     await setTheme(page, 'JupyterLab Dark');
