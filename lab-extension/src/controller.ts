@@ -3,6 +3,7 @@
  * events, and recovers the open chat after every reconnect. Widgets only render it.
  */
 import type {
+  CellAssist,
   ChatMode,
   ChatSummary,
   HelloResult,
@@ -65,6 +66,7 @@ export class CellmateController implements IDisposable {
     this._trans = options.trans;
     this._settingsObject = options.settings ?? null;
     this._context = options.context;
+    this._prepareDemo = options.prepareDemo;
     if (this._settingsObject) {
       this._settings = readSettings(this._settingsObject.composite);
       this._settingsObject.changed.connect(this._onSettingsChanged, this);
@@ -103,7 +105,21 @@ export class CellmateController implements IDisposable {
 
   /** What keeps a turn from running, or null when the pane is ready. */
   get setup(): ISetupProblem | null {
-    return setupProblem(this._settings, this._providers);
+    return setupProblem(this._effectiveSettings, this._providers);
+  }
+
+  /**
+   * True while the pane plays the offline demo: its turns run on the scripted provider's
+   * built-in demo while the person's settings stay exactly as they were (nothing is
+   * written); {@link leaveDemo} is the way back.
+   */
+  get demo(): boolean {
+    return this._demo;
+  }
+
+  /** The settings turns run with: the person's, or the demo's while it plays. */
+  private get _effectiveSettings(): ICellmateSettings {
+    return this._demo ? { ...this._settings, provider: 'scripted', model: 'demo', scriptPath: '' } : this._settings;
   }
 
   /** True while a `chat/send` (or the chat it creates) is in flight. */
@@ -204,7 +220,7 @@ export class CellmateController implements IDisposable {
    * Sends a user message with the configured model, creating a chat first when none is
    * open. Resolves true once the server accepted the turn.
    */
-  async send(text: string): Promise<boolean> {
+  async send(text: string, contextOverride?: SendContext): Promise<boolean> {
     const message = text.trim();
     if (!message || this._sending || this.running) {
       return false;
@@ -235,7 +251,7 @@ export class CellmateController implements IDisposable {
         }
         this._draftAuto = false;
       }
-      const context = this._context?.();
+      const context = contextOverride ?? this._context?.();
       await this._connection.request('chat/send', {
         chatId,
         text: message,
@@ -249,6 +265,26 @@ export class CellmateController implements IDisposable {
     } finally {
       this._setSending(false);
     }
+  }
+
+  /**
+   * "Fix with Cellmate" / "Explain" on a notebook cell: a turn in the open chat (a new chat
+   * when the open one is busy) whose message names the cell and its error; the companion
+   * attaches the cell, its traceback, where its names come from and the kernel's facts,
+   * and runs an Explain turn read-only. Resolves true once the turn started.
+   */
+  async assistCell(assist: CellAssist, notebookPath: string, error: string): Promise<boolean> {
+    if (this._sending) {
+      return false;
+    }
+    if (this.running) {
+      await this.newChat();
+    }
+    const n = assist.cell + 1;
+    const text = assist.action === 'fix'
+      ? this._trans.__('Fix cell %1 of %2 (%3)', n, notebookPath, error)
+      : this._trans.__('Explain the error in cell %1 of %2 (%3)', n, notebookPath, error);
+    return this.send(text, { notebookPath, selectedCells: [assist.cell], assist });
   }
 
   /** The mode the composer shows (MODE-1/8): the open chat's, or the one a new chat will start in. */
@@ -317,7 +353,7 @@ export class CellmateController implements IDisposable {
 
   /** The model settings for a turn, or null after telling the user what is missing. */
   private _usableModel(): ModelSettings | null {
-    const model = toModelSettings(this._settings);
+    const model = toModelSettings(this._effectiveSettings);
     const problem = this.setup;
     if (problem || !model) {
       this._notify('warning', problem?.message ?? this._trans.__('Cellmate is not configured'));
@@ -706,17 +742,31 @@ export class CellmateController implements IDisposable {
     return this._connection.request('mcp/servers', {});
   }
 
-  /** Switches the provider to the offline scripted demo. */
-  async useDemo(): Promise<void> {
-    if (!this._settingsObject) {
-      this._notify('error', this._trans.__('The Cellmate settings are not available'));
+  /**
+   * Plays the offline demo (no API key, nothing written to the settings): a new chat whose
+   * first turn makes a table and a plot in the notebook's kernel and proposes a cell for
+   * the open notebook (opened first when there is none). Resolves once the turn started.
+   */
+  async useDemo(): Promise<boolean> {
+    this._demo = true;
+    this._changed.emit();
+    try {
+      await this._prepareDemo?.();
+    } catch (error) {
+      // The demo still shows the table and the plot without a notebook.
+      console.warn('Cellmate: could not open a notebook for the demo', error);
+    }
+    await this.newChat();
+    return this.send(this._trans.__('Show me what Cellmate can do'));
+  }
+
+  /** Ends the demo: the next turn uses the person's settings again. */
+  leaveDemo(): void {
+    if (!this._demo) {
       return;
     }
-    try {
-      await this._settingsObject.set('provider', 'scripted');
-    } catch (error) {
-      this._fail(this._trans.__('Could not change the Cellmate settings'), error);
-    }
+    this._demo = false;
+    this._changed.emit();
   }
 
   /** Reconnects at once instead of waiting for the backoff. */
@@ -927,6 +977,8 @@ export class CellmateController implements IDisposable {
   private readonly _trans: TranslationBundle;
   private readonly _settingsObject: ISettingRegistry.ISettings | null;
   private _settings: ICellmateSettings = DEFAULT_SETTINGS;
+  private _demo = false;
+  private readonly _prepareDemo: (() => Promise<void>) | undefined;
   private _providers: ProviderStatus[] | null = null;
   private _chats: ChatSummary[] = [];
   /** The chat to open on (re)connect: an id, {@link NEW_CHAT}, or null for the latest. */
@@ -954,5 +1006,7 @@ export namespace CellmateController {
     settings?: ISettingRegistry.ISettings | null;
     /** The notebook the user looks at, sent with each message. */
     context?: () => SendContext | undefined;
+    /** Before the demo's first turn: opens a notebook when none is (the demo works on one). */
+    prepareDemo?: () => Promise<void>;
   }
 }

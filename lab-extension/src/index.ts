@@ -17,6 +17,7 @@ import { ITranslator, nullTranslator, type TranslationBundle } from '@jupyterlab
 import { addIcon, checkIcon, collapseAllIcon } from '@jupyterlab/ui-components';
 import type { ReviewScope } from '@cellmate/protocol';
 
+import { EXPLAIN_CELL, FIX_CELL, registerCellAssist } from './cell-assist';
 import { CellmateConnection } from './connection';
 import { CellmateController, Notify } from './controller';
 import { KernelFocusReporter } from './kernel-focus';
@@ -62,7 +63,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'Cellmate: a notebook agent in a chat pane.',
   autoStart: true,
-  requires: [IRenderMimeRegistry, ISettingRegistry, INotebookFocus],
+  requires: [IRenderMimeRegistry, ISettingRegistry, INotebookFocus, INotebookTracker],
   optional: [ICommandPalette, ILayoutRestorer, IStateDB, ITranslator, IDebugger, IDebuggerHandler],
   activate
 };
@@ -72,6 +73,7 @@ async function activate(
   rendermime: IRenderMimeRegistry,
   settingRegistry: ISettingRegistry,
   focus: INotebookFocus,
+  tracker: INotebookTracker,
   palette: ICommandPalette | null,
   restorer: ILayoutRestorer | null,
   stateDB: IStateDB | null,
@@ -102,7 +104,16 @@ async function activate(
     memory: stateDB ? stateDBMemory(stateDB) : localStorageMemory(),
     notify,
     trans,
-    settings
+    settings,
+    // The demo works on a notebook: the open one, else a new one (its kernel ready first).
+    prepareDemo: async () => {
+      if (focus.notebook) {
+        return;
+      }
+      const created = (await app.commands.execute('notebook:create-new', { kernelName: 'python3' })) as { context?: { ready: Promise<void> }; sessionContext?: { ready: Promise<void> } } | undefined;
+      await created?.context?.ready;
+      await created?.sessionContext?.ready;
+    }
   });
 
   // Evals share the focused notebook's kernel (SPEC EVAL-2).
@@ -253,6 +264,14 @@ async function activate(
       await controller.compact();
     }
   });
+  // Fix / Explain on a failing cell: under its error output, in its toolbar and context menu.
+  registerCellAssist(app, tracker, {
+    reveal: () => app.shell.activateById(panel.id),
+    assist: (assist, path, error) => controller.assistCell(assist, path, error),
+    get ready() {
+      return connection.status.state === 'connected';
+    }
+  }, trans);
   let couldCompact = controller.canCompact;
   controller.changed.connect(() => {
     // Menus and the palette re-render on each notice: only when the answer changes.
@@ -272,6 +291,8 @@ async function activate(
     palette.addItem({ command: CommandIDs.reviewChanges, category: CATEGORY });
     palette.addItem({ command: CommandIDs.reviewNotebook, category: CATEGORY });
     palette.addItem({ command: CommandIDs.compactChat, category: CATEGORY });
+    palette.addItem({ command: FIX_CELL, category: CATEGORY });
+    palette.addItem({ command: EXPLAIN_CELL, category: CATEGORY });
   }
 
   // The state database holds the last chat id only after the layout is restored.

@@ -110,7 +110,7 @@ describe('CellmateController', () => {
     expect(mem.saved).toContain('new1');
   });
 
-  it('refuses to send while not configured and explains why', async () => {
+  it('refuses to send while not configured and explains why; the demo plays without writing the settings', async () => {
     const { server, controller, notes, settings } = await setup({ provider: '' });
     await controller.start();
     await until(() => controller.connectionStatus.state === 'connected');
@@ -118,10 +118,17 @@ describe('CellmateController', () => {
     expect(await controller.send('hello')).toBe(false);
     expect(notes[0]).toMatch(/^warning: Cellmate has no model yet/);
     expect(server.calls('chat/send')).toHaveLength(0);
-    await controller.useDemo();
-    expect(settings.composite.provider).toBe('scripted');
+    // The demo plays on the scripted provider's built-in demo and writes nothing to the settings.
+    expect(await controller.useDemo()).toBe(true);
+    expect(controller.demo).toBe(true);
     expect(controller.setup).toBeNull();
-    await until(() => server.calls('config/providers').length === 1);
+    expect(settings.composite.provider).toBe('');
+    expect(server.calls('chat/send').map(c => (c.params as { model: unknown }).model)).toEqual([{ provider: 'scripted', model: 'demo', scriptPath: '' }]);
+    // Leaving it is one call, and the pane is back to "not configured".
+    controller.leaveDemo();
+    expect(controller.demo).toBe(false);
+    expect(controller.setup?.reason).toBe('no-provider');
+    expect(settings.composite.provider).toBe('');
   });
 
   it('follows events for the open chat only', async () => {

@@ -112,6 +112,8 @@ interface ItemBase {
 export interface UserItem extends ItemBase {
   kind: 'user';
   text: string;
+  /** Sent by "Fix with Cellmate" / "Explain" on this cell: Retry and Edit ask about it again (an Explain stays read-only). */
+  cellAssist?: { notebookPath: string; assist: CellAssist };
 }
 
 /** Assistant text. While streaming, `text` grows through `text-delta` events. */
@@ -626,6 +628,21 @@ export interface SendContext {
   notebookPath?: string;
   /** 0-based indices of the selected cells (the active cell at least) in that notebook. */
   selectedCells?: number[];
+  /**
+   * "Fix with Cellmate" / "Explain" on a cell of that notebook: the companion attaches the
+   * cell, its traceback, where the names involved come from and the kernel's facts about
+   * them. `explain` runs the turn read-only (nothing is edited or run).
+   */
+  assist?: CellAssist;
+}
+
+/** A cell the person asks Cellmate to fix or explain (see {@link SendContext.assist}). */
+export interface CellAssist {
+  action: 'fix' | 'explain';
+  /** 0-based index of the cell in the notebook. */
+  cell: number;
+  /** The cell's id when the pane knows it: a cell moved since is then found by id. */
+  cellId?: string;
 }
 
 /** One custom slash command. */

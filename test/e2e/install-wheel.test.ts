@@ -17,7 +17,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { openLab, openPane, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, openLab, openPane, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { repoRoot } from '../support/paths';
 import { buildWheel, noNodePath, wheelVenv } from '../support/wheel';
@@ -159,7 +159,7 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     expect(out.stdout.trim().split('\n')).toEqual(manifest.natives.map(p => `loaded ${p}`));
   });
 
-  it('in Chromium: the pane connects and the offline demo\'s read runs', async () => {
+  it('in Chromium: the pane connects and the offline demo runs', async () => {
     // Jupyter started as `<venv>/bin/jupyter` with the venv's bin not on PATH (nor node).
     const bare = env.PATH!.split(':').filter(d => d !== path.join(venv, 'bin')).join(':');
     jupyter = await startJupyter({
@@ -178,9 +178,9 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     expect(jupyter.log.join('\n')).toContain(`${venv}/lib/`);
     ({ browser, page } = await openPane(jupyter.labUrl));
     await page.locator('button.jp-cellmate-demo').click();
-    await page.locator('textarea.jp-cellmate-input').fill('Show me what you can do');
-    await page.locator('textarea.jp-cellmate-input').press('Enter');
-    await page.locator('.jp-cellmate-tool-card[data-tool-name="read"][data-status="ok"]').first().waitFor({ timeout: 30_000 });
+    // The demo starts at once: eval in the new notebook's kernel, then a cell the person approves.
+    await page.locator('.jp-cellmate-tool-card[data-tool-name="eval"][data-status="ok"]').first().waitFor({ timeout: 60_000 });
+    await approveOnce(page, 'notebook_edit');
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
     await screenshot(page, 'install-wheel-demo');
   });

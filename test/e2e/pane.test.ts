@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openChat, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { approveOnce, launchBrowser, openChat, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const SCRIPT = {
@@ -69,13 +69,12 @@ describe('chat pane (issue #2)', () => {
     await screenshot(page, 'pane-setup-banner');
     await page.locator('button.jp-cellmate-demo').click();
     await banner.waitFor({ state: 'hidden' });
-    // The demo provider is the scripted one with its built-in script: it reads README.md.
-    await page.locator('textarea.jp-cellmate-input').fill('Show me what you can do');
-    await page.locator('textarea.jp-cellmate-input').press('Enter');
+    // The demo starts at once on the scripted provider's built-in script (demo.test.ts has the rest): eval in a kernel.
     await page
-      .locator('.jp-cellmate-tool-card[data-tool-name="read"][data-status="ok"]')
+      .locator('.jp-cellmate-tool-card[data-tool-name="eval"][data-status="ok"]')
       .first()
-      .waitFor({ timeout: 30_000 });
+      .waitFor({ timeout: 60_000 });
+    await approveOnce(page, 'notebook_edit');
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
   });
 

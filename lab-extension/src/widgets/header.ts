@@ -78,12 +78,31 @@ export class HeaderWidget extends Widget {
     this._instructionList.className = 'jp-cellmate-instructions-list';
     this._instructionList.hidden = true;
 
+    // While the offline demo plays: a badge says so, and one click leaves it.
+    this._demo = document.createElement('div');
+    this._demo.className = 'jp-cellmate-demo-badge';
+    this._demo.setAttribute('role', 'status');
+    this._demo.title = trans.__('The offline demo: a script plays instead of a model; your settings are unchanged');
+    const leave = document.createElement('button');
+    leave.type = 'button';
+    leave.className = 'jp-cellmate-leave-demo';
+    leave.textContent = trans.__('Leave');
+    leave.title = trans.__('Leave the demo: the next message uses your own settings');
+    leave.addEventListener('click', () => options.onLeaveDemo?.());
+    this._demo.append(Object.assign(document.createElement('span'), { textContent: trans.__('Demo') }), leave);
+    this._demo.hidden = true;
+
     const status = document.createElement('div');
     status.className = 'jp-cellmate-header-status';
-    status.append(this._connection, this._mode, this._kernel, this._instructions);
+    status.append(this._demo, this._connection, this._mode, this._kernel, this._instructions);
     this.node.append(row, status, this._instructionList);
     this.setInstructions([]);
     this.setKernel(null);
+  }
+
+  /** Shows or hides the Demo badge. */
+  setDemo(on: boolean): void {
+    this._demo.hidden = !on;
   }
 
   /** Shows the open chat's mode (MODE-8); `data-mode` is the mode's id. */
@@ -160,6 +179,8 @@ export class HeaderWidget extends Widget {
     }
     this._select.replaceChildren(...options);
     this._select.value = openId ?? '';
+    // A narrow pane cuts the title short: the whole of it is one hover away.
+    this._select.title = this._select.selectedOptions[0]?.textContent ?? '';
     this._select.disabled = chats.length === 0;
     this._hasChat = !!openId && chats.some(c => c.id === openId);
     this._updateButtons();
@@ -209,6 +230,7 @@ export class HeaderWidget extends Widget {
   private readonly _delete: HTMLButtonElement;
   private readonly _kernel: HTMLElement;
   private readonly _mode: HTMLElement;
+  private readonly _demo: HTMLElement;
   private readonly _instructions: HTMLButtonElement;
   private readonly _instructionList: HTMLUListElement;
   private _enabled = false;
@@ -229,6 +251,8 @@ export namespace HeaderWidget {
     onDelete?(chatId: string): void;
     /** "Review changes" (MODE-4); absent: no Review button. */
     onReview?(): void;
+    /** The Demo badge's "Leave" button. */
+    onLeaveDemo?(): void;
   }
 }
 

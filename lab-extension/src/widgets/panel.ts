@@ -46,7 +46,8 @@ export class CellmatePanel extends Panel {
       onRetry: () => controller.reconnectNow(),
       onRename: id => void this.renameChat(id),
       onDelete: id => void this.deleteChat(id),
-      onReview: () => void controller.startReview('git-diff')
+      onReview: () => void controller.startReview('git-diff'),
+      onLeaveDemo: () => controller.leaveDemo()
     });
     this._banner = new SetupBannerWidget({
       trans,
@@ -304,6 +305,7 @@ export class CellmatePanel extends Panel {
     this._header.setChats(c.chats, state?.chatId ?? null, state?.title);
     this._header.setEnabled(connected);
     this._header.setMode(c.mode);
+    this._header.setDemo(c.demo);
     this._banner.setProblem(setup);
     this._composer.setState({
       running: c.running,

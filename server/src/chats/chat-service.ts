@@ -10,7 +10,7 @@ import { ZERO_USAGE } from '../agent/usage.js';
 import { createSidecarClassifier } from '../agent/sidecar-classifier.js';
 import { modelFacts } from '../providers/model-facts.js';
 import { turnSurface } from '../modes/turn-surface.js';
-import { profileOf } from '../modes/profiles.js';
+import { EXPLAIN_PROFILE, profileOf, type ModeProfile } from '../modes/profiles.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
 import { chatNotFound, nothingToRetry, turnRunning } from '../errors.js';
@@ -117,7 +117,7 @@ export class ChatService {
    * A chat's turn surface and system prompt: the mode's surface (without `skill` while no
    * skill is offered), its prompt, the skill catalog, then the instructions of its focus.
    */
-  private turnPrompt(chatId: string, mode: ChatMode): { surface: ReturnType<typeof turnSurface>; system: string } {
+  private turnPrompt(chatId: string, mode: ChatMode | ModeProfile): { surface: ReturnType<typeof turnSurface>; system: string } {
     const skillsBlock = this.options.skills?.catalogBlock();
     const surface = turnSurface(this.options.registry, mode, skillsBlock ? undefined : NO_SKILL);
     const system = buildSystemPrompt({
@@ -269,7 +269,7 @@ export class ChatService {
     const turnId = newTurnId();
     const controller = new AbortController();
     const now = new Date().toISOString();
-    const user: UserItem = { kind: 'user', id: newItemId(), time: now, turnId, text };
+    const user: UserItem = { kind: 'user', id: newItemId(), time: now, turnId, text, ...(context?.assist && context.notebookPath ? { cellAssist: { notebookPath: context.notebookPath, assist: context.assist } } : {}) };
     if (record.titleSource !== 'user' && record.chat.items.every((i) => i.kind !== 'user')) {
       this.options.store.setTitle(chatId, titleFromMessage(text), 'auto');
     }
@@ -281,7 +281,8 @@ export class ChatService {
 
     // One profile per turn, from the chat's mode as it is now (a later switch applies to the next turn, MODE-1),
     // and one catalog from it: the system prompt lists exactly what every step declares (HARN-11).
-    const { surface, system } = this.turnPrompt(chatId, record.chat.mode);
+    // "Explain" on a cell runs read-only whatever the mode: the surface has nothing that writes or runs.
+    const { surface, system } = this.turnPrompt(chatId, context?.assist?.action === 'explain' ? EXPLAIN_PROFILE : record.chat.mode);
     const window = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
     const done = runTurn(
       {
@@ -332,14 +333,17 @@ export class ChatService {
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const last = lastUserIndex(record.chat.items);
     if (last < 0) throw nothingToRetry(chatId);
-    const message = text ?? (record.chat.items[last] as UserItem).text;
+    const lastUser = record.chat.items[last] as UserItem;
+    const message = text ?? lastUser.text;
+    // A Fix or Explain asks about its cell again, with the cell's facts as they are now; an Explain stays read-only.
+    const context = lastUser.cellAssist ? { notebookPath: lastUser.cellAssist.notebookPath, assist: lastUser.cellAssist.assist } : undefined;
     return this.send(chatId, message, settings, (r) => {
       const at = lastUserIndex(r.chat.items);
       if (at >= 0) this.emit(chatId, { type: 'items-removed', itemIds: r.chat.items.slice(at).map((i) => i.id) });
       let m = r.messages.length - 1;
       while (m >= 0 && (r.messages[m]!.role !== 'user' || isNudgeMessage(r.messages[m]!))) m--; // a mode's nudge is not the person's message
       if (m >= 0) this.options.store.truncateMessages(chatId, m);
-    }, undefined, origin);
+    }, context, origin);
   }
 
   /**

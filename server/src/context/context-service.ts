@@ -6,7 +6,7 @@
  * the user's own text; a short notice says what was attached.
  */
 import { readFile, stat } from 'node:fs/promises';
-import type { MentionCandidate, SendContext } from '@cellmate/protocol';
+import type { CellAssist, MentionCandidate, NotebookCellData, SendContext } from '@cellmate/protocol';
 import type { KernelManager } from '../kernels/kernel-manager.js';
 import type { NotebookPort } from '../tools/notebook/pane-hub.js';
 import { describeCells } from '../tools/notebook/format.js';
@@ -14,7 +14,8 @@ import { cut as cutText } from '../tools/output-shaping.js';
 import { parseNotebook, toCellData } from '../tools/notebook/ipynb.js';
 import { walkFiles } from '../tools/walk.js';
 import { resolveWorkspacePath } from '../tools/workspace-path.js';
-import { kernelStateLines, listVariables, summarizeVariable } from './kernel-inspect.js';
+import { cellAssistBlock } from './cell-assist.js';
+import { kernelStateLines, listVariables, summarizeVariable, summarizeVariables } from './kernel-inspect.js';
 
 /** Lines of a mentioned text file shown to the model. */
 export const FILE_HEAD_LINES = 20;
@@ -78,11 +79,16 @@ export class ContextService {
     if (context?.notebookPath) {
       if (!(await this.allowed('notebook_read', context.notebookPath))) withheld.push(context.notebookPath);
       else {
-        const nb = await this.notebookContext(context).catch(() => undefined);
+        const assist = context.assist;
+        const nb = assist
+          ? await this.assistContext(chatId, context.notebookPath, assist, origin).catch(() => undefined)
+          : await this.notebookContext(context).catch(() => undefined);
         if (nb) {
           blocks.push(nb);
           const n = context.selectedCells?.length ?? 0;
-          attached.push(`${context.notebookPath}${n ? ` (${n} selected cell${n > 1 ? 's' : ''})` : ''}`);
+          attached.push(assist
+            ? `${context.notebookPath} (cell ${assist.cell + 1}: its error, where its names come from, the kernel's facts)`
+            : `${context.notebookPath}${n ? ` (${n} selected cell${n > 1 ? 's' : ''})` : ''}`);
         }
       }
     }
@@ -191,16 +197,33 @@ export class ContextService {
     }
   }
 
+  /** A notebook's cells as the person sees them: the open document's through the pane, else the file's. */
+  private async cells(path: string): Promise<NotebookCellData[]> {
+    const pane = await this.options.port?.find(path).catch(() => undefined);
+    if (pane) return (await pane.request('notebook/read', { path })).cells;
+    const r = await resolveWorkspacePath(this.options.workspace, path);
+    const nb = parseNotebook(await readFile(r.absolute, 'utf8'));
+    return nb.cells.map((_, i) => toCellData(nb, i));
+  }
+
+  /** "Fix with Cellmate" / "Explain" on a cell: its error, the names' origins, the kernel's facts (`cell-assist.ts`). */
+  private async assistContext(chatId: string, path: string, assist: CellAssist, origin: string | undefined): Promise<string> {
+    const cells = await this.cells(path);
+    const block = await cellAssistBlock({
+      notebookPath: path,
+      cells,
+      assist,
+      kernelFacts: async (names) => {
+        const client = await this.pythonClient(chatId, origin);
+        return client ? summarizeVariables(client, names) : [];
+      }
+    });
+    return block;
+  }
+
   private async notebookContext(context: SendContext): Promise<string | undefined> {
     const path = context.notebookPath!;
-    const pane = await this.options.port?.find(path).catch(() => undefined);
-    let cells;
-    if (pane) cells = (await pane.request('notebook/read', { path })).cells;
-    else {
-      const r = await resolveWorkspacePath(this.options.workspace, path);
-      const nb = parseNotebook(await readFile(r.absolute, 'utf8'));
-      cells = nb.cells.map((_, i) => toCellData(nb, i));
-    }
+    const cells = await this.cells(path);
     const selected = (context.selectedCells ?? []).filter((i) => i < cells.length).slice(0, 10);
     const lines = [`The user is looking at notebook ${path} (${cells.length} cells).`];
     if (selected.length) {

@@ -135,7 +135,23 @@ export async function listVariables(client: KernelClient, prefix: string, signal
 export async function summarizeVariable(client: KernelClient, name: string, signal?: AbortSignal): Promise<string | undefined> {
   const v = await runSilent<VarInfo>(client, snippet(`_summary(_ns, ${JSON.stringify(name)}, ${SUMMARY_CHARS})`), signal);
   if (!v || v.missing) return undefined;
-  const lines = [`@${v.name}: ${v.module && v.module !== 'builtins' ? `${v.module.split('.')[0]}.` : ''}${describeVar(v)}`];
+  return formatSummary(v, `@${v.name}`);
+}
+
+/**
+ * The same summaries for several names in one silent round trip (a failing line's names):
+ * names the kernel does not hold, modules and plain functions are left out. Each summary's
+ * text is cut to `chars`.
+ */
+export async function summarizeVariables(client: KernelClient, names: readonly string[], chars = 1_500, signal?: AbortSignal): Promise<string[]> {
+  if (names.length === 0) return [];
+  const call = `[_summary(_ns, n, ${chars}) for n in ${JSON.stringify(names)} if n in _ns and not _skip(n, _ns[n])]`;
+  const vars = await runSilent<VarInfo[]>(client, snippet(call), signal);
+  return (vars ?? []).map((v) => formatSummary(v, v.name));
+}
+
+function formatSummary(v: VarInfo, label: string): string {
+  const lines = [`${label}: ${v.module && v.module !== 'builtins' ? `${v.module.split('.')[0]}.` : ''}${describeVar(v)}`];
   if (v.columns) {
     lines.push(`columns (${v.ncolumns ?? v.columns.length}): ${v.columns.map(([c, t]) => `${c} (${t})`).join(', ')}${(v.ncolumns ?? 0) > v.columns.length ? ', …' : ''}`);
   }

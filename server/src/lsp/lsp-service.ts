@@ -17,6 +17,13 @@ import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 import { cellmatePython } from '../security/cellmate-python.js';
 import { bundledTsserver } from './bundled.js';
 import { launchEntry, type PinnedTools } from './untrusted-launch.js';
+import { kernelPythonFor, type SpecCache } from './kernel-python.js';
+
+/**
+ * The "marker" of a notebook with no root marker above it: its own folder is the root
+ * (bounded by the workspace) and its kernel's Python the interpreter (`kernel-python.ts`).
+ */
+export const NOTEBOOK_FOLDER = "no root marker: the notebook's folder";
 
 /** How long a sync waits for a first publish by default (`CELLMATE_LSP_DIAGNOSTICS_WAIT_MS`). */
 export const DIAGNOSTICS_WAIT_MS = 3_000;
@@ -89,6 +96,8 @@ interface Slot {
   supervisor: ProcessSupervisor<LspClient>;
   /** When a call last asked for it (least recently used stops first past a cap). */
   lastUsed: number;
+  /** The interpreter it was given for a notebook folder root (the kernel's Python), and why not the kernel's. */
+  interpreter?: { python: string | undefined; note?: string };
 }
 
 export class LspService {
@@ -97,6 +106,7 @@ export class LspService {
   /** What the table files said was wrong or ignored (shown by `status`). */
   private tableProblems: string[] = [];
   private disposed = false;
+  private readonly specs: SpecCache = new Map();
 
   constructor(private readonly options: LspServiceOptions) {
     services.add(this);
@@ -150,7 +160,7 @@ export class LspService {
     const entries = entriesFor(await this.servers(), absolute);
     const trusted = this.trusted();
     return Promise.all(entries.map(async (entry): Promise<Availability> => {
-      const found = await findRoot(absolute, entry.rootMarkers, this.options.workspace);
+      const found = await findRoot(absolute, entry.rootMarkers, this.options.workspace) ?? notebookFolder(absolute, this.options.workspace);
       if (!found) {
         return { ok: false, entry, reason: 'no-root-marker', message: `${entry.name}: no root marker (${entry.rootMarkers.join(', ')}) between ${rel(this.options.workspace, path.dirname(absolute))} and the workspace root` };
       }
@@ -173,7 +183,11 @@ export class LspService {
       const first = all[0] as Extract<Availability, { ok: false }>;
       throw new LspUnavailableError(first.reason, `${all.map((a) => (a.ok ? '' : a.message)).join('; ')}.`, first.entry);
     }
-    const slot = this.slotFor(usable.entry, usable.root, usable.executable, usable.trusted);
+    // A notebook in a plain folder: its kernel's Python, so what the kernel imports resolves.
+    const interpreter = usable.marker === NOTEBOOK_FOLDER
+      ? await kernelPythonFor(absolute, { workspace: this.options.workspace, env: this.options.env, trusted: usable.trusted, cache: this.specs })
+      : undefined;
+    const slot = this.slotFor(usable.entry, usable.root, usable.executable, usable.trusted, interpreter);
     slot.lastUsed = Date.now();
     if (!live(slot)) await this.makeRoom(slot);
     try {
@@ -184,12 +198,12 @@ export class LspService {
     }
   }
 
-  private slotFor(entry: ServerEntry, root: string, executable: string, trusted: boolean): Slot {
+  private slotFor(entry: ServerEntry, root: string, executable: string, trusted: boolean, interpreter?: Slot['interpreter']): Slot {
     const key = `${entry.name}\u0000${root}`;
     const known = this.slots.get(key);
-    // A new executable (a project venv appeared) or a change of trust (what the server may
-    // load) gets a new supervisor; the old one stops.
-    if (known && known.executable === executable && known.trusted === trusted) return known;
+    // A new executable (a project venv appeared), a change of trust (what the server may
+    // load) or another kernel's Python gets a new supervisor; the old one stops.
+    if (known && known.executable === executable && known.trusted === trusted && known.interpreter?.python === interpreter?.python) return known;
     if (known) void known.supervisor.dispose();
     const name = `${entry.name} for ${rel(this.options.workspace, root)}`;
     const log = (line: string): void => this.options.logger.info(`[${name}] ${line}`);
@@ -199,11 +213,11 @@ export class LspService {
       log: this.options.logger,
       retryHint: 'fix it and call lsp with action "reload" to try now',
       idleMs: this.options.idleMs ?? DEFAULT_LSP_IDLE_MS,
-      connect: (proc) => LspClient.start(launchEntry(entry, executable, trusted, this.pinned), root, proc, log),
+      connect: (proc) => LspClient.start(launchEntry(entry, executable, trusted, this.pinned, interpreter?.python), root, proc, log),
       shutdown: (client) => client.shutdown(),
       disposeClient: (client) => client.dispose()
     });
-    const slot: Slot = { entry, root, executable, trusted, supervisor, lastUsed: Date.now() };
+    const slot: Slot = { entry, root, executable, trusted, supervisor, lastUsed: Date.now(), ...(interpreter ? { interpreter } : {}) };
     this.slots.set(key, slot);
     return slot;
   }
@@ -231,6 +245,7 @@ export class LspService {
   /** Restarts the server of the root that serves `absolute` (forgets a failed start, re-reads the table). */
   async reload(absolute: string): Promise<string> {
     this.table = undefined;
+    this.specs.clear();
     const all = await this.availability(absolute);
     const lines: string[] = [];
     for (const a of all) {
@@ -256,7 +271,8 @@ export class LspService {
       const st = slot.supervisor.status();
       if (st.state === 'stopped' || st.state === 'disposed') continue;
       const failure = st.failure ? `; start failed: ${st.failure.message}` : '';
-      running.push(`- ${slot.entry.name} for ${rel(this.options.workspace, slot.root)} (${st.state}${st.pid ? `, pid ${st.pid}` : ''}, ${slot.entry.source}${st.restarts ? `, restarted ${st.restarts}×` : ''}${failure})`);
+      const python = slot.interpreter ? `, Python ${slot.interpreter.python ?? 'none'}${slot.interpreter.note ? ` (${slot.interpreter.note})` : " (the notebook kernel's)"}` : '';
+      running.push(`- ${slot.entry.name} for ${rel(this.options.workspace, slot.root)} (${st.state}${st.pid ? `, pid ${st.pid}` : ''}, ${slot.entry.source}${python}${st.restarts ? `, restarted ${st.restarts}×` : ''}${failure})`);
     }
     lines.push(running.length ? `Running:\n${running.join('\n')}` : 'Running: none (servers start on the first request that needs one).');
     const checks: string[] = [];
@@ -308,6 +324,14 @@ function live(slot: Slot): boolean {
 function envCount(value: string | undefined): number | undefined {
   const n = Number(value);
   return value && Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+/** A notebook's own folder as its root when no marker is found (inside the workspace only). */
+function notebookFolder(absolute: string, workspace: string): { root: string; marker: string } | undefined {
+  if (!absolute.toLowerCase().endsWith('.ipynb')) return undefined;
+  const top = path.resolve(workspace);
+  const dir = path.dirname(path.resolve(absolute));
+  return dir === top || dir.startsWith(top + path.sep) ? { root: dir, marker: NOTEBOOK_FOLDER } : undefined;
 }
 
 function rel(workspace: string, absolute: string): string {

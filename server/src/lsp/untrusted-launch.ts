@@ -27,16 +27,20 @@ export interface PinnedTools {
 
 const PYRIGHT = /^(based)?pyright(-langserver)?$/;
 
-/** `entry` as it starts for `executable` (unchanged when `trusted`). */
-export function launchEntry(entry: ServerEntry, executable: string, trusted: boolean, pinned: PinnedTools): ServerEntry {
-  if (trusted) return entry;
+/**
+ * `entry` as it starts for `executable` (unchanged when `trusted` and no `interpreter`).
+ * `interpreter`: the Python a notebook folder's server is given (its kernel's, already
+ * judged by `kernel-python.ts`); a `pythonPath` the table sets still stands.
+ */
+export function launchEntry(entry: ServerEntry, executable: string, trusted: boolean, pinned: PinnedTools, interpreter?: string): ServerEntry {
   const program = path.basename(executable);
-  if (PYRIGHT.test(program)) {
+  if (PYRIGHT.test(program) && (interpreter || !trusted)) {
     const settings = structuredClone((entry.settings ?? {}) as Record<string, unknown>);
     const python = (settings.python ??= {}) as Record<string, unknown>;
-    if (typeof python.pythonPath !== 'string') python.pythonPath = pinned.python ?? NO_PYTHON;
+    if (typeof python.pythonPath !== 'string') python.pythonPath = interpreter ?? pinned.python ?? NO_PYTHON;
     return { ...entry, settings };
   }
+  if (trusted) return entry;
   if (program === 'typescript-language-server' && pinned.tsserver) {
     const init = structuredClone((entry.initializationOptions ?? {}) as Record<string, unknown>);
     const tsserver = (init.tsserver ??= {}) as Record<string, unknown>;

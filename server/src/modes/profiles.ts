@@ -124,6 +124,21 @@ export const MODE_PROFILES: Readonly<Record<ChatMode, ModeProfile>> = Object.fre
   Object.fromEntries(SPECS.map((s) => [s.mode, compile(s)])) as Record<ChatMode, ModeProfile>
 );
 
+/**
+ * The profile of an Explain turn ("Explain" on a failing cell): below every write and exec
+ * tool whatever the chat's mode, so the answer cannot edit a file or a cell, run code or
+ * start a worker — the posture is the surface, not a sentence in the prompt. It is a turn's
+ * profile, not a mode: the chat keeps its mode for the next turn.
+ */
+export const EXPLAIN_PROFILE: ModeProfile = compile({
+  mode: 'chat', name: 'explain', label: 'Explain', selectable: false, maxTier: 'read', worktree: 'read-only',
+  deny: ['vibe_spawn', 'vibe_send'],
+  guidance: [
+    { text: 'You explain, you do not change: nothing you can call edits a file or a cell, or runs code.' },
+    { text: 'Answer from the attached facts and what the read-only tools show; say which change would fix it and in which cell, without making it.' }
+  ]
+});
+
 /** The profile a chat in `mode` runs its turns with. */
 export function profileOf(mode: ChatMode): ModeProfile {
   const profile = MODE_PROFILES[mode];

@@ -23,10 +23,11 @@ export interface TurnSurface {
  * The turn's surface for a chat in `mode`, read once when the turn starts (a switch during
  * the turn applies to the next one, MODE-1). Both projections are the registry's own
  * (`list`, and the catalog of `tools/catalog.ts`), so the prompt, the declaration and the gate cannot disagree.
+ * `mode` may be a turn's own profile instead (an Explain turn's, `EXPLAIN_PROFILE`).
  * `hide`: tools left out of this turn's catalog and prompt (`skill` while no skill is offered).
  */
-export function turnSurface(registry: ToolRegistry, mode: ChatMode, hide?: ReadonlySet<string>): TurnSurface {
-  const profile = profileOf(mode);
+export function turnSurface(registry: ToolRegistry, mode: ChatMode | ModeProfile, hide?: ReadonlySet<string>): TurnSurface {
+  const profile = typeof mode === 'string' ? profileOf(mode) : mode;
   const surface = registry.list(profile).filter((t) => !hide?.has(t.name));
   const nudge = profile.artifact && profile.nudge && surface.some((t) => t.name === profile.artifact)
     ? { verb: profile.artifact, text: profile.nudge }

@@ -9,7 +9,7 @@ import type {
   LanguageModelV3Usage
 } from '@ai-sdk/provider';
 import { resolveWorkspacePath } from '../tools/workspace-path.js';
-import { DEMO_SCRIPT } from './demo-script.js';
+import { demoScript } from './demo-script.js';
 import {
   chunkText,
   DEFAULT_CHUNK_DELAY_MS,
@@ -64,7 +64,8 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
   }
 
   async doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
-    const script = await this.loadScript(options.abortSignal);
+    // The built-in demo follows the notebook the person has open (named in the prompt's context).
+    const script = this.options.scriptPath?.trim() ? await this.loadScript(options.abortSignal) : demoScript(options.prompt);
     const position = scriptPosition(options.prompt);
     if (this.options.scriptLogPath) {
       const tools = (options.tools ?? []).map((t) => t.name);
@@ -85,8 +86,7 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
   }
 
   private async loadScript(signal: AbortSignal | undefined): Promise<Script> {
-    const scriptPath = this.options.scriptPath?.trim();
-    if (!scriptPath) return DEMO_SCRIPT;
+    const scriptPath = this.options.scriptPath!.trim();
     const shown = JSON.stringify(scriptPath);
     this.resolving ??= resolveWorkspacePath(this.options.workspace, scriptPath);
     const resolved = await this.resolving.catch((error: unknown) => {

@@ -18,7 +18,12 @@ const modelSettings = z.object({
 /** The pane's notebook context on `chat/send`. */
 const sendContext = z.object({
   notebookPath: z.string().max(4096).optional(),
-  selectedCells: z.array(z.number().int().min(0)).max(10_000).optional()
+  selectedCells: z.array(z.number().int().min(0)).max(10_000).optional(),
+  assist: z.object({
+    action: z.enum(['fix', 'explain']),
+    cell: z.number().int().min(0).max(100_000),
+    cellId: z.string().min(1).max(200).optional()
+  }).optional()
 });
 
 /** Runtime schemas of every request's params (the pane is another program; check what arrives). */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { GENERIC_TOOLS, ToolRegistry } from '../../src/tools/index.js';
 
 describe('chat/retry and chat/edit (issue #5)', () => {
   it('retry drops the last turn (items and model messages) and runs it again', async () => {
@@ -50,6 +51,26 @@ describe('chat/retry and chat/edit (issue #5)', () => {
     expect(after.items.map((i) => i.kind)).toEqual(['user', 'assistant']);
     expect((after.items[0] as UserItem).text).toBe('plot the glazes');
     expect(after.title).toBe('plot the glazes');
+    await h.dispose();
+  });
+
+  it('TIER-2/MODE-2: an Explain on a cell, retried, is an Explain again: read-only, about the same cell', async () => {
+    const ws = await tempDir();
+    // Every turn tries to write: on an Explain turn's surface there is no such tool.
+    const model = await scriptSettings(ws, { steps: [{ toolCalls: [{ toolName: 'write', input: { path: 'fixed.py', content: 'x = 1\n' } }] }, { text: 'explained', chunkDelayMs: 0 }] });
+    const h = await createHarness(ws, { registry: new ToolRegistry(GENERIC_TOOLS) });
+    const chat = h.service.create();
+    await h.service.send(chat.id, 'Explain the error in cell 1', model, undefined, { notebookPath: 'nb.ipynb', assist: { action: 'explain', cell: 0 } });
+    await h.service.waitForTurn(chat.id);
+    const refused = (items: ReturnType<typeof h.service.get>['items']) => items.filter((i) => i.kind === 'tool' && /^Refused: write is a write-tier tool and the "explain" surface/.test(i.output ?? ''));
+    expect(refused(h.service.get(chat.id).items)).toHaveLength(1);
+    expect((h.service.get(chat.id).items[0] as UserItem).cellAssist).toEqual({ notebookPath: 'nb.ipynb', assist: { action: 'explain', cell: 0 } });
+    await h.service.retry(chat.id, model);
+    await h.service.waitForTurn(chat.id);
+    const after = h.service.get(chat.id).items;
+    expect(refused(after)).toHaveLength(1);
+    expect((after[0] as UserItem).cellAssist?.assist.action).toBe('explain');
+    await expect(readFile(path.join(ws, 'fixed.py'), 'utf8')).rejects.toThrow();
     await h.dispose();
   });
 
