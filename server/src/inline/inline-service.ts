@@ -5,6 +5,7 @@
  * answer is computed for text that is no longer there.
  */
 import type { InlineCompletionParams } from '@cellmate/protocol';
+import { setTimeout as delay } from 'node:timers/promises';
 import { streamStep } from '../agent/stream-step.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
@@ -15,8 +16,15 @@ import { cleanCompletion, INLINE_SYSTEM, inlinePrompt } from './inline-prompt.js
 
 /** The answer's tokens at most: a completion is a line or a short block. */
 export const INLINE_MAX_TOKENS = 256;
-/** How long the kernel may take to say what it holds before the completion goes without it. */
-export const KERNEL_NAMES_BUDGET_MS = 1_500;
+/**
+ * How long a completion waits for the kernel to say what it holds: the first time (the
+ * companion connects to the notebook's kernel), and later, when the names it said last time
+ * are at hand and serve if it is slow (a busy kernel answers only after its running cell).
+ */
+export const KERNEL_NAMES_FIRST_WAIT_MS = 4_000;
+export const KERNEL_NAMES_WAIT_MS = 300;
+/** An inspection is given up after this long. */
+const KERNEL_NAMES_TIMEOUT_MS = 15_000;
 
 export interface InlineServiceOptions {
   workspace: string;
@@ -31,7 +39,37 @@ export interface InlineServiceOptions {
 }
 
 export class InlineCompletionService {
+  /** The names each connection's notebook kernel said last, and the inspection in flight (one at a time). */
+  private readonly names = new Map<string, { last?: string; pending?: Promise<string | undefined> }>();
+
   constructor(private readonly options: InlineServiceOptions) {}
+
+  /**
+   * The kernel's names for a completion: a fresh inspection when it answers in time, else
+   * the names it gave last. At most one inspection per connection and notebook runs at once,
+   * so a burst of keystrokes never queues silent executes behind a busy kernel's cell.
+   */
+  private async kernelNames(origin: string | undefined, notebookPath: string | undefined, signal: AbortSignal): Promise<string | undefined> {
+    const inspect = this.options.kernelNames;
+    if (!inspect) return undefined;
+    const key = `${origin ?? ''}\u0000${notebookPath ?? ''}`;
+    let entry = this.names.get(key);
+    if (!entry) {
+      if (this.names.size >= 64) this.names.delete(this.names.keys().next().value!); // connections come and go
+      this.names.set(key, (entry = {}));
+    }
+    const state = entry;
+    state.pending ??= inspect(origin, notebookPath, AbortSignal.timeout(KERNEL_NAMES_TIMEOUT_MS))
+      .then((names) => {
+        state.last = names;
+        return names;
+      })
+      .catch(() => state.last)
+      .finally(() => (state.pending = undefined));
+    const wait = state.last === undefined ? KERNEL_NAMES_FIRST_WAIT_MS : KERNEL_NAMES_WAIT_MS;
+    const stale = state.last;
+    return Promise.race([state.pending, delay(wait, stale, { signal }).catch(() => stale)]);
+  }
 
   /**
    * Completes at the cursor with the fast tier of `params.model`; `onDelta` gets the text as
@@ -43,8 +81,7 @@ export class InlineCompletionService {
     const settings = modelForTier(params.model, 'fast');
     const config = await loadConfigFile(this.options.env, signal);
     const model = await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
-    const kernelSignal = AbortSignal.any([signal, AbortSignal.timeout(KERNEL_NAMES_BUDGET_MS)]);
-    const names = await this.options.kernelNames?.(origin, params.notebookPath, kernelSignal).catch(() => undefined);
+    const names = await this.kernelNames(origin, params.notebookPath, signal);
     if (signal.aborted) return { text: '' };
     let raw = '';
     let shown = '';
