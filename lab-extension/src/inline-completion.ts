@@ -4,11 +4,15 @@
  * goes to the companion (`inline/complete`), which asks the `fast` model with the cells
  * around the cursor and the live kernel's names; the browser never calls a model.
  *
- * JupyterLab debounces (the provider's `debouncerDelay`) and drops replies for text that
- * moved on; this provider also cancels: a newer request, an edit of the cell or another
- * active cell aborts the one in flight, and the abort reaches the model's HTTP request.
+ * Every keystroke gets an answer at once — an empty suggestion still streaming — because
+ * JupyterLab keeps showing the last ghost text until a provider answers again: answering
+ * only after a debounce would leave a suggestion for text that is gone on screen while the
+ * person types. The debounce is this provider's own: the request leaves once typing pauses.
+ * A newer keystroke, an edit of the cell or another active cell cancels the one waiting or
+ * in flight, and the abort reaches the model's HTTP request.
  */
 import type { InlineCompletionParams, ModelSettings } from '@cellmate/protocol';
+import { InlineCompletionTriggerKind } from '@jupyterlab/completer';
 import type {
   CompletionHandler,
   IInlineCompletionContext,
@@ -21,6 +25,9 @@ import type { ISignal } from '@lumino/signaling';
 
 import type { IncomingNotification } from './connection';
 import { cellmateIcon } from './widgets/icon';
+
+/** How long typing must pause before a completion is asked for (automatic trigger). */
+export const DEBOUNCE_MS = 250;
 
 /** Cells above and below the active one sent at most, and characters of each. */
 export const NEIGHBOUR_CELLS = { above: 5, below: 3, chars: 2_000 } as const;
@@ -50,10 +57,10 @@ export class CellmateInlineProvider implements IInlineCompletionProvider {
   readonly identifier = 'cellmate:inline';
   readonly icon = cellmateIcon;
   /**
-   * JupyterLab's per-provider settings: a debounce long enough that a burst of keystrokes
-   * sends one request, and a timeout a slow local model fits in.
+   * JupyterLab's per-provider settings: no debounce of its own (this provider answers every
+   * keystroke at once and debounces the model's request itself, see above).
    */
-  readonly schema = { default: { debouncerDelay: 250, timeout: 20_000 } };
+  readonly schema = { default: { debouncerDelay: 0, timeout: 20_000 } };
 
   constructor(private readonly _port: IInlinePort) {
     _port.notified.connect(this._onNotified, this);
@@ -70,7 +77,8 @@ export class CellmateInlineProvider implements IInlineCompletionProvider {
     if (!params) {
       return { items: [] };
     }
-    const pending = this._start(params, panel);
+    const wait = context.triggerKind === InlineCompletionTriggerKind.Invoke ? 0 : DEBOUNCE_MS;
+    const pending = this._start(params, panel, wait);
     return { items: [{ insertText: '', isIncomplete: true, token: pending.id }] };
   }
 
@@ -102,7 +110,7 @@ export class CellmateInlineProvider implements IInlineCompletionProvider {
     this._port.notified.disconnect(this._onNotified, this);
   }
 
-  private _start(params: InlineCompletionParams, panel: NotebookPanel): IPending {
+  private _start(params: InlineCompletionParams, panel: NotebookPanel, debounceMs: number): IPending {
     const controller = new AbortController();
     const cell = panel.content.activeCell;
     const shared = cell?.model.sharedModel;
@@ -127,8 +135,8 @@ export class CellmateInlineProvider implements IInlineCompletionProvider {
     });
     this._pending.set(pending.id, pending);
     this._current = pending;
-    this._port
-      .request('inline/complete', params, controller.signal)
+    pause(debounceMs, controller.signal)
+      .then(() => this._port.request('inline/complete', params, controller.signal))
       .then(result => {
         pending.text = typeof result?.text === 'string' ? result.text : pending.text;
       })
@@ -174,6 +182,21 @@ export class CellmateInlineProvider implements IInlineCompletionProvider {
   private _counter = 0;
   private _current: IPending | null = null;
   private readonly _pending = new Map<string, IPending>();
+}
+
+/** Resolves after `ms`, or rejects once `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+  });
 }
 
 /** The notebook panel the completer runs in, or null (a console, a file editor: not completed). */
