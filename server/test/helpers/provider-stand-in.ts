@@ -132,16 +132,11 @@ export async function startProviderStandIn(
         return;
       }
       if (options.delayMs) {
-        let gone = false;
         res.on('close', () => {
-          if (!res.writableFinished) gone = true;
+          if (!res.writableFinished) request.aborted = true;
         });
         setTimeout(() => {
-          if (gone) {
-            request.aborted = true;
-            return;
-          }
-          answer(request, body, usage, res);
+          if (!request.aborted) answer(request, body, usage, res);
         }, options.delayMs);
         return;
       }
