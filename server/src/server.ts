@@ -245,6 +245,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   // Inline completions (the fast tier) see the names of the asking window's focused notebook kernel.
   const inline = new InlineCompletionService({
     workspace, env, logger, ...(options.fetch ? { fetch: options.fetch } : {}),
+    redact: (text) => harness.redactor.redact(text),
     kernelNames: (origin, notebookPath, signal) => context.focusedKernelNames(origin, notebookPath, signal)
   });
   const services: CompanionServices = {

@@ -11,6 +11,7 @@ import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
 import { providerUnavailable } from '../errors.js';
 import { createLanguageModel } from '../providers/create-model.js';
+import { knownKeys } from '../providers/credentials.js';
 import { modelForTier } from '../providers/tiers.js';
 import { cleanCompletion, INLINE_SYSTEM, inlinePrompt } from './inline-prompt.js';
 
@@ -36,6 +37,8 @@ export interface InlineServiceOptions {
    * when that notebook is `notebookPath`; undefined when none is focused or it does not answer.
    */
   kernelNames?: (origin: string | undefined, notebookPath: string | undefined, signal: AbortSignal) => Promise<string | undefined>;
+  /** Hides known secrets in what goes back to the pane (the registry's redactor). */
+  redact?: (text: string) => string;
 }
 
 export class InlineCompletionService {
@@ -103,7 +106,9 @@ export class InlineCompletionService {
     if (outcome.end.kind === 'aborted') return { text: '' };
     if (outcome.end.kind === 'error') {
       const error = outcome.end.error;
-      throw providerUnavailable(`The fast model (${settings.provider}/${settings.model || settings.provider}) failed: ${error instanceof Error ? error.message : String(error)}`, error);
+      // A provider's error text is the server's: it may echo the key it was sent.
+      const said = knownKeys(this.options.env, config).reduce((text, key) => text.split(key).join('[redacted]'), error instanceof Error ? error.message : String(error));
+      throw providerUnavailable(`The fast model (${settings.provider}/${settings.model || settings.provider}) failed: ${this.options.redact ? this.options.redact(said) : said}`);
     }
     return { text: cleanCompletion(raw, params.prefix, params.suffix) };
   }
