@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/config/logger.js';
 import { startServer, type ServerHandle } from '../../src/server.js';
 import { sendRequest } from '../../src/transport/typed-rpc.js';
 import { connectClient, type TestClient } from '../helpers/rpc-client.js';
-import { startFakeOpenAI, type FakeOpenAIServer } from '../helpers/sse-server.js';
+import { startFakeOpenAI, type FakeOpenAIServer, type Responder } from '../helpers/sse-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 const KEYS = {
@@ -40,7 +40,7 @@ describe('API keys never leave the server', () => {
       ? { CELLMATE_CONFIG: configPath, OPENAI_API_KEY: KEYS.openai, ANTHROPIC_API_KEY: KEYS.anthropic, CELLMATE_OPENAI_COMPATIBLE_API_KEY: KEYS.compatible }
       : { CELLMATE_CONFIG: configPath };
     // A hostile-ish server that echoes the Authorization header back in its error body.
-    const echo = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void => {
+    const echo: Responder = (req, res) => {
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `bad key ${req.headers.authorization}` } }));
     };
     fake = await startFakeOpenAI([echo, echo]);
