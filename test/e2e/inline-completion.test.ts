@@ -9,7 +9,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startProviderStandIn, type ProviderStandIn, type StandInRequest } from '../../server/test/helpers/provider-stand-in';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { openPane, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NOTEBOOK = JSON.stringify({
@@ -62,11 +62,7 @@ describe('inline completions that know the live kernel (issue #27)', () => {
         fastModel: { provider: 'openai-compatible', model: 'fast-coder', baseUrl: standIn.settings.baseUrl }
       }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
+    ({ browser, page } = await openPane(jupyter.labUrl));
     await runCommand(page, 'docmanager:open', { path: 'sales.ipynb' });
     await page.waitForFunction(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 60_000 });
     await cell(0).click();

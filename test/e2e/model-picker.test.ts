@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startProviderStandIn, type ProviderStandIn } from '../../server/test/helpers/provider-stand-in';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import { openChat, openLab, openPane, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const MODELS = ['alpha-coder', 'beta-analyst'];
@@ -22,21 +22,13 @@ describe('model picker: per-chat model, main and fast tiers (issue #27)', () => 
   /** The models of the chat requests the stand-in answered (the `/v1/models` listing is not a request). */
   const requestedModels = () => standIn.requests.map(r => r.body.model as string);
 
-  async function openPane(): Promise<void> {
-    await openLab(page, jupyter.labUrl);
-    await runCommand(page, 'cellmate:open-chat');
-    await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
-  }
-
   beforeAll(async () => {
     standIn = await startProviderStandIn('openai-compatible', request => ({ text: `Answered by ${String(request.body.model)}.` }), { models: MODELS });
     jupyter = await startJupyter({
       env: standIn.env,
       cellmateSettings: { provider: 'openai-compatible', model: 'alpha-coder', baseUrl: standIn.settings.baseUrl }
     });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await openPane();
+    ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
   afterEach(ctx => screenshotIfFailed(ctx, page));
@@ -71,8 +63,8 @@ describe('model picker: per-chat model, main and fast tiers (issue #27)', () => 
     await screenshot(page, 'model-picker-switched');
 
     // The choice is the chat's: a reload brings it back, and the next request still goes to it.
-    await page.reload();
-    await openPane();
+    await openLab(page, jupyter.labUrl);
+    await openChat(page);
     await expect.poll(() => picker().getAttribute('data-model'), { timeout: 20_000 }).toBe('openai-compatible/beta-analyst');
     expect(await picker().locator('option:checked').textContent()).toBe('Model: beta-analyst · openai-compatible');
     await sendAndWaitForTurn(page, 'Still you?');
