@@ -24,13 +24,11 @@ import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { ISignal } from '@lumino/signaling';
 
 import type { IncomingNotification } from './connection';
+import { neighbours } from './inline-context';
 import { cellmateIcon } from './widgets/icon';
 
 /** How long typing must pause before a completion is asked for (automatic trigger). */
 export const DEBOUNCE_MS = 250;
-
-/** Cells above and below the active one sent at most, and characters of each. */
-export const NEIGHBOUR_CELLS = { above: 5, below: 3, chars: 2_000 } as const;
 
 /** What the provider needs from the pane: the connection's requests and notifications, and the settings. */
 export interface IInlinePort {
@@ -223,13 +221,4 @@ export function inlineParams(panel: NotebookPanel, request: CompletionHandler.IR
     suffix: request.text.slice(request.offset),
     ...neighbours(sources, index)
   };
-}
-
-/** The code cells around `index`, nearest last above and nearest first below, each cut to its bound. Pure. */
-export function neighbours(sources: readonly string[], index: number): { cellsAbove: string[]; cellsBelow: string[] } {
-  const cut = (s: string, keepEnd: boolean): string =>
-    s.length <= NEIGHBOUR_CELLS.chars ? s : keepEnd ? s.slice(-NEIGHBOUR_CELLS.chars) : s.slice(0, NEIGHBOUR_CELLS.chars);
-  const above = sources.slice(0, Math.max(0, index)).filter(s => s.trim()).slice(-NEIGHBOUR_CELLS.above).map(s => cut(s, true));
-  const below = sources.slice(index + 1).filter(s => s.trim()).slice(0, NEIGHBOUR_CELLS.below).map(s => cut(s, false));
-  return { cellsAbove: above, cellsBelow: below };
 }
