@@ -25,8 +25,9 @@ export const round = (x, digits = 1) => Number(x.toFixed(digits));
 
 /**
  * The e2e tests' TypeScript helpers (test/support: a real JupyterLab, the JSON-RPC client
- * over /cellmate/ws) for a benchmark, without a second copy: bundled once with esbuild
- * (vite's dependency) into test/.build/, where their repo-relative paths still hold.
+ * over /cellmate/ws, Debian's Chromium; the providers' HTTP stand-in) for a benchmark,
+ * without a second copy: bundled once with esbuild (vite's dependency) into test/.build/,
+ * where their repo-relative paths still hold.
  */
 export async function loadTestSupport() {
   const { build } = await import('esbuild');
@@ -36,7 +37,12 @@ export async function loadTestSupport() {
   const outfile = path.join(repo, 'test', '.build', 'support.mjs');
   await build({
     stdin: {
-      contents: "export { startJupyter } from './support/jupyter';\nexport { connectRpc } from './support/rpc';\n",
+      contents: [
+        "export { startJupyter } from './support/jupyter';",
+        "export { connectRpc } from './support/rpc';",
+        "export { launchBrowser, openLab, runCommand } from './support/browser';",
+        "export { startProviderStandIn } from '../server/test/helpers/provider-stand-in';"
+      ].join('\n'),
       resolveDir: path.join(repo, 'test'),
       loader: 'ts'
     },

@@ -303,6 +303,11 @@ export class CellmateConnection implements IDisposable {
           this._report(`Ignored a malformed chat list: ${sample(params)}`);
         }
         return;
+      case 'inline/delta':
+        if (p && typeof p.requestId === 'string' && typeof p.text === 'string') {
+          this._notified.emit({ method, params: p as unknown as Notifications[typeof method] });
+        }
+        return;
       default:
         // A newer server may notify about things this pane does not know yet.
         return;

@@ -12,8 +12,10 @@ import type {
   McpServerStatus,
   SkillInfo,
   MentionCandidate,
+  ModelOption,
   ModelSettings,
   ProviderStatus,
+  TierModel,
   QuestionAnswer,
   ReviewScope,
   SendContext,
@@ -33,7 +35,7 @@ import {
   IConnectionStatus,
   IncomingNotification
 } from './connection';
-import { isWorkerSummary } from './guards';
+import { isTierModel, isWorkerSummary } from './guards';
 import { IChatMemory } from './memory';
 import { ChatsModel, isTranscriptItem, oldestServerItemId, sanitizeChat, sortChats } from './model';
 import {
@@ -250,6 +252,11 @@ export class CellmateController implements IDisposable {
           await this._connection.request('chat/set-auto', { chatId, auto: true });
         }
         this._draftAuto = false;
+        if (this._draftModel) {
+          // So does a model picked before it existed.
+          await this._connection.request('chat/set-model', { chatId, model: this._draftModel, settings: model });
+          this._draftModel = null;
+        }
       }
       const context = contextOverride ?? this._context?.();
       await this._connection.request('chat/send', {
@@ -314,6 +321,89 @@ export class CellmateController implements IDisposable {
       this._changed.emit(); // the selector goes back to the chat's mode
       return false;
     }
+  }
+
+  /** The models the header's picker offers (`models/list` for the configured tiers). */
+  get models(): readonly ModelOption[] {
+    return this._models;
+  }
+
+  /** The model the open chat's turns run with: its own pick, else the settings' main tier (null: none configured). */
+  get chatModel(): TierModel | null {
+    const picked = this.store.state ? this.store.state.model : this._draftModel;
+    if (picked) {
+      return picked;
+    }
+    const main = toModelSettings(this._settings);
+    return main ? { provider: main.provider, model: main.model, ...(main.baseUrl ? { baseUrl: main.baseUrl } : {}) } : null;
+  }
+
+  /** Whether the open chat follows the settings' main tier (no model of its own). */
+  get followsSettings(): boolean {
+    return !(this.store.state ? this.store.state.model : this._draftModel);
+  }
+
+  /** Asks the server which models the configured tiers offer; the picker shows them. */
+  async refreshModels(): Promise<void> {
+    const model = toModelSettings(this._settings);
+    if (!model || this._connection.status.state !== 'connected') {
+      this._models = [];
+      this._changed.emit();
+      return;
+    }
+    try {
+      const { models } = await this._connection.request('models/list', { model });
+      this._models = Array.isArray(models) ? models.filter(isTierModel) : [];
+    } catch {
+      this._models = []; // the picker still shows the settings' own model
+    }
+    this._changed.emit();
+  }
+
+  /**
+   * Picks the open chat's model (the header's picker; `null`: follow the settings again).
+   * Stored with the chat, so its next request uses it, in every window and after a reload.
+   * With no chat open, the chat the next message creates gets it. False when it failed.
+   */
+  async setChatModel(choice: TierModel | null): Promise<boolean> {
+    const settings = toModelSettings(this._settings);
+    const chatId = this.store.state?.chatId;
+    if (!chatId || !settings) {
+      this._draftModel = choice;
+      this._changed.emit();
+      return true;
+    }
+    try {
+      await this._connection.request('chat/set-model', { chatId, model: choice, settings });
+      return true;
+    } catch (error) {
+      this._fail(this._trans.__('Could not switch the model'), error);
+      this._changed.emit(); // the picker goes back to the chat's model
+      return false;
+    }
+  }
+
+  /** Whether inline completions are on (Settings → Cellmate, or the pane's toggle). */
+  get inlineCompletions(): boolean {
+    return this._settings.inlineCompletions;
+  }
+
+  /** Turns inline completions on or off in the settings (the pane's toggle). */
+  async setInlineCompletions(on: boolean): Promise<void> {
+    if (!this._settingsObject) {
+      this._notify('error', this._trans.__('The Cellmate settings are not available'));
+      return;
+    }
+    try {
+      await this._settingsObject.set('inlineCompletions', on);
+    } catch (error) {
+      this._fail(this._trans.__('Could not change the Cellmate settings'), error);
+    }
+  }
+
+  /** The model settings an inline completion sends (null: none configured). */
+  inlineModel(): ModelSettings | null {
+    return this._settings.inlineCompletions ? toModelSettings(this._settings) : null;
   }
 
   /** Whether Auto approval is on for the open chat (SIDE-1), or for the chat the next message creates. */
@@ -787,6 +877,7 @@ export class CellmateController implements IDisposable {
 
   private async _onConnected(_: CellmateConnection, hello: HelloResult): Promise<void> {
     this._providers = hello.providers as ProviderStatus[];
+    void this.refreshModels();
     const reconnect = this._wasConnected;
     this._wasConnected = true;
     this._changed.emit();
@@ -844,6 +935,9 @@ export class CellmateController implements IDisposable {
       this.store.apply(note.params.chatId, note.params.event);
       return;
     }
+    if (note.method !== 'chat/listChanged') {
+      return; // inline completions listen for their own deltas
+    }
     this._chats = sortChats(note.params.chats);
     const open = this.store.state;
     if (open) {
@@ -888,6 +982,7 @@ export class CellmateController implements IDisposable {
     this._settings = readSettings(settings.composite as Record<string, unknown>);
     this._changed.emit();
     void this._refreshProviders();
+    void this.refreshModels();
   }
 
   /** Asks the server again which keys it has (the user may have just picked a provider). */
@@ -988,6 +1083,8 @@ export class CellmateController implements IDisposable {
   private _compacting = false;
   private _draftMode: ChatMode = 'chat';
   private _draftAuto = false;
+  private _draftModel: TierModel | null = null;
+  private _models: ModelOption[] = [];
   private _loadingOlder = false;
   private _wasConnected = false;
   private _dropNoticed = false;

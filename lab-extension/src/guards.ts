@@ -5,6 +5,8 @@
  */
 import {
   CHAT_MODES,
+  PROVIDER_KINDS,
+  type TierModel,
   type Chat,
   type ChatEvent,
   type ChatSummary,
@@ -89,6 +91,8 @@ export function isChatEvent(value: unknown): value is ChatEvent {
       return typeof value.mode === 'string' && (CHAT_MODES as readonly string[]).includes(value.mode);
     case 'auto-changed':
       return typeof value.auto === 'boolean';
+    case 'model-changed':
+      return value.model === null || isTierModel(value.model);
     case 'worker-updated':
       return isWorkerSummary(value.worker);
     case 'context':
@@ -109,10 +113,10 @@ export function sanitizeChat(value: unknown): { chat: Chat; dropped: number } | 
   }
   const raw = (value as unknown as { items: unknown[] }).items;
   const items = raw.filter(isTranscriptItem);
-  const { context, ...chat } = value as unknown as Chat;
+  const { context, model, ...chat } = value as unknown as Chat;
   return {
     // A context status this pane cannot read is left out: the meter waits for the next `context` event.
-    chat: { ...chat, items, running: chat.running === true, ...(isContextStatus(context) ? { context } : {}) },
+    chat: { ...chat, items, running: chat.running === true, ...(isContextStatus(context) ? { context } : {}), ...(isTierModel(model) ? { model } : {}) },
     dropped: raw.length - items.length
   };
 }
@@ -170,4 +174,15 @@ function isCount(value: unknown): value is number {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** True when `value` names a tier's or a chat's model (`model-changed`, `chat/get`'s `model`). */
+export function isTierModel(value: unknown): value is TierModel {
+  return (
+    isRecord(value) &&
+    typeof value.provider === 'string' &&
+    (PROVIDER_KINDS as readonly string[]).includes(value.provider) &&
+    typeof value.model === 'string' &&
+    (value.baseUrl === undefined || typeof value.baseUrl === 'string')
+  );
 }

@@ -9,6 +9,7 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IDebugger, IDebuggerHandler } from '@jupyterlab/debugger';
+import { ICompletionProviderManager } from '@jupyterlab/completer';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -20,6 +21,7 @@ import type { ReviewScope } from '@cellmate/protocol';
 import { EXPLAIN_CELL, FIX_CELL, registerCellAssist } from './cell-assist';
 import { CellmateConnection } from './connection';
 import { CellmateController, Notify } from './controller';
+import { CellmateInlineProvider } from './inline-completion';
 import { KernelFocusReporter } from './kernel-focus';
 import { localStorageMemory, stateDBMemory } from './memory';
 import { insertCodeCell } from './notebook-copy';
@@ -64,7 +66,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Cellmate: a notebook agent in a chat pane.',
   autoStart: true,
   requires: [IRenderMimeRegistry, ISettingRegistry, INotebookFocus, INotebookTracker],
-  optional: [ICommandPalette, ILayoutRestorer, IStateDB, ITranslator, IDebugger, IDebuggerHandler],
+  optional: [ICommandPalette, ILayoutRestorer, IStateDB, ITranslator, IDebugger, IDebuggerHandler, ICompletionProviderManager],
   activate
 };
 
@@ -79,7 +81,8 @@ async function activate(
   stateDB: IStateDB | null,
   translator: ITranslator | null,
   debuggerService: IDebugger | null,
-  debuggerHandler: IDebugger.IHandler | null
+  debuggerHandler: IDebugger.IHandler | null,
+  completionManager: ICompletionProviderManager | null
 ): Promise<void> {
   const trans = (translator ?? nullTranslator).load('jupyterlab_cellmate');
 
@@ -115,6 +118,15 @@ async function activate(
       await created?.sessionContext?.ready;
     }
   });
+
+  // Inline completions in notebook cells: off until the person turns them on (the settings or the pane's toggle).
+  completionManager?.registerInlineProvider(
+    new CellmateInlineProvider({
+      request: (method, params, signal) => connection.request(method, params, signal),
+      notified: connection.notified,
+      model: () => (connection.status.state === 'connected' ? controller.inlineModel() : null)
+    })
+  );
 
   // Evals share the focused notebook's kernel (SPEC EVAL-2).
   const kernelFocus = new KernelFocusReporter(connection, focus);

@@ -26,6 +26,7 @@ import {
   type ChatSummary,
   type ContextStatus,
   type NoticeItem,
+  type TierModel,
   type TranscriptItem,
   type TurnEndReason
 } from '@cellmate/protocol';
@@ -59,6 +60,8 @@ export interface ChatState {
   readonly lastEndedTurnId?: string;
   /** The context meter's figures (CTX-1); absent until the chat's first request. */
   readonly context?: ContextStatus;
+  /** The model the person picked for this chat (the header's picker); absent: the settings' main tier. */
+  readonly model?: TierModel;
 }
 
 /** What one reducer step changed, so a view can update just that. */
@@ -91,7 +94,8 @@ export function fromSnapshot(chat: Chat): ChatState {
     turnId: chat.running ? lastTurnId(chat.items) : null,
     pendingDeltas: new Map(),
     olderCount: olderCountOf(chat.olderCount),
-    ...(chat.context ? { context: chat.context } : {})
+    ...(chat.context ? { context: chat.context } : {}),
+    ...(chat.model ? { model: chat.model } : {})
   };
 }
 
@@ -147,6 +151,10 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
         : { state, change: NO_CHANGE };
     case 'context':
       return { state: { ...state, context: event.context }, change: { ...NO_CHANGE, running: true } };
+    case 'model-changed': {
+      const { model: _previous, ...rest } = state;
+      return { state: event.model ? { ...rest, model: event.model } : rest, change: { ...NO_CHANGE, running: true } };
+    }
     default:
       return { state, change: NO_CHANGE };
   }

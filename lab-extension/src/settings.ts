@@ -21,6 +21,10 @@ export interface ICellmateSettings {
   contextWindow?: number;
   /** Share of the usable window at which the chat compacts (CTX-3); absent = the server's default. */
   compactAt?: number;
+  /** The `fast` tier (inline completions, summaries, fast workers); `provider: ''` = the main model. */
+  fastModel: { provider: ProviderKind | ''; model: string; baseUrl: string };
+  /** Inline completions in notebook cells (off until the person turns them on). */
+  inlineCompletions: boolean;
 }
 
 /** The range of `compactAt` the schema allows; a hand-edited value outside it is ignored. */
@@ -30,7 +34,9 @@ export const DEFAULT_SETTINGS: ICellmateSettings = {
   provider: '',
   model: '',
   baseUrl: '',
-  scriptPath: ''
+  scriptPath: '',
+  fastModel: { provider: '', model: '', baseUrl: '' },
+  inlineCompletions: false
 };
 
 const PROVIDERS: readonly string[] = ['openai', 'anthropic', 'openai-compatible', 'scripted'];
@@ -46,10 +52,19 @@ export function readSettings(composite: Record<string, unknown> | null | undefin
     model: str('model'),
     baseUrl: str('baseUrl'),
     scriptPath: str('scriptPath'),
+    fastModel: readFast(c.fastModel),
+    inlineCompletions: c.inlineCompletions === true,
     ...(c.acceptsImages === 'yes' || c.acceptsImages === 'no' ? { acceptsImages: c.acceptsImages } : {}),
     ...(isWindow(c.contextWindow) ? { contextWindow: c.contextWindow } : {}),
     ...(isCompactAt(c.compactAt) ? { compactAt: c.compactAt } : {})
   };
+}
+
+function readFast(value: unknown): ICellmateSettings['fastModel'] {
+  const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const text = (key: string): string => (typeof v[key] === 'string' ? (v[key] as string).trim() : '');
+  const provider = text('provider');
+  return { provider: PROVIDERS.includes(provider) ? (provider as ProviderKind) : '', model: text('model'), baseUrl: text('baseUrl') };
 }
 
 function isWindow(value: unknown): value is number {
@@ -77,6 +92,14 @@ export function toModelSettings(settings: ICellmateSettings): ModelSettings | nu
   }
   if (settings.compactAt !== undefined) {
     model.compactAt = settings.compactAt;
+  }
+  const fast = settings.fastModel;
+  if (fast.provider !== '' && (fast.model || fast.provider === 'scripted')) {
+    model.fast = {
+      provider: fast.provider,
+      model: fast.model,
+      ...(fast.provider === 'openai-compatible' && fast.baseUrl ? { baseUrl: fast.baseUrl } : {})
+    };
   }
   if (settings.provider === 'scripted') {
     model.scriptPath = settings.scriptPath;

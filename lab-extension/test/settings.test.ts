@@ -75,6 +75,7 @@ describe('readSettings / toModelSettings', () => {
     ).toEqual({ provider: 'openai', model: 'gpt-4.1' });
     expect(
       toModelSettings({
+        ...DEFAULT_SETTINGS,
         provider: 'openai-compatible',
         model: 'llama3.1',
         baseUrl: 'http://localhost:11434/v1',
@@ -90,6 +91,21 @@ describe('readSettings / toModelSettings', () => {
 });
 
 describe('setupProblem', () => {
+  it('the fast tier (issue #27): sent only when it names a provider and a model; inline completions stay off until set', () => {
+    const fast = readSettings({ provider: 'openai', model: 'gpt-4.1', fastModel: { provider: 'openai-compatible', model: ' qwen2.5-coder ', baseUrl: 'http://127.0.0.1:11434/v1' } });
+    expect(toModelSettings(fast)).toEqual({
+      provider: 'openai',
+      model: 'gpt-4.1',
+      fast: { provider: 'openai-compatible', model: 'qwen2.5-coder', baseUrl: 'http://127.0.0.1:11434/v1' }
+    });
+    expect(toModelSettings(readSettings({ provider: 'openai', model: 'm', fastModel: { provider: '', model: 'x' } }))).not.toHaveProperty('fast');
+    expect(toModelSettings(readSettings({ provider: 'openai', model: 'm', fastModel: { provider: 'anthropic', model: '' } }))).not.toHaveProperty('fast');
+    expect(readSettings({ provider: 'openai', fastModel: 'nonsense' }).fastModel).toEqual({ provider: '', model: '', baseUrl: '' });
+    expect(readSettings({ provider: 'openai' }).inlineCompletions).toBe(false);
+    expect(readSettings({ provider: 'openai', inlineCompletions: 'yes' }).inlineCompletions).toBe(false);
+    expect(readSettings({ provider: 'openai', inlineCompletions: true }).inlineCompletions).toBe(true);
+  });
+
   it('says what to set when no provider is chosen', () => {
     const problem = setupProblem(DEFAULT_SETTINGS, providers(false));
     expect(problem?.reason).toBe('no-provider');

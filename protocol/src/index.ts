@@ -53,6 +53,30 @@ export interface ModelSettings {
   contextWindow?: number;
   /** Share of the usable window (window − reserved output) at which the chat compacts (CTX-3). Default 0.85. */
   compactAt?: number;
+  /**
+   * The `fast` tier (inline completions, compaction summaries, workers marked fast); absent:
+   * the same model as the `main` tier these settings name.
+   */
+  fast?: TierModel;
+}
+
+/** The two model tiers: `main` runs the chat's turns, `fast` the small, latency-bound requests. */
+export type ModelTier = 'main' | 'fast';
+
+/** One model of a tier or of a chat's choice: which provider, which model, and for `openai-compatible` its server. */
+export interface TierModel {
+  provider: ProviderKind;
+  model: string;
+  /** `openai-compatible` only: the server's OpenAI-compatible endpoint. */
+  baseUrl?: string;
+}
+
+/** One entry of the model picker (`models/list`). */
+export interface ModelOption extends TierModel {
+  /** Where the name came from: the server's `/v1/models`, the models.dev catalog, or the settings. */
+  source: 'server' | 'catalog' | 'settings';
+  /** The tier whose settings name exactly this model, if one does. */
+  tier?: ModelTier;
 }
 
 /** What the browser may know about a provider's credentials: whether one is set, never it. */
@@ -358,6 +382,8 @@ export interface Chat extends ChatSummary {
   running: boolean;
   /** The context meter's figures (CTX-1); absent until the chat's first request. */
   context?: ContextStatus;
+  /** The model the person picked for this chat's turns; absent: the `main` tier of the settings. */
+  model?: TierModel;
   /** How many items come before `items[0]` (0 or absent: `items` is the whole transcript). */
   olderCount?: number;
 }
@@ -394,6 +420,8 @@ export type ChatEvent =
   | { type: 'mode-changed'; mode: ChatMode }
   /** Auto approval was switched on or off for the chat (SIDE-1); applies to the next call. */
   | { type: 'auto-changed'; auto: boolean }
+  /** The chat's model changed (the header's picker); `null`: back to the settings' `main` tier. */
+  | { type: 'model-changed'; model: TierModel | null }
   /** The context meter's figures changed (a step's usage arrived, a compaction, another model). */
   | { type: 'context'; context: ContextStatus }
   /**
@@ -513,6 +541,28 @@ export interface Requests {
    */
   'chat/set-auto': { params: { chatId: string; auto: boolean }; result: ChatSummary };
   'chat/delete': { params: { chatId: string }; result: { deleted: boolean } };
+  /**
+   * Picks the model a chat's turns run with (the header's picker): stored with the chat,
+   * used from its next request; `null` goes back to the settings' `main` tier. An
+   * `openai-compatible` choice must name a server `settings` (the pane's tiers) names.
+   */
+  'chat/set-model': { params: { chatId: string; model: TierModel | null; settings: ModelSettings }; result: { model: TierModel | null } };
+  /**
+   * The models the picker offers for the configured tiers of `model`: an OpenAI-compatible
+   * server's own `/v1/models`, the models.dev catalog for OpenAI and Anthropic (when the
+   * server has their key), and the tiers' own models. Never fails: a server that does not
+   * answer contributes only its configured model.
+   */
+  'models/list': { params: { model: ModelSettings }; result: { models: ModelOption[] } };
+  /**
+   * One inline completion at the cursor of a notebook cell (JupyterLab's inline completer),
+   * from the `fast` tier of `model`: the cell's text around the cursor, the cells above and
+   * below (the pane bounds them), and the live kernel's names, types and DataFrame columns
+   * (the connection's focused notebook kernel, read silently). The text streams as
+   * `inline/delta` notifications for `requestId`; the result is the whole suggestion.
+   * Cancelling the request aborts the model's request.
+   */
+  'inline/complete': { params: InlineCompletionParams; result: { text: string } };
   /** Starts a turn and returns at once; progress arrives as `chat/event` notifications. */
   'chat/send': {
     params: { chatId: string; text: string; model: ModelSettings; context?: SendContext };
@@ -645,6 +695,23 @@ export interface CellAssist {
   cellId?: string;
 }
 
+/** What the pane sends for an inline completion (`inline/complete`). */
+export interface InlineCompletionParams {
+  /** The pane's id for this request: `inline/delta` notifications carry it. */
+  requestId: string;
+  model: ModelSettings;
+  /** Workspace-relative notebook path (its kernel gives the names). */
+  notebookPath?: string;
+  /** The kernel's language, e.g. `python`. */
+  language?: string;
+  /** The cell's text before and after the cursor. */
+  prefix: string;
+  suffix: string;
+  /** Sources of the cells above (nearest last) and below (nearest first), already bounded. */
+  cellsAbove: string[];
+  cellsBelow: string[];
+}
+
 /** One custom slash command. */
 export interface CustomCommandInfo {
   name: string;
@@ -734,6 +801,8 @@ export interface Notifications {
   'chat/event': { chatId: string; event: ChatEvent };
   /** The list of chats changed (created, renamed, deleted) — by this or another client. */
   'chat/listChanged': { chats: ChatSummary[] };
+  /** More text of an inline completion (`inline/complete`), to the connection that asked only. */
+  'inline/delta': { requestId: string; text: string };
 }
 
 export type NotificationMethod = keyof Notifications;

@@ -37,6 +37,7 @@ import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
 import { PaneHub } from './tools/notebook/pane-hub.js';
 import { ContextService } from './context/context-service.js';
+import { InlineCompletionService } from './inline/inline-service.js';
 import { bundledServerBins } from './lsp/bundled.js';
 import { DocumentSync } from './lsp/documents.js';
 import { LspService } from './lsp/lsp-service.js';
@@ -241,8 +242,14 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
 
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
+  // Inline completions (the fast tier) see the names of the asking window's focused notebook kernel.
+  const inline = new InlineCompletionService({
+    workspace, env, logger, ...(options.fetch ? { fetch: options.fetch } : {}),
+    redact: (text) => harness.redactor.redact(text),
+    kernelNames: (origin, notebookPath, signal) => context.focusedKernelNames(origin, notebookPath, signal)
+  });
   const services: CompanionServices = {
-    workspace, chats: service, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp, skills, commands: new CustomCommands({ workspace, env }), reviews: reviewFlow, orchestrations: orchestrationFlow,
+    workspace, chats: service, inline, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp, skills, commands: new CustomCommands({ workspace, env }), reviews: reviewFlow, orchestrations: orchestrationFlow,
     // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
     editCards: {
       resolve: async (chatId, editId, action) => {

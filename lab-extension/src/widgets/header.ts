@@ -105,6 +105,11 @@ export class HeaderWidget extends Widget {
     this._demo.hidden = !on;
   }
 
+  /** Adds a control to the status row, after the mode (the model picker, the inline toggle). */
+  addStatus(...nodes: HTMLElement[]): void {
+    this._mode.after(...nodes);
+  }
+
   /** Shows the open chat's mode (MODE-8); `data-mode` is the mode's id. */
   setMode(mode: ChatMode): void {
     if (this._mode.dataset.mode === mode) {

@@ -17,6 +17,7 @@ import { runSlash, slashCandidates, type ISlashHost } from '../slash-commands';
 import { ChatChange, ChatState } from '../model';
 import { ComposerWidget } from './composer';
 import { HeaderWidget } from './header';
+import { ModelPicker } from './model-picker';
 import { cellmateIcon } from './icon';
 import { SetupBannerWidget } from './setup-banner';
 import { TranscriptWidget } from './transcript';
@@ -49,6 +50,13 @@ export class CellmatePanel extends Panel {
       onReview: () => void controller.startReview('git-diff'),
       onLeaveDemo: () => controller.leaveDemo()
     });
+    this._picker = new ModelPicker({ trans, onPick: choice => void controller.setChatModel(choice) });
+    this._inlineToggle = document.createElement('button');
+    this._inlineToggle.type = 'button';
+    this._inlineToggle.className = 'jp-Button jp-mod-minimal jp-cellmate-inline-toggle';
+    this._inlineToggle.textContent = trans.__('Inline');
+    this._inlineToggle.addEventListener('click', () => void controller.setInlineCompletions(!controller.inlineCompletions));
+    this._header.addStatus(this._picker.node, this._inlineToggle);
     this._banner = new SetupBannerWidget({
       trans,
       onDemo: () => void controller.useDemo(),
@@ -306,6 +314,13 @@ export class CellmatePanel extends Panel {
     this._header.setEnabled(connected);
     this._header.setMode(c.mode);
     this._header.setDemo(c.demo);
+    this._picker.set(c.models, c.chatModel, c.followsSettings);
+    this._picker.setEnabled(connected);
+    const inline = c.inlineCompletions;
+    this._inlineToggle.setAttribute('aria-pressed', String(inline));
+    this._inlineToggle.title = inline
+      ? this._trans.__('Inline completions are on in notebook cells (fast model). Click to turn them off.')
+      : this._trans.__('Inline completions are off. Click to suggest code as you type in notebook cells (fast model; Tab accepts).');
     this._banner.setProblem(setup);
     this._composer.setState({
       running: c.running,
@@ -328,6 +343,8 @@ export class CellmatePanel extends Panel {
   private readonly _controller: CellmateController;
   private readonly _trans: TranslationBundle;
   private readonly _header: HeaderWidget;
+  private readonly _picker: ModelPicker;
+  private readonly _inlineToggle: HTMLButtonElement;
   private readonly _banner: SetupBannerWidget;
   private readonly _transcript: TranscriptWidget;
   private readonly _composer: ComposerWidget;

@@ -46,6 +46,8 @@ export interface ContextManagerOptions {
   settings: ModelSettings;
   facts: ModelFacts;
   model: LanguageModel;
+  /** The model that writes compaction summaries (the fast tier); absent: `model`. */
+  summaryModel?: LanguageModel;
   turnId: string;
   /** Estimated tokens of what every request carries besides the messages (system prompt, tool declarations). */
   fixedTokens: number;
@@ -255,7 +257,7 @@ export class ContextManager {
 
   private async askModel(text: string, signal: AbortSignal): Promise<string | undefined> {
     const outcome = await streamStep(
-      { model: this.options.model, system: SUMMARY_SYSTEM, messages: [{ role: 'user', content: text }], tools: [], signal, idleTimeoutMs: 60_000, maxRetries: 1, maxOutputTokens: 1_500, purpose: 'summary' },
+      { model: this.options.summaryModel ?? this.options.model, system: SUMMARY_SYSTEM, messages: [{ role: 'user', content: text }], tools: [], signal, idleTimeoutMs: 60_000, maxRetries: 1, maxOutputTokens: 1_500, purpose: 'summary' },
       { onTextDelta: () => undefined, onToolCall: () => undefined }
     );
     if (outcome.usage) {

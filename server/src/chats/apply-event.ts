@@ -33,6 +33,10 @@ export function applyChatEvent(chat: Chat, event: ChatEvent): void {
     case 'auto-changed':
       chat.auto = event.auto;
       return;
+    case 'model-changed':
+      if (event.model) chat.model = structuredClone(event.model);
+      else delete chat.model;
+      return;
     case 'context':
       chat.context = structuredClone(event.context);
       return;

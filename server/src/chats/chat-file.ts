@@ -1,4 +1,4 @@
-import { CHAT_MODES, type Chat, type ChatSummary, type NoticeItem, type TranscriptItem } from '@cellmate/protocol';
+import { CHAT_MODES, PROVIDER_KINDS, type Chat, type ChatSummary, type NoticeItem, type TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
 import { z } from 'zod';
 import { newItemId } from '../ids.js';
@@ -73,7 +73,9 @@ const fileSchema = z.looseObject({
     createdAt: z.string(),
     updatedAt: z.string(),
     items: z.array(itemSchema),
-    running: z.boolean()
+    running: z.boolean(),
+    // A choice that does not fit is dropped (the chat runs on the settings' model), not a reason to refuse the file.
+    model: z.strictObject({ provider: z.enum(PROVIDER_KINDS), model: z.string().min(1).max(200), baseUrl: z.string().max(2_000).optional() }).optional().catch(undefined)
   }),
   titleSource: z.enum(['default', 'auto', 'user']),
   messages: z.array(z.looseObject({ role: z.enum(['system', 'user', 'assistant', 'tool']) }))

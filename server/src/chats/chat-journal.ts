@@ -1,4 +1,4 @@
-import type { ChatMode, ContextStatus, TranscriptItem } from '@cellmate/protocol';
+import type { ChatMode, ContextStatus, TierModel, TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
 import { clampCompaction, isCompactionState, type ChatRecord, type CompactionState, type TitleSource } from './chat-file.js';
 
@@ -30,6 +30,8 @@ export interface ChatMeta {
   mode: ChatMode;
   /** Auto approval (SIDE-1); written once it was ever switched, so switching it off survives a restart too. */
   auto?: boolean;
+  /** The model the person picked for the chat (the header's picker); absent: the settings' main tier. */
+  model?: TierModel;
   createdAt: string;
   running: boolean;
 }
@@ -113,6 +115,7 @@ export function replayJournal(base: ChatRecord | undefined, baseSeq: number, byt
       metaBytes = size;
       if (record) {
         Object.assign(record.chat, parsed.chat, { updatedAt: parsed.u });
+        if (!parsed.chat.model) delete record.chat.model; // the record carries the whole metadata: no model = the settings' again
         record.titleSource = parsed.titleSource;
       } else {
         record = { chat: { ...parsed.chat, updatedAt: parsed.u, items: [] }, titleSource: parsed.titleSource, messages: [] };

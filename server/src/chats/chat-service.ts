@@ -1,4 +1,4 @@
-import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, MentionCandidate, ModelSettings, ProviderStatus, SendContext, TokenUsage, UserItem } from '@cellmate/protocol';
+import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, MentionCandidate, ModelOption, ModelSettings, ProviderStatus, SendContext, TierModel, TokenUsage, UserItem } from '@cellmate/protocol';
 import type { LanguageModel } from 'ai';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
@@ -17,6 +17,8 @@ import { chatNotFound, nothingToRetry, turnRunning } from '../errors.js';
 import { newChatId, newItemId, newTurnId } from '../ids.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
+import { listModels } from '../providers/model-list.js';
+import { applyChatModel, checkChoice, modelForTier, sameModel } from '../providers/tiers.js';
 import type { Redactor } from '../security/redaction.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { summarize, type ChatRecord } from './chat-file.js';
@@ -173,7 +175,8 @@ export class ChatService {
     const { items, olderCount } = this.options.store.page(chatId, limit ?? chat.items.length);
     return {
       id: chat.id, title: chat.title, mode: chat.mode, ...(chat.auto !== undefined ? { auto: chat.auto } : {}), createdAt: chat.createdAt, updatedAt: chat.updatedAt, running: chat.running, items, olderCount,
-      ...(chat.context ? { context: structuredClone(chat.context) } : {})
+      ...(chat.context ? { context: structuredClone(chat.context) } : {}),
+      ...(chat.model ? { model: structuredClone(chat.model) } : {})
     };
   }
 
@@ -226,6 +229,30 @@ export class ChatService {
     return summarize(this.record(chatId).chat);
   }
 
+  /**
+   * Picks the model a chat's turns run with (the header's picker), journaled with the chat
+   * and shown to every pane (`model-changed`); the next request uses it. `null`, or the
+   * settings' own main model, goes back to following the settings.
+   * @throws CellmateError ChatNotFound, or ProviderUnavailable for a choice the settings cannot run
+   */
+  setModel(chatId: string, choice: TierModel | null, settings: ModelSettings): { model: TierModel | null } {
+    const record = this.record(chatId);
+    let next: TierModel | null = null;
+    if (choice && !sameModel(choice, modelForTier(settings, 'main'))) {
+      checkChoice(choice, settings);
+      next = { provider: choice.provider, model: choice.model.trim(), ...(choice.provider === 'openai-compatible' && choice.baseUrl ? { baseUrl: choice.baseUrl.trim().replace(/\/+$/, '') } : {}) };
+    }
+    const current = record.chat.model ?? null;
+    if (current === null ? next !== null : next === null || !sameModel(current, next)) this.emit(chatId, { type: 'model-changed', model: next });
+    return { model: next };
+  }
+
+  /** The models the picker offers for the tiers `settings` configures (`models/list`). */
+  async models(settings: ModelSettings): Promise<ModelOption[]> {
+    const config = await loadConfigFile(this.options.env);
+    return listModels(settings, { env: this.options.env, config, ...(this.options.fetch ? { fetch: this.options.fetch } : {}) });
+  }
+
   /** Deletes a chat (aborting its turn first). */
   async delete(chatId: string): Promise<boolean> {
     const turn = this.running.get(chatId);
@@ -247,9 +274,11 @@ export class ChatService {
    * is the connection that asked: the turn's evals use that window's focused notebook.
    * @throws CellmateError ChatNotFound, TurnRunning or ProviderUnavailable
    */
-  async send(chatId: string, text: string, settings: ModelSettings, prepare?: (record: ChatRecord) => void, context?: SendContext, origin?: string): Promise<{ turnId: string }> {
+  async send(chatId: string, text: string, tierSettings: ModelSettings, prepare?: (record: ChatRecord) => void, context?: SendContext, origin?: string): Promise<{ turnId: string }> {
     let record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
+    // The chat's own model, when the person picked one, runs its turns; the fast tier stays the settings'.
+    const settings = applyChatModel(tierSettings, record.chat.model);
     const config = await loadConfigFile(this.options.env);
     this.options.redactor?.addConfig(config); // keys added to the file since the start
     const model = await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
@@ -352,8 +381,8 @@ export class ChatService {
    * The transcript keeps everything; a compaction card says what changed.
    * @throws CellmateError ChatNotFound, TurnRunning or ProviderUnavailable
    */
-  async compact(chatId: string, settings: ModelSettings): Promise<{ compacted: boolean; message: string }> {
-    this.record(chatId);
+  async compact(chatId: string, tierSettings: ModelSettings): Promise<{ compacted: boolean; message: string }> {
+    const settings = applyChatModel(tierSettings, this.record(chatId).chat.model);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const config = await loadConfigFile(this.options.env);
     const model = await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
@@ -394,7 +423,16 @@ export class ChatService {
       emit: (event) => this.emit(chatId, event),
       ...(this.options.kernelState ? { kernelState: (signal: AbortSignal) => this.options.kernelState!(chatId, signal) } : {})
     };
-    return new ContextManager({ port, settings, facts, model, turnId, fixedTokens: fixed });
+    // Summaries run on the fast tier (CTX-3): a summary is a short, self-contained request.
+    const fast = modelForTier(settings, 'fast');
+    const summaryModel = sameModel(fast, settings)
+      ? undefined
+      : await createLanguageModel(fast, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch }).catch((error: unknown) => {
+          // A fast tier that cannot run must not stop the chat's turns: its summaries fall back to the main model.
+          this.options.logger.warn(`the fast tier cannot run summaries (${error instanceof Error ? error.message : String(error)}); using the main model`);
+          return undefined;
+        });
+    return new ContextManager({ port, settings, facts, model, turnId, fixedTokens: fixed, ...(summaryModel ? { summaryModel } : {}) });
   }
 
   /**

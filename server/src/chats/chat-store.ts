@@ -168,7 +168,7 @@ export class ChatStore {
       entry.file.noteItem('\u0000context', entry.file.append({ t: 'context', context: event.context }, chat.updatedAt));
       return;
     }
-    if (event.type === 'turn-started' || event.type === 'turn-ended' || event.type === 'mode-changed' || event.type === 'auto-changed') {
+    if (event.type === 'turn-started' || event.type === 'turn-ended' || event.type === 'mode-changed' || event.type === 'auto-changed' || event.type === 'model-changed') {
       entry.running = chat.running;
       this.writeMeta(entry);
       if (event.type === 'turn-ended') this.maybeCompact(entry);
@@ -273,7 +273,7 @@ export class ChatStore {
 
   private writeMeta(entry: Entry): void {
     const { chat, titleSource } = entry.record!;
-    const meta: ChatMeta = { id: chat.id, title: chat.title, mode: chat.mode, ...(chat.auto !== undefined ? { auto: chat.auto } : {}), createdAt: chat.createdAt, running: chat.running };
+    const meta: ChatMeta = { id: chat.id, title: chat.title, mode: chat.mode, ...(chat.auto !== undefined ? { auto: chat.auto } : {}), createdAt: chat.createdAt, running: chat.running, ...(chat.model ? { model: chat.model } : {}) };
     const bytes = entry.file.append({ t: 'chat', chat: meta, titleSource }, chat.updatedAt);
     entry.file.noteItem('\u0000chat', bytes);
   }

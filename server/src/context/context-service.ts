@@ -123,6 +123,22 @@ export class ContextService {
     }
   }
 
+  /**
+   * The names the asking connection's focused Python notebook kernel holds (inline
+   * completions): read silently, and only when that notebook is `notebookPath` — never
+   * another notebook's kernel, never a kernel started for this.
+   */
+  async focusedKernelNames(origin: string | undefined, notebookPath: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+    const ref = this.options.kernels?.focusedKernel('', 'python', origin);
+    if (!ref || (notebookPath !== undefined && ref.notebookPath !== undefined && ref.notebookPath !== notebookPath)) return undefined;
+    try {
+      const client = await this.pythonClient(undefined, origin);
+      return client ? await kernelStateLines(client, 40, signal) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The policy gate for context Cellmate attaches itself (default: allowed). */
   private async allowed(tool: 'read' | 'notebook_read', path: string): Promise<boolean> {
     if (!this.options.isPathAllowed) return true;

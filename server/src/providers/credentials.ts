@@ -59,3 +59,13 @@ function providerStatus(kind: ProviderKind, env: NodeJS.ProcessEnv, config: Load
       };
   }
 }
+
+/**
+ * Every API key the companion holds (environment and config file), for hiding them in text
+ * a provider hands back: a hostile or careless server may echo the key in an error.
+ */
+export function knownKeys(env: NodeJS.ProcessEnv, config: LoadedConfig): string[] {
+  return (['openai', 'anthropic', 'openai-compatible'] as const)
+    .flatMap((kind) => [env[KEY_ENV_VARS[kind]]?.trim(), config.config.apiKeys[kind]?.trim()])
+    .filter((v): v is string => typeof v === 'string' && v.length >= 4);
+}

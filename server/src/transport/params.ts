@@ -5,10 +5,17 @@ import { z } from 'zod';
 const chatId = z.string().min(1).max(200);
 const empty = z.union([z.object({}).loose(), z.null(), z.undefined(), z.array(z.never())]).transform(() => ({}));
 
+const tierModel = z.object({
+  provider: z.enum(PROVIDER_KINDS as [string, ...string[]]),
+  model: z.string().max(200),
+  baseUrl: z.string().max(2_000).optional()
+});
+
 const modelSettings = z.object({
   provider: z.enum(PROVIDER_KINDS as [string, ...string[]]),
   model: z.string(),
   baseUrl: z.string().optional(),
+  fast: tierModel.optional(),
   scriptPath: z.string().optional(),
   acceptsImages: z.boolean().optional(),
   contextWindow: z.number().int().min(1_000).max(100_000_000).optional(),
@@ -37,6 +44,18 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'chat/rename': z.object({ chatId, title: z.string().max(500) }),
   'chat/delete': z.object({ chatId }),
   'chat/set-auto': z.object({ chatId, auto: z.boolean({ error: 'must be true or false' }) }),
+  'chat/set-model': z.object({ chatId, model: tierModel.nullable(), settings: modelSettings }) as unknown as z.ZodType<Requests['chat/set-model']['params']>,
+  'models/list': z.object({ model: modelSettings }) as unknown as z.ZodType<Requests['models/list']['params']>,
+  'inline/complete': z.object({
+    requestId: z.string().min(1).max(100),
+    model: modelSettings,
+    notebookPath: z.string().max(4096).optional(),
+    language: z.string().max(50).optional(),
+    prefix: z.string().max(100_000),
+    suffix: z.string().max(100_000),
+    cellsAbove: z.array(z.string().max(100_000)).max(50),
+    cellsBelow: z.array(z.string().max(100_000)).max(50)
+  }) as unknown as z.ZodType<Requests['inline/complete']['params']>,
   'chat/set-mode': z.object({ chatId, mode: z.enum(SELECTABLE_MODES as [ChatMode, ...ChatMode[]], { error: `must be one of ${SELECTABLE_MODES.join(', ')} (review is started by the system)` }) }),
   'chat/send': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings, context: sendContext.optional() }) as unknown as z.ZodType<Requests['chat/send']['params']>,
   'chat/retry': z.object({ chatId, model: modelSettings }) as unknown as z.ZodType<Requests['chat/retry']['params']>,

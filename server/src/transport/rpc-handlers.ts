@@ -1,4 +1,4 @@
-import { DEFAULT_CHAT_PAGE, ErrorCodes, PROTOCOL_VERSION, type RequestMethod } from '@cellmate/protocol';
+import { DEFAULT_CHAT_PAGE, ErrorCodes, PROTOCOL_VERSION, type NotificationMethod, type Notifications, type RequestMethod } from '@cellmate/protocol';
 import { ResponseError, ErrorCodes as JsonRpcErrorCodes, type Disposable, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../errors.js';
@@ -13,12 +13,15 @@ import { paneSessionsOf } from './pane-sessions.js';
 import type { CompanionServices } from './services.js';
 import { onRequest, sendNotification, type RequestHandlers } from './typed-rpc.js';
 
+/** Sends a notification to the connection the handlers serve (only that one). */
+export type Notify = <K extends NotificationMethod>(method: K, params: Notifications[K]) => void;
+
 /**
  * The request handlers for one connection, built on the companion's services. `origin`
  * names the connection (an opaque key): its `chat/context` focus is its own, and turns it
  * starts use it.
  */
-export function createRequestHandlers(services: CompanionServices, onInteractive: () => void = () => {}, origin = nextOrigin()): RequestHandlers {
+export function createRequestHandlers(services: CompanionServices, onInteractive: () => void = () => {}, origin = nextOrigin(), notify: Notify = () => {}): RequestHandlers {
   const { chats: service, workspace, presence, questions, audit } = services;
   // Whether this connection is a person's pane (said `interactive: true` in hello), and which
   // pane the server named it (`pane-sessions.ts`): only the pane that owns a chat may answer
@@ -68,6 +71,19 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/set-mode': (params) => service.setMode(params.chatId, params.mode),
     'chat/set-auto': (params) => service.setAuto(params.chatId, params.auto),
     'chat/delete': async (params) => ({ deleted: await service.delete(params.chatId) }),
+    'chat/set-model': (params) => service.setModel(params.chatId, params.model, params.settings),
+    'models/list': async (params) => ({ models: await service.models(params.model) }),
+    'inline/complete': async (params, token) => {
+      if (!services.inline) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no inline completions.');
+      // The pane cancels the request when the person types on: the abort reaches the model's HTTP request.
+      const controller = new AbortController();
+      const listener = token.onCancellationRequested(() => controller.abort());
+      try {
+        return await services.inline.complete(params, origin, controller.signal, (text) => notify('inline/delta', { requestId: params.requestId, text }));
+      } finally {
+        listener.dispose();
+      }
+    },
     'chat/send': async (params) => claim(params.chatId, await service.send(params.chatId, params.text, params.model, undefined, params.context, origin)),
     'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix, origin) }),
     'chat/retry': async (params) => claim(params.chatId, await service.retry(params.chatId, params.model, undefined, origin)),
@@ -204,7 +220,8 @@ export function attachConnection(connection: MessageConnection, services: Compan
       // A person's pane serves the notebook port (server → pane requests).
       pane ??= services.panes?.attach(connection);
     },
-    origin
+    origin,
+    (method, params) => void sendNotification(connection, method, params).catch(() => undefined)
   );
   for (const method of Object.keys(handlers) as RequestMethod[]) {
     register(connection, method, handlers, logger);

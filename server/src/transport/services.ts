@@ -7,6 +7,7 @@ import type { ReviewFlow } from '../modes/review-flow.js';
 import type { OrchestrationFlow } from '../modes/orchestration-flow.js';
 import type { Presence } from '../questions/presence.js';
 import type { QuestionBroker } from '../questions/question-broker.js';
+import type { InlineCompletionService } from '../inline/inline-service.js';
 
 /**
  * Everything one JSON-RPC connection is served from, composed once in `server.ts` (wiring in
@@ -52,6 +53,8 @@ export interface CompanionServices {
     get(chatId: string, workerId: string): { worker: WorkerSummary; items: TranscriptItem[] };
     kill(chatId: string, workerId: string): Promise<{ ok: boolean; killed: boolean; message: string }>;
   };
+  /** Inline completions in notebook cells (`inline/complete`), on the fast tier. */
+  inline?: Pick<InlineCompletionService, 'complete'>;
   /** "Review changes" and the person's Approve on a finding (`review/start`, `review/approve`; MODE-4). */
   reviews?: Pick<ReviewFlow, 'start' | 'approve'>;
 }

@@ -14,6 +14,7 @@
  * workers and deletes their transcripts; a companion restart marks running ones
  * `interrupted`.
  */
+import { modelForTier } from '../providers/tiers.js';
 import type { ChatEvent, ChatMode, NoticeItem, TranscriptItem, UserItem, WorkerSummary } from '@cellmate/protocol';
 import type { LanguageModel } from 'ai';
 import { randomUUID } from 'node:crypto';
@@ -97,7 +98,8 @@ export class WorkerService implements WorkerPort {
     if (parentMode === undefined) throw new ToolInputError(`Chat ${ctx.chatId} does not exist, so no worker can be started for it.`);
     const config = await this.config();
     this.checkRunning(config, 'spawn');
-    const settings = config.tiers[request.tier] ?? ctx.modelSettings;
+    // Without a tier of its own in the config, a fast worker runs the turn's fast tier (the settings' `fast`).
+    const settings = config.tiers[request.tier] ?? (ctx.modelSettings && request.tier === 'fast' ? modelForTier(ctx.modelSettings, 'fast') : ctx.modelSettings);
     if (!settings) {
       throw new ToolInputError(`No model for the "${request.tier}" tier: this call has no turn whose model the worker could use. Set "workers": {"tiers": {"${request.tier}": {"provider": …, "model": …}}} in the companion's config file.`);
     }

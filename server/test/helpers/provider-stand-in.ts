@@ -38,6 +38,10 @@ export interface StandInRequest {
   usage: StandInUsage & { outputTokens: number };
   /** Refused with the provider's context-overflow error. */
   overflow: boolean;
+  /** With `delayMs`: the client went away before the answer was sent (an abort reached the server). */
+  aborted?: boolean;
+  /** When the answer was sent (epoch ms, fractional), once it was. */
+  answeredAt?: number;
 }
 
 /**
@@ -63,6 +67,10 @@ export interface StandInOptions {
   usageOnlyWhenAsked?: boolean;
   /** Counts a block's text (default: characters / 4, rounded up). */
   tokenizer?: Tokenizer;
+  /** openai-compatible only: the model ids `/v1/models` lists (default: `stand-in-model`). */
+  models?: readonly string[];
+  /** Waits this long before answering, as a model computing does; a client that leaves meanwhile is recorded as `aborted`. */
+  delayMs?: number;
 }
 
 /** A running stand-in. */
@@ -108,8 +116,8 @@ export async function startProviderStandIn(
     req.on('end', () => {
       if (req.method === 'GET' && req.url?.endsWith('/models')) {
         // An OpenAI-compatible server's model list, with its window as vLLM words it (max_model_len); not a model request.
-        const entry = { id: 'stand-in-model', object: 'model', ...(window !== undefined ? { max_model_len: window } : {}) };
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [entry] }));
+        const data = (options.models ?? ['stand-in-model']).map((id) => ({ id, object: 'model', ...(window !== undefined ? { max_model_len: window } : {}) }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
         return;
       }
       const body = JSON.parse(raw || '{}') as Record<string, unknown>;
@@ -123,19 +131,32 @@ export async function startProviderStandIn(
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(error));
         return;
       }
-      const index = answered++;
-      const step = typeof steps === 'function' ? steps(request, index) : steps[index];
-      if (!step) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"the stand-in has no more scripted steps"}}');
+      if (options.delayMs) {
+        res.on('close', () => {
+          if (!res.writableFinished) request.aborted = true;
+        });
+        setTimeout(() => {
+          if (!request.aborted) answer(request, body, usage, res);
+        }, options.delayMs);
         return;
       }
-      usage.outputTokens = Math.max(1, Math.ceil(((step.text ?? '').length + (step.toolCalls ?? []).reduce((n, c) => n + c.name.length + JSON.stringify(c.input).length, 0)) / 4));
-      const withUsage = provider !== 'openai-compatible' || !options.usageOnlyWhenAsked || (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      for (const frame of FRAMES[provider](step, index, withUsage ? usage : undefined)) res.write(frame);
-      res.end();
+      answer(request, body, usage, res);
     });
   });
+  const answer = (request: StandInRequest, body: Record<string, unknown>, usage: StandInRequest['usage'], res: http.ServerResponse): void => {
+    const index = answered++;
+    const step = typeof steps === 'function' ? steps(request, index) : steps[index];
+    if (!step) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"the stand-in has no more scripted steps"}}');
+      return;
+    }
+    usage.outputTokens = Math.max(1, Math.ceil(((step.text ?? '').length + (step.toolCalls ?? []).reduce((n, c) => n + c.name.length + JSON.stringify(c.input).length, 0)) / 4));
+    const withUsage = provider !== 'openai-compatible' || !options.usageOnlyWhenAsked || (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    request.answeredAt = performance.timeOrigin + performance.now();
+    for (const frame of FRAMES[provider](step, index, withUsage ? usage : undefined)) res.write(frame);
+    res.end();
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const local = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const origin = ORIGINS[provider];

@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/config/logger.js';
 import { startServer, type ServerHandle } from '../../src/server.js';
 import { sendRequest } from '../../src/transport/typed-rpc.js';
 import { connectClient, type TestClient } from '../helpers/rpc-client.js';
-import { startFakeOpenAI, type FakeOpenAIServer } from '../helpers/sse-server.js';
+import { startFakeOpenAI, type FakeOpenAIServer, type Responder } from '../helpers/sse-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 const KEYS = {
@@ -40,9 +40,10 @@ describe('API keys never leave the server', () => {
       ? { CELLMATE_CONFIG: configPath, OPENAI_API_KEY: KEYS.openai, ANTHROPIC_API_KEY: KEYS.anthropic, CELLMATE_OPENAI_COMPATIBLE_API_KEY: KEYS.compatible }
       : { CELLMATE_CONFIG: configPath };
     // A hostile-ish server that echoes the Authorization header back in its error body.
-    fake = await startFakeOpenAI([
-      (req, res) => res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `bad key ${req.headers.authorization}` } }))
-    ]);
+    const echo: Responder = (req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `bad key ${req.headers.authorization}` } }));
+    };
+    fake = await startFakeOpenAI([echo, echo]);
     handle = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, maxRetries: 0 });
     client = await connectClient(handle.socketPath!);
     const c = client.connection;
@@ -56,6 +57,12 @@ describe('API keys never leave the server', () => {
     expect(ended).toMatchObject({ reason: 'error' });
     await sendRequest(c, 'chat/get', { chatId: chat.id });
     await sendRequest(c, 'chat/list', {});
+    // The picker's list (the server's /v1/models is read with the key) and an inline completion
+    // whose model server echoes the key in its error (issue #27).
+    const compatible = { provider: 'openai-compatible' as const, model: 'm', baseUrl: fake.baseUrl };
+    await sendRequest(c, 'models/list', { model: { provider: 'openai', model: 'gpt-4.1', fast: compatible } });
+    await expect(sendRequest(c, 'inline/complete', { requestId: 'i1', model: compatible, prefix: 'x = ', suffix: '', cellsAbove: [], cellsBelow: [] })).rejects.toThrow(/401|bad key/);
+    expect(fake.requests).toHaveLength(2);
 
     // The server did send the key to the provider (positive control)…
     expect(fake.requests[0]!.headers.authorization).toBe(`Bearer ${fromEnv ? KEYS.compatible : KEYS.fileCompatible}`);

@@ -376,6 +376,16 @@ describe('workers and the chat\'s mode (MODE-2), approvals (HARN-6) and restarts
     expect(foreign.output).toBe(`Unknown worker "${w!.id}" in this chat. This chat has no workers; start one with vibe_spawn.`);
   }, 30_000);
 
+  it('VIBE-3: a fast worker without a configured tier runs on the settings\' fast tier (issue #27)', async () => {
+    const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Say done.', label: 'quick', tier: 'fast' } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
+    const s = await setup({ 'parent.json': parent, 'good.json': { steps: [{ text: 'unused', chunkDelayMs: 0 }] } }, { good: 'good.json' });
+    const chat = await s.request<{ id: string }>('chat/create', {});
+    const model = { ...parentModel('parent.json'), fast: { provider: 'scripted', model: 'fast-from-settings' } };
+    await s.request('chat/send', { chatId: chat.id, text: 'go', model });
+    await s.client.turnEnded(chat.id);
+    expect(s.server.workers!.list(chat.id).map((w) => [w.label, w.tier, w.model])).toEqual([['quick', 'fast', 'scripted/fast-from-settings']]);
+  }, 60_000);
+
   it('a run past its tool-call budget stops as failed, saying which budget', async () => {
     const busy = { steps: [{ toolCalls: [{ toolName: 'read', input: { path: 'parent.json' } }, { toolName: 'read', input: { path: 'parent.json' } }], chunkDelayMs: 0 }, { text: 'read twice', chunkDelayMs: 0 }] };
     const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Read twice.', label: 'reader' } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
