@@ -312,15 +312,16 @@ export class ChatService {
     // and one catalog from it: the system prompt lists exactly what every step declares (HARN-11).
     // "Explain" on a cell runs read-only whatever the mode: the surface has nothing that writes or runs.
     const { surface, system } = this.turnPrompt(chatId, context?.assist?.action === 'explain' ? EXPLAIN_PROFILE : record.chat.mode);
-    const window = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
+    const fast = await this.fastTierModel(settings, config);
+    const window = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config, fast);
     const done = runTurn(
       {
         chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry, profile: surface.profile, ...(surface.nudge ? { nudge: surface.nudge } : {}),
         declared: surface.catalog.declared,
         system, context: window,
         history: record.messages, signal: controller.signal,
-        // The reviewer's model is the chat's own for now; `sidecarModel` is the one place that picks it.
-        autoApproval: createSidecarClassifier({ sidecarModel: () => model, enabled: () => this.options.store.get(chatId)?.chat.auto === true }),
+        // The Auto reviewer is a short request on the fast tier (SIDE-1), else the chat's own model.
+        autoApproval: createSidecarClassifier({ sidecarModel: () => fast ?? model, enabled: () => this.options.store.get(chatId)?.chat.auto === true }),
         maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
         redact: (t) => {
           const keys = secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t);
@@ -410,7 +411,21 @@ export class ChatService {
   }
 
   /** A turn's context manager (CTX-1/3): the model's facts, and the chat's compaction state through the store. */
-  private async contextManager(chatId: string, settings: ModelSettings, model: LanguageModel, turnId: string, fixed: number, config: Awaited<ReturnType<typeof loadConfigFile>>): Promise<ContextManager> {
+  /**
+   * The `fast` tier's model when it differs from the main one, else undefined (callers then
+   * use the main model). A fast tier that cannot run must not stop the chat's turns: what it
+   * would do (summaries, the Auto reviewer) falls back to the main model, with a warning.
+   */
+  private async fastTierModel(settings: ModelSettings, config: Awaited<ReturnType<typeof loadConfigFile>>): Promise<LanguageModel | undefined> {
+    const fast = modelForTier(settings, 'fast');
+    if (sameModel(fast, settings)) return undefined;
+    return createLanguageModel(fast, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch }).catch((error: unknown) => {
+      this.options.logger.warn(`the fast tier cannot run (${error instanceof Error ? error.message : String(error)}); using the main model`);
+      return undefined;
+    });
+  }
+
+  private async contextManager(chatId: string, settings: ModelSettings, model: LanguageModel, turnId: string, fixed: number, config: Awaited<ReturnType<typeof loadConfigFile>>, fast?: LanguageModel): Promise<ContextManager> {
     const apiKey = settings.provider === 'openai-compatible' ? resolveApiKey('openai-compatible', this.options.env, config).value : undefined;
     const facts = await modelFacts(settings, { ...(apiKey ? { apiKey } : {}), ...(this.options.fetch ? { fetch: this.options.fetch } : {}) });
     const store = this.options.store;
@@ -424,14 +439,7 @@ export class ChatService {
       ...(this.options.kernelState ? { kernelState: (signal: AbortSignal) => this.options.kernelState!(chatId, signal) } : {})
     };
     // Summaries run on the fast tier (CTX-3): a summary is a short, self-contained request.
-    const fast = modelForTier(settings, 'fast');
-    const summaryModel = sameModel(fast, settings)
-      ? undefined
-      : await createLanguageModel(fast, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch }).catch((error: unknown) => {
-          // A fast tier that cannot run must not stop the chat's turns: its summaries fall back to the main model.
-          this.options.logger.warn(`the fast tier cannot run summaries (${error instanceof Error ? error.message : String(error)}); using the main model`);
-          return undefined;
-        });
+    const summaryModel = fast ?? (await this.fastTierModel(settings, config));
     return new ContextManager({ port, settings, facts, model, turnId, fixedTokens: fixed, ...(summaryModel ? { summaryModel } : {}) });
   }
 

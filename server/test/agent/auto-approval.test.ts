@@ -133,6 +133,18 @@ describe('Auto approval with a stand-in reviewer (SIDE-1…3)', () => {
     expect(row).toMatchObject({ autoAllowed: 1, autoAsked: 0, autoTimedOut: 0 });
   });
 
+  it('SIDE-1: the reviewer runs on the fast tier when one is set; the chat\'s turns stay on the main model', async () => {
+    const s = await setup({
+      turns: [[step('write', { path: 'out/fast.md', content: 'fast\n' }), done]],
+      sidecar: [{ tool: 'write', subject: 'out/', verdict: 'allow', reason: 'routine write inside the project' }]
+    });
+    await s.h.sendAndWait(s.chatId, 'Write it.', { ...s.settings, fast: { provider: 'scripted', model: 'reviewer' } });
+    expect(await readFile(path.join(s.ws, 'out/fast.md'), 'utf8')).toBe('fast\n');
+    await s.audit.flush();
+    const [entry] = (await s.audit.entries()).filter((e) => e.tool === 'write');
+    expect(entry).toMatchObject({ decision: 'auto-approved', sidecar: { outcome: 'allow', model: 'cellmate.scripted/reviewer' } });
+  });
+
   it('SIDE-3: an ask verdict, a reviewer that never answers and a junk answer each become the person\'s card', async () => {
     const s = await setup({
       turns: [[step('write', { path: 'a.md', content: 'a' }), step('write', { path: 'b.md', content: 'b' }), step('write', { path: 'c.md', content: 'c' }), done]],
