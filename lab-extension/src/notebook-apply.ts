@@ -9,6 +9,7 @@
 import {
   findCellIndex,
   planNotebookEdits,
+  type NotebookCellData,
   type NotebookEditOp,
   type NotebookSourceChange,
   type PlanCell,
@@ -87,6 +88,24 @@ export function setSharedSources(
     applySteps(nb, steps);
   }
   return dryRun ? 0 : steps.length;
+}
+
+/**
+ * Replaces every cell with `cells` (ids, sources, outputs, execution counts, metadata) as
+ * one undoable transaction: a rewind setting an open notebook back to a checkpoint.
+ */
+export function setSharedCells(nb: ISharedNotebook, cells: readonly NotebookCellData[]): number {
+  const planned: PlanCell[] = cells.map(c => {
+    const base = { id: c.id, cell_type: c.cell_type, source: c.source, metadata: c.metadata ?? {} };
+    return (c.cell_type === 'code' ? { ...base, outputs: c.outputs ?? [], execution_count: c.execution_count ?? null } : base) as unknown as PlanCell;
+  });
+  const steps: PlanStep[] = [];
+  for (let i = nb.cells.length - 1; i >= 0; i--) {
+    steps.push({ kind: 'delete', index: i });
+  }
+  steps.push({ kind: 'insert', index: 0, cells: planned });
+  applySteps(nb, steps);
+  return nb.cells.length;
 }
 
 /** Applies planned steps in order, as one undoable transaction. */

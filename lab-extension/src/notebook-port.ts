@@ -12,6 +12,8 @@
  * - `notebook/set-sources` (the companion's all-or-nothing multi-file edit: a rename, a
  *   structural rewrite) checks every cell's expected source, then sets the sources in one
  *   undo step, outputs kept (`setSharedSources`).
+ * - `notebook/set-cells` (a rewind) puts back every cell as a checkpoint kept it, outputs
+ *   included, in one undo step (`setSharedCells`).
  * - Runs use `CodeCell.execute` with the notebook's session, so outputs appear in the
  *   notebook; cancelling the request interrupts the kernel.
  */
@@ -28,7 +30,7 @@ import type { IDisposable } from '@lumino/disposable';
 import type { CancellationToken } from 'vscode-jsonrpc/browser';
 
 import type { CellmateConnection } from './connection';
-import { editSharedNotebook, setSharedSources, toPlanCell, type ISharedNotebook } from './notebook-apply';
+import { editSharedNotebook, setSharedCells, setSharedSources, toPlanCell, type ISharedNotebook } from './notebook-apply';
 import type { INotebookFocus } from './notebook-focus';
 
 /** How long agent-made cells stay highlighted. */
@@ -49,6 +51,9 @@ export class NotebookPort implements IDisposable {
     serve('notebook/edit', async ({ path, ops, mark }) => this._edit(this._panel(path), ops, mark));
     serve('notebook/set-sources', async ({ path, changes, dryRun }) => ({
       changed: setSharedSources(this._shared(this._panel(path)), changes, dryRun ?? false)
+    }));
+    serve('notebook/set-cells', async ({ path, cells }) => ({
+      cellCount: setSharedCells(this._shared(this._panel(path)), cells)
     }));
     serve('notebook/run', async ({ path, cellIds }, token) => this._run(this._panel(path), cellIds, token));
   }
