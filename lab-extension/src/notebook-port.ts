@@ -15,7 +15,8 @@
  * - `notebook/set-cells` (a rewind) puts back every cell as a checkpoint kept it, outputs
  *   included, in one undo step (`setSharedCells`).
  * - Runs use `CodeCell.execute` with the notebook's session, so outputs appear in the
- *   notebook; cancelling the request interrupts the kernel.
+ *   notebook; cancelling the request interrupts the kernel. The run's outputs then become
+ *   one undo step (`recordRunAsOneStep`).
  */
 import {
   findCellIndex,
@@ -139,6 +140,7 @@ export class NotebookPort implements IDisposable {
       void session.session?.kernel?.interrupt();
     });
     const ran: CodeCell[] = [];
+    const before = new Map(widgets.map(w => [w, { outputs: w.model.sharedModel.getOutputs(), count: w.model.sharedModel.execution_count }]));
     try {
       for (const w of widgets) {
         if (token.isCancellationRequested) {
@@ -157,6 +159,7 @@ export class NotebookPort implements IDisposable {
       }
     } finally {
       interrupt.dispose();
+      recordRunAsOneStep(nb, ran.map(w => ({ cell: w.model.sharedModel, ...before.get(w)! })));
     }
     const byId = new Map(nb.cells.map(c => [c.id, c]));
     const cells = ran.flatMap(w => {
@@ -167,4 +170,42 @@ export class NotebookPort implements IDisposable {
   }
 
   private _disposed = false;
+}
+
+type SharedCodeCell = CodeCell['model']['sharedModel'];
+
+/**
+ * Makes an agent's run one step of the notebook's undo history, outputs included. Kernel
+ * outputs stream into the shared model outside the history, so undoing the edit before the
+ * run would bring back the old outputs beside the new ones. Here the cells are set back to
+ * their pre-run outputs outside the history, then to the run's outputs in one tracked
+ * transaction (synchronously: nothing renders in between): Ctrl+Z then takes the run back
+ * as a whole, and the edit before it as a whole. One thing stays out of reach: once the
+ * kernel has written a cell's execution count (outside the history), Yjs will not bring back
+ * the count an earlier edit cleared — undoing that edit restores source and outputs, and the
+ * count stays empty (a rewind restores it too).
+ */
+function recordRunAsOneStep(
+  nb: ISharedNotebook,
+  cells: ReadonlyArray<{ cell: SharedCodeCell; outputs: ReturnType<SharedCodeCell['getOutputs']>; count: number | null }>
+): void {
+  if (cells.length === 0) {
+    return;
+  }
+  const after = cells.map(c => ({ cell: c.cell, outputs: c.cell.getOutputs(), count: c.cell.execution_count }));
+  const undo = (nb as { undoManager?: { stopCapturing(): void } | null }).undoManager;
+  nb.transact(() => {
+    for (const c of cells) {
+      c.cell.setOutputs(c.outputs);
+      c.cell.execution_count = c.count;
+    }
+  }, false);
+  undo?.stopCapturing();
+  nb.transact(() => {
+    for (const c of after) {
+      c.cell.setOutputs(c.outputs);
+      c.cell.execution_count = c.count;
+    }
+  });
+  undo?.stopCapturing();
 }

@@ -119,6 +119,16 @@ class UserWidget extends Widget implements IItemWidget {
     (this._rewindBar.querySelector('.jp-cellmate-rewind-here') as HTMLElement).hidden = !from;
   }
 
+  /** Opens the rewind box when this message offers that rewind (`/rewind`, the palette). */
+  openRewind(scope: 'turn' | 'from'): boolean {
+    const button = this._rewindBar?.querySelector(scope === 'turn' ? '.jp-cellmate-undo-turn' : '.jp-cellmate-rewind-here') as HTMLElement | null;
+    if (!button || this._rewindBar!.hidden || button.hidden) {
+      return false;
+    }
+    this._openRewind(scope);
+    return true;
+  }
+
   private _openRewind(scope: 'turn' | 'from'): void {
     const rewind = this._context.rewind;
     if (!rewind) {
@@ -128,6 +138,7 @@ class UserWidget extends Widget implements IItemWidget {
     const close = (): void => {
       box.remove();
       this._rewindBox = null;
+      this.node.classList.remove('jp-mod-rewinding');
       this._context.onResize();
     };
     const box = renderRewind(this._item.id, scope, rewind, this._context.trans, close, result => {
@@ -135,6 +146,7 @@ class UserWidget extends Widget implements IItemWidget {
       this._context.onResize();
     });
     this._rewindBox = box;
+    this.node.classList.add('jp-mod-rewinding');
     this.node.appendChild(box);
     this._context.onResize();
   }

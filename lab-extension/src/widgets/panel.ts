@@ -148,6 +148,7 @@ export class CellmatePanel extends Panel {
       compact: async () => void (await c.compact()),
       newChat: () => this.newChat(),
       exportChat: () => c.exportChat(),
+      rewind: () => this.openRewind(),
       showSkills: async () => void (await options.runCommand?.('cellmate:show-skills')),
       modelLabel: () => c.modelLabel(),
       setModel: name => c.setModel(name),
@@ -156,6 +157,11 @@ export class CellmatePanel extends Panel {
       expand: (name, args) => c.expandCommand(name, args),
       send: text => c.send(text)
     };
+  }
+
+  /** Opens "Rewind to here" on the latest message whose turn changed files (`/rewind`, the palette). */
+  openRewind(): boolean {
+    return this._transcript.openLatestRewind();
   }
 
   /** Creates a chat and focuses the composer. */

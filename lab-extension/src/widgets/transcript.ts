@@ -145,6 +145,22 @@ export class TranscriptWidget extends Panel {
     this._markRewind();
   }
 
+  /** Opens "Rewind to here" on the latest user message that offers it; false when none does. */
+  openLatestRewind(): boolean {
+    for (let i = this._items.length - 1; i >= 0; i--) {
+      const item = this._items[i];
+      if (item.kind !== 'user') {
+        continue;
+      }
+      const widget = this._byId.get(item.id) as (IItemWidget & { openRewind?(scope: 'turn' | 'from'): boolean }) | undefined;
+      if (widget?.openRewind?.('from')) {
+        widget.node.scrollIntoView({ block: 'nearest' });
+        return true;
+      }
+    }
+    return false;
+  }
+
   private _markRewind(): void {
     let later = false;
     for (let i = this._items.length - 1; i >= 0; i--) {
