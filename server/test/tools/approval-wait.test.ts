@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { ChatEvent, QuestionItem, ToolCallItem } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
 import { AuditLog } from '../../src/audit/audit-log.js';
+import type { AuditEntry } from '../../src/ports/harness.js';
 import { computeMetrics } from '../../src/audit/metrics.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { Presence } from '../../src/questions/presence.js';
@@ -71,11 +72,11 @@ describe('approval wait shown apart from run time (issue #26 item 6)', () => {
 
     await audit.flush();
     const entries = (await readFile(path.join(ws, '.cellmate', 'audit', `${chat.id}.jsonl`), 'utf8'))
-      .trim().split('\n').map((l) => JSON.parse(l) as { tool: string; status: string; durationMs: number; waitMs?: number; decision: string });
+      .trim().split('\n').map((l) => JSON.parse(l) as AuditEntry);
     const entry = entries.find((e) => e.tool === 'write')!;
     expect(entry).toMatchObject({ decision: 'approved-once', status: 'ok', durationMs: card.durationMs, waitMs: card.waitMs });
 
-    const [row] = computeMetrics([entry, { tool: 'write', status: 'ok', durationMs: 10 }]);
+    const [row] = computeMetrics([entry, { tool: 'write', status: 'ok' as const, durationMs: 10 }]);
     expect(row).toMatchObject({ tool: 'write', calls: 2, waitedCalls: 1, meanWaitMs: card.waitMs, meanDurationMs: Math.round((card.durationMs! + 10) / 2) });
     await h.dispose();
   }, 30_000);
