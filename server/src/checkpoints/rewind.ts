@@ -61,9 +61,10 @@ export async function planRewind(chatId: string, turnIds: readonly string[], opt
   const open = options.port?.findOpen ? await options.port.findOpen([...byPath.keys()]).catch(() => new Map()) : new Map();
   const paths: PathPlan[] = [];
   for (const [p, { before, after }] of byPath) {
-    // A checkpoint file is untrusted input too: its paths stay inside the workspace.
+    // A checkpoint file is untrusted input too: its paths stay inside the workspace, and out
+    // of Cellmate's own folder (policy, journals), which no recorder ever keeps.
     const resolved = await resolveWorkspacePath(options.workspace, p).catch(() => undefined);
-    if (!resolved) continue;
+    if (!resolved || resolved.relative.split(/[\\/]/)[0] === '.cellmate') continue;
     const target = open.get(p);
     const now: KeptState = target
       ? { kind: 'cells', cells: (await target.request('notebook/read', { path: p })).cells }

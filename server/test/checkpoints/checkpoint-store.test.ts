@@ -6,7 +6,7 @@
  * restore bytes exactly, remove what a turn created, and never overwrite a file the person
  * changed afterwards unless told to.
  */
-import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { UserItem } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
@@ -172,7 +172,7 @@ describe('checkpoints and rewind (issue #26 item 3)', () => {
     await h.dispose();
   });
 
-  it('a rewind refuses a path a checkpoint file names outside the workspace', async () => {
+  it('HARN-5: a rewind refuses what a planted checkpoint names outside the workspace, or in Cellmate\'s own folder', async () => {
     const { ws, h, checkpoints } = await rig();
     const outside = await tempDir();
     await writeFile(path.join(outside, 'victim.txt'), 'keep me');
@@ -181,11 +181,19 @@ describe('checkpoints and rewind (issue #26 item 3)', () => {
     await h.sendAndWait(chat.id, 'go', model);
     const user = h.service.get(chat.id).items[0]!;
     const turn = checkpoints.get(chat.id, user.turnId)!;
-    turn.entries.push({ path: path.relative(ws, path.join(outside, 'victim.txt')), before: { kind: 'absent' }, after: { kind: 'bytes', base64: Buffer.from('keep me').toString('base64') } });
+    const policy = '{"rules": []}\n';
+    await mkdir(path.join(ws, '.cellmate'), { recursive: true });
+    await writeFile(path.join(ws, '.cellmate', 'policy.json'), policy);
+    const keepMe = { kind: 'bytes' as const, base64: Buffer.from('keep me').toString('base64') };
+    turn.entries.push({ path: path.relative(ws, path.join(outside, 'victim.txt')), before: { kind: 'absent' }, after: keepMe });
+    turn.entries.push({ path: '.cellmate/policy.json', before: { kind: 'absent' }, after: { kind: 'bytes', base64: Buffer.from(policy).toString('base64') } });
     checkpoints.save(chat.id, turn);
+    const preview = await h.service.rewindPreview({ chatId: chat.id, itemId: user.id, scope: 'turn' });
+    expect(preview.files.map((f) => f.path)).toEqual(['a.txt']);
     const result = await h.service.rewind({ chatId: chat.id, itemId: user.id, scope: 'turn' });
     expect(result.restored).toEqual(['a.txt']);
     expect(await readFile(path.join(outside, 'victim.txt'), 'utf8')).toBe('keep me');
+    expect(await readFile(path.join(ws, '.cellmate', 'policy.json'), 'utf8')).toBe(policy);
     await h.dispose();
   });
 
