@@ -1,5 +1,5 @@
 /**
- * Checkpoints and "Rewind to here" (issue #26 item 3; HARN-6, EDIT-2), in Debian's Chromium
+ * Checkpoints and "Rewind to here" (HARN-6, EDIT-2), in Debian's Chromium
  * against a real JupyterLab and a real ipykernel, with the scripted model and the default
  * policy (no rule written: the test clicks "Approve once" on each card as a person does).
  * One turn edits a cell of the open notebook, runs it in the notebook's kernel, rewrites a
@@ -65,7 +65,7 @@ function normalize(c: Record<string, unknown>): Record<string, unknown> {
   return { id: c.id, cell_type: c.cell_type, source: text(c.source), metadata, ...(c.cell_type === 'code' ? { outputs, execution_count: c.execution_count ?? null } : {}) };
 }
 
-describe('"Rewind to here" restores a turn\'s notebook and file changes (issue #26 item 3)', () => {
+describe('"Rewind to here" restores a turn\'s notebook and file changes', () => {
   let jupyter: Jupyter;
   let browser: Browser;
   let page: Page;

@@ -1,5 +1,5 @@
 /**
- * "Undo this turn's changes" / "Rewind to here" under a user message (issue #26 item 3):
+ * "Undo this turn's changes" / "Rewind to here" under a user message:
  * the preview of what will be restored — the diff cards' renderer, read-only, from what is
  * there now back to the checkpoint —, each file the person changed since the agent's edit
  * called out, the note that the kernel keeps its state (with the names the undone cells had

@@ -1,5 +1,5 @@
 /**
- * "Undo this turn's changes" and "Rewind to here" for a chat (issue #26 item 3): which turns
+ * "Undo this turn's changes" and "Rewind to here" for a chat: which turns
  * a user message names, the preview, the restore, the transcript's note, and — when the
  * person asks — the conversation cut back to before that message (the way `/rewind` does
  * it in Claude Code: code, conversation, or both).

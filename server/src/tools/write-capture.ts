@@ -1,6 +1,6 @@
 /**
  * Where every agent write announces itself before it happens, so a turn's checkpoint can
- * keep what was there (issue #26 item 3). The registry runs each call inside
+ * keep what was there. The registry runs each call inside
  * {@link withWriteRecorder}; the few write paths every tool goes through — the atomic file
  * write and remove (`file-io.ts`, which `edits/` uses too) and the mutating requests of
  * the notebook port (`notebook/pane-hub.ts`) — call {@link currentWriteRecorder}. A write

@@ -1,5 +1,5 @@
 /**
- * Checkpoints and rewind (issue #26 item 3; HARN-6, EDIT-2) on real temporary folders,
+ * Checkpoints and rewind (HARN-6, EDIT-2) on real temporary folders,
  * through the chat service, the real registry and the real write tools, with the scripted
  * model: each turn's writes keep what was there before (at the one write path, not per
  * tool), bounded; "Undo this turn's changes" and "Rewind to here" across several turns
@@ -49,7 +49,7 @@ async function read(ws: string, p: string): Promise<string | null> {
   return readFile(path.join(ws, p), 'utf8').catch(() => null);
 }
 
-describe('checkpoints and rewind (issue #26 item 3)', () => {
+describe('checkpoints and rewind', () => {
   it('HARN-6 EDIT-2: each turn keeps what it changed; undoing the last turn and rewinding across three turns restore bytes exactly', async () => {
     const { ws, h, checkpoints } = await rig();
     const model = await scriptSettings(ws, {

@@ -1,5 +1,5 @@
 /**
- * The person's approval wait is not the tool's run time (issue #26 item 6; HARN-7): the
+ * The person's approval wait is not the tool's run time (HARN-7): the
  * registry times the wait apart, the card hears when the wait starts and ends (its timer
  * pauses, then shows "waited … for you"), the audit entry keeps both, and Tool Metrics'
  * mean run time leaves the wait out. The real registry, policy, question broker and write
@@ -42,7 +42,7 @@ function slowPerson(): QuestionBroker {
   return broker;
 }
 
-describe('approval wait shown apart from run time (issue #26 item 6)', () => {
+describe('approval wait shown apart from run time', () => {
   it('HARN-7: a call that waited for "Approve once" reports its run time without the wait, the wait apart, on the card, the audit entry and the metrics', async () => {
     const ws = await tempDir();
     const broker = slowPerson();
