@@ -108,9 +108,32 @@ export function setSharedCells(nb: ISharedNotebook, cells: readonly NotebookCell
   return nb.cells.length;
 }
 
+/** The parts of Yjs' undo manager an agent's steps use (`@jupyter/ydoc` exposes it as the notebook's `undoManager`). */
+export interface IUndoHistory {
+  stopCapturing(): void;
+  /** When the last tracked change was made; a tracked change within the capture timeout joins the last step. */
+  lastChange: number;
+  undoStack: readonly unknown[];
+}
+
+/** The notebook's undo history, when it keeps one. */
+export function undoHistory(nb: ISharedNotebook): IUndoHistory | null {
+  return (nb as { undoManager?: IUndoHistory | null }).undoManager ?? null;
+}
+
+/** The undo step each notebook's last agent edit made (a run of the same cells may join it). */
+const agentSteps = new WeakMap<ISharedNotebook, unknown>();
+
+/** Whether the newest undo step is still the agent's last edit (nothing else was done since). */
+export function lastStepIsAgentEdit(nb: ISharedNotebook): boolean {
+  const undo = undoHistory(nb);
+  const top = undo?.undoStack[undo.undoStack.length - 1];
+  return top !== undefined && agentSteps.get(nb) === top;
+}
+
 /** Applies planned steps in order, as one undoable transaction. */
 export function applySteps(nb: ISharedNotebook, steps: readonly PlanStep[]): void {
-  const undo = (nb as { undoManager?: { stopCapturing(): void } | null }).undoManager;
+  const undo = undoHistory(nb);
   undo?.stopCapturing();
   nb.transact(() => {
     for (const step of steps) {
@@ -142,6 +165,9 @@ export function applySteps(nb: ISharedNotebook, steps: readonly PlanStep[]): voi
     }
   });
   undo?.stopCapturing();
+  if (undo) {
+    agentSteps.set(nb, undo.undoStack[undo.undoStack.length - 1]);
+  }
 }
 
 function toSharedCell(cell: PlanCell): SharedCellJSON {

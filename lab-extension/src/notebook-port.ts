@@ -15,8 +15,8 @@
  * - `notebook/set-cells` (a rewind) puts back every cell as a checkpoint kept it, outputs
  *   included, in one undo step (`setSharedCells`).
  * - Runs use `CodeCell.execute` with the notebook's session, so outputs appear in the
- *   notebook; cancelling the request interrupts the kernel. The run's outputs then become
- *   one undo step (`recordRunAsOneStep`).
+ *   notebook; cancelling the request interrupts the kernel. The run's outputs then enter
+ *   the undo history, joining the agent's edit just before (`recordRunInHistory`).
  */
 import {
   findCellIndex,
@@ -31,7 +31,15 @@ import type { IDisposable } from '@lumino/disposable';
 import type { CancellationToken } from 'vscode-jsonrpc/browser';
 
 import type { CellmateConnection } from './connection';
-import { editSharedNotebook, setSharedCells, setSharedSources, toPlanCell, type ISharedNotebook } from './notebook-apply';
+import {
+  editSharedNotebook,
+  lastStepIsAgentEdit,
+  setSharedCells,
+  setSharedSources,
+  toPlanCell,
+  undoHistory,
+  type ISharedNotebook
+} from './notebook-apply';
 import type { INotebookFocus } from './notebook-focus';
 
 /** How long agent-made cells stay highlighted. */
@@ -159,7 +167,7 @@ export class NotebookPort implements IDisposable {
       }
     } finally {
       interrupt.dispose();
-      recordRunAsOneStep(nb, ran.map(w => ({ cell: w.model.sharedModel, ...before.get(w)! })));
+      recordRunInHistory(nb, ran.map(w => ({ cell: w.model.sharedModel, ...before.get(w)! })));
     }
     const byId = new Map(nb.cells.map(c => [c.id, c]));
     const cells = ran.flatMap(w => {
@@ -175,17 +183,18 @@ export class NotebookPort implements IDisposable {
 type SharedCodeCell = CodeCell['model']['sharedModel'];
 
 /**
- * Makes an agent's run one step of the notebook's undo history, outputs included. Kernel
- * outputs stream into the shared model outside the history, so undoing the edit before the
- * run would bring back the old outputs beside the new ones. Here the cells are set back to
- * their pre-run outputs outside the history, then to the run's outputs in one tracked
- * transaction (synchronously: nothing renders in between): Ctrl+Z then takes the run back
- * as a whole, and the edit before it as a whole. One thing stays out of reach: once the
- * kernel has written a cell's execution count (outside the history), Yjs will not bring back
- * the count an earlier edit cleared — undoing that edit restores source and outputs, and the
- * count stays empty (a rewind restores it too).
+ * Makes an agent's run part of the notebook's undo history, outputs included. Kernel outputs
+ * stream into the shared model outside the history, so undoing the edit before the run would
+ * bring back the old outputs beside the new ones. Here the cells are set back to their
+ * pre-run outputs outside the history, then to the run's outputs in one tracked transaction
+ * (synchronously: nothing renders in between). When the newest undo step is the agent's edit
+ * just before (nothing else done since), the run joins it: one Ctrl+Z takes back the edit and
+ * its run together; otherwise the run is a step of its own. One thing stays out of reach:
+ * once the kernel has written a cell's execution count (outside the history), Yjs will not
+ * bring back the count an edit cleared — undo restores source and outputs, and the count
+ * stays empty (a rewind restores it too).
  */
-function recordRunAsOneStep(
+function recordRunInHistory(
   nb: ISharedNotebook,
   cells: ReadonlyArray<{ cell: SharedCodeCell; outputs: ReturnType<SharedCodeCell['getOutputs']>; count: number | null }>
 ): void {
@@ -193,14 +202,20 @@ function recordRunAsOneStep(
     return;
   }
   const after = cells.map(c => ({ cell: c.cell, outputs: c.cell.getOutputs(), count: c.cell.execution_count }));
-  const undo = (nb as { undoManager?: { stopCapturing(): void } | null }).undoManager;
+  const undo = undoHistory(nb);
+  const joinEdit = lastStepIsAgentEdit(nb);
   nb.transact(() => {
     for (const c of cells) {
       c.cell.setOutputs(c.outputs);
       c.cell.execution_count = c.count;
     }
   }, false);
-  undo?.stopCapturing();
+  if (undo && joinEdit) {
+    // Within Yjs' capture window, a tracked change joins the newest step.
+    undo.lastChange = Date.now();
+  } else {
+    undo?.stopCapturing();
+  }
   nb.transact(() => {
     for (const c of after) {
       c.cell.setOutputs(c.outputs);
