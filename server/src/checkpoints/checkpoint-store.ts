@@ -1,14 +1,17 @@
 /**
  * Checkpoints: what every file and notebook a turn changed held before that turn changed it
- * (not a git commit), and what the turn left, kept beside the chat's journal as one JSON
- * file per turn: `.cellmate/chats/checkpoints/<chatId>/<turnId>.json`. The recorder a call
- * gets (`tools/write-capture.ts`) keeps a path's content the first time the turn writes it;
+ * (not a git commit), and what the turn left, kept beside the chat's journal as one
+ * append-only JSONL file per turn: `.cellmate/chats/checkpoints/<chatId>/<turnId>.jsonl` —
+ * a header line, then one line per kept content — so a turn that writes a thousand files
+ * appends a thousand lines instead of rewriting a growing document, and a companion killed
+ * mid-call has already kept what it replaced. The recorder a call gets
+ * (`tools/write-capture.ts`) keeps a path's content the first time the turn writes it;
  * after each call it notes what the call left (`after`), so a rewind can tell a change the
  * person made since from the agent's own. Bounded: one kept content over `maxEntryBytes` is
  * noted as too large (that file cannot be restored, and the preview says so); a chat's
  * checkpoints over `maxChatBytes` lose their oldest turns.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CheckpointSummary, NotebookCellData } from '@cellmate/protocol';
@@ -96,7 +99,7 @@ export class CheckpointStore implements CheckpointPort {
     const dir = this.chatDir(chatId);
     let names: string[];
     try {
-      names = readdirSync(dir).filter((n) => n.endsWith('.json'));
+      names = readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
     } catch {
       return [];
     }
@@ -111,23 +114,47 @@ export class CheckpointStore implements CheckpointPort {
   /** One turn's checkpoint, if kept. */
   get(chatId: string, turnId: string): TurnCheckpoint | undefined {
     if (!SAFE_ID.test(chatId) || !SAFE_ID.test(turnId)) return undefined;
-    return this.readTurn(path.join(this.chatDir(chatId), `${turnId}.json`));
+    return this.readTurn(this.turnFile(chatId, turnId));
   }
 
-  /** Writes a turn's checkpoint (temp file + rename), then trims the chat to its bound. */
+  /** Writes a whole turn's checkpoint (temp file + rename), then trims the chat to its bound. */
   save(chatId: string, checkpoint: TurnCheckpoint): void {
-    const dir = this.chatDir(chatId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const target = path.join(dir, `${checkpoint.turnId}.json`);
+    const target = this.turnFile(chatId, checkpoint.turnId);
+    mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+    const lines = [
+      JSON.stringify({ version: 1, turnId: checkpoint.turnId, time: checkpoint.time }),
+      ...checkpoint.entries.flatMap((e) => [JSON.stringify({ t: 'before', path: e.path, state: e.before }), ...(e.after ? [JSON.stringify({ t: 'after', path: e.path, state: e.after })] : [])])
+    ];
     const temp = `${target}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(checkpoint), { encoding: 'utf8', mode: 0o600 });
+    writeFileSync(temp, `${lines.join('\n')}\n`, { encoding: 'utf8', mode: 0o600 });
     renameSync(temp, target);
     this.trim(chatId, checkpoint.turnId);
   }
 
+  /** Appends what a turn kept (`before`: the first write of a path; `after`: what a call left). */
+  append(chatId: string, turnId: string, record: { t: 'before' | 'after'; path: string; state: KeptState }): void {
+    const target = this.turnFile(chatId, turnId);
+    let fresh = false;
+    try {
+      statSync(target);
+    } catch {
+      fresh = true;
+    }
+    if (fresh) {
+      mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+      appendFileSync(target, `${JSON.stringify({ version: 1, turnId, time: new Date().toISOString() })}\n`, { encoding: 'utf8', mode: 0o600 });
+    }
+    appendFileSync(target, `${JSON.stringify(record)}\n`, 'utf8');
+  }
+
+  /** Trims the chat to its bound once a call is done. */
+  settled(chatId: string, turnId: string): void {
+    this.trim(chatId, turnId);
+  }
+
   /** Forgets turns (after they were rewound: what they kept is back in place). */
   forget(chatId: string, turnIds: readonly string[]): void {
-    for (const id of turnIds) if (SAFE_ID.test(chatId) && SAFE_ID.test(id)) rmSync(path.join(this.chatDir(chatId), `${id}.json`), { force: true });
+    for (const id of turnIds) if (SAFE_ID.test(chatId) && SAFE_ID.test(id)) rmSync(this.turnFile(chatId, id), { force: true });
   }
 
   /** Deletes every checkpoint of a deleted chat. */
@@ -139,26 +166,56 @@ export class CheckpointStore implements CheckpointPort {
     return path.join(this.options.directory, chatId);
   }
 
+  private turnFile(chatId: string, turnId: string): string {
+    return path.join(this.chatDir(chatId), `${turnId}.jsonl`);
+  }
+
+  /** A turn's file, folded: each path's first `before`, its last `after`. A torn last line (a kill mid-append) is skipped. */
   private readTurn(file: string): TurnCheckpoint | undefined {
+    let text: string;
     try {
-      const t = JSON.parse(readFileSync(file, 'utf8')) as TurnCheckpoint;
-      return t && t.version === 1 && typeof t.turnId === 'string' && Array.isArray(t.entries) ? t : undefined;
+      text = readFileSync(file, 'utf8');
     } catch {
       return undefined;
     }
+    const lines = text.split('\n').filter((l) => l.length > 0);
+    let head: { version?: unknown; turnId?: unknown; time?: unknown };
+    try {
+      head = JSON.parse(lines[0] ?? '') as typeof head;
+    } catch {
+      return undefined;
+    }
+    if (head.version !== 1 || typeof head.turnId !== 'string' || typeof head.time !== 'string') return undefined;
+    const entries: CheckpointEntry[] = [];
+    for (const line of lines.slice(1)) {
+      let r: { t?: unknown; path?: unknown; state?: KeptState };
+      try {
+        r = JSON.parse(line) as typeof r;
+      } catch {
+        continue;
+      }
+      if (typeof r.path !== 'string' || !r.state || typeof r.state !== 'object') continue;
+      const entry = entries.find((e) => e.path === r.path);
+      if (r.t === 'before' && !entry) entries.push({ path: r.path, before: r.state });
+      else if (r.t === 'after' && entry) entry.after = r.state;
+    }
+    return { version: 1, turnId: head.turnId, time: head.time, entries };
   }
 
-  /** Drops the oldest turns (never `keep`, the one just written) while the chat is over its bound. */
+  /** Drops the oldest turns (never `keep`, the one being written) while the chat is over its bound. */
   private trim(chatId: string, keep: string): void {
     const dir = this.chatDir(chatId);
-    const files = readdirSync(dir)
-      .filter((n) => n.endsWith('.json'))
-      .map((n) => ({ name: n, ...statSync(path.join(dir, n)) }))
-      .sort((a, b) => a.mtimeMs - b.mtimeMs);
+    let names: string[];
+    try {
+      names = readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
+    } catch {
+      return;
+    }
+    const files = names.map((n) => ({ name: n, ...statSync(path.join(dir, n)) })).sort((a, b) => a.mtimeMs - b.mtimeMs);
     let total = files.reduce((sum, f) => sum + f.size, 0);
     for (const f of files) {
       if (total <= this.limits.maxChatBytes) break;
-      if (f.name === `${keep}.json`) continue;
+      if (f.name === `${keep}.jsonl`) continue;
       rmSync(path.join(dir, f.name), { force: true });
       total -= f.size;
     }
@@ -169,6 +226,8 @@ export class CheckpointStore implements CheckpointPort {
 class TurnRecorder implements WriteRecorder {
   /** Paths this call wrote → how to read them now. */
   private readonly touched = new Map<string, () => Promise<KeptState>>();
+  /** Paths whose content before the turn is kept (this call's, and earlier calls' of the turn). */
+  private readonly kept: Set<string>;
 
   constructor(
     private readonly store: CheckpointStore,
@@ -176,7 +235,9 @@ class TurnRecorder implements WriteRecorder {
     private readonly turnId: string,
     private readonly workspace: string,
     private readonly maxEntryBytes: number
-  ) {}
+  ) {
+    this.kept = new Set(store.get(chatId, turnId)?.entries.map((e) => e.path) ?? []);
+  }
 
   async beforeFile(absolute: string): Promise<void> {
     const relative = path.relative(this.workspace, absolute);
@@ -199,29 +260,22 @@ class TurnRecorder implements WriteRecorder {
 
   async settle(): Promise<void> {
     if (this.touched.size === 0) return;
-    const checkpoint = this.current();
     for (const [p, read] of this.touched) {
-      const entry = checkpoint.entries.find((e) => e.path === p);
-      if (!entry) continue;
       try {
-        entry.after = await read();
+        this.store.append(this.chatId, this.turnId, { t: 'after', path: p, state: await read() });
       } catch {
-        delete entry.after; // unknown: a rewind cannot tell the person's changes apart, and says so
+        // Unknown: a rewind cannot tell the person's later changes apart, and says so.
+        this.store.append(this.chatId, this.turnId, { t: 'after', path: p, state: { kind: 'dropped', bytes: 0 } });
       }
     }
     this.touched.clear();
-    this.store.save(this.chatId, checkpoint);
+    this.store.settled(this.chatId, this.turnId);
   }
 
-  private current(): TurnCheckpoint {
-    return this.store.get(this.chatId, this.turnId) ?? { version: 1, turnId: this.turnId, time: new Date().toISOString(), entries: [] };
-  }
-
-  /** Saves the path's content before the turn's first write to it. */
+  /** Keeps the path's content before the turn's first write to it. */
   private async keep(relative: string, read: () => Promise<KeptState>): Promise<void> {
-    const checkpoint = this.current();
-    if (checkpoint.entries.some((e) => e.path === relative)) return;
-    checkpoint.entries.push({ path: relative, before: await read() });
-    this.store.save(this.chatId, checkpoint);
+    if (this.kept.has(relative)) return;
+    this.kept.add(relative);
+    this.store.append(this.chatId, this.turnId, { t: 'before', path: relative, state: await read() });
   }
 }

@@ -157,6 +157,23 @@ describe('checkpoints and rewind', () => {
     await h.dispose();
   });
 
+  it('HARN-6: kept as it happens — one appended line per kept content; a line torn by a kill is skipped and the rest still restores', async () => {
+    const { ws, h } = await rig();
+    const model = await scriptSettings(ws, { turns: [[{ toolCalls: [{ toolName: 'apply_patch', input: { patch: '--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b original\n+b patched\n' } }], chunkDelayMs: 0 }, write('a.txt', 'a\n'), done]] });
+    const chat = h.service.create();
+    await h.sendAndWait(chat.id, 'patch', model);
+    const user = h.service.get(chat.id).items[0]!;
+    const file = path.join(ws, '.cellmate', 'chats', 'checkpoints', chat.id, `${user.turnId}.jsonl`);
+    // A header, then per path its content before and what each call left.
+    expect((await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).t ?? 'header')).toEqual(['header', 'before', 'after', 'before', 'after']);
+    await writeFile(file, `${await readFile(file, 'utf8')}{"t":"before","path":"x.txt","sta`);
+    const result = await h.service.rewind({ chatId: chat.id, itemId: user.id, scope: 'turn' });
+    expect(result.restored.sort()).toEqual(['a.txt', 'b.txt']);
+    expect(await read(ws, 'b.txt')).toBe('b original\n');
+    expect(await read(ws, 'a.txt')).toBeNull();
+    await h.dispose();
+  });
+
   it('rewinding the conversation too removes the message and everything after it, and hands back its text', async () => {
     const { ws, h } = await rig();
     const model = await scriptSettings(ws, { turns: [[done], [write('a.txt', 'a\n'), done], [done]] });
