@@ -42,6 +42,11 @@ const SCRIPT = {
       { toolCalls: [{ toolName: 'notebook_edit', input: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'load', source: 'rows = [4, 5]\nprint(len(rows), "rows")' }] } }] },
       { toolCalls: [{ toolName: 'notebook_run', input: { path: 'analysis.ipynb', cell_ids: ['load'] } }] },
       { text: 'Changed the rows.' }
+    ],
+    [
+      { toolCalls: [{ toolName: 'write', input: { path: 'notes.txt', content: 'the agent again\n' } }] },
+      { toolCalls: [{ toolName: 'write', input: { path: 'todo.txt', content: 'check the total\n' } }] },
+      { text: 'Noted.' }
     ]
   ]
 };
@@ -189,5 +194,32 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
     await page.keyboard.press('z');
     const withoutCounts = (list: Array<Record<string, unknown>>) => list.map(({ execution_count: _count, ...rest }) => rest);
     await expect.poll(async () => withoutCounts(await cells()), { timeout: 10_000 }).toEqual(withoutCounts(before));
+  });
+
+  it('HARN-6: a file the person changed after the agent is called out in the preview and kept unless they choose to overwrite it', async () => {
+    await page.locator('textarea.jp-cellmate-input').fill('note it down');
+    await pressSend(page);
+    await approveOnce(page, 'write', 90_000);
+    await approveOnce(page, 'write', 90_000);
+    await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 90_000 });
+    // The person edits the agent's file afterwards.
+    await fs.writeFile(path.join(jupyter.workspace, 'notes.txt'), 'the agent again\nand my own line\n');
+    const message = page.locator('.jp-cellmate-user').last();
+    const undo = message.locator('button.jp-cellmate-undo-turn');
+    await undo.waitFor({ state: 'visible', timeout: 30_000 });
+    await undo.click();
+    const box = message.locator('.jp-cellmate-rewind[data-state="preview"]');
+    await box.waitFor({ timeout: 30_000 });
+    expect(await box.locator('.jp-cellmate-rewind-state').textContent()).toBe("2 files to restore; 1 changed since the agent's edit (kept unless you choose to overwrite).");
+    expect(await box.locator('.jp-cellmate-rewind-file[data-action="conflict"]').textContent()).toBe(
+      'notes.txt: it was changed after the agent changed it (by you, or something else). Restoring it would overwrite that change.'
+    );
+    expect(await box.locator('button.jp-cellmate-rewind-overwrite').isVisible()).toBe(true);
+    await screenshot(page, 'rewind-conflict');
+    await box.locator('button.jp-cellmate-rewind-restore', { hasText: 'Restore, keep my changes' }).click();
+    await message.locator('.jp-cellmate-rewind[data-state="done"]').waitFor({ timeout: 30_000 });
+    expect(await fs.readFile(path.join(jupyter.workspace, 'notes.txt'), 'utf8')).toBe('the agent again\nand my own line\n');
+    expect(await exists('todo.txt')).toBe(false);
+    expect(await message.locator('.jp-cellmate-rewind-state').textContent()).toMatch(/^Restored todo\.txt to before the agent's changes\. Left as they are: notes\.txt\./);
   });
 });
