@@ -5,7 +5,7 @@
  * it in Claude Code: code, conversation, or both).
  */
 import type { RewindParams, RewindPreview, RewindResult, TranscriptItem } from '@cellmate/protocol';
-import { ResponseError, ErrorCodes as JsonRpcErrorCodes } from 'vscode-jsonrpc/node.js';
+import { itemNotFound, turnRunning } from '../errors.js';
 import { planRewind, restore, rewindMessage, type RewindOptions } from '../checkpoints/rewind.js';
 
 /** What a rewind needs of the chat service. */
@@ -18,10 +18,13 @@ export interface RewindChat {
   cut(chatId: string, itemIds: string[], userIndex: number): boolean;
 }
 
-/** The turns a rewind covers: the message's turn alone, or every turn from it on. */
+/**
+ * The turns a rewind covers: the message's turn alone, or every turn from it on.
+ * @throws CellmateError ItemNotFound when `itemId` is not a user message of the chat
+ */
 export function turnsOf(items: readonly TranscriptItem[], params: RewindParams): { turns: string[]; at: number } {
   const at = items.findIndex((i) => i.id === params.itemId && i.kind === 'user');
-  if (at < 0) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, `No user message ${params.itemId} in this chat: rewind names the message a turn starts with.`);
+  if (at < 0) throw itemNotFound(params.chatId, params.itemId);
   const turn = items[at]!.turnId;
   if (params.scope === 'turn') return { turns: [turn], at };
   const turns: string[] = [];
@@ -30,7 +33,7 @@ export function turnsOf(items: readonly TranscriptItem[], params: RewindParams):
 }
 
 function checkIdle(chat: RewindChat, chatId: string): void {
-  if (chat.running(chatId)) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'A turn is running: stop it or wait for it to end, then rewind.');
+  if (chat.running(chatId)) throw turnRunning(chatId);
 }
 
 /** The preview the pane shows before anything is written. */

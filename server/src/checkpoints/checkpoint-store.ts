@@ -226,8 +226,8 @@ export class CheckpointStore implements CheckpointPort {
 class TurnRecorder implements WriteRecorder {
   /** Paths this call wrote → how to read them now. */
   private readonly touched = new Map<string, () => Promise<KeptState>>();
-  /** Paths whose content before the turn is kept (this call's, and earlier calls' of the turn). */
-  private readonly kept: Set<string>;
+  /** Paths whose content before the turn is kept (this call's, and earlier calls' of the turn); read on the call's first write. */
+  private kept: Set<string> | undefined;
 
   constructor(
     private readonly store: CheckpointStore,
@@ -235,9 +235,7 @@ class TurnRecorder implements WriteRecorder {
     private readonly turnId: string,
     private readonly workspace: string,
     private readonly maxEntryBytes: number
-  ) {
-    this.kept = new Set(store.get(chatId, turnId)?.entries.map((e) => e.path) ?? []);
-  }
+  ) {}
 
   async beforeFile(absolute: string): Promise<void> {
     const relative = path.relative(this.workspace, absolute);
@@ -274,6 +272,7 @@ class TurnRecorder implements WriteRecorder {
 
   /** Keeps the path's content before the turn's first write to it. */
   private async keep(relative: string, read: () => Promise<KeptState>): Promise<void> {
+    this.kept ??= new Set(this.store.get(this.chatId, this.turnId)?.entries.map((e) => e.path) ?? []);
     if (this.kept.has(relative)) return;
     this.kept.add(relative);
     this.store.append(this.chatId, this.turnId, { t: 'before', path: relative, state: await read() });

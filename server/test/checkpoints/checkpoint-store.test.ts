@@ -8,7 +8,7 @@
  */
 import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { UserItem } from '@cellmate/protocol';
+import { ErrorCodes, type UserItem } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
 import { assignedNames } from '../../src/checkpoints/assigned-names.js';
 import { CheckpointStore, type CheckpointLimits } from '../../src/checkpoints/checkpoint-store.js';
@@ -122,6 +122,11 @@ describe('checkpoints and rewind', () => {
     expect(kept.message).toMatch(/Left as they are: b\.txt/);
 
     // Still offered (the conflict kept its checkpoint); now the person says overwrite.
+    // A rewind names a user message of the chat; anything else is refused with the protocol's code.
+    const assistant = h.service.get(chat.id).items.find((i) => i.kind === 'assistant')!;
+    await expect(h.service.rewindPreview({ chatId: chat.id, itemId: assistant.id, scope: 'turn' })).rejects.toMatchObject({ code: ErrorCodes.ItemNotFound });
+    await expect(h.service.rewind({ chatId: chat.id, itemId: 'nope', scope: 'from' })).rejects.toMatchObject({ code: ErrorCodes.ItemNotFound });
+
     const forced = await h.service.rewind({ chatId: chat.id, itemId: user.id, scope: 'turn', overwrite: true });
     expect(forced.restored).toEqual(['b.txt']);
     expect(await read(ws, 'b.txt')).toBe('b original\n');
