@@ -18,6 +18,8 @@ import type {
   TierModel,
   QuestionAnswer,
   ReviewScope,
+  RewindPreview,
+  RewindResult,
   SendContext,
   ToolMetrics,
   TranscriptItem,
@@ -589,6 +591,37 @@ export class CellmateController implements IDisposable {
     } catch (error) {
       this._fail(this._trans.__('Could not stop the turn'), error);
     }
+  }
+
+  /** The open chat's turns that changed files or notebooks (none while a turn runs). */
+  async checkpoints(): Promise<string[]> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId || this.running || this._connection.status.state !== 'connected') {
+      return [];
+    }
+    try {
+      return (await this._connection.request('chat/checkpoints', { chatId })).turns.map(t => t.turnId);
+    } catch {
+      return [];
+    }
+  }
+
+  /** What undoing a turn (`turn`) or rewinding to a message (`from`) would restore. */
+  async rewindPreview(itemId: string, scope: 'turn' | 'from'): Promise<RewindPreview> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      throw new Error(this._trans.__('No chat is open.'));
+    }
+    return this._connection.request('chat/rewind-preview', { chatId, itemId, scope });
+  }
+
+  /** Restores the checkpoint(s); with `conversation`, the messages from `itemId` on go too. */
+  async rewind(itemId: string, scope: 'turn' | 'from', options: { overwrite: boolean; conversation: boolean }): Promise<RewindResult> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      throw new Error(this._trans.__('No chat is open.'));
+    }
+    return this._connection.request('chat/rewind', { chatId, itemId, scope, ...options });
   }
 
   /**

@@ -47,6 +47,7 @@ export namespace CommandIDs {
   export const reviewChanges = 'cellmate:review-changes';
   export const reviewNotebook = 'cellmate:review-notebook';
   export const compactChat = 'cellmate:compact-chat';
+  export const rewind = 'cellmate:rewind';
 }
 
 const CATEGORY = 'Cellmate';
@@ -284,6 +285,17 @@ async function activate(
       return connection.status.state === 'connected';
     }
   }, trans);
+  // The `/rewind` command from the palette: the preview opens under the message it restores to.
+  app.commands.addCommand(CommandIDs.rewind, {
+    label: trans.__('Rewind Cellmate Chat…'),
+    caption: trans.__("Restore the files and notebooks the agent's latest turns changed (a preview comes first)"),
+    execute: () => {
+      app.shell.activateById(panel.id);
+      if (!panel.openRewind()) {
+        controller.notice('info', trans.__('Nothing to rewind: no turn of this chat changed files or notebooks (or their changes were already undone).'));
+      }
+    }
+  });
   let couldCompact = controller.canCompact;
   controller.changed.connect(() => {
     // Menus and the palette re-render on each notice: only when the answer changes.
@@ -305,6 +317,7 @@ async function activate(
     palette.addItem({ command: CommandIDs.compactChat, category: CATEGORY });
     palette.addItem({ command: FIX_CELL, category: CATEGORY });
     palette.addItem({ command: EXPLAIN_CELL, category: CATEGORY });
+    palette.addItem({ command: CommandIDs.rewind, category: CATEGORY });
   }
 
   // The state database holds the last chat id only after the layout is restored.

@@ -9,6 +9,7 @@
 import {
   findCellIndex,
   planNotebookEdits,
+  type NotebookCellData,
   type NotebookEditOp,
   type NotebookSourceChange,
   type PlanCell,
@@ -89,9 +90,50 @@ export function setSharedSources(
   return dryRun ? 0 : steps.length;
 }
 
+/**
+ * Replaces every cell with `cells` (ids, sources, outputs, execution counts, metadata) as
+ * one undoable transaction: a rewind setting an open notebook back to a checkpoint.
+ */
+export function setSharedCells(nb: ISharedNotebook, cells: readonly NotebookCellData[]): number {
+  const planned: PlanCell[] = cells.map(c => {
+    const base = { id: c.id, cell_type: c.cell_type, source: c.source, metadata: c.metadata ?? {} };
+    return (c.cell_type === 'code' ? { ...base, outputs: c.outputs ?? [], execution_count: c.execution_count ?? null } : base) as unknown as PlanCell;
+  });
+  const steps: PlanStep[] = [];
+  for (let i = nb.cells.length - 1; i >= 0; i--) {
+    steps.push({ kind: 'delete', index: i });
+  }
+  steps.push({ kind: 'insert', index: 0, cells: planned });
+  applySteps(nb, steps);
+  return nb.cells.length;
+}
+
+/** The parts of Yjs' undo manager an agent's steps use (`@jupyter/ydoc` exposes it as the notebook's `undoManager`). */
+export interface IUndoHistory {
+  stopCapturing(): void;
+  /** When the last tracked change was made; a tracked change within the capture timeout joins the last step. */
+  lastChange: number;
+  undoStack: readonly unknown[];
+}
+
+/** The notebook's undo history, when it keeps one. */
+export function undoHistory(nb: ISharedNotebook): IUndoHistory | null {
+  return (nb as { undoManager?: IUndoHistory | null }).undoManager ?? null;
+}
+
+/** The undo step each notebook's last agent edit made (a run of the same cells may join it). */
+const agentSteps = new WeakMap<ISharedNotebook, unknown>();
+
+/** Whether the newest undo step is still the agent's last edit (nothing else was done since). */
+export function lastStepIsAgentEdit(nb: ISharedNotebook): boolean {
+  const undo = undoHistory(nb);
+  const top = undo?.undoStack[undo.undoStack.length - 1];
+  return top !== undefined && agentSteps.get(nb) === top;
+}
+
 /** Applies planned steps in order, as one undoable transaction. */
 export function applySteps(nb: ISharedNotebook, steps: readonly PlanStep[]): void {
-  const undo = (nb as { undoManager?: { stopCapturing(): void } | null }).undoManager;
+  const undo = undoHistory(nb);
   undo?.stopCapturing();
   nb.transact(() => {
     for (const step of steps) {
@@ -123,6 +165,9 @@ export function applySteps(nb: ISharedNotebook, steps: readonly PlanStep[]): voi
     }
   });
   undo?.stopCapturing();
+  if (undo) {
+    agentSteps.set(nb, undo.undoStack[undo.undoStack.length - 1]);
+  }
 }
 
 function toSharedCell(cell: PlanCell): SharedCellJSON {

@@ -12,8 +12,11 @@
  * - `notebook/set-sources` (the companion's all-or-nothing multi-file edit: a rename, a
  *   structural rewrite) checks every cell's expected source, then sets the sources in one
  *   undo step, outputs kept (`setSharedSources`).
+ * - `notebook/set-cells` (a rewind) puts back every cell as a checkpoint kept it, outputs
+ *   included, in one undo step (`setSharedCells`).
  * - Runs use `CodeCell.execute` with the notebook's session, so outputs appear in the
- *   notebook; cancelling the request interrupts the kernel.
+ *   notebook; cancelling the request interrupts the kernel. The run's outputs then enter
+ *   the undo history, joining the agent's edit just before (`recordRunInHistory`).
  */
 import {
   findCellIndex,
@@ -28,7 +31,15 @@ import type { IDisposable } from '@lumino/disposable';
 import type { CancellationToken } from 'vscode-jsonrpc/browser';
 
 import type { CellmateConnection } from './connection';
-import { editSharedNotebook, setSharedSources, toPlanCell, type ISharedNotebook } from './notebook-apply';
+import {
+  editSharedNotebook,
+  lastStepIsAgentEdit,
+  setSharedCells,
+  setSharedSources,
+  toPlanCell,
+  undoHistory,
+  type ISharedNotebook
+} from './notebook-apply';
 import type { INotebookFocus } from './notebook-focus';
 
 /** How long agent-made cells stay highlighted. */
@@ -49,6 +60,9 @@ export class NotebookPort implements IDisposable {
     serve('notebook/edit', async ({ path, ops, mark }) => this._edit(this._panel(path), ops, mark));
     serve('notebook/set-sources', async ({ path, changes, dryRun }) => ({
       changed: setSharedSources(this._shared(this._panel(path)), changes, dryRun ?? false)
+    }));
+    serve('notebook/set-cells', async ({ path, cells }) => ({
+      cellCount: setSharedCells(this._shared(this._panel(path)), cells)
     }));
     serve('notebook/run', async ({ path, cellIds }, token) => this._run(this._panel(path), cellIds, token));
   }
@@ -134,6 +148,7 @@ export class NotebookPort implements IDisposable {
       void session.session?.kernel?.interrupt();
     });
     const ran: CodeCell[] = [];
+    const before = new Map(widgets.map(w => [w, { outputs: w.model.sharedModel.getOutputs(), count: w.model.sharedModel.execution_count }]));
     try {
       for (const w of widgets) {
         if (token.isCancellationRequested) {
@@ -152,6 +167,7 @@ export class NotebookPort implements IDisposable {
       }
     } finally {
       interrupt.dispose();
+      recordRunInHistory(nb, ran.map(w => ({ cell: w.model.sharedModel, ...before.get(w)! })));
     }
     const byId = new Map(nb.cells.map(c => [c.id, c]));
     const cells = ran.flatMap(w => {
@@ -162,4 +178,49 @@ export class NotebookPort implements IDisposable {
   }
 
   private _disposed = false;
+}
+
+type SharedCodeCell = CodeCell['model']['sharedModel'];
+
+/**
+ * Makes an agent's run part of the notebook's undo history, outputs included. Kernel outputs
+ * stream into the shared model outside the history, so undoing the edit before the run would
+ * bring back the old outputs beside the new ones. Here the cells are set back to their
+ * pre-run outputs outside the history, then to the run's outputs in one tracked transaction
+ * (synchronously: nothing renders in between). When the newest undo step is the agent's edit
+ * just before (nothing else done since), the run joins it: one Ctrl+Z takes back the edit and
+ * its run together; otherwise the run is a step of its own. One thing stays out of reach:
+ * once the kernel has written a cell's execution count (outside the history), Yjs will not
+ * bring back the count an edit cleared — undo restores source and outputs, and the count
+ * stays empty (a rewind restores it too).
+ */
+function recordRunInHistory(
+  nb: ISharedNotebook,
+  cells: ReadonlyArray<{ cell: SharedCodeCell; outputs: ReturnType<SharedCodeCell['getOutputs']>; count: number | null }>
+): void {
+  if (cells.length === 0) {
+    return;
+  }
+  const after = cells.map(c => ({ cell: c.cell, outputs: c.cell.getOutputs(), count: c.cell.execution_count }));
+  const undo = undoHistory(nb);
+  const joinEdit = lastStepIsAgentEdit(nb);
+  nb.transact(() => {
+    for (const c of cells) {
+      c.cell.setOutputs(c.outputs);
+      c.cell.execution_count = c.count;
+    }
+  }, false);
+  if (undo && joinEdit) {
+    // Within Yjs' capture window, a tracked change joins the newest step.
+    undo.lastChange = Date.now();
+  } else {
+    undo?.stopCapturing();
+  }
+  nb.transact(() => {
+    for (const c of after) {
+      c.cell.setOutputs(c.outputs);
+      c.cell.execution_count = c.count;
+    }
+  });
+  undo?.stopCapturing();
 }

@@ -1,6 +1,6 @@
 /**
  * Slash commands in the composer: built-ins that drive the pane (`/plan`, `/agent`,
- * `/review`, `/compact`, `/clear`, `/export`, `/model`, `/skills`, `/help`) and custom
+ * `/review`, `/compact`, `/clear`, `/export`, `/rewind`, `/model`, `/skills`, `/help`) and custom
  * commands, prompt templates the companion reads from `.cellmate/commands/*.md` and
  * `~/.cellmate/commands/*.md` (`commands/list`, `commands/expand`). A message that starts
  * with `/word` and a space or its end is a command; an unknown one is answered with a notice
@@ -26,6 +26,7 @@ export const BUILTIN_COMMANDS: readonly IBuiltinCommand[] = [
   { name: 'compact', detail: 'Compact this conversation now' },
   { name: 'clear', detail: 'Start a new chat' },
   { name: 'export', detail: 'Export this chat to Markdown and a notebook' },
+  { name: 'rewind', detail: 'Restore the files and notebooks of the latest turn that changed any (preview first)' },
   { name: 'model', detail: 'Show the model, or /model NAME to change it' },
   { name: 'skills', detail: 'Show the installed skills' },
   { name: 'help', detail: 'List the commands' }
@@ -63,6 +64,8 @@ export interface ISlashHost {
   compact(): Promise<void>;
   newChat(): Promise<void>;
   exportChat(): Promise<void>;
+  /** Opens "Rewind to here" on the latest message whose turn changed files; false when none did. */
+  rewind(): boolean;
   showSkills(): Promise<void>;
   /** The configured provider and model, e.g. `openai · gpt-4.1`. */
   modelLabel(): string;
@@ -106,6 +109,11 @@ export async function runSlash(text: string, host: ISlashHost): Promise<boolean 
       return true;
     case 'export':
       await host.exportChat();
+      return true;
+    case 'rewind':
+      if (!host.rewind()) {
+        host.notice('info', 'Nothing to rewind: no turn of this chat changed files or notebooks (or their changes were already undone).');
+      }
       return true;
     case 'skills':
       await host.showSkills();

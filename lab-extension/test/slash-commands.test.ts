@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 import { parseSlash, runSlash, slashAt, slashCandidates, type ISlashHost } from '../src/slash-commands';
 
-function host(custom: CustomCommandInfo[] = []) {
+function host(custom: CustomCommandInfo[] = [], canRewind = false) {
   const calls: string[] = [];
   const h: ISlashHost = {
     setMode: async (mode: ChatMode) => void calls.push(`mode ${mode}`),
@@ -13,6 +13,7 @@ function host(custom: CustomCommandInfo[] = []) {
     compact: async () => void calls.push('compact'),
     newChat: async () => void calls.push('new chat'),
     exportChat: async () => void calls.push('export'),
+    rewind: () => (calls.push('rewind'), canRewind),
     showSkills: async () => void calls.push('skills'),
     modelLabel: () => 'openai · gpt-4.1',
     setModel: async name => void calls.push(`model ${name}`),
@@ -37,11 +38,20 @@ describe('slash commands', () => {
 
   it('completes built-ins, then custom commands, by prefix', () => {
     const custom: CustomCommandInfo[] = [{ name: 'explain-df', description: 'Explain a DataFrame', source: 'workspace' }, { name: 'plan', description: 'shadow', source: 'workspace' }];
-    expect(slashCandidates('', custom).map(c => c.name)).toEqual(['plan', 'agent', 'auto', 'review', 'compact', 'clear', 'export', 'model', 'skills', 'help', 'explain-df']);
+    expect(slashCandidates('', custom).map(c => c.name)).toEqual(['plan', 'agent', 'auto', 'review', 'compact', 'clear', 'export', 'rewind', 'model', 'skills', 'help', 'explain-df']);
     expect(slashCandidates('ex', custom)).toEqual([
       { kind: 'command', name: 'export', detail: 'Export this chat to Markdown and a notebook' },
       { kind: 'custom', name: 'explain-df', detail: 'Explain a DataFrame' }
     ]);
+  });
+
+  it('/rewind opens the rewind preview, or says there is nothing to rewind', async () => {
+    const can = host([], true);
+    expect(await runSlash('/rewind', can.h)).toBe(true);
+    expect(can.calls).toEqual(['rewind']);
+    const cannot = host([], false);
+    expect(await runSlash('/rewind', cannot.h)).toBe(true);
+    expect(cannot.calls).toEqual(['rewind', 'info: Nothing to rewind: no turn of this chat changed files or notebooks (or their changes were already undone).']);
   });
 
   it('runs built-ins, expands custom commands, and never sends an unknown one', async () => {

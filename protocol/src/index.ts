@@ -168,8 +168,12 @@ export interface ToolCallItem extends ItemBase {
   args: unknown;
   actor: ToolActor;
   status: ToolCallStatus;
-  /** Set once the call ends. */
+  /** Set once the call ends: its run time, without the wait for the person's approval. */
   durationMs?: number;
+  /** How long the call waited for the person's approval (set once answered). */
+  waitMs?: number;
+  /** True while the call waits for the person's approval (its timer is paused). */
+  waiting?: boolean;
   /** The text the model received as the tool's result (already shaped/truncated). */
   output?: string;
   /** Short title from the tool, e.g. `notes.md (lines 1–40 of 40)`. */
@@ -357,6 +361,7 @@ export interface ToolMetricsRow {
   withheld: number;
   /** ok / calls, 0–1. */
   successRate: number;
+  /** Mean run time; the wait for a person's approval is not in it. */
   meanDurationMs: number;
   /** Calls the Auto reviewer cleared (SIDE-1). */
   autoAllowed: number;
@@ -364,6 +369,9 @@ export interface ToolMetricsRow {
   autoAsked: number;
   /** Calls whose review timed out (and asked the person). */
   autoTimedOut: number;
+  /** Calls that waited for the person's approval, and their mean wait. */
+  waitedCalls?: number;
+  meanWaitMs?: number;
 }
 
 export interface ToolMetrics {
@@ -518,6 +526,46 @@ export interface McpServerStatus {
   problems: string[];
 }
 
+/** One turn's checkpoint: the files and notebooks it changed. */
+export interface CheckpointSummary {
+  turnId: string;
+  paths: string[];
+}
+
+export interface RewindParams {
+  chatId: string;
+  /** The user message that starts the turn. */
+  itemId: string;
+  scope: 'turn' | 'from';
+}
+
+/** What a rewind restores, file by file, as the diff cards show a change. */
+export interface RewindPreview {
+  /** From what is there now to what will be restored (a notebook per cell; outputs noted). */
+  files: Array<DiffFileChange & {
+    /** `restore`: set back; `remove`: the turn created it; `conflict`: changed since the agent's edit; `unavailable`: too large to have been kept. */
+    action: 'restore' | 'remove' | 'conflict' | 'unavailable';
+    why?: string;
+  }>;
+  /** The kernel's state is not rewound: the names the undone cells had set (may be empty). */
+  kernelNames: string[];
+  /** The turns it covers, oldest first. */
+  turns: string[];
+  /** One line for the person (`3 files; 1 changed since — see below`). */
+  summary: string;
+}
+
+export interface RewindResult {
+  /** Workspace-relative paths restored or removed. */
+  restored: string[];
+  /** Paths left as they are (conflicts without `overwrite`, unavailable). */
+  skipped: string[];
+  /** What the transcript's note says. */
+  message: string;
+  /** With `conversation`: the removed user message's text, for the composer. */
+  text?: string;
+}
+
 export interface Requests {
   /** Accept or discard a staged edit from its diff card (SPEC EDIT-3): the person resolves instead of the model. */
   'edit/resolve': { params: { chatId: string; editId: string; action: 'accept' | 'discard' }; result: { state: 'accepted' | 'discarded'; message: string } };
@@ -575,6 +623,19 @@ export interface Requests {
   'chat/retry': { params: { chatId: string; model: ModelSettings }; result: { turnId: string } };
   /** Like `chat/retry`, with the last user message replaced by `text`. */
   'chat/edit': { params: { chatId: string; text: string; model: ModelSettings }; result: { turnId: string } };
+  /** The turns of a chat that changed files or notebooks (each has a checkpoint to restore). */
+  'chat/checkpoints': { params: { chatId: string }; result: { turns: CheckpointSummary[] } };
+  /**
+   * What a rewind would restore, without writing: `turn` undoes the changes of the turn that
+   * `itemId` (a user message) starts; `from` rewinds every turn from it on.
+   */
+  'chat/rewind-preview': { params: RewindParams; result: RewindPreview };
+  /**
+   * Restores the checkpoint(s) through the same write paths as the edits. A file the person
+   * changed since the agent's edit is a conflict: nothing is written unless `overwrite`.
+   * `conversation` (with `from`) also removes the message and everything after it.
+   */
+  'chat/rewind': { params: RewindParams & { overwrite?: boolean; conversation?: boolean }; result: RewindResult };
   /**
    * Ends a chat's debug session (the debug card's Terminate button) if it is still
    * `sessionId`: a card of an older session never ends a newer one.
@@ -779,6 +840,14 @@ export interface PaneRequests {
   'notebook/set-sources': {
     params: { path: string; changes: NotebookSourceChange[]; dryRun?: boolean };
     result: { changed: number };
+  };
+  /**
+   * Replaces every cell (source, outputs, ids, metadata) with `cells` in one undoable step: a
+   * rewind setting an open notebook back to a checkpoint.
+   */
+  'notebook/set-cells': {
+    params: { path: string; cells: NotebookCellData[] };
+    result: { cellCount: number };
   };
   /** Runs code cells one after another in the notebook's kernel; cancelling interrupts it. */
   'notebook/run': {

@@ -119,6 +119,11 @@ export interface DebugDisplay {
    * {@link notebook}, the pane draws them in that notebook's gutter.
    */
   breakpoints?: Array<{ source: string; lines: number[] }>;
+  /**
+   * Set on an earlier card of a session that has ended since (the latest card turns
+   * `ended`): it keeps what it showed, says the session ended, and offers no Terminate.
+   */
+  sessionEnded?: boolean;
 }
 
 /** One node of a plan (SPEC MODE-3): a piece of work and the keys of the nodes it needs first. */

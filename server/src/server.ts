@@ -17,6 +17,7 @@ import { WorkerStore } from './workers/worker-store.js';
 import { StagedEdits } from './structural/staged-edits.js';
 import { createEvalTool } from './tools/eval/eval.js';
 import { DebugSessionManager, describeSession } from './dap/session-manager.js';
+import { CheckpointStore } from './checkpoints/checkpoint-store.js';
 import { followEndedDebugCards } from './tools/debug/ended-cards.js';
 import { createDebugTool } from './tools/debug/debug.js';
 import { PlanFlow } from './modes/plan-flow.js';
@@ -128,11 +129,14 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const writeDiagnostics = new WriteDiagnostics(lspDocs);
   // Staged structural edits: ast_edit stages, resolve and the diff card's buttons resolve (EDIT-1…3).
   const edits = new StagedEdits({ port: panes });
+  // What each turn's writes replace, beside the chat journal (undo a turn, rewind to a message).
+  const checkpoints = new CheckpointStore({ directory: path.join(workspace, '.cellmate', 'chats', 'checkpoints') });
   // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3).
   const harness = createHarness({
     workspace,
     env,
     writeHook: writeDiagnostics,
+    checkpoints,
     tools: (ports) => builtinTools({ ...ports, edits }),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
@@ -209,6 +213,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     fetch: options.fetch,
     redactor: harness.redactor,
     skills,
+    checkpoints,
+    notebookPort: panes,
     ...(kernels ? { turnFocus: kernels } : {}),
     expandContext: (chatId, text, ctx, origin) => context.expand(chatId, text, ctx, origin),
     completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin),
@@ -231,6 +237,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       await workers?.removeChat(chatId); // its workers are killed, their kernels shut down
       reviews.removeChat(chatId);
       orchestrations.removeChat(chatId);
+      checkpoints.deleteChat(chatId);
     }
   });
   const planFlow = new PlanFlow({ plans, chats: service, logger });

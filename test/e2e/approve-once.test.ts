@@ -4,7 +4,8 @@
  * card, the test clicks "Approve once" as a person does, and the change lands on disk —
  * `notebook_edit` (cell source), `write`, `edit` and `shell`. Each card's tool call ends
  * "ok", not withheld or denied. The notebook_edit card shows the cell's diff (screenshots in
- * light and dark), raw arguments one click away; answered cards collapse to one line.
+ * light and dark), raw arguments one click away; answered cards collapse to one line. The
+ * card's timer waits while the person decides and shows that wait apart from run time.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -75,6 +76,9 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
     await nbCard.locator('.jp-cellmate-question-raw > summary').click();
     expect(await nbCard.locator('.jp-cellmate-question-args').textContent()).toContain('"cell_id": "total"');
     await nbCard.locator('.jp-cellmate-question-raw > summary').click();
+    // While the card waits for the person, the tool's timer does not count: it says so.
+    const nbTool = page.locator('.jp-cellmate-tool-card[data-tool-name="notebook_edit"]');
+    expect(await nbTool.locator('.jp-cellmate-tool-duration').textContent()).toBe('waiting for you');
     await nbCard.scrollIntoViewIfNeeded();
     await screenshot(page, 'approval-notebook-edit-light');
     await setTheme(page, 'JupyterLab Dark');
@@ -88,6 +92,11 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
     }
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
     expect(await page.locator('.jp-cellmate-question[data-type="approval"]').count()).toBe(CALLS.length);
+    // Its run time is shown apart from the seconds it waited for the person (screenshots, themes).
+    const timing = (await nbTool.locator('.jp-cellmate-tool-duration').textContent()) ?? '';
+    const [, run, waited] = /^([\d.]+ (?:ms|s)) · waited ([\d.]+) s for you$/.exec(timing) ?? [];
+    expect(run, timing).toBeDefined();
+    expect(Number(waited)).toBeGreaterThanOrEqual(1);
     // Each card says in words what "Always" would allow (no escaped glob).
     expect(await page.locator('.jp-cellmate-question[data-type="approval"] .jp-cellmate-question-pattern').allTextContents()).toEqual([
       '"Always" allows: notebook_edit on analysis.ipynb',

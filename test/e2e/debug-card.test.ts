@@ -87,7 +87,7 @@ describe('the debug card (issue #12)', () => {
     await jupyter?.stop();
   });
 
-  it('shows the stopped cell and line, scrolls the notebook there; Terminate ends the session', async () => {
+  it('DBG-3: shows the stopped cell and line, scrolls the notebook there; Terminate ends the session and no card of it keeps a Terminate', async () => {
     await runCommand(page, 'docmanager:open', { path: 'debug.ipynb' });
     await page.waitForFunction(
       () => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle',
@@ -140,13 +140,17 @@ describe('the debug card (issue #12)', () => {
     await expect.poll(() => page.locator('.jp-Notebook .jp-Cell').nth(LOOP_INDEX).isVisible(), { timeout: 10_000 }).toBe(true);
     await screenshot(page, 'debug-card-stopped');
 
+    const stoppedCard = await card.getAttribute('data-session-id');
     await card.locator('button.jp-cellmate-debug-terminate').click();
-    await page.locator('button.jp-cellmate-debug-terminate', { hasText: 'Terminated' }).waitFor({ timeout: 30_000 });
     // The session's latest card (the breakpoints one) says it ended, and offers no Terminate.
     const last = page.locator('.jp-cellmate-debug').last();
-    await expect.poll(() => last.getAttribute('data-state'), { timeout: 20_000 }).toBe('ended');
+    await expect.poll(() => last.getAttribute('data-state'), { timeout: 30_000 }).toBe('ended');
     expect(await last.locator('.jp-cellmate-debug-where').innerText()).toMatch(/^Ended \(ended: terminated on request\) — kernel: /);
-    expect(await last.locator('button.jp-cellmate-debug-terminate').count()).toBe(0);
+    // The earlier card keeps its stop as the record, says the session ended, and has no live Terminate either.
+    const earlier = page.locator(`.jp-cellmate-debug[data-session-id="${stoppedCard}"][data-state="stopped"]`).first();
+    await expect.poll(() => earlier.getAttribute('data-session-ended'), { timeout: 20_000 }).toBe('true');
+    expect(await earlier.locator('.jp-cellmate-debug-where').innerText()).toMatch(/^Stopped \(breakpoint\) at debug\.ipynb cell 27 \(id loop\), line 3 — session ended$/);
+    expect(await page.locator('.jp-cellmate-debug button.jp-cellmate-debug-terminate').count()).toBe(0);
     // The kernel's debugger is off again: so is JupyterLab's, its gutter gone.
     await expect.poll(() => loopCell.locator('.cm-breakpoint-gutter').count(), { timeout: 20_000 }).toBe(0);
 

@@ -98,6 +98,11 @@ describe('approval and ask_user cards (issue #4)', () => {
     await table.waitFor({ timeout: 30_000 });
     await table.locator('tr[data-tool="write"]').waitFor({ timeout: 30_000 });
     expect(await table.locator('tr[data-tool="write"]').innerText()).toMatch(/write\s+1\s+100%/);
+    // The write waited for the person's "Approve once": that wait has its own column, not the run time's.
+    expect(await table.locator('th').allInnerTexts()).toEqual(['Tool', 'Calls', 'Success', 'Mean run time', 'Waited for you', 'Errors', 'Denied', 'Withheld', 'Auto-allowed', 'Auto asked', 'Auto timed out']);
+    expect(await table.locator('tr[data-tool="write"] td').nth(4).innerText()).toMatch(/^1 call, mean [\d.]+ (ms|s)$/);
+    // ask_user asked no approval (answering it is its own run): nothing in that column.
+    expect(await table.locator('tr[data-tool="ask_user"] td').nth(4).innerText()).toBe('—');
     await screenshot(page, 'harness-metrics');
     await page.keyboard.press('Escape');
   });

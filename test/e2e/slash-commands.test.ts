@@ -97,7 +97,7 @@ describe('slash commands in the composer (issue #28)', () => {
     }
     await list().waitFor({ state: 'visible', timeout: 5_000 });
     const names = await options().evaluateAll(els => els.map(e => (e as HTMLElement).dataset.name));
-    expect(names).toEqual(['plan', 'agent', 'auto', 'review', 'compact', 'clear', 'export', 'model', 'skills', 'help', 'explain-df']);
+    expect(names).toEqual(['plan', 'agent', 'auto', 'review', 'compact', 'clear', 'export', 'rewind', 'model', 'skills', 'help', 'explain-df']);
     expect(await options().last().innerText()).toContain('Explain a DataFrame');
     // The selected row and its detail stay readable (WCAG AA) in both themes.
     const selected = '.jp-cellmate-mention[aria-selected="true"] .jp-cellmate-mention-name, .jp-cellmate-mention[aria-selected="true"] .jp-cellmate-mention-detail';

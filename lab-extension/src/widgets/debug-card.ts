@@ -35,6 +35,9 @@ export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle,
   const node = el('div', 'jp-cellmate-debug');
   node.dataset.displayKind = 'debug';
   node.dataset.state = String(display.state);
+  // An earlier card of a session that has ended since: still the record of its stop, but ended.
+  const sessionEnded = display.sessionEnded === true && display.state !== 'ended';
+  node.dataset.sessionEnded = String(sessionEnded);
   node.dataset.sessionId = String(display.sessionId);
   const frames = Array.isArray(display.frames) ? display.frames : [];
   const top = frames[0];
@@ -50,6 +53,10 @@ export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle,
     };
     const why = display.state === 'ended' && display.reason ? ` (${String(display.reason)})` : '';
     where.textContent = `${states[display.state] ?? String(display.state)}${why} — ${String(display.adapter)}: ${String(display.target)}`;
+  }
+  if (sessionEnded) {
+    const ended = el('span', 'jp-cellmate-debug-ended', ` — ${trans.__('session ended')}`);
+    where.appendChild(ended);
   }
   node.appendChild(where);
   if (display.state === 'stopped' && top && typeof top.sourceLine === 'string') {
@@ -76,7 +83,7 @@ export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle,
     }
     node.appendChild(table);
   }
-  if (display.state !== 'ended' && actions.terminate) {
+  if (display.state !== 'ended' && !sessionEnded && actions.terminate) {
     const terminate = actions.terminate;
     const button = el('button', 'jp-Button jp-mod-styled jp-mod-warn jp-cellmate-debug-terminate', trans.__('Terminate'));
     button.type = 'button';

@@ -1,8 +1,9 @@
 /**
  * What every transcript item widget shares: its interface and its stable DOM hooks.
  */
+import type { IRewindActions } from './rewind-view';
 import type { IDebugCardActions } from './debug-card';
-import type { LspDisplayLocation, QuestionAnswer, TranscriptItem } from '@cellmate/protocol';
+import type { LspDisplayLocation, QuestionAnswer, RewindResult, TranscriptItem } from '@cellmate/protocol';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Widget } from '@lumino/widgets';
@@ -42,6 +43,8 @@ export interface IItemContext {
   debug?: IDebugCardActions;
   /** Opens a file at a line or a notebook at a cell (lsp cards' links). */
   openLocation?(location: LspDisplayLocation): void;
+  /** Undo a turn's changes / rewind to a message (absent: no checkpoints here). */
+  rewind?: IRewindActions & { done(result: RewindResult): void };
 }
 
 /**

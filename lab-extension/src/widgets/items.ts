@@ -11,6 +11,7 @@ import { Panel, Widget } from '@lumino/widgets';
 import { CompactionWidget, UsageWidget } from './context-items';
 import { IItemContext, IItemWidget, markItem } from './item-base';
 import { QuestionCardWidget } from './question-card';
+import { renderRewind } from './rewind-view';
 import { ToolCardWidget } from './tool-card';
 
 export type { IItemContext, IItemWidget } from './item-base';
@@ -89,11 +90,65 @@ class UserWidget extends Widget implements IItemWidget {
       });
       this.node.appendChild(actions);
     }
+    const rewind = _context.rewind;
+    if (rewind) {
+      this._rewindBar = document.createElement('div');
+      this._rewindBar.className = 'jp-cellmate-rewind-bar';
+      this._rewindBar.hidden = true;
+      const undo = textButton('jp-mod-minimal jp-cellmate-undo-turn', trans.__("Undo this turn's changes"), trans.__("Restore the files and notebooks this turn changed, as they were before it"));
+      const back = textButton('jp-mod-minimal jp-cellmate-rewind-here', trans.__('Rewind to here'), trans.__('Restore everything changed from this message on'));
+      undo.addEventListener('click', () => this._openRewind('turn'));
+      back.addEventListener('click', () => this._openRewind('from'));
+      this._rewindBar.append(undo, back);
+      this.node.appendChild(this._rewindBar);
+    }
     this.setItem(_item);
   }
 
   get itemId(): string {
     return this._item.id;
+  }
+
+  /** Which rewinds this message offers: its own turn changed files (`turn`), or it or a later one did (`from`). */
+  setRewind(turn: boolean, from: boolean): void {
+    if (!this._rewindBar) {
+      return;
+    }
+    this._rewindBar.hidden = !turn && !from;
+    (this._rewindBar.querySelector('.jp-cellmate-undo-turn') as HTMLElement).hidden = !turn;
+    (this._rewindBar.querySelector('.jp-cellmate-rewind-here') as HTMLElement).hidden = !from;
+  }
+
+  /** Opens the rewind box when this message offers that rewind (`/rewind`, the palette). */
+  openRewind(scope: 'turn' | 'from'): boolean {
+    const button = this._rewindBar?.querySelector(scope === 'turn' ? '.jp-cellmate-undo-turn' : '.jp-cellmate-rewind-here') as HTMLElement | null;
+    if (!button || this._rewindBar!.hidden || button.hidden) {
+      return false;
+    }
+    this._openRewind(scope);
+    return true;
+  }
+
+  private _openRewind(scope: 'turn' | 'from'): void {
+    const rewind = this._context.rewind;
+    if (!rewind) {
+      return;
+    }
+    this._rewindBox?.remove();
+    const close = (): void => {
+      box.remove();
+      this._rewindBox = null;
+      this.node.classList.remove('jp-mod-rewinding');
+      this._context.onResize();
+    };
+    const box = renderRewind(this._item.id, scope, rewind, this._context.trans, close, result => {
+      rewind.done(result);
+      this._context.onResize();
+    });
+    this._rewindBox = box;
+    this.node.classList.add('jp-mod-rewinding');
+    this.node.appendChild(box);
+    this._context.onResize();
   }
 
   setItem(item: TranscriptItem): void {
@@ -154,6 +209,8 @@ class UserWidget extends Widget implements IItemWidget {
 
   private readonly _text: HTMLElement;
   private _editor: HTMLElement | null = null;
+  private _rewindBar: HTMLElement | null = null;
+  private _rewindBox: HTMLElement | null = null;
 }
 
 function iconButton(className: string, icon: LabIcon, label: string, ariaLabel: string): HTMLButtonElement {

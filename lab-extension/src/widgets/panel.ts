@@ -82,6 +82,16 @@ export class CellmatePanel extends Panel {
       approveReviewNode: nodeId => controller.approveReviewNode(nodeId),
       debug: options.debug,
       openLocation: options.openLocation,
+      rewind: {
+        preview: (itemId, scope) => controller.rewindPreview(itemId, scope),
+        apply: (itemId, scope, opts) => controller.rewind(itemId, scope, opts),
+        done: result => {
+          if (result.text !== undefined && !this._composer.input.value.trim()) {
+            this._composer.input.value = result.text;
+          }
+          this._showCheckpoints();
+        }
+      },
       loadOlder: () => void controller.loadOlder()
     });
     this._composer = new ComposerWidget({
@@ -138,6 +148,7 @@ export class CellmatePanel extends Panel {
       compact: async () => void (await c.compact()),
       newChat: () => this.newChat(),
       exportChat: () => c.exportChat(),
+      rewind: () => this.openRewind(),
       showSkills: async () => void (await options.runCommand?.('cellmate:show-skills')),
       modelLabel: () => c.modelLabel(),
       setModel: name => c.setModel(name),
@@ -146,6 +157,11 @@ export class CellmatePanel extends Panel {
       expand: (name, args) => c.expandCommand(name, args),
       send: text => c.send(text)
     };
+  }
+
+  /** Opens "Rewind to here" on the latest message whose turn changed files (`/rewind`, the palette). */
+  openRewind(): boolean {
+    return this._transcript.openLatestRewind();
   }
 
   /** Creates a chat and focuses the composer. */
@@ -251,6 +267,16 @@ export class CellmatePanel extends Panel {
    * notebook and the files themselves): on connecting, switching chats, a focus change and
    * each turn's start and end. The latest answer wins.
    */
+  /** Which turns of the open chat can be undone (their messages offer the rewinds). */
+  private _showCheckpoints(): void {
+    const generation = ++this._checkpointsGeneration;
+    void this._controller.checkpoints().then(turns => {
+      if (generation === this._checkpointsGeneration && !this.isDisposed) {
+        this._transcript.setCheckpoints(new Set(turns));
+      }
+    });
+  }
+
   private _showInstructions(): void {
     const generation = ++this._instructionsGeneration;
     void this._controller.instructions().then(files => {
@@ -291,6 +317,7 @@ export class CellmatePanel extends Panel {
       this._refresh();
       this._showKernel();
       this._showInstructions();
+      this._showCheckpoints();
     }
   };
 
@@ -352,6 +379,7 @@ export class CellmatePanel extends Panel {
   private readonly _visibilityChanged = new Signal<this, boolean>(this);
   private readonly _kernelFocus: CellmatePanel.IKernelFocus | null;
   private _resize: ResizeObserver | null = null;
+  private _checkpointsGeneration = 0;
   private _instructionsGeneration = 0;
 }
 

@@ -169,17 +169,27 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._progress.textContent = show ? (lastLine ?? '') : '';
   }
 
-  /** The final duration, or the time since the call started while it runs. */
+  /**
+   * The final run time, or the run time so far while the call runs; the person's approval
+   * wait is shown apart ("waited 8 s for you"), and while the card waits for them the
+   * timer says so instead of counting.
+   */
   private _updateDuration(): void {
     const item = this._item;
+    const waitMs = typeof item.waitMs === 'number' && item.waitMs > 0 ? item.waitMs : 0;
+    this._duration.dataset.waitMs = String(waitMs);
+    const waited = waitMs >= 1000 ? ` · ${this._trans.__('waited %1 for you', formatDuration(waitMs))}` : '';
     if (item.durationMs !== undefined) {
-      this._duration.textContent = formatDuration(item.durationMs);
+      this._duration.textContent = `${formatDuration(item.durationMs)}${waited}`;
       this._duration.dataset.elapsed = 'false';
       return;
     }
     const started = Date.parse(item.time);
-    if (item.status === 'running' && Number.isFinite(started)) {
-      this._duration.textContent = formatElapsed(Date.now() - started);
+    if (item.status === 'running' && item.waiting === true) {
+      this._duration.textContent = this._trans.__('waiting for you');
+      this._duration.dataset.elapsed = 'waiting';
+    } else if (item.status === 'running' && Number.isFinite(started)) {
+      this._duration.textContent = `${formatElapsed(Date.now() - started - waitMs)}${waited}`;
       this._duration.dataset.elapsed = 'true';
     } else {
       this._duration.textContent = '';

@@ -107,6 +107,10 @@ export function debugDisplayRenderer(actions: IDebugCardActions = {}): IToolDisp
     render(display, { trans, debug }) {
       const all = { ...actions, ...debug };
       const node = renderDebugCard(display, trans, all);
+      // An earlier card of an ended session is a record: it neither scrolls nor syncs the debugger.
+      if (display.sessionEnded === true) {
+        return { node, summary: trans.__('ended'), openByDefault: false, dispose: () => node.remove() };
+      }
       const cell = display.state === 'stopped' ? display.frames?.[0]?.cell : undefined;
       if (cell && typeof cell.notebook === 'string' && typeof cell.index === 'number') {
         all.revealCell?.(cell.notebook, cell.index);

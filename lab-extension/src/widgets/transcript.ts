@@ -38,7 +38,8 @@ export class TranscriptWidget extends Panel {
       resolveOrchestration: options.resolveOrchestration,
       approveReviewNode: options.approveReviewNode,
       debug: options.debug,
-      openLocation: options.openLocation
+      openLocation: options.openLocation,
+      ...(options.rewind ? { rewind: options.rewind } : {})
     };
     this._empty = document.createElement('div');
     this._empty.className = 'jp-cellmate-empty';
@@ -91,6 +92,8 @@ export class TranscriptWidget extends Panel {
       }
     }
     this._markLastUser(items);
+    this._items = items;
+    this._markRewind();
     this._follow();
   }
 
@@ -133,6 +136,44 @@ export class TranscriptWidget extends Panel {
     });
   }
 
+  /**
+   * Which turns changed files (each has a checkpoint): a user message offers "Undo this
+   * turn's changes" for its own turn and "Rewind to here" when it or a later turn has one.
+   */
+  setCheckpoints(turnIds: ReadonlySet<string>): void {
+    this._checkpoints = turnIds;
+    this._markRewind();
+  }
+
+  /** Opens "Rewind to here" on the latest user message that offers it; false when none does. */
+  openLatestRewind(): boolean {
+    for (let i = this._items.length - 1; i >= 0; i--) {
+      const item = this._items[i];
+      if (item.kind !== 'user') {
+        continue;
+      }
+      const widget = this._byId.get(item.id) as (IItemWidget & { openRewind?(scope: 'turn' | 'from'): boolean }) | undefined;
+      if (widget?.openRewind?.('from')) {
+        widget.node.scrollIntoView({ block: 'nearest' });
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private _markRewind(): void {
+    let later = false;
+    for (let i = this._items.length - 1; i >= 0; i--) {
+      const item = this._items[i];
+      const has = this._checkpoints.has(item.turnId);
+      later = later || has;
+      if (item.kind === 'user') {
+        const widget = this._byId.get(item.id) as (IItemWidget & { setRewind?(turn: boolean, from: boolean): void }) | undefined;
+        widget?.setRewind?.(has, later);
+      }
+    }
+  }
+
   /** Retry and Edit belong to the last user message only. */
   private _markLastUser(items: readonly TranscriptItem[]): void {
     let last: string | undefined;
@@ -162,6 +203,8 @@ export class TranscriptWidget extends Panel {
   };
 
   private readonly _context: IItemContext;
+  private _checkpoints: ReadonlySet<string> = new Set();
+  private _items: readonly TranscriptItem[] = [];
   private readonly _byId = new Map<string, IItemWidget>();
   private readonly _empty: HTMLElement;
   private readonly _older: HTMLButtonElement;
@@ -185,6 +228,7 @@ export namespace TranscriptWidget {
     approveReviewNode?: IItemContext['approveReviewNode'];
     debug?: IItemContext['debug'];
     openLocation?: IItemContext['openLocation'];
+    rewind?: IItemContext['rewind'];
     /** Loads the page of items before the first one shown (the user scrolled to the top). */
     loadOlder?: () => void;
   }

@@ -238,7 +238,7 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         reviewStarts.delete(call.toolCallId);
         const result = await input.registry.call(target.name, target.args, {
           ...callContext(call.toolCallId),
-          ...(card ? { progress: progressReporter(sink, card.id, Date.parse(card.time), redact), review: reviewer(call.toolCallId) } : {})
+          ...(card ? { progress: progressReporter(sink, card, Date.parse(card.time), redact), review: reviewer(call.toolCallId) } : {})
         });
         reviewCards.delete(call.toolCallId);
         if (result.ok && target.name === input.nudge?.verb) artifactDone = true;
@@ -294,8 +294,13 @@ function abortedResult(output: string): ToolCallResult {
 /** How often a card's progress may go out (the last update of a burst always does). */
 const PROGRESS_INTERVAL_MS = 250;
 
-/** A throttled `tool-progress` emitter for one card. */
-function progressReporter(sink: TurnSink, itemId: string, startedAt: number, redact: (t: string) => string): (update: { lastLine?: string }) => void {
+/**
+ * A throttled `tool-progress` emitter for one card. An approval wait is not throttled: the
+ * card is updated when it starts (`waiting`) and ends (`waitMs` so far), so its timer shows
+ * run time with the person's wait apart.
+ */
+function progressReporter(sink: TurnSink, card: ToolCallItem, startedAt: number, redact: (t: string) => string): NonNullable<ToolContext['progress']> {
+  const itemId = card.id;
   let last = 0;
   let pending: string | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -306,6 +311,13 @@ function progressReporter(sink: TurnSink, itemId: string, startedAt: number, red
     sink.emit({ type: 'tool-progress', itemId, elapsedMs: last - startedAt, ...(lastLine !== undefined ? { lastLine } : {}) });
   };
   return (update) => {
+    if (update.waiting !== undefined) {
+      if (update.waiting) card.waiting = true;
+      else delete card.waiting;
+      if (update.waitedMs !== undefined) card.waitMs = update.waitedMs;
+      sink.emit({ type: 'item-updated', item: { ...card } });
+      if (update.lastLine === undefined) return;
+    }
     if (typeof update.lastLine === 'string') pending = update.lastLine;
     if (timer) return;
     const wait = PROGRESS_INTERVAL_MS - (Date.now() - last);
@@ -319,7 +331,8 @@ function finishCard(sink: TurnSink, cards: Map<string, ToolCallItem>, call: Mode
   if (card) {
     const status = result.ok ? result.outcome ?? 'ok' : result.status;
     const display = result.ok && result.display ? { display: result.display } : {};
-    sink.emit({ type: 'item-updated', item: { ...card, status, durationMs: result.durationMs, output: result.output, title: result.title, ...display } });
+    const { waiting: _waiting, ...rest } = card;
+    sink.emit({ type: 'item-updated', item: { ...rest, status, durationMs: result.durationMs, ...(result.waitMs !== undefined ? { waitMs: result.waitMs } : {}), output: result.output, title: result.title, ...display } });
   }
   return result;
 }

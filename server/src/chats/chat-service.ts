@@ -1,4 +1,4 @@
-import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, MentionCandidate, ModelOption, ModelSettings, ProviderStatus, SendContext, TierModel, TokenUsage, UserItem } from '@cellmate/protocol';
+import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, CheckpointSummary, MentionCandidate, ModelOption, ModelSettings, ProviderStatus, RewindParams, RewindPreview, RewindResult, SendContext, TierModel, TokenUsage, UserItem } from '@cellmate/protocol';
 import type { LanguageModel } from 'ai';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
@@ -26,6 +26,9 @@ import { exportStem, renderExport } from './chat-export.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChatStore } from './chat-store.js';
+import { previewRewind, rewindChat, type RewindChat } from './chat-rewind.js';
+import type { CheckpointStore } from '../checkpoints/checkpoint-store.js';
+import type { NotebookPort } from '../tools/notebook/pane-hub.js';
 import { DEFAULT_CHAT_TITLE, titleFromMessage } from './title.js';
 
 /** A chat event with the chat it belongs to (the `chat/event` notification's params). */
@@ -63,6 +66,10 @@ export interface ChatServiceOptions {
   skills?: SkillLibrary;
   /** Called once a chat is deleted (its audit log, saved outputs and kernels go with it). */
   onDeleted?: (chatId: string) => void | Promise<void>;
+  /** What each turn's writes replaced (the registry records them), for undo and rewind. */
+  checkpoints?: CheckpointStore;
+  /** Open notebooks a rewind restores through (the pane's shared model). */
+  notebookPort?: NotebookPort;
 }
 
 /**
@@ -494,6 +501,47 @@ export class ChatService {
     await this.options.store.dispose();
     this.eventEmitter.dispose();
     this.listEmitter.dispose();
+  }
+
+  /** The chat's turns that changed files or notebooks (`chat/checkpoints`). */
+  checkpoints(chatId: string): { turns: CheckpointSummary[] } {
+    this.record(chatId);
+    return { turns: this.options.checkpoints?.list(chatId) ?? [] };
+  }
+
+  /** What a rewind would restore (`chat/rewind-preview`); nothing is written. */
+  rewindPreview(params: RewindParams): Promise<RewindPreview> {
+    this.record(params.chatId);
+    return previewRewind(this.rewindChat(), this.rewindOptions(), params);
+  }
+
+  /** Restores a turn's (or every turn from a message on) checkpoints (`chat/rewind`). */
+  rewind(params: RewindParams & { overwrite?: boolean; conversation?: boolean }): Promise<RewindResult> {
+    this.record(params.chatId);
+    return rewindChat(this.rewindChat(), this.rewindOptions(), params);
+  }
+
+  private rewindOptions() {
+    if (!this.options.checkpoints) throw new Error('This server keeps no checkpoints.');
+    return { workspace: this.options.workspace, store: this.options.checkpoints, ...(this.options.notebookPort ? { port: this.options.notebookPort } : {}) };
+  }
+
+  private rewindChat(): RewindChat {
+    return {
+      items: (chatId) => this.record(chatId).chat.items,
+      running: (chatId) => this.running.has(chatId),
+      notice: (chatId, turnId, text) => this.emit(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: new Date().toISOString(), turnId, level: 'info', text } }),
+      cut: (chatId, itemIds, userIndex) => {
+        const record = this.record(chatId);
+        // The model messages of the removed turns: from the person's userIndex-th message on (a mode's nudge is not theirs).
+        const people = record.messages.flatMap((m, i) => (m.role === 'user' && !isNudgeMessage(m) ? [i] : []));
+        const users = record.chat.items.filter((i) => i.kind === 'user').length;
+        if (people.length !== users || userIndex >= people.length) return false;
+        this.emit(chatId, { type: 'items-removed', itemIds });
+        this.options.store.truncateMessages(chatId, people[userIndex]!);
+        return true;
+      }
+    };
   }
 
   private record(chatId: string): ChatRecord {

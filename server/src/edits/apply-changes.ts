@@ -14,9 +14,9 @@
  * 4. Then open notebooks through their pane: one undoable transaction each. If that fails,
  *    panes already changed are set back and the disk writes rolled back.
  */
-import { rm, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { NotebookSourceChange } from '@cellmate/protocol';
-import { resolveForWrite, writeFileAtomic } from '../tools/file-io.js';
+import { removeFile, resolveForWrite, writeFileAtomic } from '../tools/file-io.js';
 import type { ResolvedWorkspacePath } from '../tools/workspace-path.js';
 import { findCell, parseNotebook, sourceText, type IpynbNotebook } from '../tools/notebook/ipynb.js';
 import type { NotebookPort, PaneTarget } from '../tools/notebook/pane-hub.js';
@@ -59,7 +59,7 @@ export interface EditFs {
 export const nodeEditFs: EditFs = {
   read: (absolute) => readFile(absolute).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e))),
   write: (absolute, text) => writeFileAtomic(absolute, text),
-  remove: (absolute) => rm(absolute)
+  remove: (absolute) => removeFile(absolute)
 };
 
 /** Options of {@link applyChanges}. */

@@ -84,7 +84,10 @@ export interface AuditEntry {
   status: 'ok' | 'withheld' | 'error' | 'aborted' | 'fatal' | 'denied';
   /** First line of the result, at most 200 characters. */
   summary: string;
+  /** Run time, without the wait for the person's approval. */
   durationMs: number;
+  /** The wait for the person's approval, when the call asked. */
+  waitMs?: number;
   error?: string;
   /** The background worker that made the call (HARN-7's "who"), when one did. */
   worker?: string;

@@ -35,8 +35,12 @@ export interface ToolContext {
    * them, VIBE-3); the kernel bridge passes them on with the rest of the context.
    */
   modelSettings?: ModelSettings;
-  /** Reports progress of a long call to the pane (eval: the last output line). Optional. */
-  progress?(update: { lastLine?: string }): void;
+  /**
+   * Reports progress of a long call to the pane (eval: the last output line). Optional. The
+   * registry reports an approval wait with it too: `waiting` while the card waits for the
+   * person, then `waitedMs` (the wait so far), so the card's timer counts run time only.
+   */
+  progress?(update: { lastLine?: string; waiting?: boolean; waitedMs?: number }): void;
   /**
    * The chat's Auto approval (SIDE-1), from the turn: absent, every `ask` goes to the person.
    * A kernel's `tool()` calls carry it on, so a cell's calls are reviewed the same way.

@@ -2,23 +2,31 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolInputError } from './errors.js';
+import { currentWriteRecorder } from './write-capture.js';
 import { resolveWorkspacePath, type ResolvedWorkspacePath } from './workspace-path.js';
 
 /**
  * Shared file plumbing of the write-tier tools: confinement, then atomic replace
  * (temp file + rename) so a crash never leaves half a file.
  */
-export async function writeFileAtomic(absolute: string, content: string): Promise<void> {
+export async function writeFileAtomic(absolute: string, content: string | Uint8Array): Promise<void> {
+  await currentWriteRecorder()?.beforeFile(absolute);
   await mkdir(path.dirname(absolute), { recursive: true });
   const mode = await stat(absolute).then((s) => s.mode & 0o777, () => undefined);
   const temp = path.join(path.dirname(absolute), `.${path.basename(absolute)}.cellmate-${randomBytes(4).toString('hex')}.tmp`);
   try {
-    await writeFile(temp, content, { encoding: 'utf8', ...(mode !== undefined ? { mode } : {}) });
+    await writeFile(temp, content, { ...(typeof content === 'string' ? { encoding: 'utf8' as const } : {}), ...(mode !== undefined ? { mode } : {}) });
     await rename(temp, absolute);
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   }
+}
+
+/** Removes a file (the one delete path of the write-tier tools: a checkpoint keeps it first). */
+export async function removeFile(absolute: string): Promise<void> {
+  await currentWriteRecorder()?.beforeFile(absolute);
+  await rm(absolute);
 }
 
 /** Resolves a path for writing: inside the workspace and not a directory. */

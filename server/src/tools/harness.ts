@@ -1,3 +1,4 @@
+import type { CheckpointPort } from './write-capture.js';
 import type { ChatEvent } from '@cellmate/protocol';
 import { AuditLog, auditLimitsFromEnv } from '../audit/audit-log.js';
 import { PolicyStore } from '../policy/policy-store.js';
@@ -32,6 +33,8 @@ export interface HarnessOptions {
   tools: (ports: { questions: QuestionBroker }) => ToolDefinition[];
   profile?: CapabilityProfile;
   writeHook?: WriteHook;
+  /** Keeps what each turn's writes replace (checkpoints and rewind). */
+  checkpoints?: CheckpointPort;
   onProblem?: (message: string, error?: unknown) => void;
 }
 
@@ -52,7 +55,8 @@ export function createHarness(options: HarnessOptions): HarnessServices {
   const policy = new PolicyStore({ workspace: options.workspace, env, onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`) });
   const registry = new ToolRegistry(options.tools({ questions }), {
     profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook, redactor,
-    autoReview: { timeoutMs: positive(env.CELLMATE_SIDECAR_TIMEOUT_MS), isWorkspaceTrusted: (workspace) => isWorkspaceTrusted(workspace, env) }
+    autoReview: { timeoutMs: positive(env.CELLMATE_SIDECAR_TIMEOUT_MS), isWorkspaceTrusted: (workspace) => isWorkspaceTrusted(workspace, env) },
+    ...(options.checkpoints ? { checkpoints: options.checkpoints } : {})
   });
   // HARN-11: tools outside a surface's fixed set are indexed and loaded through tool_search.
   if (!registry.get('tool_search')) registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);

@@ -17,6 +17,7 @@ import { createToolSearchTool } from './tool_search/tool_search.js';
 import { CALL_TOOL } from './call_tool/call_tool.js';
 import { formatValidationError } from './validation-message.js';
 import type { Redactor } from '../security/redaction.js';
+import { withWriteRecorder, type CheckpointPort } from './write-capture.js';
 
 /** JSON schemas by zod schema (a tool's parameters never change once defined). */
 const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
@@ -28,7 +29,7 @@ export const CIRCUIT_BREAKER_DENIALS = 3;
 
 /** The outcome of one {@link ToolRegistry.call}. Fatal errors are thrown instead. */
 export type ToolCallResult =
-  | ({ ok: true; durationMs: number } & ToolOutput)
+  | ({ ok: true; durationMs: number; waitMs?: number } & ToolOutput)
   | {
       ok: false;
       /** `error`: the model gets `output` and may try again; `aborted`: stopped by the user. */
@@ -36,7 +37,10 @@ export type ToolCallResult =
       /** The message the model receives as the tool's result. */
       output: string;
       title: string;
+      /** Run time: the wait for a person's approval is not in it (see `waitMs`). */
       durationMs: number;
+      /** How long the call waited for the person's approval (absent: it did not ask). */
+      waitMs?: number;
       /** Set when the call was refused or denied before it ran. */
       denied?: boolean;
     };
@@ -67,7 +71,10 @@ export interface ToolCallRecord {
   chatId: string;
   /** `ok`, `withheld` (ran, did nothing: the policy withheld its files), `error` (the model got an error result), `aborted`, or `fatal` (ended the turn). */
   status: 'ok' | 'withheld' | 'error' | 'aborted' | 'fatal';
+  /** Run time, without the wait for approval. */
   durationMs: number;
+  /** The wait for the person's approval, when the call asked. */
+  waitMs?: number;
   /** How the gate decided. */
   decision?: AuditDecision;
 }
@@ -93,12 +100,16 @@ export interface ToolRegistryOptions {
   redactor?: Pick<Redactor, 'redact' | 'redactDeep'>;
   /** Auto approval's timeout and workspace trust (SIDE-1…3; the classifier comes with each call's context). */
   autoReview?: AutoReviewerOptions;
+  /** Keeps what a turn's write/exec calls change, before they change it (checkpoints and rewind). */
+  checkpoints?: CheckpointPort;
 }
 
-/** How the gate decided, and the Auto review when there was one (audit log). */
+/** How the gate decided, the Auto review when there was one (audit log), and how long the call waited for a person. */
 interface GateNote {
   decision: AuditDecision;
   sidecar?: SidecarAudit;
+  /** The person's approval wait, counted apart from run time. */
+  waitMs: number;
 }
 
 /**
@@ -207,20 +218,21 @@ export class ToolRegistry {
    */
   async call(name: string, rawArgs: unknown, ctx: ToolContext): Promise<ToolCallResult> {
     const started = performance.now();
-    const gate: GateNote = { decision: 'unchecked' };
+    const gate: GateNote = { decision: 'unchecked', waitMs: 0 };
     const redactor = this.options.redactor;
     const progress = ctx.progress;
     const safeCtx: ToolContext = redactor && progress
       ? { ...ctx, progress: (u) => progress({ ...u, ...(u.lastLine !== undefined ? { lastLine: redactor.redact(u.lastLine, { partialTail: true }) } : {}) }) }
       : ctx;
     try {
-      const raw = await this.callUnobserved(name, rawArgs, safeCtx, gate);
+      const unwaited = await this.callUnobserved(name, rawArgs, safeCtx, gate);
+      const raw = gate.waitMs > 0 ? { ...unwaited, waitMs: Math.round(gate.waitMs) } : unwaited;
       const result = redactor ? redactor.redactDeep(raw) : raw;
       this.report(name, rawArgs, ctx, gate, result.ok ? result.outcome ?? 'ok' : result.denied ? 'denied' : result.status, result.durationMs, result.output, result.ok ? undefined : result.output);
       return result;
     } catch (error) {
       const message = redactor ? redactor.redact(error instanceof Error ? error.message : String(error)) : error instanceof Error ? error.message : String(error);
-      this.report(name, rawArgs, ctx, gate, 'fatal', Math.round(performance.now() - started), message, message);
+      this.report(name, rawArgs, ctx, gate, 'fatal', Math.round(performance.now() - started - gate.waitMs), message, message);
       if (redactor && error instanceof FatalToolError && error.message !== message) throw new FatalToolError(message, error.code, { cause: error });
       throw error;
     }
@@ -237,18 +249,20 @@ export class ToolRegistry {
   ): void {
     const decision = gate.decision;
     const sidecar = gate.sidecar && this.options.redactor ? this.options.redactor.redactDeep(gate.sidecar) : gate.sidecar;
-    this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: status === 'denied' ? 'error' : status, durationMs, decision });
+    const waited = gate.waitMs > 0 ? { waitMs: Math.round(gate.waitMs) } : {};
+    this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: status === 'denied' ? 'error' : status, durationMs, ...waited, decision });
     this.options.audit?.record({
       time: new Date().toISOString(), chatId: ctx.chatId, ...(ctx.turnId ? { turnId: ctx.turnId } : {}),
       ...(ctx.callId ? { callId: ctx.callId } : {}), actor: ctx.actor, tool: name, args, decision, status,
-      summary: summarize(output), durationMs, ...(error !== undefined ? { error: summarize(error, 500) } : {}), ...(ctx.worker ? { worker: ctx.worker.id } : {}),
+      summary: summarize(output), durationMs, ...waited, ...(error !== undefined ? { error: summarize(error, 500) } : {}), ...(ctx.worker ? { worker: ctx.worker.id } : {}),
       ...(sidecar ? { sidecar } : {})
     });
   }
 
   private async callUnobserved(name: string, rawArgs: unknown, ctx: ToolContext, gate: GateNote): Promise<ToolCallResult> {
     const started = performance.now();
-    const elapsed = (): number => Math.round(performance.now() - started);
+    // Run time: the person's approval wait is counted apart (gate.waitMs), never as the tool's time.
+    const elapsed = (): number => Math.round(performance.now() - started - gate.waitMs);
     const profile = ctx.profile ?? this.options.profile ?? FULL_PROFILE;
     // A source's tool is (re)listed first: a restarted server may describe it differently.
     if (this.sources.some((s) => s.owns(name))) await this.loadSources(ctx.signal, name);
@@ -282,8 +296,11 @@ export class ToolRegistry {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+    // Every write the call makes keeps the turn's checkpoint first (tools/write-capture.ts).
+    const recorder = definition.tier === 'read' ? undefined : this.options.checkpoints?.recorder({ chatId: ctx.chatId, turnId: ctx.turnId, workspace: ctx.workspace });
     try {
-      const executed = await raceAbort(definition.execute(parsed.data, { ...ctx, signal }), signal, definition.abortGraceMs ?? 0);
+      const execution = withWriteRecorder(recorder, () => definition.execute(parsed.data, { ...ctx, signal }));
+      const executed = await raceAbort(execution, signal, definition.abortGraceMs ?? 0).finally(() => recorder?.settle().catch(() => undefined));
       // Redacted before shaping: the full text shaping saves under .cellmate/outputs/ must not
       // hold a secret either (call() redacts the final result again, which is idempotent).
       const raw = this.options.redactor ? this.options.redactor.redactDeep(executed) : executed;
@@ -393,12 +410,17 @@ export class ToolRegistry {
       ctx.review?.({ state: 'asked', outcome: 'ask', reason: 'Auto approval is off or paused for this turn' });
     }
     const cardReason = gate.sidecar ? `${reason}; the Auto reviewer did not clear it (${gate.sidecar.outcome}: ${gate.sidecar.reason})` : reason;
+    const asked = performance.now();
+    // The card shows the wait apart from the run; the pane hears when it starts and ends.
+    ctx.progress?.({ waiting: true });
     const answer = approvals
       ? await approvals.requestApproval(
           { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), ...(preview ? { preview } : {}), reason: cardReason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
           ctx.signal
         )
       : ({ decision: 'unavailable' } as const);
+    gate.waitMs += performance.now() - asked;
+    ctx.progress?.({ waiting: false, waitedMs: Math.round(gate.waitMs) });
     switch (answer.decision) {
       case 'once':
         gate.decision = 'approved-once';

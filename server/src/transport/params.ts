@@ -61,6 +61,9 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
   'chat/retry': z.object({ chatId, model: modelSettings }) as unknown as z.ZodType<Requests['chat/retry']['params']>,
   'chat/edit': z.object({ chatId, text: z.string().min(1, { error: 'must not be empty' }).max(1_000_000), model: modelSettings }) as unknown as z.ZodType<Requests['chat/edit']['params']>,
   'chat/abort': z.object({ chatId }),
+  'chat/checkpoints': z.object({ chatId }),
+  'chat/rewind-preview': z.object({ chatId, itemId: z.string().min(1).max(200), scope: z.enum(['turn', 'from']) }),
+  'chat/rewind': z.object({ chatId, itemId: z.string().min(1).max(200), scope: z.enum(['turn', 'from']), overwrite: z.boolean().optional(), conversation: z.boolean().optional() }),
   'chat/compact': z.object({ chatId, model: modelSettings }) as unknown as z.ZodType<Requests['chat/compact']['params']>,
   'plan/resolve': z.object({
     chatId, planId: z.string().min(1).max(100), decision: z.enum(['approve', 'reject']), reason: z.string().max(4_000).optional(), model: modelSettings

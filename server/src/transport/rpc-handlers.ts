@@ -90,6 +90,12 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/edit': async (params) => claim(params.chatId, await service.retry(params.chatId, params.model, params.text, origin)),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'chat/compact': (params) => service.compact(params.chatId, params.model),
+    'chat/checkpoints': (params) => service.checkpoints(params.chatId),
+    'chat/rewind-preview': (params) => service.rewindPreview(params),
+    'chat/rewind': (params) => {
+      personOnly('a rewind', params.chatId);
+      return service.rewind(params);
+    },
     'chat/export': (params) => service.exportChat(params.chatId),
     'instructions/list': (params) => ({ files: service.instructions(params.chatId, params.notebookPath).files }),
     'plan/resolve': (params) => {

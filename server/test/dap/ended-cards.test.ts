@@ -2,7 +2,7 @@
  * A debug session that ends between tool calls (here: its TTL) turns its latest card to
  * `ended`, so the pane drops the Terminate button and switches JupyterLab's debugger off for
  * the notebook (issue #12, DBG-2). Real ipykernel + debugpy, the chat service with the
- * scripted model; earlier cards stay the record of each stop.
+ * scripted model; earlier cards stay the record of each stop, marked as of an ended session.
  */
 import type { DebugDisplay, ToolCallItem } from '@cellmate/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,7 +25,7 @@ describe.skipIf(!HAVE_PYTHON)('debug cards follow a session that ends on its own
     await rig?.dispose();
   });
 
-  it('the TTL ends the session: its latest card becomes ended with the reason, the earlier one stays stopped', async () => {
+  it('DBG-2: the TTL ends the session: its latest card becomes ended with the reason, the earlier one keeps its stop marked session-ended', async () => {
     const model = await scriptSettings(rig.ws, {
       steps: [
         { toolCalls: [{ toolName: 'debug', input: { action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3] } }] },
@@ -50,5 +50,10 @@ describe.skipIf(!HAVE_PYTHON)('debug cards follow a session that ends on its own
     expect(display.breakpoints).toBeUndefined();
     // Stored, not just sent: a reload shows the first card stopped and the last one ended.
     expect(cards().map((c) => c.state)).toEqual(['stopped', 'ended']);
+    // The earlier card keeps its stop (frames, locals) but says the session ended: no live Terminate.
+    const earlier = cards()[0]!;
+    expect(earlier.sessionEnded).toBe(true);
+    expect(earlier.frames?.length).toBeGreaterThan(0);
+    expect(cards()[1]!.sessionEnded).toBeUndefined();
   }, 120_000);
 });

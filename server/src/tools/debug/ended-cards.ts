@@ -3,9 +3,11 @@
  * away — or from the card's Terminate button, ends between tool calls, so no new card says
  * so. This follower turns the session's latest card to `ended` (an `item-updated` event),
  * which drops its Terminate button and lets the pane switch JupyterLab's debugger off for
- * the notebook (its gutter markers go with it). Earlier cards stay as they were: they are
- * the record of each stop. (Issue #12.)
+ * the notebook (its gutter markers go with it). Earlier cards keep what they showed — the
+ * record of each stop — and are marked `sessionEnded`, so none of them keeps a live
+ * Terminate for a session that is gone.
  */
+import type { ToolCallItem } from '@cellmate/protocol';
 import { updateToolCards, type CardChats } from '../../chats/tool-cards.js';
 import type { DebugSession } from '../../dap/debug-session.js';
 import type { DebugSessionManager } from '../../dap/session-manager.js';
@@ -33,12 +35,15 @@ export function followEndedDebugCards(sessions: Pick<DebugSessionManager, 'onDid
 }
 
 function markEnded(chats: DebugCardChats, chatId: string, session: DebugSession): void {
+  const ofSession = (item: ToolCallItem): boolean => item.display?.kind === 'debug' && item.display.sessionId === session.id;
+  let latest: string | undefined;
+  updateToolCards(chats, chatId, { match: ofSession, latestOnly: true, render: (item) => ((latest = item.id), item.display!) });
   updateToolCards(chats, chatId, {
-    match: (item) => item.display?.kind === 'debug' && item.display.sessionId === session.id,
-    latestOnly: true,
+    match: ofSession,
     render: (item) => {
       if (item.display?.kind !== 'debug' || item.display.state === 'ended') return item.display!;
-      const { frames: _frames, locals: _locals, breakpoints: _breakpoints, ...rest } = item.display;
+      if (item.id !== latest) return { ...item.display, sessionEnded: true };
+      const { frames: _frames, locals: _locals, breakpoints: _breakpoints, sessionEnded: _ended, ...rest } = item.display;
       const end = session.ending;
       return { ...rest, state: 'ended', ...(end ? { reason: `ended: ${end.message}` } : {}) };
     }

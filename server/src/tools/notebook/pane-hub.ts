@@ -6,6 +6,7 @@
  */
 import type { PaneRequestMethod, PaneRequests } from '@cellmate/protocol';
 import { CancellationTokenSource, type Disposable, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import { currentWriteRecorder } from '../write-capture.js';
 
 /** How long a pane may take to say which notebooks it has open. */
 export const OPEN_DOCUMENTS_TIMEOUT_MS = 3_000;
@@ -58,10 +59,26 @@ export class PaneHub implements NotebookPort {
     );
     for (const path of paths) {
       const hit = answers.find((a) => a.open.has(normalize(path)));
-      if (hit) found.set(path, { request: (method, params, s) => send(hit.conn, method, params, s) });
+      if (hit) found.set(path, { request: (method, params, s) => request(hit.conn, method, params, s) });
     }
     return found;
   }
+}
+
+/** The pane requests that change an open notebook (a dry run changes nothing). */
+function changes<K extends PaneRequestMethod>(method: K, params: PaneRequests[K]['params']): boolean {
+  if (method === 'notebook/set-sources') return !(params as PaneRequests['notebook/set-sources']['params']).dryRun;
+  return method === 'notebook/edit' || method === 'notebook/run' || method === 'notebook/set-cells';
+}
+
+/** A request to the pane; one that changes a notebook is announced to the call's checkpoint first. */
+async function request<K extends PaneRequestMethod>(conn: MessageConnection, method: K, params: PaneRequests[K]['params'], signal?: AbortSignal): Promise<PaneRequests[K]['result']> {
+  const recorder = currentWriteRecorder();
+  if (recorder && changes(method, params)) {
+    const path = (params as { path: string }).path;
+    await recorder.beforeNotebook(path, async () => (await send(conn, 'notebook/read', { path }, signal)).cells);
+  }
+  return send(conn, method, params, signal);
 }
 
 function normalize(p: string): string {
