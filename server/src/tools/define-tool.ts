@@ -136,6 +136,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    */
   outputShaping?: 'auto' | 'paged';
   /**
+   * The result carries text a language server derived from files it followed (inferred
+   * types, diagnostics, code action titles), not only from the files the arguments name:
+   * the registry hides the literal values of files the actor may not read in it
+   * (`withheld-values.ts`).
+   */
+  relaysServerText?: boolean;
+  /**
    * What the tool may do (MODE-7). Default by tier: read → `read`, write → `write-file`,
    * exec → `run-process`.
    */

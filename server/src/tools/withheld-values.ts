@@ -1,0 +1,176 @@
+/**
+ * Values of files the actor may not read, kept out of text a language server derives from
+ * them. The location gate (`tools/lsp/result-gate.ts`) drops what *points into* a deny-ruled
+ * file, but a server also follows data flow: `k = API_KEY` in an allowed file hovers as
+ * `Literal['sk-…']`, and a diagnostic quotes the same type. So the registry builds, per call
+ * of a tool that relays server text ({@link ToolDefinition.relaysServerText}) and for the
+ * diagnostics a write hook adds, the set of literal values of every deny-ruled file in the
+ * workspace and hides them the way known secrets are hidden (`security/redaction.ts`).
+ *
+ * Bounded: nothing is walked while no rule denies anything (the default policy); the walk
+ * stops at {@link LIMITS}; each file's values are re-read only when its stat changes.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { evaluatePolicy, type PolicyRule } from '../policy/policy.js';
+import type { ToolTier } from '../ports/vocabulary.js';
+import { mapStrings } from '../security/redaction.js';
+import { walkFiles } from './walk.js';
+
+/** Bounds of one collection. */
+export const LIMITS = { files: 20_000, bytesPerFile: 1 << 20, valuesPerFile: 2_000, values: 20_000 } as const;
+/** The replacement text (a reader sees that something was there). */
+export const WITHHELD = '[withheld]';
+/** Values at least this long are hidden wherever they appear; shorter ones only as a whole quoted literal. */
+const ANYWHERE_CHARS = 8;
+/** Shorter string values are never hidden (`"id"`, `"ok"` would blank half a hover). */
+const MIN_QUOTED_CHARS = 4;
+/** How long one walk's file list is reused (a burst of calls walks once). */
+const WALK_TTL_MS = 2_000;
+
+interface FileValues {
+  stamp: string;
+  values: string[];
+}
+
+/** Which files of a workspace the actor may not read, and their literal values. */
+export class WithheldValues {
+  private readonly perFile = new Map<string, FileValues>();
+  private walked: { workspace: string; at: number; files: Promise<string[]> } | undefined;
+
+  /**
+   * The values to hide for a call of `tool` (tier `tier`) under `rules`: those of every
+   * workspace file that `read` or the tool itself is denied.
+   */
+  async collect(workspace: string, rules: readonly PolicyRule[], tool: string, tier: ToolTier, signal: AbortSignal): Promise<ValueSet> {
+    if (!rules.some((r) => r.action === 'deny')) return EMPTY;
+    const denied = (rel: string): boolean =>
+      evaluatePolicy(rules, { tool: 'read', tier: 'read', subjects: [rel], subjectKind: 'path' }).action === 'deny' ||
+      evaluatePolicy(rules, { tool, tier, subjects: [rel], subjectKind: 'path' }).action === 'deny';
+    const values = new Set<string>();
+    for (const rel of await this.files(workspace, signal)) {
+      if (!denied(rel)) continue;
+      for (const v of await this.valuesOf(path.join(workspace, rel))) {
+        values.add(v);
+        if (values.size >= LIMITS.values) return new ValueSet(values);
+      }
+    }
+    return values.size ? new ValueSet(values) : EMPTY;
+  }
+
+  private files(workspace: string, signal: AbortSignal): Promise<string[]> {
+    const now = Date.now();
+    if (this.walked && this.walked.workspace === workspace && now - this.walked.at < WALK_TTL_MS) return this.walked.files;
+    const files = (async () => {
+      const out: string[] = [];
+      for await (const rel of walkFiles(workspace, workspace, signal)) {
+        out.push(rel);
+        if (out.length >= LIMITS.files) break;
+      }
+      return out;
+    })();
+    this.walked = { workspace, at: now, files };
+    files.catch(() => (this.walked = undefined));
+    return files;
+  }
+
+  private async valuesOf(file: string): Promise<string[]> {
+    const info = await stat(file).catch(() => undefined);
+    if (!info?.isFile()) return [];
+    const stamp = `${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+    const known = this.perFile.get(file);
+    if (known?.stamp === stamp) return known.values;
+    const text = info.size > LIMITS.bytesPerFile ? '' : await readFile(file, 'utf8').catch(() => '');
+    const values = literalValues(text).slice(0, LIMITS.valuesPerFile);
+    this.perFile.set(file, { stamp, values });
+    return values;
+  }
+}
+
+/** The values to hide in one result, and the function that hides them. */
+export class ValueSet {
+  private readonly anywhere: string[];
+  private readonly quoted: Set<string>;
+  private readonly fragments: string[];
+
+  constructor(values: Iterable<string>) {
+    const all = [...new Set(values)];
+    // Longest first, so a value that contains another is replaced whole.
+    this.anywhere = all.filter((v) => v.length >= ANYWHERE_CHARS).sort((a, b) => b.length - a.length);
+    this.quoted = new Set(all);
+    this.fragments = all.filter((v) => v.length >= MIN_QUOTED_CHARS && !/^\d+$/.test(v));
+  }
+
+  get size(): number {
+    return this.quoted.size;
+  }
+
+  /**
+   * `text` with each value replaced: a quoted literal (`'…'`, `"…"`, `` `…` ``, as hover and
+   * diagnostics print literal types) that is a value or contains one — a server folds
+   * `"sk-" + SUFFIX` into one literal — becomes `[withheld]` whole; a long value anywhere too.
+   */
+  hide(text: string): string {
+    if (this.quoted.size === 0) return text;
+    let out = text.replace(INNERMOST_QUOTED, (whole, _q: string, body: string) => (this.covers(body) ? WITHHELD : whole));
+    out = out.replace(NUMBER, (n) => (n.length >= MIN_QUOTED_CHARS && this.quoted.has(n) ? WITHHELD : n));
+    for (const v of this.anywhere) if (out.includes(v)) out = out.split(v).join(WITHHELD);
+    return out;
+  }
+
+  /** Whether a quoted literal is, contains, or (cut short with `…`, as pyright prints long ones) starts a value. */
+  private covers(body: string): boolean {
+    if (this.quoted.has(body) || this.fragments.some((f) => body.includes(f))) return true;
+    const cut = /^(.{4,}?)(?:…|\.\.\.)$/su.exec(body)?.[1];
+    return cut !== undefined && this.fragments.some((f) => f.startsWith(cut));
+  }
+
+  /** A JSON-like value with every string inside hidden (objects and arrays copied). */
+  hideDeep<T>(value: T): T {
+    if (this.quoted.size === 0) return value;
+    return mapStrings(value, (s) => this.hide(s)) as T;
+  }
+}
+
+const EMPTY = new ValueSet([]);
+
+/** A quoted literal as printed by a server or written in source (one line; escapes kept). */
+const QUOTED = /(['"`])((?:\\.|(?!\1)[^\\\n])*)\1/g;
+/** A quoted literal with no other quote inside (`"Literal['…']"` hides only the inner literal). */
+const INNERMOST_QUOTED = /(['"`])((?:\\.|[^'"`\\\n])*)\1/g;
+/** A number token (not part of a name, a longer number, or a `file:line` label). */
+const NUMBER = /(?<![\w.:])-?\d[\d_]*(?:\.\d+)?(?![\w.])/g;
+/** Triple-quoted strings, which may span lines. */
+const TRIPLE = /("""|''')([\s\S]*?)\1/g;
+/** `NAME = value` / `name: value` lines of a dotenv, ini or YAML file (unquoted values). */
+const ASSIGNED = /^[ \t]*(?:export[ \t]+)?[\w.-]+[ \t]*[=:][ \t]*([^\s'"#][^\n#]*?)[ \t]*$/gm;
+
+/**
+ * The literal values in a file's text: quoted strings (their source text and, when it
+ * differs, the text with the usual escapes decoded, which is how a server prints them),
+ * numbers, triple-quoted strings and unquoted `KEY=value` right-hand sides.
+ */
+export function literalValues(text: string): string[] {
+  const out = new Set<string>();
+  const add = (v: string): void => {
+    const t = v.trim();
+    if (t.length >= MIN_QUOTED_CHARS || /^-?\d/.test(t)) out.add(t);
+  };
+  for (const m of text.matchAll(TRIPLE)) for (const line of m[2]!.split('\n')) add(line);
+  for (const m of text.replace(TRIPLE, '').matchAll(QUOTED)) {
+    add(m[2]!);
+    const decoded = decodeEscapes(m[2]!);
+    if (decoded !== m[2]) add(decoded);
+  }
+  for (const m of text.matchAll(NUMBER)) if (m[0].replace(/[-_.]/g, '').length >= MIN_QUOTED_CHARS) add(m[0].replace(/_/g, ''));
+  for (const m of text.matchAll(ASSIGNED)) if (m[1]!.length >= ANYWHERE_CHARS) add(m[1]!);
+  return [...out];
+}
+
+function decodeEscapes(body: string): string {
+  try {
+    return JSON.parse(`"${body.replace(/\\'/g, "'").replace(/\\`/g, '`').replace(/(?<!\\)"/g, '\\"')}"`) as string;
+  } catch {
+    return body;
+  }
+}
