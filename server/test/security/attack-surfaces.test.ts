@@ -100,7 +100,7 @@ describe('HARN-12 LSP-4: the hostile workspace from MCP clients', () => {
       wire += chunk;
       buffer += chunk;
       for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-        const message = JSON.parse(buffer.slice(0, nl)) as { id?: number };
+        const message = JSON.parse(buffer.slice(0, nl)) as { id?: number; result?: { content: Array<{ text: string }> } };
         buffer = buffer.slice(nl + 1);
         if (typeof message.id === 'number') replies.set(message.id, message);
       }
