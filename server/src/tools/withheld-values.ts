@@ -10,7 +10,7 @@
  * Bounded: nothing is walked while no rule denies anything (the default policy); the walk
  * stops at {@link LIMITS}; each file's values are re-read only when its stat changes.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { evaluatePolicy, type PolicyRule } from '../policy/policy.js';
 import type { ToolTier } from '../ports/vocabulary.js';
@@ -28,6 +28,9 @@ const MIN_QUOTED_CHARS = 4;
 /** How long one walk's file list is reused (a burst of calls walks once). */
 const WALK_TTL_MS = 2_000;
 
+/** Folder names that hold installed or bundled library code, not a person's files (their text may be shown). */
+export const LIBRARY_SEGMENTS: ReadonlySet<string> = new Set(['site-packages', 'dist-packages', 'typeshed-fallback']);
+
 interface FileValues {
   stamp: string;
   values: string[];
@@ -36,21 +39,25 @@ interface FileValues {
 /** Which files of a workspace the actor may not read, and their literal values. */
 export class WithheldValues {
   private readonly perFile = new Map<string, FileValues>();
-  private walked: { workspace: string; at: number; files: Promise<string[]> } | undefined;
+  private walked: { workspace: string; at: number; files: Promise<Walked> } | undefined;
 
   /**
    * The values to hide for a call of `tool` (tier `tier`) under `rules`: those of every
-   * workspace file that `read` or the tool itself is denied.
+   * workspace file that `read` or the tool itself is denied, and of the files outside the
+   * workspace that a `pyrightconfig.json` in it adds to the server's view (`extraPaths`),
+   * which no tool may read.
    */
   async collect(workspace: string, rules: readonly PolicyRule[], tool: string, tier: ToolTier, signal: AbortSignal): Promise<ValueSet> {
-    if (!rules.some((r) => r.action === 'deny')) return EMPTY;
+    const anyDeny = rules.some((r) => r.action === 'deny');
+    const walked = await this.files(workspace, signal);
+    if (!anyDeny && walked.outside.length === 0) return EMPTY;
     const denied = (rel: string): boolean =>
       evaluatePolicy(rules, { tool: 'read', tier: 'read', subjects: [rel], subjectKind: 'path' }).action === 'deny' ||
       evaluatePolicy(rules, { tool, tier, subjects: [rel], subjectKind: 'path' }).action === 'deny';
+    const sources = [...(anyDeny ? walked.inside.filter(denied).map((rel) => path.join(workspace, rel)) : []), ...walked.outside];
     const values = new Set<string>();
-    for (const rel of await this.files(workspace, signal)) {
-      if (!denied(rel)) continue;
-      for (const v of await this.valuesOf(path.join(workspace, rel))) {
+    for (const file of sources) {
+      for (const v of await this.valuesOf(file)) {
         values.add(v);
         if (values.size >= LIMITS.values) return new ValueSet(values);
       }
@@ -58,16 +65,25 @@ export class WithheldValues {
     return values.size ? new ValueSet(values) : EMPTY;
   }
 
-  private files(workspace: string, signal: AbortSignal): Promise<string[]> {
+  private files(workspace: string, signal: AbortSignal): Promise<Walked> {
     const now = Date.now();
     if (this.walked && this.walked.workspace === workspace && now - this.walked.at < WALK_TTL_MS) return this.walked.files;
-    const files = (async () => {
-      const out: string[] = [];
+    const files = (async (): Promise<Walked> => {
+      const inside: string[] = [];
+      const configs: string[] = [];
       for await (const rel of walkFiles(workspace, workspace, signal)) {
-        out.push(rel);
-        if (out.length >= LIMITS.files) break;
+        inside.push(rel);
+        if (path.posix.basename(rel) === 'pyrightconfig.json') configs.push(rel);
+        if (inside.length >= LIMITS.files) break;
       }
-      return out;
+      const outside: string[] = [];
+      for (const folder of await extraPathsOutside(workspace, configs)) {
+        for await (const rel of walkFiles(folder, folder, signal)) {
+          outside.push(path.join(folder, rel));
+          if (inside.length + outside.length >= LIMITS.files) break;
+        }
+      }
+      return { inside, outside };
     })();
     this.walked = { workspace, at: now, files };
     files.catch(() => (this.walked = undefined));
@@ -85,6 +101,40 @@ export class WithheldValues {
     this.perFile.set(file, { stamp, values });
     return values;
   }
+}
+
+interface Walked {
+  /** Workspace-relative files. */
+  inside: string[];
+  /** Absolute files outside the workspace that a server is configured to read. */
+  outside: string[];
+}
+
+/**
+ * Real folders outside the workspace that the workspace's `pyrightconfig.json` files name in
+ * `extraPaths` (installed-library folders excepted). A file that is not plain JSON is skipped.
+ */
+async function extraPathsOutside(workspace: string, configs: readonly string[]): Promise<string[]> {
+  const out = new Set<string>();
+  const root = await realpath(workspace).catch(() => workspace);
+  for (const rel of configs) {
+    const file = path.join(workspace, rel);
+    let extra: unknown;
+    try {
+      extra = (JSON.parse(await readFile(file, 'utf8')) as { extraPaths?: unknown }).extraPaths;
+    } catch {
+      continue;
+    }
+    if (!Array.isArray(extra)) continue;
+    for (const p of extra) {
+      if (typeof p !== 'string') continue;
+      const real = await realpath(path.resolve(path.dirname(file), p)).catch(() => undefined);
+      if (!real || real === root || real.startsWith(root + path.sep)) continue;
+      if (real.split(path.sep).some((s) => LIBRARY_SEGMENTS.has(s))) continue;
+      out.add(real);
+    }
+  }
+  return [...out];
 }
 
 /** The values to hide in one result, and the function that hides them. */

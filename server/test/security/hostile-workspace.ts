@@ -11,8 +11,12 @@
 import { chmod, mkdir, mkdtemp, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BUNDLED_BINS, REPO } from '../lsp/lsp-fixtures.js';
-import { PYTHON } from '../dap/fixtures.js';
+import { fileURLToPath } from 'node:url';
+
+// Self-contained (the browser tests' project imports it too): the repo's own servers and venv Python.
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const REAL_BIN = path.join(REPO, 'node_modules', '.bin');
+const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
 
 export const SECRET = 'sk-live-HOSTILE-0123456789';
 export const OUT_SECRET = 'out-HOSTILE-9876543210';
@@ -35,12 +39,16 @@ async function put(file: string, text: string, mode = 0o644): Promise<void> {
   await chmod(file, mode);
 }
 
-export async function hostileWorkspace(prefix = 'cellmate-hostile-'): Promise<HostileWorkspace> {
-  const parent = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
-  const ws = path.join(parent, 'ws');
-  const home = path.join(parent, 'home');
+/**
+ * Builds it in a new temporary folder, or in `at` (an existing workspace, e.g. a Jupyter
+ * server's root dir, with its parent folder and the person's home).
+ */
+export async function hostileWorkspace(at?: { ws: string; home: string }): Promise<HostileWorkspace> {
+  const parent = at ? path.dirname(at.ws) : await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-hostile-')));
+  const ws = at?.ws ?? path.join(parent, 'ws');
+  const home = at?.home ?? path.join(parent, 'home');
   const marker = path.join(parent, 'ran.log');
-  const realBin = BUNDLED_BINS[0]!;
+  const realBin = REAL_BIN;
   const realTsserver = path.join(REPO, 'node_modules', 'typescript', 'lib', 'tsserver.js');
   const plant = (file: string, name: string, real: string) => put(file, `#!/bin/sh\necho ${name} >> '${marker}'\nexec '${real}' "$@"\n`, 0o755);
   const plantTypescript = async (dir: string, name: string) => {
@@ -73,6 +81,7 @@ export async function hostileWorkspace(prefix = 'cellmate-hostile-'): Promise<Ho
     'k = API_KEY',
     'n: int = KEY2',
     'print(area(2, 3), k, OUT_SECRET)',
+    'o = OUT_SECRET',
     ''
   ].join('\n'));
   await put(path.join(home, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: '*', pattern: 'conf/secrets.py', action: 'deny' }] }));
@@ -92,6 +101,7 @@ export const ATTACK_CALLS: ReadonlyArray<{ args: Record<string, unknown>; shows?
   { args: { action: 'hover', file: 'web.ts', line: 1, symbol: 'twice' }, shows: /function twice\(n: number\): number/ },
   { args: { action: 'hover', file: 'app.py', line: 10, symbol: 'k' } },
   { args: { action: 'hover', file: 'app.py', line: 8, symbol: 'API_KEY' } },
+  { args: { action: 'hover', file: 'app.py', line: 11, symbol: 'o' }, shows: /\bo\b/ },
   { args: { action: 'definition', file: 'app.py', line: 10, symbol: 'OUT_SECRET' }, shows: /withheld/ },
   { args: { action: 'definition', file: 'app.py', line: 9, symbol: 'KEY2' }, shows: /withheld/ },
   { args: { action: 'diagnostics', file: 'app.py' }, shows: /app\.py:9 \[error\]/ },

@@ -56,4 +56,17 @@ describe('HARN-6 withheld values', () => {
     const again = await w.collect(dir, [{ tool: '*', pattern: 'conf/**', action: 'deny' }], 'lsp', 'read', signal);
     expect(again.hide('"denied-value-22"')).toBe('[withheld]');
   });
+
+  it('collect: files outside the workspace that a pyrightconfig.json adds (extraPaths) count without any rule; a library folder does not', async () => {
+    const parent = await tempDir();
+    const ws = path.join(parent, 'ws');
+    await mkdir(path.join(parent, 'outside'), { recursive: true });
+    await mkdir(path.join(parent, 'lib', 'site-packages'), { recursive: true });
+    await mkdir(ws);
+    await writeFile(path.join(parent, 'outside', 'mod.py'), 'OUT = "outside-value-1"\n');
+    await writeFile(path.join(parent, 'lib', 'site-packages', 'pkg.py'), 'MODE = "library-value-1"\n');
+    await writeFile(path.join(ws, 'pyrightconfig.json'), JSON.stringify({ extraPaths: ['../outside', '../lib/site-packages', 'inside'] }));
+    const set = await new WithheldValues().collect(ws, [], 'lsp', 'read', new AbortController().signal);
+    expect(set.hide('"outside-value-1" "library-value-1"')).toBe('[withheld] "library-value-1"');
+  });
 });
