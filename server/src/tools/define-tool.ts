@@ -53,6 +53,12 @@ export interface ToolContext {
    * allowed; use {@link pathAllowed}.
    */
   isPathAllowed?(relative: string): boolean;
+  /**
+   * Set by the registry for tools that relay a language server (`relaysServerText`): the
+   * literal values of files this call may not read (`withheld-values.ts`), so a server's
+   * edit that would copy one into an allowed file is refused before anything is written.
+   */
+  withheldValues?(): Promise<{ hide(text: string): string }>;
 }
 
 /** What a tool's policy hooks may look at besides the arguments: whose call it is, where. */

@@ -278,6 +278,12 @@ export class ToolRegistry {
     if ('refused' in gateResult) return { ...gateResult.refused, durationMs: elapsed() };
     // Folder walks ask the same rules per file (grep/glob withhold what is denied).
     if (gateResult.isPathAllowed) ctx = { ...ctx, isPathAllowed: gateResult.isPathAllowed };
+    const policy = this.options.policy;
+    if (definition.relaysServerText && policy) {
+      let values: ReturnType<WithheldValues['collect']> | undefined;
+      const callCtx = ctx;
+      ctx = { ...ctx, withheldValues: () => (values ??= policy.rules().then((rules) => this.withheldValues.collect(callCtx.workspace, rules, definition.name, definition.tier, callCtx.signal))) };
+    }
 
     await this.beforeWrite(definition, parsed.data, ctx);
     const timeoutMs = definition.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
