@@ -105,5 +105,7 @@ export const ATTACK_CALLS: ReadonlyArray<{ args: Record<string, unknown>; shows?
   { args: { action: 'definition', file: 'app.py', line: 10, symbol: 'OUT_SECRET' }, shows: /withheld/ },
   { args: { action: 'definition', file: 'app.py', line: 9, symbol: 'KEY2' }, shows: /withheld/ },
   { args: { action: 'diagnostics', file: 'app.py' }, shows: /app\.py:9 \[error\]/ },
-  { args: { action: 'symbols', file: 'app.py', query: 'API_KEY' } }
+  { args: { action: 'symbols', file: 'app.py', query: 'API_KEY' } },
+  // The project checkers (basedpyright's CLI, tsc): the planted node_modules/.bin/tsc and .venv/bin ones must not run.
+  { args: { action: 'diagnostics', file: '*' }, shows: /basedpyright --outputjson in \.: \d+ diagnostic[\s\S]*app\.py:9 \[error\][\s\S]*tsc --noEmit --pretty false in \.: 0 diagnostics/ }
 ];
