@@ -12,7 +12,7 @@
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { evaluatePolicy, type PolicyRule } from '../policy/policy.js';
+import { evaluatePolicy, globMatch, type PolicyRule } from '../policy/policy.js';
 import type { ToolTier } from '../ports/vocabulary.js';
 import { mapStrings } from '../security/redaction.js';
 import { walkFiles } from './walk.js';
@@ -48,7 +48,8 @@ export class WithheldValues {
    * which no tool may read.
    */
   async collect(workspace: string, rules: readonly PolicyRule[], tool: string, tier: ToolTier, signal: AbortSignal): Promise<ValueSet> {
-    const anyDeny = rules.some((r) => r.action === 'deny');
+    // Only a deny rule that can reach `read` or this tool names files to walk for (`shell rm*` does not).
+    const anyDeny = rules.some((r) => r.action === 'deny' && (globMatch(r.tool, 'read') || globMatch(r.tool, tool)));
     const walked = await this.files(workspace, signal);
     if (!anyDeny && walked.outside.length === 0) return EMPTY;
     const denied = (rel: string): boolean =>

@@ -50,6 +50,8 @@ describe('HARN-6 withheld values', () => {
     expect(denyRead.hide('"denied-value-1" "allowed-value-1"')).toBe('[withheld] "allowed-value-1"');
     const denyOther = await w.collect(dir, [{ tool: 'write', pattern: 'conf/**', action: 'deny' }], 'lsp', 'read', signal);
     expect(denyOther.size).toBe(0);
+    expect((await w.collect(dir, [{ tool: 'shell', pattern: 'rm*', action: 'deny' }], 'lsp', 'read', signal)).size).toBe(0);
+    expect((await w.collect(dir, [{ tool: 'ls?', pattern: 'conf/*', action: 'deny' }], 'lsp', 'read', signal)).size).toBe(1);
     // A changed file is read again (stat stamp).
     await writeFile(path.join(dir, 'conf', 'secrets.py'), 'KEY = "denied-value-22"\n');
     await new Promise((r) => setTimeout(r, 2_100));
