@@ -34,6 +34,10 @@ export function createSkillsTable(skills: readonly SkillInfo[], trans: Translati
       head.appendChild(th);
     }
     const body = table.createTBody();
+    const refusal = document.createElement('p');
+    refusal.className = 'jp-cellmate-skills-refusal';
+    refusal.setAttribute('role', 'alert');
+    refusal.hidden = true;
     for (const s of list) {
       const tr = body.insertRow();
       tr.dataset.skill = s.name;
@@ -47,9 +51,12 @@ export function createSkillsTable(skills: readonly SkillInfo[], trans: Translati
       toggle.setAttribute('aria-label', trans.__('Offer the skill %1 to the agent', s.name));
       toggle.addEventListener('change', () => {
         toggle.disabled = true;
-        setEnabled(s.folder, toggle.checked).then(render, () => {
+        setEnabled(s.folder, toggle.checked).then(render, (error: unknown) => {
           toggle.checked = !toggle.checked;
           toggle.disabled = false;
+          // The companion says why (e.g. a turn another pane started is running): the person sees it.
+          refusal.textContent = error instanceof Error ? error.message : String(error);
+          refusal.hidden = false;
         });
       });
       tr.insertCell().appendChild(toggle);
@@ -61,7 +68,7 @@ export function createSkillsTable(skills: readonly SkillInfo[], trans: Translati
     const note = document.createElement('p');
     note.className = 'jp-cellmate-metrics-note';
     note.textContent = trans.__('The agent sees each offered skill\'s name and description, and reads a skill only when a task needs it. Skill text is third-party: it grants no permissions, and its scripts run only through the usual approvals.');
-    widget.node.append(table, note);
+    widget.node.append(table, refusal, note);
   };
   render(skills);
   return widget;

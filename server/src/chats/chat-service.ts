@@ -475,6 +475,11 @@ export class ChatService {
     return { markdown: `${EXPORT_DIR}/${stem}.md`, notebook: `${EXPORT_DIR}/${stem}.ipynb`, files: rendered.assets.map((a) => `${EXPORT_DIR}/${a.path}`) };
   }
 
+  /** The chats whose turn is running now. */
+  runningChats(): string[] {
+    return [...this.running.keys()];
+  }
+
   /** Aborts the running turn of a chat; resolves once it has ended. */
   async abort(chatId: string): Promise<boolean> {
     this.record(chatId);

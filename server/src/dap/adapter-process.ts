@@ -8,8 +8,9 @@
  * (restarting it would silently lose the debuggee), and the session TTL is its eviction.
  */
 import net from 'node:net';
+import path from 'node:path';
 import type { MessageReader, MessageWriter } from 'vscode-jsonrpc/node.js';
-import { createFramedReader, createFramedWriter } from '../framing/index.js';
+import { companionBudget, createFramedReader, createFramedWriter, FramingError, type FrameBudget } from '../framing/index.js';
 import { describeExit, GroupProcess } from '../supervisor/index.js';
 
 /** A running adapter: its DAP streams, exit and group kill. */
@@ -29,7 +30,7 @@ export interface AdapterProcess {
  * Spawns `command` in its own process group. `tcp`: the adapter speaks DAP on a loopback
  * port it prints (delve: `DAP server listening at: 127.0.0.1:PORT`), one client.
  */
-export async function startAdapterProcess(command: readonly string[], opts: { cwd: string; log?: (line: string) => void; tcp?: boolean; timeoutMs?: number }): Promise<AdapterProcess> {
+export async function startAdapterProcess(command: readonly string[], opts: { cwd: string; log?: (line: string) => void; tcp?: boolean; timeoutMs?: number; name?: string; budget?: FrameBudget }): Promise<AdapterProcess> {
   const [exe, ...rest] = command;
   const log = opts.log ?? (() => undefined);
   let proc: GroupProcess;
@@ -43,15 +44,20 @@ export async function startAdapterProcess(command: readonly string[], opts: { cw
   try {
     let reader: MessageReader;
     let writer: MessageWriter;
+    const budget = { shared: opts.budget ?? companionBudget(), name: `the ${opts.name ?? path.basename(exe!)} debug adapter` };
     if (opts.tcp) {
       const socket = await connectPrinted(proc, exited, opts.timeoutMs ?? 20_000);
-      reader = createFramedReader(socket, { log });
+      reader = createFramedReader(socket, { log, budget });
       writer = createFramedWriter(socket);
       void exited.then(() => socket.destroy());
     } else {
-      reader = createFramedReader(proc.stdout, { log });
+      reader = createFramedReader(proc.stdout, { log, budget });
       writer = createFramedWriter(proc.stdin);
     }
+    // Past the shared memory budget the adapter (and its debuggee) is stopped; the session ends with the reason.
+    reader.onError((e) => {
+      if (e instanceof FramingError && e.code === 'over-budget') kill();
+    });
     return { pid: proc.pid, reader, writer, exited, stderrTail: () => proc.stderrTail.trim(), kill };
   } catch (e) {
     kill();

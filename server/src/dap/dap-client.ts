@@ -8,6 +8,7 @@
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Emitter, type Event, type Message, type MessageReader, type MessageWriter } from 'vscode-jsonrpc/node.js';
 import { DapRequestError, type DapChannel, type DapCommand, type DapRequests, type DapResponses } from './protocol.js';
+import { FramingError } from '../framing/index.js';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
@@ -42,7 +43,9 @@ export class DapClient implements DapChannel {
     this.subscriptions = [
       reader.listen((m) => this.onMessage(m as unknown as DebugProtocol.ProtocolMessage)),
       reader.onClose(() => closeOnEof && this.close(new Error(`the ${name} adapter closed its output`))),
-      reader.onError((e) => this.close(new Error(`unreadable output from the ${name} adapter: ${e.message}`))),
+      reader.onError((e) => this.close(new Error(e instanceof FramingError && e.code === 'over-budget'
+        ? `${e.message}. Cellmate stopped the adapter and ended the session; debug launch starts a new one (print less at once: smaller outputs, fewer variables)`
+        : `unreadable output from the ${name} adapter: ${e.message}`))),
       writer.onClose(() => closeOnEof && this.close(new Error(`the ${name} adapter closed its input`)))
     ];
   }

@@ -42,7 +42,7 @@ export function processLauncher(opts: { env: NodeJS.ProcessEnv }): ProcessLaunch
     if (!status.usable || !status.command) throw new ToolInputError(`debug ${args.action}: ${status.message}.`);
     const cwd = args.cwd ? (await resolveWorkspacePath(ctx.workspace, args.cwd)).absolute : ctx.workspace;
     const command = name === 'delve' ? [...status.command, '--listen', '127.0.0.1:0'] : status.command;
-    const proc = await startAdapterProcess(command, { cwd, tcp: name === 'delve' });
+    const proc = await startAdapterProcess(command, { cwd, tcp: name === 'delve', name });
     const client = new DapClient(proc.reader, proc.writer, name, name === 'delve');
     void proc.exited.then((how) => client.close(new Error(`the adapter process ended (${how})${proc.stderrTail() ? `; stderr: ${proc.stderrTail().split('\n').slice(-3).join(' | ')}` : ''}`)));
     const target = attach ? `attach 127.0.0.1:${args.port}` : resolved!.relative;

@@ -173,6 +173,21 @@ export class FrameScanner {
     return this.bodyLength >= 0 || this.waitingHeader;
   }
 
+  /** Bytes held now (a frame's body or header still arriving, output not yet scanned). */
+  get bufferedBytes(): number {
+    return this.size;
+  }
+
+  /** Forgets everything held (the stream is given up). */
+  discard(): void {
+    this.chunks = [];
+    this.size = 0;
+    this.bodyLength = -1;
+    this.waitingHeader = false;
+    this.skipped = '';
+    this.skippedDropped = 0;
+  }
+
   /** Scans `chunk`; events are appended to `out` in stream order. */
   push(chunk: Uint8Array, out: ScanEvent[]): void {
     if (chunk.length === 0) return;

@@ -17,6 +17,7 @@
 import { AbstractMessageReader, type DataCallback, type Disposable, type Message, type MessageReader } from 'vscode-jsonrpc/node.js';
 import { FramingError, quote } from './framing-error.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, FrameScanner, type ScanEvent } from './frame-scanner.js';
+import { mebibytes, type BudgetAccount, type FrameBudget } from './frame-budget.js';
 
 /** Options of {@link createFramedReader}. */
 export interface FramedReaderOptions {
@@ -26,6 +27,11 @@ export interface FramedReaderOptions {
   maxMessageBytes?: number;
   /** A started frame with no new bytes for this long is given up (default 10 s). */
   stallTimeoutMs?: number;
+  /**
+   * The memory budget this stream shares with the companion's other servers and adapters;
+   * cut off, the reader stops reading and reports an `over-budget` {@link FramingError}.
+   */
+  budget?: { shared: FrameBudget; name: string };
 }
 
 /** Skipped lines logged in a row before the reader goes quiet until the next frame. */
@@ -67,6 +73,8 @@ class FramedMessageReader extends AbstractMessageReader implements MessageReader
   private skippedInARow = 0;
   private ended = false;
   private closed = false;
+  private readonly budget: FramedReaderOptions['budget'];
+  private account: BudgetAccount | undefined;
 
   constructor(
     private readonly readable: NodeJS.ReadableStream,
@@ -76,14 +84,20 @@ class FramedMessageReader extends AbstractMessageReader implements MessageReader
     this.scanner = new FrameScanner(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
     this.stallMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
     this.log = options.log ?? (() => {});
+    this.budget = options.budget;
   }
 
   listen(callback: DataCallback): Disposable {
     this.callback = callback;
+    if (this.budget) this.account = this.budget.shared.open(this.budget.name, (o) => this.overBudget(o.heldBytes, o.limitBytes, o.totalBytes));
     const onData = (chunk: Buffer | string): void => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      // Counted before scanning: a completed frame's body is copied and parsed while held.
+      if (this.account && !this.account.hold(this.scanner.bufferedBytes + bytes.length)) return;
       const out: ScanEvent[] = [];
-      this.scanner.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk, out);
+      this.scanner.push(bytes, out);
       this.deliver(out);
+      this.account?.hold(this.scanner.bufferedBytes);
       if (!this.ended) this.armStall();
     };
     const onEnd = (): void => {
@@ -93,6 +107,8 @@ class FramedMessageReader extends AbstractMessageReader implements MessageReader
       const out: ScanEvent[] = [];
       this.scanner.end(out);
       this.deliver(out);
+      this.account?.close();
+      this.account = undefined;
       if (!this.closed) {
         this.closed = true;
         this.fireClose();
@@ -117,7 +133,17 @@ class FramedMessageReader extends AbstractMessageReader implements MessageReader
     super.dispose();
   }
 
+  /** Cut off by the shared budget: drops what is held, stops reading, says why. */
+  private overBudget(held: number, limit: number, total: number): void {
+    this.scanner.discard();
+    this.stop();
+    const who = this.budget?.name ?? 'the stream';
+    this.report(new FramingError('over-budget', `${who} had sent ${mebibytes(held)} not yet read as whole messages while the language servers and debug adapters together held ${mebibytes(total)}, past the companion's budget of ${mebibytes(limit)} (CELLMATE_FRAME_BUDGET_MB); it is no longer read`, -1));
+  }
+
   private stop(): void {
+    this.account?.close();
+    this.account = undefined;
     this.clearStall();
     this.detach?.();
     this.detach = undefined;

@@ -23,7 +23,9 @@ export type FramingErrorCode =
   /** The stream ended in the middle of a frame. */
   | 'truncated'
   /** A frame started but its bytes stopped arriving for `stallTimeoutMs`; it was discarded. */
-  | 'stalled';
+  | 'stalled'
+  /** The stream held more than its share of the budget all servers and adapters share (`frame-budget.ts`); it is no longer read. */
+  | 'over-budget';
 
 /** A framing failure (see {@link FramingErrorCode}); the reader resynchronises after it. */
 export class FramingError extends Error {

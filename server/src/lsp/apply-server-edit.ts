@@ -3,6 +3,7 @@
  * applying a server's WorkspaceEdit through the one all-or-nothing edit
  * (`server/src/edits/`) after the policy has seen every file it would change.
  */
+import path from 'node:path';
 import type { LspDisplay } from '@cellmate/protocol';
 import type { WorkspaceEdit } from 'vscode-languageserver-protocol';
 import { applyChanges, type AppliedFile, type Change } from '../edits/index.js';
@@ -52,6 +53,7 @@ export interface AppliedServerEdit {
 /** Applies `edit` all or nothing; every file it touches must pass the policy first. */
 export async function applyServerEdit(edit: WorkspaceEdit, client: LspClient, docs: DocumentSync, ctx: ToolContext, options: ServerEditOptions): Promise<AppliedServerEdit> {
   await judgeEditTargets(edit, docs, ctx, options);
+  await judgeEditText(edit, docs, ctx, options);
   const { changes, counts } = await toChanges(edit, client, docs, ctx.workspace);
   if (changes.length === 0) throw new ToolInputError(options.nothingMessage);
   await options.beforeApply?.(changes);
@@ -87,4 +89,18 @@ async function judgeEditTargets(edit: WorkspaceEdit, docs: DocumentSync, ctx: To
     }
   }
   if (refused.length) throw new ToolInputError(`${options.subject} would change ${refused.join(', ')}, which the policy does not let ${options.tool} write. Nothing was changed.`);
+}
+
+/**
+ * A server reads files the actor may not (a deny-ruled module, an `extraPaths` folder): text
+ * it inserts that carries one of their values would put it in a file the actor can read.
+ */
+async function judgeEditText(edit: WorkspaceEdit, docs: DocumentSync, ctx: ToolContext, options: ServerEditOptions): Promise<void> {
+  const values = await ctx.withheldValues?.();
+  if (!values) return;
+  const carrying: string[] = [];
+  for (const [uri, edits] of editsByUri(edit)) {
+    if (edits.some((e) => values.hide(e.newText) !== e.newText)) carrying.push(path.relative(ctx.workspace, docs.fileOf(uri) ?? uri));
+  }
+  if (carrying.length) throw new ToolInputError(`${options.subject} would write a value of a file withheld from ${options.tool} (by the policy, or outside the workspace) into ${carrying.join(', ')}. Nothing was changed.`);
 }

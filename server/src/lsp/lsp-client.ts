@@ -21,7 +21,7 @@ import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { CancellationTokenSource, createMessageConnection, Emitter, type Event, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { Diagnostic, DiagnosticOptions, DocumentDiagnosticReport, InitializeResult, PublishDiagnosticsParams, ServerCapabilities } from 'vscode-languageserver-protocol';
-import { createFramedReader, createFramedWriter } from '../framing/index.js';
+import { companionBudget, createFramedReader, createFramedWriter, FramingError, type FrameBudget } from '../framing/index.js';
 import type { GroupProcess } from '../supervisor/index.js';
 import type { ServerEntry } from './server-table.js';
 
@@ -46,7 +46,7 @@ export interface PublishedDiagnostics {
 }
 
 /** What the client needs of its process (the supervisor's `GroupProcess`). */
-export type LspProcess = Pick<GroupProcess, 'pid' | 'stdin' | 'stdout' | 'exited'>;
+export type LspProcess = Pick<GroupProcess, 'pid' | 'stdin' | 'stdout' | 'exited' | 'killGroup'>;
 
 /** One cell of a notebook document as sent to the server. */
 export interface NotebookCellText {
@@ -68,6 +68,8 @@ export class LspClient {
   private refreshing: { again: boolean } | undefined;
   private sequence = 0;
   private exited = false;
+  /** Why Cellmate stopped the server itself (the shared memory budget), for the errors of its pending requests. */
+  private stopReason: string | undefined;
   capabilities: ServerCapabilities = {};
   /** Time of the last request or sync (idle eviction). */
   lastUsed = Date.now();
@@ -75,8 +77,16 @@ export class LspClient {
   /** Fires on every `textDocument/publishDiagnostics` and every pulled answer. */
   readonly onDiagnostics: Event<PublishedDiagnostics> = this.diagnosticsEmitter.event;
 
-  private constructor(readonly entry: ServerEntry, readonly root: string, readonly process: LspProcess, log: (line: string) => void) {
-    this.connection = createMessageConnection(createFramedReader(process.stdout, { log }), createFramedWriter(forgivingSink(process.stdin)));
+  private constructor(readonly entry: ServerEntry, readonly root: string, readonly process: LspProcess, log: (line: string) => void, budget: FrameBudget) {
+    const reader = createFramedReader(process.stdout, { log, budget: { shared: budget, name: entry.name } });
+    // Past the shared budget the server is stopped (its output is no longer read); the supervisor starts it again on the next call.
+    reader.onError((error) => {
+      if (!(error instanceof FramingError) || error.code !== 'over-budget' || this.stopReason) return;
+      this.stopReason = `${error.message}. Cellmate stopped ${entry.name}; the next lsp call starts it again (a smaller request — one file, a narrower query — avoids this)`;
+      log(this.stopReason);
+      process.killGroup('SIGKILL');
+    });
+    this.connection = createMessageConnection(reader, createFramedWriter(forgivingSink(process.stdin)));
     this.connection.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
       this.record(p.uri, p.diagnostics, p.version ?? undefined);
     });
@@ -107,8 +117,8 @@ export class LspClient {
   }
 
   /** Connects to a started process and runs `initialize` / `initialized`. */
-  static async start(entry: ServerEntry, root: string, process: LspProcess, log: (line: string) => void): Promise<LspClient> {
-    const client = new LspClient(entry, root, process, log);
+  static async start(entry: ServerEntry, root: string, process: LspProcess, log: (line: string) => void, budget: FrameBudget = companionBudget()): Promise<LspClient> {
+    const client = new LspClient(entry, root, process, log, budget);
     const rootUri = pathToFileURL(root).href;
     const init = client.request<InitializeResult>('initialize', {
       processId: globalThis.process.pid,
@@ -147,7 +157,7 @@ export class LspClient {
 
   /** Sends a request; aborting `signal` cancels it. */
   async request<R>(method: string, params: unknown, signal?: AbortSignal, timeoutMs?: number): Promise<R> {
-    if (this.exited) throw new LspRequestError(`${this.entry.name} is not running`, 'exited');
+    if (this.exited) throw new LspRequestError(this.stopReason ?? `${this.entry.name} is not running`, 'exited');
     this.lastUsed = Date.now();
     const source = new CancellationTokenSource();
     const cancel = (): void => source.cancel();
@@ -156,7 +166,7 @@ export class LspClient {
     try {
       const reply = this.connection.sendRequest<R>(method, params, source.token);
       const gone = this.process.exited.then(() => {
-        throw new LspRequestError(`${this.entry.name} exited while answering ${method}`, 'exited');
+        throw new LspRequestError(this.stopReason ?? `${this.entry.name} exited while answering ${method}`, 'exited');
       });
       const racers: Array<Promise<R>> = [reply, gone];
       if (timeoutMs !== undefined) {
@@ -170,6 +180,8 @@ export class LspClient {
       return await Promise.race(racers);
     } catch (error) {
       if (error instanceof LspRequestError) throw error;
+      // Stopped by Cellmate: the connection is disposed before the exit is seen; the reason is what to say.
+      if (this.stopReason) throw new LspRequestError(this.stopReason, 'exited', { cause: error });
       if (signal?.aborted) throw new LspRequestError(`${method} was cancelled`, 'cancelled', { cause: error });
       throw new LspRequestError(`${this.entry.name} failed ${method}: ${(error as Error).message}`, 'failed', { cause: error });
     } finally {

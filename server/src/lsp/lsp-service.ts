@@ -10,6 +10,7 @@
 import path from 'node:path';
 import type { Logger } from '../config/logger.js';
 import { ProcessSupervisor, SupervisorError } from '../supervisor/index.js';
+import type { FrameBudget } from '../framing/index.js';
 import { LspClient } from './lsp-client.js';
 import { findRoot, resolveExecutable } from './resolve.js';
 import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
@@ -70,6 +71,8 @@ export interface LspServiceOptions {
   maxServers?: number;
   /** Servers the process runs at once over all services (default {@link DEFAULT_MAX_SERVERS_TOTAL} or `CELLMATE_LSP_MAX_SERVERS_TOTAL`). */
   maxServersTotal?: number;
+  /** The memory budget the servers' output counts against (default: the one the whole companion shares, `framing/frame-budget.ts`). */
+  frameBudget?: FrameBudget;
   /** Table files (default `~/.cellmate/lsp.json`, `<workspace>/.cellmate/lsp.json`). */
   tableFiles?: readonly string[];
   idleMs?: number;
@@ -213,7 +216,7 @@ export class LspService {
       log: this.options.logger,
       retryHint: 'fix it and call lsp with action "reload" to try now',
       idleMs: this.options.idleMs ?? DEFAULT_LSP_IDLE_MS,
-      connect: (proc) => LspClient.start(launchEntry(entry, executable, trusted, this.pinned, interpreter?.python), root, proc, log),
+      connect: (proc) => LspClient.start(launchEntry(entry, executable, trusted, this.pinned, interpreter?.python), root, proc, log, this.options.frameBudget),
       shutdown: (client) => client.shutdown(),
       disposeClient: (client) => client.dispose()
     });

@@ -70,15 +70,16 @@ export class Redactor {
   /** A JSON-like value with every string inside redacted (objects and arrays copied). */
   redactDeep<T>(value: T): T {
     if (this.values.length === 0) return value;
-    return deep(value, (s) => this.redact(s)) as T;
+    return mapStrings(value, (s) => this.redact(s)) as T;
   }
 }
 
-function deep(value: unknown, fn: (s: string) => string): unknown {
+/** A JSON-like value with `fn` applied to every string inside (plain objects and arrays copied). */
+export function mapStrings(value: unknown, fn: (s: string) => string): unknown {
   if (typeof value === 'string') return fn(value);
-  if (Array.isArray(value)) return value.map((v) => deep(v, fn));
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn));
   if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deep(v, fn)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, fn)]));
   }
   return value;
 }

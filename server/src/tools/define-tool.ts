@@ -57,6 +57,12 @@ export interface ToolContext {
    * allowed; use {@link pathAllowed}.
    */
   isPathAllowed?(relative: string): boolean;
+  /**
+   * Set by the registry for tools that relay a language server (`relaysServerText`): the
+   * literal values of files this call may not read (`withheld-values.ts`), so a server's
+   * edit that would copy one into an allowed file is refused before anything is written.
+   */
+  withheldValues?(): Promise<{ hide(text: string): string }>;
 }
 
 /** What a tool's policy hooks may look at besides the arguments: whose call it is, where. */
@@ -139,6 +145,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * `offset` parameter is `paged` (tested).
    */
   outputShaping?: 'auto' | 'paged';
+  /**
+   * The result carries text a language server derived from files it followed (inferred
+   * types, diagnostics, code action titles), not only from the files the arguments name:
+   * the registry hides the literal values of files the actor may not read in it
+   * (`withheld-values.ts`).
+   */
+  relaysServerText?: boolean;
   /**
    * What the tool may do (MODE-7). Default by tier: read → `read`, write → `write-file`,
    * exec → `run-process`.

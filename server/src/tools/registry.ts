@@ -18,6 +18,7 @@ import { CALL_TOOL } from './call_tool/call_tool.js';
 import { formatValidationError } from './validation-message.js';
 import type { Redactor } from '../security/redaction.js';
 import { withWriteRecorder, type CheckpointPort } from './write-capture.js';
+import { WithheldValues } from './withheld-values.js';
 
 /** JSON schemas by zod schema (a tool's parameters never change once defined). */
 const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
@@ -126,6 +127,7 @@ export class ToolRegistry {
   private readonly options: ToolRegistryOptions;
   private readonly sources: ToolSource[] = [];
   private readonly auto: AutoReviewer;
+  private readonly withheldValues = new WithheldValues();
 
   /** Fires after every call (success or failure). */
   readonly onDidCall: Event<ToolCallRecord> = this.callEmitter.event;
@@ -290,6 +292,12 @@ export class ToolRegistry {
     if ('refused' in gateResult) return { ...gateResult.refused, durationMs: elapsed() };
     // Folder walks ask the same rules per file (grep/glob withhold what is denied).
     if (gateResult.isPathAllowed) ctx = { ...ctx, isPathAllowed: gateResult.isPathAllowed };
+    const policy = this.options.policy;
+    if (definition.relaysServerText && policy) {
+      let values: ReturnType<WithheldValues['collect']> | undefined;
+      const callCtx = ctx;
+      ctx = { ...ctx, withheldValues: () => (values ??= policy.rules().then((rules) => this.withheldValues.collect(callCtx.workspace, rules, definition.name, definition.tier, callCtx.signal))) };
+    }
 
     await this.beforeWrite(definition, parsed.data, ctx);
     const timeoutMs = definition.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
@@ -309,7 +317,7 @@ export class ToolRegistry {
         const shaped = await shapeOutput(raw.output, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
         return { ok: false, status: 'aborted', output: shaped.output, title: raw.title, durationMs: elapsed() };
       }
-      const output = await this.afterWrite(definition, raw, ctx, signal);
+      const output = await this.hideWithheldValues(definition, await this.afterWrite(definition, raw, ctx, signal), raw, ctx, signal);
       this.resetDenials(ctx);
       if ((definition.outputShaping ?? 'auto') === 'auto') {
         const shaped = await shapeOutput(output.output, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
@@ -552,6 +560,17 @@ export class ToolRegistry {
       : await hook.pending?.(ctx.chatId).catch(() => undefined);
     if (!extra) return output;
     return { ...output, output: `${output.output}\n\n${extra.text}`, ...(extra.display && !output.display ? { display: extra.display } : {}) };
+  }
+
+  /**
+   * A result that relays language-server text (the tool's own, or write-time diagnostics the
+   * hook added) without the literal values of deny-ruled files (`withheld-values.ts`).
+   */
+  private async hideWithheldValues(definition: ToolDefinition, output: ToolOutput, executed: ToolOutput, ctx: ToolContext, signal: AbortSignal): Promise<ToolOutput> {
+    const policy = this.options.policy;
+    if (!policy || (!definition.relaysServerText && output === executed)) return output;
+    const values = await this.withheldValues.collect(ctx.workspace, await policy.rules(), definition.name, definition.tier, signal);
+    return values.hideDeep(output);
   }
 }
 

@@ -10,6 +10,10 @@
  *
  * A chat no pane has claimed since the companion started (its work began before a restart,
  * or from no pane at all) takes answers from any pane, as before.
+ *
+ * A person's own settings (a skill turned on or off) belong to no chat: they are taken from
+ * a pane the server named, and not while a turn another pane started is running — the
+ * moment a model's cell could open a connection of its own and flip them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 
@@ -38,6 +42,19 @@ export class PaneSessions {
   /** `paneId` started work in `chatId`: its cards are that pane's to answer. */
   claim(chatId: string, paneId: string | undefined): void {
     if (paneId !== undefined) this.owners.set(chatId, paneId);
+  }
+
+  /**
+   * Whether `paneId` may change a person's setting now: `no-pane` (the connection was named
+   * no pane), the chat whose running turn another pane started, or `ok`.
+   */
+  maySetForPerson(paneId: string | undefined, runningChats: Iterable<string>): 'ok' | 'no-pane' | { runningIn: string } {
+    if (paneId === undefined) return 'no-pane';
+    for (const chatId of runningChats) {
+      const owner = this.owners.get(chatId);
+      if (owner !== paneId) return { runningIn: chatId };
+    }
+    return 'ok';
   }
 
   /** Whether `paneId` may answer `chatId`'s cards (a connection without a pane never may). */

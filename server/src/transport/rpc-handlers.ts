@@ -131,8 +131,11 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     },
     'skills/set-enabled': (params) => {
       if (!services.skills) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no skills.');
-      // A skill the person turned off stays off until the person turns it on: no script or headless client flips it.
-      if (!interactive) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'Only a person\'s Cellmate pane can turn a skill on or off: this connection did not say `interactive: true` in cellmate/hello.');
+      // A skill the person turned off stays off until the person turns it on: no script, headless
+      // client or cell of a running turn flips it (`pane-sessions.ts`).
+      const may = panes.maySetForPerson(paneId, service.runningChats());
+      if (may === 'no-pane') throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'Only a person\'s Cellmate pane can turn a skill on or off: this connection is not a pane the server named (cellmate/hello with `interactive: true`).');
+      if (may !== 'ok') throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, `Skills cannot be turned on or off from this connection while a turn started from another Cellmate pane is running (chat ${may.runningIn}): use that pane, or wait until the turn ends.`);
       try {
         return services.skills.setEnabled(params.folder, params.enabled);
       } catch (error) {

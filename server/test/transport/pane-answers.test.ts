@@ -8,7 +8,7 @@
  */
 import { PROTOCOL_VERSION, type ChatEvent, type QuestionItem } from '@cellmate/protocol';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/config/logger.js';
@@ -73,5 +73,47 @@ describe('card answers are taken only from the pane that owns the chat', () => {
     expect(await sendRequest(reloaded.c.connection, 'chat/answer', approve)).toEqual({ state: 'answered' });
     await reloaded.c.turnEnded(chat.id);
     expect(existsSync(path.join(ws, 'x.txt'))).toBe(true);
+  }, 60_000);
+
+  it('SKILL-2: a skill switch needs a pane the server named, and not while a turn another pane started runs', async () => {
+    const ws = await tempDir();
+    const home = path.join(ws, 'home');
+    await mkdir(path.join(home, 'skills', 'plot-style'), { recursive: true });
+    await writeFile(path.join(home, 'skills', 'plot-style', 'SKILL.md'), '---\nname: plot-style\ndescription: Plots in the house style.\n---\nUse the palette.\n');
+    await writeFile(path.join(ws, 'script.json'), JSON.stringify({ steps: [{ toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content: 'x' } }], chunkDelayMs: 0 }, { text: 'done', chunkDelayMs: 0 }] }));
+    const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_HOME: home, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-policy.json') };
+    const server = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, kernels: false });
+    const o = { server, clients: [] as TestClient[] };
+    open.push(o);
+    const connect = async (hello: Record<string, unknown>) => {
+      const c = await connectClient(server.socketPath!);
+      o.clients.push(c);
+      return { c, hello: await sendRequest(c.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, ...hello }) };
+    };
+    const pane = await connect({ interactive: true });
+    const [skill] = await sendRequest(pane.c.connection, 'skills/list', {});
+    expect(skill!.name).toBe('plot-style');
+    const off = { folder: skill!.folder, enabled: false };
+
+    // The person's turn runs (its write waits on the card): what a cell of that turn could open is refused.
+    const chat = await sendRequest(pane.c.connection, 'chat/create', {});
+    await sendRequest(pane.c.connection, 'chat/send', { chatId: chat.id, text: 'write it', model: { provider: 'scripted', model: 's', scriptPath: 'script.json' } });
+    const card = await until('the approval card', () => pane.c.events.map((e) => e.event).find((e): e is Extract<ChatEvent, { type: 'item-added' }> & { item: QuestionItem } => e.type === 'item-added' && e.item.kind === 'question'));
+    const headless = await connect({});
+    await expect(sendRequest(headless.c.connection, 'skills/set-enabled', off)).rejects.toThrow(/is not a pane the server named/);
+    const rogue = await connect({ interactive: true });
+    await expect(sendRequest(rogue.c.connection, 'skills/set-enabled', off)).rejects.toThrow(`while a turn started from another Cellmate pane is running (chat ${chat.id})`);
+    const forged = await connect({ interactive: true, paneSecret: 'guessed-secret-0000000000000000000000000000' });
+    await expect(sendRequest(forged.c.connection, 'skills/set-enabled', off)).rejects.toThrow(/another Cellmate pane is running/);
+    await expect(readFile(path.join(home, 'skills.json'), 'utf8')).rejects.toThrow();
+
+    // The pane itself (also after a reload, by its secret) may.
+    pane.c.close();
+    const reloaded = await connect({ interactive: true, paneSecret: pane.hello.paneSecret });
+    const after = await sendRequest(reloaded.c.connection, 'skills/set-enabled', off);
+    expect(after.find((s) => s.name === 'plot-style')!.state).toBe('off');
+    expect(JSON.parse(await readFile(path.join(home, 'skills.json'), 'utf8'))).toEqual({ disabled: [skill!.folder] });
+    await sendRequest(reloaded.c.connection, 'chat/answer', { chatId: chat.id, questionId: card.item.questionId, answer: { action: 'answer' as const, selected: [0] } });
+    await reloaded.c.turnEnded(chat.id);
   }, 60_000);
 });

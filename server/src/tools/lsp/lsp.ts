@@ -56,6 +56,7 @@ export function createLspTool(service: LspService, docs: DocumentSync) {
   return defineTool({
     name: 'lsp',
     tier: 'read',
+    relaysServerText: true,
     description: TOOL_DESCRIPTIONS.lsp,
     parameters: lspParameters,
     examples: [

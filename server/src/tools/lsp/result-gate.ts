@@ -12,9 +12,8 @@ import type { LocationGate, LocationVerdict } from '../../lsp/location-gate.js';
 import { pathAllowed, type ToolContext } from '../define-tool.js';
 import { PathRefusedError } from '../errors.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
+import { LIBRARY_SEGMENTS } from '../withheld-values.js';
 
-/** Folder names that hold installed or bundled library code, not a person's files. */
-const LIBRARY_SEGMENTS = new Set(['site-packages', 'dist-packages', 'typeshed-fallback']);
 
 /** A gate for one call (verdicts cached per file for the call). */
 export function resultGate(ctx: Pick<ToolContext, 'workspace' | 'isPathAllowed'>): LocationGate {

@@ -36,6 +36,7 @@ export function createLspCodeActionTool(docs: DocumentSync, options: LspCodeActi
   return defineTool({
     name: 'lsp_code_action',
     tier: 'write',
+    relaysServerText: true,
     description: TOOL_DESCRIPTIONS.lsp_code_action,
     parameters: lspCodeActionParameters,
     examples: [

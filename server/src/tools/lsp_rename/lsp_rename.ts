@@ -37,6 +37,7 @@ export function createLspRenameTool(docs: DocumentSync, options: LspRenameOption
   return defineTool({
     name: 'lsp_rename',
     tier: 'write',
+    relaysServerText: true,
     description: TOOL_DESCRIPTIONS.lsp_rename,
     parameters: lspRenameParameters,
     examples: [
