@@ -75,7 +75,7 @@ describe.skipIf(!existsSync(PYTHON))('kernel_state on a real ipykernel', () => {
     const registry = new ToolRegistry([]);
     registry.register(createKernelStateTool({ kernels: { focused: async () => ({ client: kernel.client, notebookPath: 'analysis.ipynb', language: 'python' }) } }) as unknown as ToolDefinition);
     const r = await registry.call('kernel_state', {}, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'c' });
-    expect(r.ok, r.output).toBe(true);
+    if (!r.ok) throw new Error(r.output);
     const findings = r.metadata!.findings as Array<{ kind: string; cell: { id: string }; detail: string }>;
     const of = (id: string) => findings.filter((f) => f.cell.id === id).map((f) => f.kind);
     expect(of('c3')).toEqual(['edited-since-run']);

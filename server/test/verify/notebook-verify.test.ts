@@ -5,7 +5,7 @@
  * perceptual hash); notebooks never written; no kernel left, also after an abort.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decode, encode } from 'fast-png';
@@ -17,7 +17,7 @@ import { StagedEdits } from '../../src/structural/staged-edits.js';
 import { createStructuralEditTools } from '../../src/tools/ast_edit/ast_edit.js';
 import { createNotebookAcceptOutputsTool } from '../../src/tools/notebook_accept_outputs/notebook_accept_outputs.js';
 import { createNotebookVerifyTool } from '../../src/tools/notebook_verify/notebook_verify.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry, type ToolCallResult } from '../../src/tools/registry.js';
 import type { ToolDefinition } from '../../src/tools/define-tool.js';
 import { TouchedNotebooksHook } from '../../src/verify/touched-notebooks.js';
 import type { NotebookVerdict } from '../../src/verify/verdicts.js';
@@ -54,7 +54,12 @@ describe.skipIf(!existsSync(PYTHON))('notebook_verify: fresh kernels, normalised
   };
   const ctx = (workspace: string, signal = new AbortController().signal) => ({ workspace, signal, actor: 'model' as const, chatId: 'chat-1' });
   const snapshot = async (ws: string, files: string[]) => Object.fromEntries(await Promise.all(files.map(async (f) => [f, await readFile(path.join(ws, f))] as const)));
-  const verdicts = (r: { metadata?: Record<string, unknown> }): NotebookVerdict[] => r.metadata!.notebooks as NotebookVerdict[];
+  /** The result of a call that must have succeeded (its output is the failure message otherwise). */
+  const succeeded = (r: ToolCallResult): Extract<ToolCallResult, { ok: true }> => {
+    if (!r.ok) throw new Error(`the call failed: ${r.output}`);
+    return r;
+  };
+  const verdicts = (r: ToolCallResult): NotebookVerdict[] => succeeded(r).metadata!.notebooks as NotebookVerdict[];
   let figure: string;
   let otherFigure: string;
 
@@ -123,7 +128,7 @@ describe.skipIf(!existsSync(PYTHON))('notebook_verify: fresh kernels, normalised
     expect(failing).toMatchObject({ index: 1, id: 'r2', error: { ename: 'TypeError' } });
     expect(failing.error!.evalue).toContain("missing 1 required positional argument: 'h'");
     expect(r.output).toMatch(/✗ reports\/sizes\.ipynb: error[^\n]*\n {4}cell 2 \[id=r2\]: TypeError: surface\(\) missing 1 required positional argument: 'h'/);
-    expect(r.display).toMatchObject({ kind: 'verify', notebooks: expect.arrayContaining([expect.objectContaining({ path: 'reports/sizes.ipynb', status: 'error' })]) });
+    expect(succeeded(r).display).toMatchObject({ kind: 'verify', notebooks: expect.arrayContaining([expect.objectContaining({ path: 'reports/sizes.ipynb', status: 'error' })]) });
     // Nothing written: byte-identical notebooks; the kernels are gone.
     expect(await snapshot(ws, notebooks)).toEqual(after);
     expect(before['unrelated.ipynb']).toEqual(after['unrelated.ipynb']);
@@ -161,7 +166,7 @@ describe.skipIf(!existsSync(PYTHON))('notebook_verify: fresh kernels, normalised
     expect(v!.outputsPath).toMatch(/^\.cellmate\/verify\/[0-9TZ]+-[0-9a-f]{6}\/old\.ipynb$/);
     const kept = JSON.parse(await readFile(path.join(ws, v!.outputsPath!), 'utf8'));
     expect(kept.cells[4].outputs[0].text).toBe('43\n');
-    const accepted = await registry.call('notebook_accept_outputs', { run_id: r.metadata!.runId as string, path: 'old.ipynb' }, { ...ctx(ws), actor: 'user' as const });
+    const accepted = await registry.call('notebook_accept_outputs', { run_id: succeeded(r).metadata!.runId as string, path: 'old.ipynb' }, { ...ctx(ws), actor: 'user' as const });
     expect(accepted.ok, accepted.output).toBe(true);
     const written = JSON.parse(await readFile(path.join(ws, 'old.ipynb'), 'utf8'));
     expect(written.cells[4].outputs[0].text).toBe('43\n');
