@@ -15,6 +15,12 @@ export interface TouchedNotebook {
   why: string;
 }
 
+/**
+ * The tools whose results name touched notebooks: those that change code as text. A
+ * notebook tool's own edit or run is the person's notebook work, not a change of code it uses.
+ */
+const CODE_CHANGING_TOOLS: ReadonlySet<string> = new Set(['resolve', 'lsp_rename', 'lsp_code_action', 'edit', 'write', 'apply_patch']);
+
 /** Notebooks at most named in one result (the rest are counted). */
 const MAX_NAMED = 20;
 
@@ -50,8 +56,7 @@ export class TouchedNotebooksHook implements WriteHook {
   constructor(private readonly graphs: CodeGraphs) {}
 
   async afterWrite(change: WriteChange, signal: AbortSignal): Promise<WriteHookResult | undefined> {
-    // A notebook's own run (notebook_run writes outputs) is not a change of what it runs.
-    if (change.tool === 'notebook_run' || change.tool === 'notebook_accept_outputs') return undefined;
+    if (!CODE_CHANGING_TOOLS.has(change.tool)) return undefined;
     const notebooks = await touchedNotebooks(this.graphs.of(change.workspace), change.files, signal);
     return notebooks.length ? { text: touchedText(notebooks) } : undefined;
   }

@@ -5,7 +5,7 @@
  * accept a copy's outputs into its notebook ({@link acceptOutputs}).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { NbOutput } from './normalise.js';
@@ -14,6 +14,9 @@ import type { NotebookVerdict } from './verdicts.js';
 
 /** Where the runs' outputs are kept, workspace-relative. */
 export const VERIFY_DIR = '.cellmate/verify';
+
+/** Runs whose outputs are kept; older ones are removed when a run starts. */
+export const KEPT_RUNS = 20;
 
 /** Notebooks at once by default: one kernel per core, at most four. */
 export function defaultParallel(): number {
@@ -60,6 +63,7 @@ async function load(absolute: string): Promise<{ nb: RunnableNotebook & Record<s
 
 /** Runs the notebooks (see the module comment); never writes to them. */
 export async function verifyNotebooks(opts: VerifyOptions): Promise<VerifyRun> {
+  await pruneRuns(opts.workspace);
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
   const results: NotebookVerdict[] = new Array(opts.notebooks.length);
   let next = 0;
@@ -75,6 +79,13 @@ export async function verifyNotebooks(opts: VerifyOptions): Promise<VerifyRun> {
   const parallel = Math.max(1, Math.min(opts.parallel ?? defaultParallel(), opts.notebooks.length));
   await Promise.all(Array.from({ length: parallel }, worker));
   return { runId, notebooks: results };
+}
+
+/** Removes all but the newest {@link KEPT_RUNS} - 1 runs' copies (run ids sort by time). */
+async function pruneRuns(workspace: string): Promise<void> {
+  const root = path.join(workspace, VERIFY_DIR);
+  const runs = (await readdir(root).catch(() => [] as string[])).filter((r) => /^[0-9TZ]+-[0-9a-f]{6}$/.test(r)).sort();
+  await Promise.all(runs.slice(0, Math.max(0, runs.length - (KEPT_RUNS - 1))).map((r) => rm(path.join(root, r), { recursive: true, force: true })));
 }
 
 async function verifyOne(relative: string, runId: string, opts: VerifyOptions): Promise<NotebookVerdict> {
