@@ -100,6 +100,11 @@ export async function runNotebook(opts: RunNotebookOptions): Promise<NotebookRun
     if (opts.signal.aborted) return verdict('aborted', { reason: 'the run was stopped while its kernel started' });
     return verdict('could-not-run', { reason: `its ${language} kernel did not start: ${String((e as Error).message).split('\n')[0]}` });
   }
+  // An abort while the kernel started fired no listener yet: end it here.
+  if (opts.signal.aborted) {
+    kernel.dispose();
+    return verdict('aborted', { reason: 'the run was stopped while its kernel started' });
+  }
   const kill = (): void => kernel.dispose();
   opts.signal.addEventListener('abort', kill, { once: true });
   let status: NotebookVerdict['status'] = 'ok';
