@@ -3,7 +3,8 @@
  * stored outputs — what `jupyter nbconvert --execute` does, plus the comparison. The code
  * runs as written (IPython's own magics, no Cellmate helper, no stdin: an `input()` fails as
  * it does under nbclient), each cell under the idle budget (SPEC EVAL-6). The kernel is
- * stopped before this returns, whatever happened; an abort kills it at once.
+ * stopped whatever happened (awaited here, or by the caller through `onStopping`); an
+ * abort kills it at once.
  */
 import type { EvalLanguage, LaunchedKernel } from '@cellmate/kernel-bridge';
 import { isMsgType, type AnyMessage } from '@cellmate/kernel-bridge';
@@ -32,6 +33,11 @@ export interface RunNotebookOptions {
   continueOnError?: boolean;
   /** How long an interrupted cell may take to stop before the kernel is killed. */
   interruptGraceMs?: number;
+  /**
+   * Takes the kernel's shutdown instead of waiting for it here, so the caller's next
+   * notebook starts while this kernel exits; the caller awaits it before it returns.
+   */
+  onStopping?: (stopped: Promise<void>) => void;
 }
 
 /** The run's verdicts, and every code cell's new outputs by cell index (for the saved copy). */
@@ -140,7 +146,9 @@ export async function runNotebook(opts: RunNotebookOptions): Promise<NotebookRun
     }
   } finally {
     opts.signal.removeEventListener('abort', kill);
-    await kernel.shutdown(1000).catch(() => undefined);
+    const stopped = kernel.shutdown(1000).catch(() => undefined);
+    if (opts.onStopping) opts.onStopping(stopped);
+    else await stopped;
   }
   return verdict(status, { kernel: `${specName} (${language})`, ...(reason ? { reason } : {}) });
 }

@@ -66,18 +66,24 @@ export async function verifyNotebooks(opts: VerifyOptions): Promise<VerifyRun> {
   await pruneRuns(opts.workspace);
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
   const results: NotebookVerdict[] = new Array(opts.notebooks.length);
+  // Kernels exit while the next notebooks run; all have exited before this returns.
+  const stopping: Array<Promise<void>> = [];
   let next = 0;
   let done = 0;
   const worker = async (): Promise<void> => {
     while (next < opts.notebooks.length) {
       const i = next++;
       const relative = opts.notebooks[i]!;
-      results[i] = await verifyOne(relative, runId, opts);
+      results[i] = await verifyOne(relative, runId, opts, (p) => stopping.push(p));
       opts.onNotebook?.(results[i]!, ++done, opts.notebooks.length);
     }
   };
   const parallel = Math.max(1, Math.min(opts.parallel ?? defaultParallel(), opts.notebooks.length));
-  await Promise.all(Array.from({ length: parallel }, worker));
+  try {
+    await Promise.all(Array.from({ length: parallel }, worker));
+  } finally {
+    await Promise.all(stopping);
+  }
   return { runId, notebooks: results };
 }
 
@@ -88,7 +94,7 @@ async function pruneRuns(workspace: string): Promise<void> {
   await Promise.all(runs.slice(0, Math.max(0, runs.length - (KEPT_RUNS - 1))).map((r) => rm(path.join(root, r), { recursive: true, force: true })));
 }
 
-async function verifyOne(relative: string, runId: string, opts: VerifyOptions): Promise<NotebookVerdict> {
+async function verifyOne(relative: string, runId: string, opts: VerifyOptions, onStopping: (stopped: Promise<void>) => void): Promise<NotebookVerdict> {
   const absolute = path.join(opts.workspace, relative);
   const loaded = await load(absolute);
   if ('error' in loaded) return { path: relative, status: 'could-not-run', seconds: 0, cells: [], reason: loaded.error };
@@ -99,6 +105,7 @@ async function verifyOne(relative: string, runId: string, opts: VerifyOptions): 
     launch: opts.launch,
     idleTimeoutMs: opts.idleTimeoutMs,
     signal: opts.signal,
+    onStopping,
     ...(opts.continueOnError ? { continueOnError: true } : {})
   });
   if (outputs.size === 0) return verdict;
