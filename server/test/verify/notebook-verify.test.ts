@@ -5,7 +5,7 @@
  * perceptual hash); notebooks never written; no kernel left, also after an abort.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decode, encode } from 'fast-png';
@@ -212,9 +212,18 @@ describe.skipIf(!existsSync(PYTHON))('notebook_verify: fresh kernels, normalised
     expect(mine.filter((k) => alive(k.pid!)).map((k) => k.pid)).toEqual([]);
   }, 120_000);
 
-  it('bad input is refused with what to do: a path outside the workspace, a missing notebook, a file that is not a notebook', async () => {
-    const ws = await fixtureRepo({ 'broken.ipynb': '{"cells": 3}', 'ok.ipynb': nb([cell('a', 'x = 1')]) });
+  it('bad input is refused with what to do: a path outside the workspace, a symlink out, a missing notebook, a file that is not a notebook, a kernelspec Cellmate does not start', async () => {
+    const outsideDir = await fixtureRepo({ 'secret.ipynb': nb([cell('s', 'print("outside")')]) });
+    const evil = JSON.stringify({ cells: [cell('e', 'print("ran")')], metadata: { kernelspec: { name: 'evil', language: 'sh', argv: ['/bin/sh', '-c', 'touch pwned'] } }, nbformat: 4, nbformat_minor: 5 });
+    const ws = await fixtureRepo({ 'broken.ipynb': '{"cells": 3}', 'ok.ipynb': nb([cell('a', 'x = 1')]), 'evil.ipynb': evil });
+    await symlink(path.join(outsideDir, 'secret.ipynb'), path.join(ws, 'link.ipynb'));
     const registry = registryFor();
+    const link = await registry.call('notebook_verify', { notebooks: ['link.ipynb'] }, ctx(ws));
+    expect(link.ok).toBe(false);
+    expect(link.output).toContain('outside the workspace');
+    const spec = await registry.call('notebook_verify', { notebooks: ['evil.ipynb'] }, ctx(ws));
+    expect(verdicts(spec)[0]).toMatchObject({ status: 'could-not-run', reason: 'its kernel "evil" is not one Cellmate can start (python3 or cellmate-js)' });
+    expect(existsSync(path.join(ws, 'pwned'))).toBe(false);
     const outside = await registry.call('notebook_verify', { notebooks: ['../elsewhere.ipynb'] }, ctx(ws));
     expect(outside.ok).toBe(false);
     expect(outside.output).toContain('outside the workspace');
