@@ -699,6 +699,23 @@ export class CellmateController implements IDisposable {
   }
 
   /**
+   * Writes a `notebook_verify` run's kept outputs into one notebook of the open chat (the
+   * verify card's "Accept new outputs"). A refusal (the run's copy is gone, the cells were
+   * edited since) comes back as `state: 'error'` for the card to show.
+   */
+  async acceptVerifyOutputs(runId: string, path: string): Promise<{ state: string; message: string }> {
+    const chatId = this.store.state?.chatId;
+    if (!chatId) {
+      return { state: 'error', message: this._trans.__('No chat is open.') };
+    }
+    try {
+      return await this._connection.request('verify/accept', { chatId, runId, path });
+    } catch (error) {
+      return { state: 'error', message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /**
    * Approves or rejects a pending orchestration of the open chat (its card, MODE-5). Only
    * this pane's connection (a person's: `interactive` in hello) can; approving runs the
    * tasks with the configured model, so it needs one like sending does. A refusal comes back

@@ -676,6 +676,8 @@ export interface Requests {
   'review/start': { params: { scope: ReviewScope; model: ModelSettings }; result: { chatId: string; turnId: string } };
   /** The person approves a review finding (its Approve button): a peer approval, actor `user`. Refused when the person wrote it. */
   'review/approve': { params: { chatId: string; nodeId: string }; result: { state: string; message: string } };
+  /** The verify card's "Accept new outputs": a run's kept outputs into one notebook (interactive connections only). */
+  'verify/accept': { params: { chatId: string; runId: string; path: string }; result: { state: 'accepted'; message: string } };
   /** The configured MCP servers with their state (the pane's status shows them). */
   'mcp/servers': { params: Record<string, never>; result: McpServerStatus[] };
   /**

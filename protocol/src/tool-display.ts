@@ -8,7 +8,7 @@ import type { EvalKernelInfo } from './kernel-info';
  * `locations`, a debugger's `debug` state) are added here as new members of the union.
  * Chat files written before kinds existed carry eval displays without `kind`.
  */
-export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay | ReviewDisplay | OrchestrationDisplay;
+export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay | ReviewDisplay | OrchestrationDisplay | VerifyDisplay;
 
 /** The kinds of {@link ToolCallDisplay}. */
 export type ToolCallDisplayKind = ToolCallDisplay['kind'];
@@ -272,4 +272,34 @@ export interface ReviewDisplay {
   nodes: ReviewNodeView[];
   focus?: string;
   verdict?: ReviewVerdictView;
+}
+
+/** One code cell on a {@link VerifyDisplay}. */
+export interface VerifyCellDisplay {
+  /** 0-based index among all the notebook's cells. */
+  index: number;
+  /** The cell's id, or `#<n>`. */
+  id: string;
+  status: 'ok' | 'error' | 'changed' | 'not-run';
+  /** `ZeroDivisionError: division by zero`, or the first difference of a changed cell. */
+  detail?: string;
+}
+
+/**
+ * A `notebook_verify` card: one row per notebook (✓ / ✗ / changed) expanding to its code
+ * cells, each a link to the cell; "Accept new outputs" on a notebook whose run kept its
+ * outputs (`verify/accept` with `runId` and the path).
+ */
+export interface VerifyDisplay {
+  kind: 'verify';
+  runId: string;
+  notebooks: Array<{
+    path: string;
+    status: 'ok' | 'error' | 'changed' | 'could-not-run' | 'aborted';
+    seconds: number;
+    reason?: string;
+    /** Set when the run's outputs were kept (the copy under `.cellmate/verify/`). */
+    outputsPath?: string;
+    cells: VerifyCellDisplay[];
+  }>;
 }

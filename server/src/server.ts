@@ -6,6 +6,9 @@ import { ChatStore } from './chats/chat-store.js';
 import { loadConfigFile } from './config/config-file.js';
 import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
+import { combineWriteHooks } from './ports/harness.js';
+import { CodeGraphs } from './structural/graph/code-graph.js';
+import { TouchedNotebooksHook } from './verify/touched-notebooks.js';
 import { removeChatOutputs } from './housekeeping/saved-outputs.js';
 import { OUTPUTS_DIR } from './tools/output-shaping.js';
 import { SkillLibrary } from './skills/skill-library.js';
@@ -36,6 +39,9 @@ import { createProposeOrchestrationTool } from './tools/propose_orchestration/pr
 import { processLauncher } from './dap/process-adapter.js';
 import { createKernelRunner } from './tools/eval/kernel-runner.js';
 import { createNotebookTools } from './tools/notebook/notebook.js';
+import { createNotebookVerifyTool } from './tools/notebook_verify/notebook_verify.js';
+import { createKernelStateTool } from './tools/kernel_state/kernel_state.js';
+import { createNotebookAcceptOutputsTool } from './tools/notebook_accept_outputs/notebook_accept_outputs.js';
 import { PaneHub } from './tools/notebook/pane-hub.js';
 import { ContextService } from './context/context-service.js';
 import { InlineCompletionService } from './inline/inline-service.js';
@@ -131,13 +137,15 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const edits = new StagedEdits({ port: panes });
   // What each turn's writes replace, beside the chat journal (undo a turn, rewind to a message).
   const checkpoints = new CheckpointStore({ directory: path.join(workspace, '.cellmate', 'chats', 'checkpoints') });
+  // One code graph per workspace, shared by code_graph and the notebooks-a-change-touched line under every write.
+  const graphs = new CodeGraphs();
   // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3).
   const harness = createHarness({
     workspace,
     env,
-    writeHook: writeDiagnostics,
+    writeHook: combineWriteHooks(writeDiagnostics, new TouchedNotebooksHook(graphs)),
     checkpoints,
-    tools: (ports) => builtinTools({ ...ports, edits }),
+    tools: (ports) => builtinTools({ ...ports, edits, graphs }),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
   harness.redactor.addConfig(await loadConfigFile(env));
@@ -154,6 +162,28 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   // Notebook tools and `@` context: the panes serve the notebook port.
   if (!registry.list().some((t) => t.name === 'notebook_edit')) {
     for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
+  }
+  // Notebooks re-run in fresh kernels and compared with their stored outputs (INTEL-1).
+  if (kernelRun && !registry.get('notebook_verify')) {
+    registry.register(createNotebookAcceptOutputsTool({ port: panes }) as unknown as ToolDefinition);
+    registry.register(createNotebookVerifyTool({ kernels: kernelRun.kernels, ...(kernelRun.idleTimeoutMs ? { idleTimeoutMs: kernelRun.idleTimeoutMs } : {}) }) as unknown as ToolDefinition);
+  }
+  // The focused notebook's live kernel against its cells (hidden state).
+  if (kernels && !registry.get('kernel_state')) {
+    registry.register(createKernelStateTool({
+      port: panes,
+      kernels: {
+        focused: async (ctx) => {
+          for (const language of ['python', 'javascript'] as const) {
+            const ref = kernels.focusedKernel(ctx.chatId, language);
+            if (!ref?.notebookPath) continue;
+            const { handle } = await kernels.acquire(ctx.chatId, language);
+            return { client: handle.session.client, notebookPath: ref.notebookPath, language };
+          }
+          return undefined;
+        }
+      }
+    }) as unknown as ToolDefinition);
   }
   if (!registry.list().some((t) => t.name === 'lsp')) {
     registry.register(createLspTool(lsp, lspDocs) as unknown as ToolDefinition);
@@ -184,7 +214,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const reviews = new ReviewStore(path.join(workspace, '.cellmate', 'reviews'), (m) => logger.warn(m));
   if (!registry.get('add_review_node')) registry.register(createAddReviewNodeTool(reviews) as unknown as ToolDefinition);
   if (!registry.get('approve_review_node')) registry.register(createApproveReviewNodeTool(reviews) as unknown as ToolDefinition);
-  if (!registry.get('finalize_review')) registry.register(createFinalizeReviewTool(reviews, createReviewAxes({ registry: () => registry, env })) as unknown as ToolDefinition);
+  if (!registry.get('finalize_review')) registry.register(createFinalizeReviewTool(reviews, createReviewAxes({ registry: () => registry, env, graphs })) as unknown as ToolDefinition);
   // Orchestrate mode's artifact (MODE-5): proposals are durable under .cellmate/orchestrations/; only the operator approves.
   const orchestrations = new OrchestrationStore(path.join(workspace, '.cellmate', 'orchestrations'), { onProblem: (m) => logger.warn(m) });
   if (!registry.get('propose_orchestration')) registry.register(createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition);
@@ -263,6 +293,13 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         const r = await registry.call('resolve', { edit_id: editId, action }, { workspace, signal: new AbortController().signal, actor: 'user', chatId });
         if (!r.ok) return { ok: false, message: r.output };
         return { ok: true, state: r.metadata?.state === 'discarded' ? 'discarded' : 'accepted', message: r.output };
+      }
+    },
+    // The verify card's "Accept new outputs": the write tool, called by the person.
+    verifyCards: {
+      accept: async (chatId, runId, notebook) => {
+        const r = await registry.call('notebook_accept_outputs', { run_id: runId, path: notebook }, { workspace, signal: new AbortController().signal, actor: 'user', chatId });
+        return r.ok ? { ok: true, message: r.output } : { ok: false, message: r.output };
       }
     },
     ...(kernels ? { focus: kernels } : {}),

@@ -39,6 +39,8 @@ export interface IItemContext {
   resolveOrchestration?(orchestrationId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }>;
   /** Approves a review finding from its card (`review/approve`); a refusal comes back as `state: 'error'`. */
   approveReviewNode?(nodeId: string): Promise<{ state: string; message: string }>;
+  /** Writes a verify run's kept outputs into a notebook (`verify/accept`, the verify card's button). */
+  acceptVerifyOutputs?(runId: string, path: string): Promise<{ state: string; message: string }>;
   /** The debug card's actions. */
   debug?: IDebugCardActions;
   /** Opens a file at a line or a notebook at a cell (lsp cards' links). */

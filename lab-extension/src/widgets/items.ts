@@ -33,6 +33,7 @@ export function createItemWidget(item: TranscriptItem, context: IItemContext): I
         resolvePlan: context.resolvePlan,
         resolveOrchestration: context.resolveOrchestration,
         approveReviewNode: context.approveReviewNode,
+        acceptVerifyOutputs: context.acceptVerifyOutputs,
         debug: context.debug,
         openLocation: context.openLocation
       });

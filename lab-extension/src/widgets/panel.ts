@@ -80,6 +80,7 @@ export class CellmatePanel extends Panel {
       resolvePlan: (planId, decision, reason) => controller.resolvePlan(planId, decision, reason),
       resolveOrchestration: (id, decision, reason) => controller.resolveOrchestration(id, decision, reason),
       approveReviewNode: nodeId => controller.approveReviewNode(nodeId),
+      acceptVerifyOutputs: (runId, path) => controller.acceptVerifyOutputs(runId, path),
       debug: options.debug,
       openLocation: options.openLocation,
       rewind: {

@@ -35,6 +35,7 @@ export interface IToolCardActions {
   resolveOrchestration?: IToolDisplayContext['resolveOrchestration'];
   /** Approves a review finding (the review display's Approve). */
   approveReviewNode?: IToolDisplayContext['approveReviewNode'];
+  acceptVerifyOutputs?: IToolDisplayContext['acceptVerifyOutputs'];
   /** The debug card's Terminate and scroll-to-cell. */
   debug?: IDebugCardActions;
   /** Opens a file at a line or a notebook at a cell (lsp cards). */
@@ -237,7 +238,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private _renderDisplay(item: ToolCallItem): void {
     this._displayShown = true;
     this._view?.dispose();
-    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit, ...(this._actions.resolvePlan ? { resolvePlan: this._actions.resolvePlan } : {}), ...(this._actions.approveReviewNode ? { approveReviewNode: this._actions.approveReviewNode } : {}), ...(this._actions.resolveOrchestration ? { resolveOrchestration: this._actions.resolveOrchestration } : {}), ...(this._actions.debug ? { debug: this._actions.debug } : {}), ...(this._actions.openLocation ? { openLocation: this._actions.openLocation } : {}) }) ?? undefined;
+    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit, ...(this._actions.resolvePlan ? { resolvePlan: this._actions.resolvePlan } : {}), ...(this._actions.approveReviewNode ? { approveReviewNode: this._actions.approveReviewNode } : {}), ...(this._actions.acceptVerifyOutputs ? { acceptVerifyOutputs: this._actions.acceptVerifyOutputs } : {}), ...(this._actions.resolveOrchestration ? { resolveOrchestration: this._actions.resolveOrchestration } : {}), ...(this._actions.debug ? { debug: this._actions.debug } : {}), ...(this._actions.openLocation ? { openLocation: this._actions.openLocation } : {}) }) ?? undefined;
     this._kernel.textContent = this._view?.summary ?? '';
     if (!this._view) {
       return;

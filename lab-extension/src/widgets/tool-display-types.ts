@@ -19,6 +19,8 @@ export interface IToolDisplayContext {
   readonly resolveOrchestration?: (orchestrationId: string, decision: 'approve' | 'reject', reason?: string) => Promise<{ state: string; message: string }>;
   /** The person approves a review finding (`review/approve`, MODE-4); absent: review cards are read-only. */
   readonly approveReviewNode?: (nodeId: string) => Promise<{ state: string; message: string }>;
+  /** Writes a `notebook_verify` run's kept outputs into one notebook (`verify/accept`); absent: no Accept button. */
+  readonly acceptVerifyOutputs?: (runId: string, path: string) => Promise<{ state: string; message: string }>;
   /** The debug card's actions (Terminate, scroll to the stopped cell). */
   readonly debug?: IDebugCardActions;
 }

@@ -8,7 +8,7 @@
  * Approve / Reject while its approval is pending: `plan-view.ts`), `review` (findings anchored to
  * files/cells with Approve, the verdict and its axes: `review-view.ts`), `orchestration` (roles,
  * task tree, synthesis, budget, Approve / Reject while pending, each task's progress once
- * approved: `orchestration-view.ts`). A kind this pane does not know (a
+ * approved: `orchestration-view.ts`), `verify` (a row per notebook expanding to its cells as links, Accept new outputs: `verify-view.ts`). A kind this pane does not know (a
  * newer server) renders as text with the display's JSON. New kinds — a structural edit's
  * diff, LSP locations, debugger state — register a renderer here; the card needs no change.
  */
@@ -22,6 +22,7 @@ import { lspDisplayRenderer } from './lsp-display';
 import { planDisplayRenderer } from './plan-view';
 import { orchestrationDisplayRenderer } from './orchestration-view';
 import { reviewDisplayRenderer } from './review-view';
+import { verifyDisplayRenderer } from './verify-view';
 import type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
 export type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
@@ -134,6 +135,7 @@ export function defaultToolDisplays(): ToolDisplayRegistry {
   registry.register(planDisplayRenderer);
   registry.register(orchestrationDisplayRenderer);
   registry.register(reviewDisplayRenderer);
+  registry.register(verifyDisplayRenderer);
   return registry;
 }
 

@@ -37,6 +37,7 @@ export class TranscriptWidget extends Panel {
       resolvePlan: options.resolvePlan,
       resolveOrchestration: options.resolveOrchestration,
       approveReviewNode: options.approveReviewNode,
+      acceptVerifyOutputs: options.acceptVerifyOutputs,
       debug: options.debug,
       openLocation: options.openLocation,
       ...(options.rewind ? { rewind: options.rewind } : {})
@@ -226,6 +227,7 @@ export namespace TranscriptWidget {
     resolvePlan?: IItemContext['resolvePlan'];
     resolveOrchestration?: IItemContext['resolveOrchestration'];
     approveReviewNode?: IItemContext['approveReviewNode'];
+    acceptVerifyOutputs?: IItemContext['acceptVerifyOutputs'];
     debug?: IItemContext['debug'];
     openLocation?: IItemContext['openLocation'];
     rewind?: IItemContext['rewind'];

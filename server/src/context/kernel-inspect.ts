@@ -85,7 +85,7 @@ function snippet(call: string): string {
 }
 
 /** Runs one snippet silently and returns its JSON line. */
-async function runSilent<T>(client: KernelClient, code: string, signal?: AbortSignal): Promise<T | undefined> {
+export async function runSilent<T>(client: KernelClient, code: string, signal?: AbortSignal): Promise<T | undefined> {
   let out = '';
   const r = await client.execute(code, {
     silent: true,

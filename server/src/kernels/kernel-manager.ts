@@ -120,6 +120,8 @@ export class KernelManager {
   private readonly reaper: NodeJS.Timeout;
   /** The started private kernels (`privates` also holds the ones still starting). */
   private readonly settled = new Map<string, PrivateKernel>();
+  /** Kernels of {@link launchFresh} still running. */
+  private readonly fresh = new Set<LaunchedKernel>();
 
   constructor(private readonly options: KernelManagerOptions) {
     this.reaper = setInterval(() => void this.reapIdle(), Math.max(50, Math.min(60_000, Math.floor(this.idleMs / 4))));
@@ -155,6 +157,7 @@ export class KernelManager {
   /** SIGKILLs every private kernel now (synchronous: for `process.on('exit')`). */
   killAllNow(): void {
     for (const k of this.settled.values()) k.kernel.dispose();
+    for (const k of this.fresh) k.dispose();
   }
 
   /** A connection's focused notebook kernel (`chat/context`); per chat when `chatId` is given. */
@@ -237,15 +240,35 @@ export class KernelManager {
     );
   }
 
-  private async startPrivate(language: EvalLanguage): Promise<PrivateKernel> {
+  private launch(language: EvalLanguage, cwd: string, signal?: AbortSignal): Promise<LaunchedKernel> {
     const argv = language === 'python' ? this.options.pythonArgv ?? pythonKernelArgv(this.python()) : this.options.jsArgv ?? jsKernelArgv();
-    const kernel = await launchKernel({
+    return launchKernel({
       argv,
-      cwd: this.options.workspace,
+      cwd,
       // Secrets stay out (security/child-env.ts); the kernel exits when the companion dies (JPY_PARENT_PID).
       env: childEnv(this.options.env ?? process.env, { MPLBACKEND: 'module://matplotlib_inline.backend_inline', JPY_PARENT_PID: String(process.pid) }),
-      kernelName: language === 'python' ? 'python3' : 'cellmate-js'
+      kernelName: language === 'python' ? 'python3' : 'cellmate-js',
+      ...(signal ? { signal } : {})
     });
+  }
+
+  /**
+   * A fresh kernel that belongs to no chat (`notebook_verify`: one per notebook, in the
+   * notebook's folder). The caller shuts it down; until then it counts as the manager's, so
+   * `killAllNow` and `dispose` end it too. Not bounded by `maxPrivateKernels`: the caller
+   * bounds how many run at once.
+   */
+  async launchFresh(language: EvalLanguage, cwd: string, signal?: AbortSignal): Promise<LaunchedKernel> {
+    if (this.disposed) throw new Error('the kernel manager is disposed');
+    const kernel = await this.launch(language, cwd, signal);
+    this.fresh.add(kernel);
+    void kernel.exited.then(() => this.fresh.delete(kernel));
+    if (this.disposed) kernel.dispose();
+    return kernel;
+  }
+
+  private async startPrivate(language: EvalLanguage): Promise<PrivateKernel> {
+    const kernel = await this.launch(language, this.options.workspace);
     const name = language === 'python' ? 'python3' : 'cellmate-js';
     const k: PrivateKernel = {
       kernel,
@@ -354,7 +377,9 @@ export class KernelManager {
     const shared = [...this.shared.values()];
     this.privates.clear();
     this.shared.clear();
+    const fresh = [...this.fresh];
     await Promise.all([
+      ...fresh.map((k) => k.shutdown(1000).catch(() => undefined)),
       ...privates.map((p) => p.then((k) => k.kernel.shutdown(2000), () => undefined)),
       ...shared.map((s) => s.then((k) => k.connection.client.dispose(), () => undefined))
     ]);

@@ -11,10 +11,14 @@
  * - **type-check**: the project checker (`lsp diagnostics "*"`: basedpyright, tsc, or a
  *   configured one) — an error in a changed file it covers fails it; changed notebooks,
  *   which the checkers do not read, are judged by their language-server errors instead.
- * - **tests**: `CELLMATE_REVIEW_TEST_COMMAND` when configured (exit 0 passes), else not run.
+ * - **tests**: `CELLMATE_REVIEW_TEST_COMMAND` when configured (exit 0 passes); else
+ *   `notebook_verify` on the notebooks in scope (changed ones and those importing a changed
+ *   module): a notebook that errors fails it, one that could not run leaves it not-run.
  *
  * Commands come from the companion's environment only, never from the workspace: a cloned
- * repository must not be able to make a review run its code.
+ * repository must not be able to make a review run its code. Running notebooks does run
+ * the repository's code, so that call is judged as exec on its own one-tool surface: the
+ * policy asks the person (default), and a refusal leaves the axis not-run.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -26,6 +30,10 @@ import type { ReviewAxesPort } from '../tools/finalize_review/finalize_review.js
 import type { CheckerRun } from '../tools/lsp/lsp.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AxisResult } from './review.js';
+import type { CapabilityProfile } from '../ports/vocabulary.js';
+import type { CodeGraphs } from '../structural/graph/code-graph.js';
+import { touchedNotebooks } from '../verify/touched-notebooks.js';
+import type { NotebookVerdict } from '../verify/verdicts.js';
 
 /** The environment variables that configure the axes. */
 export const REVIEW_AXIS_ENV = {
@@ -44,7 +52,12 @@ export interface ReviewAxesOptions {
   registry: () => Pick<ToolRegistry, 'call' | 'get'>;
   /** The companion's environment: the axis commands and the child environment come from it. */
   env: NodeJS.ProcessEnv;
+  /** The code graph, for the notebooks that import a changed module; absent: changed notebooks only. */
+  graphs?: CodeGraphs;
 }
+
+/** The one-tool surface the tests axis runs notebooks on (judged as exec: the policy asks). */
+const VERIFY_SURFACE: CapabilityProfile = { name: 'review-tests', maxTier: 'exec', allow: ['notebook_verify'] };
 
 /** One changed file's language-server diagnostics, counted by severity. */
 interface FileDiagnostics {
@@ -69,10 +82,35 @@ export function createReviewAxes(options: ReviewAxesOptions): ReviewAxesPort {
       ctx.progress?.({ lastLine: testCommand ? `tests: ${testCommand}` : 'tests: no command configured' });
       const tests = testCommand
         ? await commandAxis('tests', testCommand, existing, options.env, ctx)
-        : { axis: 'tests', status: 'not-run' as const, detail: `could not run: no test command is configured (set ${REVIEW_AXIS_ENV.tests} for the companion)` };
+        : await notebookAxis(options, existing, ctx);
       return [lint, types, tests];
     }
   };
+}
+
+/** The tests axis without a command: the notebooks in scope through `notebook_verify`. */
+async function notebookAxis(options: ReviewAxesOptions, files: readonly string[], ctx: ToolContext): Promise<AxisResult> {
+  const none = `could not run: no test command is configured (set ${REVIEW_AXIS_ENV.tests} for the companion)`;
+  if (!options.registry().get('notebook_verify')) return { axis: 'tests', status: 'not-run', detail: none };
+  const touched = options.graphs
+    ? await touchedNotebooks(options.graphs.of(ctx.workspace), files, ctx.signal).catch(() => undefined)
+    : files.filter((f) => f.endsWith('.ipynb')).map((path) => ({ path, why: 'changed' }));
+  const notebooks = (touched ?? []).map((n) => n.path).filter((f) => existsSync(path.join(ctx.workspace, f)));
+  if (notebooks.length === 0) return { axis: 'tests', status: 'not-run', detail: `${none}, and no notebook in scope to verify` };
+  ctx.progress?.({ lastLine: `tests: notebook_verify on ${notebooks.length} notebook${notebooks.length === 1 ? '' : 's'}` });
+  const r = await options.registry().call('notebook_verify', { notebooks: notebooks.slice(0, 200) }, { ...subContext(ctx), profile: VERIFY_SURFACE });
+  if (!r.ok) return { axis: 'tests', status: 'not-run', detail: `notebook_verify did not run: ${r.output.split('\n')[0]}` };
+  const verdicts = (Array.isArray(r.metadata?.notebooks) ? r.metadata.notebooks : []) as NotebookVerdict[];
+  const failing = verdicts.filter((n) => n.status === 'error');
+  const unrun = verdicts.filter((n) => n.status === 'could-not-run' || n.status === 'aborted');
+  const where = (n: NotebookVerdict): string => {
+    const cell = n.cells.find((c) => c.status === 'error');
+    return cell ? `${n.path} cell ${cell.index + 1}: ${cell.error?.ename ?? 'error'}` : n.path;
+  };
+  if (failing.length) return { axis: 'tests', status: 'failed', detail: `notebook_verify: ${failing.map(where).join('; ')}` };
+  if (unrun.length) return { axis: 'tests', status: 'not-run', detail: `notebook_verify could not run ${unrun.map((n) => `${n.path} (${n.reason ?? n.status})`).join('; ')}` };
+  const changed = verdicts.filter((n) => n.status === 'changed').length;
+  return { axis: 'tests', status: 'passed', detail: `notebook_verify: ${verdicts.length} notebook${verdicts.length === 1 ? '' : 's'} ran without errors${changed ? ` (${changed} with changed outputs)` : ''}` };
 }
 
 function subContext(ctx: ToolContext): ToolContext {

@@ -186,3 +186,31 @@ export interface WriteHookResult {
   text: string;
   display?: ToolCallDisplay;
 }
+
+/**
+ * Several write hooks as one (diagnostics, then the notebooks a change touched): each runs
+ * in order; their texts join, the first display wins; one that fails adds nothing.
+ */
+export function combineWriteHooks(...hooks: WriteHook[]): WriteHook {
+  const join = (results: Array<WriteHookResult | undefined>): WriteHookResult | undefined => {
+    const some = results.filter((r): r is WriteHookResult => !!r && !!r.text);
+    if (some.length === 0) return undefined;
+    const display = some.find((r) => r.display)?.display;
+    return { text: some.map((r) => r.text).join('\n\n'), ...(display ? { display } : {}) };
+  };
+  return {
+    beforeWrite: async (change, signal) => {
+      for (const h of hooks) await h.beforeWrite?.(change, signal).catch(() => undefined);
+    },
+    afterWrite: async (change, signal) => {
+      const results: Array<WriteHookResult | undefined> = [];
+      for (const h of hooks) results.push(await h.afterWrite(change, signal).catch(() => undefined));
+      return join(results);
+    },
+    pending: async (chatId) => {
+      const results: Array<WriteHookResult | undefined> = [];
+      for (const h of hooks) results.push(await h.pending?.(chatId).catch(() => undefined));
+      return join(results);
+    }
+  };
+}

@@ -84,6 +84,7 @@ const schemas: { [K in RequestMethod]: z.ZodType<Requests[K]['params']> } = {
     model: modelSettings
   }) as unknown as z.ZodType<Requests['review/start']['params']>,
   'review/approve': z.object({ chatId, nodeId: z.string().min(1).max(100) }),
+  'verify/accept': z.object({ chatId, runId: z.string().regex(/^[0-9TZ]+-[0-9a-f]{6}$/), path: z.string().min(1).max(4096) }),
   'debug/terminate': z.object({ chatId, sessionId: z.string().min(1).max(100) }),
   'chat/context': z.object({
     chatId: chatId.optional(),

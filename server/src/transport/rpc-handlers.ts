@@ -182,6 +182,14 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, outcome.message);
       return { state: 'consensusReady', message: outcome.message };
     },
+    'verify/accept': async (params) => {
+      service.get(params.chatId); // ChatNotFound first
+      if (!services.verifyCards) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server verifies no notebooks.');
+      personOnly('a verify card', params.chatId);
+      const outcome = await services.verifyCards.accept(params.chatId, params.runId, params.path);
+      if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, outcome.message);
+      return { state: 'accepted' as const, message: outcome.message };
+    },
     'debug/terminate': async (params) => ({ terminated: (await services.debug?.terminate(params.chatId, params.sessionId)) !== undefined }),
     'chat/context': (params) => {
       services.focus?.setContext(origin, params.chatId, params.kernel);

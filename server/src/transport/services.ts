@@ -28,6 +28,8 @@ export interface CompanionServices {
    * rules, the write hook's diagnostics and the audit log apply to the click too).
    */
   editCards?: { resolve(chatId: string, editId: string, action: 'accept' | 'discard'): Promise<{ ok: true; state: 'accepted' | 'discarded'; message: string } | { ok: false; message: string }> };
+  /** "Accept new outputs" on a verify card (`verify/accept`): `notebook_accept_outputs` through the registry as actor `user`. */
+  verifyCards?: { accept(chatId: string, runId: string, path: string): Promise<{ ok: boolean; message: string }> };
   /** Tool metrics (`audit/metrics`). */
   audit?: Pick<AuditLog, 'metrics'>;
   /** The notebook port: a person's pane serves server → pane requests. */

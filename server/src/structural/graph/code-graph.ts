@@ -13,7 +13,7 @@ import type { Parser } from 'web-tree-sitter';
 import { documentsOf, placeLabel, type CellPlace } from '../documents.js';
 import { languageOfPath, type StructuralLanguage } from '../languages.js';
 import { readSourceTextSync, sourceFiles } from '../source-files.js';
-import { extract, MODULE, type CallSite, type GraphSymbol } from './extract.js';
+import { extract, MODULE, type CallSite, type GraphSymbol, type ImportSite } from './extract.js';
 import { loadGrammar, webTreeSitter } from './grammars.js';
 
 /** One document's part of the graph. */
@@ -23,6 +23,19 @@ export interface GraphDocument {
   language: StructuralLanguage;
   symbols: GraphSymbol[];
   calls: CallSite[];
+  imports: ImportSite[];
+}
+
+/** A file that imports one of a set of files, directly or through others ({@link CodeGraph.importers}). */
+export interface ImporterEntry {
+  file: string;
+  /** 1 = imports a target itself. */
+  depth: number;
+  /** The file it imports on the way to a target, and the line of that import. */
+  imports: string;
+  line: number;
+  /** The notebook cell of that import, when the importer is a notebook. */
+  cell?: CellPlace;
 }
 
 interface FileEntry {
@@ -130,6 +143,77 @@ export class CodeGraph {
   /** The calls made inside `targets` (their own bodies, nested definitions included). */
   callees(targets: readonly PlacedSymbol[]): Array<{ doc: GraphDocument; call: CallSite }> {
     return targets.flatMap((t) => t.doc.calls.filter((c) => c.caller === t.qualified || c.caller.startsWith(`${t.qualified}.`)).map((call) => ({ doc: t.doc, call })));
+  }
+
+  /**
+   * The workspace files an import in `doc` can load, among the files the graph knows.
+   * Python: relative imports from the document's package; absolute ones from its own
+   * folder (a notebook's working directory), the workspace root and `src/` — the places
+   * `sys.path` usually holds; `from pkg import mod` may load the submodule. JavaScript and
+   * TypeScript: relative specifiers with the usual extensions and `index` files.
+   */
+  resolveImport(doc: Pick<GraphDocument, 'file' | 'language'>, site: ImportSite): string[] {
+    const dir = path.posix.dirname(doc.file);
+    const known = (p: string): boolean => !p.startsWith('..') && this.files.has(p);
+    const norm = (p: string): string => path.posix.normalize(p).replace(/^\.\//, '');
+    const out = new Set<string>();
+    if (doc.language === 'python') {
+      let bases: string[];
+      if (site.level > 0) {
+        let base = dir;
+        for (let i = 1; i < site.level; i++) base = path.posix.dirname(base);
+        bases = [base];
+      } else bases = [...new Set([dir, '.', 'src'])];
+      const parts = site.module ? site.module.split('.') : [];
+      for (const base of bases) {
+        for (const mod of [parts, ...site.names.map((n) => [...parts, n])]) {
+          if (mod.length === 0) continue;
+          const stem = norm(path.posix.join(base, ...mod));
+          for (const c of [`${stem}.py`, `${stem}/__init__.py`]) if (known(c)) out.add(c);
+        }
+      }
+      return [...out];
+    }
+    if (!site.module.startsWith('.')) return [];
+    const stem = norm(path.posix.join(dir, site.module));
+    const bare = stem.replace(/\.(m|c)?js$/, '');
+    for (const c of [stem, ...['.ts', '.tsx', '.js', '.mjs', '.cjs', '.jsx', '/index.ts', '/index.js'].map((e) => `${bare}${e}`)]) if (known(c)) out.add(c);
+    return [...out];
+  }
+
+  /**
+   * The files that import one of `targets` (workspace-relative), directly or through other
+   * files up to `maxDepth` imports away, each once at its smallest depth. `allowed` filters
+   * the importers looked at.
+   */
+  importers(targets: readonly string[], allowed: (file: string) => boolean = () => true, maxDepth = 5): ImporterEntry[] {
+    const reverse = new Map<string, Array<{ file: string; line: number; cell?: CellPlace }>>();
+    for (const doc of this.documents(allowed)) {
+      for (const site of doc.imports ?? []) {
+        for (const target of this.resolveImport(doc, site)) {
+          if (target === doc.file) continue;
+          const list = reverse.get(target) ?? [];
+          list.push({ file: doc.file, line: site.line, ...(doc.cell ? { cell: doc.cell } : {}) });
+          reverse.set(target, list);
+        }
+      }
+    }
+    const seen = new Set(targets);
+    const out: ImporterEntry[] = [];
+    let frontier = [...targets];
+    for (let depth = 1; depth <= maxDepth && frontier.length; depth++) {
+      const next: string[] = [];
+      for (const target of frontier) {
+        for (const imp of reverse.get(target) ?? []) {
+          if (seen.has(imp.file)) continue;
+          seen.add(imp.file);
+          out.push({ file: imp.file, depth, imports: target, line: imp.line, ...(imp.cell ? { cell: imp.cell } : {}) });
+          next.push(imp.file);
+        }
+      }
+      frontier = next;
+    }
+    return out;
   }
 
   /** Transitive callers of `targets`, breadth first, each caller once (its smallest depth). */

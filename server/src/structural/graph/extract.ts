@@ -27,6 +27,18 @@ export interface CallSite {
   line: number;
 }
 
+/**
+ * An import: the module as written (`pkg.mod`, `./util`), Python's leading dots as
+ * `level` (`from ..a import b` → module `a`, level 2), and the names taken from it
+ * (`from pkg import mod` may import the submodule `pkg.mod`).
+ */
+export interface ImportSite {
+  module: string;
+  level: number;
+  names: string[];
+  line: number;
+}
+
 /** The module-level pseudo-symbol calls at top level belong to. */
 export const MODULE = '<module>';
 
@@ -37,9 +49,10 @@ const JS_DEFS: Record<string, GraphSymbol['kind']> = {
 };
 
 /** Extracts symbols and calls from a parsed document. */
-export function extract(tree: Tree, language: StructuralLanguage): { symbols: GraphSymbol[]; calls: CallSite[] } {
+export function extract(tree: Tree, language: StructuralLanguage): { symbols: GraphSymbol[]; calls: CallSite[]; imports: ImportSite[] } {
   const symbols: GraphSymbol[] = [];
   const calls: CallSite[] = [];
+  const imports: ImportSite[] = [];
   const python = language === 'python';
   const defs = python ? PY_DEFS : JS_DEFS;
   /** `enclosing`: the kind of the nearest definition around `node` (a function in a class is a method). */
@@ -54,13 +67,58 @@ export function extract(tree: Tree, language: StructuralLanguage): { symbols: Gr
       childScope = [...scope, name];
       childEnclosing = k === 'class' ? 'class' : 'function';
     }
+    const imported = python ? pythonImport(node) : jsImport(node);
+    if (imported) imports.push(...imported);
     const callee = calleeName(node, python);
     if (callee) calls.push({ callee, caller: scope.length ? scope.join('.') : MODULE, line: node.startPosition.row + 1 });
     for (const child of node.namedChildren) if (child) visit(child, childScope, childEnclosing);
   };
   visit(tree.rootNode, [], undefined);
-  return { symbols, calls };
+  return { symbols, calls, imports };
 }
+
+/** `import a.b as c, d` / `from ..a import b, c` (tree-sitter-python node types). */
+function pythonImport(node: Node): ImportSite[] | undefined {
+  const line = node.startPosition.row + 1;
+  if (node.type === 'import_statement') {
+    return node.namedChildren.flatMap((c) => {
+      const name = c?.type === 'aliased_import' ? c.childForFieldName('name') : c?.type === 'dotted_name' ? c : undefined;
+      return name ? [{ module: name.text, level: 0, names: [], line }] : [];
+    });
+  }
+  if (node.type !== 'import_from_statement') return undefined;
+  const from = node.childForFieldName('module_name');
+  if (!from) return undefined;
+  let module = from.text;
+  let level = 0;
+  if (from.type === 'relative_import') {
+    level = /^\.*/.exec(from.text)![0].length;
+    module = from.text.slice(level);
+  }
+  const names = node.childrenForFieldName('name').flatMap((n) => {
+    const name = n?.type === 'aliased_import' ? n.childForFieldName('name') : n;
+    return name ? [name.text] : [];
+  });
+  return [{ module, level, names, line }];
+}
+
+/** `import … from 'x'`, `export … from 'x'`, `require('x')`, `import('x')`. */
+function jsImport(node: Node): ImportSite[] | undefined {
+  const line = node.startPosition.row + 1;
+  if (node.type === 'import_statement' || node.type === 'export_statement') {
+    const source = node.childForFieldName('source');
+    return source ? [{ module: stringValue(source), level: 0, names: [], line }] : undefined;
+  }
+  if (node.type === 'call_expression') {
+    const fn = node.childForFieldName('function');
+    if (!fn || (fn.text !== 'require' && fn.type !== 'import')) return undefined;
+    const arg = node.childForFieldName('arguments')?.namedChildren[0];
+    return arg && arg.type === 'string' ? [{ module: stringValue(arg), level: 0, names: [], line }] : undefined;
+  }
+  return undefined;
+}
+
+const stringValue = (n: Node): string => n.text.replace(/^['"`]|['"`]$/g, '');
 
 /** `const f = () => …` / `const f = function …` define `f`. */
 function jsFunctionBinding(node: Node, python: boolean): GraphSymbol['kind'] | undefined {

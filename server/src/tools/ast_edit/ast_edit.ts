@@ -101,7 +101,7 @@ export function createStructuralEditTools(edits: StagedEdits): ToolDefinition[] 
     async execute(args, ctx) {
       if (edits.get(args.edit_id).chatId !== ctx.chatId) throw new ToolInputError(`Staged edit ${args.edit_id} belongs to another chat; resolve only edits this chat's ast_edit staged.`);
       const outcome = await edits.resolve(args.edit_id, args.action);
-      return { title: `${args.action === 'accept' ? 'Applied' : 'Discarded'} ${args.edit_id}`, output: outcome.message, metadata: { files: outcome.files, state: outcome.state } };
+      return { title: `${args.action === 'accept' ? 'Applied' : 'Discarded'} ${args.edit_id}`, output: outcome.message, metadata: { files: outcome.files, state: outcome.state, ...(outcome.state === 'accepted' ? { changedFiles: outcome.files } : {}) } };
     }
   });
   return [astEdit as unknown as ToolDefinition, resolve as unknown as ToolDefinition];
