@@ -12,7 +12,7 @@
  * tree-sitter grammars.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -187,7 +187,9 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
 
   it('an eval in a private Python kernel returns, from the venv\'s ipykernel', async () => {
     // Point the scripted provider at our script (what Settings → Cellmate writes), then reload.
+    // The demo leaves the settings alone, so the file may not exist yet.
     const settings = path.join(path.dirname(jupyter.workspace), 'settings', 'jupyterlab-cellmate', 'plugin.jupyterlab-settings');
+    mkdirSync(path.dirname(settings), { recursive: true });
     writeFileSync(settings, JSON.stringify({ provider: 'scripted', model: 'script', scriptPath: 'scripts/install.json' }));
     await openLab(page, jupyter.labUrl);
     await runCommand(page, 'cellmate:new-chat');
@@ -205,6 +207,7 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
 
   it('lsp (basedpyright from PyPI, bundled typescript-language-server) and code_graph answer from the wheel', async () => {
     const settings = path.join(path.dirname(jupyter.workspace), 'settings', 'jupyterlab-cellmate', 'plugin.jupyterlab-settings');
+    mkdirSync(path.dirname(settings), { recursive: true });
     writeFileSync(settings, JSON.stringify({ provider: 'scripted', model: 'script', scriptPath: 'scripts/tools.json' }));
     await openLab(page, jupyter.labUrl);
     await runCommand(page, 'cellmate:new-chat');
@@ -236,13 +239,14 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
       undefined,
       { timeout: 60_000 }
     );
-    await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt').click();
+    // The demo's own notebook may be open in another tab: the cell is the one on screen.
+    await page.locator('.jp-NotebookPanel:visible .jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt').click();
     await page.evaluate(async () => {
       const app = (window as unknown as { jupyterapp: App }).jupyterapp;
       app.shell.currentWidget!.content.activeCellIndex = 0;
       await app.commands.execute('notebook:run-cell');
     });
-    await page.locator('.jp-Notebook .jp-OutputArea-output', { hasText: 'js says 42' }).waitFor({ timeout: 30_000 });
+    await page.locator('.jp-NotebookPanel:visible .jp-Notebook .jp-OutputArea-output', { hasText: 'js says 42' }).waitFor({ timeout: 30_000 });
     await screenshot(page, 'install-wheel-js-notebook');
   });
 });
