@@ -101,8 +101,10 @@ function namesOf(root: Node): CellNames {
         break;
       case 'import_statement':
       case 'import_from_statement':
+        // `from m import a` binds `a`, not `m`. Nodes are fresh objects on every access: compare ids.
+        const moduleName = node.childForFieldName('module_name');
         for (const child of node.namedChildren) {
-          if (!child || child === node.childForFieldName('module_name')) continue;
+          if (!child || child.id === moduleName?.id) continue;
           const name = child.type === 'aliased_import' ? child.childForFieldName('alias') : child.type === 'dotted_name' ? child.namedChildren[0] : null;
           if (name) {
             bound.add(name.id);
