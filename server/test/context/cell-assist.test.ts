@@ -41,6 +41,11 @@ describe('def/use over notebook cells (Fix/Explain)', () => {
     expect(names[4]!.readsByLine.get(2)).toEqual(['top']);
   });
 
+  it('from m import a binds a (and an alias), never the module m', async () => {
+    const [names] = await cellNames([{ cellType: 'code', source: 'from helpers import clean, load as read_rows\nimport os.path\n' }]);
+    expect(names!.binds).toEqual(['clean', 'read_rows', 'os']);
+  });
+
   it('walks back from the failing line to the cells that made its names', async () => {
     const names = await cellNames(SOURCES.map((source) => ({ cellType: 'code', source })));
     const origins = traceOrigins(names, 4, ['top']);
