@@ -18,7 +18,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { machineLine } from './lib.mjs';
 import { startServer } from '../server/dist/server.js';
-import { fullDeclarations, surfaceCatalog, deferredIndex } from '../server/dist/tools/catalog.js';
+import { fullDeclarations, surfaceCatalog, deferredIndex } from '../server/dist/gate/catalog.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outfile = path.join(repo, 'test', '.build', 'provider-stand-in.mjs');

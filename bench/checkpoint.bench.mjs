@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { machineLine, round } from './lib.mjs';
 import { builtinTools } from '../server/dist/tools/index.js';
-import { ToolRegistry } from '../server/dist/tools/registry.js';
+import { ToolRegistry } from '../server/dist/gate/registry.js';
 import { StagedEdits } from '../server/dist/structural/staged-edits.js';
 import { CheckpointStore } from '../server/dist/checkpoints/checkpoint-store.js';
 

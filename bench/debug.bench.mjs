@@ -37,7 +37,7 @@ const { createDebugTool } = await imp('tools/debug/debug.js');
 const { DebugSessionManager } = await imp('dap/session-manager.js');
 const { processLauncher } = await imp('dap/process-adapter.js');
 const { KernelManager } = await imp('kernels/kernel-manager.js');
-const { ToolRegistry } = await imp('tools/registry.js');
+const { ToolRegistry } = await imp('gate/registry.js');
 const rpc = await import(pathToFileURL(path.join(repo, 'node_modules', 'vscode-jsonrpc', 'node.js')).href);
 
 const ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-bench-debug-')));

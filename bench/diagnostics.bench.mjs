@@ -15,12 +15,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { silentLogger } from '../server/dist/config/logger.js';
-import { bundledServerBins } from '../server/dist/lsp/bundled.js';
+import { bundledServerBins } from '../server/dist/workspace/tool-bins.js';
 import { DocumentSync } from '../server/dist/lsp/documents.js';
 import { LspService } from '../server/dist/lsp/lsp-service.js';
 import { WriteDiagnostics } from '../server/dist/lsp/write-diagnostics.js';
 import { editTool } from '../server/dist/tools/index.js';
-import { ToolRegistry } from '../server/dist/tools/registry.js';
+import { ToolRegistry } from '../server/dist/gate/registry.js';
 import { machineLine, median, round } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -33,7 +33,7 @@ for (const f of [python, kb, path.join(srv, 'tools', 'eval', 'eval.js')]) {
 const N = Number(process.argv[2] ?? 200);
 const { launchKernel, pythonKernelArgv, EvalSession } = await import(pathToFileURL(kb).href);
 const { createHarness } = await import(pathToFileURL(path.join(srv, 'tools', 'harness.js')).href);
-const { defineTool } = await import(pathToFileURL(path.join(srv, 'tools', 'define-tool.js')).href);
+const { defineTool } = await import(pathToFileURL(path.join(srv, 'gate', 'define-tool.js')).href);
 const { createEvalTool } = await import(pathToFileURL(path.join(srv, 'tools', 'eval', 'eval.js')).href);
 const { z } = await import(pathToFileURL(path.join(repo, 'node_modules', 'zod', 'index.js')).href);
 

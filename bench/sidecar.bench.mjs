@@ -33,7 +33,7 @@ import { createLanguageModel } from '../server/dist/providers/create-model.js';
 import { createEvalTool } from '../server/dist/tools/eval/eval.js';
 import { builtinTools } from '../server/dist/tools/index.js';
 import { createNotebookTools } from '../server/dist/tools/notebook/notebook.js';
-import { ToolRegistry } from '../server/dist/tools/registry.js';
+import { ToolRegistry } from '../server/dist/gate/registry.js';
 
 const TRAIL_MS = Number(process.env.TRAIL_MS ?? 250);
 const VERDICT_MS_MIN = Number(process.env.VERDICT_MS_MIN ?? 80);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machineLine, median, round } from './lib.mjs';
 import { astGrepTool } from '../server/dist/tools/ast_grep/ast_grep.js';
-import { ToolRegistry } from '../server/dist/tools/registry.js';
+import { ToolRegistry } from '../server/dist/gate/registry.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const rounds = Number(process.argv[2] ?? 5);

@@ -36,7 +36,7 @@ const N = Number(process.argv[2] ?? 50);
 const ROUNDS = Number(process.argv[3] ?? 2);
 const { KernelManager } = await import(pathToFileURL(path.join(srv, 'kernels', 'kernel-manager.js')).href);
 const { createNotebookVerifyTool } = await import(pathToFileURL(path.join(srv, 'tools', 'notebook_verify', 'notebook_verify.js')).href);
-const { ToolRegistry } = await import(pathToFileURL(path.join(srv, 'tools', 'registry.js')).href);
+const { ToolRegistry } = await import(pathToFileURL(path.join(srv, 'gate', 'registry.js')).href);
 
 const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-bench-verify-')));
 const nbDir = path.join(workspace, 'nbs');

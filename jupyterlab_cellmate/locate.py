@@ -125,7 +125,7 @@ def tool_bins() -> list[str]:
 
 
 def companion_env(node: str) -> dict[str, str]:
-    """What the companion's environment gets from here (server/src/lsp/bundled.ts reads it).
+    """What the companion's environment gets from here (server/src/workspace/tool-bins.ts reads it).
 
     ``CELLMATE_NODE``: the Node it runs on (the bundle's ``node_modules/.bin`` shims run
     typescript-language-server and tsc with it); ``CELLMATE_TOOL_BINS``: ``tool_bins()``.

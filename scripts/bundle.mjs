@@ -48,7 +48,7 @@ const NATIVE = [
  * graph's tree-sitter runtime and grammar `.wasm`s (grammars.ts resolves them by package),
  * and typescript-language-server with the TypeScript it runs. `keep` picks the files that
  * ship (the rest of a package is tests, sources and other platforms' bindings); `bins` get
- * a shim in node_modules/.bin (lsp/bundled.ts searches there) that runs the script with the
+ * a shim in node_modules/.bin (workspace/tool-bins.ts searches there) that runs the script with the
  * companion's Node ($CELLMATE_NODE, set by jupyterlab_cellmate), since a wheel's machine
  * may have no `node` for a `#!/usr/bin/env node` line. basedpyright and debugpy come from
  * PyPI instead (pyproject.toml dependencies; their scripts are in the venv's bin).

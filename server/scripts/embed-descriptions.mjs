@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Embeds every tool description (`src/tools/<tool>/<tool>.md`) into
-// `src/tools/descriptions.generated.ts`, so `tsc -b` alone produces a self-contained
+// `src/gate/descriptions.generated.ts`, so `tsc -b` alone produces a self-contained
 // dist/ (tsc does not copy .md files). The .md files are the source of truth; a unit
 // test fails when the generated file is stale.
 //
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const toolsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'tools');
-const target = path.join(toolsDir, 'descriptions.generated.ts');
+const target = path.join(toolsDir, '..', 'gate', 'descriptions.generated.ts');
 
 /** Returns the generated module's text for the current .md files. */
 export function renderDescriptions() {

@@ -4,8 +4,8 @@
  * {@link startServer}; tests, bench and e2e import from here.
  */
 export { startServer, type ServerHandle, type StartServerOptions } from './server.js';
-export { SERVER_VERSION } from './version.js';
-export { CellmateError, type CellmateErrorCode } from './errors.js';
+export { SERVER_VERSION } from './base/version.js';
+export { CellmateError, type CellmateErrorCode } from './base/errors.js';
 export { parseCli, USAGE, type CliOptions } from './config/cli.js';
 export { createStderrLogger, silentLogger, type Logger } from './config/logger.js';
 export { loadConfigFile, configFilePath, type ConfigFile, type LoadedConfig } from './config/config-file.js';

@@ -1,6 +1,6 @@
 """What jupyterlab_cellmate/locate.py tells the companion (companion_env): the Node it runs
 on, for the bundle's language-server shims, and this environment's scripts folder, where
-PyPI's basedpyright put basedpyright-langserver (server/src/lsp/bundled.ts reads both)."""
+PyPI's basedpyright put basedpyright-langserver (server/src/workspace/tool-bins.ts reads both)."""
 
 from __future__ import annotations
 

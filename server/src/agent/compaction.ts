@@ -7,8 +7,7 @@
  * lands on a tool message.
  */
 import type { ModelMessage, ToolResultPart } from 'ai';
-import type { CompactionState } from '../chats/chat-file.js';
-import { isPrunable, messageTokens, prunedMessage, toolResultText } from './context-view.js';
+import { isPrunable, messageTokens, prunedMessage, toolResultText, type CompactionState } from './context-view.js';
 
 /** Where pruning starts: tool outputs before the returned index become placeholders; the outputs after it (about `protectTokens`) stay. */
 export function pruneBoundary(messages: readonly ModelMessage[], from: number, protectTokens: number): number {

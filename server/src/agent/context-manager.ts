@@ -9,8 +9,8 @@ import type { ChatEvent, CompactionItem, ContextStatus, ModelSettings, TokenUsag
 import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CompactionState } from '../chats/chat-file.js';
-import { newItemId } from '../ids.js';
+import type { CompactionState } from './context-view.js';
+import { newItemId } from '../base/ids.js';
 import { costOf, type ModelFacts } from '../providers/model-facts.js';
 import { composeSummary, countPrunable, filesTouched, personRequests, pruneBoundary, summaryPivot, SUMMARY_SYSTEM, transcriptText, withPrune } from './compaction.js';
 import { CHARS_PER_TOKEN, contextView, isPrunable, messagesTokens, prunedOutputPath, toolResultText } from './context-view.js';

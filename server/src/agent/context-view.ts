@@ -7,7 +7,21 @@
  * work (`step-prompt.ts`) and the bytes of the cached prefix never change between steps.
  */
 import type { ModelMessage, ToolResultPart } from 'ai';
-import type { CompactionState } from '../chats/chat-file.js';
+
+/**
+ * What the model is sent in place of the whole history (CTX-3): `messages` stay whole in
+ * the journal; the view the model reads is derived from them and this (below).
+ */
+export interface CompactionState {
+  /** Messages before this index are replaced by `summary` (0: no summary). */
+  summaryUpTo: number;
+  /** The summary the model reads first, with the live kernel state. */
+  summary?: string;
+  /** Tool results in messages before this index are sent as one-line placeholders. */
+  pruneBefore: number;
+  /** The person's messages the summary stands for (a scripted model counts turns by them). */
+  summarizedUsers?: number;
+}
 
 /** Characters per token assumed by the estimate: deliberately low (tables and JSON tokenise densely), so it errs towards compacting early. */
 export const CHARS_PER_TOKEN = 3;

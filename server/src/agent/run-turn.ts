@@ -1,16 +1,16 @@
 import type { AssistantItem, ChatEvent, ModelSettings, NoticeItem, ToolCallItem, ToolReview, TurnEndReason } from '@cellmate/protocol';
 import type { AutoApprovalPort } from '../ports/harness.js';
 import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
-import { newItemId } from '../ids.js';
-import { isParallelSafe, type ToolCallResult, type ToolRegistry } from '../tools/registry.js';
-import { FatalToolError } from '../tools/errors.js';
+import { newItemId } from '../base/ids.js';
+import { isParallelSafe, type ToolCallResult, type ToolRegistry } from '../gate/registry.js';
+import { FatalToolError } from '../base/tool-errors.js';
 import { modelAcceptsImages } from '../providers/capabilities.js';
 import { describeProviderError, isContextOverflow } from './provider-errors.js';
 import type { ContextManager } from './context-manager.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
-import { declarations, dispatchTarget, loadedTools, type DispatchTarget, type ToolDeclaration } from '../tools/catalog.js';
+import { declarations, dispatchTarget, loadedTools, type DispatchTarget, type ToolDeclaration } from '../gate/catalog.js';
 import type { CapabilityProfile } from '../ports/vocabulary.js';
-import type { ToolContext } from '../tools/define-tool.js';
+import type { ToolContext } from '../gate/define-tool.js';
 
 /** Default cap on model steps per turn. */
 export const DEFAULT_MAX_STEPS = 25;

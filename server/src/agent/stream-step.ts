@@ -1,7 +1,7 @@
 import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3FunctionTool, type LanguageModelV3StreamPart, type LanguageModelV3StreamResult } from '@ai-sdk/provider';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LanguageModel, ModelMessage } from 'ai';
-import type { ToolDeclaration } from '../tools/catalog.js';
+import type { ToolDeclaration } from '../gate/catalog.js';
 import type { TokenUsage } from '@cellmate/protocol';
 import { stepPrompt } from './step-prompt.js';
 import { StreamIdleTimeoutError } from './provider-errors.js';

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../tools/define-tool.js';
+import type { ToolDefinition } from '../gate/define-tool.js';
 
 /**
  * The system prompt: what Cellmate is, where it works, and that tools are the way to act.

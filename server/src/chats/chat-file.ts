@@ -1,7 +1,8 @@
 import { CHAT_MODES, PROVIDER_KINDS, type Chat, type ChatSummary, type NoticeItem, type TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
 import { z } from 'zod';
-import { newItemId } from '../ids.js';
+import { newItemId } from '../base/ids.js';
+import type { CompactionState } from '../agent/context-view.js';
 
 /**
  * Layout version of the snapshot file `<id>.json`. 2: the snapshot of a chat journal
@@ -12,21 +13,6 @@ export const CHAT_FILE_VERSION = 2;
 
 /** How a chat got its title: `user` titles are never replaced by the first message. */
 export type TitleSource = 'default' | 'auto' | 'user';
-
-/**
- * What the model is sent in place of the whole history (CTX-3): `messages` stay whole in
- * the journal; the view the model reads is derived from them and this (`agent/context-view.ts`).
- */
-export interface CompactionState {
-  /** Messages before this index are replaced by `summary` (0: no summary). */
-  summaryUpTo: number;
-  /** The summary the model reads first, with the live kernel state. */
-  summary?: string;
-  /** Tool results in messages before this index are sent as one-line placeholders. */
-  pruneBefore: number;
-  /** The person's messages the summary stands for (a scripted model counts turns by them). */
-  summarizedUsers?: number;
-}
 
 /** Everything the server keeps about one chat (one file under `.cellmate/chats/`). */
 export interface ChatRecord {
@@ -103,6 +89,8 @@ export function parseChatFile(text: string, expectedId: string): ChatRecord & { 
 }
 
 /** Whether a value read from disk is a usable compaction state. */
+export type { CompactionState };
+
 export function isCompactionState(value: unknown): value is CompactionState {
   const v = value as Partial<CompactionState> | undefined;
   return typeof v === 'object' && v !== null && Number.isInteger(v.summaryUpTo) && Number.isInteger(v.pruneBefore) && (v.summary === undefined || typeof v.summary === 'string');

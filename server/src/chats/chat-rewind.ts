@@ -5,7 +5,7 @@
  * it in Claude Code: code, conversation, or both).
  */
 import type { RewindParams, RewindPreview, RewindResult, TranscriptItem } from '@cellmate/protocol';
-import { itemNotFound, turnRunning } from '../errors.js';
+import { itemNotFound, turnRunning } from '../base/errors.js';
 import { planRewind, restore, rewindMessage, type RewindOptions } from '../checkpoints/rewind.js';
 
 /** What a rewind needs of the chat service. */

@@ -13,14 +13,14 @@ import { turnSurface } from '../modes/turn-surface.js';
 import { EXPLAIN_PROFILE, profileOf, type ModeProfile } from '../modes/profiles.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
-import { chatNotFound, nothingToRetry, turnRunning } from '../errors.js';
-import { newChatId, newItemId, newTurnId } from '../ids.js';
+import { chatNotFound, nothingToRetry, turnRunning } from '../base/errors.js';
+import { newChatId, newItemId, newTurnId } from '../base/ids.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { providerStatuses, resolveApiKey } from '../providers/credentials.js';
 import { listModels } from '../providers/model-list.js';
 import { applyChatModel, checkChoice, modelForTier, sameModel } from '../providers/tiers.js';
 import type { Redactor } from '../security/redaction.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolRegistry } from '../gate/registry.js';
 import { summarize, type ChatRecord } from './chat-file.js';
 import { exportStem, renderExport } from './chat-export.js';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -28,7 +28,7 @@ import path from 'node:path';
 import type { ChatStore } from './chat-store.js';
 import { previewRewind, rewindChat, type RewindChat } from './chat-rewind.js';
 import type { CheckpointStore } from '../checkpoints/checkpoint-store.js';
-import type { NotebookPort } from '../tools/notebook/pane-hub.js';
+import type { NotebookPort } from '../notebooks/pane-hub.js';
 import { DEFAULT_CHAT_TITLE, titleFromMessage } from './title.js';
 
 /** A chat event with the chat it belongs to (the `chat/event` notification's params). */

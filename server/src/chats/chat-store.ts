@@ -3,7 +3,7 @@ import type { ModelMessage } from 'ai';
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../config/logger.js';
-import { itemNotFound } from '../errors.js';
+import { itemNotFound } from '../base/errors.js';
 import { applyChatEvent, itemIndexOf } from './apply-event.js';
 import { CHAT_ID_PATTERN, clampCompaction, recoverInterruptedTurn, summarize, type ChatRecord, type CompactionState, type TitleSource } from './chat-file.js';
 import type { ChatMeta } from './chat-journal.js';

@@ -5,7 +5,7 @@
  * a header line, then one line per kept content — so a turn that writes a thousand files
  * appends a thousand lines instead of rewriting a growing document, and a companion killed
  * mid-call has already kept what it replaced. The recorder a call gets
- * (`tools/write-capture.ts`) keeps a path's content the first time the turn writes it;
+ * (`workspace/write-capture.ts`) keeps a path's content the first time the turn writes it;
  * after each call it notes what the call left (`after`), so a rewind can tell a change the
  * person made since from the agent's own. Bounded: one kept content over `maxEntryBytes` is
  * noted as too large (that file cannot be restored, and the preview says so); a chat's
@@ -15,7 +15,7 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSyn
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CheckpointSummary, NotebookCellData } from '@cellmate/protocol';
-import type { CheckpointPort, WriteRecorder } from '../tools/write-capture.js';
+import type { CheckpointPort, WriteRecorder } from '../workspace/write-capture.js';
 
 /** What a path held at one moment. */
 export type KeptState =

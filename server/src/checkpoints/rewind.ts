@@ -3,17 +3,17 @@
  * what it held before the oldest of the turns changed it. The plan compares what is there
  * now with what the newest turn left: a difference is the person's own change since — a
  * conflict, shown and never overwritten unless the person says so. Restores go through the
- * same write paths as the edits: the atomic file write and remove (`tools/file-io.ts`), and
+ * same write paths as the edits: the atomic file write and remove (`workspace/file-io.ts`), and
  * for a notebook open in JupyterLab its pane's shared model in one undoable step
  * (`notebook/set-cells`), so the open notebook changes live and collaborators see it.
  * The kernel's state is not rewound; the plan names what the undone code cells had bound.
  */
 import type { DiffFileChange, NotebookCellData, RewindPreview } from '@cellmate/protocol';
 import { unifiedDiff } from '../edits/unified-diff.js';
-import { removeFile, writeFileAtomic } from '../tools/file-io.js';
-import { parseNotebook, serializeNotebook, sourceLines, toCellData } from '../tools/notebook/ipynb.js';
-import type { NotebookPort } from '../tools/notebook/pane-hub.js';
-import { resolveWorkspacePath } from '../tools/workspace-path.js';
+import { removeFile, writeFileAtomic } from '../workspace/file-io.js';
+import { parseNotebook, serializeNotebook, sourceLines, toCellData } from '../notebooks/ipynb.js';
+import type { NotebookPort } from '../notebooks/pane-hub.js';
+import { resolveWorkspacePath } from '../workspace/workspace-path.js';
 import { assignedNames } from './assigned-names.js';
 import { readFileState, type CheckpointStore, type KeptState, type TurnCheckpoint } from './checkpoint-store.js';
 

@@ -8,12 +8,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { CellAssist, MentionCandidate, NotebookCellData, SendContext } from '@cellmate/protocol';
 import type { KernelManager } from '../kernels/kernel-manager.js';
-import type { NotebookPort } from '../tools/notebook/pane-hub.js';
-import { describeCells } from '../tools/notebook/format.js';
-import { cut as cutText } from '../tools/output-shaping.js';
-import { parseNotebook, toCellData } from '../tools/notebook/ipynb.js';
-import { walkFiles } from '../tools/walk.js';
-import { resolveWorkspacePath } from '../tools/workspace-path.js';
+import type { NotebookPort } from '../notebooks/pane-hub.js';
+import { describeCells } from '../notebooks/format.js';
+import { cut as cutText } from '../workspace/output-shaping.js';
+import { parseNotebook, toCellData } from '../notebooks/ipynb.js';
+import { walkFiles } from '../workspace/walk.js';
+import { resolveWorkspacePath } from '../workspace/workspace-path.js';
 import { cellAssistBlock } from './cell-assist.js';
 import { kernelStateLines, listVariables, summarizeVariable, summarizeVariables } from './kernel-inspect.js';
 

@@ -7,16 +7,15 @@
  * exception filters → `configurationDone` → the launch response.
  */
 import path from 'node:path';
-import { ToolInputError } from '../tools/errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 import { readFile } from 'node:fs/promises';
-import { formatBreakpoints } from '../tools/debug/views.js';
-import { resolveWorkspacePath } from '../tools/workspace-path.js';
+import { resolveWorkspacePath } from '../workspace/workspace-path.js';
 import { adapterStatus, type ProcessAdapterName } from './adapters.js';
 import { startAdapterProcess } from './adapter-process.js';
 import { DapClient } from './dap-client.js';
 import { DebugSession } from './debug-session.js';
 import { verdict } from './kernel-adapter.js';
-import type { ChatDebugState, ProcessLauncher } from './session-manager.js';
+import type { BreakpointReport, ChatDebugState, ProcessLauncher } from './session-manager.js';
 import type { DebugProtocol } from './protocol.js';
 
 /** Start-up bound: initialize → stopped-or-running. */
@@ -55,14 +54,14 @@ export function processLauncher(opts: { env: NodeJS.ProcessEnv }): ProcessLaunch
         proc.kill();
       }
     });
-    let notes: string[];
+    let breakpoints: BreakpointReport[];
     try {
-      notes = await configure(client, name, state, attach ? { connect: { host: '127.0.0.1', port: args.port! }, justMyCode: true } : launchArguments(name, resolved!.absolute, args.args ?? [], cwd, args.env ?? {}, status.command[0]!));
+      breakpoints = await configure(client, name, state, attach ? { connect: { host: '127.0.0.1', port: args.port! }, justMyCode: true } : launchArguments(name, resolved!.absolute, args.args ?? [], cwd, args.env ?? {}, status.command[0]!));
     } catch (e) {
       await session.end({ reason: 'adapter-exited', message: (e as Error).message });
       throw new ToolInputError(`debug ${args.action} failed: ${(e as Error).message}`, { cause: e });
     }
-    return { session, notes, pid: proc.pid };
+    return { session, breakpoints, pid: proc.pid };
   };
 }
 
@@ -74,7 +73,7 @@ function launchArguments(name: ProcessAdapterName, program: string, argv: string
 }
 
 /** Runs the start sequence; answers one line per breakpoint source with the adapter's verdicts. */
-async function configure(client: DapClient, name: ProcessAdapterName, state: ChatDebugState, launchArgs: Record<string, unknown>): Promise<string[]> {
+async function configure(client: DapClient, name: ProcessAdapterName, state: ChatDebugState, launchArgs: Record<string, unknown>): Promise<BreakpointReport[]> {
   const initialized = new Promise<void>((resolve) => {
     const sub = client.onEvent((e) => {
       if (e.event === 'initialized') {
@@ -90,17 +89,17 @@ async function configure(client: DapClient, name: ProcessAdapterName, state: Cha
   const started = client.request(launchArgs.connect ? 'attach' : 'launch', launchArgs, { timeoutMs: START_TIMEOUT_MS });
   started.catch(() => undefined);
   await Promise.race([initialized, started.then(() => initialized)]);
-  const notes: string[] = [];
+  const reports: BreakpointReport[] = [];
   for (const bp of state.breakpoints.values()) {
     if (bp.source.kind !== 'file') continue;
     const body = await client.request('setBreakpoints', { source: { path: bp.source.path }, breakpoints: bp.lines.map((l) => ({ line: l.line, ...(l.condition ? { condition: l.condition } : {}) })) });
     const text = await readFile(bp.source.path, 'utf8').catch(() => '');
-    notes.push(formatBreakpoints(bp.source.relative, bp.lines.map((l, i) => verdict(l, body.breakpoints[i])), text.split(/\r?\n/)));
+    reports.push({ where: bp.source.relative, results: bp.lines.map((l, i) => verdict(l, body.breakpoints[i])), lines: text.split(/\r?\n/) });
   }
   const known = new Set((caps?.exceptionBreakpointFilters ?? []).map((f: DebugProtocol.ExceptionBreakpointsFilter) => f.filter));
   const filters = state.exceptionFilters.filter((f) => known.has(f));
   if (known.size > 0) await client.request('setExceptionBreakpoints', { filters });
   if (caps?.supportsConfigurationDoneRequest) await client.request('configurationDone', undefined);
   await started;
-  return notes;
+  return reports;
 }

@@ -7,7 +7,7 @@
  */
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import type { DebugSession, SessionEnd } from './debug-session.js';
-import type { KernelDebugTarget, LineBreakpoint } from './kernel-adapter.js';
+import type { BreakpointResult, KernelDebugTarget, LineBreakpoint } from './kernel-adapter.js';
 
 export const DEFAULT_DEBUG_TTL_MS = 30 * 60_000;
 /** How long `continue`/steps/`launch`/`run_cell` wait for the next stop before "still running". */
@@ -17,6 +17,14 @@ export const DEFAULT_STOP_WAIT_MS = 20_000;
 export type BreakpointSource =
   | { kind: 'file'; path: string; relative: string }
   | { kind: 'cell'; notebook: string; cell: string };
+
+/** One file's breakpoints as the adapter answered them at the start. */
+export interface BreakpointReport {
+  where: string;
+  results: BreakpointResult[];
+  /** The file's lines, to show each breakpoint's source. */
+  lines: string[];
+}
 
 export interface SourceBreakpoints {
   source: BreakpointSource;
@@ -28,8 +36,8 @@ export interface ActiveDebug {
   session: DebugSession;
   /** Present for the `kernel` adapter (run_cell, cell breakpoints). */
   kernel?: KernelDebugTarget;
-  /** What the start said (breakpoint verdicts), for the launch result. */
-  notes?: string[];
+  /** The breakpoint verdicts the start received, per file; the debug tool words them. */
+  breakpoints?: BreakpointReport[];
   /** The adapter process (process adapters). */
   pid?: number;
   /** The notebook whose own kernel is debugged (kernel adapter on a notebook's kernel). */

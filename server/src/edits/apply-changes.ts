@@ -16,10 +16,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { NotebookSourceChange } from '@cellmate/protocol';
-import { removeFile, resolveForWrite, writeFileAtomic } from '../tools/file-io.js';
-import type { ResolvedWorkspacePath } from '../tools/workspace-path.js';
-import { findCell, parseNotebook, sourceText, type IpynbNotebook } from '../tools/notebook/ipynb.js';
-import type { NotebookPort, PaneTarget } from '../tools/notebook/pane-hub.js';
+import { removeFile, resolveForWrite, writeFileAtomic } from '../workspace/file-io.js';
+import type { ResolvedWorkspacePath } from '../workspace/workspace-path.js';
+import { findCell, parseNotebook, sourceText, type IpynbNotebook } from '../notebooks/ipynb.js';
+import type { NotebookPort, PaneTarget } from '../notebooks/pane-hub.js';
 import { EditError } from './edit-error.js';
 import { spliceCellSources } from './notebook-splice.js';
 

@@ -3,7 +3,7 @@
  * a tool that lets it through hands the model a message saying which file, what happened
  * and that nothing was changed (or, after a failed rollback, exactly what was).
  */
-import { ToolInputError } from '../tools/errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 
 /** Why an edit was not applied. */
 export type EditErrorCode =

@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { streamStep } from '../agent/stream-step.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
-import { providerUnavailable } from '../errors.js';
+import { providerUnavailable } from '../base/errors.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { knownKeys } from '../providers/credentials.js';
 import { modelForTier } from '../providers/tiers.js';

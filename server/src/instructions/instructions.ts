@@ -15,7 +15,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { FileTextCache } from '../config/file-text-cache.js';
 import path from 'node:path';
 import { cellmateHome } from '../config/home-paths.js';
-import { isInside } from '../tools/workspace-path.js';
+import { isInside } from '../workspace/workspace-path.js';
 
 /** The file names read in each folder, in order of preference (the first present wins). */
 export const INSTRUCTION_NAMES = ['AGENTS.md', 'CLAUDE.md'] as const;

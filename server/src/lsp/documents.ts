@@ -9,8 +9,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseNotebook, sourceText, cellRef } from '../tools/notebook/ipynb.js';
-import type { NotebookPort } from '../tools/notebook/pane-hub.js';
+import { parseNotebook, sourceText, cellRef } from '../notebooks/ipynb.js';
+import type { NotebookPort } from '../notebooks/pane-hub.js';
 import { normalizeUri } from './lsp-client.js';
 import type { LspService, Served } from './lsp-service.js';
 import { buildNotebookView, type NotebookView, type ViewCell } from './notebook-view.js';

@@ -16,7 +16,7 @@ import { findRoot, resolveExecutable } from './resolve.js';
 import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 import { cellmatePython } from '../security/cellmate-python.js';
-import { bundledTsserver } from './bundled.js';
+import { bundledTsserver } from '../workspace/tool-bins.js';
 import { launchEntry, type PinnedTools } from './untrusted-launch.js';
 import { kernelPythonFor, type SpecCache } from './kernel-python.js';
 

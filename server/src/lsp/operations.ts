@@ -4,7 +4,7 @@
  * truncation line past them. Returns text for the model plus the locations for the card.
  */
 import type { CodeAction, Command, Diagnostic, DocumentSymbol, Hover, Location, LocationLink, MarkedString, MarkupContent, SymbolInformation, WorkspaceSymbol } from 'vscode-languageserver-protocol';
-import { ToolInputError } from '../tools/errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 import { currentDiagnostics, describeDiagnostics, formatDiagnostic, serverUris, waitForDocument, waitForPublish } from './diagnostics.js';
 import type { DescribedLocation, DocumentSync, SyncedDocument } from './documents.js';
 import { locateSymbol, parseSymbol } from './positions.js';

@@ -3,7 +3,7 @@
  * the N-th occurrence, `#1` the first), never a column. Pure. Errors say exactly what was
  * wrong and quote the line, so the model can fix the call.
  */
-import { ToolInputError } from '../tools/errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 
 /** A resolved position: 1-based line, 0-based UTF-16 character (LSP's default encoding). */
 export interface LinePosition {

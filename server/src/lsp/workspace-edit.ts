@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TextEdit, WorkspaceEdit } from 'vscode-languageserver-protocol';
 import { applyLspEdits, offsetAt, type Change } from '../edits/index.js';
-import { ToolInputError } from '../tools/errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 import type { DocumentSync } from './documents.js';
 import type { LspClient } from './lsp-client.js';
 import { neutraliseMagics } from './notebook-view.js';

@@ -12,7 +12,7 @@
 import type { LspDisplay } from '@cellmate/protocol';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import type { WriteChange, WriteHook, WriteHookResult } from '../ports/harness.js';
-import { resolveWorkspacePath } from '../tools/workspace-path.js';
+import { resolveWorkspacePath } from '../workspace/workspace-path.js';
 import { describeDiagnostics, formatDiagnostic, serverUris, waitForDocument, type ShownDiagnostic } from './diagnostics.js';
 import type { DocumentSync, SyncedDocument } from './documents.js';
 

@@ -12,7 +12,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../config/logger.js';
-import { SERVER_VERSION } from '../version.js';
+import { SERVER_VERSION } from '../base/version.js';
 import { ProcessSupervisor, type SupervisorStatus } from '../supervisor/index.js';
 import type { GroupProcess } from '../supervisor/process-group.js';
 import type { McpServerConfig } from './config.js';

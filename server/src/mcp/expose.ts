@@ -10,9 +10,9 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AuditSink, PolicyPort } from '../ports/harness.js';
 import type { Redactor } from '../security/redaction.js';
-import { FatalToolError } from '../tools/errors.js';
-import { ToolRegistry } from '../tools/registry.js';
-import { SERVER_VERSION } from '../version.js';
+import { FatalToolError } from '../base/tool-errors.js';
+import { ToolRegistry } from '../gate/registry.js';
+import { SERVER_VERSION } from '../base/version.js';
 
 /** The tools an MCP client may list and call. */
 export const EXPOSED_TOOLS: readonly string[] = ['read', 'grep', 'glob', 'ast_grep', 'code_graph', 'lsp'];

@@ -6,8 +6,8 @@
  * not the ones a person approved before (first use, or changed since: tool poisoning).
  */
 import { z } from 'zod';
-import type { ToolAttachment, ToolDefinition, ToolOutput } from '../tools/define-tool.js';
-import { ToolInputError } from '../tools/errors.js';
+import type { ToolAttachment, ToolDefinition, ToolOutput } from '../gate/define-tool.js';
+import { ToolInputError } from '../base/tool-errors.js';
 import type { ApprovedDescriptions } from './approved-descriptions.js';
 import { descriptionHash } from './approved-descriptions.js';
 import type { McpConnection, McpListedTool } from './connection.js';

@@ -13,16 +13,16 @@ import { chmod, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { Logger } from '../config/logger.js';
 import { loadConfigFile } from '../config/config-file.js';
-import { bundledServerBins } from '../lsp/bundled.js';
+import { bundledServerBins } from '../workspace/tool-bins.js';
 import { DocumentSync } from '../lsp/documents.js';
 import { LspService } from '../lsp/lsp-service.js';
 import { createCodeGraphTool } from '../tools/code_graph/code_graph.js';
-import type { ToolDefinition } from '../tools/define-tool.js';
+import type { ToolDefinition } from '../gate/define-tool.js';
 import { createHarness } from '../tools/harness.js';
 import { astGrepTool, globTool, grepTool, readTool } from '../tools/index.js';
 import { createLspTool } from '../tools/lsp/lsp.js';
-import { PaneHub } from '../tools/notebook/pane-hub.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import { PaneHub } from '../notebooks/pane-hub.js';
+import type { ToolRegistry } from '../gate/registry.js';
 import { createCellmateMcpServer, exposedRegistry } from './expose.js';
 
 /** Largest request body the HTTP endpoint reads. */

@@ -1,7 +1,7 @@
 import type { ChatMode } from '@cellmate/protocol';
-import type { ToolDefinition } from '../tools/define-tool.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import { surfaceCatalog, type SurfaceCatalog } from '../tools/catalog.js';
+import type { ToolDefinition } from '../gate/define-tool.js';
+import type { ToolRegistry } from '../gate/registry.js';
+import { surfaceCatalog, type SurfaceCatalog } from '../gate/catalog.js';
 import { modePromptBlock } from './prompt-block.js';
 import { profileOf, type ModeProfile } from './profiles.js';
 
@@ -22,7 +22,7 @@ export interface TurnSurface {
 /**
  * The turn's surface for a chat in `mode`, read once when the turn starts (a switch during
  * the turn applies to the next one, MODE-1). Both projections are the registry's own
- * (`list`, and the catalog of `tools/catalog.ts`), so the prompt, the declaration and the gate cannot disagree.
+ * (`list`, and the catalog of `gate/catalog.ts`), so the prompt, the declaration and the gate cannot disagree.
  * `mode` may be a turn's own profile instead (an Explain turn's, `EXPLAIN_PROFILE`).
  * `hide`: tools left out of this turn's catalog and prompt (`skill` while no skill is offered).
  */

@@ -1,7 +1,7 @@
 import { PROVIDER_KINDS, type ModelSettings } from '@cellmate/protocol';
 import type { LanguageModel } from 'ai';
 import type { LoadedConfig } from '../config/config-file.js';
-import { providerUnavailable } from '../errors.js';
+import { providerUnavailable } from '../base/errors.js';
 import { KEY_ENV_VARS, resolveApiKey } from './credentials.js';
 import { ScriptedLanguageModel } from './scripted.js';
 

@@ -8,7 +8,7 @@ import type {
   LanguageModelV3StreamResult,
   LanguageModelV3Usage
 } from '@ai-sdk/provider';
-import { resolveWorkspacePath } from '../tools/workspace-path.js';
+import { resolveWorkspacePath } from '../workspace/workspace-path.js';
 import { demoScript } from './demo-script.js';
 import {
   chunkText,

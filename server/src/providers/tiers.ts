@@ -5,7 +5,7 @@
  * the pane sends (`ModelSettings`, its `fast` field); an empty `fast` is the `main` model.
  */
 import { PROVIDER_KINDS, type ModelSettings, type ModelTier, type TierModel } from '@cellmate/protocol';
-import { providerUnavailable } from '../errors.js';
+import { providerUnavailable } from '../base/errors.js';
 
 /**
  * The model settings of `tier`. The `fast` tier keeps the main settings' image and

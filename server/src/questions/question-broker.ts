@@ -5,7 +5,7 @@ import {
   type QuestionItem,
   type QuestionState
 } from '@cellmate/protocol';
-import { newItemId } from '../ids.js';
+import { newItemId } from '../base/ids.js';
 import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../ports/harness.js';
 import type { Presence } from './presence.js';
 

@@ -20,7 +20,7 @@ import { FileTextCache } from '../config/file-text-cache.js';
 import path from 'node:path';
 import { cellmateHome } from '../config/home-paths.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
-import { isInside } from '../tools/workspace-path.js';
+import { isInside } from '../workspace/workspace-path.js';
 import { FrontMatterError, parseFrontMatter } from './front-matter.js';
 
 /** Where a skill was found. */

@@ -1,5 +1,5 @@
 /** Typed errors of structural search and staged rewrites; all go back to the model. */
-import { ToolInputError } from '../tools/errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 
 /** No scaffold of the ladder accepts the pattern (SPEC AST-4): never "0 matches". */
 export class UnparseablePatternError extends ToolInputError {

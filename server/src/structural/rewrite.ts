@@ -6,7 +6,7 @@
  * inside that capture, and every other overlap — between ops, or not inside a capture —
  * is an {@link OverlapError} naming both sites, so nothing is staged.
  */
-import { ToolInputError } from '../tools/errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 import { placeLabel } from './documents.js';
 import type { StructuralMatch } from './search.js';
 

@@ -31,7 +31,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { NapiConfig } from '@ast-grep/napi';
-import { toolBinDirs } from '../lsp/bundled.js';
+import { toolBinDirs } from '../workspace/tool-bins.js';
 import { dynamicLanguagePackage } from './ast-languages.js';
 import type { StructuralLanguage } from './languages.js';
 

@@ -1,7 +1,7 @@
 /**
  * The files structural search looks at (SPEC AST-3): regular files under a folder, in name
  * order, honouring every `.gitignore` from the workspace root down (nested ones apply to
- * their own folder), never entering `tools/walk.ts`'s skipped folders (`node_modules`,
+ * their own folder), never entering `workspace/walk.ts`'s skipped folders (`node_modules`,
  * `.venv`, `.cellmate`, `.git`…), never following symlinks, skipping binaries and files
  * over 5 MB. Yields workspace-relative `/` paths.
  */
@@ -9,8 +9,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ignore } from 'ignore';
-import { looksBinary } from '../tools/read/read-format.js';
-import { SKIPPED_DIRS } from '../tools/walk.js';
+import { looksBinary } from '../workspace/binary.js';
+import { SKIPPED_DIRS } from '../workspace/walk.js';
 
 /** Files larger than this are not parsed. */
 export const MAX_SOURCE_BYTES = 5 * 1024 * 1024;

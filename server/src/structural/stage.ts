@@ -8,7 +8,7 @@
 import { astGrep } from './ast-languages.js';
 import { unifiedDiff } from '../edits/unified-diff.js';
 import type { DiffFileChange } from '@cellmate/protocol';
-import { ToolInputError } from '../tools/errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 import { placeLabel, type SourceDocument } from './documents.js';
 import { firstProblem } from './ladder.js';
 import { napiLanguage, type StructuralLanguage } from './languages.js';

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DiffDisplay } from '@cellmate/protocol';
 import { applyChanges, EditError, type Change, type EditFs } from '../edits/index.js';
-import type { NotebookPort } from '../tools/notebook/pane-hub.js';
+import type { NotebookPort } from '../notebooks/pane-hub.js';
 import type { CellPlace } from './documents.js';
 import { StagedEditError } from './errors.js';
 

@@ -1,4 +1,4 @@
-import type { CheckpointPort } from './write-capture.js';
+import type { CheckpointPort } from '../workspace/write-capture.js';
 import type { ChatEvent } from '@cellmate/protocol';
 import { AuditLog, auditLimitsFromEnv } from '../audit/audit-log.js';
 import { PolicyStore } from '../policy/policy-store.js';
@@ -6,9 +6,9 @@ import type { CapabilityProfile } from '../policy/profile.js';
 import { Presence } from '../questions/presence.js';
 import { QuestionBroker } from '../questions/question-broker.js';
 import { Redactor } from '../security/redaction.js';
-import type { ToolDefinition } from './define-tool.js';
+import type { ToolDefinition } from '../gate/define-tool.js';
 import type { WriteHook } from '../ports/harness.js';
-import { ToolRegistry } from './registry.js';
+import { ToolRegistry } from '../gate/registry.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 
@@ -55,6 +55,7 @@ export function createHarness(options: HarnessOptions): HarnessServices {
   const policy = new PolicyStore({ workspace: options.workspace, env, onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`) });
   const registry = new ToolRegistry(options.tools({ questions }), {
     profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook, redactor,
+    toolSearch: (catalog) => createToolSearchTool(catalog) as unknown as ToolDefinition,
     autoReview: { timeoutMs: positive(env.CELLMATE_SIDECAR_TIMEOUT_MS), isWorkspaceTrusted: (workspace) => isWorkspaceTrusted(workspace, env) },
     ...(options.checkpoints ? { checkpoints: options.checkpoints } : {})
   });

@@ -2,9 +2,9 @@ import type { CustomCommandInfo, McpServerStatus, NotebookKernelRef, SkillInfo, 
 import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
-import type { PlanFlow } from '../modes/plan-flow.js';
-import type { ReviewFlow } from '../modes/review-flow.js';
-import type { OrchestrationFlow } from '../modes/orchestration-flow.js';
+import type { PlanFlow } from '../flows/plan-flow.js';
+import type { ReviewFlow } from '../flows/review-flow.js';
+import type { OrchestrationFlow } from '../flows/orchestration-flow.js';
 import type { Presence } from '../questions/presence.js';
 import type { QuestionBroker } from '../questions/question-broker.js';
 import type { InlineCompletionService } from '../inline/inline-service.js';

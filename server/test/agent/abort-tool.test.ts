@@ -1,7 +1,7 @@
 import type { ToolCallItem } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/tools/define-tool.js';
+import { defineTool } from '../../src/gate/define-tool.js';
 import { readTool, ToolRegistry } from '../../src/tools/index.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';

@@ -16,7 +16,7 @@ import { AuditLog } from '../../src/audit/audit-log.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { Redactor } from '../../src/security/redaction.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { answeringPerson, type ApprovalAnswer } from '../helpers/answering-person.js';
 import { createHarness, scriptSettings, type Harness } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';

@@ -14,7 +14,7 @@ import { runTurn } from '../../src/agent/run-turn.js';
 import { createSidecarClassifier } from '../../src/agent/sidecar-classifier.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 
 const USAGE = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };

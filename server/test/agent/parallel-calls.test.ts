@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parallelBatches } from '../../src/agent/run-turn.js';
-import { defineTool } from '../../src/tools/define-tool.js';
+import { defineTool } from '../../src/gate/define-tool.js';
 import { ToolRegistry } from '../../src/tools/index.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';

@@ -7,7 +7,7 @@ import { convertToLanguageModelPrompt } from 'ai/internal';
 import { checkHistory, InvalidHistoryError, stepPrompt } from '../../src/agent/step-prompt.js';
 import { runTurn } from '../../src/agent/run-turn.js';
 import { ScriptedLanguageModel } from '../../src/providers/scripted.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 
 const turn = (i: number): ModelMessage[] => [

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { modelAcceptsImages } from '../../src/providers/capabilities.js';
-import { defineTool } from '../../src/tools/define-tool.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { defineTool } from '../../src/gate/define-tool.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -14,7 +14,7 @@ import { assignedNames } from '../../src/checkpoints/assigned-names.js';
 import { CheckpointStore, type CheckpointLimits } from '../../src/checkpoints/checkpoint-store.js';
 import { builtinTools, ToolRegistry, type ToolDefinition } from '../../src/tools/index.js';
 import { createNotebookTools } from '../../src/tools/notebook/notebook.js';
-import { PaneHub } from '../../src/tools/notebook/pane-hub.js';
+import { PaneHub } from '../../src/notebooks/pane-hub.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -18,8 +18,8 @@ import { PolicyStore } from '../../src/policy/policy-store.js';
 import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
 import { createDebugTool } from '../../src/tools/debug/debug.js';
-import type { ToolContext } from '../../src/tools/define-tool.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import type { ToolContext } from '../../src/gate/define-tool.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { debugRig, HAVE_PYTHON, runInKernel, type DebugRig } from './fixtures.js';
 
 describe.skipIf(!HAVE_PYTHON)('debug actions before the policy', () => {

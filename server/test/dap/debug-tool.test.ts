@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DebugSessionManager } from '../../src/dap/session-manager.js';
 import { createDebugTool } from '../../src/tools/debug/debug.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 import { debugRig, HAVE_PYTHON, runInKernel, type DebugRig } from './fixtures.js';
 

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
 import { DebugSessionManager, type DebugSessionManagerOptions } from '../../src/dap/session-manager.js';
-import type { ToolContext } from '../../src/tools/define-tool.js';
+import type { ToolContext } from '../../src/gate/define-tool.js';
 import { createDebugTool, type DebugToolOptions } from '../../src/tools/debug/debug.js';
-import { ToolRegistry, type ToolRegistryOptions } from '../../src/tools/registry.js';
+import { ToolRegistry, type ToolRegistryOptions } from '../../src/gate/registry.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const PYTHON = path.join(REPO, '.venv', 'bin', 'python');

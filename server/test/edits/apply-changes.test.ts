@@ -14,8 +14,8 @@ import type { NotebookSourceChange } from '@cellmate/protocol';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node.js';
 import { describe, expect, it } from 'vitest';
 import { applyChanges, EditError, locateCellSources, nodeEditFs, type Change, type EditFs } from '../../src/edits/index.js';
-import { PathRefusedError } from '../../src/tools/errors.js';
-import { PaneHub } from '../../src/tools/notebook/pane-hub.js';
+import { PathRefusedError } from '../../src/base/tool-errors.js';
+import { PaneHub } from '../../src/notebooks/pane-hub.js';
 import { tempDir } from '../helpers/temp.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -15,9 +15,9 @@ import { DapClient } from '../../src/dap/dap-client.js';
 import { FrameBudget } from '../../src/framing/index.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 
 const FLOOD = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'flood', 'flood-server.mjs');
 const MiB = 1024 * 1024;

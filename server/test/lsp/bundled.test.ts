@@ -1,11 +1,11 @@
 /**
- * Where the shipped language servers are searched (lsp/bundled.ts): the npm packages' `.bin`
+ * Where the shipped language servers are searched (workspace/tool-bins.ts): the npm packages' `.bin`
  * (a checkout, or the wheel bundle's shims) and `$CELLMATE_TOOL_BINS`, which
  * jupyterlab_cellmate sets to its environment's scripts folder (PyPI basedpyright, issue #13).
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bundledServerBins } from '../../src/lsp/bundled.js';
+import { bundledServerBins } from '../../src/workspace/tool-bins.js';
 import { resolveCommand } from '../../src/lsp/resolve.js';
 
 describe('bundledServerBins', () => {

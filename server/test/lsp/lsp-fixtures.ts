@@ -10,13 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/config/logger.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService, type LspServiceOptions } from '../../src/lsp/lsp-service.js';
-import type { NotebookPort } from '../../src/tools/notebook/pane-hub.js';
+import type { NotebookPort } from '../../src/notebooks/pane-hub.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
-import { ToolRegistry, type ToolRegistryOptions } from '../../src/tools/registry.js';
+import { ToolRegistry, type ToolRegistryOptions } from '../../src/gate/registry.js';
 import { WriteDiagnostics, type WriteDiagnosticsOptions } from '../../src/lsp/write-diagnostics.js';
 import { applyPatchTool, editTool, writeTool } from '../../src/tools/index.js';
 import { createNotebookTools } from '../../src/tools/notebook/notebook.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The repo root. */

@@ -17,8 +17,8 @@ import { silentLogger } from '../../src/config/logger.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { BUNDLED_BINS, REPO } from './lsp-fixtures.js';
 
 const VENV_PYTHON = path.join(REPO, '.venv', 'bin', 'python');

@@ -9,7 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLspRenameTool } from '../../src/tools/lsp_rename/lsp_rename.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { lspFixture, REPO, type LspFixture } from './lsp-fixtures.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { answeringPerson } from '../helpers/answering-person.js';

@@ -7,8 +7,8 @@ import { LspService } from '../../src/lsp/lsp-service.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { createLspRenameTool } from '../../src/tools/lsp_rename/lsp_rename.js';
 import { createLspCodeActionTool } from '../../src/tools/lsp_code_action/lsp_code_action.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 
 describe('lsp tools: what the model sees', () => {
   it('lsp, lsp_rename and lsp_code_action schema and description snapshots; examples valid', async () => {

@@ -14,9 +14,9 @@ import { McpService } from '../../src/mcp/mcp-service.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
-import { declarations } from '../../src/tools/catalog.js';
+import { declarations } from '../../src/gate/catalog.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 
 const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fixture-server.mjs');

@@ -13,7 +13,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/config/logger.js';
 import { McpService } from '../../src/mcp/mcp-service.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -1,14 +1,14 @@
 /**
  * The one durable per-chat document behind plans, orchestrations and reviews
  * (`modes/chat-files.ts`, MODE-3/4/5), and the card re-rendering their flows and the debug
- * follower share (`chats/tool-cards.ts`).
+ * follower share (`ports/tool-cards.ts`).
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ChatEvent, ToolCallDisplay, ToolCallItem } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { updateToolCards } from '../../src/chats/tool-cards.js';
+import { updateToolCards } from '../../src/ports/tool-cards.js';
 import { ChatFiles } from '../../src/modes/chat-files.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -13,10 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
 import { profileOf } from '../../src/modes/profiles.js';
-import type { ToolContext } from '../../src/tools/define-tool.js';
+import type { ToolContext } from '../../src/gate/define-tool.js';
 import { createEvalTool } from '../../src/tools/eval/eval.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');

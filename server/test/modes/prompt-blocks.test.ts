@@ -7,22 +7,22 @@
  */
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { OrchestrationStore } from '../../src/modes/orchestration-store.js';
+import { OrchestrationStore } from '../../src/modes/orchestrate/orchestration-store.js';
 import { profileOf } from '../../src/modes/profiles.js';
 import { modePromptBlock } from '../../src/modes/prompt-block.js';
-import { PlanStore } from '../../src/modes/plan-store.js';
-import { createReviewAxes } from '../../src/modes/review-axes.js';
-import { ReviewStore } from '../../src/modes/review-store.js';
+import { PlanStore } from '../../src/modes/plan/plan-store.js';
+import { createReviewAxes } from '../../src/flows/review-axes.js';
+import { ReviewStore } from '../../src/modes/review/review-store.js';
 import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
 import { createAddReviewNodeTool } from '../../src/tools/add_review_node/add_review_node.js';
 import { createApproveReviewNodeTool } from '../../src/tools/approve_review_node/approve_review_node.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createExitPlanModeTool } from '../../src/tools/exit_plan_mode/exit_plan_mode.js';
 import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { createProposeOrchestrationTool } from '../../src/tools/propose_orchestration/propose_orchestration.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { createSubmitPlanTool } from '../../src/tools/submit_plan/submit_plan.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -12,13 +12,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { profileOf } from '../../src/modes/profiles.js';
-import { createReviewAxes, REVIEW_AXIS_ENV } from '../../src/modes/review-axes.js';
-import { ReviewStore } from '../../src/modes/review-store.js';
+import { createReviewAxes, REVIEW_AXIS_ENV } from '../../src/flows/review-axes.js';
+import { ReviewStore } from '../../src/modes/review/review-store.js';
 import { createAddReviewNodeTool } from '../../src/tools/add_review_node/add_review_node.js';
 import { createApproveReviewNodeTool } from '../../src/tools/approve_review_node/approve_review_node.js';
-import type { ToolContext, ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolContext, ToolDefinition } from '../../src/gate/define-tool.js';
 import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 import { lspFixture, type LspFixture } from '../lsp/lsp-fixtures.js';
 

@@ -1,6 +1,6 @@
 /** Review's verdict table (SPEC MODE-4, issue #16 acceptance): axes only make it stricter; consensus needs a peer. */
 import { describe, expect, it } from 'vitest';
-import { approveNode, computeVerdict, ReviewConsensusError, reviewNodeParameters, type AxisResult, type ReviewNode } from '../../src/modes/review.js';
+import { approveNode, computeVerdict, ReviewConsensusError, reviewNodeParameters, type AxisResult, type ReviewNode } from '../../src/modes/review/review.js';
 
 const ALL_PASS: AxisResult[] = [{ axis: 'lint', status: 'passed' }, { axis: 'type-check', status: 'passed' }, { axis: 'tests', status: 'passed' }];
 const finding = (over: Partial<ReviewNode> = {}): ReviewNode => ({ id: 'n1', author: 'reviewer-a', state: 'open', kind: 'bug', priority: 'P2', confidence: 0.8, body: 'x', ...over });

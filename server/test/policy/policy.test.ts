@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { dangerousCommandReason } from '../../src/policy/dangerous-command.js';
 import { evaluatePolicy, globMatch, pathPatternMatches, ruleForAlways, type PolicyRule } from '../../src/policy/policy.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

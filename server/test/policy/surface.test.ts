@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { FULL_PROFILE, READ_ONLY_PROFILE, projectSurface, type CapabilityProfile } from '../../src/policy/profile.js';
 import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
-import { defineTool } from '../../src/tools/define-tool.js';
+import { defineTool } from '../../src/gate/define-tool.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
-import { declarations } from '../../src/tools/catalog.js';
+import { declarations } from '../../src/gate/catalog.js';
 
 const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
 const registry = (profile?: CapabilityProfile) => new ToolRegistry(builtinTools({ questions: broker }), profile ? { profile } : {});

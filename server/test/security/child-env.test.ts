@@ -54,8 +54,8 @@ describe('Redactor', () => {
 describe('the registry redacts every result, progress line and audit line', () => {
   it('output, title, display, metadata, progress and the audit entry', async () => {
     const { z } = await import('zod');
-    const { defineTool } = await import('../../src/tools/define-tool.js');
-    const { ToolRegistry } = await import('../../src/tools/registry.js');
+    const { defineTool } = await import('../../src/gate/define-tool.js');
+    const { ToolRegistry } = await import('../../src/gate/registry.js');
     const key = 'sk-live-ABCDEFGH12345678';
     const leaky = defineTool({
       name: 'leaky', tier: 'read', description: 'test tool that prints a secret', parameters: z.object({}), examples: [],

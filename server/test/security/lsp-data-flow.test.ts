@@ -16,10 +16,10 @@ import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { WriteDiagnostics } from '../../src/lsp/write-diagnostics.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { writeTool } from '../../src/tools/index.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { answeringPerson } from '../helpers/answering-person.js';
 import { BUNDLED_BINS } from '../lsp/lsp-fixtures.js';
 

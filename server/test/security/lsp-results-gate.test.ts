@@ -15,11 +15,11 @@ import { silentLogger } from '../../src/config/logger.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { createLspRenameTool } from '../../src/tools/lsp_rename/lsp_rename.js';
 import { readTool } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { BUNDLED_BINS } from '../lsp/lsp-fixtures.js';
 
 const SECRET = 'sk-live-SECRET-0123456789';

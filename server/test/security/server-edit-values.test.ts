@@ -15,9 +15,9 @@ import { silentLogger } from '../../src/config/logger.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createLspCodeActionTool } from '../../src/tools/lsp_code_action/lsp_code_action.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { answeringPerson } from '../helpers/answering-person.js';
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hostile-edit', 'hostile-edit-server.mjs');

@@ -20,8 +20,8 @@ import { serveMcpStdio } from '../../src/mcp/serve.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { BUNDLED_BINS, REPO } from '../lsp/lsp-fixtures.js';
 import { debugRig, PYTHON } from '../dap/fixtures.js';
 

@@ -12,7 +12,7 @@ import { diffLines } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { builtinTools } from '../../src/tools/index.js';
 import { MAX_EDIT_SITES } from '../../src/structural/stage.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { StagedEdits } from '../../src/structural/staged-edits.js';
 import { nodeEditFs } from '../../src/edits/index.js';
 import { codeCell, fixtureRepo, notebookJson } from './fixture.js';

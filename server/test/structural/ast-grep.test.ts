@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { structuralSearch } from '../../src/structural/search.js';
 import { MAX_SEARCH_MATCHES } from '../../src/tools/ast_grep/ast_grep.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { codeCell, fixtureRepo, notebookJson } from './fixture.js';
 
 const registry = new ToolRegistry(builtinTools());

@@ -15,7 +15,7 @@ import { extract } from '../../src/structural/graph/extract.js';
 import { loadGrammar } from '../../src/structural/graph/grammars.js';
 import { CodeGraphs } from '../../src/structural/graph/code-graph.js';
 import { createCodeGraphTool } from '../../src/tools/code_graph/code_graph.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { codeCell, fixtureRepo, notebookJson } from './fixture.js';
 
 const ctxFor = (workspace: string) => ({ workspace, signal: new AbortController().signal, actor: 'model' as const, chatId: 'c' });

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/tools/define-tool.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { defineTool } from '../../src/gate/define-tool.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 
 const stopper = (name: string, reportAfterMs: number, abortGraceMs?: number) =>
   defineTool({

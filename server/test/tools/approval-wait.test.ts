@@ -16,7 +16,7 @@ import { PolicyStore } from '../../src/policy/policy-store.js';
 import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -4,7 +4,7 @@ import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
 import { ASSUMPTION_GUIDANCE } from '../../src/tools/ask_user/ask_user.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 
 function setup(opts: { person?: boolean; timeoutMs?: number; respond?: (item: QuestionItem, b: QuestionBroker) => void } = {}) {
   const presence = new Presence();

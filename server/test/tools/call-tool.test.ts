@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { CALL_TOOL_DECLARATION, dispatchTarget, loadedTools } from '../../src/tools/call_tool/call_tool.js';
+import { CALL_TOOL_DECLARATION, dispatchTarget, loadedTools } from '../../src/gate/call-tool.js';
 
 const result = (toolName: string, value: string, type: 'text' | 'error-text' = 'text'): ModelMessage => ({
   role: 'tool', content: [{ type: 'tool-result', toolCallId: `c-${toolName}`, toolName, output: { type, value } }]

@@ -10,11 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
-import { defineTool, type ToolContext } from '../../src/tools/define-tool.js';
+import { defineTool, type ToolContext } from '../../src/gate/define-tool.js';
 import { createEvalTool, MAX_DESCRIPTION_CHARS } from '../../src/tools/eval/eval.js';
 import { readTool } from '../../src/tools/read/read.js';
 import { shellTool } from '../../src/tools/shell/shell.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import type { EvalDisplay, ToolCallDisplay } from '@cellmate/protocol';
 
 /** The card display of an eval result: always of kind `eval` (issue #9). */

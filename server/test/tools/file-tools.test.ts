@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { nodeEditFs, type EditFs } from '../../src/edits/index.js';
 import { createApplyPatchTool } from '../../src/tools/apply_patch/apply_patch.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 
 const registry = new ToolRegistry(builtinTools());

@@ -6,9 +6,9 @@ import { AuditLog } from '../../src/audit/audit-log.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
-import { FatalToolError } from '../../src/tools/errors.js';
+import { FatalToolError } from '../../src/base/tool-errors.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**

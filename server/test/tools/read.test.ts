@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MAX_LINE_CHARS } from '../../src/tools/read/read-format.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { readTool } from '../../src/tools/read/read.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -3,12 +3,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/tools/define-tool.js';
-import { FatalToolError, ToolInputError } from '../../src/tools/errors.js';
+import { defineTool } from '../../src/gate/define-tool.js';
+import { FatalToolError, ToolInputError } from '../../src/base/tool-errors.js';
 import { createDefaultRegistry } from '../../src/tools/index.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
-import { declarations } from '../../src/tools/catalog.js';
+import { declarations } from '../../src/gate/catalog.js';
 
 const ctx = (workspace: string, signal = new AbortController().signal) => ({ workspace, signal, actor: 'model' as const, chatId: 'c' });
 
@@ -155,7 +155,7 @@ describe('what the model sees', () => {
     const here = path.dirname(fileURLToPath(import.meta.url));
     // @ts-expect-error -- plain .mjs script without types
     const { renderDescriptions } = (await import('../../scripts/embed-descriptions.mjs')) as { renderDescriptions(): string };
-    const generated = readFileSync(path.join(here, '../../src/tools/descriptions.generated.ts'), 'utf8');
+    const generated = readFileSync(path.join(here, '../../src/gate/descriptions.generated.ts'), 'utf8');
     expect(generated).toBe(renderDescriptions());
   });
 });

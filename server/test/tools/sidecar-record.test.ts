@@ -17,8 +17,8 @@ import type { AutoApprovalPort, SidecarRecord } from '../../src/ports/harness.js
 import { Redactor } from '../../src/security/redaction.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { createNotebookTools } from '../../src/tools/notebook/notebook.js';
-import type { ToolContext, ToolDefinition } from '../../src/tools/define-tool.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import type { ToolContext, ToolDefinition } from '../../src/gate/define-tool.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { answeringPerson, type ApprovalAnswer } from '../helpers/answering-person.js';
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
 import { createEvalTool } from '../../src/tools/eval/eval.js';

@@ -2,9 +2,9 @@ import type { ToolCallItem } from '@cellmate/protocol';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../src/tools/define-tool.js';
+import { defineTool } from '../../src/gate/define-tool.js';
 import { readTool } from '../../src/tools/read/read.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
 

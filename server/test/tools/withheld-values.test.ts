@@ -5,7 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ValueSet, WithheldValues, literalValues } from '../../src/tools/withheld-values.js';
+import { ValueSet, WithheldValues, literalValues } from '../../src/gate/withheld-values.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('HARN-6 withheld values', () => {

@@ -1,8 +1,8 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { PathRefusedError } from '../../src/tools/errors.js';
-import { isInside, resolveWorkspacePath } from '../../src/tools/workspace-path.js';
+import { PathRefusedError } from '../../src/base/tool-errors.js';
+import { isInside, resolveWorkspacePath } from '../../src/workspace/workspace-path.js';
 import { tempDir } from '../helpers/temp.js';
 
 let root: string;

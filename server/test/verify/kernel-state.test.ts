@@ -12,8 +12,8 @@ import type { LaunchedKernel } from '@cellmate/kernel-bridge';
 import { analyseKernelState, type KernelFacts, type StateCell } from '../../src/context/kernel-state.js';
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
 import { createKernelStateTool } from '../../src/tools/kernel_state/kernel_state.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { tempDir } from '../helpers/temp.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

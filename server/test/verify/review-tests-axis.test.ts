@@ -10,14 +10,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
 import { profileOf } from '../../src/modes/profiles.js';
-import { createReviewAxes } from '../../src/modes/review-axes.js';
-import { ReviewStore } from '../../src/modes/review-store.js';
+import { createReviewAxes } from '../../src/flows/review-axes.js';
+import { ReviewStore } from '../../src/modes/review/review-store.js';
 import type { ApprovalDecision, ApprovalRequest } from '../../src/ports/harness.js';
 import { CodeGraphs } from '../../src/structural/graph/code-graph.js';
-import type { ToolContext, ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolContext, ToolDefinition } from '../../src/gate/define-tool.js';
 import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';
 import { createNotebookVerifyTool } from '../../src/tools/notebook_verify/notebook_verify.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 import { fixtureRepo } from '../structural/fixture.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

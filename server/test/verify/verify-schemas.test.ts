@@ -2,11 +2,11 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
-import type { ToolDefinition } from '../../src/tools/define-tool.js';
+import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createKernelStateTool } from '../../src/tools/kernel_state/kernel_state.js';
 import { createNotebookAcceptOutputsTool } from '../../src/tools/notebook_accept_outputs/notebook_accept_outputs.js';
 import { createNotebookVerifyTool } from '../../src/tools/notebook_verify/notebook_verify.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import { ToolRegistry } from '../../src/gate/registry.js';
 
 describe('notebook_verify, notebook_accept_outputs, kernel_state schemas (HARN-1)', () => {
   const manager = new KernelManager({ workspace: os.tmpdir() });

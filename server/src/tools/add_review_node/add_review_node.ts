@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolDefinition } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { cellRef, findCell, NotebookFormatError, parseNotebook } from '../notebook/ipynb.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
-import { ReviewConsensusError, reviewNodeParameters, type ReviewAnchor, type ReviewNodeInput } from '../../modes/review.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { cellRef, findCell, NotebookFormatError, parseNotebook } from '../../notebooks/ipynb.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
+import { ReviewConsensusError, reviewNodeParameters, type ReviewAnchor, type ReviewNodeInput } from '../../modes/review/review.js';
 import { nodeLine, reviewDisplay, reviewerOf } from './review-display.js';
-import type { ReviewPort } from './review-port.js';
+import type { ReviewPort } from '../../modes/review/review-port.js';
 
 /**
  * `add_review_node` (SPEC MODE-4): records one finding of the chat's review — kind,

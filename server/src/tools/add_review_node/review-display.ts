@@ -1,6 +1,6 @@
 import type { ReviewDisplay, ReviewNodeView } from '@cellmate/protocol';
-import { computeVerdict, type ReviewNode } from '../../modes/review.js';
-import type { StoredReview } from './review-port.js';
+import { computeVerdict, type ReviewNode } from '../../modes/review/review.js';
+import type { StoredReview } from '../../modes/review/review-port.js';
 
 /** Who is making a review call: the person (`user`, a pane's button), else the worker, else the chat's agent. */
 export function reviewerOf(ctx: { actor: string; worker?: { id: string } }): string {

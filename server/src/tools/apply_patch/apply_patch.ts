@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { applyChanges, type EditFs, type TextFileChange } from '../../edits/index.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool } from '../../gate/define-tool.js';
 import { unifiedDiff } from '../../edits/unified-diff.js';
-import { ToolInputError } from '../errors.js';
-import { resolveForWrite } from '../file-io.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { resolveForWrite } from '../../workspace/file-io.js';
 import { applyHunks, parsePatch, PatchError, type FilePatch } from './parse-patch.js';
 
 export const applyPatchParameters = z.strictObject({

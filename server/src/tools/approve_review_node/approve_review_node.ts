@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolDefinition } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { ReviewConsensusError } from '../../modes/review.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { ReviewConsensusError } from '../../modes/review/review.js';
 import { nodeLine, reviewDisplay, reviewerOf } from '../add_review_node/review-display.js';
-import type { ReviewPort } from '../add_review_node/review-port.js';
+import type { ReviewPort } from '../../modes/review/review-port.js';
 
 export const approveReviewNodeParameters = z.strictObject({
   node_id: z.string({ error: 'must be a finding id such as "n2" (add_review_node returned it)' }).regex(/^n\d{1,6}$/, { error: 'must be a finding id such as "n2" (add_review_node returned it)' })

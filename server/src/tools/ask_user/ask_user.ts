@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { QuestionBroker } from '../../questions/question-broker.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolDefinition } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
 
 /** Guidance given on skip (success) and on expiry (error), ASK-2. */
 export const ASSUMPTION_GUIDANCE =

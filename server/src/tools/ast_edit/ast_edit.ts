@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, pathAllowed, type ToolDefinition } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { cut } from '../output-shaping.js';
-import { emptyOutcome, withheldNote } from '../call-subjects.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, pathAllowed, type ToolDefinition } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { cut } from '../../workspace/output-shaping.js';
+import { emptyOutcome, withheldNote } from '../../gate/call-subjects.js';
 import { languageField, pathField, patternField, rungNote, structuralTarget } from '../ast_grep/ast_grep.js';
 import { planStructuralEdit, type RewriteOp } from '../../structural/stage.js';
 import type { StagedEdits } from '../../structural/staged-edits.js';

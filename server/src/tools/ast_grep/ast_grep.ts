@@ -1,11 +1,11 @@
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, pathAllowed, type ToolContext } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { cut, page } from '../output-shaping.js';
-import { emptyOutcome, withheldNote } from '../call-subjects.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, pathAllowed, type ToolContext } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { cut, page } from '../../workspace/output-shaping.js';
+import { emptyOutcome, withheldNote } from '../../gate/call-subjects.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 import { placeLabel } from '../../structural/documents.js';
 import { LANGUAGE_NAMES, languageOfPath, parseLanguageName, type StructuralLanguage } from '../../structural/languages.js';
 import { structuralSearch, type SearchResult, type StructuralMatch } from '../../structural/search.js';

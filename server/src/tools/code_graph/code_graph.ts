@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, pathAllowed, type ToolDefinition } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, pathAllowed, type ToolDefinition } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 import { placeLabel } from '../../structural/documents.js';
 import { CodeGraphs, type GraphDocument } from '../../structural/graph/code-graph.js';
 

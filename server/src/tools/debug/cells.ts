@@ -5,9 +5,9 @@
 import { readFile } from 'node:fs/promises';
 import { findCellIndex, type NotebookCellData } from '@cellmate/protocol';
 import type { DebugCell } from '../../dap/kernel-adapter.js';
-import { ToolInputError } from '../errors.js';
-import { parseNotebook, toCellData } from '../notebook/ipynb.js';
-import type { NotebookPort } from '../notebook/pane-hub.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { parseNotebook, toCellData } from '../../notebooks/ipynb.js';
+import type { NotebookPort } from '../../notebooks/pane-hub.js';
 
 /** Reads cell `ref` (an id or `#<n>`) of the notebook at `absolute` (`relative` in messages). */
 export async function readCell(opts: { absolute: string; relative: string; ref: string; port?: NotebookPort; signal?: AbortSignal }): Promise<DebugCell> {

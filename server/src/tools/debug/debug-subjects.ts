@@ -13,7 +13,7 @@
  * dynamic-code APIs, as `shell` with the dangerous-command floor (the same analysis as
  * `eval`'s cells): the debugger is not a way around either.
  */
-import type { ExtraJudgement } from '../define-tool.js';
+import type { ExtraJudgement } from '../../gate/define-tool.js';
 import { shellJudgement } from '../eval/eval.js';
 
 interface DebugCall {

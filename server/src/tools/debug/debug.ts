@@ -13,12 +13,12 @@ import type { DebugSession } from '../../dap/debug-session.js';
 import { KernelDebugTarget, verdict, type LineBreakpoint } from '../../dap/kernel-adapter.js';
 import { DapRequestError } from '../../dap/protocol.js';
 import { SessionRunningError, sourceKey, type ActiveDebug, type BreakpointSource, type DebugSessionManager, type ProcessLauncher } from '../../dap/session-manager.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolContext, type ToolOutput } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import type { NotebookPort } from '../notebook/pane-hub.js';
-import { page } from '../output-shaping.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolContext, type ToolOutput } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import type { NotebookPort } from '../../notebooks/pane-hub.js';
+import { page } from '../../workspace/output-shaping.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 import { readCell } from './cells.js';
 import { debugJudgements, debugSubjects } from './debug-subjects.js';
 import { debugDisplay } from './display.js';
@@ -218,7 +218,7 @@ export function createDebugTool(options: DebugToolOptions) {
         const a = await options.launchProcess({ ...args, action: args.action }, ctx, state);
         sessions.begin(ctx.chatId, a);
         const runState = await a.session.waitForStop(sessions.stopWaitMs, ctx.signal);
-        return result(`${args.action} ${a.session.target}`, [`Started debug session ${a.session.id} (${a.session.adapter}: ${a.session.target}).`, ...(a.notes ?? []), await formatRunState(a.session, runState, sessions.stopWaitMs)], a);
+        return result(`${args.action} ${a.session.target}`, [`Started debug session ${a.session.id} (${a.session.adapter}: ${a.session.target}).`, ...(a.breakpoints ?? []).map((b) => formatBreakpoints(b.where, b.results, b.lines)), await formatRunState(a.session, runState, sessions.stopWaitMs)], a);
       }
       case 'continue':
         return resume(args, ctx, 'continue');

@@ -8,7 +8,7 @@
  * Terminate for a session that is gone.
  */
 import type { ToolCallItem } from '@cellmate/protocol';
-import { updateToolCards, type CardChats } from '../../chats/tool-cards.js';
+import { updateToolCards, type CardChats } from '../../ports/tool-cards.js';
 import type { DebugSession } from '../../dap/debug-session.js';
 import type { DebugSessionManager } from '../../dap/session-manager.js';
 

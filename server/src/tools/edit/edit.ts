@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool } from '../../gate/define-tool.js';
 import { unifiedDiff } from '../../edits/unified-diff.js';
-import { ToolInputError } from '../errors.js';
-import { countLines, resolveForWrite, writeFileAtomic } from '../file-io.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { countLines, resolveForWrite, writeFileAtomic } from '../../workspace/file-io.js';
 
 export const editParameters = z.strictObject({
   path: z.string({ error: 'must be a string path relative to the workspace' }).min(1, { error: 'must not be empty' })

@@ -5,10 +5,10 @@
  * policy, approvals and audit apply exactly as to the model's own calls.
  */
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
 import { dangerousCommandReason } from '../../policy/dangerous-command.js';
 import { shellSubjects } from '../../policy/shell-subjects.js';
-import { defineTool, type ExtraJudgement } from '../define-tool.js';
+import { defineTool, type ExtraJudgement } from '../../gate/define-tool.js';
 import { findProcessCalls } from './process-calls.js';
 import { formatEval } from './format.js';
 import { createKernelRunner, type KernelRunnerOptions } from './kernel-runner.js';

@@ -9,9 +9,9 @@
 import { DEFAULT_IDLE_TIMEOUT_MS, type ToolChannelResponse, type EvalLanguage, type EvalOutcome } from '@cellmate/kernel-bridge';
 import path from 'node:path';
 import type { AcquiredKernel, KernelManager } from '../../kernels/kernel-manager.js';
-import type { ToolContext } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import type { ToolRegistry } from '../registry.js';
+import type { ToolContext } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import type { ToolRegistry } from '../../gate/registry.js';
 
 /** The kernel is paused in its debugger (debug run_cell stopped at a line); the run was refused, nothing ran. */
 export class KernelPausedError extends ToolInputError {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolDefinition } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import type { PlanPort } from '../submit_plan/plan-port.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import type { PlanPort } from '../../modes/plan/plan-port.js';
 import { planDisplay } from '../submit_plan/submit_plan.js';
 
 export const exitPlanModeParameters = z.strictObject({});

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolContext, type ToolDefinition } from '../define-tool.js';
-import type { AxisResult } from '../../modes/review.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolContext, type ToolDefinition } from '../../gate/define-tool.js';
+import type { AxisResult } from '../../modes/review/review.js';
 import { nodeLine, reviewDisplay, verdictOf } from '../add_review_node/review-display.js';
-import type { ReviewPort } from '../add_review_node/review-port.js';
+import type { ReviewPort } from '../../modes/review/review-port.js';
 
 export const finalizeReviewParameters = z.strictObject({
   summary: z.string({ error: 'must be a string: the review in two or three sentences' }).trim().max(4_000, { error: 'must be at most 4000 characters' }).optional()
@@ -13,7 +13,7 @@ export const finalizeReviewParameters = z.strictObject({
 /**
  * The checks a verdict rests on (lint, type-check, tests), run by the companion itself —
  * never by the model through a shell: Review's surface stays below `exec` (MODE-4).
- * `server/src/modes/review-axes.ts` implements it.
+ * `server/src/flows/review-axes.ts` implements it.
  */
 export interface ReviewAxesPort {
   /** Runs every axis over the changed files (workspace-relative); an axis that cannot run says `not-run` and why. */

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, pathAllowed } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { emptyOutcome, withheldNote } from '../call-subjects.js';
-import { page } from '../output-shaping.js';
-import { globToRegExp, walkFiles } from '../walk.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, pathAllowed } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { emptyOutcome, withheldNote } from '../../gate/call-subjects.js';
+import { page } from '../../workspace/output-shaping.js';
+import { globToRegExp, walkFiles } from '../../workspace/walk.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 
 /** Character budget of one page of paths. */
 const MAX_GLOB_OUTPUT_CHARS = 50_000;

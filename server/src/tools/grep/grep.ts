@@ -1,15 +1,15 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, pathAllowed } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { cut, page } from '../output-shaping.js';
-import { looksBinary } from '../read/read-format.js';
-import { emptyOutcome, withheldNote } from '../call-subjects.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, pathAllowed } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { cut, page } from '../../workspace/output-shaping.js';
+import { looksBinary } from '../../workspace/binary.js';
+import { emptyOutcome, withheldNote } from '../../gate/call-subjects.js';
 import { LineMatcher, splitLines } from '../regex/line-matcher.js';
-import { globToRegExp, walkFiles } from '../walk.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { globToRegExp, walkFiles } from '../../workspace/walk.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const SNIPPET_CHARS = 200;

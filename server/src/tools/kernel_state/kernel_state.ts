@@ -9,11 +9,11 @@ import type { KernelClient } from '@cellmate/kernel-bridge';
 import type { NotebookCellData } from '@cellmate/protocol';
 import { z } from 'zod';
 import { analyseKernelState, formatKernelState, kernelFacts, type StateCell } from '../../context/kernel-state.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolContext } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import type { NotebookPort } from '../notebook/pane-hub.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolContext } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import type { NotebookPort } from '../../notebooks/pane-hub.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 
 /** The notebook kernel a call looks at. */
 export interface KernelStatePort {

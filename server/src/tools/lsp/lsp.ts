@@ -16,11 +16,11 @@ import { resolveCommand } from '../../lsp/resolve.js';
 import { checkerArgs } from '../../lsp/untrusted-launch.js';
 import { withheldLine } from '../../lsp/location-gate.js';
 import { resultGate } from './result-gate.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, pathAllowed, type ToolContext } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { globToRegExp, walkFiles } from '../walk.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, pathAllowed, type ToolContext } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { globToRegExp, walkFiles } from '../../workspace/walk.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 
 const ACTIONS = ['diagnostics', 'definition', 'type_definition', 'implementation', 'references', 'hover', 'symbols', 'code_actions', 'status', 'reload'] as const;
 const NAVIGATION = new Set(['definition', 'type_definition', 'implementation', 'references', 'hover']);

@@ -9,10 +9,10 @@
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { LocationGate, LocationVerdict } from '../../lsp/location-gate.js';
-import { pathAllowed, type ToolContext } from '../define-tool.js';
-import { PathRefusedError } from '../errors.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
-import { LIBRARY_SEGMENTS } from '../withheld-values.js';
+import { pathAllowed, type ToolContext } from '../../gate/define-tool.js';
+import { PathRefusedError } from '../../base/tool-errors.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
+import { LIBRARY_SEGMENTS } from '../../gate/withheld-values.js';
 
 
 /** A gate for one call (verdicts cached per file for the call). */

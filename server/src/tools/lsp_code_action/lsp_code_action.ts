@@ -11,10 +11,10 @@ import { z } from 'zod';
 import { applyServerEdit, syncStartFile } from '../../lsp/apply-server-edit.js';
 import type { DocumentSync } from '../../lsp/documents.js';
 import { describeCodeAction, requestCodeActions } from '../../lsp/operations.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import type { NotebookPort } from '../notebook/pane-hub.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import type { NotebookPort } from '../../notebooks/pane-hub.js';
 
 export const lspCodeActionParameters = z.strictObject({
   file: z.string().min(1).describe('File the action is for, relative to the workspace (as given to lsp code_actions).'),

@@ -11,10 +11,10 @@ import { waitForDocument } from '../../lsp/diagnostics.js';
 import type { DocumentSync } from '../../lsp/documents.js';
 import { serverPosition } from '../../lsp/operations.js';
 import type { Change } from '../../edits/index.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import type { NotebookPort } from '../notebook/pane-hub.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import type { NotebookPort } from '../../notebooks/pane-hub.js';
 
 export const lspRenameParameters = z.strictObject({
   file: z.string().min(1).describe('File the symbol is on, relative to the workspace (.py, .ts, .ipynb…).'),

@@ -11,19 +11,19 @@ import { readFile } from 'node:fs/promises';
 import { NotebookEditError, type CellmateCellMark, type EvalKernelInfo, type NotebookCellData, type NotebookEditOp } from '@cellmate/protocol';
 import { z } from 'zod';
 import { notebookEditPreview } from './edit-preview.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolContext } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { resolveForWrite, writeFileAtomic } from '../file-io.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolContext } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { resolveForWrite, writeFileAtomic } from '../../workspace/file-io.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 import type { KernelRunner } from '../eval/kernel-runner.js';
-import { page, saveFullOutput } from '../output-shaping.js';
-import { cellEntries, describeOutput, toNbformatOutputs } from './format.js';
-import { applyEdits, findCell, parseNotebook, serializeNotebook, sourceText, toCellData, type IpynbNotebook } from './ipynb.js';
+import { page, saveFullOutput } from '../../workspace/output-shaping.js';
+import { cellEntries, describeOutput, toNbformatOutputs } from '../../notebooks/format.js';
+import { applyEdits, findCell, parseNotebook, serializeNotebook, sourceText, toCellData, type IpynbNotebook } from '../../notebooks/ipynb.js';
 
 /** Character budget of one page of cells (50 cells with a few cut outputs each fit). */
 const MAX_NOTEBOOK_PAGE_CHARS = 50_000;
-import type { NotebookPort, PaneTarget } from './pane-hub.js';
+import type { NotebookPort, PaneTarget } from '../../notebooks/pane-hub.js';
 
 /** The three sections of `notebook.md`, split on `<!-- tool_name -->` lines. */
 function section(name: string): string {

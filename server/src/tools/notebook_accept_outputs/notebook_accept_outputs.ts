@@ -7,11 +7,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { AcceptOutputsError, VERIFY_DIR, withAcceptedOutputs } from '../../verify/verify-notebooks.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { resolveForWrite, writeFileAtomic } from '../file-io.js';
-import type { NotebookPort } from '../notebook/pane-hub.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { resolveForWrite, writeFileAtomic } from '../../workspace/file-io.js';
+import type { NotebookPort } from '../../notebooks/pane-hub.js';
 
 export const notebookAcceptOutputsParameters = z.strictObject({
   run_id: z.string().regex(/^[0-9TZ]+-[0-9a-f]{6}$/, { error: 'must be the run id a notebook_verify result names, e.g. "20260101T120000-a1b2c3"' }),

@@ -10,11 +10,11 @@ import type { VerifyDisplay } from '@cellmate/protocol';
 import type { KernelManager } from '../../kernels/kernel-manager.js';
 import { defaultParallel, verifyNotebooks } from '../../verify/verify-notebooks.js';
 import type { NotebookVerdict } from '../../verify/verdicts.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, pathAllowed, type ToolContext } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { walkFiles } from '../walk.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, pathAllowed, type ToolContext } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { walkFiles } from '../../workspace/walk.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 import { formatVerify } from './format.js';
 
 /** Time of one whole call: the idle budget bounds each cell, this only stops a runaway call. */

@@ -1,10 +1,10 @@
 import type { OrchestrationDisplay } from '@cellmate/protocol';
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolDefinition } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
 import { orderPlan, PlanGraphError } from '../submit_plan/plan-graph.js';
-import type { OrchestrationPort, StoredOrchestration } from './orchestration-port.js';
+import type { OrchestrationPort, StoredOrchestration } from '../../modes/orchestrate/orchestration-port.js';
 
 /** SPEC MODE-5: agent-initiated re-proposals wait this long after the last proposal. */
 export const PROPOSAL_COOLDOWN_MS = 2 * 60_000;

@@ -1,4 +1,4 @@
-import { cut, page } from '../output-shaping.js';
+import { cut, page } from '../../workspace/output-shaping.js';
 
 /** Lines longer than this are cut with a marker. */
 export const MAX_LINE_CHARS = 2000;
@@ -32,18 +32,4 @@ export function formatReadResult(input: ReadWindow): { title: string; output: st
 
 function cutLine(line: string, n: number): string {
   return cut(line, MAX_LINE_CHARS, `read shows ${MAX_LINE_CHARS.toLocaleString('en-US')} characters of a line; see the rest of line ${n} with grep, shell or eval`);
-}
-
-/**
- * Heuristic binary check on a file's first bytes: any NUL byte, or more than 30% control
- * bytes other than tab/newline/carriage return/form feed/escape. Pure.
- */
-export function looksBinary(sample: Uint8Array): boolean {
-  if (sample.length === 0) return false;
-  let control = 0;
-  for (const byte of sample) {
-    if (byte === 0) return true;
-    if (byte < 32 && byte !== 9 && byte !== 10 && byte !== 13 && byte !== 12 && byte !== 27) control += 1;
-  }
-  return control / sample.length > 0.3;
 }

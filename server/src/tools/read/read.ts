@@ -2,11 +2,12 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
-import { formatReadResult, looksBinary } from './read-format.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
+import { formatReadResult } from './read-format.js';
+import { looksBinary } from '../../workspace/binary.js';
 
 /** Default number of lines per call. */
 export const DEFAULT_READ_LIMIT = 2000;

@@ -8,7 +8,7 @@
  * call is aborted. The main thread only waits, so other connections are answered meanwhile.
  */
 import { Worker } from 'node:worker_threads';
-import { ToolInputError } from '../errors.js';
+import { ToolInputError } from '../../base/tool-errors.js';
 
 /** Default budget for one batch of lines (one file). */
 export const DEFAULT_REGEX_TIMEOUT_MS = 5_000;

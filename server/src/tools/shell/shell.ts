@@ -3,10 +3,10 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { dangerousCommandReason } from '../../policy/dangerous-command.js';
 import { shellSubjects } from '../../policy/shell-subjects.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 import { childEnv } from '../../security/child-env.js';
 import { signalGroup, trackGroup } from '../../supervisor/process-group.js';
 

@@ -2,10 +2,10 @@ import { readdirSync, realpathSync, statSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, oneLine, type Skill, type SkillLibrary } from '../../skills/skill-library.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolDefinition } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
-import { isInside } from '../workspace-path.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
+import { isInside } from '../../workspace/workspace-path.js';
 
 export const skillParameters = z.strictObject({
   name: z.string({ error: 'must be a string: a skill name from the Skills list, or "list"' }).trim().min(1, { error: 'must not be empty' })

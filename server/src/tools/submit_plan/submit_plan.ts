@@ -1,10 +1,10 @@
 import type { PlanDisplay } from '@cellmate/protocol';
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolDefinition } from '../define-tool.js';
-import { ToolInputError } from '../errors.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
+import { ToolInputError } from '../../base/tool-errors.js';
 import { orderPlan, PlanGraphError } from './plan-graph.js';
-import type { PlanPort, StoredPlan } from './plan-port.js';
+import type { PlanPort, StoredPlan } from '../../modes/plan/plan-port.js';
 
 const text = (what: string, max: number) =>
   z.string({ error: `must be a string (${what})` }).trim().min(1, { error: 'must not be empty' }).max(max, { error: `must be at most ${max} characters` });

@@ -1,18 +1,10 @@
 import { z } from 'zod';
-import type { ToolSurface } from '../../ports/vocabulary.js';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolContext, type ToolDefinition } from '../define-tool.js';
-import { CALL_TOOL, LOADED_PREFIX } from '../call_tool/call_tool.js';
-import { CATALOG_TOOLS, fixedToolNames } from './fixed-set.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolContext, type ToolDefinition } from '../../gate/define-tool.js';
+import { CALL_TOOL, LOADED_PREFIX } from '../../gate/call-tool.js';
+import { deferredTools, summary, type ToolCatalog } from '../../gate/deferred.js';
 
-/** What `tool_search` needs from the registry (passed in, never global). */
-export interface ToolCatalog {
-  list(surface?: ToolSurface): ToolDefinition[];
-  inputJsonSchema(name: string): Record<string, unknown>;
-  modelDescription(name: string): string;
-  /** Registers tools that appear only once started (MCP servers) before a search. */
-  loadSources?(signal: AbortSignal): Promise<void>;
-}
+export type { ToolCatalog };
 
 export const toolSearchParameters = z.strictObject({
   query: z.string({ error: 'must be a string (tool names, or words for what you need)' }).trim().min(1, { error: 'must not be empty' })
@@ -20,24 +12,6 @@ export const toolSearchParameters = z.strictObject({
   limit: z.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }).max(10, { error: 'must be at most 10' }).optional()
     .describe('How many tools a word search returns. Default 3.')
 });
-
-/**
- * The tools deferred on a surface (HARN-11): those on it that are not in its fixed row
- * ({@link fixedToolNames}) or that ask to be deferred themselves (`deferred: true`, e.g.
- * external tools). Empty when the registry has no `tool_search` to load them with: a bare
- * registry declares everything.
- */
-export function deferredTools(catalog: Pick<ToolCatalog, 'list'>, surface?: ToolSurface): ToolDefinition[] {
-  const tools = catalog.list(surface);
-  if (!tools.some((t) => t.name === 'tool_search')) return [];
-  const fixed = fixedToolNames(surface);
-  return tools.filter((t) => !CATALOG_TOOLS.includes(t.name) && (t.deferred === true || !fixed.has(t.name)));
-}
-
-/** One line per tool: the compact index the model sees in place of the schemas. */
-export function deferredIndex(tools: readonly ToolDefinition[]): string {
-  return tools.map((t) => `- ${t.name}: ${summary(t.description)}`).join('\n');
-}
 
 /**
  * `tool_search` (HARN-11): the model sees deferred tools as a compact index (appended to
@@ -76,13 +50,6 @@ export function createToolSearchTool(catalog: ToolCatalog): ToolDefinition<typeo
   });
 }
 
-/** The index line of a tool: its first sentence, at most 72 characters. */
-function summary(text: string): string {
-  const flat = text.trim().split('\n\n', 1)[0]!.replace(/\s+/g, ' ');
-  const end = flat.search(/(?<!\b(?:e\.g|i\.e|etc|vs))[.:;](\s|$)/);
-  const sentence = end >= 0 ? flat.slice(0, end) : flat;
-  return sentence.length > 72 ? `${sentence.slice(0, 71).trimEnd()}…` : sentence;
-}
 
 /** Exact names (`lsp`, `lsp, debug`): exactly those tools, or undefined when a word is no tool name. */
 function byNames(tools: readonly ToolDefinition[], query: string): ToolDefinition[] | undefined {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolDefinition } from '../define-tool.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
 import { describeWorker, type WorkerPort } from '../vibe_spawn/worker-port.js';
 import { workerIdParameter } from '../vibe_send/vibe_send.js';
 

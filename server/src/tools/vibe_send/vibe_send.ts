@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool, type ToolDefinition } from '../define-tool.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
 import { describeWorker, type WorkerPort } from '../vibe_spawn/worker-port.js';
 
 export const workerIdParameter = z.string({ error: 'must be the worker_id vibe_spawn returned, e.g. "w-1a2b3c4d"' }).trim().min(1, { error: 'must not be empty' }).max(64, { error: 'must be at most 64 characters' })

@@ -1,5 +1,5 @@
 import type { WorkerSummary, WorkerTier } from '@cellmate/protocol';
-import type { ToolContext } from '../define-tool.js';
+import type { ToolContext } from '../../gate/define-tool.js';
 
 /** A labelled piece of context handed to a worker (HARN-10): who it comes from. */
 export interface WorkerContextSource {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import { defineTool } from '../define-tool.js';
-import { countLines, resolveForWrite, writeFileAtomic } from '../file-io.js';
+import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
+import { defineTool } from '../../gate/define-tool.js';
+import { countLines, resolveForWrite, writeFileAtomic } from '../../workspace/file-io.js';
 import { unifiedDiff } from '../../edits/unified-diff.js';
 
 export const writeParameters = z.strictObject({

@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createNotebookTools } from '../../../src/tools/notebook/notebook.js';
-import { ToolRegistry } from '../../../src/tools/registry.js';
+import { ToolRegistry } from '../../../src/gate/registry.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const venvPython = path.resolve(__dirname, '../../../../.venv/bin/python');

@@ -14,7 +14,7 @@ import { KernelManager } from '../../../src/kernels/kernel-manager.js';
 import { createKernelRunner } from '../../../src/tools/eval/kernel-runner.js';
 import { createNotebookTools } from '../../../src/tools/notebook/notebook.js';
 import { readTool } from '../../../src/tools/read/read.js';
-import { ToolRegistry } from '../../../src/tools/registry.js';
+import { ToolRegistry } from '../../../src/gate/registry.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');

@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { CancellationToken, createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
-import { PaneHub } from '../../../src/tools/notebook/pane-hub.js';
+import { PaneHub } from '../../../src/notebooks/pane-hub.js';
 
 function pair(): [MessageConnection, MessageConnection] {
   const a = new PassThrough();

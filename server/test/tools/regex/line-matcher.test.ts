@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { grepTool } from '../../../src/tools/grep/grep.js';
-import { ToolRegistry } from '../../../src/tools/registry.js';
+import { ToolRegistry } from '../../../src/gate/registry.js';
 import { readTool } from '../../../src/tools/read/read.js';
 import { LineMatcher, RegexTimeoutError, splitLines } from '../../../src/tools/regex/line-matcher.js';
 import { tempDir } from '../../helpers/temp.js';

@@ -1,4 +1,4 @@
-import type { ToolSurface } from '../../ports/vocabulary.js';
+import type { ToolSurface } from '../ports/vocabulary.js';
 
 /**
  * Which tools are declared in full to the model, by surface name (HARN-11).

@@ -1,13 +1,13 @@
 import type { ModelSettings, OrchestrationApprovalState, OrchestrationRun, OrchestrationStepState } from '@cellmate/protocol';
 import type { Event } from 'vscode-jsonrpc/node.js';
 import type { ChatService } from '../chats/chat-service.js';
-import { updateToolCards } from '../chats/tool-cards.js';
+import { updateToolCards } from '../ports/tool-cards.js';
 import type { Logger } from '../config/logger.js';
-import { newItemId } from '../ids.js';
-import type { StoredOrchestration } from '../tools/propose_orchestration/orchestration-port.js';
+import { newItemId } from '../base/ids.js';
+import type { StoredOrchestration } from '../modes/orchestrate/orchestration-port.js';
 import { formatDuration, orchestrationDisplay } from '../tools/propose_orchestration/propose_orchestration.js';
 import { agentTurnExecutor, type OrchestrationExecutor, type StepOutcome } from './orchestration-executor.js';
-import { OrchestrationNotPendingError, type OrchestrationStore } from './orchestration-store.js';
+import { OrchestrationNotPendingError, type OrchestrationStore } from '../modes/orchestrate/orchestration-store.js';
 import { sendWhenIdle } from './turn-queue.js';
 
 /** Options of {@link OrchestrationFlow}. */

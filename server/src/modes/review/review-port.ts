@@ -1,4 +1,4 @@
-import type { AxisResult, ReviewNode } from '../../modes/review.js';
+import type { AxisResult, ReviewNode } from './review.js';
 
 /** What a review covers: the workspace's git diff, one notebook, or (no `review/start`) the chat itself. */
 export type StoredReviewScope = { kind: 'git-diff' } | { kind: 'notebook'; path: string } | { kind: 'chat' };
@@ -20,7 +20,7 @@ export interface StoredReview {
 }
 
 /**
- * What the review tools need of the review store (`server/src/modes/review-store.ts`
+ * What the review tools need of the review store (`server/src/modes/review/review-store.ts`
  * implements it). Every method persists before it returns.
  */
 export interface ReviewPort {

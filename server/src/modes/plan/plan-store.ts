@@ -1,9 +1,9 @@
 import type { PlanApprovalState, PlanNode } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
-import { newPlanId } from '../ids.js';
-import type { PlanPort, StoredPlan } from '../tools/submit_plan/plan-port.js';
-import { ChatFiles } from './chat-files.js';
+import { newPlanId } from '../../base/ids.js';
+import type { PlanPort, StoredPlan } from './plan-port.js';
+import { ChatFiles } from '../chat-files.js';
 
 /** A plan resolution that cannot happen (unknown plan, not pending): the pane shows the message. */
 export class PlanNotPendingError extends Error {

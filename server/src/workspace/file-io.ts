@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolInputError } from './errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 import { currentWriteRecorder } from './write-capture.js';
 import { resolveWorkspacePath, type ResolvedWorkspacePath } from './workspace-path.js';
 

@@ -8,12 +8,12 @@
 import type { ToolDefinition } from './define-tool.js';
 import type { ToolDeclaration } from './declaration.js';
 import type { ToolRegistry, ToolSurface } from './registry.js';
-import { CALL_TOOL_DECLARATION } from './call_tool/call_tool.js';
-import { deferredIndex, deferredTools } from './tool_search/tool_search.js';
+import { CALL_TOOL_DECLARATION } from './call-tool.js';
+import { deferredIndex, deferredTools } from './deferred.js';
 
 export type { ToolDeclaration } from './declaration.js';
-export { FIXED_TOOLS, fixedToolNames } from './tool_search/fixed-set.js';
-export { CALL_TOOL, dispatchTarget, loadedTools, type DispatchTarget } from './call_tool/call_tool.js';
+export { FIXED_TOOLS, fixedToolNames } from './fixed-set.js';
+export { CALL_TOOL, dispatchTarget, loadedTools, type DispatchTarget } from './call-tool.js';
 export { deferredIndex, deferredTools };
 
 /** The heading of the index inside tool_search's declared description. */

@@ -1,8 +1,8 @@
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
-import { newReviewId } from '../ids.js';
-import type { ReviewPort, StoredReview, StoredReviewScope } from '../tools/add_review_node/review-port.js';
-import { ChatFiles } from './chat-files.js';
+import { newReviewId } from '../../base/ids.js';
+import type { ReviewPort, StoredReview, StoredReviewScope } from './review-port.js';
+import { ChatFiles } from '../chat-files.js';
 import { approveNode, REVIEW_KINDS, REVIEW_PRIORITIES, ReviewConsensusError, type AxisResult, type ReviewNode } from './review.js';
 
 const nodeSchema = z.object({

@@ -6,7 +6,7 @@
  */
 import type { PaneRequestMethod, PaneRequests } from '@cellmate/protocol';
 import { CancellationTokenSource, type Disposable, type MessageConnection } from 'vscode-jsonrpc/node.js';
-import { currentWriteRecorder } from '../write-capture.js';
+import { currentWriteRecorder } from '../workspace/write-capture.js';
 
 /** How long a pane may take to say which notebooks it has open. */
 export const OPEN_DOCUMENTS_TIMEOUT_MS = 3_000;

@@ -5,19 +5,18 @@ import type { ActionClass, ToolSurface } from '../ports/vocabulary.js';
 import { evaluatePolicy } from '../policy/policy.js';
 import { FULL_PROFILE, PINNED_TOOLS, projectSurface, surfaceRefusal, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
-import { FatalToolError, PathRefusedError, ToolInputError } from './errors.js';
+import { FatalToolError, PathRefusedError, ToolInputError } from '../base/tool-errors.js';
 import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, SidecarAudit, SidecarRecord, WriteHook } from '../ports/harness.js';
 import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
 import { AutoReviewer, type AutoReviewerOptions } from './auto-review.js';
 import { buildSidecarRecord } from './sidecar-record.js';
-import { shapeOutput } from './output-shaping.js';
+import { shapeOutput } from '../workspace/output-shaping.js';
 import { raceAbort } from './race-abort.js';
 import { canonicalPathSubjects, createPathGate, describeAlways, judgeCall, rulesForAlways, type Judgement } from './call-subjects.js';
-import { createToolSearchTool } from './tool_search/tool_search.js';
-import { CALL_TOOL } from './call_tool/call_tool.js';
+import { CALL_TOOL } from './call-tool.js';
 import { formatValidationError } from './validation-message.js';
 import type { Redactor } from '../security/redaction.js';
-import { withWriteRecorder, type CheckpointPort } from './write-capture.js';
+import { withWriteRecorder, type CheckpointPort } from '../workspace/write-capture.js';
 import { WithheldValues } from './withheld-values.js';
 
 /** JSON schemas by zod schema (a tool's parameters never change once defined). */
@@ -103,6 +102,11 @@ export interface ToolRegistryOptions {
   autoReview?: AutoReviewerOptions;
   /** Keeps what a turn's write/exec calls change, before they change it (checkpoints and rewind). */
   checkpoints?: CheckpointPort;
+  /**
+   * Makes `tool_search` over this registry. The tools floor hands it in (the gate does not
+   * import tools); without it deferred tools are declared like any other.
+   */
+  toolSearch?: (catalog: ToolRegistry) => ToolDefinition;
 }
 
 /** How the gate decided, the Auto review when there was one (audit log), and how long the call waited for a person. */
@@ -144,9 +148,9 @@ export class ToolRegistry {
    */
   register(definition: ToolDefinition): void {
     if (this.tools.has(definition.name)) throw new Error(`Tool "${definition.name}" is already registered.`);
-    if (definition.name === CALL_TOOL) throw new Error(`"${CALL_TOOL}" is reserved for the catalog's dispatcher (tools/call_tool/); choose another name.`);
+    if (definition.name === CALL_TOOL) throw new Error(`"${CALL_TOOL}" is reserved for the catalog's dispatcher (gate/call-tool.ts); choose another name.`);
     this.tools.set(definition.name, definition);
-    if (definition.deferred && !this.tools.has('tool_search')) this.register(createToolSearchTool(this) as unknown as ToolDefinition);
+    if (definition.deferred) this.ensureToolSearch();
   }
 
   /**
@@ -155,7 +159,11 @@ export class ToolRegistry {
    */
   addToolSource(source: ToolSource): void {
     this.sources.push(source);
-    if (!this.tools.has('tool_search')) this.register(createToolSearchTool(this) as unknown as ToolDefinition);
+    this.ensureToolSearch();
+  }
+
+  private ensureToolSearch(): void {
+    if (!this.tools.has('tool_search') && this.options.toolSearch) this.register(this.options.toolSearch(this));
   }
 
   /** Whether any source of external tools was added (the catalog says so in its index). */
@@ -304,7 +312,7 @@ export class ToolRegistry {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     const signal = AbortSignal.any([ctx.signal, timeout.signal]);
-    // Every write the call makes keeps the turn's checkpoint first (tools/write-capture.ts).
+    // Every write the call makes keeps the turn's checkpoint first (workspace/write-capture.ts).
     const recorder = definition.tier === 'read' ? undefined : this.options.checkpoints?.recorder({ chatId: ctx.chatId, turnId: ctx.turnId, workspace: ctx.workspace });
     try {
       const execution = withWriteRecorder(recorder, () => definition.execute(parsed.data, { ...ctx, signal }));

@@ -1,6 +1,6 @@
 import { ErrorCodes, type ModelSettings } from '@cellmate/protocol';
 import type { ChatService } from '../chats/chat-service.js';
-import { CellmateError } from '../errors.js';
+import { CellmateError } from '../base/errors.js';
 
 /**
  * Sends `text` as a new turn of the chat once no turn runs there (a person's own turn goes

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { CHAT_PREFIX_SEPARATOR, noteSavedOutput } from '../housekeeping/saved-outputs.js';
 import path from 'node:path';
-import { ToolInputError } from './errors.js';
+import { ToolInputError } from '../base/tool-errors.js';
 
 /**
  * Output shaping: the one place a tool result is made shorter (SPEC HARN-2/3/4). Every

@@ -1,6 +1,6 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { PathRefusedError } from './errors.js';
+import { PathRefusedError } from '../base/tool-errors.js';
 
 /** A path argument that passed workspace confinement. */
 export interface ResolvedWorkspacePath {

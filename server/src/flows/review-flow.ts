@@ -1,15 +1,15 @@
 import { ErrorCodes, type ModelSettings, type ReviewScope } from '@cellmate/protocol';
 import type { ChatService } from '../chats/chat-service.js';
-import { updateToolCards } from '../chats/tool-cards.js';
+import { updateToolCards } from '../ports/tool-cards.js';
 import type { Logger } from '../config/logger.js';
-import { CellmateError } from '../errors.js';
+import { CellmateError } from '../base/errors.js';
 import { reviewDisplay } from '../tools/add_review_node/review-display.js';
-import type { StoredReview } from '../tools/add_review_node/review-port.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import { resolveWorkspacePath } from '../tools/workspace-path.js';
-import { profileOf } from './profiles.js';
-import { collectGitDiff, collectNotebook, ReviewScopeError, type CollectedScope } from './review-scope.js';
-import type { ReviewStore } from './review-store.js';
+import type { StoredReview } from '../modes/review/review-port.js';
+import type { ToolRegistry } from '../gate/registry.js';
+import { resolveWorkspacePath } from '../workspace/workspace-path.js';
+import { profileOf } from '../modes/profiles.js';
+import { collectGitDiff, collectNotebook, ReviewScopeError, type CollectedScope } from '../modes/review/review-scope.js';
+import type { ReviewStore } from '../modes/review/review-store.js';
 
 /**
  * "Review changes" (SPEC MODE-4): the system — never a person's mode picker — puts a chat in

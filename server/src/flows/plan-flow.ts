@@ -1,11 +1,11 @@
 import type { ModelSettings, PlanApprovalState } from '@cellmate/protocol';
 import type { ChatService } from '../chats/chat-service.js';
-import { updateToolCards } from '../chats/tool-cards.js';
+import { updateToolCards } from '../ports/tool-cards.js';
 import type { Logger } from '../config/logger.js';
-import { newItemId } from '../ids.js';
-import type { StoredPlan } from '../tools/submit_plan/plan-port.js';
+import { newItemId } from '../base/ids.js';
+import type { StoredPlan } from '../modes/plan/plan-port.js';
 import { planDisplay } from '../tools/submit_plan/submit_plan.js';
-import type { PlanStore } from './plan-store.js';
+import type { PlanStore } from '../modes/plan/plan-store.js';
 import { sendWhenIdle } from './turn-queue.js';
 
 /** The user message of one approved step (what the Agent turn is asked to do). */

@@ -1,9 +1,9 @@
 import type { OrchestrationRun } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
-import { newOrchestrationId } from '../ids.js';
-import type { OrchestrationPort, OrchestrationProposal, StoredOrchestration } from '../tools/propose_orchestration/orchestration-port.js';
-import { ChatFiles } from './chat-files.js';
+import { newOrchestrationId } from '../../base/ids.js';
+import type { OrchestrationPort, OrchestrationProposal, StoredOrchestration } from './orchestration-port.js';
+import { ChatFiles } from '../chat-files.js';
 
 /** A resolution that cannot happen (unknown orchestration, not pending): the pane shows the message. */
 export class OrchestrationNotPendingError extends Error {

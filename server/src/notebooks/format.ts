@@ -5,7 +5,7 @@
  */
 import type { EvalOutcome } from '@cellmate/kernel-bridge';
 import type { NotebookCellData } from '@cellmate/protocol';
-import { cut as cutText } from '../output-shaping.js';
+import { cut as cutText } from '../workspace/output-shaping.js';
 
 export const MAX_OUTPUT_CHARS = 2_000;
 

@@ -8,7 +8,7 @@
 import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
 import { evaluatePolicy, ruleForAlways } from '../policy/policy.js';
 import type { PolicyContext, ToolDefinition, ToolTier } from './define-tool.js';
-import { resolveWorkspacePath } from './workspace-path.js';
+import { resolveWorkspacePath } from '../workspace/workspace-path.js';
 
 /**
  * The canonical subjects of a call's path arguments.

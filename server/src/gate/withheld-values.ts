@@ -15,7 +15,7 @@ import path from 'node:path';
 import { evaluatePolicy, globMatch, type PolicyRule } from '../policy/policy.js';
 import type { ToolTier } from '../ports/vocabulary.js';
 import { mapStrings } from '../security/redaction.js';
-import { walkFiles } from './walk.js';
+import { walkFiles } from '../workspace/walk.js';
 
 /** Bounds of one collection. */
 export const LIMITS = { files: 20_000, bytesPerFile: 1 << 20, valuesPerFile: 2_000, values: 20_000 } as const;

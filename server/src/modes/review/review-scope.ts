@@ -10,8 +10,8 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { childEnv } from '../security/child-env.js';
-import { parseNotebook, sourceText, cellRef } from '../tools/notebook/ipynb.js';
+import { childEnv } from '../../security/child-env.js';
+import { parseNotebook, sourceText, cellRef } from '../../notebooks/ipynb.js';
 
 const run = promisify(execFile);
 

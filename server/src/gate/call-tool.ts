@@ -15,8 +15,8 @@
  * Not a registry tool: nothing runs "call_tool" itself.
  */
 import type { ModelMessage } from 'ai';
-import { TOOL_DESCRIPTIONS } from '../descriptions.generated.js';
-import type { ToolDeclaration } from '../declaration.js';
+import { TOOL_DESCRIPTIONS } from './descriptions.generated.js';
+import type { ToolDeclaration } from './declaration.js';
 
 /** The dispatcher's name as declared to the model. */
 export const CALL_TOOL = 'call_tool';

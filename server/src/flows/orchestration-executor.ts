@@ -1,6 +1,6 @@
 import type { ModelSettings, OrchestrationTask } from '@cellmate/protocol';
 import type { ChatService } from '../chats/chat-service.js';
-import type { StoredOrchestration } from '../tools/propose_orchestration/orchestration-port.js';
+import type { StoredOrchestration } from '../modes/orchestrate/orchestration-port.js';
 import { sendWhenIdle } from './turn-queue.js';
 
 /** How one step (a task or the synthesis) ended. `summary`: what it reported, when the executor has it. */
