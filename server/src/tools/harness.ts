@@ -9,7 +9,7 @@ import { Redactor } from '../security/redaction.js';
 import type { ToolDefinition } from '../gate/define-tool.js';
 import type { WriteHook } from '../ports/harness.js';
 import { ToolRegistry } from '../gate/registry.js';
-import { createToolSearchTool } from './tool_search/tool_search.js';
+import { toolSearchFor } from './tool_search/tool_search.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 
 /** The live clients around the registry that the server wires and the transport reaches. */
@@ -55,12 +55,12 @@ export function createHarness(options: HarnessOptions): HarnessServices {
   const policy = new PolicyStore({ workspace: options.workspace, env, onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`) });
   const registry = new ToolRegistry(options.tools({ questions }), {
     profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook, redactor,
-    toolSearch: (catalog) => createToolSearchTool(catalog) as unknown as ToolDefinition,
+    toolSearch: toolSearchFor,
     autoReview: { timeoutMs: positive(env.CELLMATE_SIDECAR_TIMEOUT_MS), isWorkspaceTrusted: (workspace) => isWorkspaceTrusted(workspace, env) },
     ...(options.checkpoints ? { checkpoints: options.checkpoints } : {})
   });
   // HARN-11: tools outside a surface's fixed set are indexed and loaded through tool_search.
-  if (!registry.get('tool_search')) registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);
+  if (!registry.get('tool_search')) registry.register(toolSearchFor(registry));
   return {
     presence, questions, audit, policy, registry, redactor,
     bindSink(fn) {
