@@ -204,6 +204,45 @@ describe('CellmateController', () => {
     expect(mem.saved).toContain(null);
   });
 
+  it('card answers go for the open chat; a refusal or a missing model comes back as state error for the card, never a toast (EDIT-3, MODE-3, MODE-4, MODE-5)', async () => {
+    const { server, controller, notes, settings } = await setup();
+    await controller.start();
+    await until(() => controller.connectionStatus.state === 'connected');
+    // No chat open: every card says so and nothing reaches the server.
+    const none = { state: 'error', message: 'No chat is open.' };
+    expect(await controller.resolveEdit('e1', 'accept')).toEqual(none);
+    expect(await controller.resolvePlan('p1', 'approve')).toEqual(none);
+    expect(await controller.approveReviewNode('n1')).toEqual(none);
+    expect(await controller.acceptVerifyOutputs('r1', 'nb.ipynb')).toEqual(none);
+    expect(await controller.resolveOrchestration('o1', 'reject', 'too big')).toEqual(none);
+    const cardMethods = ['edit/resolve', 'plan/resolve', 'review/approve', 'verify/accept', 'orchestration/resolve'];
+    expect(cardMethods.flatMap(m => server.calls(m))).toEqual([]);
+
+    server.addChat('a');
+    await controller.openChat('a');
+    server.answers.set('edit/resolve', () => ({ result: { state: 'accepted', message: 'Applied 1 file.' } }));
+    server.answers.set('plan/resolve', () => ({ result: { state: 'approved', message: 'Running 2 steps.' } }));
+    server.answers.set('orchestration/resolve', () => ({ result: { state: 'rejected', message: 'Rejected.' } }));
+    server.answers.set('review/approve', () => ({ error: { code: -32000, message: 'You wrote this finding.' } }));
+    expect(await controller.resolveEdit('e1', 'accept')).toEqual({ state: 'accepted', message: 'Applied 1 file.' });
+    expect(server.calls('edit/resolve')[0].params).toEqual({ chatId: 'a', editId: 'e1', action: 'accept' });
+    // Approving runs work, so it carries the turn's model settings (and the reason only when there is one).
+    expect(await controller.resolvePlan('p1', 'approve')).toEqual({ state: 'approved', message: 'Running 2 steps.' });
+    const model = { provider: 'scripted', model: 'scripted', scriptPath: '' };
+    expect(server.calls('plan/resolve')[0].params).toEqual({ chatId: 'a', planId: 'p1', decision: 'approve', model });
+    expect(await controller.resolveOrchestration('o1', 'reject', 'too big')).toEqual({ state: 'rejected', message: 'Rejected.' });
+    expect(server.calls('orchestration/resolve')[0].params).toEqual({ chatId: 'a', orchestrationId: 'o1', decision: 'reject', model, reason: 'too big' });
+    expect(await controller.approveReviewNode('n1')).toEqual({ state: 'error', message: 'You wrote this finding.' });
+    expect(notes).toEqual([]);
+
+    // With no model configured, an Approve says what to do first and sends nothing.
+    await settings.set('provider', '');
+    expect(await controller.resolvePlan('p2', 'approve')).toEqual({ state: 'error', message: 'Configure a model first: approving runs the plan.' });
+    expect(await controller.resolveOrchestration('o2', 'approve')).toEqual({ state: 'error', message: 'Configure a model first: approving runs the tasks.' });
+    expect(server.calls('plan/resolve')).toHaveLength(1);
+    expect(server.calls('orchestration/resolve')).toHaveLength(1);
+  });
+
   it('Compact sends chat/compact with the turn model settings, refuses while a turn runs, and says why it did not compact (CTX-3)', async () => {
     const { server, controller, notes, settings } = await setup({ remembered: 'a' });
     await settings.set('contextWindow', 8000);

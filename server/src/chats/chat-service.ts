@@ -80,6 +80,28 @@ export interface TurnFocus {
   bindTurn(chatId: string, connection: string): void;
 }
 
+/** A turn to start: {@link ChatService.send}. */
+export interface SendRequest {
+  chatId: string;
+  /** The person's message as the transcript shows it. */
+  text: string;
+  /** The pane's model settings; the chat's own model, when the person picked one, replaces the main tier. */
+  settings: ModelSettings;
+  /** The notebook in focus and its selected cells (or a Fix/Explain); absent: the chat keeps its last focus. */
+  context?: SendContext;
+  /** The connection that asked: the turn's evals use that window's focused notebook. */
+  origin?: string;
+}
+
+/** The last turn to run again: {@link ChatService.retry}. */
+export interface RetryRequest {
+  chatId: string;
+  settings: ModelSettings;
+  /** The edited message (`chat/edit`); absent: the last user message as it was (`chat/retry`). */
+  text?: string;
+  origin?: string;
+}
+
 /** Where `/export` writes, relative to the workspace. */
 export const EXPORT_DIR = 'exports';
 
@@ -277,11 +299,16 @@ export class ChatService {
   }
 
   /**
-   * Starts a turn and returns its id at once; progress arrives through `onEvent`. `origin`
-   * is the connection that asked: the turn's evals use that window's focused notebook.
+   * Starts a turn and returns its id at once; progress arrives through `onEvent`.
    * @throws CellmateError ChatNotFound, TurnRunning or ProviderUnavailable
    */
-  async send(chatId: string, text: string, tierSettings: ModelSettings, prepare?: (record: ChatRecord) => void, context?: SendContext, origin?: string): Promise<{ turnId: string }> {
+  send(request: SendRequest): Promise<{ turnId: string }> {
+    return this.startTurn(request);
+  }
+
+  /** {@link send}, with `prepare` run on the chat's record once the turn is sure to start (retry trims the old turn there). */
+  private async startTurn(request: SendRequest, prepare?: (record: ChatRecord) => void): Promise<{ turnId: string }> {
+    const { chatId, text, settings: tierSettings, context, origin } = request;
     let record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     // The chat's own model, when the person picked one, runs its turns; the fast tier stays the settings'.
@@ -365,7 +392,8 @@ export class ChatService {
    * message on are dropped, and the message is sent as a new turn.
    * @throws CellmateError ChatNotFound, TurnRunning, NothingToRetry or ProviderUnavailable
    */
-  async retry(chatId: string, settings: ModelSettings, text?: string, origin?: string): Promise<{ turnId: string }> {
+  async retry(request: RetryRequest): Promise<{ turnId: string }> {
+    const { chatId, settings, text, origin } = request;
     const record = this.record(chatId);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const last = lastUserIndex(record.chat.items);
@@ -374,13 +402,13 @@ export class ChatService {
     const message = text ?? lastUser.text;
     // A Fix or Explain asks about its cell again, with the cell's facts as they are now; an Explain stays read-only.
     const context = lastUser.cellAssist ? { notebookPath: lastUser.cellAssist.notebookPath, assist: lastUser.cellAssist.assist } : undefined;
-    return this.send(chatId, message, settings, (r) => {
+    return this.startTurn({ chatId, text: message, settings, context, origin }, (r) => {
       const at = lastUserIndex(r.chat.items);
       if (at >= 0) this.emit(chatId, { type: 'items-removed', itemIds: r.chat.items.slice(at).map((i) => i.id) });
       let m = r.messages.length - 1;
       while (m >= 0 && (r.messages[m]!.role !== 'user' || isNudgeMessage(r.messages[m]!))) m--; // a mode's nudge is not the person's message
       if (m >= 0) this.options.store.truncateMessages(chatId, m);
-    }, context, origin);
+    });
   }
 
   /**

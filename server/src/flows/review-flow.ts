@@ -38,7 +38,7 @@ export class ReviewFlow {
     try {
       chats.setMode(chat.id, 'review');
       this.options.reviews.start(chat.id, scope === 'git-diff' ? { kind: 'git-diff' } : { kind: 'notebook', path: collected.files[0]! }, collected.label, collected.files);
-      const { turnId } = await chats.send(chat.id, collected.text, model, undefined, undefined, origin);
+      const { turnId } = await chats.send({ chatId: chat.id, text: collected.text, settings: model, origin });
       return { chatId: chat.id, turnId };
     } catch (error) {
       // An unusable model must not leave an empty review chat behind.

@@ -15,7 +15,7 @@ export async function sendWhenIdle(chats: ChatService, chatId: string, text: str
     await chats.waitForTurn(chatId);
     if (!stillWanted()) return 'skipped';
     try {
-      const { turnId } = await chats.send(chatId, text, model, undefined, undefined, origin);
+      const { turnId } = await chats.send({ chatId, text, settings: model, origin });
       onStarted?.(turnId);
     } catch (error) {
       if (error instanceof CellmateError && error.code === ErrorCodes.TurnRunning) continue; // someone started a turn meanwhile

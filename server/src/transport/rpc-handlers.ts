@@ -84,10 +84,10 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
         listener.dispose();
       }
     },
-    'chat/send': async (params) => claim(params.chatId, await service.send(params.chatId, params.text, params.model, undefined, params.context, origin)),
+    'chat/send': async (params) => claim(params.chatId, await service.send({ chatId: params.chatId, text: params.text, settings: params.model, context: params.context, origin })),
     'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix, origin) }),
-    'chat/retry': async (params) => claim(params.chatId, await service.retry(params.chatId, params.model, undefined, origin)),
-    'chat/edit': async (params) => claim(params.chatId, await service.retry(params.chatId, params.model, params.text, origin)),
+    'chat/retry': async (params) => claim(params.chatId, await service.retry({ chatId: params.chatId, settings: params.model, origin })),
+    'chat/edit': async (params) => claim(params.chatId, await service.retry({ chatId: params.chatId, settings: params.model, text: params.text, origin })),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'chat/compact': (params) => service.compact(params.chatId, params.model),
     'chat/checkpoints': (params) => service.checkpoints(params.chatId),

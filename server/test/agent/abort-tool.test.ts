@@ -37,7 +37,7 @@ describe('abort while a tool runs', () => {
     });
     const h = await createHarness(ws, { registry: new ToolRegistry([readTool, blocking.tool]) });
     const chat = h.service.create();
-    await h.service.send(chat.id, 'go', model);
+    await h.service.send({ chatId: chat.id, text: 'go', settings: model });
     await blocking.started;
     expect(await h.service.abort(chat.id)).toBe(true);
     expect(blocking.state.sawAbort).toBe(true);
@@ -59,7 +59,7 @@ describe('abort while a tool runs', () => {
     const model = await scriptSettings(ws, { steps: [{ toolCalls: [{ toolName: 'wait_forever', input: {} }], chunkDelayMs: 0 }] });
     const h = await createHarness(ws, { registry: new ToolRegistry([blocking.tool]) });
     const chat = h.service.create();
-    await h.service.send(chat.id, 'go', model);
+    await h.service.send({ chatId: chat.id, text: 'go', settings: model });
     await blocking.started;
     expect(await h.service.delete(chat.id)).toBe(true);
     expect(blocking.state.sawAbort).toBe(true);

@@ -37,7 +37,7 @@ async function chatOf(provider: WireProvider, turns: number): Promise<ProviderSt
   });
   const chat = server.service.create();
   for (let t = 0; t < turns; t++) {
-    await server.service.send(chat.id, `Read the table again (${t})`, standIn.settings);
+    await server.service.send({ chatId: chat.id, text: `Read the table again (${t})`, settings: standIn.settings });
     await server.service.waitForTurn(chat.id);
   }
   return standIn;

@@ -21,7 +21,7 @@ describe('agent loop with the scripted provider', () => {
     });
     const h = await createHarness(ws, { env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
     const chat = h.service.create();
-    const { turnId } = await h.service.send(chat.id, 'How long is notes.md?', model);
+    const { turnId } = await h.service.send({ chatId: chat.id, text: 'How long is notes.md?', settings: model });
     await h.service.waitForTurn(chat.id);
     const after = h.service.get(chat.id);
 
@@ -78,7 +78,7 @@ describe('agent loop with the scripted provider', () => {
     const model = await scriptSettings(ws, { steps: [{ text: words, chunkDelayMs: 20 }] });
     const h = await createHarness(ws);
     const chat = h.service.create();
-    await h.service.send(chat.id, 'talk', model);
+    await h.service.send({ chatId: chat.id, text: 'talk', settings: model });
     await h.waitForEvent((e) => e.type === 'text-delta');
     expect(await h.service.abort(chat.id)).toBe(true);
     const after = h.service.get(chat.id);
@@ -115,8 +115,8 @@ describe('agent loop with the scripted provider', () => {
     const model = await scriptSettings(ws, { steps: [{ text: 'a b c d e f g h', chunkDelayMs: 50 }] });
     const h = await createHarness(ws);
     const chat = h.service.create();
-    await h.service.send(chat.id, 'one', model);
-    await expect(h.service.send(chat.id, 'two', model)).rejects.toMatchObject({ code: -32011 });
+    await h.service.send({ chatId: chat.id, text: 'one', settings: model });
+    await expect(h.service.send({ chatId: chat.id, text: 'two', settings: model })).rejects.toMatchObject({ code: -32011 });
     await h.service.abort(chat.id);
     await h.dispose();
   });

@@ -47,7 +47,7 @@ describe('images in tool results (EVAL-3)', () => {
     const model = await scriptSettings(ws, { steps: [{ toolCalls: [{ toolName: 'figure', input: {} }], chunkDelayMs: 0 }, { text: 'ok', chunkDelayMs: 0 }] });
     const h = await createHarness(ws, { registry: new ToolRegistry([figure]), env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
     const chat = h.service.create();
-    await h.service.send(chat.id, 'plot it', { ...model, acceptsImages: accepts });
+    await h.service.send({ chatId: chat.id, text: 'plot it', settings: { ...model, acceptsImages: accepts } });
     await h.service.waitForTurn(chat.id);
     const card = h.service.get(chat.id).items.find((i) => i.kind === 'tool');
     expect(card).toMatchObject({ status: 'ok', display: { kind: 'eval', outputs: [{ 'image/png': PNG }] } });

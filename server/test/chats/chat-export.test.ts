@@ -76,7 +76,7 @@ describe('exporting a chat (issue #28 item 4)', () => {
       env: { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'none-policy.json'), CELLMATE_PYTHON: PYTHON }
     });
     const chat = handle.service.create('Squares analysis');
-    await handle.service.send(chat.id, 'Tabulate and plot the first four squares.', model);
+    await handle.service.send({ chatId: chat.id, text: 'Tabulate and plot the first four squares.', settings: model });
     await handle.service.waitForTurn(chat.id);
     const tools = handle.service.get(chat.id).items.filter((i) => i.kind === 'tool');
     expect(tools.map((t) => (t.kind === 'tool' ? [t.name, t.status] : []))).toEqual([['eval', 'ok'], ['eval', 'ok'], ['eval', 'ok'], ['read', 'ok']]);

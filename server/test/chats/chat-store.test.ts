@@ -78,7 +78,7 @@ describe('chat persistence', () => {
     const model = await scriptSettings(ws, { steps: [{ text: 'a b c d e f g h i j k l m n o p q r s t u v w x y z', chunkDelayMs: 200 }] });
     const h = await createHarness(ws);
     const chat = h.service.create();
-    await h.service.send(chat.id, 'long answer please', model);
+    await h.service.send({ chatId: chat.id, text: 'long answer please', settings: model });
     await h.waitForEvent((e) => e.type === 'text-delta');
     await h.dispose(); // like SIGTERM mid-turn: the journal ends with the chat running
     const lastChatRecord = async () =>

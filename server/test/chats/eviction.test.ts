@@ -26,7 +26,7 @@ describe('chats dropped from memory', () => {
     const a = service.create('A');
     other = service.create('B').id;
     for (const text of ['one', 'two']) {
-      await service.send(a.id, text, model);
+      await service.send({ chatId: a.id, text, settings: model });
       await service.waitForTurn(a.id);
     }
     const chat = service.get(a.id);

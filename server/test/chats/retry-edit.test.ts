@@ -20,7 +20,7 @@ describe('chat/retry and chat/edit (issue #5)', () => {
     expect(before.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'user', 'assistant']);
     const dropped = before.items.slice(2).map((i) => i.id);
 
-    await h.service.retry(chat.id, model);
+    await h.service.retry({ chatId: chat.id, settings: model });
     await h.service.waitForTurn(chat.id);
     const after = h.service.get(chat.id);
     expect(after.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'user', 'assistant']);
@@ -45,7 +45,7 @@ describe('chat/retry and chat/edit (issue #5)', () => {
     const chat = h.service.create();
     await h.sendAndWait(chat.id, 'plot the kilns', model);
     expect(h.service.get(chat.id).title).toBe('plot the kilns');
-    await h.service.retry(chat.id, model, 'plot the glazes');
+    await h.service.retry({ chatId: chat.id, settings: model, text: 'plot the glazes' });
     await h.service.waitForTurn(chat.id);
     const after = h.service.get(chat.id);
     expect(after.items.map((i) => i.kind)).toEqual(['user', 'assistant']);
@@ -60,12 +60,12 @@ describe('chat/retry and chat/edit (issue #5)', () => {
     const model = await scriptSettings(ws, { steps: [{ toolCalls: [{ toolName: 'write', input: { path: 'fixed.py', content: 'x = 1\n' } }] }, { text: 'explained', chunkDelayMs: 0 }] });
     const h = await createHarness(ws, { registry: new ToolRegistry(GENERIC_TOOLS) });
     const chat = h.service.create();
-    await h.service.send(chat.id, 'Explain the error in cell 1', model, undefined, { notebookPath: 'nb.ipynb', assist: { action: 'explain', cell: 0 } });
+    await h.service.send({ chatId: chat.id, text: 'Explain the error in cell 1', settings: model, context: { notebookPath: 'nb.ipynb', assist: { action: 'explain', cell: 0 } } });
     await h.service.waitForTurn(chat.id);
     const refused = (items: ReturnType<typeof h.service.get>['items']) => items.filter((i) => i.kind === 'tool' && /^Refused: write is a write-tier tool and the "explain" surface/.test(i.output ?? ''));
     expect(refused(h.service.get(chat.id).items)).toHaveLength(1);
     expect((h.service.get(chat.id).items[0] as UserItem).cellAssist).toEqual({ notebookPath: 'nb.ipynb', assist: { action: 'explain', cell: 0 } });
-    await h.service.retry(chat.id, model);
+    await h.service.retry({ chatId: chat.id, settings: model });
     await h.service.waitForTurn(chat.id);
     const after = h.service.get(chat.id).items;
     expect(refused(after)).toHaveLength(1);
@@ -79,14 +79,14 @@ describe('chat/retry and chat/edit (issue #5)', () => {
     const model = await scriptSettings(ws, { steps: [{ text: 'slow words one two three four five', chunkDelayMs: 100 }] });
     const h = await createHarness(ws);
     const chat = h.service.create();
-    await expect(h.service.retry(chat.id, model)).rejects.toMatchObject({ code: ErrorCodes.NothingToRetry });
-    await h.service.send(chat.id, 'hi', model);
-    await expect(h.service.retry(chat.id, model)).rejects.toMatchObject({ code: ErrorCodes.TurnRunning });
-    await expect(h.service.retry(chat.id, model, 'edited')).rejects.toMatchObject({ code: ErrorCodes.TurnRunning });
+    await expect(h.service.retry({ chatId: chat.id, settings: model })).rejects.toMatchObject({ code: ErrorCodes.NothingToRetry });
+    await h.service.send({ chatId: chat.id, text: 'hi', settings: model });
+    await expect(h.service.retry({ chatId: chat.id, settings: model })).rejects.toMatchObject({ code: ErrorCodes.TurnRunning });
+    await expect(h.service.retry({ chatId: chat.id, settings: model, text: 'edited' })).rejects.toMatchObject({ code: ErrorCodes.TurnRunning });
     await h.service.abort(chat.id);
     // Bad model settings leave the transcript alone.
     const items = h.service.get(chat.id).items;
-    await expect(h.service.retry(chat.id, { provider: 'openai-compatible', model: 'x', baseUrl: 'not a url' })).rejects.toMatchObject({
+    await expect(h.service.retry({ chatId: chat.id, settings: { provider: 'openai-compatible', model: 'x', baseUrl: 'not a url' } })).rejects.toMatchObject({
       code: ErrorCodes.ProviderUnavailable,
       message: expect.stringContaining('not a url')
     });

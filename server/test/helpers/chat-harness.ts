@@ -63,7 +63,7 @@ export async function createHarness(workspace: string, options: HarnessOptions =
     events,
     lists,
     async sendAndWait(chatId, text, model) {
-      await service.send(chatId, text, model);
+      await service.send({ chatId, text, settings: model });
       await service.waitForTurn(chatId);
       return service.get(chatId);
     },

@@ -82,7 +82,7 @@ describe('saved outputs housekeeping', () => {
       const keep = server.service.create('keep');
       const gone = server.service.create('gone');
       for (const chat of [keep, gone]) {
-        await server.service.send(chat.id, 'grep it', model);
+        await server.service.send({ chatId: chat.id, text: 'grep it', settings: model });
         await server.service.waitForTurn(chat.id);
       }
       await server.audit.flush();

@@ -32,7 +32,7 @@ describe('instruction files in the model request (SKILL-1)', () => {
     const model = await scriptSettings(ws, { steps: [{ text: 'ok', chunkDelayMs: 0 }] });
     const h = await createHarness(ws, { env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_HOME: home } });
     const chat = h.service.create();
-    await h.service.send(chat.id, 'hello', model, undefined, { notebookPath: 'analysis/q3/sales.ipynb' });
+    await h.service.send({ chatId: chat.id, text: 'hello', settings: model, context: { notebookPath: 'analysis/q3/sales.ipynb' } });
     await h.service.waitForTurn(chat.id);
 
     let [system] = await systemPrompts(log);
@@ -58,7 +58,7 @@ describe('instruction files in the model request (SKILL-1)', () => {
     // And make the root file oversized.
     const big = `Root rule: data lives in data/raw.\n${'x'.repeat(MAX_FILE_CHARS + 500)}`;
     await writeFile(path.join(ws, 'AGENTS.md'), big);
-    await h.service.send(chat.id, 'again', model); // no context: the chat keeps its last focus
+    await h.service.send({ chatId: chat.id, text: 'again', settings: model }); // no context: the chat keeps its last focus
     await h.service.waitForTurn(chat.id);
     [, system] = await systemPrompts(log);
     expect(system).toContain('Q3 rule: plot with plotnine');
@@ -68,7 +68,7 @@ describe('instruction files in the model request (SKILL-1)', () => {
     expect(files.find((f) => f.label === 'AGENTS.md')).toMatchObject({ chars: big.length, shown: MAX_FILE_CHARS });
 
     // The pane says no notebook is in focus: only the root and home files apply.
-    await h.service.send(chat.id, 'third', model, undefined, {});
+    await h.service.send({ chatId: chat.id, text: 'third', settings: model, context: {} });
     await h.service.waitForTurn(chat.id);
     [, , system] = await systemPrompts(log);
     expect(system).not.toContain('analysis/');

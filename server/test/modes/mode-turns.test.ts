@@ -62,7 +62,7 @@ describe('a chat\'s mode in its turns (MODE-1/2)', () => {
     expect(h.service.setMode(chat.id, 'plan')).toMatchObject({ id: chat.id, mode: 'plan' });
     expect(h.events.map((e) => e.event)).toContainEqual({ type: 'mode-changed', mode: 'plan' });
 
-    await h.service.send(chat.id, 'plan it', model);
+    await h.service.send({ chatId: chat.id, text: 'plan it', settings: model });
     await h.waitForEvent((e) => e.type === 'text-delta');
     h.service.setMode(chat.id, 'chat'); // mid-turn: this turn keeps Plan
     await h.service.waitForTurn(chat.id);

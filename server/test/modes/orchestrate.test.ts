@@ -335,7 +335,7 @@ describe('the budget never ends a person\'s turn; one run per chat', () => {
     h.service.setMode(chat.id, 'orchestrate');
     await h.sendAndWait(chat.id, 'go', model);
     const id = store.latest(chat.id)!.id;
-    await h.service.send(chat.id, 'a question of my own first', model); // the person's turn, running
+    await h.service.send({ chatId: chat.id, text: 'a question of my own first', settings: model }); // the person's turn, running
     flow.resolve(chat.id, id, 'approve', model);
     const own = await h.service.waitForTurn(chat.id);
     expect(own?.reason).toBe('stop');

@@ -200,7 +200,7 @@ describe('a Plan run end to end (MODE-3)', () => {
     expect(first.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'notice', 'assistant']);
     // Retrying a nudged run drops the whole run (the nudge is not taken for the person's message).
     const nudgedHistory = h.store.get(chat.id)!.messages.length;
-    await h.service.retry(chat.id, model);
+    await h.service.retry({ chatId: chat.id, settings: model });
     await h.service.waitForTurn(chat.id);
     const history = h.store.get(chat.id)!.messages;
     expect(history.filter((m) => m.role === 'user' && m.content === 'rename x')).toHaveLength(1);

@@ -35,7 +35,7 @@ describe.each<WireProvider>(['openai', 'anthropic', 'openai-compatible'])('defer
     ]);
     server = await companion(ws, standIn);
     const chat = server.service.create();
-    await server.service.send(chat.id, 'Where is needle?', standIn.settings);
+    await server.service.send({ chatId: chat.id, text: 'Where is needle?', settings: standIn.settings });
     await server.service.waitForTurn(chat.id);
     const items = server.service.get(chat.id).items;
 
@@ -88,7 +88,7 @@ describe('call_tool on the wire: what is refused (issue #14)', () => {
     standIn = await startProviderStandIn('openai-compatible', steps);
     server = await companion(ws, standIn);
     const chat = server.service.create();
-    await server.service.send(chat.id, 'find needle', standIn.settings);
+    await server.service.send({ chatId: chat.id, text: 'find needle', settings: standIn.settings });
     await server.service.waitForTurn(chat.id);
     const cards = server.service.get(chat.id).items.filter((i): i is ToolCallItem => i.kind === 'tool');
     expect(cards.map((c) => [c.name, c.status])).toEqual([['call_tool', 'error'], ['call_tool', 'error'], ['tool_search', 'ok'], ['grep', 'error']]);
@@ -102,7 +102,7 @@ describe('call_tool on the wire: what is refused (issue #14)', () => {
 
     // The load lasts beyond its turn (derived from the chat's history): the next turn calls grep at once.
     steps.push({ toolCalls: [{ name: 'call_tool', input: { name: 'grep', arguments: { pattern: 'needle' } } }] }, { text: 'Found.' });
-    await server.service.send(chat.id, 'again', standIn.settings);
+    await server.service.send({ chatId: chat.id, text: 'again', settings: standIn.settings });
     await server.service.waitForTurn(chat.id);
     const last = server.service.get(chat.id).items.filter((i): i is ToolCallItem => i.kind === 'tool').at(-1)!;
     expect([last.name, last.status]).toEqual(['grep', 'ok']);

@@ -109,9 +109,9 @@ describe('openai-compatible provider over real HTTP + SSE', () => {
     const ws = await tempDir();
     const h = await createHarness(ws);
     const chat = h.service.create();
-    await expect(h.service.send(chat.id, 'hi', { provider: 'openai-compatible', model: 'm' })).rejects.toMatchObject({ code: -32012, message: expect.stringContaining('needs a base URL') });
-    await expect(h.service.send(chat.id, 'hi', settings('not a url'))).rejects.toMatchObject({ code: -32012, message: expect.stringContaining('is not a valid URL') });
-    await expect(h.service.send(chat.id, 'hi', settings('ftp://x/v1'))).rejects.toMatchObject({ code: -32012 });
+    await expect(h.service.send({ chatId: chat.id, text: 'hi', settings: { provider: 'openai-compatible', model: 'm' } })).rejects.toMatchObject({ code: -32012, message: expect.stringContaining('needs a base URL') });
+    await expect(h.service.send({ chatId: chat.id, text: 'hi', settings: settings('not a url') })).rejects.toMatchObject({ code: -32012, message: expect.stringContaining('is not a valid URL') });
+    await expect(h.service.send({ chatId: chat.id, text: 'hi', settings: settings('ftp://x/v1') })).rejects.toMatchObject({ code: -32012 });
     expect(h.service.get(chat.id).items).toEqual([]);
     await h.dispose();
   });

@@ -80,7 +80,7 @@ describe('a chat\'s own model (the header\'s picker)', () => {
     const file = path.join(ws, '.cellmate', 'chats', `${chat.id}.jsonl`);
     await writeFile(file, `${JSON.stringify({ s: 1_000, u: new Date().toISOString(), t: 'chat', chat: { id: chat.id, title: 'x', mode: 'chat', createdAt: new Date().toISOString(), running: false, model: evil }, titleSource: 'user' })}\n`, { flag: 'a' });
     const again = await createHarness(ws, { env: { ...server.env, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
-    await expect(again.service.send(chat.id, 'hi', settings)).rejects.toThrow(/does not name/);
+    await expect(again.service.send({ chatId: chat.id, text: 'hi', settings })).rejects.toThrow(/does not name/);
     expect(server.requests).toHaveLength(0);
     expect(() => applyChatModel(settings, { provider: 'nope' as never, model: 'x' })).toThrow(/unknown provider/);
     await again.dispose();
