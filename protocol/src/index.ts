@@ -20,14 +20,8 @@ export const PROTOCOL_VERSION = 1;
 // Model settings (what the pane's settings choose; keys never travel this way)
 
 /** The model providers the server knows. `scripted` replays a JSON script (tests, demos). */
-export type ProviderKind = 'openai' | 'anthropic' | 'openai-compatible' | 'scripted';
-
-export const PROVIDER_KINDS: readonly ProviderKind[] = [
-  'openai',
-  'anthropic',
-  'openai-compatible',
-  'scripted'
-];
+export const PROVIDER_KINDS = ['openai', 'anthropic', 'openai-compatible', 'scripted'] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 /** The model a turn runs with, as the user configured it in JupyterLab's settings. */
 export interface ModelSettings {
