@@ -9,7 +9,7 @@
  */
 import * as z from 'zod/mini';
 
-import { CHAT_MODES, PROVIDER_KINDS, SELECTABLE_MODES, type ModelSettings, type RequestMethod, type Requests, type TierModel } from './index';
+import { CHAT_MODES, PROVIDER_KINDS, SELECTABLE_MODES, type ModelSettings, type RequestMethod, type Requests, type TierModel } from './index.js';
 
 /**
  * Installs the locale of the checks' messages. The server installs English (its

@@ -5,8 +5,8 @@
  * example does not compile. Then the hostile side: what each check refuses.
  */
 import { describe, expect, it } from 'vitest';
-import type { Chat, ChatSummary, ModelSettings, RequestMethod, Requests, WorkerSummary } from '../src/index';
-import { paramsSchemaOf, requestParamsSchemas, resultProblem, tierModelSchema } from '../src/wire-schemas';
+import type { Chat, ChatSummary, ModelSettings, RequestMethod, Requests, WorkerSummary } from '../src/index.js';
+import { paramsSchemaOf, requestParamsSchemas, resultProblem, tierModelSchema } from '../src/wire-schemas.js';
 
 const T = '2026-12-03T10:00:00.000Z';
 const model: ModelSettings = { provider: 'scripted', model: 'demo', scriptPath: '', fast: { provider: 'openai', model: 'gpt-4.1-mini' }, compactAt: 0.8 };
