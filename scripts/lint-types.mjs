@@ -39,11 +39,7 @@ const CAST_ROOTS = ['server/src', 'protocol/src', 'lab-extension/src', 'kernel-b
 const TOOL_TABLE_CASTS = new Set([
   'server/src/server.ts',
   'server/src/mcp/serve.ts',
-  'server/src/tools/registry.ts',
-  'server/src/gate/registry.ts',
   'server/src/tools/index.ts',
-  'server/src/tools/harness.ts',
-  'server/src/gate/harness.ts',
   'server/src/tools/ast_edit/ast_edit.ts',
   'server/src/tools/code_graph/code_graph.ts'
 ]);
