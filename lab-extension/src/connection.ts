@@ -28,8 +28,9 @@ import {
   Requests,
   Routes
 } from '@cellmate/protocol';
+import { resultProblem } from '@cellmate/protocol/lib/wire-schemas';
 
-import { isChatEvent, isChatSummary } from './guards';
+import { isChatEventParams, isChatListParams, isInlineDelta } from './guards';
 import { MalformedMessageError, WebSocketMessageReader, WebSocketMessageWriter } from './transport';
 
 /** `connecting` until the first hello; `reconnecting` after any drop or failed attempt. */
@@ -53,7 +54,10 @@ export type IncomingNotification = {
 export class CellmateRequestError extends Error {
   constructor(
     readonly method: RequestMethod,
-    /** The JSON-RPC error code (see `ErrorCodes`), or -1 when not connected. */
+    /**
+     * The JSON-RPC error code (see `ErrorCodes`), -1 when not connected, or
+     * {@link CellmateRequestError.MALFORMED_RESULT} when the answer has the wrong shape.
+     */
     readonly code: number,
     message: string,
     options?: { cause?: unknown }
@@ -61,6 +65,9 @@ export class CellmateRequestError extends Error {
     super(message, options);
     this.name = 'CellmateRequestError';
   }
+
+  /** The code of an answer that is not the shape its request promises (a server of another version). */
+  static readonly MALFORMED_RESULT = -2;
 }
 
 /** Close codes the pane explains to the user. */
@@ -237,11 +244,6 @@ export class CellmateConnection implements IDisposable {
       if (this._socket !== socket) {
         return;
       }
-      if (!hello || !Array.isArray(hello.providers)) {
-        this._report('The Cellmate server answered hello with something unexpected');
-        socket.close(4002, 'bad hello');
-        return;
-      }
       this._hello = hello;
       if (typeof hello.paneSecret === 'string') {
         this._paneSecret = hello.paneSecret;
@@ -252,6 +254,10 @@ export class CellmateConnection implements IDisposable {
       this._connected.emit(hello);
     } catch (error) {
       if (this._socket !== socket) {
+        return;
+      }
+      if (error instanceof CellmateRequestError && error.code === CellmateRequestError.MALFORMED_RESULT) {
+        socket.close(4002, 'bad hello');
         return;
       }
       if (error instanceof CellmateRequestError && error.code === ErrorCodes.ProtocolMismatch) {
@@ -272,8 +278,9 @@ export class CellmateConnection implements IDisposable {
     const source = new CancellationTokenSource();
     const abort = (): void => source.cancel();
     signal?.addEventListener('abort', abort);
+    let result: unknown;
     try {
-      return await rpc.sendRequest<Requests[K]['result']>(method, params, source.token);
+      result = await rpc.sendRequest<unknown>(method, params, source.token);
     } catch (error) {
       if (error instanceof ResponseError) {
         throw new CellmateRequestError(method, error.code, error.message, { cause: error });
@@ -284,28 +291,36 @@ export class CellmateConnection implements IDisposable {
       signal?.removeEventListener('abort', abort);
       source.dispose();
     }
+    // The server may be another version (or broken): a wrong shape stops here, in words.
+    const problem = resultProblem(method, result);
+    if (problem !== undefined) {
+      const why = `The Cellmate server answered ${method} with something unexpected (${problem}): ${sample(result)}`;
+      this._report(why);
+      throw new CellmateRequestError(method, CellmateRequestError.MALFORMED_RESULT, why);
+    }
+    // Checked against the method's result schema just above.
+    return result as Requests[K]['result'];
   }
 
   private _onNotification(method: string, params: unknown): void {
-    const p = params as Record<string, unknown> | undefined;
     switch (method) {
       case 'chat/event':
-        if (p && typeof p.chatId === 'string' && isChatEvent(p.event)) {
-          this._notified.emit({ method, params: p as unknown as Notifications[typeof method] });
+        if (isChatEventParams(params)) {
+          this._notified.emit({ method, params });
         } else {
           this._report(`Ignored a malformed chat event: ${sample(params)}`);
         }
         return;
       case 'chat/listChanged':
-        if (p && Array.isArray(p.chats) && p.chats.every(isChatSummary)) {
-          this._notified.emit({ method, params: p as unknown as Notifications[typeof method] });
+        if (isChatListParams(params)) {
+          this._notified.emit({ method, params });
         } else {
           this._report(`Ignored a malformed chat list: ${sample(params)}`);
         }
         return;
       case 'inline/delta':
-        if (p && typeof p.requestId === 'string' && typeof p.text === 'string') {
-          this._notified.emit({ method, params: p as unknown as Notifications[typeof method] });
+        if (isInlineDelta(params)) {
+          this._notified.emit({ method, params });
         }
         return;
       default:

@@ -11,6 +11,7 @@ import {
   type ChatEvent,
   type ChatSummary,
   type ContextStatus,
+  type Notifications,
   type TokenUsage,
   type TranscriptItem,
   type WorkerSummary
@@ -108,17 +109,22 @@ export function isChatEvent(value: unknown): value is ChatEvent {
  * were dropped; null when it is not a chat at all.
  */
 export function sanitizeChat(value: unknown): { chat: Chat; dropped: number } | null {
-  if (!isChatSummary(value) || !Array.isArray((value as { items?: unknown }).items)) {
+  if (!isRecord(value) || !isChatSummary(value) || !Array.isArray(value.items)) {
     return null;
   }
-  const raw = (value as unknown as { items: unknown[] }).items;
+  const raw: unknown[] = value.items;
   const items = raw.filter(isTranscriptItem);
-  const { context, model, ...chat } = value as unknown as Chat;
-  return {
+  const { context, model, running, olderCount, items: _unchecked, ...summary } = value;
+  const chat: Chat = {
+    ...summary,
+    items,
+    running: running === true,
+    ...(typeof olderCount === 'number' ? { olderCount } : {}),
     // A context status this pane cannot read is left out: the meter waits for the next `context` event.
-    chat: { ...chat, items, running: chat.running === true, ...(isContextStatus(context) ? { context } : {}), ...(isTierModel(model) ? { model } : {}) },
-    dropped: raw.length - items.length
+    ...(isContextStatus(context) ? { context } : {}),
+    ...(isTierModel(model) ? { model } : {})
   };
+  return { chat, dropped: raw.length - items.length };
 }
 
 /** True when `value` is a provider's token counts (CTX-1). */
@@ -162,6 +168,21 @@ export function isWorkerSummary(value: unknown): value is WorkerSummary {
   );
 }
 
+/** `chat/event`'s params: a chat id and an event this pane understands. */
+export function isChatEventParams(value: unknown): value is Notifications['chat/event'] {
+  return isRecord(value) && typeof value.chatId === 'string' && isChatEvent(value.event);
+}
+
+/** `chat/listChanged`'s params: every entry a chat summary. */
+export function isChatListParams(value: unknown): value is Notifications['chat/listChanged'] {
+  return isRecord(value) && Array.isArray(value.chats) && value.chats.every(isChatSummary);
+}
+
+/** `inline/delta`'s params. */
+export function isInlineDelta(value: unknown): value is Notifications['inline/delta'] {
+  return isRecord(value) && typeof value.requestId === 'string' && typeof value.text === 'string';
+}
+
 /** True when `value` looks like a chat summary. */
 export function isChatSummary(value: unknown): value is ChatSummary {
   return isRecord(value) && typeof value.id === 'string' && typeof value.title === 'string';
@@ -172,7 +193,8 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

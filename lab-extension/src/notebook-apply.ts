@@ -36,6 +36,7 @@ export function newCellId(taken: ReadonlySet<string>): string {
 
 /** The planner's view of a shared cell. */
 export function toPlanCell(cell: ISharedNotebook['cells'][number]): PlanCell {
+  // A shared cell's JSON is nbformat's cell, which the planner's PlanCell mirrors without @jupyterlab's JSON value types.
   return cell.toJSON() as unknown as PlanCell;
 }
 
@@ -97,6 +98,7 @@ export function setSharedSources(
 export function setSharedCells(nb: ISharedNotebook, cells: readonly NotebookCellData[]): number {
   const planned: PlanCell[] = cells.map(c => {
     const base = { id: c.id, cell_type: c.cell_type, source: c.source, metadata: c.metadata ?? {} };
+    // Nbformat's cell JSON carries @jupyterlab's PartialJSON value types, which PlanCell's plain fields do not match.
     return (c.cell_type === 'code' ? { ...base, outputs: c.outputs ?? [], execution_count: c.execution_count ?? null } : base) as unknown as PlanCell;
   });
   const steps: PlanStep[] = [];
@@ -172,5 +174,6 @@ export function applySteps(nb: ISharedNotebook, steps: readonly PlanStep[]): voi
 
 function toSharedCell(cell: PlanCell): SharedCellJSON {
   const source = Array.isArray(cell.source) ? cell.source.join('') : cell.source;
+  // The planner's cell is nbformat JSON with a joined source, which is what the shared model accepts.
   return { ...cell, source } as unknown as SharedCellJSON;
 }

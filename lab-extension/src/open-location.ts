@@ -35,6 +35,7 @@ export async function openLocation(app: JupyterFrontEnd, location: LspDisplayLoc
     cell.editor?.setCursorPosition({ line: Math.max(0, location.line - 1), column: 0 });
     return;
   }
+  // A document widget with a file editor has `content.editor`; optional chaining covers the widgets that do not.
   const editor = (widget as unknown as IHasEditor).content?.editor;
   if (editor) {
     const position = { line: Math.max(0, location.line - 1), column: 0 };

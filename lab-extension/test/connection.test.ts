@@ -105,6 +105,59 @@ describe('CellmateConnection', () => {
     expect(await connection.request('chat/list', {})).toEqual([]);
   });
 
+  it('turns an answer of the wrong shape into an error naming the method and the field, and stays connected (§0 transport)', async () => {
+    const { server, connection } = await setup();
+    const problems: string[] = [];
+    connection.problem.connect((_, p) => problems.push(p));
+    const warn = console.warn;
+    console.warn = () => undefined;
+    cleanups.push(() => {
+      console.warn = warn;
+    });
+    connection.start();
+    await until(() => connection.status.state === 'connected');
+    server.addChat('a');
+    server.answers.set('chat/get', () => ({ result: { id: 'a', title: 'A', mode: 'chat', items: 'not a list' } }));
+    server.answers.set('chat/list', () => ({ result: [{ id: 'a', title: 'A' }, { id: 7, title: 'B' }] }));
+    server.answers.set('chat/send', () => ({ result: null }));
+
+    const bad = await connection.request('chat/get', { chatId: 'a' }).catch(e => e);
+    expect(bad).toBeInstanceOf(CellmateRequestError);
+    expect(bad.code).toBe(CellmateRequestError.MALFORMED_RESULT);
+    expect(bad.method).toBe('chat/get');
+    expect(bad.message).toMatch(/^The Cellmate server answered chat\/get with something unexpected \(items: [^)]+\): \{"id":"a"/);
+    const list = await connection.request('chat/list', {}).catch(e => e);
+    expect(list.message).toContain('answered chat/list with something unexpected (1.id: ');
+    const send = await connection.request('chat/send', { chatId: 'a', text: 'hi', model: { provider: 'scripted', model: '' } }).catch(e => e);
+    expect(send.message).toContain('answered chat/send with something unexpected (the result: ');
+    expect(problems).toEqual([bad.message, list.message, send.message]);
+
+    // The connection is still good: a well-formed answer comes through untouched.
+    server.answers.delete('chat/get');
+    expect(await connection.request('chat/get', { chatId: 'a' })).toMatchObject({ id: 'a', items: [] });
+    expect(connection.status.state).toBe('connected');
+  });
+
+  it('closes a socket whose hello answer has the wrong shape and retries until it fits (§0 transport)', async () => {
+    const { server, connection } = await setup();
+    const warn = console.warn;
+    console.warn = () => undefined;
+    cleanups.push(() => {
+      console.warn = warn;
+    });
+    // A server of another version: its hello lacks the providers the pane reads.
+    server.helloResult = { protocolVersion: PROTOCOL_VERSION, serverVersion: 'old' } as HelloResult;
+    const reasons: string[] = [];
+    connection.statusChanged.connect((_, s) => s.reason && reasons.push(s.reason));
+    connection.start();
+    await until(() => reasons.length >= 1);
+    expect(reasons[0]).toBe('bad hello');
+    expect(connection.hello).toBeNull();
+    server.helloResult = HELLO;
+    await until(() => connection.status.state === 'connected');
+    expect(connection.hello).toEqual(HELLO);
+  });
+
   it('reconnects after the server restarts (1012) and says hello again', async () => {
     const { server, connection } = await setup();
     const states: IConnectionStatus[] = [];

@@ -149,6 +149,12 @@ export class FakeServer {
       case 'chat/delete':
         reply({ result: { deleted: this.chats.delete(String(params.chatId)) } });
         return;
+      case 'worker/list':
+        reply({ result: [] });
+        return;
+      case 'models/list':
+        reply({ result: { models: [] } });
+        return;
       default:
         reply({ result: null });
     }

@@ -10,8 +10,8 @@
  * `tool-display.ts` (tool-card displays by kind) and `notebook-plan.ts` (the pure
  * notebook-edit planner both sides run).
  */
-import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells';
-import type { DiffFileChange, OrchestrationApprovalState, PlanApprovalState, ToolCallDisplay } from './tool-display';
+import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells.js';
+import type { DiffFileChange, OrchestrationApprovalState, PlanApprovalState, ToolCallDisplay } from './tool-display.js';
 
 /** Bumped when a request, notification or payload changes incompatibly. */
 export const PROTOCOL_VERSION = 1;
@@ -20,14 +20,8 @@ export const PROTOCOL_VERSION = 1;
 // Model settings (what the pane's settings choose; keys never travel this way)
 
 /** The model providers the server knows. `scripted` replays a JSON script (tests, demos). */
-export type ProviderKind = 'openai' | 'anthropic' | 'openai-compatible' | 'scripted';
-
-export const PROVIDER_KINDS: readonly ProviderKind[] = [
-  'openai',
-  'anthropic',
-  'openai-compatible',
-  'scripted'
-];
+export const PROVIDER_KINDS = ['openai', 'anthropic', 'openai-compatible', 'scripted'] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 /** The model a turn runs with, as the user configured it in JupyterLab's settings. */
 export interface ModelSettings {
@@ -901,7 +895,7 @@ export const Routes = {
   websocket: 'cellmate/ws',
   status: 'cellmate/status'
 } as const;
-export * from './kernel-info';
-export * from './notebook-cells';
-export * from './notebook-plan';
-export * from './tool-display';
+export * from './kernel-info.js';
+export * from './notebook-cells.js';
+export * from './notebook-plan.js';
+export * from './tool-display.js';

@@ -23,7 +23,7 @@
  *   new `cellType` makes a fresh cell of that type with the old id and metadata.
  * - `move` puts the cell at `toIndex` of the list after it was taken out.
  */
-import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells';
+import type { CellmateCellMark, NotebookCellData, NotebookEditOp } from './notebook-cells.js';
 
 /** A cell as the planner sees it (nbformat 4 JSON; any other field is carried along). */
 export interface PlanCell {

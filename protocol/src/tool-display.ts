@@ -1,5 +1,5 @@
 /** Tool-card displays by kind: what a card shows beyond the result text. */
-import type { EvalKernelInfo } from './kernel-info';
+import type { EvalKernelInfo } from './kernel-info.js';
 
 /**
  * What a tool card shows beyond the result text, tagged by `kind`; the pane renders each kind

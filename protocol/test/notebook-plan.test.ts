@@ -5,8 +5,8 @@
  * test/e2e/notebook-edits.test.ts (which compares the two).
  */
 import { describe, expect, it } from 'vitest';
-import { NotebookEditError, planNotebookEdits, toCellData, type PlanCell, type PlanOptions } from '../src/notebook-plan';
-import type { NotebookEditOp } from '../src/index';
+import { NotebookEditError, planNotebookEdits, toCellData, type PlanCell, type PlanOptions } from '../src/notebook-plan.js';
+import type { NotebookEditOp } from '../src/index.js';
 
 const mark = { created_by: 'agent' as const, chat: 'c1' };
 let counter = 0;

@@ -72,6 +72,7 @@ export class Evaluator {
 
   constructor(io: EvaluatorIO, cwd = process.cwd()) {
     const sandbox: Record<string, unknown> = {};
+    // GlobalThis's type lists no index signature; the sandbox copies named globals off it.
     const host = globalThis as unknown as Record<string, unknown>;
     for (const name of HOST_GLOBALS) if (name in host) sandbox[name] = host[name];
     sandbox.console = new Console({ stdout: streamTo(io, 'stdout'), stderr: streamTo(io, 'stderr'), colorMode: false });

@@ -47,6 +47,7 @@ type AnyNode = Node & Record<string, unknown>;
 
 /** Parses as a script with top-level await allowed. Throws acorn's SyntaxError (`pos`, `loc`). */
 export function parseCell(source: string): AnyNode {
+  // Acorn's Program and acorn-walk's AnyNode describe the same ESTree node from two packages.
   return parse(source, {
     ecmaVersion: 'latest',
     sourceType: 'script',

@@ -42,6 +42,7 @@ export class JupyterServerKernelClient implements KernelClient {
 
   private constructor(readonly kernel: Kernel.IKernelConnection) {
     kernel.iopubMessage.connect((_, msg) => {
+      // A debug_event's content is the adapter's DAP event as JSON; @jupyterlab types it as its own JSON value type.
       if (msg.header.msg_type === 'debug_event') this.debugEventEmitter.fire(msg.content as unknown as JSONObject);
     });
     kernel.statusChanged.connect((_, status) => {
@@ -96,12 +97,14 @@ export class JupyterServerKernelClient implements KernelClient {
     );
     const iopub: AnyMessage[] = [];
     future.onIOPub = (msg) => {
+      // @jupyterlab/services' message types and this package's wire types describe the same Jupyter messages.
       const m = msg as unknown as AnyMessage;
       iopub.push(m);
       opts.onIOPub?.(m);
     };
     future.onStdin = (msg) => {
       if (msg.header.msg_type !== 'input_request' || !opts.onInputRequest) return;
+      // The msg_type was checked above; @jupyterlab's message type and ours describe the same message.
       const req = msg as unknown as Message<'input_request'>;
       void Promise.resolve(opts.onInputRequest(req)).then(
         (value) => !future.isDisposed && this.kernel.sendInputReply({ status: 'ok', value }, msg.header as KernelMessage.IInputReplyMsg['parent_header']),
@@ -113,6 +116,7 @@ export class JupyterServerKernelClient implements KernelClient {
     died.catch(() => undefined);
     try {
       const reply = await Promise.race([future.done, died]);
+      // The future of an execute request resolves with its execute_reply; @jupyterlab's type and ours describe the same message.
       return { reply: reply as unknown as Message<'execute_reply'>, iopub };
     } catch (e) {
       if (e instanceof KernelBridgeError) throw e;
@@ -142,6 +146,7 @@ export class JupyterServerKernelClient implements KernelClient {
     timedOut.catch(() => undefined);
     try {
       const reply = await Promise.race([future.done, died, timedOut]);
+      // A debug reply's content is the adapter's DAP response as JSON; @jupyterlab types it as its own JSON value type.
       return reply.content as unknown as JSONObject;
     } catch (e) {
       if (e instanceof KernelBridgeError) throw e;

@@ -80,6 +80,7 @@ export function deserialize(frames: Frames, key: string | Buffer): AnyMessage {
   if (typeof header.msg_id !== 'string' || typeof header.msg_type !== 'string') {
     throw malformed('header lacks string msg_id / msg_type');
   }
+  // The frame's shape is checked above; a message's content is trusted per msg_type (the kernel is the one speaking).
   return {
     identities: bufs.slice(0, d),
     header,
@@ -87,5 +88,5 @@ export function deserialize(frames: Frames, key: string | Buffer): AnyMessage {
     metadata: parseObject(json[2]!, 'metadata'),
     content: parseObject(json[3]!, 'content'),
     buffers: bufs.slice(d + 6)
-  } as unknown as AnyMessage; // shape checked above; content is trusted per msg_type
+  } as unknown as AnyMessage;
 }

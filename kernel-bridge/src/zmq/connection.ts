@@ -31,6 +31,7 @@ export function parseConnectionInfo(value: unknown): ConnectionInfo {
   if (v.key !== '' && scheme !== 'hmac-sha256') throw bad(`unsupported signature_scheme ${scheme}`);
   const transport = (v.transport as string | undefined) ?? 'tcp';
   if (transport !== 'tcp' && transport !== 'ipc') throw bad(`unsupported transport ${transport}`);
+  // Every field was checked above except transport and signature_scheme, which are set next to it.
   return { ...(v as unknown as ConnectionInfo), transport, signature_scheme: scheme };
 }
 

@@ -31,6 +31,7 @@ export type { IToolDisplayContext, IToolDisplayRenderer, IToolDisplayView } from
 export class ToolDisplayRegistry {
   /** Adds (or replaces) the renderer of a kind; disposing the result removes it. */
   register<K extends ToolCallDisplayKind>(renderer: IToolDisplayRenderer<K>): IDisposable {
+    // The map holds renderers of every kind; `render` looks up by `display.kind`, so each gets only its own kind.
     this._renderers.set(renderer.kind, renderer as unknown as IToolDisplayRenderer);
     let disposed = false;
     return {
@@ -38,6 +39,7 @@ export class ToolDisplayRegistry {
         return disposed;
       },
       dispose: () => {
+        // Identity comparison only: the same renderer object stored above.
         if (!disposed && this._renderers.get(renderer.kind) === (renderer as unknown as IToolDisplayRenderer)) {
           this._renderers.delete(renderer.kind);
         }

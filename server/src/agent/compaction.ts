@@ -95,6 +95,7 @@ export function transcriptText(messages: readonly ModelMessage[], previousSummar
     for (const part of m.content as Array<Record<string, unknown>>) {
       if (part.type === 'text') blocks.push(`${m.role === 'user' ? 'Person' : 'Agent'}: ${String(part.text)}`);
       else if (part.type === 'tool-call') blocks.push(`Agent called ${String(part.toolName)} ${clip(JSON.stringify(part.input ?? {}), 1_500)}`);
+      // A part whose `type` is `tool-result` is an AI SDK ToolResultPart; the loop reads parts as records to cover every kind.
       else if (part.type === 'tool-result') blocks.push(`Result of ${String(part.toolName)}: ${clip(toolResultText(part as unknown as ToolResultPart).text, 2_000)}`);
     }
   }

@@ -83,6 +83,7 @@ export function parseChatFile(text: string, expectedId: string): ChatRecord & { 
     const issue = parsed.error.issues[0];
     throw new Error(`unexpected layout at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? '?'}`);
   }
+  // The schema checks the file's layout and each item's kind; items and messages are what this program wrote, their full shapes are not re-checked.
   const data = parsed.data as unknown as ChatFileJson;
   if (data.chat.id !== expectedId) throw new Error(`chat id "${data.chat.id}" does not match the file name`);
   return { chat: data.chat, titleSource: data.titleSource, messages: data.messages, ...(isCompactionState(data.compaction) ? { compaction: data.compaction } : {}), seq: data.seq ?? 0 };

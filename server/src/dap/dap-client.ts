@@ -41,6 +41,7 @@ export class DapClient implements DapChannel {
     closeOnEof = true
   ) {
     this.subscriptions = [
+      // The shared Content-Length reader types frames as JSON-RPC; a DAP adapter sends DAP messages in the same frames.
       reader.listen((m) => this.onMessage(m as unknown as DebugProtocol.ProtocolMessage)),
       reader.onClose(() => closeOnEof && this.close(new Error(`the ${name} adapter closed its output`))),
       reader.onError((e) => this.close(new Error(e instanceof FramingError && e.code === 'over-budget'
@@ -62,6 +63,7 @@ export class DapClient implements DapChannel {
         reject(new DapRequestError(command, `${command}: the ${this.name} adapter did not answer within ${Math.round(ms / 1000)} s`, 'timeout'));
       }, ms);
       this.pending.set(seq, p);
+      // The shared Content-Length writer is typed for JSON-RPC; DAP frames the same bytes with its own message shape.
       this.writer.write(msg as unknown as Message).catch((e: Error) => {
         this.settle(seq)?.reject(new DapRequestError(command, `${command}: cannot write to the ${this.name} adapter: ${e.message}`, 'closed', { cause: e }));
       });
@@ -89,6 +91,7 @@ export class DapClient implements DapChannel {
       // Reverse requests (runInTerminal, startDebugging): we have no terminal or child sessions.
       const req = m as DebugProtocol.Request;
       const reply: DebugProtocol.Response = { seq: this.seq++, type: 'response', request_seq: req.seq, command: req.command, success: false, message: `Cellmate does not support ${req.command}` };
+      // The shared Content-Length writer is typed for JSON-RPC; DAP frames the same bytes with its own message shape.
       void this.writer.write(reply as unknown as Message).catch(() => undefined);
     }
   }

@@ -24,12 +24,14 @@ export class KernelDapChannel implements DapChannel {
 
   constructor(private readonly client: KernelClient) {
     this.subscription = client.onDebugEvent((content) => {
+      // The kernel relays the adapter's DAP event verbatim as JSON; its type and event name are checked here.
       if (content.type === 'event' && typeof content.event === 'string') this.events.fire(content as unknown as DebugProtocol.Event);
     });
   }
 
   async request<K extends DapCommand>(command: K, args: DapRequests[K], opts: { timeoutMs?: number } = {}): Promise<DapResponses[K]> {
     if (this.closed) throw new DapRequestError(command, `${command}: the kernel debugger session is closed`, 'closed');
+    // DAP's argument interfaces have no index signature, so they do not fit JSONObject though every value is JSON.
     const message: JSONObject = { type: 'request', seq: this.seq++, command, ...(args !== undefined ? { arguments: args as unknown as JSONObject } : {}) };
     let reply: JSONObject;
     try {
@@ -47,6 +49,7 @@ export class KernelDapChannel implements DapChannel {
     if (reply.success === false) {
       throw new DapRequestError(command, `${command} failed in the kernel's debugger: ${String(reply.message ?? 'no reason given')}`);
     }
+    // A successful reply's body is the adapter's answer to `command`, whose shape DAP fixes per command.
     return reply.body as unknown as DapResponses[K];
   }
 

@@ -92,6 +92,7 @@ export class McpService implements ToolSource {
   }
 
   private add(config: McpServerConfig): void {
+    // The record must exist before its connection (the connection's callbacks refer to it); it is set on the next line.
     const record: ServerRecord = { config, connection: undefined as unknown as McpConnection, entries: new Map(), problems: [] };
     // tools/list_changed: the next search or call lists again (and judges the new texts).
     record.connection = new McpConnection(config, this.options.workspace, this.options.logger, this.options.backoffInitialMs ? { backoffInitialMs: this.options.backoffInitialMs } : {}, () => {
@@ -221,9 +222,11 @@ export class McpService implements ToolSource {
       // strict: false — a server's schema is used as given, unknown keywords included.
       const draft7 = new Ajv({ strict: false, allErrors: true });
       const draft2020 = new Ajv2020({ strict: false, allErrors: true });
+      // Ajv-formats is CommonJS: under Node16 resolution its typings do not show the `default` a dynamic import yields.
       const addFormats = (formats as unknown as { default: (a: unknown) => void }).default;
       addFormats(draft7);
       addFormats(draft2020);
+      // Ajv's generic `compile` signature does not match the narrow `AjvLike` the rest of the service needs.
       return { draft7: draft7 as unknown as AjvLike, draft2020: draft2020 as unknown as AjvLike };
     })();
     return this.ajv;

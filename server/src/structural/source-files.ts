@@ -111,6 +111,7 @@ type IgnoreFactory = () => Ignore;
 let ignoreModule: Promise<IgnoreFactory> | undefined;
 /** The `ignore` package, imported on the first walk (the companion starts without it). */
 function loadIgnore(): Promise<IgnoreFactory> {
+  // `ignore` ships CommonJS typings whose default export TypeScript sees as a namespace under Node16 resolution.
   ignoreModule ??= import('ignore').then((m) => m.default as unknown as IgnoreFactory);
   return ignoreModule;
 }

@@ -56,6 +56,7 @@ export class CheckedMessageReader extends AbstractMessageReader implements Messa
           try {
             return Promise.resolve(JSON.parse(text) as Message);
           } catch (error) {
+            // The not-JSON marker rides the reader's Message channel to `listen`, which answers it and never passes it on.
             return Promise.resolve({ [NOT_JSON]: (error as Error).message } as unknown as Message);
           }
         }

@@ -1,4 +1,5 @@
 import type { NotificationMethod, Notifications, RequestMethod, Requests } from '@cellmate/protocol';
+import { resultProblem } from '@cellmate/protocol/lib/wire-schemas.js';
 import type { CancellationToken, MessageConnection } from 'vscode-jsonrpc/node.js';
 
 /** A handler for one protocol request, typed from `Requests`. */
@@ -16,13 +17,20 @@ export function onRequest<K extends RequestMethod>(connection: MessageConnection
   connection.onRequest(method, (params: unknown, token: CancellationToken) => handler(params as Requests[K]['params'], token));
 }
 
-/** Sends a typed request (clients: tests, bench, e2e). */
-export function sendRequest<K extends RequestMethod>(
+/**
+ * Sends a typed request (clients: tests, bench, e2e) and checks the answer the way the pane
+ * does, so an answer the pane would refuse fails here too.
+ */
+export async function sendRequest<K extends RequestMethod>(
   connection: MessageConnection,
   method: K,
   params: Requests[K]['params']
 ): Promise<Requests[K]['result']> {
-  return connection.sendRequest(method, params);
+  const result: unknown = await connection.sendRequest(method, params);
+  const problem = resultProblem(method, result);
+  if (problem !== undefined) throw new Error(`The server answered ${method} with a result the pane refuses (${problem}).`);
+  // Checked against the method's result schema just above.
+  return result as Requests[K]['result'];
 }
 
 /** Sends a typed notification. */

@@ -36,7 +36,7 @@ export const DEFAULT_WORKER_BUDGET: WorkerBudget = { maxSteps: 20, maxToolCalls:
 export const DEFAULT_MAX_RUNNING_WORKERS = 4;
 
 const settings = z.strictObject({
-  provider: z.enum(PROVIDER_KINDS as [string, ...string[]]),
+  provider: z.enum(PROVIDER_KINDS),
   model: z.string(),
   baseUrl: z.string().optional(),
   scriptPath: z.string().optional(),
@@ -63,7 +63,7 @@ export function parseWorkerConfig(json: unknown, origin = 'the config file'): Wo
   }
   const w = parsed.data;
   return {
-    tiers: { ...(w.tiers?.fast ? { fast: w.tiers.fast as ModelSettings } : {}), ...(w.tiers?.good ? { good: w.tiers.good as ModelSettings } : {}) },
+    tiers: { ...(w.tiers?.fast ? { fast: w.tiers.fast } : {}), ...(w.tiers?.good ? { good: w.tiers.good } : {}) },
     budget: {
       maxSteps: w.maxSteps ?? DEFAULT_WORKER_BUDGET.maxSteps,
       maxToolCalls: w.maxToolCalls ?? DEFAULT_WORKER_BUDGET.maxToolCalls,

@@ -81,6 +81,7 @@ export class WorkerStore {
     }
     let changed = false;
     const now = new Date().toISOString();
+    // The schema checks each worker's fields loosely; the records are what this program wrote, their full shape is not re-checked.
     for (const raw of parsed.workers as unknown as WorkerRecord[]) {
       const record = { ...raw };
       if (record.state === 'running') {
