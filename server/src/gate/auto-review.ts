@@ -7,7 +7,7 @@
 import type { SidecarOutcome } from '@cellmate/protocol';
 import type { AutoApprovalPort, SidecarAudit, SidecarRecord } from '../ports/harness.js';
 import type { ToolContext } from './define-tool.js';
-import { Breaker } from '../gate/breaker.js';
+import { Breaker } from './breaker.js';
 
 /** How long the gate waits for a verdict before the call goes to the person (SIDE-3). */
 export const DEFAULT_SIDECAR_TIMEOUT_MS = 5_000;
@@ -41,20 +41,6 @@ export class AutoReviewer {
 
   constructor(private readonly options: AutoReviewerOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_SIDECAR_TIMEOUT_MS;
-  }
-
-  /**
-   * Whether the reviewer may judge this call: Auto is on, the caller is the model or its
-   * kernel (a person's own click and an MCP client are never reviewed), the breaker has not
-   * paused the turn, and the call is not an untrusted workspace's write outside it. The
-   * caller has already excluded deny rules and the dangerous-command floor.
-   */
-  mayReview(ctx: ToolContext, record: SidecarRecord): boolean {
-    const port = ctx.autoApproval;
-    if (!port || !port.enabled()) return false;
-    if (ctx.actor !== 'model' && ctx.actor !== 'kernel') return false;
-    if (this.isPaused(ctx)) return false;
-    return !(record.outsideWorkspace.length > 0 && record.tier !== 'read' && !this.trusts(ctx.workspace));
   }
 
   /** Whether the breaker paused Auto for the rest of this call's turn. */
