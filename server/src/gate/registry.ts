@@ -6,19 +6,19 @@ import { evaluatePolicy } from '../policy/policy.js';
 import { FULL_PROFILE, PINNED_TOOLS, projectSurface, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, PathRefusedError, ToolInputError } from '../base/tool-errors.js';
-import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, SidecarAudit, SidecarRecord, WriteHook } from '../ports/harness.js';
-import { AutoReviewer, type AutoReviewerOptions } from './auto-review.js';
-import { buildSidecarRecord } from './sidecar-record.js';
+import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, SidecarAudit, WriteHook } from '../ports/harness.js';
+import type { AutoReviewerOptions } from './auto-review.js';
 import { shapeOutput } from '../workspace/output-shaping.js';
 import { raceAbort } from './race-abort.js';
-import { canonicalPathSubjects, createPathGate, describeAlways, judgeCall } from './call-subjects.js';
+import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subjects.js';
 import { CALL_TOOL } from './call-tool.js';
 import { formatValidationError } from './validation-message.js';
 import type { Redactor } from '../security/redaction.js';
 import { withWriteRecorder, type CheckpointPort } from '../workspace/write-capture.js';
 import { WithheldValues } from './withheld-values.js';
 import { Breaker, breakerStopsTurn } from './breaker.js';
-import { decideAnswer, decideCall, decideSurface, type AskVerdict, type CallActor, type CallVerdict, type JudgedCall } from './decide-call.js';
+import { decideCall, decideSurface, type CallActor, type CallVerdict, type JudgedCall } from './decide-call.js';
+import { Approver, type AskedCall } from './approval.js';
 
 /** JSON schemas by zod schema (a tool's parameters never change once defined). */
 const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
@@ -137,7 +137,7 @@ export class ToolRegistry {
   private readonly breaker = new Breaker({ streak: CIRCUIT_BREAKER_DENIALS });
   private readonly options: ToolRegistryOptions;
   private readonly sources: ToolSource[] = [];
-  private readonly auto: AutoReviewer;
+  private readonly approver: Approver;
   private readonly withheldValues = new WithheldValues();
 
   /** Fires after every call (success or failure). */
@@ -145,7 +145,7 @@ export class ToolRegistry {
 
   constructor(tools: Iterable<ToolDefinition> = [], options: ToolRegistryOptions = {}) {
     this.options = options;
-    this.auto = new AutoReviewer(options.autoReview);
+    this.approver = new Approver(options);
     for (const t of tools) this.register(t);
   }
 
@@ -382,8 +382,15 @@ export class ToolRegistry {
       case 'run':
         gate.decision = verdict.decision;
         return { isPathAllowed: verdict.reach && createPathGate(judged.policy!.rules, name, verdict.reach.tier, verdict.reach.kind) };
-      case 'ask':
-        return this.ask(definition, args, rawArgs, ctx, gate, judged.policy!, verdict);
+      case 'ask': {
+        // decideCall asks, and hands out a path reach, only for a call the policy judged.
+        const policy = judged.policy!;
+        const outcome = await this.approver.ask(this.asked(definition, args, rawArgs, ctx, policy), verdict, gate);
+        if (outcome.kind === 'stopped') return { refused: { ok: false, status: 'aborted', output: outcome.message, title: name, denied: true } };
+        gate.decision = outcome.decision;
+        if (outcome.kind === 'refuse') return { refused: await this.denied(ctx, outcome.message, name) };
+        return { isPathAllowed: createPathGate(policy.rules, name, outcome.reach.tier, outcome.reach.kind) };
+      }
     }
   }
 
@@ -406,66 +413,13 @@ export class ToolRegistry {
     return decideCall(
       judged,
       this.actorOf(ctx),
-      { workspace: ctx.workspace, workspaceTrusted: this.auto.trusts(ctx.workspace) },
-      { enabled: ctx.autoApproval?.enabled() ?? false, paused: this.auto.isPaused(ctx) }
+      { workspace: ctx.workspace, workspaceTrusted: this.approver.auto.trusts(ctx.workspace) },
+      { enabled: ctx.autoApproval?.enabled() ?? false, paused: this.approver.auto.isPaused(ctx) }
     );
   }
 
   private actorOf(ctx: ToolContext): CallActor {
     return { kind: ctx.actor, profile: ctx.profile ?? this.options.profile ?? FULL_PROFILE };
-  }
-
-  /** Carries out an ask: the Auto reviewer when it may take the call, then (unless it cleared it) the person's card. */
-  private async ask(
-    definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, gate: GateNote, judged: JudgedPolicy, ask: AskVerdict
-  ): Promise<GateOutcome> {
-    const name = definition.name;
-    const chosen = ask.judgedAs;
-    const answeredGate = (): ((relative: string) => boolean) => createPathGate(judged.rules, name, ask.reach.tier, ask.reach.kind);
-    const approvals = this.options.approvals;
-    const reviewable = ask.autoReview.eligible;
-    const preview = (approvals || reviewable) && chosen.tool === name ? await definition.preview?.(args, ctx).catch(() => undefined) : undefined;
-    if (reviewable) {
-      if (!this.auto.isStarted(ctx)) ctx.review?.({ state: 'checking' });
-      const audit = await this.auto.verdict(ctx, this.sidecarRecord(name, rawArgs, ctx, judged, ask, preview));
-      gate.sidecar = audit;
-      if (audit.outcome === 'allow') {
-        gate.decision = 'auto-approved';
-        ctx.review?.({ state: 'auto-approved', reason: audit.reason });
-        return { isPathAllowed: answeredGate() };
-      }
-      ctx.review?.({ state: 'asked', outcome: audit.outcome, reason: audit.reason });
-    } else if (this.auto.discard(ctx)) {
-      // Reviewed early, but Auto was switched off or paused before the call ran: its card must not stay "checking…".
-      ctx.review?.({ state: 'asked', outcome: 'ask', reason: 'Auto approval is off or paused for this turn' });
-    }
-    const cardReason = gate.sidecar ? `${ask.reason}; the Auto reviewer did not clear it (${gate.sidecar.outcome}: ${gate.sidecar.reason})` : ask.reason;
-    const asked = performance.now();
-    // The card shows the wait apart from the run; the pane hears when it starts and ends.
-    ctx.progress?.({ waiting: true });
-    const cardArgs = chosen.tool === name ? rawArgs : { subject: ask.subject, via: { tool: name, args: rawArgs } };
-    const answer = approvals
-      ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: cardArgs, subject: ask.subject, pattern: ask.always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, ask.always), ...(preview ? { preview } : {}), reason: cardReason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
-          ctx.signal
-        )
-      : ({ decision: 'unavailable' } as const);
-    gate.waitMs += performance.now() - asked;
-    ctx.progress?.({ waiting: false, waitedMs: Math.round(gate.waitMs) });
-    const settled = decideAnswer(ask, answer, name);
-    switch (settled.kind) {
-      case 'run':
-        gate.decision = settled.decision;
-        for (const rule of settled.remember) this.options.policy?.remember(rule);
-        return { isPathAllowed: answeredGate() };
-      case 'stopped':
-        return { refused: { ok: false, status: 'aborted', output: settled.message, title: name, denied: true } };
-      case 'refuse':
-        gate.decision = settled.decision;
-        // A call the reviewer already refused counted then; one it never saw (the floor) counts now.
-        if (settled.decision === 'denied-by-person' && !gate.sidecar) this.auto.personDenied(ctx);
-        return { refused: await this.denied(ctx, settled.message, name) };
-    }
   }
 
   /**
@@ -484,24 +438,15 @@ export class ToolRegistry {
       if (!parsed.success) return false;
       const judged = await this.judge(definition, parsed.data, ctx);
       const verdict = this.decide(judged, ctx);
-      if (verdict.kind !== 'ask' || !verdict.autoReview.eligible || !judged.policy) return false;
-      const preview = verdict.judgedAs.tool === name ? await definition.preview?.(parsed.data, ctx).catch(() => undefined) : undefined;
-      return this.auto.start(ctx, this.sidecarRecord(name, rawArgs, ctx, judged.policy, verdict, preview));
+      if (verdict.kind !== 'ask' || !judged.policy) return false;
+      return await this.approver.startReview(this.asked(definition, parsed.data, rawArgs, ctx, judged.policy), verdict);
     } catch {
       return false;
     }
   }
 
-  /** The record the Auto reviewer is sent, with known secrets hidden (SIDE-1). */
-  private sidecarRecord(
-    name: string, rawArgs: unknown, ctx: ToolContext, judged: JudgedPolicy, ask: AskVerdict,
-    preview: Awaited<ReturnType<NonNullable<ToolDefinition['preview']>>>
-  ): SidecarRecord {
-    const record = buildSidecarRecord({
-      tool: name, judgements: judged.judgements, chosen: ask.judgedAs, args: rawArgs, actor: ctx.actor, mode: this.actorOf(ctx).profile.name,
-      workspace: ctx.workspace, ...(preview ? { preview } : {}), rules: judged.rules, asks: ask.reason
-    });
-    return this.options.redactor ? this.options.redactor.redactDeep(record) : record;
+  private asked(definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, judged: JudgedPolicy): AskedCall {
+    return { definition, args, rawArgs, ctx, mode: this.actorOf(ctx).profile.name, judged };
   }
 
   /**
