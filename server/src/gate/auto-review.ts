@@ -2,7 +2,7 @@
  * Auto approval's side of the gate (SIDE-1…3): its verdicts started early and kept per call,
  * the timeout that turns silence into `ask`, and the breaker that hands the rest of a turn
  * back to the person after repeated refusals (HARN-6). Which calls it may take is
- * `decide-call.ts`'s. The registry owns one; the classifier comes with each call's context.
+ * `decide-call.ts`'s. The Approver owns one; the classifier comes with each call's context.
  */
 import type { SidecarOutcome } from '@cellmate/protocol';
 import type { AutoApprovalPort, SidecarAudit, SidecarRecord } from '../ports/harness.js';
@@ -33,7 +33,7 @@ interface Pending {
   stop: AbortController;
 }
 
-/** One registry's Auto reviews and breaker. */
+/** One gate's Auto reviews and breaker. */
 export class AutoReviewer {
   private readonly pending = new Map<string, Pending>();
   private readonly breaker = new Breaker({ streak: AUTO_PAUSE_STREAK, total: AUTO_PAUSE_TOTAL });
@@ -114,7 +114,10 @@ export class AutoReviewer {
   /** Counts a verdict; a paused turn stays paused (nothing counts) until the next turn. */
   private count(ctx: ToolContext, kind: 'allow' | 'refused', last: SidecarOutcome | string): void {
     if (this.isPaused(ctx)) return;
-    if (kind === 'allow') return this.breaker.pass(ctx);
+    if (kind === 'allow') {
+      this.breaker.pass(ctx);
+      return;
+    }
     const turn = this.breaker.refuse(ctx);
     if (turn.tripped) {
       const why = turn.streak >= AUTO_PAUSE_STREAK ? `${turn.streak} calls in a row` : `${turn.total} calls in this turn`;
