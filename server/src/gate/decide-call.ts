@@ -12,6 +12,7 @@ import type { ActionClass, CapabilityProfile, ToolTier } from '../ports/vocabula
 import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
 import { PINNED_TOOLS, surfaceRefusal } from '../policy/profile.js';
 import { rulesForAlways, type Judgement, type PathReach } from './call-subjects.js';
+import type { ToolDefinition } from './define-tool.js';
 import { outsideWorkspaceWords } from './sidecar-record.js';
 
 /** The tool called, as the gate sees it. */
@@ -21,6 +22,17 @@ export interface GateTool {
   actionClasses: readonly ActionClass[];
   /** What the tool calls its dangerous-command floor on a card (`dangerous command` when absent). */
   dangerLabel?: string;
+}
+
+/** Default action classes by tier. */
+export function actionClassesOf(definition: Pick<ToolDefinition, 'tier' | 'actionClasses'>): readonly ActionClass[] {
+  if (definition.actionClasses) return definition.actionClasses;
+  return definition.tier === 'read' ? ['read'] : definition.tier === 'write' ? ['write-file'] : ['run-process'];
+}
+
+/** A definition with its action classes filled in, as surfaces and the gate judge it. */
+export function withClasses<T extends ToolDefinition>(definition: T): T & { actionClasses: readonly ActionClass[] } {
+  return { ...definition, actionClasses: actionClassesOf(definition) };
 }
 
 /** What judging the call found. */

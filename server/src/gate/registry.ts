@@ -1,7 +1,7 @@
 import type { ToolActor } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
-import type { ActionClass, ToolSurface } from '../ports/vocabulary.js';
+import type { ToolSurface } from '../ports/vocabulary.js';
 import { evaluatePolicy } from '../policy/policy.js';
 import { FULL_PROFILE, PINNED_TOOLS, projectSurface, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
@@ -17,7 +17,7 @@ import type { Redactor } from '../security/redaction.js';
 import { withWriteRecorder, type CheckpointPort } from '../workspace/write-capture.js';
 import { WithheldValues } from './withheld-values.js';
 import { Breaker, breakerStopsTurn } from './breaker.js';
-import { decideCall, decideSurface, type CallActor, type CallVerdict, type JudgedCall } from './decide-call.js';
+import { decideCall, decideSurface, withClasses, type CallActor, type CallVerdict, type JudgedCall } from './decide-call.js';
 import { Approver, type AskedCall } from './approval.js';
 
 /** JSON schemas by zod schema (a tool's parameters never change once defined). */
@@ -47,6 +47,7 @@ export type ToolCallResult =
     };
 
 export type { ToolSurface } from '../ports/vocabulary.js';
+export { actionClassesOf } from './decide-call.js';
 
 /**
  * Tools that exist only once something has started (MCP servers): registered as
@@ -520,16 +521,6 @@ export class ToolRegistry {
     const values = await this.withheldValues.collect(ctx.workspace, await policy.rules(), definition.name, definition.tier, signal);
     return values.hideDeep(output);
   }
-}
-
-/** Default action classes by tier. */
-export function actionClassesOf(definition: Pick<ToolDefinition, 'tier' | 'actionClasses'>): readonly ActionClass[] {
-  if (definition.actionClasses) return definition.actionClasses;
-  return definition.tier === 'read' ? ['read'] : definition.tier === 'write' ? ['write-file'] : ['run-process'];
-}
-
-function withClasses(definition: ToolDefinition): ToolDefinition & { actionClasses: readonly ActionClass[] } {
-  return { ...definition, actionClasses: actionClassesOf(definition) } as ToolDefinition & { actionClasses: readonly ActionClass[] };
 }
 
 function toProfile(surface: ToolSurface): CapabilityProfile {

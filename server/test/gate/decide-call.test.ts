@@ -1,13 +1,12 @@
 import type { ToolActor } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
-import { decideAnswer, decideCall, type AskVerdict, type AutoReviewState, type CallVerdict, type GateTool } from '../../src/gate/decide-call.js';
+import { actionClassesOf, decideAnswer, decideCall, type AskVerdict, type AutoReviewState, type CallVerdict, type GateTool } from '../../src/gate/decide-call.js';
 import { dangerousCommandReason } from '../../src/policy/dangerous-command.js';
 import { BUILTIN_RULES, ruleForAlways, type PolicyRule } from '../../src/policy/policy.js';
 import { FULL_PROFILE, READ_ONLY_PROFILE } from '../../src/policy/profile.js';
 import type { ApprovalDecision } from '../../src/ports/harness.js';
 import type { CapabilityProfile } from '../../src/ports/vocabulary.js';
 import { strictestJudgement, type Judgement } from '../../src/gate/call-subjects.js';
-import { actionClassesOf } from '../../src/gate/registry.js';
 
 // The approval walk as a table: each row is what the gate found about a call, who makes it
 // and the floor → the verdict. Decisions come from the real policy evaluator and the real
