@@ -1,12 +1,13 @@
 /**
- * Auto approval's side of the gate (SIDE-1…3): which calls the reviewer may clear, its
- * verdicts started early and kept per call, the timeout that turns silence into `ask`, and
- * the breaker that hands the rest of a turn back to the person after repeated refusals
- * (HARN-6). The registry owns one; the classifier itself comes with each call's context.
+ * Auto approval's side of the gate (SIDE-1…3): its verdicts started early and kept per call,
+ * the timeout that turns silence into `ask`, and the breaker that hands the rest of a turn
+ * back to the person after repeated refusals (HARN-6). Which calls it may take is
+ * `decide-call.ts`'s. The Approver owns one; the classifier comes with each call's context.
  */
 import type { SidecarOutcome } from '@cellmate/protocol';
 import type { AutoApprovalPort, SidecarAudit, SidecarRecord } from '../ports/harness.js';
 import type { ToolContext } from './define-tool.js';
+import { Breaker } from './breaker.js';
 
 /** How long the gate waits for a verdict before the call goes to the person (SIDE-3). */
 export const DEFAULT_SIDECAR_TIMEOUT_MS = 5_000;
@@ -15,7 +16,7 @@ export const AUTO_PAUSE_STREAK = 3;
 /** Refusals in one turn that pause Auto for the rest of it. */
 export const AUTO_PAUSE_TOTAL = 5;
 
-/** Reviews started early and not yet used, and turns tracked by the breaker, are bounded. */
+/** Reviews started early and not yet used are bounded. */
 const MAX_TRACKED = 256;
 
 /** Options of {@link AutoReviewer}. */
@@ -32,35 +33,24 @@ interface Pending {
   stop: AbortController;
 }
 
-interface TurnCount {
-  streak: number;
-  total: number;
-  paused: boolean;
-}
-
-/** One registry's Auto reviews and breaker. */
+/** One gate's Auto reviews and breaker. */
 export class AutoReviewer {
   private readonly pending = new Map<string, Pending>();
-  private readonly turns = new Map<string, TurnCount>();
+  private readonly breaker = new Breaker({ streak: AUTO_PAUSE_STREAK, total: AUTO_PAUSE_TOTAL });
   private readonly timeoutMs: number;
 
   constructor(private readonly options: AutoReviewerOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_SIDECAR_TIMEOUT_MS;
   }
 
-  /**
-   * Whether the reviewer may judge this call: Auto is on, the caller is the model or its
-   * kernel (a person's own click and an MCP client are never reviewed), the breaker has not
-   * paused the turn, and the call is not an untrusted workspace's write outside it. The
-   * caller has already excluded deny rules and the dangerous-command floor.
-   */
-  mayReview(ctx: ToolContext, record: SidecarRecord): boolean {
-    const port = ctx.autoApproval;
-    if (!port || !port.enabled()) return false;
-    if (ctx.actor !== 'model' && ctx.actor !== 'kernel') return false;
-    if (this.turn(ctx)?.paused) return false;
-    const trusted = this.options.isWorkspaceTrusted?.(ctx.workspace) ?? false;
-    return !(record.outsideWorkspace.length > 0 && record.tier !== 'read' && !trusted);
+  /** Whether the breaker paused Auto for the rest of this call's turn. */
+  isPaused(ctx: ToolContext): boolean {
+    return this.breaker.tally(ctx).tripped;
+  }
+
+  /** Whether the person trusts the workspace (without a trust source: not trusted). */
+  trusts(workspace: string): boolean {
+    return this.options.isWorkspaceTrusted?.(workspace) ?? false;
   }
 
   /**
@@ -121,26 +111,18 @@ export class AutoReviewer {
     if (ctx.autoApproval?.enabled()) this.count(ctx, 'refused', 'denied by the person');
   }
 
+  /** Counts a verdict; a paused turn stays paused (nothing counts) until the next turn. */
   private count(ctx: ToolContext, kind: 'allow' | 'refused', last: SidecarOutcome | string): void {
-    const key = turnKey(ctx);
-    const turn = this.turns.get(key) ?? { streak: 0, total: 0, paused: false };
-    if (turn.paused) return;
-    if (kind === 'allow') turn.streak = 0;
-    else {
-      turn.streak += 1;
-      turn.total += 1;
+    if (this.isPaused(ctx)) return;
+    if (kind === 'allow') {
+      this.breaker.pass(ctx);
+      return;
     }
-    this.turns.set(key, turn);
-    if (this.turns.size > MAX_TRACKED) this.dropOldest(this.turns);
-    if (turn.streak >= AUTO_PAUSE_STREAK || turn.total >= AUTO_PAUSE_TOTAL) {
-      turn.paused = true;
+    const turn = this.breaker.refuse(ctx);
+    if (turn.tripped) {
       const why = turn.streak >= AUTO_PAUSE_STREAK ? `${turn.streak} calls in a row` : `${turn.total} calls in this turn`;
       ctx.note?.('warning', `Auto approval is paused for the rest of this turn: the reviewer did not clear ${why} (last: ${last}). You decide each call until the next message.`);
     }
-  }
-
-  private turn(ctx: ToolContext): TurnCount | undefined {
-    return this.turns.get(turnKey(ctx));
   }
 
   /** Asks the classifier, bounded by the timeout; every failure is `ask` (SIDE-3). */
@@ -177,10 +159,6 @@ export class AutoReviewer {
 
 function callKey(ctx: ToolContext): string {
   return `${ctx.chatId}\u0000${ctx.callId ?? ''}`;
-}
-
-function turnKey(ctx: ToolContext): string {
-  return `${ctx.chatId}\u0000${ctx.turnId ?? ''}`;
 }
 
 /** The reason shown on a card: one line, bounded. */

@@ -100,6 +100,16 @@ export async function judgeCall(
     { tool: definition.name, tier, subjects: [...paths, ...(definition.policySubjects?.(args, ctx) ?? [])], kind: paths.length > 0 ? 'path' : 'text', danger: definition.dangerReason?.(args) },
     ...(definition.alsoJudgedAs?.(args) ?? []).map((j) => ({ ...j, kind: 'text' as const }))
   ];
+  return strictestJudgement(rules, judgements);
+}
+
+/**
+ * The strictest of a call's judgements under the rules (deny > ask or floor > allow; the
+ * first — the tool itself — on ties), with its decision. Pure.
+ */
+export function strictestJudgement(
+  rules: readonly PolicyRule[], judgements: Judgement[]
+): { judgement: Judgement; decision: PolicyDecision; judgements: Judgement[] } {
   const judged = judgements.map((judgement) => ({
     judgement,
     decision: evaluatePolicy(rules, { tool: judgement.tool, tier: judgement.tier, subjects: judgement.subjects, subjectKind: judgement.kind })

@@ -1,23 +1,24 @@
 import type { ToolActor } from '@cellmate/protocol';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { z } from 'zod';
-import type { ActionClass, ToolSurface } from '../ports/vocabulary.js';
+import type { ToolSurface } from '../ports/vocabulary.js';
 import { evaluatePolicy } from '../policy/policy.js';
-import { FULL_PROFILE, PINNED_TOOLS, projectSurface, surfaceRefusal, type CapabilityProfile } from '../policy/profile.js';
+import { FULL_PROFILE, PINNED_TOOLS, projectSurface, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, PathRefusedError, ToolInputError } from '../base/tool-errors.js';
-import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, SidecarAudit, SidecarRecord, WriteHook } from '../ports/harness.js';
-import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
-import { AutoReviewer, type AutoReviewerOptions } from './auto-review.js';
-import { buildSidecarRecord } from './sidecar-record.js';
+import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, SidecarAudit, WriteHook } from '../ports/harness.js';
+import type { AutoReviewerOptions } from './auto-review.js';
 import { shapeOutput } from '../workspace/output-shaping.js';
 import { raceAbort } from './race-abort.js';
-import { canonicalPathSubjects, createPathGate, describeAlways, judgeCall, rulesForAlways, type Judgement } from './call-subjects.js';
+import { canonicalPathSubjects, createPathGate, judgeCall } from './call-subjects.js';
 import { CALL_TOOL } from './call-tool.js';
 import { formatValidationError } from './validation-message.js';
 import type { Redactor } from '../security/redaction.js';
 import { withWriteRecorder, type CheckpointPort } from '../workspace/write-capture.js';
 import { WithheldValues } from './withheld-values.js';
+import { Breaker, breakerStopsTurn } from './breaker.js';
+import { decideCall, decideSurface, withClasses, type CallActor, type CallVerdict, type JudgedCall } from './decide-call.js';
+import { Approver, type AskedCall } from './approval.js';
 
 /** JSON schemas by zod schema (a tool's parameters never change once defined). */
 const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
@@ -46,6 +47,7 @@ export type ToolCallResult =
     };
 
 export type { ToolSurface } from '../ports/vocabulary.js';
+export { actionClassesOf } from './decide-call.js';
 
 /**
  * Tools that exist only once something has started (MCP servers): registered as
@@ -109,6 +111,12 @@ export interface ToolRegistryOptions {
   toolSearch?: (catalog: ToolRegistry) => ToolDefinition;
 }
 
+/** The policy gate's outcome: a failed result when the call must not run, else the path port. */
+type GateOutcome = { refused: Omit<Extract<ToolCallResult, { ok: false }>, 'durationMs'> } | { isPathAllowed?: (relative: string) => boolean };
+
+/** The policy's look at a judged call. */
+type JudgedPolicy = NonNullable<JudgedCall['policy']>;
+
 /** How the gate decided, the Auto review when there was one (audit log), and how long the call waited for a person. */
 interface GateNote {
   decision: AuditDecision;
@@ -127,10 +135,10 @@ interface GateNote {
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
   private readonly callEmitter = new Emitter<ToolCallRecord>();
-  private readonly denials = new Map<string, number>();
+  private readonly breaker = new Breaker({ streak: CIRCUIT_BREAKER_DENIALS });
   private readonly options: ToolRegistryOptions;
   private readonly sources: ToolSource[] = [];
-  private readonly auto: AutoReviewer;
+  private readonly approver: Approver;
   private readonly withheldValues = new WithheldValues();
 
   /** Fires after every call (success or failure). */
@@ -138,7 +146,7 @@ export class ToolRegistry {
 
   constructor(tools: Iterable<ToolDefinition> = [], options: ToolRegistryOptions = {}) {
     this.options = options;
-    this.auto = new AutoReviewer(options.autoReview);
+    this.approver = new Approver(options);
     for (const t of tools) this.register(t);
   }
 
@@ -284,10 +292,11 @@ export class ToolRegistry {
       const names = this.list(profile).map((t) => t.name).join(', ') || '(none)';
       return fail('error', `Unknown tool "${name}". Available tools: ${names}. Call one of these instead.`, name, elapsed());
     }
-    const refusal = surfaceRefusal(withClasses(definition), profile);
-    if (refusal) {
-      gate.decision = 'refused-surface';
-      return this.denied(ctx, refusal, name, elapsed());
+    // The surface first: a call off it is refused before its arguments are read.
+    const offSurface = decideSurface(withClasses(definition), { kind: ctx.actor, profile });
+    if (offSurface) {
+      gate.decision = offSurface.decision;
+      return this.denied(ctx, offSurface.message, name, elapsed());
     }
     const parsed = definition.parameters.safeParse(rawArgs);
     if (!parsed.success) {
@@ -326,7 +335,7 @@ export class ToolRegistry {
         return { ok: false, status: 'aborted', output: shaped.output, title: raw.title, durationMs: elapsed() };
       }
       const output = await this.hideWithheldValues(definition, await this.afterWrite(definition, raw, ctx, signal), raw, ctx, signal);
-      this.resetDenials(ctx);
+      this.breaker.pass(ctx);
       if ((definition.outputShaping ?? 'auto') === 'auto') {
         const shaped = await shapeOutput(output.output, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
         if (shaped.truncated) {
@@ -353,152 +362,92 @@ export class ToolRegistry {
   }
 
   /**
-   * The policy gate: path arguments resolved through confinement into canonical subjects,
-   * then the tool's own judgement and any `alsoJudgedAs` (strictest wins), the floor, and
-   * approval. Returns a failed result when the call must not run, else the path port.
+   * The policy gate: the call judged ({@link judge}), its verdict ({@link decideCall}), and
+   * the verdict carried out. Returns a failed result when the call must not run, else the path port.
    */
-  private async checkPolicy(
-    definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, gate: GateNote
-  ): Promise<{ refused: Omit<Extract<ToolCallResult, { ok: false }>, 'durationMs'> } | { isPathAllowed?: (relative: string) => boolean }> {
+  private async checkPolicy(definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, gate: GateNote): Promise<GateOutcome> {
     const name = definition.name;
-    if (PINNED_TOOLS.has(name)) {
-      gate.decision = 'pinned';
-      return {};
-    }
-    const policy = this.options.policy;
-    if (!policy) return {};
-    const rules = await policy.rules();
-    let judged: Awaited<ReturnType<typeof judgeCall>>;
+    let judged: JudgedCall;
     try {
-      judged = await judgeCall(definition, args, ctx, rules);
+      judged = await this.judge(definition, args, ctx);
     } catch (error) {
       if (!(error instanceof PathRefusedError)) throw error;
       gate.decision = 'refused-path';
       return { refused: { ok: false, status: 'error', output: error.message, title: `${name}: path refused` } };
     }
-    const { judgement: chosen, decision, judgements } = judged;
-    const danger = chosen.danger;
-    // Built per outcome: the rules alone admit only what they allow; a person's answer admits
-    // every file inside the call the rules do not deny (see createPathGate).
-    const tier = chosen.tool === name ? chosen.tier : definition.tier;
-    const ruledGate = (): ((relative: string) => boolean) => createPathGate(rules, name, tier, 'rules');
-    const answeredGate = (): ((relative: string) => boolean) => createPathGate(rules, name, tier, 'answered');
-    const via = chosen.tool === name ? '' : ` (${chosen.why}, so it is judged as ${chosen.tool})`;
-    if (decision.action === 'deny') {
-      gate.decision = decision.source === 'rule' ? 'denied-by-rule' : 'denied-by-default';
-      const why = decision.source === 'rule'
-        ? `the policy rule ${JSON.stringify(decision.rule)}`
-        : `the default for ${chosen.tier}-tier tools`;
-      return { refused: await this.denied(ctx, `Denied: ${chosen.tool} on ${JSON.stringify(decision.subject)}${via} is denied by ${why}. Do not retry it; choose another approach or ask the user.`, name) };
-    }
-    if (decision.action === 'allow' && !danger) {
-      gate.decision = decision.source === 'rule' ? 'allowed-by-rule' : 'allowed-by-default';
-      return { isPathAllowed: ruledGate() };
-    }
-    // A call the person made themselves (a card's button: actor `user`) is its own approval;
-    // a deny rule above and the dangerous-command floor still hold.
-    if (ctx.actor === 'user' && !danger) {
-      gate.decision = 'approved-by-action';
-      return { isPathAllowed: answeredGate() };
-    }
-    // ask (by policy, or because the dangerous-command floor overrides an allow)
-    const reason = askReason(definition, chosen, decision, via);
-    const subject = decision.subject;
-    // "Always for this pattern" adds exactly these rules (one per subject that asked); the card shows their patterns.
-    const always = rulesForAlways(rules, chosen);
-    const approvals = this.options.approvals;
-    // The Auto reviewer sees calls that ask by policy only: never a deny (returned above), never the floor.
-    const reviewable = !danger && ctx.autoApproval !== undefined && ctx.autoApproval.enabled();
-    const preview = (approvals || reviewable) && chosen.tool === name ? await definition.preview?.(args, ctx).catch(() => undefined) : undefined;
-    const record = reviewable ? this.sidecarRecord(name, rawArgs, ctx, judgements, chosen, rules, reason, preview) : undefined;
-    if (record && this.auto.mayReview(ctx, record)) {
-      if (!this.auto.isStarted(ctx)) ctx.review?.({ state: 'checking' });
-      const audit = await this.auto.verdict(ctx, record);
-      gate.sidecar = audit;
-      if (audit.outcome === 'allow') {
-        gate.decision = 'auto-approved';
-        ctx.review?.({ state: 'auto-approved', reason: audit.reason });
-        return { isPathAllowed: answeredGate() };
+    const verdict = this.decide(judged, ctx);
+    switch (verdict.kind) {
+      case 'refuse':
+        gate.decision = verdict.decision;
+        return { refused: await this.denied(ctx, verdict.message, name) };
+      case 'run':
+        gate.decision = verdict.decision;
+        return { isPathAllowed: verdict.reach && createPathGate(judged.policy!.rules, name, verdict.reach.tier, verdict.reach.kind) };
+      case 'ask': {
+        // decideCall asks, and hands out a path reach, only for a call the policy judged.
+        const policy = judged.policy!;
+        const outcome = await this.approver.ask(this.asked(definition, args, rawArgs, ctx, policy), verdict, gate);
+        if (outcome.kind === 'stopped') return { refused: { ok: false, status: 'aborted', output: outcome.message, title: name, denied: true } };
+        gate.decision = outcome.decision;
+        if (outcome.kind === 'refuse') return { refused: await this.denied(ctx, outcome.message, name) };
+        return { isPathAllowed: createPathGate(policy.rules, name, outcome.reach.tier, outcome.reach.kind) };
       }
-      ctx.review?.({ state: 'asked', outcome: audit.outcome, reason: audit.reason });
-    } else if (this.auto.discard(ctx)) {
-      // Reviewed early, but Auto was switched off or paused before the call ran: its card must not stay "checking…".
-      ctx.review?.({ state: 'asked', outcome: 'ask', reason: 'Auto approval is off or paused for this turn' });
-    }
-    const cardReason = gate.sidecar ? `${reason}; the Auto reviewer did not clear it (${gate.sidecar.outcome}: ${gate.sidecar.reason})` : reason;
-    const asked = performance.now();
-    // The card shows the wait apart from the run; the pane hears when it starts and ends.
-    ctx.progress?.({ waiting: true });
-    const answer = approvals
-      ? await approvals.requestApproval(
-          { chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool, args: chosen.tool === name ? rawArgs : { subject, via: { tool: name, args: rawArgs } }, subject, pattern: always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, always), ...(preview ? { preview } : {}), reason: cardReason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {}) },
-          ctx.signal
-        )
-      : ({ decision: 'unavailable' } as const);
-    gate.waitMs += performance.now() - asked;
-    ctx.progress?.({ waiting: false, waitedMs: Math.round(gate.waitMs) });
-    switch (answer.decision) {
-      case 'once':
-        gate.decision = 'approved-once';
-        return { isPathAllowed: answeredGate() };
-      case 'always':
-        gate.decision = 'approved-always';
-        // The floor still asks next time: "always" never covers a dangerous command.
-        for (const rule of always) policy.remember(rule);
-        return { isPathAllowed: answeredGate() };
-      case 'cancelled':
-        return { refused: { ok: false, status: 'aborted', output: 'The user stopped the turn while this call waited for approval.', title: name, denied: true } };
-      case 'deny':
-        gate.decision = 'denied-by-person';
-        // A call the reviewer already refused counted then; one it never saw (the floor) counts now.
-        if (!gate.sidecar) this.auto.personDenied(ctx);
-        return { refused: await this.denied(ctx, `Denied by the user: ${name} was not run.${answer.reason ? ` Their reason: ${answer.reason}` : ''} Do not retry the same call; adjust your approach.`, name) };
-      case 'expired':
-        gate.decision = 'denied-expired';
-        return { refused: await this.denied(ctx, `Not run: the approval request for ${name} expired without an answer. Do not retry it now; continue without it or ask the user with ask_user.`, name) };
-      case 'unavailable':
-        gate.decision = 'denied-no-person';
-        return { refused: await this.denied(ctx, `Not run: ${name} needs the user's approval (${reason}) and nobody is connected to approve it, so it is denied (fail-closed). Continue without it.`, name) };
     }
   }
 
   /**
+   * What the gate knows about a call before deciding: path arguments resolved through
+   * confinement into canonical subjects, the tool's own judgement and any `alsoJudgedAs`
+   * (strictest wins). A pinned tool runs whatever the rules say, so it is not judged.
+   * @throws PathRefusedError when a path argument escapes the workspace
+   */
+  private async judge(definition: ToolDefinition, args: unknown, ctx: ToolContext): Promise<JudgedCall> {
+    const tool = withClasses(definition);
+    const policy = this.options.policy;
+    if (!policy || PINNED_TOOLS.has(definition.name)) return { tool };
+    const rules = await policy.rules();
+    const { judgement: chosen, decision, judgements } = await judgeCall(definition, args, ctx, rules);
+    return { tool, policy: { rules, judgements, chosen, decision } };
+  }
+
+  private decide(judged: JudgedCall, ctx: ToolContext): CallVerdict {
+    return decideCall(
+      judged,
+      this.actorOf(ctx),
+      { workspace: ctx.workspace, workspaceTrusted: this.approver.auto.trusts(ctx.workspace) },
+      { enabled: ctx.autoApproval?.enabled() ?? false, paused: this.approver.auto.isPaused(ctx) }
+    );
+  }
+
+  private actorOf(ctx: ToolContext): CallActor {
+    return { kind: ctx.actor, profile: ctx.profile ?? this.options.profile ?? FULL_PROFILE };
+  }
+
+  /**
    * Starts the Auto review of a call whose arguments just completed in the model's stream,
-   * while the model keeps streaming (SIDE-2): the same surface, validation and judgement
-   * {@link call} makes, stopping short of asking anyone. Resolves true when a review started
-   * (the card then says "checking…"); {@link call} uses its verdict when the record it builds
-   * then is the same. Never throws: whatever fails here is judged again by {@link call}.
+   * while the model keeps streaming (SIDE-2): the same surface, validation, judgement and
+   * verdict {@link call} makes, stopping short of asking anyone. Resolves true when a review
+   * started (the card then says "checking…"); {@link call} uses its verdict when the record
+   * it builds then is the same. Never throws: whatever fails here is judged again by {@link call}.
    */
   async startReview(name: string, rawArgs: unknown, ctx: ToolContext): Promise<boolean> {
     try {
-      const policy = this.options.policy;
-      if (!policy || !ctx.callId || !ctx.autoApproval?.enabled() || PINNED_TOOLS.has(name)) return false;
+      if (!this.options.policy || !ctx.callId || !ctx.autoApproval?.enabled()) return false;
       const definition = this.tools.get(name);
-      if (!definition || surfaceRefusal(withClasses(definition), ctx.profile ?? this.options.profile ?? FULL_PROFILE)) return false;
+      if (!definition || decideSurface(withClasses(definition), this.actorOf(ctx))) return false;
       const parsed = definition.parameters.safeParse(rawArgs);
       if (!parsed.success) return false;
-      const rules = await policy.rules();
-      const { judgement: chosen, decision, judgements } = await judgeCall(definition, parsed.data, ctx, rules);
-      if (decision.action !== 'ask' || chosen.danger) return false;
-      const via = chosen.tool === name ? '' : ` (${chosen.why}, so it is judged as ${chosen.tool})`;
-      const preview = chosen.tool === name ? await definition.preview?.(parsed.data, ctx).catch(() => undefined) : undefined;
-      const record = this.sidecarRecord(name, rawArgs, ctx, judgements, chosen, rules, askReason(definition, chosen, decision, via), preview);
-      return this.auto.mayReview(ctx, record) && this.auto.start(ctx, record);
+      const judged = await this.judge(definition, parsed.data, ctx);
+      const verdict = this.decide(judged, ctx);
+      if (verdict.kind !== 'ask' || !judged.policy) return false;
+      return await this.approver.startReview(this.asked(definition, parsed.data, rawArgs, ctx, judged.policy), verdict);
     } catch {
       return false;
     }
   }
 
-  /** The record the Auto reviewer is sent, with known secrets hidden (SIDE-1). */
-  private sidecarRecord(
-    name: string, rawArgs: unknown, ctx: ToolContext, judgements: Judgement[], chosen: Judgement, rules: readonly PolicyRule[],
-    asks: string, preview: Awaited<ReturnType<NonNullable<ToolDefinition['preview']>>>
-  ): SidecarRecord {
-    const record = buildSidecarRecord({
-      tool: name, judgements, chosen, args: rawArgs, actor: ctx.actor, mode: (ctx.profile ?? this.options.profile ?? FULL_PROFILE).name,
-      workspace: ctx.workspace, ...(preview ? { preview } : {}), rules, asks
-    });
-    return this.options.redactor ? this.options.redactor.redactDeep(record) : record;
+  private asked(definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, judged: JudgedPolicy): AskedCall {
+    return { definition, args, rawArgs, ctx, mode: this.actorOf(ctx).profile.name, judged };
   }
 
   /**
@@ -523,16 +472,12 @@ export class ToolRegistry {
 
   /** A denial result; counts towards the circuit breaker, which may end the turn. */
   private async denied(ctx: ToolContext, output: string, name: string, durationMs = 0): Promise<Extract<ToolCallResult, { ok: false }>> {
-    const key = `${ctx.chatId}\u0000${ctx.turnId ?? ''}`;
-    const count = (this.denials.get(key) ?? 0) + 1;
-    this.denials.set(key, count);
-    // The breaker stops a model's turn; a person (`user`) or an MCP client, which has no turn
-    // here and runs its own loop, just gets each refusal.
-    if (count >= CIRCUIT_BREAKER_DENIALS && ctx.actor !== 'user' && ctx.actor !== 'mcp') {
+    const { streak: count, tripped } = this.breaker.refuse(ctx);
+    if (tripped && breakerStopsTurn(ctx.actor)) {
       const goOn = this.options.approvals
         ? await this.options.approvals.confirmContinue({ chatId: ctx.chatId, turnId: ctx.turnId, denials: count, last: output }, ctx.signal).catch(() => false)
         : false;
-      this.denials.delete(key);
+      this.breaker.reset(ctx);
       if (!goOn) {
         throw new FatalToolError(
           `${count} tool calls in a row were refused or denied (last: ${output}). The turn stopped so you can decide how to continue.`,
@@ -541,10 +486,6 @@ export class ToolRegistry {
       }
     }
     return { ok: false, status: 'error', output, title: `${name}: denied`, durationMs, denied: true };
-  }
-
-  private resetDenials(ctx: ToolContext): void {
-    this.denials.delete(`${ctx.chatId}\u0000${ctx.turnId ?? ''}`);
   }
 
   /** The write hook's look at the files before a write-tier tool changes them. */
@@ -580,24 +521,6 @@ export class ToolRegistry {
     const values = await this.withheldValues.collect(ctx.workspace, await policy.rules(), definition.name, definition.tier, signal);
     return values.hideDeep(output);
   }
-}
-
-/** Why a call asks, in words: the floor, a rule, or the tier's default (the card and the Auto record). */
-function askReason(definition: ToolDefinition, chosen: Judgement, decision: PolicyDecision, via: string): string {
-  const danger = chosen.danger;
-  return (danger
-    ? `${(chosen.tool === definition.name && definition.dangerLabel) || 'dangerous command'}: ${danger} (always asks, whatever the policy says)`
-    : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${chosen.tier}-tier tools ask by default`) + via;
-}
-
-/** Default action classes by tier. */
-export function actionClassesOf(definition: Pick<ToolDefinition, 'tier' | 'actionClasses'>): readonly ActionClass[] {
-  if (definition.actionClasses) return definition.actionClasses;
-  return definition.tier === 'read' ? ['read'] : definition.tier === 'write' ? ['write-file'] : ['run-process'];
-}
-
-function withClasses(definition: ToolDefinition): ToolDefinition & { actionClasses: readonly ActionClass[] } {
-  return { ...definition, actionClasses: actionClassesOf(definition) } as ToolDefinition & { actionClasses: readonly ActionClass[] };
 }
 
 function toProfile(surface: ToolSurface): CapabilityProfile {

@@ -51,7 +51,6 @@ export function buildSidecarRecord(input: SidecarRecordInput): SidecarRecord {
     }
   }
   const parsed = [...commands].map((c) => analyzeShell(c));
-  const words = parsed.flatMap((a) => a.commands.flatMap((c) => [...c.args, ...c.redirects.map((r) => r.target)]));
   const hosts = new Set<string>([...commands, ...other].flatMap(hostsIn));
   for (const leaf of stringLeaves(input.args)) {
     const host = urlHost(leaf.trim());
@@ -65,7 +64,7 @@ export function buildSidecarRecord(input: SidecarRecordInput): SidecarRecord {
     actor: input.actor,
     mode: input.mode,
     subjects: { paths: bounded(paths), commands: bounded(commands), hosts: bounded(hosts), other: bounded(other) },
-    outsideWorkspace: bounded(new Set(words.filter((w) => w.literal).map((w) => w.value).filter((w) => isOutside(input.workspace, w)))),
+    outsideWorkspace: bounded(new Set(wordsOutside(parsed, input.workspace))),
     danger: {
       commands: parsed.flatMap((a) => a.commands).slice(0, MAX_LIST).map((c) => ({
         name: c.dynamicName ? '(computed at run time)' : c.name,
@@ -79,6 +78,21 @@ export function buildSidecarRecord(input: SidecarRecordInput): SidecarRecord {
     asks: cut(input.asks),
     rules: standingRules(input.rules, tools)
   };
+}
+
+/**
+ * The literal command words of a call's shell judgements that name places outside the
+ * workspace (`/etc`, `~/x`, `../..`): the record's `outsideWorkspace`, and what keeps an
+ * untrusted workspace's call from the Auto reviewer.
+ */
+export function outsideWorkspaceWords(judgements: readonly Judgement[], workspace: string): string[] {
+  const commands = new Set(judgements.filter((j) => j.kind !== 'path' && j.tool === 'shell').flatMap((j) => j.subjects));
+  return [...new Set(wordsOutside([...commands].map((c) => analyzeShell(c)), workspace))];
+}
+
+function wordsOutside(parsed: ReadonlyArray<ReturnType<typeof analyzeShell>>, workspace: string): string[] {
+  const words = parsed.flatMap((a) => a.commands.flatMap((c) => [...c.args, ...c.redirects.map((r) => r.target)]));
+  return words.filter((w) => w.literal).map((w) => w.value).filter((w) => isOutside(workspace, w));
 }
 
 /** The size and kind of a previewed change: files, lines and cells — counted, never quoted. */
