@@ -264,6 +264,41 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   let socket: SocketServer | undefined;
   let mcpSocket: McpSocketEndpoint | undefined;
   let closeStdio: (() => void) | undefined;
+  // Everything started above, ended in this order whichever way the companion stops (a start
+  // that fails, or dispose): listeners first so nothing new arrives, debug sessions before
+  // the kernels they debug, workers before the chats and kernels they use, files flushed last.
+  const teardown: ReadonlyArray<readonly [what: string, end: () => unknown]> = [
+    ['socket', () => socket?.dispose()],
+    ['MCP socket', () => mcpSocket?.dispose()],
+    ['stdio connection', () => closeStdio?.()],
+    ['kernel retention', () => kernelRetention?.dispose()],
+    ['debug retention', () => debugRetention.dispose()],
+    ['debug sessions', () => debugSessions.dispose()],
+    ['debug cards', () => debugCards.dispose()],
+    ['plan flow', () => planFlow.dispose()],
+    ['workers', () => workers?.dispose()], // running workers end as interrupted
+    ['review flow', () => reviewFlow.dispose()],
+    ['orchestration flow', () => orchestrationFlow.dispose()],
+    ['chats', () => service.dispose()],
+    ['plans', () => plans.dispose()],
+    ['reviews', () => reviews.dispose()],
+    ['orchestrations', () => orchestrations.dispose()],
+    ['chat file stats', () => {
+      const { bytesWritten, records, compactions } = store.stats;
+      logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
+    }],
+    ['kernels', () => kernels?.dispose()],
+    ['write diagnostics', () => writeDiagnostics.dispose()],
+    ['language servers', () => lsp.dispose()],
+    ['MCP servers', () => mcp.dispose()],
+    ['exit hook', () => process.off('exit', killKernels)],
+    ['audit log', () => harness.audit.flush()],
+    ['call log', () => callLog.dispose()],
+    ['staged edits', () => edits.dispose()],
+    ['harness', () => harness.dispose()]
+  ];
+  let disposing: Promise<void> | undefined;
+  const dispose = (): Promise<void> => (disposing ??= runTeardown(teardown, logger));
   try {
     if (options.socketPath) {
       socket = await listenOnSocket(options.socketPath, services, logger);
@@ -276,21 +311,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       throw new Error('startServer needs socketPath or stdio.');
     }
   } catch (error) {
-    await socket?.dispose();
-    process.off('exit', killKernels);
-    kernelRetention?.dispose();
-    debugRetention.dispose();
-    debugCards.dispose();
-    await debugSessions.dispose();
-    await workers?.dispose();
-    await service.dispose();
-    await kernels?.dispose();
-    await lsp.dispose();
-    await mcp.dispose();
+    await dispose().catch(() => undefined); // the start's own error is the one to report
     throw error;
   }
 
-  let disposing: Promise<void> | undefined;
   return {
     workspace,
     socketPath: socket?.socketPath,
@@ -300,38 +324,22 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     registry,
     ...(workers ? { workers } : {}),
     ...(kernels ? { kernels } : {}),
-    dispose() {
-      disposing ??= (async () => {
-        await socket?.dispose();
-        await mcpSocket?.dispose();
-        closeStdio?.();
-        kernelRetention?.dispose();
-        debugRetention.dispose();
-        await debugSessions.dispose(); // before the kernels: leaves their debuggers first
-        debugCards.dispose();
-        planFlow.dispose();
-        await workers?.dispose(); // running workers end as interrupted, before the chats and kernels close
-        reviewFlow.dispose();
-        orchestrationFlow.dispose();
-        await service.dispose();
-        plans.dispose();
-        reviews.dispose();
-        orchestrations.dispose();
-        const { bytesWritten, records, compactions } = store.stats;
-        logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
-        await kernels?.dispose();
-        writeDiagnostics.dispose();
-        await lsp.dispose();
-        await mcp.dispose();
-        process.off('exit', killKernels);
-        await harness.audit.flush();
-        callLog.dispose();
-        edits.dispose();
-        harness.dispose();
-      })();
-      return disposing;
-    }
+    dispose
   };
+}
+
+/** Runs each step once, in order; a step that fails is logged and the rest still run. Rejects with the first failure. */
+async function runTeardown(steps: ReadonlyArray<readonly [what: string, end: () => unknown]>, logger: Logger): Promise<void> {
+  let failure: { error: unknown } | undefined;
+  for (const [what, end] of steps) {
+    try {
+      await end();
+    } catch (error) {
+      logger.warn(`shutdown: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+      failure ??= { error };
+    }
+  }
+  if (failure) throw failure.error;
 }
 
 function positiveIntFromEnv(env: NodeJS.ProcessEnv, name: string, logger: Logger): number | undefined {
