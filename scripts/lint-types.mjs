@@ -31,19 +31,6 @@ const ANY_ROOTS = [
  */
 const CAST_ROOTS = ['server/src', 'protocol/src', 'lab-extension/src', 'kernel-bridge/src'];
 
-/**
- * Files whose `as unknown as ToolDefinition…` casts are removed by the tool-table change
- * (one generic `register`); the lead deletes this list when that lands. Only casts to
- * `ToolDefinition` are excused here; any other cast in these files follows the rule.
- */
-const TOOL_TABLE_CASTS = new Set([
-  'server/src/server.ts',
-  'server/src/mcp/serve.ts',
-  'server/src/tools/index.ts',
-  'server/src/tools/ast_edit/ast_edit.ts',
-  'server/src/tools/code_graph/code_graph.ts'
-]);
-
 const SOURCE = /\.(ts|mts|cts|tsx)$/;
 const SKIP_DIRS = new Set(['node_modules', 'lib', 'dist', '.venv', 'fixtures', 'labextension']);
 
@@ -61,7 +48,7 @@ export function lintSource(path, text, { any = true, casts = true } = {}) {
     }
     // A cast spanning lines may be explained above where it starts or above its `as unknown`.
     const cast = casts ? doubleCastOf(node) : undefined;
-    if (cast && !explained(lineOf(node)) && !explained(lineOf(cast.type)) && !excused(path, node, file)) {
+    if (cast && !explained(lineOf(node)) && !explained(lineOf(cast.type))) {
       problems.push({ line: lineOf(node) + 1, message: '`as unknown as` without a comment on the line above saying why' });
     }
     ts.forEachChild(node, visit);
@@ -77,10 +64,6 @@ function doubleCastOf(node) {
   while (ts.isParenthesizedExpression(inner)) inner = inner.expression;
   const isCast = ts.isAsExpression(inner) || ts.isTypeAssertionExpression(inner);
   return isCast && inner.type.kind === ts.SyntaxKind.UnknownKeyword ? inner : undefined;
-}
-
-function excused(path, node, file) {
-  return TOOL_TABLE_CASTS.has(path) && /^(readonly\s+)?ToolDefinition\b/.test(node.type.getText(file));
 }
 
 /** True when line `index` (0-based) is a comment line: `// …`, or the last line of a block comment. */

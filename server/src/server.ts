@@ -13,35 +13,21 @@ import { removeChatOutputs } from './housekeeping/saved-outputs.js';
 import { OUTPUTS_DIR } from './workspace/output-shaping.js';
 import { SkillLibrary } from './skills/skill-library.js';
 import { CustomCommands } from './commands/custom-commands.js';
-import { createSkillTool } from './tools/skill/skill.js';
-import { builtinTools, workerTools } from './tools/index.js';
+import { builtinTools } from './tools/builtin-tools.js';
 import { WorkerService } from './workers/worker-service.js';
 import { WorkerStore } from './workers/worker-store.js';
 import { StagedEdits } from './structural/staged-edits.js';
-import { createEvalTool } from './tools/eval/eval.js';
 import { DebugSessionManager, describeSession } from './dap/session-manager.js';
 import { CheckpointStore } from './checkpoints/checkpoint-store.js';
 import { followEndedDebugCards } from './tools/debug/ended-cards.js';
-import { createDebugTool } from './tools/debug/debug.js';
 import { PlanFlow } from './flows/plan-flow.js';
 import { PlanStore } from './modes/plan/plan-store.js';
-import { createSubmitPlanTool } from './tools/submit_plan/submit_plan.js';
-import { createExitPlanModeTool } from './tools/exit_plan_mode/exit_plan_mode.js';
 import { ReviewFlow } from './flows/review-flow.js';
 import { ReviewStore } from './modes/review/review-store.js';
 import { createReviewAxes } from './flows/review-axes.js';
-import { createAddReviewNodeTool } from './tools/add_review_node/add_review_node.js';
-import { createApproveReviewNodeTool } from './tools/approve_review_node/approve_review_node.js';
-import { createFinalizeReviewTool } from './tools/finalize_review/finalize_review.js';
 import { OrchestrationFlow } from './flows/orchestration-flow.js';
 import { OrchestrationStore } from './modes/orchestrate/orchestration-store.js';
-import { createProposeOrchestrationTool } from './tools/propose_orchestration/propose_orchestration.js';
 import { processLauncher } from './dap/process-adapter.js';
-import { createKernelRunner } from './tools/eval/kernel-runner.js';
-import { createNotebookTools } from './tools/notebook/notebook.js';
-import { createNotebookVerifyTool } from './tools/notebook_verify/notebook_verify.js';
-import { createKernelStateTool } from './tools/kernel_state/kernel_state.js';
-import { createNotebookAcceptOutputsTool } from './tools/notebook_accept_outputs/notebook_accept_outputs.js';
 import { PaneHub } from './notebooks/pane-hub.js';
 import { ContextService } from './context/context-service.js';
 import { InlineCompletionService } from './inline/inline-service.js';
@@ -49,16 +35,12 @@ import { bundledServerBins } from './workspace/tool-bins.js';
 import { DocumentSync } from './lsp/documents.js';
 import { LspService } from './lsp/lsp-service.js';
 import { WriteDiagnostics } from './lsp/write-diagnostics.js';
-import { createLspTool } from './tools/lsp/lsp.js';
-import { createLspRenameTool } from './tools/lsp_rename/lsp_rename.js';
-import { createLspCodeActionTool } from './tools/lsp_code_action/lsp_code_action.js';
 import { createKernelManager } from './kernels/create-kernel-manager.js';
 import { McpService } from './mcp/mcp-service.js';
 import { listenMcpSocket, type McpSocketEndpoint } from './mcp/serve.js';
 import { exposedRegistry } from './mcp/expose.js';
 import type { KernelManager } from './kernels/kernel-manager.js';
 import type { ToolRegistry } from './gate/registry.js';
-import type { ToolDefinition } from './gate/define-tool.js';
 import { listenOnSocket, serveStream, type SocketServer } from './transport/socket-server.js';
 import type { CompanionServices } from './transport/services.js';
 
@@ -73,8 +55,6 @@ export interface StartServerOptions {
   /** Environment for API keys and `CELLMATE_*` settings; default `process.env`. */
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
-  /** Tool registry; default: the built-in tools. */
-  registry?: ToolRegistry;
   /** Stream inactivity timeout (default 120 s, or `CELLMATE_STREAM_IDLE_TIMEOUT_MS`). */
   streamIdleTimeoutMs?: number;
   /** Max model steps per turn (default 25, or `CELLMATE_MAX_STEPS`). */
@@ -139,66 +119,16 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const checkpoints = new CheckpointStore({ directory: path.join(workspace, '.cellmate', 'chats', 'checkpoints') });
   // One code graph per workspace, shared by code_graph and the notebooks-a-change-touched line under every write.
   const graphs = new CodeGraphs();
-  // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3).
-  const harness = createHarness({
-    workspace,
-    env,
-    writeHook: combineWriteHooks(writeDiagnostics, new TouchedNotebooksHook(graphs)),
-    checkpoints,
-    tools: (ports) => builtinTools({ ...ports, edits, graphs }),
-    onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
-  });
-  harness.redactor.addConfig(await loadConfigFile(env));
-  const registry = options.registry ?? harness.registry;
   const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger, chatTitle: (id) => store.get(id)?.chat.title });
   // However the companion ends (a crash included), its private kernels end with it.
   const killKernels = (): void => kernels?.killAllNow();
   process.on('exit', killKernels);
   // eval and notebook_run (closed notebooks) share one kernel path: kernel choice, idle budget, tool() bridge.
   const kernelRun = kernels ? { kernels, registry: () => registry, idleTimeoutMs: options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger) } : undefined;
-  if (kernelRun && !registry.list().some((t) => t.name === 'eval')) {
-    registry.register(createEvalTool(kernelRun));
-  }
-  // Notebook tools and `@` context: the panes serve the notebook port.
-  if (!registry.list().some((t) => t.name === 'notebook_edit')) {
-    for (const tool of createNotebookTools({ port: panes, ...(kernelRun ? { runner: createKernelRunner(kernelRun) } : {}) })) registry.register(tool as unknown as ToolDefinition);
-  }
-  // Notebooks re-run in fresh kernels and compared with their stored outputs (INTEL-1).
-  if (kernelRun && !registry.get('notebook_verify')) {
-    registry.register(createNotebookAcceptOutputsTool({ port: panes }) as unknown as ToolDefinition);
-    registry.register(createNotebookVerifyTool({ kernels: kernelRun.kernels, ...(kernelRun.idleTimeoutMs ? { idleTimeoutMs: kernelRun.idleTimeoutMs } : {}) }) as unknown as ToolDefinition);
-  }
-  // The focused notebook's live kernel against its cells (hidden state).
-  if (kernels && !registry.get('kernel_state')) {
-    registry.register(createKernelStateTool({
-      port: panes,
-      kernels: {
-        focused: async (ctx) => {
-          for (const language of ['python', 'javascript'] as const) {
-            const ref = kernels.focusedKernel(ctx.chatId, language);
-            if (!ref?.notebookPath) continue;
-            const { handle } = await kernels.acquire(ctx.chatId, language);
-            return { client: handle.session.client, notebookPath: ref.notebookPath, language };
-          }
-          return undefined;
-        }
-      }
-    }) as unknown as ToolDefinition);
-  }
-  if (!registry.list().some((t) => t.name === 'lsp')) {
-    registry.register(createLspTool(lsp, lspDocs) as unknown as ToolDefinition);
-    registry.register(createLspRenameTool(lspDocs, { port: panes }) as unknown as ToolDefinition);
-    registry.register(createLspCodeActionTool(lspDocs, { port: panes }) as unknown as ToolDefinition);
-  }
   // The debugger (DBG-1): one session per chat, TTL from CELLMATE_DEBUG_TTL_MS.
   const debugSessions = new DebugSessionManager({ ttlMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_TTL_MS', logger), stopWaitMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_STOP_WAIT_MS', logger) });
-  if (!registry.list().some((t) => t.name === 'debug')) {
-    registry.register(createDebugTool({ sessions: debugSessions, port: panes, env, ...(kernels ? { kernels } : {}), launchProcess: processLauncher({ env }) }) as unknown as ToolDefinition);
-  }
   // Plan mode's artifact and approval gate (MODE-3): plans are durable under .cellmate/plans/.
   const plans = new PlanStore(path.join(workspace, '.cellmate', 'plans'), (m) => logger.warn(m));
-  if (!registry.get('submit_plan')) registry.register(createSubmitPlanTool(plans) as unknown as ToolDefinition);
-  if (!registry.get('exit_plan_mode')) registry.register(createExitPlanModeTool(plans) as unknown as ToolDefinition);
   // Background workers (VIBE-1…3): sub-agent runs beside a chat's turn, journaled
   // under .cellmate/workers/, each in a private kernel of its own (keyed by its id) unless it shares.
   const workersOn = options.workers !== false && env.CELLMATE_WORKERS?.trim().toLowerCase() !== 'off';
@@ -209,18 +139,31 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         ...(options.fetch ? { fetch: options.fetch } : {}), redact: (t) => harness.redactor.redact(t)
       })
     : undefined;
-  if (workers && !registry.get('vibe_spawn')) for (const tool of workerTools(workers)) registry.register(tool);
   // Review mode (MODE-4): findings durable under .cellmate/reviews/; finalize_review's axes run here, not through a shell.
   const reviews = new ReviewStore(path.join(workspace, '.cellmate', 'reviews'), (m) => logger.warn(m));
-  if (!registry.get('add_review_node')) registry.register(createAddReviewNodeTool(reviews) as unknown as ToolDefinition);
-  if (!registry.get('approve_review_node')) registry.register(createApproveReviewNodeTool(reviews) as unknown as ToolDefinition);
-  if (!registry.get('finalize_review')) registry.register(createFinalizeReviewTool(reviews, createReviewAxes({ registry: () => registry, env, graphs })) as unknown as ToolDefinition);
   // Orchestrate mode's artifact (MODE-5): proposals are durable under .cellmate/orchestrations/; only the operator approves.
   const orchestrations = new OrchestrationStore(path.join(workspace, '.cellmate', 'orchestrations'), { onProblem: (m) => logger.warn(m) });
-  if (!registry.get('propose_orchestration')) registry.register(createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition);
   // Agent Skills (SKILL-2/3): the catalog enters each turn's prompt, `skill` reads one on demand.
   const skills = new SkillLibrary({ workspace, env });
-  if (!registry.get('skill')) registry.register(createSkillTool(skills) as unknown as ToolDefinition);
+  // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3); the
+  // registry holds the one tool table's tools for the resources above (TIER-3).
+  const harness = createHarness({
+    workspace,
+    env,
+    writeHook: combineWriteHooks(writeDiagnostics, new TouchedNotebooksHook(graphs)),
+    checkpoints,
+    tools: (ports) => builtinTools({
+      ...ports, edits, graphs, panes, skills, plans, orchestrations,
+      ...(kernelRun ? { kernels: kernelRun } : {}),
+      lsp: { service: lsp, docs: lspDocs },
+      debug: { sessions: debugSessions, env, launchProcess: processLauncher({ env }) },
+      ...(workers ? { workers } : {}),
+      reviews: { store: reviews, axes: createReviewAxes({ registry: () => registry, env, graphs }) }
+    }),
+    onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
+  });
+  harness.redactor.addConfig(await loadConfigFile(env));
+  const registry = harness.registry;
   // MCP servers: their tools are deferred, registered when a search or a call first needs them.
   const mcp = new McpService({ workspace, env, logger });
   await mcp.configure();
@@ -321,6 +264,41 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   let socket: SocketServer | undefined;
   let mcpSocket: McpSocketEndpoint | undefined;
   let closeStdio: (() => void) | undefined;
+  // Everything started above, ended in this order whichever way the companion stops (a start
+  // that fails, or dispose): listeners first so nothing new arrives, debug sessions before
+  // the kernels they debug, workers before the chats and kernels they use, files flushed last.
+  const teardown: ReadonlyArray<readonly [what: string, end: () => unknown]> = [
+    ['socket', () => socket?.dispose()],
+    ['MCP socket', () => mcpSocket?.dispose()],
+    ['stdio connection', () => closeStdio?.()],
+    ['kernel retention', () => kernelRetention?.dispose()],
+    ['debug retention', () => debugRetention.dispose()],
+    ['debug sessions', () => debugSessions.dispose()],
+    ['debug cards', () => debugCards.dispose()],
+    ['plan flow', () => planFlow.dispose()],
+    ['workers', () => workers?.dispose()], // running workers end as interrupted
+    ['review flow', () => reviewFlow.dispose()],
+    ['orchestration flow', () => orchestrationFlow.dispose()],
+    ['chats', () => service.dispose()],
+    ['plans', () => plans.dispose()],
+    ['reviews', () => reviews.dispose()],
+    ['orchestrations', () => orchestrations.dispose()],
+    ['chat file stats', () => {
+      const { bytesWritten, records, compactions } = store.stats;
+      logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
+    }],
+    ['kernels', () => kernels?.dispose()],
+    ['write diagnostics', () => writeDiagnostics.dispose()],
+    ['language servers', () => lsp.dispose()],
+    ['MCP servers', () => mcp.dispose()],
+    ['exit hook', () => process.off('exit', killKernels)],
+    ['audit log', () => harness.audit.flush()],
+    ['call log', () => callLog.dispose()],
+    ['staged edits', () => edits.dispose()],
+    ['harness', () => harness.dispose()]
+  ];
+  let disposing: Promise<void> | undefined;
+  const dispose = (): Promise<void> => (disposing ??= runTeardown(teardown, logger));
   try {
     if (options.socketPath) {
       socket = await listenOnSocket(options.socketPath, services, logger);
@@ -333,21 +311,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
       throw new Error('startServer needs socketPath or stdio.');
     }
   } catch (error) {
-    await socket?.dispose();
-    process.off('exit', killKernels);
-    kernelRetention?.dispose();
-    debugRetention.dispose();
-    debugCards.dispose();
-    await debugSessions.dispose();
-    await workers?.dispose();
-    await service.dispose();
-    await kernels?.dispose();
-    await lsp.dispose();
-    await mcp.dispose();
+    await dispose().catch(() => undefined); // the start's own error is the one to report
     throw error;
   }
 
-  let disposing: Promise<void> | undefined;
   return {
     workspace,
     socketPath: socket?.socketPath,
@@ -357,38 +324,22 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     registry,
     ...(workers ? { workers } : {}),
     ...(kernels ? { kernels } : {}),
-    dispose() {
-      disposing ??= (async () => {
-        await socket?.dispose();
-        await mcpSocket?.dispose();
-        closeStdio?.();
-        kernelRetention?.dispose();
-        debugRetention.dispose();
-        await debugSessions.dispose(); // before the kernels: leaves their debuggers first
-        debugCards.dispose();
-        planFlow.dispose();
-        await workers?.dispose(); // running workers end as interrupted, before the chats and kernels close
-        reviewFlow.dispose();
-        orchestrationFlow.dispose();
-        await service.dispose();
-        plans.dispose();
-        reviews.dispose();
-        orchestrations.dispose();
-        const { bytesWritten, records, compactions } = store.stats;
-        logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
-        await kernels?.dispose();
-        writeDiagnostics.dispose();
-        await lsp.dispose();
-        await mcp.dispose();
-        process.off('exit', killKernels);
-        await harness.audit.flush();
-        callLog.dispose();
-        edits.dispose();
-        harness.dispose();
-      })();
-      return disposing;
-    }
+    dispose
   };
+}
+
+/** Runs each step once, in order; a step that fails is logged and the rest still run. Rejects with the first failure. */
+async function runTeardown(steps: ReadonlyArray<readonly [what: string, end: () => unknown]>, logger: Logger): Promise<void> {
+  let failure: { error: unknown } | undefined;
+  for (const [what, end] of steps) {
+    try {
+      await end();
+    } catch (error) {
+      logger.warn(`shutdown: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+      failure ??= { error };
+    }
+  }
+  if (failure) throw failure.error;
 }
 
 function positiveIntFromEnv(env: NodeJS.ProcessEnv, name: string, logger: Logger): number | undefined {

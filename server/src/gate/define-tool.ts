@@ -120,7 +120,13 @@ export interface ExtraJudgement {
   why: string;
 }
 
-/** A tool, as a value. Build with {@link defineTool}. */
+/**
+ * A tool, as a value. Build with {@link defineTool}. `ToolDefinition` (the default `S`) is
+ * every tool with its argument type forgotten — what the registry and the tool table hold.
+ * The hooks that take arguments are declared as methods, so any `ToolDefinition<S>` is one
+ * without a cast; that is sound because the registry parses the arguments with the tool's
+ * own `parameters` before it calls any of them. Keep new argument hooks methods.
+ */
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
   tier: ToolTier;

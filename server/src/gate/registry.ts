@@ -105,8 +105,9 @@ export interface ToolRegistryOptions {
   /** Keeps what a turn's write/exec calls change, before they change it (checkpoints and rewind). */
   checkpoints?: CheckpointPort;
   /**
-   * Makes `tool_search` over this registry. The tools floor hands it in (the gate does not
-   * import tools); without it deferred tools are declared like any other.
+   * Builds `tool_search` over this registry (HARN-11), handed in by the tool table
+   * (`tools/builtin-tools.ts`) because the gate imports no tool. Without it a deferred tool
+   * or a tool source cannot be added: nothing could ever find their tools.
    */
   toolSearch?: (catalog: ToolRegistry) => ToolDefinition;
 }
@@ -152,13 +153,15 @@ export class ToolRegistry {
 
   /**
    * Adds a tool; names are unique. A tool that asks to be deferred (HARN-11) brings
-   * `tool_search` with it when the registry has none, so it can be loaded.
+   * `tool_search` with it when the registry has none, so it can be loaded. Every tool is
+   * registered here as it is built; it is held as a `ToolDefinition`, its argument type
+   * forgotten (see `define-tool.ts` for why that needs no cast).
    */
-  register(definition: ToolDefinition): void {
+  register<S extends z.ZodType>(definition: ToolDefinition<S>): void {
     if (this.tools.has(definition.name)) throw new Error(`Tool "${definition.name}" is already registered.`);
     if (definition.name === CALL_TOOL) throw new Error(`"${CALL_TOOL}" is reserved for the catalog's dispatcher (gate/call-tool.ts); choose another name.`);
+    if (definition.deferred) this.ensureToolSearch(definition.name);
     this.tools.set(definition.name, definition);
-    if (definition.deferred) this.ensureToolSearch();
   }
 
   /**
@@ -166,12 +169,15 @@ export class ToolRegistry {
    * not yet, so the declared set is the same before and after the source's tools arrive.
    */
   addToolSource(source: ToolSource): void {
+    this.ensureToolSearch('a tool source');
     this.sources.push(source);
-    this.ensureToolSearch();
   }
 
-  private ensureToolSearch(): void {
-    if (!this.tools.has('tool_search') && this.options.toolSearch) this.register(this.options.toolSearch(this));
+  /** Registers `tool_search` (from {@link ToolRegistryOptions.toolSearch}) unless there is one. */
+  private ensureToolSearch(forWhat: string): void {
+    if (this.tools.has('tool_search')) return;
+    if (!this.options.toolSearch) throw new Error(`Cannot add ${forWhat}: deferred tools need tool_search, and this registry was built without toolSearch.`);
+    this.register(this.options.toolSearch(this));
   }
 
   /** Whether any source of external tools was added (the catalog says so in its index). */

@@ -16,11 +16,8 @@ import { loadConfigFile } from '../config/config-file.js';
 import { bundledServerBins } from '../workspace/tool-bins.js';
 import { DocumentSync } from '../lsp/documents.js';
 import { LspService } from '../lsp/lsp-service.js';
-import { createCodeGraphTool } from '../tools/code_graph/code_graph.js';
-import type { ToolDefinition } from '../gate/define-tool.js';
+import { builtinTools } from '../tools/builtin-tools.js';
 import { createHarness } from '../tools/harness.js';
-import { astGrepTool, globTool, grepTool, readTool } from '../tools/index.js';
-import { createLspTool } from '../tools/lsp/lsp.js';
 import { PaneHub } from '../notebooks/pane-hub.js';
 import type { ToolRegistry } from '../gate/registry.js';
 import { createCellmateMcpServer, exposedRegistry } from './expose.js';
@@ -35,7 +32,9 @@ export async function serveMcpStdio(options: { workspace: string; env: NodeJS.Pr
   const docs = new DocumentSync(lsp, new PaneHub());
   const harness = createHarness({
     workspace, env,
-    tools: () => [readTool, grepTool, globTool, astGrepTool, createCodeGraphTool(), createLspTool(lsp, docs) as unknown as ToolDefinition],
+    // The same table as the companion's, for what this process holds (no kernels, panes or chats);
+    // `exposedRegistry` then picks the stateless tools MCP clients may call.
+    tools: (ports) => builtinTools({ catalog: ports.catalog, lsp: { service: lsp, docs } }),
     onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
   });
   harness.redactor.addConfig(await loadConfigFile(env));

@@ -9,7 +9,7 @@ import { Redactor } from '../security/redaction.js';
 import type { ToolDefinition } from '../gate/define-tool.js';
 import type { WriteHook } from '../ports/harness.js';
 import { ToolRegistry } from '../gate/registry.js';
-import { toolSearchFor } from './tool_search/tool_search.js';
+import { createToolSearchTool } from './tool_search/tool_search.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 
 /** The live clients around the registry that the server wires and the transport reaches. */
@@ -29,8 +29,12 @@ export interface HarnessServices {
 export interface HarnessOptions {
   workspace: string;
   env?: NodeJS.ProcessEnv;
-  /** The tools, given the question port (so `ask_user` registers only with one, ASK-3). */
-  tools: (ports: { questions: QuestionBroker }) => ToolDefinition[];
+  /**
+   * The tools (`builtinTools` for the caller's resources), given the question port and the
+   * registry they go into (so `ask_user` registers only with one, ASK-3, and `tool_search`
+   * indexes this registry, HARN-11).
+   */
+  tools: (ports: { questions: QuestionBroker; catalog: ToolRegistry }) => ToolDefinition[];
   profile?: CapabilityProfile;
   writeHook?: WriteHook;
   /** Keeps what each turn's writes replace (checkpoints and rewind). */
@@ -53,14 +57,13 @@ export function createHarness(options: HarnessOptions): HarnessServices {
   const redactor = new Redactor(env, process.env);
   const audit = new AuditLog(options.workspace, (e) => options.onProblem?.('could not write the audit log', e), auditLimitsFromEnv(env), redactor);
   const policy = new PolicyStore({ workspace: options.workspace, env, onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`) });
-  const registry = new ToolRegistry(options.tools({ questions }), {
+  const registry = new ToolRegistry([], {
     profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook, redactor,
-    toolSearch: toolSearchFor,
+    toolSearch: createToolSearchTool,
     autoReview: { timeoutMs: positive(env.CELLMATE_SIDECAR_TIMEOUT_MS), isWorkspaceTrusted: (workspace) => isWorkspaceTrusted(workspace, env) },
     ...(options.checkpoints ? { checkpoints: options.checkpoints } : {})
   });
-  // HARN-11: tools outside a surface's fixed set are indexed and loaded through tool_search.
-  if (!registry.get('tool_search')) registry.register(toolSearchFor(registry));
+  for (const tool of options.tools({ questions, catalog: registry })) registry.register(tool);
   return {
     presence, questions, audit, policy, registry, redactor,
     bindSink(fn) {

@@ -1,25 +1,5 @@
-import type { QuestionBroker } from '../questions/question-broker.js';
-import { StagedEdits } from '../structural/staged-edits.js';
-import { createStructuralEditTools } from './ast_edit/ast_edit.js';
-import { createCodeGraphTool } from './code_graph/code_graph.js';
-import type { CodeGraphs } from '../structural/graph/code-graph.js';
-import { applyPatchTool } from './apply_patch/apply_patch.js';
-import { astGrepTool } from './ast_grep/ast_grep.js';
-import { createAskUserTool } from './ask_user/ask_user.js';
-import type { ToolDefinition } from '../gate/define-tool.js';
-import { editTool } from './edit/edit.js';
-import { globTool } from './glob/glob.js';
-import { grepTool } from './grep/grep.js';
 import { readTool } from './read/read.js';
 import { ToolRegistry, type ToolRegistryOptions } from '../gate/registry.js';
-import { shellTool } from './shell/shell.js';
-import { writeTool } from './write/write.js';
-import { createVibeSpawnTool } from './vibe_spawn/vibe_spawn.js';
-import { createVibeSendTool } from './vibe_send/vibe_send.js';
-import { createVibeWaitTool } from './vibe_wait/vibe_wait.js';
-import { createVibeKillTool } from './vibe_kill/vibe_kill.js';
-import { createVibeListTool } from './vibe_list/vibe_list.js';
-import type { WorkerPort } from './vibe_spawn/worker-port.js';
 
 export { defineTool, type ToolContext, type ToolDefinition, type ToolOutput, type ToolTier } from '../gate/define-tool.js';
 export { FatalToolError, PathRefusedError, ToolInputError } from '../base/tool-errors.js';
@@ -38,20 +18,7 @@ export { createAskUserTool } from './ask_user/ask_user.js';
 export { createToolSearchTool } from './tool_search/tool_search.js';
 export { createStructuralEditTools } from './ast_edit/ast_edit.js';
 export { createCodeGraphTool } from './code_graph/code_graph.js';
-
-/** The generic tools that need no live resource (TIER-3): files, search, shell. */
-export const GENERIC_TOOLS: readonly ToolDefinition[] = [readTool, writeTool, editTool, applyPatchTool, grepTool, astGrepTool, globTool, shellTool];
-
-/**
- * The built-in tools for the resources attached: `ask_user` only with a question port
- * (ASK-3); `ast_edit` and `resolve` share `edits` (one store per companion; a fresh one
- * when none is given). Later issues add theirs (eval with a kernel factory, lsp with a supervisor…).
- */
-export function builtinTools(resources: { questions?: QuestionBroker; edits?: StagedEdits; graphs?: CodeGraphs } = {}): ToolDefinition[] {
-  const tools: ToolDefinition[] = [...GENERIC_TOOLS, ...createStructuralEditTools(resources.edits ?? new StagedEdits()), createCodeGraphTool(resources.graphs)];
-  if (resources.questions) tools.push(createAskUserTool(resources.questions) as unknown as ToolDefinition);
-  return tools;
-}
+export { builtinTools, GENERIC_TOOLS, workerTools, type ToolResources } from './builtin-tools.js';
 
 /**
  * The walking skeleton's minimal registry (`read` only, no policy gate) — kept for tests
@@ -59,9 +26,4 @@ export function builtinTools(resources: { questions?: QuestionBroker; edits?: St
  */
 export function createDefaultRegistry(options: ToolRegistryOptions = {}): ToolRegistry {
   return new ToolRegistry([readTool], options);
-}
-
-/** The five `vibe_*` tools around a worker port (VIBE-1: registered only when workers are on, TIER-3). */
-export function workerTools(workers: WorkerPort): ToolDefinition[] {
-  return [createVibeSpawnTool(workers), createVibeSendTool(workers), createVibeWaitTool(workers), createVibeKillTool(workers), createVibeListTool(workers)] as unknown as ToolDefinition[];
 }

@@ -17,8 +17,8 @@ import { QuestionBroker } from '../../src/questions/question-broker.js';
 import { declarations } from '../../src/gate/catalog.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
+import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
 import { tempDir } from '../helpers/temp.js';
-import { toolSearchFor } from '../../src/tools/tool_search/tool_search.js';
 
 const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fixture-server.mjs');
 const cleanups: Array<() => Promise<void>> = [];
@@ -65,7 +65,7 @@ async function setup(opts: { tier?: string; answer?: number; home?: string; desc
   const env = { HOME: path.join(ws, 'home'), CELLMATE_HOME: home };
   const audit = new AuditLog(ws);
   const policy = new PolicyStore({ workspace: ws, env });
-  const registry = new ToolRegistry(builtinTools({ questions: broker }), { policy, approvals: broker, audit, toolSearch: toolSearchFor });
+  const registry = new ToolRegistry(builtinTools({ questions: broker }), { policy, approvals: broker, audit, toolSearch: createToolSearchTool });
   const mcp = new McpService({ workspace: ws, env, logger: silentLogger, backoffInitialMs: 50 });
   await mcp.configure();
   registry.addToolSource(mcp);
@@ -90,7 +90,7 @@ describe('MCP client: a 150-tool stdio server as deferred tools (issue #14)', ()
 
   it('leaves the declared catalog unchanged, starts lazily, and tool_search finds the right tool', async () => {
     const s = await setup();
-    const plain = new ToolRegistry(builtinTools({}), { toolSearch: toolSearchFor });
+    const plain = new ToolRegistry(builtinTools({}), { toolSearch: createToolSearchTool });
     plain.addToolSource({ owns: () => false, load: async () => {} }); // the same tool_search, no servers
     const before = declarations(s.registry);
     expect((await s.mcp.status())[0]).toMatchObject({ name: 'fx', state: 'not-started', tools: 0 });

@@ -14,8 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/config/logger.js';
 import { McpService } from '../../src/mcp/mcp-service.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
+import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
 import { tempDir } from '../helpers/temp.js';
-import { toolSearchFor } from '../../src/tools/tool_search/tool_search.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -62,7 +62,7 @@ async function service(home: Record<string, unknown>, workspace: Record<string, 
   await writeFile(path.join(ws, '.cellmate', 'mcp.json'), JSON.stringify({ mcpServers: workspace }));
   const mcp = new McpService({ workspace: ws, env: { HOME: ws, CELLMATE_HOME: homeDir }, logger: silentLogger });
   await mcp.configure();
-  const registry = new ToolRegistry([], { toolSearch: toolSearchFor });
+  const registry = new ToolRegistry([], { toolSearch: createToolSearchTool });
   registry.addToolSource(mcp);
   cleanups.push(() => mcp.dispose());
   return { registry, mcp, ws, homeFile };

@@ -5,7 +5,7 @@ import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
 import { declarations, FIXED_TOOLS, fixedToolNames, fullDeclarations, INDEX_HEADING, surfaceCatalog } from '../../src/gate/catalog.js';
 import { CALL_TOOL_DECLARATION, parseLoaded } from '../../src/gate/call-tool.js';
-import { createToolSearchTool, toolSearchFor } from '../../src/tools/tool_search/tool_search.js';
+import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
 import { defineTool, type ToolDefinition } from '../../src/gate/define-tool.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
@@ -109,7 +109,7 @@ describe('tool search (HARN-11)', () => {
   });
 
   it('deferred tools are left out of the declared set; tool_search carries the compact index and returns full schemas', async () => {
-    const reg = new ToolRegistry([...builtinTools(), hidden], { toolSearch: toolSearchFor });
+    const reg = new ToolRegistry([...builtinTools(), hidden], { toolSearch: createToolSearchTool });
     const declared = declarations(reg);
     expect(declared.map((d) => d.name)).toEqual(['read', 'tool_search', 'call_tool']);
     // Deferred by the fixed-set table: one index line each. Asking to be deferred (external
@@ -136,7 +136,7 @@ describe('tool search (HARN-11)', () => {
   });
 
   it('a tool registered later with deferred: true brings tool_search along (external tools)', () => {
-    const reg = new ToolRegistry([], { toolSearch: toolSearchFor });
+    const reg = new ToolRegistry([], { toolSearch: createToolSearchTool });
     expect(reg.get('tool_search')).toBeUndefined();
     reg.register(hidden as unknown as ToolDefinition);
     expect(reg.get('tool_search')).toBeDefined();

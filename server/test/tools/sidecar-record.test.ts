@@ -16,6 +16,7 @@ import { PolicyStore } from '../../src/policy/policy-store.js';
 import type { AutoApprovalPort, SidecarRecord } from '../../src/ports/harness.js';
 import { Redactor } from '../../src/security/redaction.js';
 import { builtinTools } from '../../src/tools/index.js';
+import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
 import { createNotebookTools } from '../../src/tools/notebook/notebook.js';
 import type { ToolContext, ToolDefinition } from '../../src/gate/define-tool.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
@@ -55,7 +56,7 @@ async function setup(opts: { mcp?: boolean; answer?: ApprovalAnswer } = {}) {
   };
   const tools = [...builtinTools({ questions: broker }), ...(createNotebookTools({ port: { find: async () => undefined } }) as unknown as ToolDefinition[])];
   const registry = new ToolRegistry(tools, {
-    policy: new PolicyStore({ workspace: ws, env }), approvals: broker, redactor: new Redactor(env), autoReview: { isWorkspaceTrusted: () => true }
+    policy: new PolicyStore({ workspace: ws, env }), approvals: broker, redactor: new Redactor(env), autoReview: { isWorkspaceTrusted: () => true }, toolSearch: createToolSearchTool
   });
   // The eval tool as the companion registers it; its kernel starts only if a cell runs (none does here).
   const kernels = new KernelManager({ workspace: ws });

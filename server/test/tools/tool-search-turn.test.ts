@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { defineTool } from '../../src/gate/define-tool.js';
 import { readTool } from '../../src/tools/read/read.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
+import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { toolSearchFor } from '../../src/tools/tool_search/tool_search.js';
 
 const deferredTool = defineTool({
   name: 'lsp_rename', tier: 'read', deferred: true, description: 'Rename a symbol with the language server.',
@@ -27,7 +27,7 @@ describe('tool search in a real turn (HARN-11)', () => {
         { text: 'Renamed.', chunkDelayMs: 0 }
       ]]
     });
-    const h = await createHarness(ws, { registry: new ToolRegistry([readTool, deferredTool], { toolSearch: toolSearchFor }), env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
+    const h = await createHarness(ws, { registry: new ToolRegistry([readTool, deferredTool], { toolSearch: createToolSearchTool }), env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'Rename load', model);
     const tools = after.items.filter((i): i is ToolCallItem => i.kind === 'tool');

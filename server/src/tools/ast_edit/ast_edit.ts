@@ -104,5 +104,5 @@ export function createStructuralEditTools(edits: StagedEdits): ToolDefinition[] 
       return { title: `${args.action === 'accept' ? 'Applied' : 'Discarded'} ${args.edit_id}`, output: outcome.message, metadata: { files: outcome.files, state: outcome.state, ...(outcome.state === 'accepted' ? { changedFiles: outcome.files } : {}) } };
     }
   });
-  return [astEdit as unknown as ToolDefinition, resolve as unknown as ToolDefinition];
+  return [astEdit, resolve];
 }

@@ -66,5 +66,5 @@ export function createCodeGraphTool(graphs: CodeGraphs = new CodeGraphs()): Tool
       const files = new Set(entries.map((e) => e.doc.file)).size;
       return finish(lines, `transitive caller${lines.length === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}`, defs);
     }
-  }) as unknown as ToolDefinition;
+  });
 }

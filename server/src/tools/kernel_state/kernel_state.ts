@@ -14,11 +14,27 @@ import { defineTool, type ToolContext } from '../../gate/define-tool.js';
 import { ToolInputError } from '../../base/tool-errors.js';
 import type { NotebookPort } from '../../notebooks/pane-hub.js';
 import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
+import type { KernelManager } from '../../kernels/kernel-manager.js';
 
 /** The notebook kernel a call looks at. */
 export interface KernelStatePort {
   /** The kernel of the notebook focused in the window of the call's turn, if any. */
   focused(ctx: ToolContext): Promise<{ client: KernelClient; notebookPath: string; language: 'python' | 'javascript' } | undefined>;
+}
+
+/** The port over a kernel manager: the focused notebook's kernel (Python first, then JavaScript) for the call's chat. */
+export function focusedKernels(kernels: Pick<KernelManager, 'focusedKernel' | 'acquire'>): KernelStatePort {
+  return {
+    focused: async (ctx) => {
+      for (const language of ['python', 'javascript'] as const) {
+        const ref = kernels.focusedKernel(ctx.chatId, language);
+        if (!ref?.notebookPath) continue;
+        const { handle } = await kernels.acquire(ctx.chatId, language);
+        return { client: handle.session.client, notebookPath: ref.notebookPath, language };
+      }
+      return undefined;
+    }
+  };
 }
 
 export const kernelStateParameters = z.strictObject({

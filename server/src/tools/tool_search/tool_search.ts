@@ -87,11 +87,3 @@ function rank(tools: readonly ToolDefinition[], query: string): ToolDefinition[]
   return scored.filter((x) => x.s * 2 >= best).map((x) => x.t);
 }
 
-/**
- * `tool_search` as the registry takes it (`ToolRegistryOptions.toolSearch`): the registry
- * holds tools of every argument type, so the definition's argument type is erased here.
- */
-export function toolSearchFor(catalog: ToolCatalog): ToolDefinition {
-  // A definition's callbacks take its own arguments (contravariant), so no specific tool is a ToolDefinition<ZodType> without erasure.
-  return createToolSearchTool(catalog) as unknown as ToolDefinition;
-}
