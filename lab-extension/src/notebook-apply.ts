@@ -8,6 +8,7 @@
  */
 import {
   findCellIndex,
+  newCellId,
   planNotebookEdits,
   type NotebookCellData,
   type NotebookEditOp,
@@ -23,16 +24,6 @@ import type { INotebookModel } from '@jupyterlab/notebook';
 export type ISharedNotebook = INotebookModel['sharedModel'];
 type ISharedCodeCell = ICodeCellModel['sharedModel'];
 type SharedCellJSON = Parameters<ISharedNotebook['insertCells']>[1][number];
-
-/** A fresh 8-hex-digit cell id not in `taken`. */
-export function newCellId(taken: ReadonlySet<string>): string {
-  for (;;) {
-    const id = Array.from(crypto.getRandomValues(new Uint8Array(4)), b => b.toString(16).padStart(2, '0')).join('');
-    if (!taken.has(id)) {
-      return id;
-    }
-  }
-}
 
 /** The planner's view of a shared cell. */
 export function toPlanCell(cell: ISharedNotebook['cells'][number]): PlanCell {

@@ -1,10 +1,10 @@
 /**
- * Pure helpers of tool cards (no DOM): elapsed time of a running call, the code a card
- * can copy into a notebook.
+ * Pure helpers of tool cards (no DOM): elapsed time of a running call — the one clock the
+ * pane shows, for workers too — and the code a card can copy into a notebook.
  */
 import type { ToolCallItem } from '@cellmate/protocol';
 
-/** `0:07`, `1:05`, `1:02:03` — a running call's elapsed time. */
+/** `0:07`, `1:05`, `1:02:03` — a running call's or worker's elapsed time. */
 export function formatElapsed(ms: number): string {
   const total = Math.max(0, Math.floor((Number.isFinite(ms) ? ms : 0) / 1000));
   const h = Math.floor(total / 3600);

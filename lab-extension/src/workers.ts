@@ -51,9 +51,3 @@ export class WorkersModel {
   private _received = new Map<string, number>();
   private readonly _changed = new Signal<this, void>(this);
 }
-
-/** `12 s`, `3 min 04 s`. */
-export function formatElapsed(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
-}

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { WorkerSummary } from '@cellmate/protocol';
 
 import { isChatEvent } from '../src/model';
-import { formatElapsed, WorkersModel } from '../src/workers';
+import { formatElapsed } from '../src/tool-format';
+import { WorkersModel } from '../src/workers';
 
 const worker = (id: string, over: Partial<WorkerSummary> = {}): WorkerSummary => ({
   id, chatId: 'c1', label: `worker ${id}`, tier: 'fast', state: 'running', createdAt: '2026-01-01T00:00:00Z', startedAt: '2026-01-01T00:00:00Z',
@@ -33,9 +34,9 @@ describe('workers in the pane', () => {
     expect(model.workers).toEqual([]);
   });
 
-  it('elapsed time reads as seconds, then minutes', () => {
-    expect(formatElapsed(999)).toBe('0 s');
-    expect(formatElapsed(59_999)).toBe('59 s');
-    expect(formatElapsed(184_000)).toBe('3 min 04 s');
+  it('elapsed time reads like the tool cards\' clock', () => {
+    expect(formatElapsed(999)).toBe('0:00');
+    expect(formatElapsed(59_999)).toBe('0:59');
+    expect(formatElapsed(184_000)).toBe('3:04');
   });
 });

@@ -895,6 +895,7 @@ export const Routes = {
   websocket: 'cellmate/ws',
   status: 'cellmate/status'
 } as const;
+export * from './cell-id.js';
 export * from './kernel-info.js';
 export * from './notebook-cells.js';
 export * from './notebook-plan.js';

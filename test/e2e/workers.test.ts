@@ -69,6 +69,8 @@ describe('background workers in the pane (issue #16 item 5)', () => {
     // Elapsed time runs on in the pane while the worker runs.
     const elapsed = row('slow thinker').locator('.jp-cellmate-worker-elapsed');
     const first = await elapsed.textContent();
+    // The same clock as a running tool card's (`0:07`).
+    expect(first).toMatch(/^\d+:\d\d$/);
     await expect.poll(() => elapsed.textContent(), { timeout: 5_000 }).not.toBe(first);
 
     // The quick worker finishes on its own.

@@ -1,38 +1,8 @@
-/** Something that holds resources until `dispose()` is called. Idempotent. */
-export interface Disposable {
-  dispose(): void;
-}
-
-/** A typed event: subscribe with a listener, unsubscribe by disposing the result. */
-export type Event<T> = (listener: (value: T) => void) => Disposable;
-
-/** Owns the listeners of one event; `event` is what a class exposes publicly. */
-export class Emitter<T> implements Disposable {
-  private listeners = new Set<(value: T) => void>();
-
-  readonly event: Event<T> = (listener) => {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
-  };
-
-  /** Calls every listener; a throwing listener does not stop the others. */
-  fire(value: T): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l(value);
-      } catch (e) {
-        // A broken listener must not break message dispatch; surface it asynchronously.
-        queueMicrotask(() => {
-          throw e;
-        });
-      }
-    }
-  }
-
-  dispose(): void {
-    this.listeners.clear();
-  }
-}
+/**
+ * Events are vscode-jsonrpc's, the `Emitter` the companion server and the pane already use,
+ * so Cellmate has one: a listener that throws is logged and the others still run.
+ */
+export { Emitter, type Disposable, type Event } from 'vscode-jsonrpc/node.js';
 
 /**
  * Resolves when `promise` settles, rejects with `onTimeout()` after `ms`, or with

@@ -14,7 +14,8 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { compactionHeadline, usageLine } from '../context-format';
-import { formatElapsed, type WorkersModel } from '../workers';
+import { formatElapsed } from '../tool-format';
+import type { WorkersModel } from '../workers';
 
 /** Characters of a tool result the read-only transcript shows. */
 const OUTPUT_PREVIEW = 4_000;

@@ -1,17 +1,18 @@
 /**
  * Which debug adapters are usable here and why not (DBG-4/5). A process adapter is usable
  * only where its root marker (in the workspace root or a folder between it and the
- * program) AND its executable exist; {@link describeAdapters} says precisely which half is
+ * program) AND its executable exist, by the rule the language servers follow too
+ * (`workspace/executables.ts`); {@link describeAdapters} says precisely which half is
  * missing. The `kernel` adapter needs no marker: it debugs notebook cells in the focused
  * notebook's kernel or the chat's private kernel.
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { cellmatePython, executableOnPath } from '../security/cellmate-python.js';
+import { cellmatePython } from '../security/cellmate-python.js';
 import { childEnv } from '../security/child-env.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
+import { findRootMarker, firstExecutable, foldersUpToWorkspace, isExecutableFile, pathDirs, projectFolders } from '../workspace/executables.js';
 
 export type ProcessAdapterName = 'debugpy' | 'lldb' | 'delve';
 export type AdapterName = ProcessAdapterName | 'kernel';
@@ -50,16 +51,14 @@ export interface AdapterEnvironment {
   env: NodeJS.ProcessEnv;
 }
 
-/** The executables on PATH named `name` or `name-<n>` (Debian's versioned lldb-dap-19). */
+/** The executable on PATH named `name`, or `name-<n>` (Debian's versioned lldb-dap-19). */
 async function onPath(env: NodeJS.ProcessEnv, name: string, versioned = false): Promise<string | undefined> {
-  // Relative entries name whatever folder the companion is in (often the workspace): never searched.
-  for (const dir of (env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d))) {
-    const exact = path.join(dir, name);
-    if (explicitExecutable(exact)) return exact;
+  for (const dir of pathDirs(env.PATH)) {
+    const exact = firstExecutable(name, [dir]);
+    if (exact) return exact;
     if (!versioned) continue;
     const entries = await readdir(dir).catch(() => [] as string[]);
-    // A folder or a file without the exec bit named like the adapter is skipped, as a shell would.
-    const hit = entries.filter((e) => new RegExp(`^${name}-\\d+$`).test(e) && explicitExecutable(path.join(dir, e))).sort().at(-1);
+    const hit = entries.filter((e) => new RegExp(`^${name}-\\d+$`).test(e) && isExecutableFile(path.join(dir, e))).sort().at(-1);
     if (hit) return path.join(dir, hit);
   }
   return undefined;
@@ -72,16 +71,9 @@ async function onPath(env: NodeJS.ProcessEnv, name: string, versioned = false): 
  * debugpy is there: a cloned repository's `.venv/bin/python` is whatever program it ships.
  */
 export async function pythonCandidates(workspace: string, env: NodeJS.ProcessEnv, from?: string): Promise<string[]> {
-  const local: string[] = [];
-  if (isWorkspaceTrusted(workspace, env)) {
-    const dirs: string[] = [];
-    for (let d = from ? path.dirname(from) : workspace; ; d = path.dirname(d)) {
-      dirs.push(d);
-      if (!isStrictlyInside(d, workspace)) break;
-    }
-    local.push(...dirs.flatMap((d) => ['.venv', 'venv'].map((v) => path.join(d, v, 'bin', 'python'))).filter((p) => existsSync(p)));
-  }
-  const system = executableOnPath('python3', env);
+  const folders = projectFolders(isWorkspaceTrusted(workspace, env), foldersUpToWorkspace(from ? path.dirname(from) : workspace, workspace));
+  const local = folders.flatMap((d) => ['.venv', 'venv'].map((v) => path.join(d, v, 'bin', 'python'))).filter(isExecutableFile);
+  const system = firstExecutable('python3', pathDirs(env.PATH));
   const own = cellmatePython(env);
   return [...new Set([...local, ...(system ? [system] : []), ...(own ? [own] : [])])];
 }
@@ -110,36 +102,16 @@ export async function findExecutable(name: ProcessAdapterName, e: AdapterEnviron
   }
   // A set variable is the answer (PATH is not searched behind a wrong one: the message names it).
   const variable = EXECUTABLE_ENV[name];
-  const exe = variable && e.env[variable] ? explicitExecutable(e.env[variable]) : await onPath(e.env, name === 'lldb' ? 'lldb-dap' : 'dlv', name === 'lldb');
+  const explicit = variable ? e.env[variable] : undefined;
+  const exe = explicit ? (isExecutableFile(explicit) ? explicit : undefined) : await onPath(e.env, name === 'lldb' ? 'lldb-dap' : 'dlv', name === 'lldb');
   if (!exe) return undefined;
   return name === 'lldb' ? [exe] : [exe, 'dap'];
 }
 
-/** `file` when it is an executable regular file (`$CELLMATE_LLDB_DAP`, `$CELLMATE_DLV`, a PATH entry). */
-function explicitExecutable(value: string): string | undefined {
-  try {
-    accessSync(value, constants.X_OK);
-    return statSync(value).isFile() ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The first root marker of the adapter between the program's folder and the workspace root. */
 export function findMarker(name: ProcessAdapterName, workspace: string, program?: string): string | undefined {
-  for (let d = program ? path.dirname(program) : workspace; ; d = path.dirname(d)) {
-    for (const m of ROOT_MARKERS[name]) if (existsSync(path.join(d, m))) return path.relative(workspace, path.join(d, m)) || m;
-    if (!isStrictlyInside(d, workspace)) return undefined;
-  }
-}
-
-/**
- * Whether `dir` lies below `workspace`, so a walk up from it may go one folder higher. A bare
- * prefix test would let a sibling such as `/work/ws2` pass for `/work/ws`.
- */
-function isStrictlyInside(dir: string, workspace: string): boolean {
-  const top = path.resolve(workspace);
-  return dir !== top && dir.startsWith(top + path.sep);
+  const found = findRootMarker(program ? path.dirname(program) : workspace, ROOT_MARKERS[name], workspace);
+  return found && (path.relative(workspace, path.join(found.root, found.marker)) || found.marker);
 }
 
 /** One process adapter's availability, with the exact missing half. */

@@ -1,13 +1,14 @@
 /**
  * A notebook as a language server sees it (LSP-6), pure: its code cells with IPython magics
- * neutralised *line for line* (same number of lines, untouched lines byte-identical, so a
- * position on a cell line is the same position for the server), served either as an LSP
- * 3.17 notebook document (one text document per code cell) or, for a server without
- * notebook support, as one concatenated virtual document (cells joined with two blank
- * lines, like jupyterlab-lsp). Every server location maps back to (cell index, cell id,
- * line).
+ * neutralised by `notebooks/magics.ts` (the same view structural search parses: same lines
+ * and columns, untouched lines byte-identical, so a position on a cell line is the same
+ * position for the server), served either as an LSP 3.17 notebook document (one text
+ * document per code cell) or, for a server without notebook support, as one concatenated
+ * virtual document (cells joined with two blank lines, like jupyterlab-lsp). Every server
+ * location maps back to (cell index, cell id, line).
  */
 import { pathToFileURL } from 'node:url';
+import { neutraliseMagics } from '../notebooks/magics.js';
 import type { NotebookCellText } from './lsp-client.js';
 
 /** One notebook cell as the view needs it. */
@@ -46,41 +47,6 @@ export interface NotebookView {
   owns(uri: string): boolean;
 }
 
-/** Lines after which a cell magic's body is Python, so only its first line is neutralised. */
-const PYTHON_BODY_MAGICS = new Set(['time', 'timeit', 'capture', 'prun', 'debug', 'python', 'python3', 'memit', 'cython_inline']);
-
-/**
- * Neutralises IPython syntax line for line: `%magic …`, `!cmd …`, `%%magic` and `obj?`
- * become comments (`#…`), `x = !cmd` / `x = %magic …` become `x = ...#…` (so `x` stays
- * defined), a cell magic whose body is not Python comments out the whole cell. The line
- * count never changes; lines without magics are returned as they were.
- */
-export function neutraliseMagics(source: string): string {
-  const lines = source.split('\n');
-  const first = lines[0] ?? '';
-  const cellMagic = /^\s*%%([A-Za-z_][\w-]*)/.exec(first);
-  if (cellMagic) {
-    const pythonBody = PYTHON_BODY_MAGICS.has(cellMagic[1]!);
-    return lines.map((l, i) => (i === 0 || !pythonBody ? commentOut(l) : neutraliseLine(l))).join('\n');
-  }
-  return lines.map(neutraliseLine).join('\n');
-}
-
-function neutraliseLine(line: string): string {
-  const lead = /^(\s*)(.*)$/.exec(line)!;
-  const body = lead[2]!;
-  if (/^(%|!)/.test(body)) return `${lead[1]}#${body.slice(1)}`;
-  // `?obj`, `obj?`, `obj??` (help)
-  if (/^\?/.test(body) || /^[\w.]+\?\??\s*$/.test(body)) return `${lead[1]}#${body}`;
-  const assigned = /^([\w.,\s[\]()]+?=\s*)([!%])(.*)$/.exec(body);
-  if (assigned && !/[=!<>]=/.test(assigned[1]!)) return `${lead[1]}${assigned[1]}...#${assigned[3]}`;
-  return line;
-}
-
-function commentOut(line: string): string {
-  return /^\s*#/.test(line) || line.trim() === '' ? line : line.replace(/^(\s*)/, '$1#');
-}
-
 /**
  * The URI of one cell text document (the scheme servers know; the fragment is ours). The
  * generation changes with every new content of the notebook, so the empty publishes a
@@ -103,7 +69,7 @@ export function buildNotebookView(notebookFile: string, cells: readonly ViewCell
   const uri = pathToFileURL(notebookFile).href;
   const code = cells.map((c, index) => ({ c, index })).filter(({ c }) => c.cellType === 'code');
   if (mode === 'native') {
-    const docs = code.map(({ c, index }) => ({ index, id: c.id, uri: cellUri(notebookFile, c.id, index, generation), text: neutraliseMagics(c.source) }));
+    const docs = code.map(({ c, index }) => ({ index, id: c.id, uri: cellUri(notebookFile, c.id, index, generation), text: neutraliseMagics(c.source).code }));
     const byUri = new Map(docs.map((d) => [decodeSafe(d.uri), d]));
     const byIndex = new Map(docs.map((d) => [d.index, d]));
     return {
@@ -127,7 +93,7 @@ export function buildNotebookView(notebookFile: string, cells: readonly ViewCell
   const parts: string[] = [];
   let at = 0;
   for (const { c, index } of code) {
-    const text = neutraliseMagics(c.source);
+    const text = neutraliseMagics(c.source).code;
     const lines = text.split('\n').length;
     spans.push({ index, id: c.id, start: at, lines });
     parts.push(text);

@@ -1,32 +1,26 @@
 /**
  * The two halves of LSP-2: a file's root (the nearest folder, from the file up to the
  * workspace, holding one of the entry's root markers) and the entry's executable. Either
- * missing → the server does not start, and `status` says which half.
+ * missing → the server does not start, and `status` says which half. What counts as a
+ * marker and as an executable is `workspace/executables.ts`, the rule the debug adapters
+ * follow too.
  *
  * Where an executable may come from depends on workspace trust (`security/workspace-trust.ts`):
  * a trusted workspace's own `node_modules/.bin` and `.venv/bin` come first (root, then
- * workspace), then `PATH`, then the servers Cellmate ships. In an untrusted workspace the
- * project folders are not searched at all — a cloned repository's planted
- * `node_modules/.bin/basedpyright-langserver` or `tsc` would otherwise run on the first
- * read-tier `lsp` call — so only `PATH` and Cellmate's own servers count. Relative `PATH`
- * entries (`.`, `node_modules/.bin`) name whatever folder the companion happens to be in,
- * so they never count.
+ * workspace), then the absolute `PATH` entries, then the servers Cellmate ships. In an
+ * untrusted workspace the project folders are not searched at all — a cloned repository's
+ * planted `node_modules/.bin/basedpyright-langserver` or `tsc` would otherwise run on the
+ * first read-tier `lsp` call — so only `PATH` and Cellmate's own servers count.
  */
-import { access, constants, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { findRootMarker, firstExecutable, isExecutableFile, pathDirs, projectFolders } from '../workspace/executables.js';
 import type { ServerEntry } from './server-table.js';
 
-/** Nearest folder from `absoluteFile`'s folder up to `workspace` with one of `markers`. */
+/** Nearest folder from `absoluteFile`'s folder up to `workspace` with one of `markers` (`workspace/executables.ts`). */
 export async function findRoot(absoluteFile: string, markers: readonly string[], workspace: string): Promise<{ root: string; marker: string } | undefined> {
-  let dir = (await stat(absoluteFile).then((s) => s.isDirectory(), () => false)) ? absoluteFile : path.dirname(absoluteFile);
-  const top = path.resolve(workspace);
-  for (;;) {
-    for (const marker of markers) {
-      if (await exists(path.join(dir, marker))) return { root: dir, marker };
-    }
-    if (dir === top || !dir.startsWith(top + path.sep)) return undefined;
-    dir = path.dirname(dir);
-  }
+  const dir = (await stat(absoluteFile).then((s) => s.isDirectory(), () => false)) ? absoluteFile : path.dirname(absoluteFile);
+  return findRootMarker(dir, markers, workspace);
 }
 
 /** Options of {@link resolveExecutable}. */
@@ -43,9 +37,8 @@ export interface ExecutableSearch {
 
 /** The folders searched, in order (see the module comment). */
 export function searchDirs(search: ExecutableSearch): string[] {
-  const project = search.trusted ? [...new Set([search.root, search.workspace])].flatMap((d) => [path.join(d, 'node_modules', '.bin'), path.join(d, '.venv', 'bin')]) : [];
-  const fromPath = (search.pathEnv ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d));
-  return [...new Set([...project, ...fromPath, ...search.bundledBins])];
+  const project = projectFolders(search.trusted, [...new Set([search.root, search.workspace])].flatMap((d) => [path.join(d, 'node_modules', '.bin'), path.join(d, '.venv', 'bin')]));
+  return [...new Set([...project, ...pathDirs(search.pathEnv), ...search.bundledBins])];
 }
 
 /** The absolute executable for `entry.command`, or undefined when none resolves. */
@@ -57,24 +50,7 @@ export async function resolveExecutable(entry: Pick<ServerEntry, 'command'>, sea
 export async function resolveCommand(command: string, search: ExecutableSearch): Promise<string | undefined> {
   if (command.includes('/')) {
     const absolute = path.isAbsolute(command) ? command : path.resolve(search.root, command);
-    return (await isExecutable(absolute)) ? absolute : undefined;
+    return isExecutableFile(absolute) ? absolute : undefined;
   }
-  for (const dir of searchDirs(search)) {
-    const candidate = path.join(dir, command);
-    if (await isExecutable(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, constants.X_OK);
-    return (await stat(file)).isFile();
-  } catch {
-    return false;
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
+  return firstExecutable(command, searchDirs(search));
 }

@@ -15,7 +15,7 @@ import { applyLspEdits, offsetAt, type Change } from '../edits/index.js';
 import { ToolInputError } from '../base/tool-errors.js';
 import type { DocumentSync } from './documents.js';
 import type { LspClient } from './lsp-client.js';
-import { neutraliseMagics } from './notebook-view.js';
+import { neutraliseMagics } from '../notebooks/magics.js';
 
 /** Edits by server URI, from either form of WorkspaceEdit. */
 export function editsByUri(edit: WorkspaceEdit): Map<string, TextEdit[]> {
@@ -85,14 +85,14 @@ async function cellTargets(uri: string, edits: readonly TextEdit[], docs: Docume
       if (!start || !end || start.index !== end.index) throw new ToolInputError(`The server's edit in ${path.basename(file)} spans more than one cell; nothing was changed.`);
       const cell = view.source[start.index]!;
       const lineOffset = e.range.start.line - (start.line - 1);
-      const entry = byCell.get(start.index) ?? { target: { file, cell: cell.id, index: start.index, source: cell.source, served: neutraliseMagics(cell.source), lineOffset }, edits: [] };
+      const entry = byCell.get(start.index) ?? { target: { file, cell: cell.id, index: start.index, source: cell.source, served: neutraliseMagics(cell.source).code, lineOffset }, edits: [] };
       entry.edits.push(e);
       byCell.set(start.index, entry);
     }
     return [...byCell.values()];
   }
   const indexed = await docs.indexedCell(uri);
-  if (indexed) return [{ target: { file: indexed.file, cell: indexed.id, index: indexed.index, source: indexed.source, served: neutraliseMagics(indexed.source), lineOffset: 0 }, edits: [...edits] }];
+  if (indexed) return [{ target: { file: indexed.file, cell: indexed.id, index: indexed.index, source: indexed.source, served: neutraliseMagics(indexed.source).code, lineOffset: 0 }, edits: [...edits] }];
   if (/\.ipynb(#|$)/i.test(uri)) throw new ToolInputError(`The server's edit names ${uri}, a notebook cell Cellmate cannot place; nothing was changed.`);
   return undefined;
 }

@@ -6,10 +6,10 @@
  * (indent 1, trailing newline). New cells get nbformat ids when the file's minor version
  * has them (≥ 4.5); the minor version is never changed.
  */
-import { randomBytes } from 'node:crypto';
 import {
   cellRefAt,
   findCellIndex,
+  newCellId,
   planNotebookEdits,
   toCellData as planToCellData,
   type CellmateCellMark,
@@ -93,14 +93,6 @@ export function cellRef(nb: IpynbNotebook, index: number): string {
 /** Index of a cell by id (or `#<n>`, n counting from 1); -1 when absent. */
 export function findCell(nb: IpynbNotebook, ref: string): number {
   return findCellIndex(nb.cells, ref);
-}
-
-/** A fresh nbformat cell id (8 hex digits) not used in `taken`. */
-export function newCellId(taken: ReadonlySet<string>): string {
-  for (;;) {
-    const id = randomBytes(4).toString('hex');
-    if (!taken.has(id)) return id;
-  }
 }
 
 /** The port's view of a disk cell. */

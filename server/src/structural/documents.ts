@@ -1,9 +1,9 @@
 /**
  * What structural search parses: a source file is one document; a notebook is one
  * document per code cell, in the notebook's language, with IPython magics neutralised
- * (SPEC AST-6, `magics.ts`). Pure apart from nothing: callers read the files.
+ * (SPEC AST-6, `notebooks/magics.ts`). Pure apart from nothing: callers read the files.
  */
-import { neutraliseMagics, type NeutralisedCell } from './magics.js';
+import { neutraliseMagics, type NeutralisedCell } from '../notebooks/magics.js';
 import { languageOfPath, notebookLanguage, type StructuralLanguage } from './languages.js';
 
 /** Where a notebook document sits: the cell's 0-based index and its nbformat id. */

@@ -12,7 +12,7 @@ import { ToolInputError } from '../base/tool-errors.js';
 import { placeLabel, type SourceDocument } from './documents.js';
 import { firstProblem } from './ladder.js';
 import { napiLanguage, type StructuralLanguage } from './languages.js';
-import { neutraliseMagics, touchesMagic } from './magics.js';
+import { neutraliseMagics, touchesMagic } from '../notebooks/magics.js';
 import { applyReplacements, checkTemplate, planReplacements, type Replacement, type RewriteSite } from './rewrite.js';
 import { structuralSearch, type SearchResult } from './search.js';
 import type { StagedFile } from './staged-edits.js';

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { CHAT_PREFIX_SEPARATOR, noteSavedOutput } from '../housekeeping/saved-outputs.js';
 import path from 'node:path';
+import { splitLines } from '../base/lines.js';
 import { ToolInputError } from '../base/tool-errors.js';
 
 /**
@@ -82,22 +83,11 @@ export interface ShapeOptions {
   limits?: Partial<ShapeLimits>;
 }
 
-/**
- * Splits a tool's output into lines for head/tail shaping (a final newline adds no line). A lone
- * `\r` stays inside its line: a progress bar redrawn in place is one line of output, not many.
- * File lines that tools number (`read`, `grep`) split like readline instead: `regex/line-matcher.ts`.
- */
-export function splitLines(text: string): string[] {
-  if (text.length === 0) return [];
-  const lines = text.split(/\r?\n/);
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
-
 /** Decides what to keep (pure; no I/O). */
 export function planShape(text: string, limits: Partial<ShapeLimits> = {}): ShapePlan {
   const l = { ...OUTPUT_LIMITS, ...limits };
-  const lines = splitLines(text);
+  // A lone `\r` stays inside its line: a progress bar redrawn in place is one line of output.
+  const lines = splitLines(text, { loneCR: 'in-line' });
   const base = { totalLines: lines.length, totalChars: text.length, omittedFrom: 0, omittedTo: 0, linesCut: false };
   if (lines.length <= l.maxLines && text.length <= l.maxChars) {
     return { truncated: false, head: lines, tail: [], ...base };

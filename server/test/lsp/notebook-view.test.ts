@@ -1,37 +1,23 @@
 /**
- * Notebooks as a language server sees them (SPEC LSP-6): magics neutralised line for line
- * (pure), and the concatenated-document fallback on real basedpyright configured without
- * notebook documents — locations still map back to (cell, id, line).
+ * Notebooks as a language server sees them (SPEC LSP-6): the concatenated view (pure; the
+ * magics view itself is `server/test/notebooks/magics.test.ts`), and the concatenated-document
+ * fallback on real basedpyright configured without notebook documents — locations still map
+ * back to (cell, id, line).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildNotebookView, neutraliseMagics } from '../../src/lsp/notebook-view.js';
+import { buildNotebookView } from '../../src/lsp/notebook-view.js';
 import { lspFixture, type LspFixture } from './lsp-fixtures.js';
 
-describe('neutraliseMagics: same lines, untouched lines byte-identical', () => {
-  it.each([
-    ['%matplotlib inline\nx = 1', '#matplotlib inline\nx = 1'],
-    ['!pip install x\n  !ls', '#pip install x\n  #ls'],
-    ['files = !ls -la\nfiles', 'files = ...#ls -la\nfiles'],
-    ['t = %timeit f()', 't = ...#timeit f()'],
-    ['%%bash\necho hi\nls', '#%%bash\n#echo hi\n#ls'],
-    ['%%time\nx = f()\n%ls', '#%%time\nx = f()\n#ls'],
-    ['df?\nlen??', '#df?\n#len??'],
-    ['a = b != c\nx == !y', 'a = b != c\nx == !y']
-  ])('%j', (source, expected) => {
-    const out = neutraliseMagics(source);
-    expect(out).toBe(expected);
-    expect(out.split('\n')).toHaveLength(source.split('\n').length);
-  });
-
+describe('SPEC LSP-6: the concatenated view', () => {
   it('the concatenated view maps every line of every code cell back, markdown cells skipped', () => {
     const view = buildNotebookView('/w/nb.ipynb', [
       { id: 'm', cellType: 'markdown', source: '# t' },
       { id: 'a', cellType: 'code', source: 'x = 1\ny = 2' },
       { id: 'b', cellType: 'code', source: '%ls\nz = x' }
     ], 'concatenated');
-    expect(view.cells[0]!.text).toBe('x = 1\ny = 2\n\n\n#ls\nz = x');
+    expect(view.cells[0]!.text).toBe('x = 1\ny = 2\n\n\n...\nz = x');
     expect(view.toServer(2, 2, 4)).toEqual({ uri: 'file:///w/nb.ipynb.cellmate-concat.py', line: 5, character: 4 });
     expect(view.fromServer(view.cells[0]!.uri, 5, 4)).toEqual({ index: 2, id: 'b', line: 2, character: 4 });
     expect(view.fromServer(view.cells[0]!.uri, 2, 0)).toBeUndefined();

@@ -7,7 +7,7 @@
  * the code graph's call edges.
  */
 import type { Node, Parser } from 'web-tree-sitter';
-import { neutraliseMagics } from '../magics.js';
+import { neutraliseMagics } from '../../notebooks/magics.js';
 import { loadGrammar, webTreeSitter } from './grammars.js';
 
 /** What one cell does with names. */

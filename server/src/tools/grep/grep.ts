@@ -7,7 +7,8 @@ import { ToolInputError } from '../../base/tool-errors.js';
 import { cut, page } from '../../workspace/output-shaping.js';
 import { looksBinary } from '../../workspace/binary.js';
 import { emptyOutcome, withheldNote } from '../../gate/call-subjects.js';
-import { LineMatcher, splitLines } from '../regex/line-matcher.js';
+import { splitLines } from '../../base/lines.js';
+import { LineMatcher } from '../regex/line-matcher.js';
 import { globToRegExp, walkFiles } from '../../workspace/walk.js';
 import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 
@@ -79,7 +80,7 @@ export const grepTool = defineTool({
         if (text === undefined) continue;
         const hits = await matcher.matchLines(text, `${prefix}${rel}`);
         if (hits.length === 0) continue;
-        const lines = splitLines(text);
+        const lines = splitLines(text, { loneCR: 'ends-line' });
         for (const lineNo of hits) {
           total++;
           files.add(rel);

@@ -25,14 +25,8 @@ export class RegexTimeoutError extends ToolInputError {
   }
 }
 
-/** Splits like `readline` (`\n`, `\r\n`, lone `\r`), with no empty line after a final newline. */
-export function splitLines(text: string): string[] {
-  const lines = text.split(/\r?\n|\r(?!\n)/);
-  if (lines.length > 0 && lines.at(-1) === '') lines.pop();
-  return lines;
-}
-
 // Runs in the worker (eval'd as CommonJS): compile once, answer batches with matching line numbers.
+// A worker's source cannot import, so `split` is `base/lines.ts` `splitLines` with a lone CR ending a line.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const re = new RegExp(workerData.pattern, workerData.flags);
@@ -70,7 +64,7 @@ export class LineMatcher {
   }
 
   /**
-   * 1-based numbers of the lines of `text` that match (lines split as {@link splitLines}).
+   * 1-based numbers of the lines of `text` that match (lines split like `readline`: `splitLines` with `loneCR: 'ends-line'`).
    * @throws RegexTimeoutError past the budget; the signal's reason when aborted
    */
   matchLines(text: string, where: string): Promise<number[]> {
