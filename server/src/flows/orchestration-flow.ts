@@ -73,7 +73,7 @@ export class OrchestrationFlow {
     }
     const o = this.options.store.resolve(chatId, id, decision, reason);
     if (decision === 'approve') {
-      this.options.chats.setMode(chatId, 'chat');
+      this.options.chats.setMode(chatId, 'agent');
       this.track(chatId, this.runWork(o, model, origin));
       const n = o.tasks.length;
       return { state: o.approval, message: `Approved: the chat is in Agent mode; ${n} task${n === 1 ? '' : 's'} run in dependency order, then the synthesis.` };

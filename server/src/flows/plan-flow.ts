@@ -42,7 +42,7 @@ export class PlanFlow {
     this.options.chats.get(chatId, 1); // ChatNotFound first
     const plan = this.options.plans.resolve(chatId, planId, decision, reason);
     if (decision === 'approve') {
-      this.options.chats.setMode(chatId, 'chat');
+      this.options.chats.setMode(chatId, 'agent');
       this.track(chatId, this.runWork(plan, model, origin));
       return { state: plan.approval, message: `Approved: the chat is in Agent mode; ${plan.nodes.length} step${plan.nodes.length === 1 ? '' : 's'} run in order.` };
     }

@@ -107,7 +107,7 @@ export async function agentTurnStep(chats: ChatService, chatId: string, text: st
   };
   context.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const ended = await sendWhenIdle(chats, chatId, text, context.model, context.origin, () => !context.signal.aborted && chats.get(chatId, 1).mode === 'chat', () => {
+    const ended = await sendWhenIdle(chats, chatId, text, context.model, context.origin, () => !context.signal.aborted && chats.get(chatId, 1).mode === 'agent', () => {
       ours = true;
       if (context.signal.aborted) onAbort(); // the run was stopped while the turn was starting
     });

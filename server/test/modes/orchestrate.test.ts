@@ -230,7 +230,7 @@ describe('an Orchestrate run end to end (MODE-5)', () => {
     expect(() => flow.resolve(chat.id, 'orch-nope', 'approve', model)).toThrow(OrchestrationNotPendingError);
 
     expect(flow.resolve(chat.id, id, 'approve', model)).toEqual({ state: 'approved', message: 'Approved: the chat is in Agent mode; 3 tasks run in dependency order, then the synthesis.' });
-    expect(h.service.get(chat.id).mode).toBe('chat');
+    expect(h.service.get(chat.id).mode).toBe('agent');
     await flow.settled(chat.id);
     expect(userTexts(h, chat.id)).toEqual([
       'chart the sales', 'Orchestration task 1/3 [load]: do load', 'Orchestration task 2/3 [clean]: do clean', 'Orchestration task 3/3 [chart]: do chart',
