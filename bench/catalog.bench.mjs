@@ -31,7 +31,7 @@ const tokens = (value) => enc.encode(typeof value === 'string' ? value : JSON.st
 console.log(machineLine());
 const fixed = {};
 // Each mode's fixed surface (MODE-2): the same count for a turn of a chat in that mode.
-const MODES = ['chat', 'plan', 'review', 'orchestrate'];
+const MODES = ['agent', 'plan', 'review', 'orchestrate'];
 const modeFixed = {};
 let registry;
 for (const provider of ['openai', 'anthropic', 'openai-compatible']) {

@@ -23,7 +23,7 @@ async function perItem(size) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cellmate-chat-store-'));
   const store = await ChatStore.open({ directory: dir, logger: silentLogger });
   const id = 'bench';
-  store.create({ chat: { id, title: 'bench', mode: 'chat', createdAt: '', updatedAt: '', items: [], running: false }, titleSource: 'default', messages: [] });
+  store.create({ chat: { id, title: 'bench', mode: 'agent', createdAt: '', updatedAt: '', items: [], running: false }, titleSource: 'default', messages: [] });
   store.applyEvent(id, { type: 'turn-started', turnId: 't' });
   for (let i = 0; i < size; i++) store.applyEvent(id, { type: 'item-added', item: { kind: 'notice', id: `n${i}`, time: '', turnId: 't', level: 'info', text: 'earlier item' } });
   const t0 = performance.now();

@@ -4,7 +4,7 @@
  * dropped, never rendered half-way. Pure: runs in Node.
  */
 import {
-  CHAT_MODES,
+  chatModeOf,
   PROVIDER_KINDS,
   type TierModel,
   type Chat,
@@ -89,7 +89,7 @@ export function isChatEvent(value: unknown): value is ChatEvent {
     case 'items-removed':
       return Array.isArray(value.itemIds) && (value.itemIds as unknown[]).every(id => typeof id === 'string');
     case 'mode-changed':
-      return typeof value.mode === 'string' && (CHAT_MODES as readonly string[]).includes(value.mode);
+      return chatModeOf(value.mode) !== undefined;
     case 'auto-changed':
       return typeof value.auto === 'boolean';
     case 'model-changed':

@@ -18,7 +18,7 @@
  *   reconnect's snapshot keeps the older pages already shown when it overlaps them.
  */
 import {
-  CHAT_MODES,
+  chatModeOf,
   type AssistantItem,
   type Chat,
   type ChatEvent,
@@ -87,7 +87,7 @@ export function fromSnapshot(chat: Chat): ChatState {
   return {
     chatId: chat.id,
     title: chat.title,
-    mode: isChatMode(chat.mode) ? chat.mode : 'chat',
+    mode: chatModeOf(chat.mode) ?? 'agent',
     auto: chat.auto === true,
     items: dedupe(chat.items),
     running: chat.running,
@@ -141,10 +141,12 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
       return removeItems(state, event.itemIds);
     case 'tool-progress':
       return applyProgress(state, event.itemId, event.lastLine);
-    case 'mode-changed':
-      return isChatMode(event.mode) && event.mode !== state.mode
-        ? { state: { ...state, mode: event.mode }, change: { ...NO_CHANGE, running: true } }
+    case 'mode-changed': {
+      const mode = chatModeOf(event.mode);
+      return mode && mode !== state.mode
+        ? { state: { ...state, mode }, change: { ...NO_CHANGE, running: true } }
         : { state, change: NO_CHANGE };
+    }
     case 'auto-changed':
       return typeof event.auto === 'boolean' && event.auto !== state.auto
         ? { state: { ...state, auto: event.auto }, change: { ...NO_CHANGE, running: true } }
@@ -158,11 +160,6 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
     default:
       return { state, change: NO_CHANGE };
   }
-}
-
-/** Whether a value from the server is one of the modes this pane knows. */
-export function isChatMode(value: unknown): value is ChatMode {
-  return typeof value === 'string' && (CHAT_MODES as readonly string[]).includes(value);
 }
 
 /** The id of the oldest server item shown (the `before` cursor of `chat/items`). */

@@ -93,7 +93,7 @@ export async function runSlash(text: string, host: ISlashHost): Promise<boolean 
       await host.setMode('plan');
       return true;
     case 'agent':
-      await host.setMode('chat');
+      await host.setMode('agent');
       return true;
     case 'auto':
       await host.toggleAuto();

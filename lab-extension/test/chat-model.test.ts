@@ -6,7 +6,7 @@ import { applyEvent, fromSnapshot, isChatEvent, sanitizeChat } from '../src/mode
 import { neighbours, NEIGHBOUR_CELLS } from '../src/inline-context';
 
 const chat = (model?: unknown): Chat =>
-  ({ id: 'c1', title: 't', mode: 'chat', createdAt: '2026-12-03T00:00:00Z', updatedAt: '2026-12-03T00:00:00Z', items: [], running: false, ...(model ? { model } : {}) }) as Chat;
+  ({ id: 'c1', title: 't', mode: 'agent', createdAt: '2026-12-03T00:00:00Z', updatedAt: '2026-12-03T00:00:00Z', items: [], running: false, ...(model ? { model } : {}) }) as Chat;
 
 const BETA = { provider: 'openai-compatible', model: 'beta-analyst', baseUrl: 'http://127.0.0.1:8000/v1' } as const;
 

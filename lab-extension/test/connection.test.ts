@@ -117,7 +117,7 @@ describe('CellmateConnection', () => {
     connection.start();
     await until(() => connection.status.state === 'connected');
     server.addChat('a');
-    server.answers.set('chat/get', () => ({ result: { id: 'a', title: 'A', mode: 'chat', items: 'not a list' } }));
+    server.answers.set('chat/get', () => ({ result: { id: 'a', title: 'A', mode: 'agent', items: 'not a list' } }));
     server.answers.set('chat/list', () => ({ result: [{ id: 'a', title: 'A' }, { id: 7, title: 'B' }] }));
     server.answers.set('chat/send', () => ({ result: null }));
 

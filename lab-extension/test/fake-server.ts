@@ -72,7 +72,7 @@ export class FakeServer {
     const chat: Chat = {
       id,
       title: `Chat ${id}`,
-      mode: 'chat',
+      mode: 'agent',
       createdAt: T0,
       updatedAt,
       items,

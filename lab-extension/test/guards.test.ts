@@ -52,7 +52,7 @@ describe('guards for usage, compaction and context (CTX-1, CTX-3)', () => {
   });
 
   it('sanitizeChat keeps a valid context and drops an unreadable one', () => {
-    const chat = { id: 'c1', title: 'Chat', mode: 'chat', createdAt: base.time, updatedAt: base.time, items: [], running: false };
+    const chat = { id: 'c1', title: 'Chat', mode: 'agent', createdAt: base.time, updatedAt: base.time, items: [], running: false };
     expect(sanitizeChat({ ...chat, context })?.chat.context).toEqual(context);
     const bad = sanitizeChat({ ...chat, context: { ...context, usedTokens: -1 } });
     expect(bad?.chat).not.toHaveProperty('context');

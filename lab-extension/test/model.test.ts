@@ -33,7 +33,7 @@ function chat(items: TranscriptItem[] = [], running = false): Chat {
   return {
     id: 'c1',
     title: 'Chat',
-    mode: 'chat',
+    mode: 'agent',
     createdAt: T0,
     updatedAt: T0,
     items,
@@ -357,7 +357,7 @@ describe('validation', () => {
   });
 
   it('sorts chats most recent first and drops junk', () => {
-    const a = { id: 'a', title: 'A', mode: 'chat' as const, createdAt: T0, updatedAt: T0 };
+    const a = { id: 'a', title: 'A', mode: 'agent' as const, createdAt: T0, updatedAt: T0 };
     const b = { ...a, id: 'b', title: 'B', updatedAt: T2 };
     expect(sortChats([a, b, { nope: 1 } as never]).map(c => c.id)).toEqual(['b', 'a']);
   });

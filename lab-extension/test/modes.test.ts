@@ -10,11 +10,18 @@ const chat = (mode: unknown): Chat =>
 describe('chat mode in the pane state', () => {
   it('takes the snapshot\'s mode; an unknown one (a newer server) shows as Agent', () => {
     expect(fromSnapshot(chat('plan')).mode).toBe('plan');
-    expect(fromSnapshot(chat('party')).mode).toBe('chat');
+    expect(fromSnapshot(chat('party')).mode).toBe('agent');
+  });
+
+  it('MODE-1: a chat saved when the Agent mode was called `chat` opens in Agent mode, and a `chat` mode-changed event means Agent', () => {
+    expect(fromSnapshot(chat('chat')).mode).toBe('agent');
+    const planned = fromSnapshot(chat('plan'));
+    expect(applyEvent(planned, { type: 'mode-changed', mode: 'chat' } as never).state.mode).toBe('agent');
+    expect(isChatEvent({ type: 'mode-changed', mode: 'chat' })).toBe(true);
   });
 
   it('mode-changed switches the mode and asks the header and composer to refresh; a repeat changes nothing', () => {
-    const state = fromSnapshot(chat('chat'));
+    const state = fromSnapshot(chat('agent'));
     const step = applyEvent(state, { type: 'mode-changed', mode: 'plan' });
     expect(step.state.mode).toBe('plan');
     expect(step.change.running).toBe(true);

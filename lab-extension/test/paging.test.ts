@@ -57,7 +57,7 @@ describe('a 5,000-item chat in the pane', () => {
     await mkdir(chats, { recursive: true });
     // A chat journal as the companion writes it (server/src/chats/chat-journal.md).
     const t = '2026-12-01T10:00:00.000Z';
-    const lines = [{ s: 1, u: t, t: 'chat', titleSource: 'user', chat: { id: 'long', title: 'Long', mode: 'chat', createdAt: t, running: false } }];
+    const lines = [{ s: 1, u: t, t: 'chat', titleSource: 'user', chat: { id: 'long', title: 'Long', mode: 'agent', createdAt: t, running: false } }];
     for (let i = 0; i < 5000; i++) {
       const item: ToolCallItem = { kind: 'tool', id: `i${i}`, time: t, turnId: `t${Math.floor(i / 50)}`, callId: `c${i}`, name: 'read', args: { path: 'a.txt' }, actor: 'model', status: 'ok', output: `line ${i}` };
       lines.push({ s: i + 2, u: t, t: 'item', item } as never);

@@ -13,7 +13,7 @@ import { PendingQuestions } from '../src/pending-questions';
 const T0 = '2026-12-03T04:00:00.000Z';
 
 function chat(items: TranscriptItem[]): Chat {
-  return { id: 'c1', title: 'Chat', mode: 'chat', createdAt: T0, updatedAt: T0, items, running: true };
+  return { id: 'c1', title: 'Chat', mode: 'agent', createdAt: T0, updatedAt: T0, items, running: true };
 }
 
 const question = (id: string, state: QuestionItem['state'] = 'pending'): QuestionItem => ({

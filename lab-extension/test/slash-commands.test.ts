@@ -68,7 +68,7 @@ describe('slash commands', () => {
     expect(await runSlash('/frobnicate now', h)).toBe(false);
     expect(await runSlash('hello /plan', h)).toBeUndefined();
     expect(calls).toEqual([
-      'mode plan', 'mode chat', 'auto', 'compact', 'new chat', 'skills',
+      'mode plan', 'mode agent', 'auto', 'compact', 'new chat', 'skills',
       'info: Model: openai · gpt-4.1. Type /model NAME to change it.', 'model gpt-4o',
       'send expanded explain-df with sales',
       'error: Unknown command /frobnicate: nothing was sent. Type /help for the commands.'

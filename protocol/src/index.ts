@@ -88,21 +88,30 @@ export interface ProviderStatus {
 // Chats and transcripts
 
 /**
- * The mode a chat (a "space") runs in (SPEC MODE-1): `chat` is shown as **Agent**. The
- * enum carries no policy (MODE-2): each mode's capability profile lives in the companion's
- * `server/src/modes/`.
+ * The mode a chat (a "space") runs in (SPEC MODE-1). The enum carries no policy (MODE-2):
+ * each mode's capability profile lives in the companion's `server/src/modes/`.
  */
-export const CHAT_MODES = ['chat', 'plan', 'review', 'orchestrate'] as const;
+export const CHAT_MODES = ['agent', 'plan', 'review', 'orchestrate'] as const;
 export type ChatMode = (typeof CHAT_MODES)[number];
+
+/**
+ * A mode read from a file, a journal line or a person's words: `chat` — what chat files and
+ * journals written before the Agent mode had its own name say — is `agent`. Undefined when
+ * it names no mode. Pure.
+ */
+export function chatModeOf(value: unknown): ChatMode | undefined {
+  if (value === 'chat') return 'agent';
+  return typeof value === 'string' && (CHAT_MODES as readonly string[]).includes(value) ? (value as ChatMode) : undefined;
+}
 
 /**
  * The modes a person may pick in the composer, in Shift+Tab order (MODE-8): Agent, Plan,
  * Orchestrate. `review` is set by the system only (MODE-4).
  */
-export const SELECTABLE_MODES: readonly ChatMode[] = ['chat', 'plan', 'orchestrate'];
+export const SELECTABLE_MODES: readonly ChatMode[] = ['agent', 'plan', 'orchestrate'];
 
 /** How each mode is named in the pane. */
-export const MODE_LABELS: Readonly<Record<ChatMode, string>> = { chat: 'Agent', plan: 'Plan', review: 'Review', orchestrate: 'Orchestrate' };
+export const MODE_LABELS: Readonly<Record<ChatMode, string>> = { agent: 'Agent', plan: 'Plan', review: 'Review', orchestrate: 'Orchestrate' };
 
 export interface ChatSummary {
   id: string;

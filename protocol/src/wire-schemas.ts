@@ -9,7 +9,7 @@
  */
 import * as z from 'zod/mini';
 
-import { CHAT_MODES, PROVIDER_KINDS, SELECTABLE_MODES, type ModelSettings, type RequestMethod, type Requests, type TierModel } from './index.js';
+import { CHAT_MODES, chatModeOf, PROVIDER_KINDS, SELECTABLE_MODES, type ModelSettings, type RequestMethod, type Requests, type TierModel } from './index.js';
 
 /**
  * Installs the locale of the checks' messages. The server installs English (its
@@ -90,7 +90,11 @@ export const requestParamsSchemas = {
   }),
   'chat/set-mode': z.object({
     chatId,
-    mode: z.enum(CHAT_MODES, { error: notSelectable }).check(z.refine((mode) => SELECTABLE_MODES.includes(mode), { error: notSelectable }))
+    // `chat` is the Agent mode's earlier name: a caller that still says it gets Agent.
+    mode: z.pipe(
+      z.transform((value: unknown) => chatModeOf(value) ?? value),
+      z.enum(CHAT_MODES, { error: notSelectable }).check(z.refine((mode) => SELECTABLE_MODES.includes(mode), { error: notSelectable }))
+    )
   }),
   'chat/send': z.object({ chatId, text: nonEmptyText, model, context: z.optional(sendContext) }),
   'chat/retry': z.object({ chatId, model }),

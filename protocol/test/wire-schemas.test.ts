@@ -10,7 +10,7 @@ import { paramsSchemaOf, requestParamsSchemas, resultProblem, tierModelSchema } 
 
 const T = '2026-12-03T10:00:00.000Z';
 const model: ModelSettings = { provider: 'scripted', model: 'demo', scriptPath: '', fast: { provider: 'openai', model: 'gpt-4.1-mini' }, compactAt: 0.8 };
-const summary: ChatSummary = { id: 'c1', title: 'Chat', mode: 'chat', createdAt: T, updatedAt: T };
+const summary: ChatSummary = { id: 'c1', title: 'Chat', mode: 'agent', createdAt: T, updatedAt: T };
 const chat: Chat = {
   ...summary,
   items: [{ id: 'u1', time: T, turnId: 't1', kind: 'user', text: 'hi' }],
@@ -102,7 +102,7 @@ describe('wire schemas (both directions, one table)', () => {
     const refused = (method: RequestMethod, params: unknown) => paramsSchemaOf[method].safeParse(params).error?.issues[0];
     expect(refused('chat/send', { ...EXAMPLES['chat/send'].params, model: { provider: 'evil', model: 'x' } })?.path).toEqual(['model', 'provider']);
     expect(refused('chat/send', { ...EXAMPLES['chat/send'].params, text: '' })?.message).toBe('must not be empty');
-    expect(refused('chat/set-mode', { chatId: 'c1', mode: 'review' })?.message).toMatch(/^must be one of chat, plan, orchestrate/);
+    expect(refused('chat/set-mode', { chatId: 'c1', mode: 'review' })?.message).toMatch(/^must be one of agent, plan, orchestrate/);
     expect(refused('chat/get', { chatId: 'c1', limit: 2.5 })?.path).toEqual(['limit']);
     expect(refused('chat/set-model', { chatId: 'c1', model: { provider: 'openai', model: 'm'.repeat(201) }, settings: model })?.path).toEqual(['model', 'model']);
     expect(tierModelSchema.safeParse({ provider: 'scripted', model: 'demo' }).success).toBe(true);

@@ -73,7 +73,7 @@ describe('modes (issue #16)', () => {
     expect(await badge().textContent()).toBe('Mode: Orchestrate');
     expect(await select().inputValue()).toBe('orchestrate');
     await input.press('Shift+Tab');
-    await page.locator('.jp-cellmate-mode-badge[data-mode="chat"]').waitFor();
+    await page.locator('.jp-cellmate-mode-badge[data-mode="agent"]').waitFor();
     await select().selectOption('plan');
     await page.locator('.jp-cellmate-mode-badge[data-mode="plan"]').waitFor();
     await screenshot(page, 'modes-plan-selected');
@@ -107,8 +107,8 @@ describe('modes (issue #16)', () => {
     expect(await badge().getAttribute('data-mode')).toBe('plan');
 
     await pending.last().locator('button.jp-cellmate-plan-approve').click();
-    await page.locator('.jp-cellmate-mode-badge[data-mode="chat"]').waitFor({ timeout: 30_000 });
-    expect(await select().inputValue()).toBe('chat');
+    await page.locator('.jp-cellmate-mode-badge[data-mode="agent"]').waitFor({ timeout: 30_000 });
+    expect(await select().inputValue()).toBe('agent');
     await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Step two: charted.' }).waitFor({ timeout: 60_000 });
     const users = await page.locator('.jp-cellmate-item[data-kind="user"]').allTextContents();
     const steps = users.filter(t => t.includes('Plan step'));

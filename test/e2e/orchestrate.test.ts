@@ -109,8 +109,8 @@ describe('Orchestrate mode (issue #16)', () => {
     expect(await badge().getAttribute('data-mode')).toBe('orchestrate');
 
     await card.locator('button.jp-cellmate-orchestration-approve').click();
-    await page.locator('.jp-cellmate-mode-badge[data-mode="chat"]').waitFor({ timeout: 30_000 });
-    expect(await select().inputValue()).toBe('chat');
+    await page.locator('.jp-cellmate-mode-badge[data-mode="agent"]').waitFor({ timeout: 30_000 });
+    expect(await select().inputValue()).toBe('agent');
     await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Synthesis: north leads.' }).waitFor({ timeout: 60_000 });
     const done = page.locator('.jp-cellmate-orchestration[data-approval="approved"][data-run="done"]');
     await done.waitFor({ timeout: 30_000 });

@@ -21,7 +21,7 @@ const CHAT = {
   chat: {
     id: 'displays',
     title: 'Displays',
-    mode: 'chat',
+    mode: 'agent',
     createdAt: T,
     updatedAt: T,
     running: false,

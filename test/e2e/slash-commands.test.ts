@@ -129,7 +129,7 @@ describe('slash commands in the composer (issue #28)', () => {
     await expect.poll(() => page.locator('select.jp-cellmate-mode-select').inputValue()).toBe('plan');
     expect(await input().inputValue()).toBe('');
     await typeCommand('agent');
-    await expect.poll(() => page.locator('select.jp-cellmate-mode-select').inputValue()).toBe('chat');
+    await expect.poll(() => page.locator('select.jp-cellmate-mode-select').inputValue()).toBe('agent');
     expect(await users().count()).toBe(0);
   });
 

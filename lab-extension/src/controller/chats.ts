@@ -107,11 +107,11 @@ export class ChatActions {
         }
         pane.addChat(chat);
         chatId = chat.id;
-        if (pane.draftMode !== 'chat') {
+        if (pane.draftMode !== 'agent') {
           // The mode picked before the chat existed is its first turn's mode.
           await pane.connection.request('chat/set-mode', { chatId, mode: pane.draftMode });
         }
-        pane.draftMode = 'chat';
+        pane.draftMode = 'agent';
         if (pane.draftAuto) {
           // Auto switched on before the chat existed applies to its first turn.
           await pane.connection.request('chat/set-auto', { chatId, auto: true });

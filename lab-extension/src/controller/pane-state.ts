@@ -65,7 +65,7 @@ export class PaneState {
   /** True while a `chat/send` (or the chat it creates) is in flight. */
   sending = false;
   /** What the chat the next message creates starts with. */
-  draftMode: ChatMode = 'chat';
+  draftMode: ChatMode = 'agent';
   draftAuto = false;
   draftModel: TierModel | null = null;
   models: ModelOption[] = [];

@@ -110,7 +110,7 @@ export class ComposerWidget extends Widget {
     this._send.disabled = !state.canSend || state.sending;
     this._send.title = state.canSend ? '' : (state.blockedReason ?? '');
     this.node.dataset.sending = String(state.sending);
-    this._showMode(state.mode ?? 'chat');
+    this._showMode(state.mode ?? 'agent');
     this._auto.checked = state.auto === true;
     this.node.dataset.auto = String(state.auto === true);
   }

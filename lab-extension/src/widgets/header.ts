@@ -117,7 +117,7 @@ export class HeaderWidget extends Widget {
     }
     this._mode.dataset.mode = mode;
     this._mode.textContent = this._trans.__('Mode: %1', this._trans.__(MODE_LABELS[mode] ?? mode));
-    this._mode.title = mode === 'chat'
+    this._mode.title = mode === 'agent'
       ? this._trans.__('Agent: reads, edits and runs code (through your policy and approvals)')
       : this._trans.__('%1: read-only; nothing in this mode changes the workspace', MODE_LABELS[mode] ?? mode);
   }

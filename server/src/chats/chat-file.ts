@@ -1,4 +1,4 @@
-import { CHAT_MODES, PROVIDER_KINDS, type Chat, type ChatSummary, type NoticeItem, type TranscriptItem } from '@cellmate/protocol';
+import { CHAT_MODES, chatModeOf, PROVIDER_KINDS, type Chat, type ChatSummary, type NoticeItem, type TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
 import { z } from 'zod';
 import { newItemId } from '../base/ids.js';
@@ -54,7 +54,7 @@ const fileSchema = z.looseObject({
   chat: z.looseObject({
     id: z.string().regex(CHAT_ID_PATTERN),
     title: z.string(),
-    mode: z.enum(CHAT_MODES),
+    mode: z.preprocess((value) => chatModeOf(value) ?? value, z.enum(CHAT_MODES)), // files written before the Agent mode had its own name say `chat`
     auto: z.boolean().optional(),
     createdAt: z.string(),
     updatedAt: z.string(),

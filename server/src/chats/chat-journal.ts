@@ -1,4 +1,4 @@
-import type { ChatMode, ContextStatus, TierModel, TranscriptItem } from '@cellmate/protocol';
+import { chatModeOf, type ChatMode, type ContextStatus, type TierModel, type TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
 import { clampCompaction, isCompactionState, type ChatRecord, type CompactionState, type TitleSource } from './chat-file.js';
 
@@ -113,6 +113,9 @@ export function replayJournal(base: ChatRecord | undefined, baseSeq: number, byt
     if (parsed.t === 'chat') {
       deadBytes += metaBytes;
       metaBytes = size;
+      // Journals written before the Agent mode had its own name say `chat`.
+      const mode = chatModeOf(parsed.chat.mode);
+      if (mode) parsed.chat.mode = mode;
       if (record) {
         Object.assign(record.chat, parsed.chat, { updatedAt: parsed.u });
         if (!parsed.chat.model) delete record.chat.model; // the record carries the whole metadata: no model = the settings' again

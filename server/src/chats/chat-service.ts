@@ -186,7 +186,7 @@ export class ChatService {
     const now = new Date().toISOString();
     const explicit = title?.trim();
     const record: ChatRecord = {
-      chat: { id: newChatId(), title: explicit || DEFAULT_CHAT_TITLE, mode: 'chat', createdAt: now, updatedAt: now, items: [], running: false },
+      chat: { id: newChatId(), title: explicit || DEFAULT_CHAT_TITLE, mode: 'agent', createdAt: now, updatedAt: now, items: [], running: false },
       titleSource: explicit ? 'user' : 'default',
       messages: []
     };
@@ -230,7 +230,7 @@ export class ChatService {
    * Switches a chat's mode (MODE-1): journaled with the chat and shown to every pane
    * (`mode-changed`); a running turn keeps its profile, the next turn uses the new one.
    * Which modes a person may pick is the RPC's check (`SELECTABLE_MODES`); the system sets
-   * any (plan approval returns to `chat`).
+   * any (plan approval returns to `agent`).
    * @throws CellmateError ChatNotFound
    */
   setMode(chatId: string, mode: ChatMode): ChatSummary {

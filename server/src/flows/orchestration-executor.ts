@@ -1,33 +1,15 @@
-import type { ModelSettings, OrchestrationTask } from '@cellmate/protocol';
+import type { OrchestrationTask } from '@cellmate/protocol';
 import type { ChatService } from '../chats/chat-service.js';
 import type { StoredOrchestration } from '../modes/orchestrate/orchestration-port.js';
-import { sendWhenIdle } from './turn-queue.js';
-
-/** How one step (a task or the synthesis) ended. `summary`: what it reported, when the executor has it. */
-export interface StepOutcome {
-  ok: boolean;
-  /** Why it did not finish (`the turn ended (error)`, `the chat left Agent mode`). */
-  reason?: string;
-  summary?: string;
-}
-
-/** What every step gets. */
-export interface StepContext {
-  model: ModelSettings;
-  /** The connection the operator approved from (its notebook focus applies to agent turns). */
-  origin?: string;
-  /** Aborted when the budget is spent (time or tool calls) or the flow is disposed. */
-  signal: AbortSignal;
-  /** The outcomes of the tasks done so far, by key (a task's dependencies are among them). */
-  results: ReadonlyMap<string, StepOutcome>;
-}
+import { agentTurnStep, type StepContext, type StepOutcome } from './step-runner.js';
 
 /**
  * Where an approved orchestration's steps run (SPEC MODE-5) — the seam where background
  * workers (`vibe_*`, VIBE-1…3) plug in: a worker executor would run each
  * task as a sub-agent with the role's brief and tier (`concurrency` up to the budget's
  * `max_workers`) and hand results on in `summary`. The flow schedules (dependency order, the
- * concurrency limit, the budget) and records progress; the executor only runs one step.
+ * concurrency limit, the budget — through `runSteps`, as plans do) and records progress; the
+ * executor only runs one step.
  */
 export interface OrchestrationExecutor {
   /** How many tasks may run at once (the flow also caps it at the budget's `max_workers`). */
@@ -60,28 +42,9 @@ export function synthesisMessage(o: StoredOrchestration): string {
  * budget's abort ends the step's own turn — never a person's turn the step is waiting behind.
  */
 export function agentTurnExecutor(chats: ChatService): OrchestrationExecutor {
-  const turn = async (o: StoredOrchestration, text: string, context: StepContext): Promise<StepOutcome> => {
-    let ours = false; // the chat's running turn is this step's (from its start to its end)
-    const onAbort = (): void => {
-      if (ours) void chats.abort(o.chatId).catch(() => undefined);
-    };
-    context.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      const ended = await sendWhenIdle(chats, o.chatId, text, context.model, context.origin, () => !context.signal.aborted && chats.get(o.chatId, 1).mode === 'chat', () => {
-        ours = true;
-        if (context.signal.aborted) onAbort(); // the budget ran out while the turn was starting
-      });
-      ours = false;
-      if (ended === 'stop') return { ok: true };
-      if (ended === 'skipped') return { ok: false, reason: context.signal.aborted ? 'the run was stopped' : 'the chat left Agent mode' };
-      return { ok: false, reason: `its turn ended (${ended})` };
-    } finally {
-      context.signal.removeEventListener('abort', onAbort);
-    }
-  };
   return {
     concurrency: () => 1,
-    runTask: (o, task, context) => turn(o, taskMessage(o, task), context),
-    runSynthesis: (o, context) => turn(o, synthesisMessage(o), context)
+    runTask: (o, task, context) => agentTurnStep(chats, o.chatId, taskMessage(o, task), context),
+    runSynthesis: (o, context) => agentTurnStep(chats, o.chatId, synthesisMessage(o), context)
   };
 }

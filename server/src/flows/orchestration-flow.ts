@@ -1,4 +1,4 @@
-import type { ModelSettings, OrchestrationApprovalState, OrchestrationRun, OrchestrationStepState } from '@cellmate/protocol';
+import type { ModelSettings, OrchestrationApprovalState, OrchestrationRun, OrchestrationStepState, OrchestrationTask } from '@cellmate/protocol';
 import type { Event } from 'vscode-jsonrpc/node.js';
 import type { ChatService } from '../chats/chat-service.js';
 import { updateToolCards } from '../ports/tool-cards.js';
@@ -6,9 +6,15 @@ import type { Logger } from '../config/logger.js';
 import { newItemId } from '../base/ids.js';
 import type { StoredOrchestration } from '../modes/orchestrate/orchestration-port.js';
 import { formatDuration, orchestrationDisplay } from '../tools/propose_orchestration/propose_orchestration.js';
-import { agentTurnExecutor, type OrchestrationExecutor, type StepOutcome } from './orchestration-executor.js';
+import { agentTurnExecutor, type OrchestrationExecutor } from './orchestration-executor.js';
+import { runSteps } from './step-runner.js';
 import { OrchestrationNotPendingError, type OrchestrationStore } from '../modes/orchestrate/orchestration-store.js';
 import { sendWhenIdle } from './turn-queue.js';
+
+const SYNTHESIS = '\u0000synthesis';
+
+/** A task, or (without `task`) the synthesis. */
+type OrchestrationStep = { key: string; depends_on: readonly string[]; task?: OrchestrationTask };
 
 /** Options of {@link OrchestrationFlow}. */
 export interface OrchestrationFlowOptions {
@@ -67,7 +73,7 @@ export class OrchestrationFlow {
     }
     const o = this.options.store.resolve(chatId, id, decision, reason);
     if (decision === 'approve') {
-      this.options.chats.setMode(chatId, 'chat');
+      this.options.chats.setMode(chatId, 'agent');
       this.track(chatId, this.runWork(o, model, origin));
       const n = o.tasks.length;
       return { state: o.approval, message: `Approved: the chat is in Agent mode; ${n} task${n === 1 ? '' : 's'} run in dependency order, then the synthesis.` };
@@ -125,37 +131,22 @@ export class OrchestrationFlow {
     const counter = { count: 0, onCall: () => { if (limit !== undefined && ++counter.count >= limit) stop(`its tool-call budget (${limit} calls) is spent`); } };
     this.counters.set(o.chatId, counter);
     this.runs.set(o.chatId, o.id);
-    const results = new Map<string, StepOutcome>();
-    const context = { model, ...(origin !== undefined ? { origin } : {}), signal: abort.signal, results };
+    // The synthesis is the last step: it depends on every task. Its key cannot be a task's (a task key starts with a letter or digit).
+    const steps: OrchestrationStep[] = [...o.tasks.map((task) => ({ key: task.key, depends_on: task.depends_on, task })), { key: SYNTHESIS, depends_on: o.tasks.map((t) => t.key) }];
     let failure: string | undefined;
     try {
-      const width = Math.max(1, Math.min(this.executor.concurrency(o), o.budget.max_workers));
-      const active = new Map<string, Promise<void>>();
-      const pending = [...o.tasks];
-      while ((pending.length || active.size) && !failure && !abort.signal.aborted && !this.disposed) {
-        // Start every task whose dependencies are done, in the stored (dependency) order, up to the width.
-        for (const task of [...pending]) {
-          if (active.size >= width) break;
-          if (!task.depends_on.every((d) => results.get(d)?.ok)) continue;
-          pending.splice(pending.indexOf(task), 1);
-          set(task.key, 'running');
-          active.set(task.key, this.executor.runTask(o, task, context).catch((error: unknown): StepOutcome => ({ ok: false, reason: error instanceof Error ? error.message : String(error) })).then((outcome) => {
-            results.set(task.key, outcome);
-            active.delete(task.key);
-            set(task.key, outcome.ok ? 'done' : 'stopped');
-            if (!outcome.ok) failure ??= `task [${task.key}] did not finish: ${outcome.reason ?? 'no reason given'}`;
-          }));
-        }
-        if (!active.size) break; // nothing can start: only possible after a failure
-        await Promise.race(active.values());
-      }
-      await Promise.all(active.values());
-      if (!failure && !abort.signal.aborted && !this.disposed) {
-        set(null, 'running');
-        const outcome = await this.executor.runSynthesis(o, context).catch((error: unknown): StepOutcome => ({ ok: false, reason: error instanceof Error ? error.message : String(error) }));
-        set(null, outcome.ok ? 'done' : 'stopped');
-        if (!outcome.ok) failure = `the synthesis did not finish: ${outcome.reason ?? 'no reason given'}`;
-      }
+      const report = await runSteps({
+        steps,
+        width: Math.min(this.executor.concurrency(o), o.budget.max_workers),
+        signal: abort.signal,
+        run: (step, results) => {
+          const context = { model, ...(origin !== undefined ? { origin } : {}), signal: abort.signal, results };
+          return step.task ? this.executor.runTask(o, step.task, context) : this.executor.runSynthesis(o, context);
+        },
+        onState: (step, state) => set(step.task ? step.key : null, state)
+      });
+      const failed = report.failed;
+      if (failed) failure = `${failed.step.task ? `task [${failed.step.key}]` : 'the synthesis'} did not finish: ${failed.outcome.reason ?? 'no reason given'}`;
     } finally {
       clearTimeout(deadline);
       this.aborts.delete(abort);

@@ -7,6 +7,7 @@ import type { StoredPlan } from '../modes/plan/plan-port.js';
 import { planDisplay } from '../tools/submit_plan/submit_plan.js';
 import type { PlanStore } from '../modes/plan/plan-store.js';
 import { sendWhenIdle } from './turn-queue.js';
+import { agentTurnStep, runSteps } from './step-runner.js';
 
 /** The user message of one approved step (what the Agent turn is asked to do). */
 export function stepMessage(plan: StoredPlan, index: number): string {
@@ -25,7 +26,8 @@ export function stepMessage(plan: StoredPlan, index: number): string {
 export class PlanFlow {
   private readonly subscription: { dispose(): void };
   private readonly running = new Map<string, Promise<void>>();
-  private disposed = false;
+  /** Aborted on dispose: no further approved node or revision turn starts. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: { plans: PlanStore; chats: ChatService; logger: Logger }) {
     this.subscription = options.plans.onDidChange((plan) => this.updateCards(plan));
@@ -40,7 +42,7 @@ export class PlanFlow {
     this.options.chats.get(chatId, 1); // ChatNotFound first
     const plan = this.options.plans.resolve(chatId, planId, decision, reason);
     if (decision === 'approve') {
-      this.options.chats.setMode(chatId, 'chat');
+      this.options.chats.setMode(chatId, 'agent');
       this.track(chatId, this.runWork(plan, model, origin));
       return { state: plan.approval, message: `Approved: the chat is in Agent mode; ${plan.nodes.length} step${plan.nodes.length === 1 ? '' : 's'} run in order.` };
     }
@@ -55,7 +57,7 @@ export class PlanFlow {
   }
 
   dispose(): void {
-    this.disposed = true;
+    this.stopping.abort();
     this.subscription.dispose();
   }
 
@@ -73,26 +75,29 @@ export class PlanFlow {
     this.running.set(chatId, done);
   }
 
-  /** The approved nodes, one Agent turn each, in order; stops when a turn does not end normally or the mode changes. */
+  /**
+   * The approved nodes, one Agent turn each, in order; stops when a turn does not end normally
+   * or the mode changes. Disposing the flow starts no further node but leaves a running turn to
+   * the chat service (which ends it as interrupted on shutdown).
+   */
   private async runWork(plan: StoredPlan, model: ModelSettings, origin?: string): Promise<void> {
-    const chats = this.options.chats;
-    for (let i = 0; i < plan.nodes.length; i++) {
-      if (this.disposed) return;
-      const result = await this.sendWhenIdle(plan.chatId, stepMessage(plan, i), model, origin, () => chats.get(plan.chatId, 1).mode === 'chat');
-      if (result === 'skipped') {
-        this.notice(plan.chatId, `Plan "${plan.goal}" paused before step ${i + 1}/${plan.nodes.length}: the chat left Agent mode.`);
-        return;
-      }
-      if (result !== 'stop') {
-        this.notice(plan.chatId, `Plan "${plan.goal}" stopped after step ${i + 1}/${plan.nodes.length} [${plan.nodes[i]!.key}]: its turn ended (${result}). Send a message to continue by hand.`);
-        return;
-      }
-    }
+    const context = { model, ...(origin !== undefined ? { origin } : {}), signal: this.stopping.signal };
+    const { failed } = await runSteps({
+      steps: plan.nodes,
+      signal: this.stopping.signal,
+      run: (node, results) => agentTurnStep(this.options.chats, plan.chatId, stepMessage(plan, plan.nodes.indexOf(node)), { ...context, results }, false)
+    });
+    if (!failed) return;
+    if ('error' in failed.outcome) throw failed.outcome.error; // the turn could not start: track() tells the person why
+    const at = `${failed.index + 1}/${plan.nodes.length}`;
+    this.notice(plan.chatId, failed.outcome.skipped
+      ? `Plan "${plan.goal}" paused before step ${at}: the chat left Agent mode.`
+      : `Plan "${plan.goal}" stopped after step ${at} [${failed.step.key}]: ${failed.outcome.reason}. Send a message to continue by hand.`);
   }
 
   /** {@link sendWhenIdle} of this flow: skipped once the flow is disposed. */
-  private sendWhenIdle(chatId: string, text: string, model: ModelSettings, origin?: string, stillWanted: () => boolean = () => true): Promise<string> {
-    return sendWhenIdle(this.options.chats, chatId, text, model, origin, () => !this.disposed && stillWanted());
+  private sendWhenIdle(chatId: string, text: string, model: ModelSettings, origin?: string): Promise<string> {
+    return sendWhenIdle(this.options.chats, chatId, text, model, origin, () => !this.stopping.signal.aborted);
   }
 
   private notice(chatId: string, text: string): void {

@@ -60,7 +60,7 @@ interface ModeSpec {
 
 const SPECS: readonly ModeSpec[] = [
   {
-    mode: 'chat', name: 'agent', label: 'Agent', selectable: true, maxTier: 'exec', worktree: 'writable',
+    mode: 'agent', name: 'agent', label: 'Agent', selectable: true, maxTier: 'exec', worktree: 'writable',
     guidance: [{ text: 'You may read, edit and run code. Keep changes to what the user asked for.' }]
   },
   {
@@ -131,7 +131,7 @@ export const MODE_PROFILES: Readonly<Record<ChatMode, ModeProfile>> = Object.fre
  * profile, not a mode: the chat keeps its mode for the next turn.
  */
 export const EXPLAIN_PROFILE: ModeProfile = compile({
-  mode: 'chat', name: 'explain', label: 'Explain', selectable: false, maxTier: 'read', worktree: 'read-only',
+  mode: 'agent', name: 'explain', label: 'Explain', selectable: false, maxTier: 'read', worktree: 'read-only',
   deny: ['vibe_spawn', 'vibe_send'],
   guidance: [
     { text: 'You explain, you do not change: nothing you can call edits a file or a cell, or runs code.' },

@@ -10,7 +10,7 @@
  *   rename on every state change (a few per run). On open, a worker still `running` is
  *   marked `interrupted`: its run died with the previous companion.
  */
-import type { ChatMode, ModelSettings, WorkerState, WorkerSummary, WorkerTier } from '@cellmate/protocol';
+import { chatModeOf, type ChatMode, type ModelSettings, type WorkerState, type WorkerSummary, type WorkerTier } from '@cellmate/protocol';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -83,7 +83,8 @@ export class WorkerStore {
     const now = new Date().toISOString();
     // The schema checks each worker's fields loosely; the records are what this program wrote, their full shape is not re-checked.
     for (const raw of parsed.workers as unknown as WorkerRecord[]) {
-      const record = { ...raw };
+      // Indexes written before the Agent mode had its own name say `chat`.
+      const record = { ...raw, parentMode: chatModeOf(raw.parentMode) ?? raw.parentMode };
       if (record.state === 'running') {
         record.state = 'interrupted';
         record.endedAt = now;

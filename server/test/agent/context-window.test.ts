@@ -149,7 +149,7 @@ describe('cache hints (CTX-2)', () => {
 });
 
 describe('the journal keeps the compaction state (CTX-3)', () => {
-  const meta = { id: 'c', title: 't', mode: 'chat' as const, createdAt: 'x', running: false };
+  const meta = { id: 'c', title: 't', mode: 'agent' as const, createdAt: 'x', running: false };
   const lines = (records: object[]) => Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   it('replays the latest state and the meter; a cut clamps it', () => {
     const context = { model: 'm', usedTokens: 5, estimated: false, windowSource: 'unknown', reservedOutput: 1, total: { input: 5, cachedInput: 0, cacheWrite: 0, output: 1 } };

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { applyChatEvent, itemIndexOf } from '../../src/chats/apply-event.js';
 
 const note = (id: string, text = id): TranscriptItem => ({ kind: 'notice', id, time: '2026-01-01T00:00:00Z', turnId: 't', level: 'info', text });
-const chat = (items: TranscriptItem[] = []): Chat => ({ id: 'c', title: 'c', mode: 'chat', createdAt: '', updatedAt: '', running: false, items });
+const chat = (items: TranscriptItem[] = []): Chat => ({ id: 'c', title: 'c', mode: 'agent', createdAt: '', updatedAt: '', running: false, items });
 const linear = (c: Chat, id: string): number => c.items.findIndex((i) => i.id === id);
 
 describe('itemIndexOf', () => {

@@ -114,7 +114,7 @@ describe('exporting a chat (issue #28 item 4)', () => {
     expect(exportStem('../../etc/passwd', new Date('2026-12-03T04:05:06Z'))).toBe('etc-passwd-20261203-040506');
     expect(exportStem('<img src=x>', new Date('2026-12-03T04:05:06Z'))).toBe('img-src-x-20261203-040506');
     const chat: Chat = {
-      id: 'c1', title: 'T', mode: 'chat', createdAt: '', updatedAt: '', running: false,
+      id: 'c1', title: 'T', mode: 'agent', createdAt: '', updatedAt: '', running: false,
       items: [{
         kind: 'tool', id: 'i1', time: '', turnId: 't', callId: 'k', name: 'eval', actor: 'model', status: 'ok',
         args: { code: 'display(HTML(x))', description: 'show html' },

@@ -16,7 +16,7 @@ const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtur
 const T0 = '2026-12-01T10:00:00.000Z';
 
 function newRecord(id: string): ChatRecord {
-  return { chat: { id, title: 'Journal', mode: 'chat', createdAt: T0, updatedAt: T0, items: [], running: false }, titleSource: 'user', messages: [] };
+  return { chat: { id, title: 'Journal', mode: 'agent', createdAt: T0, updatedAt: T0, items: [], running: false }, titleSource: 'user', messages: [] };
 }
 
 function toolItem(n: number, status: ToolCallItem['status'] = 'ok'): ToolCallItem {
@@ -105,6 +105,8 @@ describe('chat journal (issue #15)', () => {
     for (const [id, original] of originals) {
       const loaded = h.service.get(id);
       expect(loaded.title).toBe(original.chat.title);
+      expect((original.chat as { mode: string }).mode).toBe('chat'); // the Agent mode's earlier name
+      expect(loaded.mode).toBe('agent');
       expect(loaded.createdAt).toBe(original.chat.createdAt);
       expect(h.store.get(id)!.messages).toEqual(original.messages);
       if (!original.chat.running) {
@@ -127,6 +129,27 @@ describe('chat journal (issue #15)', () => {
     expect(again.service.get(busyId!).items).toEqual(after.items);
     expect(after.items.slice(0, before.length)).toEqual(before);
     expect(again.service.list().map((c) => c.title).sort()).toEqual([...originals.values()].map((o) => o.chat.title).sort());
+    await again.dispose();
+  });
+
+  it('MODE-1: a journal and a snapshot written when the Agent mode was called `chat` open in Agent mode, and a later switch survives a restart', async () => {
+    const ws = await tempDir();
+    const dir = path.join(ws, '.cellmate', 'chats');
+    await mkdir(dir, { recursive: true });
+    const meta = (id: string) => ({ id, title: `old ${id}`, mode: 'chat', createdAt: T0, running: false });
+    const journalId = '3f0c2a71-9a4e-4c55-8d0e-5b7e6f1a2b3c';
+    writeFileSync(journal(dir, journalId), `${JSON.stringify({ s: 1, u: T0, t: 'chat', chat: meta(journalId), titleSource: 'user' })}\n`);
+    const snapshotId = '8b1d4e62-0c7f-4a93-9e15-2d6a7c8f9e01';
+    writeFileSync(path.join(dir, `${snapshotId}.json`), `${JSON.stringify({ version: 2, seq: 0, chat: { ...meta(snapshotId), updatedAt: T0, items: [] }, titleSource: 'user', messages: [] })}\n`);
+    const h = await createHarness(ws);
+    expect(h.service.get(journalId).mode).toBe('agent');
+    expect(h.service.get(snapshotId).mode).toBe('agent');
+    expect(h.service.list().map((c) => c.mode)).toEqual(['agent', 'agent']);
+    h.service.setMode(journalId, 'plan');
+    await h.dispose();
+    const again = await createHarness(ws);
+    expect(again.service.get(journalId).mode).toBe('plan');
+    expect(again.service.get(snapshotId).mode).toBe('agent');
     await again.dispose();
   });
 

@@ -58,19 +58,19 @@ describe('a chat\'s mode in its turns (MODE-1/2)', () => {
     });
     const h = await createHarness(ws, { registry, env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
     const chat = h.service.create();
-    expect(chat.mode).toBe('chat');
+    expect(chat.mode).toBe('agent');
     expect(h.service.setMode(chat.id, 'plan')).toMatchObject({ id: chat.id, mode: 'plan' });
     expect(h.events.map((e) => e.event)).toContainEqual({ type: 'mode-changed', mode: 'plan' });
 
     await h.service.send({ chatId: chat.id, text: 'plan it', settings: model });
     await h.waitForEvent((e) => e.type === 'text-delta');
-    h.service.setMode(chat.id, 'chat'); // mid-turn: this turn keeps Plan
+    h.service.setMode(chat.id, 'agent'); // mid-turn: this turn keeps Plan
     await h.service.waitForTurn(chat.id);
     const first = h.service.get(chat.id);
     const refusedWrite = first.items.find((i): i is ToolCallItem => i.kind === 'tool' && i.name === 'write')!;
     expect(refusedWrite.output).toBe('Refused: write is a write-tier tool and the "plan" surface allows only read tools. It is not available here; do not retry it.');
     expect(existsSync(path.join(ws, 'x.txt'))).toBe(false);
-    expect(first.mode).toBe('chat');
+    expect(first.mode).toBe('agent');
 
     await h.sendAndWait(chat.id, 'now do it', model);
     expect(existsSync(path.join(ws, 'x.txt'))).toBe(true);
@@ -79,7 +79,7 @@ describe('a chat\'s mode in its turns (MODE-1/2)', () => {
 
     const prompts = await logLines(log);
     const plan = turnSurface(registry, 'plan');
-    const agent = turnSurface(registry, 'chat');
+    const agent = turnSurface(registry, 'agent');
     const byTurn = (t: number) => prompts.filter((p) => p.turn === t);
     for (const p of byTurn(0)) {
       expect(p.tools.sort()).toEqual(plan.declared.map((t) => t.name).sort());
@@ -106,11 +106,13 @@ describe('a chat\'s mode in its turns (MODE-1/2)', () => {
     await store.dispose();
   });
 
-  it('chat/set-mode takes only the modes a person may pick; review is the system\'s', () => {
+  it('MODE-8: chat/set-mode takes only the modes a person may pick (and `chat`, the Agent mode\'s earlier name); review is the system\'s', () => {
     expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'plan' })).toEqual({ chatId: 'c', mode: 'plan' });
     // MODE-8: Agent, Plan, Orchestrate.
     expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'orchestrate' })).toEqual({ chatId: 'c', mode: 'orchestrate' });
-    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'review' })).toThrow(/mode.*must be one of chat, plan, orchestrate \(review is started by the system\)/);
-    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'nope' })).toThrow(/must be one of chat, plan, orchestrate/);
+    expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'agent' })).toEqual({ chatId: 'c', mode: 'agent' });
+    expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'chat' })).toEqual({ chatId: 'c', mode: 'agent' }); // MODE-1: the Agent mode's earlier name
+    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'review' })).toThrow(/mode.*must be one of agent, plan, orchestrate \(review is started by the system\)/);
+    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'nope' })).toThrow(/must be one of agent, plan, orchestrate/);
   });
 });

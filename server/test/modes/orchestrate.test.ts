@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/config/logger.js';
 import { OrchestrationFlow } from '../../src/flows/orchestration-flow.js';
 import { OrchestrationNotPendingError, OrchestrationStore, RESTART_NOTE } from '../../src/modes/orchestrate/orchestration-store.js';
-import type { OrchestrationExecutor, StepOutcome } from '../../src/flows/orchestration-executor.js';
+import type { OrchestrationExecutor } from '../../src/flows/orchestration-executor.js';
+import type { StepOutcome } from '../../src/flows/step-runner.js';
 import { PlanStore } from '../../src/modes/plan/plan-store.js';
 import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
@@ -229,7 +230,7 @@ describe('an Orchestrate run end to end (MODE-5)', () => {
     expect(() => flow.resolve(chat.id, 'orch-nope', 'approve', model)).toThrow(OrchestrationNotPendingError);
 
     expect(flow.resolve(chat.id, id, 'approve', model)).toEqual({ state: 'approved', message: 'Approved: the chat is in Agent mode; 3 tasks run in dependency order, then the synthesis.' });
-    expect(h.service.get(chat.id).mode).toBe('chat');
+    expect(h.service.get(chat.id).mode).toBe('agent');
     await flow.settled(chat.id);
     expect(userTexts(h, chat.id)).toEqual([
       'chart the sales', 'Orchestration task 1/3 [load]: do load', 'Orchestration task 2/3 [clean]: do clean', 'Orchestration task 3/3 [chart]: do chart',

@@ -151,7 +151,7 @@ describe('a Plan run end to end (MODE-3)', () => {
     expect(() => flow.resolve(chat.id, 'plan-nope', 'approve', model)).toThrow(PlanNotPendingError);
 
     expect(flow.resolve(chat.id, planId, 'approve', model)).toEqual({ state: 'approved', message: 'Approved: the chat is in Agent mode; 2 steps run in order.' });
-    expect(h.service.get(chat.id).mode).toBe('chat');
+    expect(h.service.get(chat.id).mode).toBe('agent');
     await flow.settled(chat.id);
     const done = h.service.get(chat.id);
     const users = done.items.filter((i): i is UserItem => i.kind === 'user').map((u) => u.text.split('\n')[0]);
@@ -206,7 +206,7 @@ describe('a Plan run end to end (MODE-3)', () => {
     expect(history.filter((m) => m.role === 'user' && m.content === 'rename x')).toHaveLength(1);
     expect(history[0]).toMatchObject({ role: 'user', content: 'rename x' });
     expect(history.length).toBeLessThanOrEqual(nudgedHistory);
-    h.service.setMode(chat.id, 'chat');
+    h.service.setMode(chat.id, 'agent');
     const second = await h.sendAndWait(chat.id, 'what is x?', model);
     expect(second.items.slice(4).map((i) => i.kind)).toEqual(['user', 'assistant']);
     h.service.setMode(chat.id, 'plan');

@@ -70,7 +70,7 @@ const ctx = (workspace: string, mode: ChatMode) => ({
 
 /** Each mode's fixed row (declared in full; the rest of the surface is indexed by tool_search and called through call_tool). */
 const FIXED: ReadonlyArray<[ChatMode, string[]]> = [
-  ['chat', ['ask_user', 'read']],
+  ['agent', ['ask_user', 'read']],
   ['plan', ['ask_user', 'exit_plan_mode', 'submit_plan']],
   ['review', ['add_review_node', 'ask_user', 'finalize_review']],
   ['orchestrate', ['ask_user', 'propose_orchestration']]
@@ -118,7 +118,7 @@ describe('modes: one profile, three projections (MODE-2)', () => {
 
   it('the mode enum carries no policy: each profile is distinct data with the posture it declares', () => {
     expect(Object.keys(MODE_PROFILES).sort()).toEqual([...CHAT_MODES].sort());
-    expect(MODE_PROFILES.chat).toMatchObject({ name: 'agent', label: 'Agent', maxTier: 'exec', worktree: 'writable', selectable: true });
+    expect(MODE_PROFILES.agent).toMatchObject({ name: 'agent', label: 'Agent', maxTier: 'exec', worktree: 'writable', selectable: true });
     expect(MODE_PROFILES.plan).toMatchObject({ maxTier: 'read', worktree: 'read-only', artifact: 'submit_plan', selectable: true });
     expect(MODE_PROFILES.review).toMatchObject({ maxTier: 'write', worktree: 'read-only', artifact: 'finalize_review', selectable: false });
     expect(MODE_PROFILES.orchestrate).toMatchObject({ maxTier: 'read', worktree: 'read-only', artifact: 'propose_orchestration', selectable: true });
@@ -129,19 +129,19 @@ describe('modes: one profile, three projections (MODE-2)', () => {
       if (p.worktree === 'read-only') expect([...(p.refusedActionClasses ?? [])].sort()).toEqual([...WORLD_CHANGING_CLASSES].sort());
       else expect(p.refusedActionClasses ?? []).toEqual([]);
     }
-    expect(() => profileOf('party' as ChatMode)).toThrow(/Unknown mode "party"; the modes are chat, plan, review, orchestrate/);
+    expect(() => profileOf('party' as ChatMode)).toThrow(/Unknown mode "party"; the modes are agent, plan, review, orchestrate/);
   });
 
   it('a mode\'s own tools are off every other mode\'s surface; Review\'s allowlist keeps read tools (MODE-2a)', () => {
     const registry = fullRegistry();
     const names = (mode: ChatMode) => registry.list(profileOf(mode)).map((t) => t.name);
-    expect(names('chat')).not.toContain('exit_plan_mode');
-    expect(names('chat')).not.toContain('add_review_node');
+    expect(names('agent')).not.toContain('exit_plan_mode');
+    expect(names('agent')).not.toContain('add_review_node');
     expect(names('plan')).toContain('exit_plan_mode');
     expect(names('review')).toEqual(expect.arrayContaining(['add_review_node', 'approve_review_node', 'finalize_review', 'read', 'grep']));
-    for (const mode of ['chat', 'plan', 'orchestrate'] as const) expect(names(mode)).not.toContain('approve_review_node');
+    for (const mode of ['agent', 'plan', 'orchestrate'] as const) expect(names(mode)).not.toContain('approve_review_node');
     expect(names('review')).not.toContain('edit');
-    expect(names('chat')).toEqual(expect.arrayContaining(['write', 'edit', 'shell', 'submit_plan', 'ask_user']));
+    expect(names('agent')).toEqual(expect.arrayContaining(['write', 'edit', 'shell', 'submit_plan', 'ask_user']));
   });
 
   it('Plan refuses write, edit and shell with the registry\'s message, whoever forces them', async () => {

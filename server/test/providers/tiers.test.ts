@@ -78,7 +78,7 @@ describe('a chat\'s own model (the header\'s picker)', () => {
 
     // A repository ships a chat file whose journal picks that server: the turn refuses before any request.
     const file = path.join(ws, '.cellmate', 'chats', `${chat.id}.jsonl`);
-    await writeFile(file, `${JSON.stringify({ s: 1_000, u: new Date().toISOString(), t: 'chat', chat: { id: chat.id, title: 'x', mode: 'chat', createdAt: new Date().toISOString(), running: false, model: evil }, titleSource: 'user' })}\n`, { flag: 'a' });
+    await writeFile(file, `${JSON.stringify({ s: 1_000, u: new Date().toISOString(), t: 'chat', chat: { id: chat.id, title: 'x', mode: 'agent', createdAt: new Date().toISOString(), running: false, model: evil }, titleSource: 'user' })}\n`, { flag: 'a' });
     const again = await createHarness(ws, { env: { ...server.env, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
     await expect(again.service.send({ chatId: chat.id, text: 'hi', settings })).rejects.toThrow(/does not name/);
     expect(server.requests).toHaveLength(0);

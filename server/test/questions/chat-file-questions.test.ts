@@ -11,7 +11,7 @@ const question: QuestionItem = {
 describe('question items in chat files (ASK-2)', () => {
   it('round-trip through the file format, and a pending card of an interrupted turn becomes cancelled', () => {
     const record: ChatRecord = {
-      chat: { id: 'c1', title: 't', mode: 'chat', createdAt: question.time, updatedAt: question.time, items: [question], running: true },
+      chat: { id: 'c1', title: 't', mode: 'agent', createdAt: question.time, updatedAt: question.time, items: [question], running: true },
       titleSource: 'default',
       messages: []
     };

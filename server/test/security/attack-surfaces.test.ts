@@ -56,8 +56,8 @@ function attacker(request: StandInRequest): StandInStep {
 }
 
 describe('HARN-6 MODE-3 LSP-4: the hostile workspace from chat, Agent and Plan', () => {
-  for (const mode of ['chat', 'plan'] as const) {
-    it(`${mode === 'chat' ? 'Agent' : 'Plan'} mode: nothing planted runs, nothing withheld reaches a result, the transcript, a frame or the prompt`, async () => {
+  for (const mode of ['agent', 'plan'] as const) {
+    it(`${mode === 'agent' ? 'Agent' : 'Plan'} mode: nothing planted runs, nothing withheld reaches a result, the transcript, a frame or the prompt`, async () => {
       const standIn = await startProviderStandIn('openai', attacker);
       const server = await startServer({
         workspace: h.ws, socketPath: path.join(h.parent, `${mode}.sock`), kernels: false, maxRetries: 0, fetch: standIn.fetch, logger: silentLogger,

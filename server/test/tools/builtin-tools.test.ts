@@ -58,7 +58,7 @@ async function realResources(ws: string, registry: () => ToolRegistry): Promise<
   const lsp = new LspService({ workspace: ws, env: {}, logger: silentLogger, bundledBins: [] });
   const workers = new WorkerService({
     workspace: ws, env: {}, logger: silentLogger, store: await WorkerStore.open(path.join(ws, 'workers'), silentLogger), registry,
-    chatMode: () => 'chat', publish: () => undefined
+    chatMode: () => 'agent', publish: () => undefined
   });
   const kernels = new KernelManager({ workspace: ws });
   const sessions = new DebugSessionManager();

@@ -127,7 +127,7 @@ describe('main.js over a real Unix socket', () => {
     await expect(sendRequest(a.connection, 'cellmate/hello', { protocolVersion: 999 })).rejects.toMatchObject({ code: ErrorCodes.ProtocolMismatch });
 
     const chat = await sendRequest(a.connection, 'chat/create', {});
-    expect(chat).toMatchObject({ title: 'New chat', mode: 'chat', items: [], running: false });
+    expect(chat).toMatchObject({ title: 'New chat', mode: 'agent', items: [], running: false });
     const { turnId } = await sendRequest(a.connection, 'chat/send', {
       chatId: chat.id, text: 'Count the lines of notes.md', model: { provider: 'scripted', model: 'scripted', scriptPath: 'script.json' }
     });

@@ -41,7 +41,7 @@ function recordingPort(): WorkerPort & { spawned: SpawnRequest[] } {
   };
 }
 
-const ctx = (profile: CapabilityProfile = profileOf('chat')): ToolContext => ({ workspace: '/tmp', signal: new AbortController().signal, actor: 'model', chatId: 'c', profile });
+const ctx = (profile: CapabilityProfile = profileOf('agent')): ToolContext => ({ workspace: '/tmp', signal: new AbortController().signal, actor: 'model', chatId: 'c', profile });
 
 describe('the vibe_* tools as the model sees them (HARN-1, VIBE-1)', () => {
   const port = recordingPort();
@@ -84,7 +84,7 @@ describe('the vibe_* tools as the model sees them (HARN-1, VIBE-1)', () => {
   });
 
   it('every vibe_* tool is in the catalog index (HARN-11): on Agent and Plan surfaces, but not Orchestrate\'s spawn/send (MODE-5)', () => {
-    for (const mode of ['chat', 'plan'] as const) {
+    for (const mode of ['agent', 'plan'] as const) {
       const catalog = surfaceCatalog(registry, profileOf(mode));
       expect(catalog.deferred.map((t) => t.name).filter((n) => n.startsWith('vibe_')).sort()).toEqual(VIBE);
       const index = catalog.declared.find((d) => d.name === 'tool_search')!.description;
@@ -106,9 +106,9 @@ describe('a worker\'s surface: its parent\'s, narrowed (TIER-2, MODE-2)', () => 
   const names = (profile: ReturnType<typeof workerProfile>) => registry.list(profile).map((t) => t.name);
 
   it.each([
-    ['chat', undefined, 'exec'],
-    ['chat', 'write', 'write'],
-    ['chat', 'read', 'read'],
+    ['agent', undefined, 'exec'],
+    ['agent', 'write', 'write'],
+    ['agent', 'read', 'read'],
     ['plan', undefined, 'read'],
     ['plan', 'exec', 'read'], // never widened: a Plan chat's worker is read-only whatever it asks
     ['review', 'exec', 'write']
@@ -157,9 +157,9 @@ describe('WorkerStore: a crash never loses a worker', () => {
     const now = new Date().toISOString();
     const record: WorkerRecord = {
       id: 'w-abcdef01', chatId: 'chat-1', label: 'crashy', tier: 'good', state: 'running', createdAt: now, startedAt: now,
-      settings: { provider: 'scripted', model: 'x' }, sharesKernel: false, toolCalls: 2, surface: workerProfile(profileOf('chat')), parentMode: 'chat'
+      settings: { provider: 'scripted', model: 'x' }, sharesKernel: false, toolCalls: 2, surface: workerProfile(profileOf('agent')), parentMode: 'agent'
     };
-    first.transcripts.create({ chat: { id: record.id, title: 'crashy', mode: 'chat', createdAt: now, updatedAt: now, items: [], running: false }, titleSource: 'user', messages: [] });
+    first.transcripts.create({ chat: { id: record.id, title: 'crashy', mode: 'agent', createdAt: now, updatedAt: now, items: [], running: false }, titleSource: 'user', messages: [] });
     first.transcripts.applyEvent(record.id, { type: 'turn-started', turnId: 't1' });
     first.transcripts.applyEvent(record.id, { type: 'item-added', item: { kind: 'user', id: 'u1', time: now, turnId: 't1', text: 'the brief' } });
     first.put(record);
