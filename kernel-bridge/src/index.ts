@@ -20,7 +20,7 @@ export * from './zmq/connection.js';
 export * from './zmq/client.js';
 export * from './launch/connection-file.js';
 export * from './launch/launcher.js';
-export * from './magics/rewrite.js';
+export * from './magics/rewrite-magics.js';
 export * from './tool-channel/channel.js';
 export * from './eval/kernel-client.js';
 export * from './eval/eval-session.js';

@@ -6,7 +6,7 @@ import { ChatStore } from './chats/chat-store.js';
 import { loadConfigFile } from './config/config-file.js';
 import { createStderrLogger, type Logger } from './config/logger.js';
 import { createHarness } from './tools/harness.js';
-import { combineWriteHooks } from './ports/harness.js';
+import { combineWriteHooks } from './ports/gate-ports.js';
 import { CodeGraphs } from './structural/graph/code-graph.js';
 import { TouchedNotebooksHook } from './verify/touched-notebooks.js';
 import { removeChatOutputs } from './housekeeping/saved-outputs.js';

@@ -8,7 +8,7 @@ import { isMsgType, type AnyMessage, type Message, type MimeBundle } from '../me
 import { ToolChannelEndpoint, parseToolChannelPrompt, type ToolChannelResponse } from '../tool-channel/channel.js';
 import { JS_HELPER } from '../tool-channel/js-helper.js';
 import { PYTHON_HELPER } from '../tool-channel/python-helper.js';
-import { describeRewrites, rewriteMagics, type EvalLanguage } from '../magics/rewrite.js';
+import { describeRewrites, rewriteMagics, type EvalLanguage } from '../magics/rewrite-magics.js';
 import type { KernelClient } from './kernel-client.js';
 
 /** Default idle budget: 5 minutes without output (SPEC EVAL-6). */

@@ -17,7 +17,7 @@ import { inspect } from 'node:util';
 import vm from 'node:vm';
 import type { ErrorContent, JSONObject, MimeBundle } from '../messaging/messages.js';
 import { displayBundle } from './display.js';
-import { rewriteCell } from './rewrite.js';
+import { rewriteCell } from './top-level.js';
 import { syntaxErrorTraceback } from './syntax.js';
 
 /** What the evaluator needs from the kernel: output and stdin. */

@@ -1,5 +1,5 @@
 /** Syntax questions about a cell: `is_complete` and formatting syntax errors. Pure. */
-import { parseCell } from './rewrite.js';
+import { parseCell } from './top-level.js';
 
 export type Completeness = 'complete' | 'incomplete' | 'invalid';
 

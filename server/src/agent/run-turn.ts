@@ -1,5 +1,5 @@
 import type { AssistantItem, ChatEvent, ModelSettings, NoticeItem, ToolCallItem, ToolReview, TurnEndReason } from '@cellmate/protocol';
-import type { AutoApprovalPort } from '../ports/harness.js';
+import type { AutoApprovalPort } from '../ports/gate-ports.js';
 import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
 import { newItemId } from '../base/ids.js';
 import { isParallelSafe, type ToolCallResult, type ToolRegistry } from '../gate/registry.js';

@@ -5,7 +5,7 @@
  */
 import type { LanguageModel } from 'ai';
 import { z } from 'zod';
-import type { AutoApprovalPort, SidecarRecord, SidecarVerdict } from '../ports/harness.js';
+import type { AutoApprovalPort, SidecarRecord, SidecarVerdict } from '../ports/gate-ports.js';
 import { streamStep } from './stream-step.js';
 
 /** The reviewer's instructions: fixed text, so a record can never change them. */

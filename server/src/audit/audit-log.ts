@@ -2,7 +2,7 @@ import type { ToolMetrics } from '@cellmate/protocol';
 import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { AuditEntry, AuditSink } from '../ports/harness.js';
+import type { AuditEntry, AuditSink } from '../ports/gate-ports.js';
 import type { Redactor } from '../security/redaction.js';
 import { computeMetrics } from './metrics.js';
 

@@ -1,5 +1,5 @@
 import type { ToolMetricsRow } from '@cellmate/protocol';
-import type { AuditEntry } from '../ports/harness.js';
+import type { AuditEntry } from '../ports/gate-ports.js';
 
 /**
  * Per-tool calls, success rate and mean run time (HARN-7), with the person's approval wait

@@ -40,7 +40,7 @@ export interface OrchestrationFlowOptions {
  * then the synthesis step, within the budget (`max_minutes`, `max_tool_calls`: when one is
  * spent the running step is stopped and the rest skipped, with a notice). On rejection an
  * Orchestrate turn asks the agent to revise. Nothing here approves by itself: only
- * {@link resolve} does, and only the operator's pane calls it (`orchestration/resolve`).
+ * {@link answer} does, and only the operator's pane calls it (`orchestration/resolve`).
  */
 export class OrchestrationFlow {
   private readonly subscriptions: Array<{ dispose(): void }> = [];
@@ -65,13 +65,13 @@ export class OrchestrationFlow {
    * the revision turn) starts in the background once the chat's current turn has ended.
    * @throws CellmateError ChatNotFound; OrchestrationNotPendingError when it is not pending
    */
-  resolve(chatId: string, id: string, decision: 'approve' | 'reject', model: ModelSettings, reason?: string, origin?: string): { state: OrchestrationApprovalState; message: string } {
+  answer(chatId: string, id: string, decision: 'approve' | 'reject', model: ModelSettings, reason?: string, origin?: string): { state: OrchestrationApprovalState; message: string } {
     this.options.chats.get(chatId, 1); // ChatNotFound first
     const runningId = this.runs.get(chatId);
     if (decision === 'approve' && runningId !== undefined && runningId !== id) {
       throw new OrchestrationNotPendingError(`Orchestration ${runningId} is still running in this chat: approve this one once it has finished, or press Stop to end it.`);
     }
-    const o = this.options.store.resolve(chatId, id, decision, reason);
+    const o = this.options.store.decide(chatId, id, decision, reason);
     if (decision === 'approve') {
       this.options.chats.setMode(chatId, 'agent');
       this.track(chatId, this.runWork(o, model, origin));

@@ -21,7 +21,7 @@ export function stepMessage(plan: StoredPlan, index: number): string {
  * changes (`PlanStore`), every card of the plan in the chat shows it, and — on approval —
  * the chat returns to Agent and the nodes run as Agent turns in dependency order, one after
  * the other; on rejection a Plan turn asks the agent to revise. Nothing here approves by
- * itself: only {@link resolve} (the `plan/resolve` request from the pane) does.
+ * itself: only {@link answer} (the `plan/resolve` request from the pane) does.
  */
 export class PlanFlow {
   private readonly subscription: { dispose(): void };
@@ -38,9 +38,9 @@ export class PlanFlow {
    * revision turn) starts in the background once the chat's current turn has ended.
    * @throws CellmateError ChatNotFound; PlanNotPendingError when the plan is not pending
    */
-  resolve(chatId: string, planId: string, decision: 'approve' | 'reject', model: ModelSettings, reason?: string, origin?: string): { state: PlanApprovalState; message: string } {
+  answer(chatId: string, planId: string, decision: 'approve' | 'reject', model: ModelSettings, reason?: string, origin?: string): { state: PlanApprovalState; message: string } {
     this.options.chats.get(chatId, 1); // ChatNotFound first
-    const plan = this.options.plans.resolve(chatId, planId, decision, reason);
+    const plan = this.options.plans.decide(chatId, planId, decision, reason);
     if (decision === 'approve') {
       this.options.chats.setMode(chatId, 'agent');
       this.track(chatId, this.runWork(plan, model, origin));

@@ -5,7 +5,7 @@
  * `decide-call.ts`'s; the registry owns one Approver and carries its outcome out.
  */
 import type { ApprovalPreview } from '@cellmate/protocol';
-import type { ApprovalPort, PolicyPort, SidecarAudit, SidecarRecord } from '../ports/harness.js';
+import type { ApprovalPort, PolicyPort, SidecarAudit, SidecarRecord } from '../ports/gate-ports.js';
 import type { PolicyRule } from '../policy/policy.js';
 import type { Redactor } from '../security/redaction.js';
 import { AutoReviewer, type AutoReviewerOptions } from './auto-review.js';

@@ -5,7 +5,7 @@
  * `decide-call.ts`'s. The Approver owns one; the classifier comes with each call's context.
  */
 import type { SidecarOutcome } from '@cellmate/protocol';
-import type { AutoApprovalPort, SidecarAudit, SidecarRecord } from '../ports/harness.js';
+import type { AutoApprovalPort, SidecarAudit, SidecarRecord } from '../ports/gate-ports.js';
 import type { ToolContext } from './define-tool.js';
 import { Breaker } from './breaker.js';
 

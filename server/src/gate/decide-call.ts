@@ -7,7 +7,7 @@
  * the breaker).
  */
 import type { ToolActor } from '@cellmate/protocol';
-import type { ApprovalDecision, AuditDecision } from '../ports/harness.js';
+import type { ApprovalDecision, AuditDecision } from '../ports/gate-ports.js';
 import type { ActionClass, CapabilityProfile, ToolTier } from '../ports/vocabulary.js';
 import type { PolicyDecision, PolicyRule } from '../policy/policy.js';
 import { PINNED_TOOLS, surfaceRefusal } from '../policy/profile.js';

@@ -1,5 +1,5 @@
 import type { ApprovalPreview, ModelSettings, ToolActor, ToolCallDisplay, ToolReview } from '@cellmate/protocol';
-import type { AutoApprovalPort } from '../ports/harness.js';
+import type { AutoApprovalPort } from '../ports/gate-ports.js';
 import type { z } from 'zod';
 import type { ActionClass, CapabilityProfile, ToolTier } from '../ports/vocabulary.js';
 

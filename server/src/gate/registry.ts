@@ -6,7 +6,7 @@ import { evaluatePolicy } from '../policy/policy.js';
 import { FULL_PROFILE, PINNED_TOOLS, projectSurface, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, PathRefusedError, ToolInputError } from '../base/tool-errors.js';
-import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, SidecarAudit, WriteHook } from '../ports/harness.js';
+import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, SidecarAudit, WriteHook } from '../ports/gate-ports.js';
 import type { AutoReviewerOptions } from './auto-review.js';
 import { shapeOutput } from '../workspace/output-shaping.js';
 import { raceAbort } from './race-abort.js';

@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import type { ApprovalPreview, ToolActor } from '@cellmate/protocol';
-import type { SidecarRecord } from '../ports/harness.js';
+import type { SidecarRecord } from '../ports/gate-ports.js';
 import type { PolicyRule } from '../policy/policy.js';
 import { analyzeShell } from '../policy/shell-analysis.js';
 import type { Judgement } from './call-subjects.js';

@@ -61,7 +61,7 @@ export class KernelFocus {
   }
 
   /** The kernel a chat's eval should use, or null (then: the chat's private kernel). */
-  resolve(query: FocusQuery): NotebookKernelRef | null {
+  kernelFor(query: FocusQuery): NotebookKernelRef | null {
     const connection = query.connection ?? this.turnOrigin.get(query.chatId);
     const entry = connection === undefined ? undefined : this.connections.get(connection);
     if (!entry) return null;

@@ -177,7 +177,7 @@ export class KernelManager {
 
   /** The focused notebook kernel for a chat (as seen from `connection`, else its turn's), if it runs `language`. */
   focusedKernel(chatId: string, language: EvalLanguage, connection?: string): NotebookKernelRef | undefined {
-    const ref = this.focus.resolve({ chatId, ...(connection !== undefined ? { connection } : {}) });
+    const ref = this.focus.kernelFor({ chatId, ...(connection !== undefined ? { connection } : {}) });
     if (!ref || !this.options.connectNotebookKernel) return undefined;
     const lang = LANGUAGE_OF[(ref.language ?? '').toLowerCase()] ?? (ref.name.startsWith('python') ? 'python' : ref.name === 'cellmate-js' ? 'javascript' : undefined);
     return lang === language ? ref : undefined;

@@ -12,7 +12,7 @@ import type { Logger } from '../config/logger.js';
 import { ProcessSupervisor, SupervisorError } from '../supervisor/index.js';
 import type { FrameBudget } from '../framing/index.js';
 import { LspClient } from './lsp-client.js';
-import { findRoot, resolveExecutable } from './resolve.js';
+import { findRoot, locateServer } from './locate.js';
 import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 import { cellmatePython } from '../security/cellmate-python.js';
@@ -167,7 +167,7 @@ export class LspService {
       if (!found) {
         return { ok: false, entry, reason: 'no-root-marker', message: `${entry.name}: no root marker (${entry.rootMarkers.join(', ')}) between ${rel(this.options.workspace, path.dirname(absolute))} and the workspace root` };
       }
-      const executable = await resolveExecutable(entry, { root: found.root, workspace: this.options.workspace, pathEnv: this.options.env.PATH, bundledBins: this.options.bundledBins, trusted });
+      const executable = await locateServer(entry, { root: found.root, workspace: this.options.workspace, pathEnv: this.options.env.PATH, bundledBins: this.options.bundledBins, trusted });
       if (!executable) {
         const where = trusted ? 'in node_modules/.bin or .venv/bin of the project, nor on PATH' : 'on PATH nor among the servers Cellmate ships (the project\'s own node_modules/.bin and .venv/bin count only in a workspace you trust)';
         return { ok: false, entry, reason: 'executable-not-found', message: `${entry.name}: root ${rel(this.options.workspace, found.root)} (${found.marker}) found, but executable not found: "${entry.command}" is not ${where}` };

@@ -25,7 +25,7 @@ export interface ServerEntry {
   name: string;
   /** File extensions it serves, with the dot (`.py`), mapped to the LSP language id. */
   languages: Readonly<Record<string, string>>;
-  /** The executable (a bare name is looked up, see `resolve.ts`), and its arguments. */
+  /** The executable (a bare name is looked up, see `locate.ts`), and its arguments. */
   command: string;
   args: readonly string[];
   /** Files or folders whose presence makes a folder a root (nearest one wins). */

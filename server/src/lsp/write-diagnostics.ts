@@ -11,7 +11,7 @@
  */
 import type { LspDisplay } from '@cellmate/protocol';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
-import type { WriteChange, WriteHook, WriteHookResult } from '../ports/harness.js';
+import type { WriteChange, WriteHook, WriteHookResult } from '../ports/gate-ports.js';
 import { resolveWorkspacePath } from '../workspace/workspace-path.js';
 import { describeDiagnostics, formatDiagnostic, serverUris, waitForDocument, type ShownDiagnostic } from './diagnostics.js';
 import type { DocumentSync, SyncedDocument } from './documents.js';

@@ -8,7 +8,7 @@
  * (the companion's `mcp.sock`, relayed by the Jupyter route `<base_url>cellmate/mcp`).
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { AuditSink, PolicyPort } from '../ports/harness.js';
+import type { AuditSink, PolicyPort } from '../ports/gate-ports.js';
 import type { Redactor } from '../security/redaction.js';
 import { FatalToolError } from '../base/tool-errors.js';
 import { ToolRegistry } from '../gate/registry.js';

@@ -9,7 +9,7 @@
  * server's positions are those of the original cell, and matched text is read from the
  * original. The placeholder is a statement (an indented block holding only a magic still
  * parses) and one a type checker does not flag as an unused expression. Nothing here runs:
- * kernel-bridge's `magics/rewrite.ts` turns magics into runnable calls for `eval` instead.
+ * kernel-bridge's `magics/rewrite-magics.ts` turns magics into runnable calls for `eval` instead.
  *
  * Handled: line magics `%x`, shell `!cmd` / `!!cmd`, assignments `x = !cmd` / `x = %sx cmd`
  * (`x` stays bound), `%time stmt` (the statement stays Python), help `obj?` / `?obj`,

@@ -1,4 +1,4 @@
-import type { PolicyPort } from '../ports/harness.js';
+import type { PolicyPort } from '../ports/gate-ports.js';
 import { BUILTIN_RULES, type PolicyRule } from './policy.js';
 import { loadPolicyRules } from './policy-file.js';
 

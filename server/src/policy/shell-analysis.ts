@@ -8,7 +8,7 @@
  * `sh <(curl …)`), text piped into a shell or interpreter (`base64 -d | sh`).
  */
 import { commandDangers, SHELLS } from './dangerous-rules.js';
-import { parseShell, resolveCommand, type ShellWord, type SimpleCommand } from './shell-parse.js';
+import { parseShell, unwrapCommand, type ShellWord, type SimpleCommand } from './shell-parse.js';
 
 /** The analysis of one command line. */
 export interface ShellAnalysis {
@@ -154,7 +154,7 @@ function findActions(cmd: SimpleCommand, depth: number, out: ShellAnalysis): voi
     if (v === '-exec' || v === '-execdir' || v === '-ok' || v === '-okdir') {
       const words: ShellWord[] = [];
       for (i++; i < args.length && args[i]!.value !== ';' && args[i]!.value !== '+'; i++) words.push(args[i]!);
-      const resolved = resolveCommand(words);
+      const resolved = unwrapCommand(words);
       const sub: SimpleCommand = { ...resolved, argsFromInput: true, stdin: 'inherit', redirects: [], source: words.map((w) => w.source).join(' ') };
       if (/^(rm|rmdir|unlink|shred|truncate|srm|wipe)$/.test(sub.name)) out.dangers.push(`find ${v} runs ${sub.name} on every match`);
       if (SHELLS.has(sub.name) || sub.dynamicName) out.dangers.push(`find ${v} runs ${sub.dynamicName ? 'a command computed at run time' : sub.name} on every match`);

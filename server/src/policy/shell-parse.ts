@@ -141,7 +141,7 @@ function simpleCommand(node: SgNode): SimpleCommand {
   }
   const upstream = pipedFrom(node);
   if (upstream) stdin = 'pipe';
-  const resolved = resolveCommand(words);
+  const resolved = unwrapCommand(words);
   return { ...resolved, stdin, ...(upstream ? { upstream } : {}), ...(stdinText ? { stdinText } : {}), redirects, source: node.text() };
 }
 
@@ -161,7 +161,7 @@ function pipedFrom(node: SgNode): string[] | undefined {
       if (heredocOwner) feeders.push(heredocOwner);
       for (const f of feeders) f.findAll({ rule: { kind: 'command' } }).concat(f.kind() === 'command' ? [f] : []).forEach((c) => {
         const w = c.field('name');
-        if (w) names.push(resolveCommand([wordOf(w), ...c.children().filter((x) => x.isNamed() && x.kind() !== 'command_name' && !String(x.kind()).endsWith('redirect')).map(wordOf)]).name);
+        if (w) names.push(unwrapCommand([wordOf(w), ...c.children().filter((x) => x.isNamed() && x.kind() !== 'command_name' && !String(x.kind()).endsWith('redirect')).map(wordOf)]).name);
       });
       return names;
     }
@@ -263,7 +263,7 @@ const WRAPPERS: Record<string, { argOpts: string; longArgOpts?: string[]; positi
 };
 
 /** Looks through wrappers and paths to the command that really runs. */
-export function resolveCommand(words: readonly ShellWord[]): Pick<SimpleCommand, 'name' | 'args' | 'dynamicName' | 'via' | 'argsFromInput' | 'splitString'> {
+export function unwrapCommand(words: readonly ShellWord[]): Pick<SimpleCommand, 'name' | 'args' | 'dynamicName' | 'via' | 'argsFromInput' | 'splitString'> {
   const via: string[] = [];
   let rest = [...words];
   let argsFromInput = false;

@@ -6,7 +6,7 @@ import {
   type QuestionState
 } from '@cellmate/protocol';
 import { newItemId } from '../base/ids.js';
-import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../ports/harness.js';
+import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../ports/gate-ports.js';
 import type { Presence } from './presence.js';
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Staging a structural rewrite (SPEC EDIT-1): every op's matches (one search per op, the
  * file texts read once and kept as the staging snapshot), replacements planned per
- * document with overlaps reported (`rewrite.ts`), new texts (a notebook's: new cell
+ * document with overlaps reported (`replacements.ts`), new texts (a notebook's: new cell
  * sources; `resolve` splices them in through `server/src/edits/`) and the diff a person
  * reviews. Writes nothing.
  */
@@ -13,7 +13,7 @@ import { placeLabel, type SourceDocument } from './documents.js';
 import { firstProblem } from './ladder.js';
 import { napiLanguage, type StructuralLanguage } from './languages.js';
 import { neutraliseMagics, touchesMagic } from '../notebooks/magics.js';
-import { applyReplacements, checkTemplate, planReplacements, type Replacement, type RewriteSite } from './rewrite.js';
+import { applyReplacements, checkTemplate, planReplacements, type Replacement, type RewriteSite } from './replacements.js';
 import { structuralSearch, type SearchResult } from './search.js';
 import type { StagedFile } from './staged-edits.js';
 

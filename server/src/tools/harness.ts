@@ -7,7 +7,7 @@ import { Presence } from '../questions/presence.js';
 import { QuestionBroker } from '../questions/question-broker.js';
 import { Redactor } from '../security/redaction.js';
 import type { ToolDefinition } from '../gate/define-tool.js';
-import type { WriteHook } from '../ports/harness.js';
+import type { WriteHook } from '../ports/gate-ports.js';
 import { ToolRegistry } from '../gate/registry.js';
 import { createToolSearchTool } from './tool_search/tool_search.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';

@@ -102,7 +102,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       if (!services.plans) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no plan approvals.');
       personOnly('a plan', params.chatId);
       try {
-        return claim(params.chatId, services.plans.resolve(params.chatId, params.planId, params.decision, params.model, params.reason, origin));
+        return claim(params.chatId, services.plans.answer(params.chatId, params.planId, params.decision, params.model, params.reason, origin));
       } catch (error) {
         if (error instanceof PlanNotPendingError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
         throw error;
@@ -112,7 +112,7 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       if (!services.orchestrations) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no orchestration approvals.');
       personOnly('an orchestration', params.chatId);
       try {
-        return claim(params.chatId, services.orchestrations.resolve(params.chatId, params.orchestrationId, params.decision, params.model, params.reason, origin));
+        return claim(params.chatId, services.orchestrations.answer(params.chatId, params.orchestrationId, params.decision, params.model, params.reason, origin));
       } catch (error) {
         if (error instanceof OrchestrationNotPendingError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
         throw error;

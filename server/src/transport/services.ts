@@ -37,9 +37,9 @@ export interface CompanionServices {
   /** Each connection's focused notebook kernel (`chat/context`, SPEC EVAL-2). */
   focus?: KernelFocusSink;
   /** Plan approvals (`plan/resolve`, the plan card's Approve / Reject; MODE-3). */
-  plans?: Pick<PlanFlow, 'resolve'>;
+  plans?: Pick<PlanFlow, 'answer'>;
   /** Orchestration approvals (`orchestration/resolve`, the card's Approve / Reject, interactive connections only; MODE-5). */
-  orchestrations?: Pick<OrchestrationFlow, 'resolve'>;
+  orchestrations?: Pick<OrchestrationFlow, 'answer'>;
   /** Debug sessions (`debug/terminate`, the debug card's button). */
   debug?: { terminate(chatId: string, sessionId?: string): Promise<unknown> };
   /** Installed skills (`skills/list`, `skills/set-enabled`; SKILL-2/3). */

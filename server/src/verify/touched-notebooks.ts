@@ -4,7 +4,7 @@
  * (the code graph's import edges, through other modules too). A write hook: its line goes
  * under the tool's result with the call to make.
  */
-import type { WriteChange, WriteHook, WriteHookResult } from '../ports/harness.js';
+import type { WriteChange, WriteHook, WriteHookResult } from '../ports/gate-ports.js';
 import type { CodeGraph, CodeGraphs } from '../structural/graph/code-graph.js';
 import { languageOfPath } from '../structural/languages.js';
 

@@ -1,6 +1,6 @@
 /**
  * The one rule for "root marker AND executable" (SPEC LSP-2, DBG-4), shared by the language
- * servers (`lsp/resolve.ts`) and the debug adapters (`dap/adapters.ts`):
+ * servers (`lsp/locate.ts`) and the debug adapters (`dap/adapters.ts`):
  * - a root marker counts only in a folder from the file's (or program's) folder up to the
  *   workspace root — never above the workspace, never in a sibling folder whose name merely
  *   starts with the workspace's, and not at all for a file outside the workspace;

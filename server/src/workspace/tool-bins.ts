@@ -1,6 +1,6 @@
 /**
  * Where the language servers Cellmate ships live, searched after the project's own bins and
- * PATH (lsp/resolve.ts):
+ * PATH (lsp/locate.ts):
  *
  * - the `.bin` folder next to the installed `basedpyright`, `typescript-language-server` and
  *   `typescript` packages — npm dependencies of `@cellmate/server` in a checkout, the shims

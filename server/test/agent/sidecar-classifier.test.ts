@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseVerdict, SIDECAR_SYSTEM, sidecarPrompt } from '../../src/agent/sidecar-classifier.js';
-import type { SidecarRecord } from '../../src/ports/harness.js';
+import type { SidecarRecord } from '../../src/ports/gate-ports.js';
 
 const record: SidecarRecord = {
   tool: 'shell', tier: 'exec', actor: 'model', mode: 'agent',

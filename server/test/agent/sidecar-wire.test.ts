@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSidecarClassifier, SIDECAR_SYSTEM } from '../../src/agent/sidecar-classifier.js';
 import { loadConfigFile } from '../../src/config/config-file.js';
-import type { SidecarRecord } from '../../src/ports/harness.js';
+import type { SidecarRecord } from '../../src/ports/gate-ports.js';
 import { createLanguageModel } from '../../src/providers/create-model.js';
 import { startProviderStandIn, systemPrompt, type ProviderStandIn, type WireProvider } from '../helpers/provider-stand-in.js';
 import { tempDir } from '../helpers/temp.js';

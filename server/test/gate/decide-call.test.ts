@@ -4,7 +4,7 @@ import { actionClassesOf, decideAnswer, decideCall, type AskVerdict, type AutoRe
 import { dangerousCommandReason } from '../../src/policy/dangerous-command.js';
 import { BUILTIN_RULES, ruleForAlways, type PolicyRule } from '../../src/policy/policy.js';
 import { FULL_PROFILE, READ_ONLY_PROFILE } from '../../src/policy/profile.js';
-import type { ApprovalDecision } from '../../src/ports/harness.js';
+import type { ApprovalDecision } from '../../src/ports/gate-ports.js';
 import type { CapabilityProfile } from '../../src/ports/vocabulary.js';
 import { strictestJudgement, type Judgement } from '../../src/gate/call-subjects.js';
 

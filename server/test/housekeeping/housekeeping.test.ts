@@ -5,7 +5,7 @@ import { AuditLog, auditLimitsFromEnv, DEFAULT_AUDIT_LIMITS } from '../../src/au
 import { silentLogger } from '../../src/config/logger.js';
 import { noteSavedOutput, removeChatOutputs } from '../../src/housekeeping/saved-outputs.js';
 import { startServer } from '../../src/server.js';
-import type { AuditEntry } from '../../src/ports/harness.js';
+import type { AuditEntry } from '../../src/ports/gate-ports.js';
 import { scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -15,27 +15,27 @@ describe('KernelFocus', () => {
     const f = new KernelFocus();
     f.set('w1', undefined, nbA);
     f.set('w2', undefined, nbB);
-    expect(f.resolve({ chatId: 'c1', connection: 'w1' })).toEqual(nbA);
-    expect(f.resolve({ chatId: 'c1', connection: 'w2' })).toEqual(nbB);
-    expect(f.resolve({ chatId: 'c1' })).toBeNull(); // no turn yet: no focus, the private kernel
+    expect(f.kernelFor({ chatId: 'c1', connection: 'w1' })).toEqual(nbA);
+    expect(f.kernelFor({ chatId: 'c1', connection: 'w2' })).toEqual(nbB);
+    expect(f.kernelFor({ chatId: 'c1' })).toBeNull(); // no turn yet: no focus, the private kernel
     f.bindTurn('c1', 'w1');
     f.bindTurn('c2', 'w2');
-    expect(f.resolve({ chatId: 'c1' })).toEqual(nbA);
-    expect(f.resolve({ chatId: 'c2' })).toEqual(nbB);
+    expect(f.kernelFor({ chatId: 'c1' })).toEqual(nbA);
+    expect(f.kernelFor({ chatId: 'c2' })).toEqual(nbB);
     // The same chat sent from the other window now evals there.
     f.bindTurn('c1', 'w2');
-    expect(f.resolve({ chatId: 'c1' })).toEqual(nbB);
+    expect(f.kernelFor({ chatId: 'c1' })).toEqual(nbB);
   });
 
   it('a per-chat focus overrides the connection focus of that connection only', () => {
     const f = new KernelFocus();
     f.set('w1', undefined, nbA);
     f.set('w1', 'c1', nbB);
-    expect(f.resolve({ chatId: 'c1', connection: 'w1' })).toEqual(nbB);
-    expect(f.resolve({ chatId: 'c2', connection: 'w1' })).toEqual(nbA);
-    expect(f.resolve({ chatId: 'c1', connection: 'w2' })).toBeNull();
+    expect(f.kernelFor({ chatId: 'c1', connection: 'w1' })).toEqual(nbB);
+    expect(f.kernelFor({ chatId: 'c2', connection: 'w1' })).toEqual(nbA);
+    expect(f.kernelFor({ chatId: 'c1', connection: 'w2' })).toBeNull();
     f.set('w1', undefined, null);
-    expect(f.resolve({ chatId: 'c2', connection: 'w1' })).toBeNull();
+    expect(f.kernelFor({ chatId: 'c2', connection: 'w1' })).toBeNull();
   });
 
   it('a turn outlives its connection: the closed connection focus holds until the chat is bound elsewhere', () => {
@@ -44,14 +44,14 @@ describe('KernelFocus', () => {
     f.set('w3', undefined, nbB);
     f.bindTurn('c1', 'w1');
     f.connectionClosed('w1');
-    expect(f.resolve({ chatId: 'c1' })).toEqual(nbA);
+    expect(f.kernelFor({ chatId: 'c1' })).toEqual(nbA);
     f.connectionClosed('w3'); // nothing bound to it: forgotten at once
     expect(f.size).toBe(1);
     f.set('w2', undefined, nbB);
     f.bindTurn('c1', 'w2');
     expect(f.size).toBe(1); // w1 is gone now
-    expect(f.resolve({ chatId: 'c1', connection: 'w1' })).toBeNull();
+    expect(f.kernelFor({ chatId: 'c1', connection: 'w1' })).toBeNull();
     f.retainChats(new Set());
-    expect(f.resolve({ chatId: 'c1' })).toBeNull();
+    expect(f.kernelFor({ chatId: 'c1' })).toBeNull();
   });
 });

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundledServerBins } from '../../src/workspace/tool-bins.js';
-import { resolveCommand } from '../../src/lsp/resolve.js';
+import { locateCommand } from '../../src/lsp/locate.js';
 
 describe('bundledServerBins', () => {
   it("lists the installed servers' .bin, then each $CELLMATE_TOOL_BINS folder (empty parts ignored)", () => {
@@ -19,8 +19,8 @@ describe('bundledServerBins', () => {
   it('a command only in a $CELLMATE_TOOL_BINS folder resolves when that folder is not on PATH', async () => {
     const folder = path.dirname(process.execPath); // holds an executable `node`
     const search = (env: NodeJS.ProcessEnv) => ({ root: '/nonexistent', workspace: '/nonexistent', pathEnv: '/nonexistent-path', bundledBins: bundledServerBins(env), trusted: false });
-    expect(await resolveCommand(path.basename(process.execPath), search({ CELLMATE_TOOL_BINS: folder }))).toBe(path.join(folder, path.basename(process.execPath)));
-    expect(await resolveCommand(path.basename(process.execPath), search({}))).toBeUndefined();
-    expect(await resolveCommand('no-such-language-server', search({ CELLMATE_TOOL_BINS: folder }))).toBeUndefined();
+    expect(await locateCommand(path.basename(process.execPath), search({ CELLMATE_TOOL_BINS: folder }))).toBe(path.join(folder, path.basename(process.execPath)));
+    expect(await locateCommand(path.basename(process.execPath), search({}))).toBeUndefined();
+    expect(await locateCommand('no-such-language-server', search({ CELLMATE_TOOL_BINS: folder }))).toBeUndefined();
   });
 });

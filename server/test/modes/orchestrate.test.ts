@@ -121,7 +121,7 @@ describe('re-proposal cooldown (MODE-5): 2 minutes, injected clock', () => {
     const secondId = store.latest('chat-1')!.id;
     expect(store.get('chat-1', firstId)?.approval).toBe('superseded');
     // The operator rejects: the revision may be proposed at once.
-    store.resolve('chat-1', secondId, 'reject', 'fewer tasks');
+    store.decide('chat-1', secondId, 'reject', 'fewer tasks');
     now += 1_000;
     expect((await registry.call('propose_orchestration', PROPOSAL, ctx(ws))).ok).toBe(true);
     now += 1_000;
@@ -139,10 +139,10 @@ describe('the approval is durable and only the operator gives it (MODE-5)', () =
     const reloaded = new OrchestrationStore(dir); // what a restarted companion reads
     expect(reloaded.latest('chat-1')).toMatchObject({ id, approval: 'pending', tasks: [{ key: 'load' }, { key: 'clean' }, { key: 'chart' }] });
     expect(JSON.parse(await readFile(path.join(dir, 'chat-1.json'), 'utf8')).orchestrations[0]).toMatchObject({ id, approval: 'pending' });
-    const approved = reloaded.resolve('chat-1', id, 'approve');
+    const approved = reloaded.decide('chat-1', id, 'approve');
     expect(approved.run).toEqual({ state: 'running', tasks: { load: 'queued', clean: 'queued', chart: 'queued' }, synthesis: 'queued' });
-    expect(() => reloaded.resolve('chat-1', id, 'reject')).toThrow(OrchestrationNotPendingError);
-    expect(() => reloaded.resolve('chat-1', id, 'reject')).toThrow(`Orchestration ${id} is approved, not pending: there is nothing to answer.`);
+    expect(() => reloaded.decide('chat-1', id, 'reject')).toThrow(OrchestrationNotPendingError);
+    expect(() => reloaded.decide('chat-1', id, 'reject')).toThrow(`Orchestration ${id} is approved, not pending: there is nothing to answer.`);
     reloaded.setRun('chat-1', id, { state: 'running', tasks: { load: 'done', clean: 'running', chart: 'queued' }, synthesis: 'queued' });
     expect(new OrchestrationStore(dir).get('chat-1', id)?.run).toEqual({ state: 'stopped', tasks: { load: 'done', clean: 'stopped', chart: 'skipped' }, synthesis: 'skipped', note: RESTART_NOTE });
     // An unreadable file is kept aside, never silently overwritten.
@@ -180,7 +180,7 @@ describe('the approval is durable and only the operator gives it (MODE-5)', () =
     store.propose(chat.id, { roles: [ROLES[0]!], tasks: [task('a')], synthesis: 's', budget: { max_workers: 1, max_minutes: 1 } } );
     const pending = store.latest(chat.id)!.id;
     const resolved: string[] = [];
-    const services = { workspace: ws, chats: h.service, orchestrations: { resolve: (c: string, o: string, d: 'approve' | 'reject') => (resolved.push(`${c} ${o} ${d}`), store.resolve(c, o, d), { state: d === 'approve' ? 'approved' as const : 'rejected' as const, message: 'ok' }) } };
+    const services = { workspace: ws, chats: h.service, orchestrations: { answer: (c: string, o: string, d: 'approve' | 'reject') => (resolved.push(`${c} ${o} ${d}`), store.decide(c, o, d), { state: d === 'approve' ? 'approved' as const : 'rejected' as const, message: 'ok' }) } };
     const params = { chatId: chat.id, orchestrationId: pending, decision: 'approve' as const, model: { provider: 'scripted' as const, model: 'x' } };
     const headless = createRequestHandlers(services);
     await headless['cellmate/hello']({ protocolVersion: PROTOCOL_VERSION }, CancellationToken.None);
@@ -227,9 +227,9 @@ describe('an Orchestrate run end to end (MODE-5)', () => {
     ({ h, store, flow } = await flowHarness(ws));
     expect(store.latest(chat.id)).toMatchObject({ id, approval: 'pending' });
     expect(h.service.get(chat.id).mode).toBe('orchestrate');
-    expect(() => flow.resolve(chat.id, 'orch-nope', 'approve', model)).toThrow(OrchestrationNotPendingError);
+    expect(() => flow.answer(chat.id, 'orch-nope', 'approve', model)).toThrow(OrchestrationNotPendingError);
 
-    expect(flow.resolve(chat.id, id, 'approve', model)).toEqual({ state: 'approved', message: 'Approved: the chat is in Agent mode; 3 tasks run in dependency order, then the synthesis.' });
+    expect(flow.answer(chat.id, id, 'approve', model)).toEqual({ state: 'approved', message: 'Approved: the chat is in Agent mode; 3 tasks run in dependency order, then the synthesis.' });
     expect(h.service.get(chat.id).mode).toBe('agent');
     await flow.settled(chat.id);
     expect(userTexts(h, chat.id)).toEqual([
@@ -247,7 +247,7 @@ describe('an Orchestrate run end to end (MODE-5)', () => {
     const proposing = prompts.filter((p) => p.turn === 0);
     expect(proposing.every((p) => String(p.prompt[0]!.content).includes('## Mode: Orchestrate') && !p.tools.includes('write') && p.tools.includes('propose_orchestration'))).toBe(true);
     expect(prompts.filter((p) => p.turn > 0).every((p) => String(p.prompt[0]!.content).includes('## Mode: Agent'))).toBe(true);
-    expect(() => flow.resolve(chat.id, id, 'approve', model)).toThrow(/is approved, not pending/);
+    expect(() => flow.answer(chat.id, id, 'approve', model)).toThrow(/is approved, not pending/);
     flow.dispose();
     await h.dispose();
   }, 30_000);
@@ -265,7 +265,7 @@ describe('an Orchestrate run end to end (MODE-5)', () => {
     h.service.setMode(chat.id, 'orchestrate');
     await h.sendAndWait(chat.id, 'chart the sales', model);
     const id = store.latest(chat.id)!.id;
-    expect(flow.resolve(chat.id, id, 'reject', model, 'skip the cleaning')).toEqual({ state: 'rejected', message: 'Rejected: the agent is asked to revise the orchestration.' });
+    expect(flow.answer(chat.id, id, 'reject', model, 'skip the cleaning')).toEqual({ state: 'rejected', message: 'Rejected: the agent is asked to revise the orchestration.' });
     await flow.settled(chat.id);
     expect(h.service.get(chat.id).mode).toBe('orchestrate');
     expect(userTexts(h, chat.id).at(-1)).toBe('I rejected the orchestration (my reason: skip the cleaning). Please revise it and propose it again with propose_orchestration.');
@@ -291,7 +291,7 @@ describe('an Orchestrate run end to end (MODE-5)', () => {
     h.service.setMode(chat.id, 'orchestrate');
     await h.sendAndWait(chat.id, 'go', model);
     const id = store.latest(chat.id)!.id;
-    flow.resolve(chat.id, id, 'approve', model);
+    flow.answer(chat.id, id, 'approve', model);
     await flow.settled(chat.id);
     expect(store.latest(chat.id)!.run).toEqual({
       state: 'stopped', tasks: { load: 'stopped', clean: 'skipped', chart: 'skipped' }, synthesis: 'skipped', note: 'The run stopped: its tool-call budget (2 calls) is spent'
@@ -314,7 +314,7 @@ describe('an Orchestrate run end to end (MODE-5)', () => {
     const chat = h.service.create();
     h.service.setMode(chat.id, 'orchestrate');
     await h.sendAndWait(chat.id, 'go', model);
-    flow.resolve(chat.id, store.latest(chat.id)!.id, 'approve', model);
+    flow.answer(chat.id, store.latest(chat.id)!.id, 'approve', model);
     await flow.settled(chat.id);
     expect(store.latest(chat.id)!.run).toMatchObject({ state: 'stopped', tasks: { load: 'stopped', clean: 'skipped' }, note: 'The run stopped: its time budget (1 min) is spent' });
     flow.dispose();
@@ -337,7 +337,7 @@ describe('the budget never ends a person\'s turn; one run per chat', () => {
     await h.sendAndWait(chat.id, 'go', model);
     const id = store.latest(chat.id)!.id;
     await h.service.send({ chatId: chat.id, text: 'a question of my own first', settings: model }); // the person's turn, running
-    flow.resolve(chat.id, id, 'approve', model);
+    flow.answer(chat.id, id, 'approve', model);
     const own = await h.service.waitForTurn(chat.id);
     expect(own?.reason).toBe('stop');
     await flow.settled(chat.id);
@@ -359,14 +359,14 @@ describe('the budget never ends a person\'s turn; one run per chat', () => {
     const chat = h.service.create();
     const small = { roles: [ROLES[0]!], tasks: [task('a')], synthesis: 's', budget: { max_workers: 1, max_minutes: 5 } };
     const first = store.propose(chat.id, small).id;
-    flow.resolve(chat.id, first, 'approve', { provider: 'scripted', model: 'x' });
+    flow.answer(chat.id, first, 'approve', { provider: 'scripted', model: 'x' });
     const second = store.propose(chat.id, small).id;
-    expect(() => flow.resolve(chat.id, second, 'approve', { provider: 'scripted', model: 'x' })).toThrow(`Orchestration ${first} is still running in this chat: approve this one once it has finished, or press Stop to end it.`);
+    expect(() => flow.answer(chat.id, second, 'approve', { provider: 'scripted', model: 'x' })).toThrow(`Orchestration ${first} is still running in this chat: approve this one once it has finished, or press Stop to end it.`);
     expect(store.get(chat.id, second)?.approval).toBe('pending');
     while (!gate.length) await new Promise((r) => setTimeout(r, 5));
     gate[0]!();
     await flow.settled(chat.id);
-    expect(flow.resolve(chat.id, second, 'approve', { provider: 'scripted', model: 'x' }).state).toBe('approved');
+    expect(flow.answer(chat.id, second, 'approve', { provider: 'scripted', model: 'x' }).state).toBe('approved');
     while (gate.length < 2) await new Promise((r) => setTimeout(r, 5));
     gate[1]!();
     await flow.settled(chat.id);
@@ -394,7 +394,7 @@ describe('the executor seam (where workers plug in)', () => {
     const { h, store, flow } = await flowHarness(ws, { executor });
     const chat = h.service.create();
     store.propose(chat.id, { roles: [ROLES[0]!], tasks: [task('a1'), task('a2'), task('a3'), task('b1', ['a1', 'a2']), task('b2', ['a3']), task('c', ['b2'])], synthesis: 's', budget: { max_workers: 2, max_minutes: 5 } });
-    flow.resolve(chat.id, store.latest(chat.id)!.id, 'approve', { provider: 'scripted', model: 'x' });
+    flow.answer(chat.id, store.latest(chat.id)!.id, 'approve', { provider: 'scripted', model: 'x' });
     const until = async (entry: string) => { while (!log.includes(entry)) await new Promise((r) => setTimeout(r, 5)); };
     await until('start a2');
     expect(log).toEqual(['start a1', 'start a2']); // max_workers 2 caps the executor's 4

@@ -92,9 +92,9 @@ describe('exit_plan_mode: a durable approval (MODE-3)', () => {
     expect(restarted.latest('chat-1')).toMatchObject({ id: planId, approval: 'pending' });
     const still = await planRegistry(restarted).call('exit_plan_mode', {}, ctx);
     expect(still.output).toMatch(/^Still pending: /);
-    expect(restarted.resolve('chat-1', planId, 'reject', ' too broad ')).toMatchObject({ approval: 'rejected', reason: 'too broad' });
-    expect(() => restarted.resolve('chat-1', planId, 'approve')).toThrow(PlanNotPendingError);
-    expect(() => restarted.resolve('chat-1', planId, 'approve')).toThrow(`Plan ${planId} is rejected, not pending: there is nothing to answer.`);
+    expect(restarted.decide('chat-1', planId, 'reject', ' too broad ')).toMatchObject({ approval: 'rejected', reason: 'too broad' });
+    expect(() => restarted.decide('chat-1', planId, 'approve')).toThrow(PlanNotPendingError);
+    expect(() => restarted.decide('chat-1', planId, 'approve')).toThrow(`Plan ${planId} is rejected, not pending: there is nothing to answer.`);
     const after = await planRegistry(restarted).call('exit_plan_mode', {}, ctx);
     expect(after.output).toBe(`Rejected: the user rejected plan ${planId} (their reason: too broad). Revise it, call submit_plan with the new plan, then exit_plan_mode again.`);
     const onDisk = JSON.parse(await readFile(path.join(dir, 'chat-1.json'), 'utf8'));
@@ -148,9 +148,9 @@ describe('a Plan run end to end (MODE-3)', () => {
     ({ h, plans, flow } = await planHarness(ws, env));
     expect(plans.latest(chat.id)).toMatchObject({ id: planId, approval: 'pending' });
     expect(h.service.get(chat.id).mode).toBe('plan');
-    expect(() => flow.resolve(chat.id, 'plan-nope', 'approve', model)).toThrow(PlanNotPendingError);
+    expect(() => flow.answer(chat.id, 'plan-nope', 'approve', model)).toThrow(PlanNotPendingError);
 
-    expect(flow.resolve(chat.id, planId, 'approve', model)).toEqual({ state: 'approved', message: 'Approved: the chat is in Agent mode; 2 steps run in order.' });
+    expect(flow.answer(chat.id, planId, 'approve', model)).toEqual({ state: 'approved', message: 'Approved: the chat is in Agent mode; 2 steps run in order.' });
     expect(h.service.get(chat.id).mode).toBe('agent');
     await flow.settled(chat.id);
     const done = h.service.get(chat.id);
@@ -161,7 +161,7 @@ describe('a Plan run end to end (MODE-3)', () => {
     const all = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     expect(all.filter((p) => p.turn <= 1).every((p) => !p.tools.includes('write'))).toBe(true);
     expect(all.filter((p) => p.turn > 1).map((p) => p.tools.includes('write'))).toEqual([true, true]);
-    expect(() => flow.resolve(chat.id, planId, 'approve', model)).toThrow(/is approved, not pending/);
+    expect(() => flow.answer(chat.id, planId, 'approve', model)).toThrow(/is approved, not pending/);
     flow.dispose();
     await h.dispose();
   }, 30_000);
@@ -173,7 +173,7 @@ describe('a Plan run end to end (MODE-3)', () => {
     const chat = h.service.create();
     h.service.setMode(chat.id, 'plan');
     await h.sendAndWait(chat.id, 'plan it', model);
-    flow.resolve(chat.id, plans.latest(chat.id)!.id, 'approve', { provider: 'openai', model: 'gpt-4.1' });
+    flow.answer(chat.id, plans.latest(chat.id)!.id, 'approve', { provider: 'openai', model: 'gpt-4.1' });
     await flow.settled(chat.id);
     const last = h.service.get(chat.id).items.at(-1)!;
     expect(last).toMatchObject({ kind: 'notice', level: 'info' });
@@ -212,7 +212,7 @@ describe('a Plan run end to end (MODE-3)', () => {
     h.service.setMode(chat.id, 'plan');
     await h.sendAndWait(chat.id, 'plan it', model);
     const planId = plans.latest(chat.id)!.id;
-    expect(flow.resolve(chat.id, planId, 'reject', model, 'split the chart step')).toEqual({ state: 'rejected', message: 'Rejected: the agent is asked to revise the plan.' });
+    expect(flow.answer(chat.id, planId, 'reject', model, 'split the chart step')).toEqual({ state: 'rejected', message: 'Rejected: the agent is asked to revise the plan.' });
     await flow.settled(chat.id);
     const after = h.service.get(chat.id);
     expect(after.mode).toBe('plan');
@@ -230,7 +230,7 @@ describe('plan/resolve answers a person only (MODE-3: a hard approval gate)', ()
     const resolved: string[] = [];
     const services = {
       workspace: ws, chats: h.service,
-      plans: { resolve: (c: string, p: string, d: 'approve' | 'reject') => (resolved.push(`${c} ${p} ${d}`), { state: d === 'approve' ? 'approved' as const : 'rejected' as const, message: 'ok' }) }
+      plans: { answer: (c: string, p: string, d: 'approve' | 'reject') => (resolved.push(`${c} ${p} ${d}`), { state: d === 'approve' ? 'approved' as const : 'rejected' as const, message: 'ok' }) }
     };
     const params = { chatId: 'chat-1', planId: 'plan-1', decision: 'approve' as const, model: { provider: 'scripted' as const, model: 'x' } };
     const headless = createRequestHandlers(services);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { ChatEvent, QuestionItem, ToolCallItem } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
 import { AuditLog } from '../../src/audit/audit-log.js';
-import type { AuditEntry } from '../../src/ports/harness.js';
+import type { AuditEntry } from '../../src/ports/gate-ports.js';
 import { computeMetrics } from '../../src/audit/metrics.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { Presence } from '../../src/questions/presence.js';

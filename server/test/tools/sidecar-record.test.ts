@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/config/logger.js';
 import { McpService } from '../../src/mcp/mcp-service.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import type { AutoApprovalPort, SidecarRecord } from '../../src/ports/harness.js';
+import type { AutoApprovalPort, SidecarRecord } from '../../src/ports/gate-ports.js';
 import { Redactor } from '../../src/security/redaction.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';

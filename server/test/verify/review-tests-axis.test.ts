@@ -12,7 +12,7 @@ import { KernelManager } from '../../src/kernels/kernel-manager.js';
 import { profileOf } from '../../src/modes/profiles.js';
 import { createReviewAxes } from '../../src/flows/review-axes.js';
 import { ReviewStore } from '../../src/modes/review/review-store.js';
-import type { ApprovalDecision, ApprovalRequest } from '../../src/ports/harness.js';
+import type { ApprovalDecision, ApprovalRequest } from '../../src/ports/gate-ports.js';
 import { CodeGraphs } from '../../src/structural/graph/code-graph.js';
 import type { ToolContext, ToolDefinition } from '../../src/gate/define-tool.js';
 import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';

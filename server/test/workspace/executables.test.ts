@@ -1,6 +1,6 @@
 /**
  * One rule for "root marker AND executable" (SPEC LSP-2, DBG-4, DBG-5): each row builds a
- * real folder layout and asks BOTH users — the language servers (`lsp/resolve.ts`) and the
+ * real folder layout and asks BOTH users — the language servers (`lsp/locate.ts`) and the
  * debug adapters (`dap/adapters.ts`) — which must give the same answer.
  */
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findExecutable, findMarker, pythonCandidates } from '../../src/dap/adapters.js';
-import { findRoot, resolveCommand } from '../../src/lsp/resolve.js';
+import { findRoot, locateCommand } from '../../src/lsp/locate.js';
 import { isWorkspaceTrusted, TRUSTED_WORKSPACES_ENV } from '../../src/security/workspace-trust.js';
 
 /** Paths relative to a fresh base folder that holds the workspace `ws`, and what each is. */
@@ -68,7 +68,7 @@ describe('SPEC LSP-2 / DBG-4 / DBG-5: the executable half, the same for lsp and 
     const workspace = path.join(base, 'ws');
     const PATH = entries.map((e) => (e.startsWith('relative:') ? path.relative(process.cwd(), path.join(base, e.slice('relative:'.length))) : path.join(base, e))).join(path.delimiter);
     const env = envFor(base, PATH);
-    const lsp = await resolveCommand('dlv', { root: workspace, workspace, pathEnv: PATH, bundledBins: [], trusted: isWorkspaceTrusted(workspace, env) });
+    const lsp = await locateCommand('dlv', { root: workspace, workspace, pathEnv: PATH, bundledBins: [], trusted: isWorkspaceTrusted(workspace, env) });
     const dap = await findExecutable('delve', { workspace, env });
     const expected = found === undefined ? undefined : path.join(base, found);
     expect(lsp).toBe(expected);
@@ -85,7 +85,7 @@ describe('SPEC LSP-2 / DBG-4 / DBG-5: the executable half, the same for lsp and 
     const planted = path.join(workspace, '.venv', 'bin', 'python');
     const env = envFor(base, '', trusted);
     expect(isWorkspaceTrusted(workspace, env)).toBe(trusted);
-    const lsp = await resolveCommand('python', { root: workspace, workspace, pathEnv: env.PATH, bundledBins: [], trusted: isWorkspaceTrusted(workspace, env) });
+    const lsp = await locateCommand('python', { root: workspace, workspace, pathEnv: env.PATH, bundledBins: [], trusted: isWorkspaceTrusted(workspace, env) });
     const dap = await pythonCandidates(workspace, env, path.join(workspace, 'main.py'));
     expect(lsp === planted).toBe(runs);
     expect(dap.includes(planted)).toBe(runs);

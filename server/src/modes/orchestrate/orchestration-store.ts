@@ -36,7 +36,7 @@ export const RESTART_NOTE = 'The companion restarted while this ran; send a mess
  * The durable orchestrations of every chat (SPEC MODE-5): `.cellmate/orchestrations/
  * <chatId>.json`, written whole by temp file + rename before a call returns, so a pending
  * approval survives a companion restart or kill. `pending → approved | rejected` only
- * through {@link resolve}, which only the operator's pane action reaches
+ * through {@link decide}, which only the operator's pane action reaches
  * (`orchestration/resolve`); a newer proposal supersedes a pending one. `onDidChange` fires
  * after every change (the flow updates the chat's cards). `now` is the clock of the
  * timestamps (the cooldown reads `proposedAt`), injectable for tests.
@@ -94,7 +94,7 @@ export class OrchestrationStore implements OrchestrationPort {
    * The operator's answer to a pending proposal.
    * @throws OrchestrationNotPendingError when it is unknown or not pending (answered already, superseded)
    */
-  resolve(chatId: string, id: string, decision: 'approve' | 'reject', reason?: string): StoredOrchestration {
+  decide(chatId: string, id: string, decision: 'approve' | 'reject', reason?: string): StoredOrchestration {
     const all = this.of(chatId);
     const o = all.find((x) => x.id === id);
     if (!o) throw new OrchestrationNotPendingError(`Chat "${chatId}" has no orchestration "${id}" (it may have been deleted).`);

@@ -85,7 +85,7 @@ export class PlanStore implements PlanPort {
    * The person's answer to a pending approval.
    * @throws PlanNotPendingError when the plan is unknown or not pending (answered already, superseded)
    */
-  resolve(chatId: string, planId: string, decision: 'approve' | 'reject', reason?: string): StoredPlan {
+  decide(chatId: string, planId: string, decision: 'approve' | 'reject', reason?: string): StoredPlan {
     const plans = this.plansOf(chatId);
     const plan = plans.find((p) => p.id === planId);
     if (!plan) throw new PlanNotPendingError(`Chat "${chatId}" has no plan "${planId}" (it may have been deleted).`);

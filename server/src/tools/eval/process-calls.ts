@@ -129,28 +129,28 @@ class PythonScan {
       const left = a.field('left');
       const right = a.field('right');
       if (left?.kind() !== 'identifier' || !right) continue;
-      const resolved = this.resolve(right);
+      const resolved = this.qualifiedName(right);
       if (resolved && PY_WATCHED_MODULES.test(resolved.split('.')[0]!)) this.aliases.set(left.text(), resolved);
     }
   }
 
   /** The dotted name an expression stands for, through imports and aliases. */
-  private resolve(node: SgNode): string | undefined {
+  private qualifiedName(node: SgNode): string | undefined {
     switch (node.kind()) {
       case 'identifier':
         return this.aliases.get(node.text()) ?? node.text();
       case 'attribute': {
-        const base = this.resolve(node.field('object')!);
+        const base = this.qualifiedName(node.field('object')!);
         return base === undefined ? undefined : `${base}.${node.field('attribute')?.text() ?? ''}`;
       }
       case 'parenthesized_expression':
-        return node.child(1) ? this.resolve(node.child(1)!) : undefined;
+        return node.child(1) ? this.qualifiedName(node.child(1)!) : undefined;
       case 'call': {
-        const fn = this.resolve(node.field('function')!);
+        const fn = this.qualifiedName(node.field('function')!);
         const args = callArguments(node);
         if ((fn === '__import__' || fn === 'importlib.import_module') && args[0]) return pyLiteral(args[0]);
         if (fn === 'getattr' && args[0]) {
-          const base = this.resolve(args[0]);
+          const base = this.qualifiedName(args[0]);
           return base === undefined ? undefined : `${base}.${(args[1] && pyLiteral(args[1])) ?? '*'}`;
         }
         return undefined;
@@ -163,7 +163,7 @@ class PythonScan {
   private judge(call: SgNode): void {
     const fnNode = call.field('function');
     if (!fnNode) return;
-    const api = this.resolve(fnNode);
+    const api = this.qualifiedName(fnNode);
     const args = callArguments(call);
     const positional = args.filter((a) => a.kind() !== 'keyword_argument');
     const method = fnNode.kind() === 'attribute' ? fnNode.field('attribute')?.text() : undefined;

@@ -12,7 +12,7 @@ import { waitForDocument } from '../../lsp/diagnostics.js';
 import type { DocumentSync } from '../../lsp/documents.js';
 import { LspUnavailableError, type LspService } from '../../lsp/lsp-service.js';
 import { LSP_CAPS, codeActions, fileDiagnostics, hover, navigate, symbols, truncation, type ActionResult, type CardLocation } from '../../lsp/operations.js';
-import { resolveCommand } from '../../lsp/resolve.js';
+import { locateCommand } from '../../lsp/locate.js';
 import { checkerArgs } from '../../lsp/untrusted-launch.js';
 import { withheldLine } from '../../lsp/location-gate.js';
 import { resultGate } from './result-gate.js';
@@ -147,7 +147,7 @@ async function many(service: LspService, docs: DocumentSync, pattern: string, ct
       if (!a?.ok) continue;
       const run: CheckerRun = { server: entry.name, command: entry.checker.command, root: path.relative(ctx.workspace, a.root) || '.', extensions: Object.keys(entry.languages), ran: false };
       checkers.push(run);
-      const exe = await resolveCommand(entry.checker.command, { root: a.root, workspace: ctx.workspace, pathEnv: service.env.PATH, bundledBins: [path.dirname(a.executable), ...service.bundledBins], trusted: a.trusted });
+      const exe = await locateCommand(entry.checker.command, { root: a.root, workspace: ctx.workspace, pathEnv: service.env.PATH, bundledBins: [path.dirname(a.executable), ...service.bundledBins], trusted: a.trusted });
       if (!exe) {
         lines.push(`${entry.name}: the checker "${entry.checker.command}" was not found.`);
         run.problem = `the checker "${entry.checker.command}" was not found`;

@@ -23,7 +23,7 @@ export async function findRoot(absoluteFile: string, markers: readonly string[],
   return findRootMarker(dir, markers, workspace);
 }
 
-/** Options of {@link resolveExecutable}. */
+/** Options of {@link locateServer}. */
 export interface ExecutableSearch {
   root: string;
   workspace: string;
@@ -42,12 +42,12 @@ export function searchDirs(search: ExecutableSearch): string[] {
 }
 
 /** The absolute executable for `entry.command`, or undefined when none resolves. */
-export async function resolveExecutable(entry: Pick<ServerEntry, 'command'>, search: ExecutableSearch): Promise<string | undefined> {
-  return resolveCommand(entry.command, search);
+export async function locateServer(entry: Pick<ServerEntry, 'command'>, search: ExecutableSearch): Promise<string | undefined> {
+  return locateCommand(entry.command, search);
 }
 
-/** {@link resolveExecutable} for any command name (checkers use it too). */
-export async function resolveCommand(command: string, search: ExecutableSearch): Promise<string | undefined> {
+/** {@link locateServer} for any command name (checkers use it too). */
+export async function locateCommand(command: string, search: ExecutableSearch): Promise<string | undefined> {
   if (command.includes('/')) {
     const absolute = path.isAbsolute(command) ? command : path.resolve(search.root, command);
     return isExecutableFile(absolute) ? absolute : undefined;

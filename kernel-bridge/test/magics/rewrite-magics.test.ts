@@ -1,6 +1,6 @@
 /** Magic rewriting (SPEC EVAL-4): pure, table-driven. */
 import { describe, expect, it } from 'vitest';
-import { rewriteMagics } from '../../src/magics/rewrite.js';
+import { rewriteMagics } from '../../src/magics/rewrite-magics.js';
 
 describe('rewriteMagics (EVAL-4)', () => {
   it.each([

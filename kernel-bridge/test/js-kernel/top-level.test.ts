@@ -1,6 +1,6 @@
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { rewriteCell } from '../../src/js-kernel/rewrite.js';
+import { rewriteCell } from '../../src/js-kernel/top-level.js';
 import { checkCompleteness } from '../../src/js-kernel/syntax.js';
 
 /** Runs cells like the kernel does: rewritten, in one context, awaiting each. */

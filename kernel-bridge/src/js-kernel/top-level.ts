@@ -25,7 +25,7 @@
  */
 import { parse, type Node } from 'acorn';
 
-export interface RewrittenCell {
+export interface ScopedCell {
   /** Code to compile with `lineOffset: -1`. */
   code: string;
   /** Names the cell declares at top level. */
@@ -142,7 +142,7 @@ function applyEdits(source: string, edits: Edit[]): string {
 }
 
 /** Rewrites a cell (see the module comment). Throws acorn's SyntaxError on bad syntax. */
-export function rewriteCell(source: string): RewrittenCell {
+export function rewriteCell(source: string): ScopedCell {
   const program = parseCell(source);
   const body = program.body as AnyNode[];
   const names: string[] = [];
