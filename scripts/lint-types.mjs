@@ -22,8 +22,17 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Where `any` is refused. */
 const ANY_ROOTS = [
-  'server/src', 'protocol/src', 'lab-extension/src', 'kernel-bridge/src',
-  'scripts', 'test', 'server/test', 'protocol/test', 'lab-extension/test', 'kernel-bridge/test', 'bench'
+  'server/src',
+  'protocol/src',
+  'lab-extension/src',
+  'kernel-bridge/src',
+  'scripts',
+  'test',
+  'server/test',
+  'protocol/test',
+  'lab-extension/test',
+  'kernel-bridge/test',
+  'bench'
 ];
 /**
  * Where an unexplained double cast is refused. Tests are left out: their fakes stand in
@@ -42,14 +51,26 @@ export function lintSource(path, text, { any = true, casts = true } = {}) {
   const problems = [];
   const lineOf = (node) => file.getLineAndCharacterOfPosition(node.getStart(file)).line;
   const explained = (line) => commentEndsAt(lines, line - 1);
+  // The formatter may wrap a statement so the cast starts a line of its own: a comment above
+  // any line the enclosing statement starts, up to the statement itself, explains it.
+  const explainedAbove = (node) => {
+    for (let n = node; n && n !== file; n = n.parent) {
+      if (explained(lineOf(n))) return true;
+      if (ts.isStatement(n) || ts.isClassElement(n)) return false;
+    }
+    return false;
+  };
   const visit = (node) => {
-    if (any && node.kind === ts.SyntaxKind.AnyKeyword && !explained(lineOf(node))) {
+    if (any && node.kind === ts.SyntaxKind.AnyKeyword && !explainedAbove(node)) {
       problems.push({ line: lineOf(node) + 1, message: 'explicit `any`: type it, or say why on the line above' });
     }
     // A cast spanning lines may be explained above where it starts or above its `as unknown`.
     const cast = casts ? doubleCastOf(node) : undefined;
-    if (cast && !explained(lineOf(node)) && !explained(lineOf(cast.type))) {
-      problems.push({ line: lineOf(node) + 1, message: '`as unknown as` without a comment on the line above saying why' });
+    if (cast && !explainedAbove(node) && !explained(lineOf(cast.type))) {
+      problems.push({
+        line: lineOf(node) + 1,
+        message: '`as unknown as` without a comment on the line above saying why'
+      });
     }
     ts.forEachChild(node, visit);
   };
@@ -90,7 +111,10 @@ function* walk(dir) {
 
 function main(argv) {
   const under = (rel, roots) => roots.some((root) => rel === root || rel.startsWith(`${root}/`));
-  const files = argv.length > 0 ? argv.map((f) => resolve(f)) : [...new Set(ANY_ROOTS.flatMap((root) => [...walk(join(repo, root))]))];
+  const files =
+    argv.length > 0
+      ? argv.map((f) => resolve(f))
+      : [...new Set(ANY_ROOTS.flatMap((root) => [...walk(join(repo, root))]))];
   let count = 0;
   for (const full of files) {
     const rel = relative(repo, full).split('\\').join('/');

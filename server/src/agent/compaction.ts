@@ -49,7 +49,8 @@ export function summaryPivot(messages: readonly ModelMessage[], after: number, k
   // A turn boundary when one fits; else a step boundary inside a long turn; else the newest step.
   if (userPivot !== undefined) return userPivot;
   if (stepPivot !== undefined) return stepPivot;
-  for (let i = messages.length - 1; i > after; i--) if (messages[i]!.role === 'assistant' || messages[i]!.role === 'user') return i;
+  for (let i = messages.length - 1; i > after; i--)
+    if (messages[i]!.role === 'assistant' || messages[i]!.role === 'user') return i;
   return undefined;
 }
 
@@ -58,7 +59,8 @@ function touchedPaths(input: unknown): string[] {
   if (typeof input !== 'object' || input === null) return [];
   const args = input as Record<string, unknown>;
   const out: string[] = [];
-  for (const key of ['path', 'notebook', 'file', 'notebook_path', 'filePath']) if (typeof args[key] === 'string') out.push(args[key] as string);
+  for (const key of ['path', 'notebook', 'file', 'notebook_path', 'filePath'])
+    if (typeof args[key] === 'string') out.push(args[key] as string);
   if (Array.isArray(args.paths)) for (const p of args.paths) if (typeof p === 'string') out.push(p);
   return out;
 }
@@ -84,7 +86,12 @@ export function filesTouched(messages: readonly ModelMessage[]): Array<{ path: s
  * The part of the conversation to summarise as plain text for the summariser, newest kept
  * when it is longer than `maxChars` (the previous summary always first). Pure.
  */
-export function transcriptText(messages: readonly ModelMessage[], previousSummary: string | undefined, chatId: string, maxChars: number): string {
+export function transcriptText(
+  messages: readonly ModelMessage[],
+  previousSummary: string | undefined,
+  chatId: string,
+  maxChars: number
+): string {
   const blocks: string[] = [];
   for (const raw of messages) {
     const m = prunedMessage(raw, chatId);
@@ -94,15 +101,20 @@ export function transcriptText(messages: readonly ModelMessage[], previousSummar
     }
     for (const part of m.content as Array<Record<string, unknown>>) {
       if (part.type === 'text') blocks.push(`${m.role === 'user' ? 'Person' : 'Agent'}: ${String(part.text)}`);
-      else if (part.type === 'tool-call') blocks.push(`Agent called ${String(part.toolName)} ${clip(JSON.stringify(part.input ?? {}), 1_500)}`);
-      // A part whose `type` is `tool-result` is an AI SDK ToolResultPart; the loop reads parts as records to cover every kind.
-      else if (part.type === 'tool-result') blocks.push(`Result of ${String(part.toolName)}: ${clip(toolResultText(part as unknown as ToolResultPart).text, 2_000)}`);
+      else if (part.type === 'tool-call')
+        blocks.push(`Agent called ${String(part.toolName)} ${clip(JSON.stringify(part.input ?? {}), 1_500)}`);
+      else if (part.type === 'tool-result') {
+        // A part whose `type` is `tool-result` is an AI SDK ToolResultPart; the loop reads parts as records to cover every kind.
+        const result = part as unknown as ToolResultPart;
+        blocks.push(`Result of ${String(part.toolName)}: ${clip(toolResultText(result).text, 2_000)}`);
+      }
     }
   }
   const head = previousSummary ? `Summary of what came before:\n${previousSummary}\n\n` : '';
   let body = blocks.join('\n');
   const room = Math.max(1_000, maxChars - head.length);
-  if (body.length > room) body = `[… ${body.length - room} earlier characters left out …]\n${body.slice(body.length - room)}`;
+  if (body.length > room)
+    body = `[… ${body.length - room} earlier characters left out …]\n${body.slice(body.length - room)}`;
   return head + body;
 }
 
@@ -123,15 +135,32 @@ export const SUMMARY_SYSTEM = [
  * person's requests in order), the files touched, and the live kernel state Cellmate
  * inspected itself — so the agent knows `df` still exists after the turns that built it are gone.
  */
-export function composeSummary(parts: { modelSummary?: string; requests: string[]; files: Array<{ path: string; tools: string[] }>; kernelState?: string; previous?: string }): string {
+export function composeSummary(parts: {
+  modelSummary?: string;
+  requests: string[];
+  files: Array<{ path: string; tools: string[] }>;
+  kernelState?: string;
+  previous?: string;
+}): string {
   const lines: string[] = [];
   if (parts.modelSummary?.trim()) lines.push(parts.modelSummary.trim());
   else {
     if (parts.previous) lines.push(parts.previous.replace(/\n*Files and notebooks touched[\s\S]*$/, '').trim());
-    lines.push('The person asked, in order:', ...parts.requests.slice(-20).map((r) => `- ${clip(r.replace(/\s+/g, ' '), 300)}`));
+    lines.push(
+      'The person asked, in order:',
+      ...parts.requests.slice(-20).map((r) => `- ${clip(r.replace(/\s+/g, ' '), 300)}`)
+    );
   }
-  if (parts.files.length) lines.push('', `Files and notebooks touched: ${parts.files.map((f) => `\`${f.path.replace(/`/g, "'")}\` (${f.tools.join(', ')})`).join('; ')}`);
-  if (parts.kernelState?.trim()) lines.push('', `Live state (inspected by Cellmate just now; these names exist in the kernel):\n${parts.kernelState.trim()}`);
+  if (parts.files.length)
+    lines.push(
+      '',
+      `Files and notebooks touched: ${parts.files.map((f) => `\`${f.path.replace(/`/g, "'")}\` (${f.tools.join(', ')})`).join('; ')}`
+    );
+  if (parts.kernelState?.trim())
+    lines.push(
+      '',
+      `Live state (inspected by Cellmate just now; these names exist in the kernel):\n${parts.kernelState.trim()}`
+    );
   return lines.join('\n');
 }
 
@@ -140,7 +169,8 @@ export function personRequests(messages: readonly ModelMessage[]): string[] {
   const out: string[] = [];
   for (const m of messages) {
     if (m.role !== 'user') continue;
-    const text = typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ');
+    const text =
+      typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ');
     const own = text.split('\n\n<context attached by Cellmate')[0]!.trim();
     if (own && !own.startsWith('[Context compacted')) out.push(own);
   }
@@ -149,5 +179,9 @@ export function personRequests(messages: readonly ModelMessage[]): string[] {
 
 /** The state after pruning up to `pruneBefore`. Pure. */
 export function withPrune(state: CompactionState | undefined, pruneBefore: number): CompactionState {
-  return { summaryUpTo: state?.summaryUpTo ?? 0, ...(state?.summary ? { summary: state.summary } : {}), pruneBefore: Math.max(state?.pruneBefore ?? 0, pruneBefore) };
+  return {
+    summaryUpTo: state?.summaryUpTo ?? 0,
+    ...(state?.summary ? { summary: state.summary } : {}),
+    pruneBefore: Math.max(state?.pruneBefore ?? 0, pruneBefore)
+  };
 }

@@ -24,30 +24,52 @@ export class KernelDapChannel implements DapChannel {
 
   constructor(private readonly client: KernelClient) {
     this.subscription = client.onDebugEvent((content) => {
-      // The kernel relays the adapter's DAP event verbatim as JSON; its type and event name are checked here.
-      if (content.type === 'event' && typeof content.event === 'string') this.events.fire(content as unknown as DebugProtocol.Event);
+      if (content.type === 'event' && typeof content.event === 'string') {
+        // The kernel relays the adapter's DAP event verbatim as JSON; its type and event name are checked above.
+        this.events.fire(content as unknown as DebugProtocol.Event);
+      }
     });
   }
 
-  async request<K extends DapCommand>(command: K, args: DapRequests[K], opts: { timeoutMs?: number } = {}): Promise<DapResponses[K]> {
+  async request<K extends DapCommand>(
+    command: K,
+    args: DapRequests[K],
+    opts: { timeoutMs?: number } = {}
+  ): Promise<DapResponses[K]> {
     if (this.closed) throw new DapRequestError(command, `${command}: the kernel debugger session is closed`, 'closed');
     // DAP's argument interfaces have no index signature, so they do not fit JSONObject though every value is JSON.
-    const message: JSONObject = { type: 'request', seq: this.seq++, command, ...(args !== undefined ? { arguments: args as unknown as JSONObject } : {}) };
+    const message: JSONObject = {
+      type: 'request',
+      seq: this.seq++,
+      command,
+      ...(args !== undefined ? { arguments: args as unknown as JSONObject } : {})
+    };
     let reply: JSONObject;
     try {
       reply = await this.client.debugRequest(message, { timeoutMs: opts.timeoutMs ?? REQUEST_TIMEOUT_MS });
     } catch (e) {
-      const err = new DapRequestError(command, `${command}: the kernel did not answer the debug request (${(e as Error).message})`, 'closed', { cause: e });
+      const err = new DapRequestError(
+        command,
+        `${command}: the kernel did not answer the debug request (${(e as Error).message})`,
+        'closed',
+        { cause: e }
+      );
       const code = (e as { code?: string }).code;
       if (code === 'kernel_dead' || code === 'disposed') this.close(err);
       throw err;
     }
     if (Object.keys(reply).length === 0) {
       // ipykernel answers `{}` when its debugger is unavailable (no debugpy) or not started.
-      throw new DapRequestError(command, `${command}: the kernel's debugger gave no answer — it needs ipykernel ≥ 6 with debugpy installed in the kernel's environment`);
+      throw new DapRequestError(
+        command,
+        `${command}: the kernel's debugger gave no answer — it needs ipykernel ≥ 6 with debugpy installed in the kernel's environment`
+      );
     }
     if (reply.success === false) {
-      throw new DapRequestError(command, `${command} failed in the kernel's debugger: ${String(reply.message ?? 'no reason given')}`);
+      throw new DapRequestError(
+        command,
+        `${command} failed in the kernel's debugger: ${String(reply.message ?? 'no reason given')}`
+      );
     }
     // A successful reply's body is the adapter's answer to `command`, whose shape DAP fixes per command.
     return reply.body as unknown as DapResponses[K];

@@ -73,6 +73,31 @@ describe('lint-types', () => {
     expect(result.code).toBe(0);
   });
 
+  it('a comment above the statement explains a cast the formatter wrapped onto a later line, but not one in a later statement', async () => {
+    const file = await source(
+      'wrapped.ts',
+      [
+        'export function f(value: unknown, log: (n: number, m: number) => void): void {',
+        '  // The value is a count by contract of the caller.',
+        '  log(',
+        '    value as unknown as number,',
+        '    1',
+        '  );',
+        '  log(',
+        '    value as unknown as number,',
+        '    2',
+        '  );',
+        '}',
+        ''
+      ].join('\n')
+    );
+    const result = await lint(file);
+    expect(result.stderr.split('\n').filter((l) => l.includes('wrapped.ts:'))).toEqual([
+      expect.stringMatching(/wrapped\.ts:8: `as unknown as` without a comment/)
+    ]);
+    expect(result.code).toBe(1);
+  });
+
   it('passes on the repository as it is', async () => {
     const result = await lint();
     expect(result.stderr).toBe('');
