@@ -22,7 +22,16 @@ import { fullDeclarations, surfaceCatalog, deferredIndex } from '../server/dist/
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outfile = path.join(repo, 'test', '.build', 'provider-stand-in.mjs');
-await build({ entryPoints: [path.join(repo, 'server/test/helpers/provider-stand-in.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile, logLevel: 'warning' });
+await build({
+  entryPoints: [path.join(repo, 'server/test/helpers/provider-stand-in.ts')],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  outfile,
+  logLevel: 'warning'
+});
 const { startProviderStandIn, declaredTools, systemPrompt } = await import(pathToFileURL(outfile).href);
 
 const enc = getEncoding('o200k_base');
@@ -38,7 +47,10 @@ for (const provider of ['openai', 'anthropic', 'openai-compatible']) {
   const standIn = await startProviderStandIn(provider, [{ text: 'ok' }, ...MODES.map(() => ({ text: 'ok' }))]);
   const ws = mkdtempSync(path.join(os.tmpdir(), 'cellmate-catalog-'));
   const server = await startServer({
-    workspace: ws, stdio: { input: new PassThrough(), output: new PassThrough() }, fetch: standIn.fetch, maxRetries: 0,
+    workspace: ws,
+    stdio: { input: new PassThrough(), output: new PassThrough() },
+    fetch: standIn.fetch,
+    maxRetries: 0,
     env: { ...standIn.env, PATH: process.env.PATH ?? '', CELLMATE_CONFIG: path.join(ws, 'no-config.json') }
   });
   registry = server.registry;
@@ -50,7 +62,11 @@ for (const provider of ['openai', 'anthropic', 'openai-compatible']) {
   const tools = tokens(body.tools ?? []);
   const system = tokens(systemPrompt(provider, body));
   fixed[provider] = tools + system;
-  console.log(`  ${provider.padEnd(18)} declared: ${declaredTools(provider, body).map((t) => t.name).join(', ')} — tools ${tools} + system ${system} = ${tools + system} tokens`);
+  console.log(
+    `  ${provider.padEnd(18)} declared: ${declaredTools(provider, body)
+      .map((t) => t.name)
+      .join(', ')} — tools ${tools} + system ${system} = ${tools + system} tokens`
+  );
   modeFixed[provider] = {};
   for (const mode of MODES) {
     const modeChat = server.service.create();
@@ -63,7 +79,11 @@ for (const provider of ['openai', 'anthropic', 'openai-compatible']) {
     const t = tokens(modeBody.tools ?? []);
     const sys = tokens(systemPrompt(provider, modeBody));
     modeFixed[provider][mode] = t + sys;
-    console.log(`    mode ${mode.padEnd(12)} declared: ${declaredTools(provider, modeBody).map((d) => d.name).join(', ')} — tools ${t} + system ${sys} = ${t + sys} tokens`);
+    console.log(
+      `    mode ${mode.padEnd(12)} declared: ${declaredTools(provider, modeBody)
+        .map((d) => d.name)
+        .join(', ')} — tools ${t} + system ${sys} = ${t + sys} tokens`
+    );
   }
   await server.dispose();
   await standIn.close();
@@ -71,19 +91,46 @@ for (const provider of ['openai', 'anthropic', 'openai-compatible']) {
 // Ten skills installed (SKILL-2), in a trusted workspace so all are offered: the
 // Agent request then carries the skill catalog and the `skill` tool. Descriptions are long on
 // purpose (400 characters, the Agent Skills limit is 1,024): the catalog's bound is what counts.
-const SKILL_TOPICS = ['pdf-report', 'polars-cleaning', 'plot-style', 'sql-warehouse', 'model-card', 'data-dictionary', 'notebook-review', 'experiment-log', 'geo-maps', 'time-series'];
+const SKILL_TOPICS = [
+  'pdf-report',
+  'polars-cleaning',
+  'plot-style',
+  'sql-warehouse',
+  'model-card',
+  'data-dictionary',
+  'notebook-review',
+  'experiment-log',
+  'geo-maps',
+  'time-series'
+];
 const skillsFixed = {};
 for (const provider of ['openai', 'anthropic']) {
   const standIn = await startProviderStandIn(provider, [{ text: 'ok' }]);
   const ws = mkdtempSync(path.join(os.tmpdir(), 'cellmate-catalog-skills-'));
   for (const name of SKILL_TOPICS) {
     mkdirSync(path.join(ws, '.cellmate', 'skills', name), { recursive: true });
-    const description = `Use when the user asks for ${name.replace('-', ' ')} work in a notebook: ${'covers loading, checking, transforming and presenting the data step by step with the team conventions, '.repeat(4)}`.slice(0, 400);
-    writeFileSync(path.join(ws, '.cellmate', 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n# ${name}\nSteps.\n`);
+    const description =
+      `Use when the user asks for ${name.replace('-', ' ')} work in a notebook: ${'covers loading, checking, transforming and presenting the data step by step with the team conventions, '.repeat(4)}`.slice(
+        0,
+        400
+      );
+    writeFileSync(
+      path.join(ws, '.cellmate', 'skills', name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n# ${name}\nSteps.\n`
+    );
   }
   const server = await startServer({
-    workspace: ws, stdio: { input: new PassThrough(), output: new PassThrough() }, fetch: standIn.fetch, maxRetries: 0,
-    env: { ...standIn.env, PATH: process.env.PATH ?? '', CELLMATE_CONFIG: path.join(ws, 'no-config.json'), CELLMATE_HOME: path.join(ws, 'home'), CELLMATE_TRUSTED_WORKSPACES: ws }
+    workspace: ws,
+    stdio: { input: new PassThrough(), output: new PassThrough() },
+    fetch: standIn.fetch,
+    maxRetries: 0,
+    env: {
+      ...standIn.env,
+      PATH: process.env.PATH ?? '',
+      CELLMATE_CONFIG: path.join(ws, 'no-config.json'),
+      CELLMATE_HOME: path.join(ws, 'home'),
+      CELLMATE_TRUSTED_WORKSPACES: ws
+    }
   });
   const chat = server.service.create();
   await server.service.send(chat.id, 'hi', standIn.settings);
@@ -93,15 +140,24 @@ for (const provider of ['openai', 'anthropic']) {
   const t = tokens(body.tools ?? []);
   const sys = tokens(systemPrompt(provider, body));
   skillsFixed[provider] = t + sys;
-  console.log(`  ${provider.padEnd(18)} ten skills: declared ${declaredTools(provider, body).map((d) => d.name).join(', ')} — tools ${t} + system ${sys} = ${t + sys} tokens`);
+  console.log(
+    `  ${provider.padEnd(18)} ten skills: declared ${declaredTools(provider, body)
+      .map((d) => d.name)
+      .join(', ')} — tools ${t} + system ${sys} = ${t + sys} tokens`
+  );
   await server.dispose();
   await standIn.close();
 }
 const full = fullDeclarations(registry);
 for (const d of full) console.log(`    ${d.name.padEnd(16)} ${tokens(d)} tokens in full`);
 const { deferred } = surfaceCatalog(registry);
-console.log('tokenizer: o200k_base for every provider (Anthropic publishes no tokenizer; its count_tokens API is the reference)');
+console.log(
+  'tokenizer: o200k_base for every provider (Anthropic publishes no tokenizer; its count_tokens API is the reference)'
+);
 console.log(`openai-compatible: fixed_tokens=${fixed['openai-compatible']}`);
-for (const provider of Object.keys(modeFixed)) console.log(`modes ${provider}: ${MODES.map((m) => `${m}=${modeFixed[provider][m]}`).join(' ')}`);
+for (const provider of Object.keys(modeFixed))
+  console.log(`modes ${provider}: ${MODES.map((m) => `${m}=${modeFixed[provider][m]}`).join(' ')}`);
 console.log(`skills: openai_skills10_tokens=${skillsFixed.openai} anthropic_skills10_tokens=${skillsFixed.anthropic}`);
-console.log(`catalog: openai_fixed_tokens=${fixed.openai} anthropic_fixed_tokens=${fixed.anthropic} full_tokens=${tokens(full)} index_tokens=${tokens(deferredIndex(deferred))} tools=${registry.list().length} ${MODES.map((m) => `mode_${m}_tokens=${modeFixed.openai[m]}`).join(' ')}`);
+console.log(
+  `catalog: openai_fixed_tokens=${fixed.openai} anthropic_fixed_tokens=${fixed.anthropic} full_tokens=${tokens(full)} index_tokens=${tokens(deferredIndex(deferred))} tools=${registry.list().length} ${MODES.map((m) => `mode_${m}_tokens=${modeFixed.openai[m]}`).join(' ')}`
+);

@@ -23,15 +23,36 @@ async function perItem(size) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cellmate-chat-store-'));
   const store = await ChatStore.open({ directory: dir, logger: silentLogger });
   const id = 'bench';
-  store.create({ chat: { id, title: 'bench', mode: 'agent', createdAt: '', updatedAt: '', items: [], running: false }, titleSource: 'default', messages: [] });
+  store.create({
+    chat: { id, title: 'bench', mode: 'agent', createdAt: '', updatedAt: '', items: [], running: false },
+    titleSource: 'default',
+    messages: []
+  });
   store.applyEvent(id, { type: 'turn-started', turnId: 't' });
-  for (let i = 0; i < size; i++) store.applyEvent(id, { type: 'item-added', item: { kind: 'notice', id: `n${i}`, time: '', turnId: 't', level: 'info', text: 'earlier item' } });
+  for (let i = 0; i < size; i++)
+    store.applyEvent(id, {
+      type: 'item-added',
+      item: { kind: 'notice', id: `n${i}`, time: '', turnId: 't', level: 'info', text: 'earlier item' }
+    });
   const t0 = performance.now();
   for (let r = 0; r < REPS; r++) {
     const itemId = `a${r}`;
-    store.applyEvent(id, { type: 'item-added', item: { kind: 'assistant', id: itemId, time: '', turnId: 't', text: '', streaming: true } });
+    store.applyEvent(id, {
+      type: 'item-added',
+      item: { kind: 'assistant', id: itemId, time: '', turnId: 't', text: '', streaming: true }
+    });
     for (let d = 0; d < 5; d++) store.applyEvent(id, { type: 'text-delta', itemId, delta: 'word ' });
-    store.applyEvent(id, { type: 'item-updated', item: { kind: 'assistant', id: itemId, time: '', turnId: 't', text: 'word word word word word ', streaming: false } });
+    store.applyEvent(id, {
+      type: 'item-updated',
+      item: {
+        kind: 'assistant',
+        id: itemId,
+        time: '',
+        turnId: 't',
+        text: 'word word word word word ',
+        streaming: false
+      }
+    });
   }
   const us = ((performance.now() - t0) * 1000) / REPS;
   await store.dispose();
@@ -46,5 +67,10 @@ const SIZES = [500, 2500, 10000];
 const runs = Object.fromEntries(SIZES.map((s) => [s, []]));
 for (let round = 0; round < 5; round++) for (const size of SIZES) runs[size].push(await perItem(size));
 const figures = Object.fromEntries(SIZES.map((s) => [s, median(runs[s])]));
-for (const size of SIZES) console.log(`  ${String(size).padStart(5)} items: ${runs[size].map((x) => round(x)).join(' ')} µs per assistant item`);
-console.log(`chat-store: item_us_500=${round(figures[500])} item_us_2500=${round(figures[2500])} item_us_10000=${round(figures[10000])} growth=${round(figures[10000] / figures[500], 2)}`);
+for (const size of SIZES)
+  console.log(
+    `  ${String(size).padStart(5)} items: ${runs[size].map((x) => round(x)).join(' ')} µs per assistant item`
+  );
+console.log(
+  `chat-store: item_us_500=${round(figures[500])} item_us_2500=${round(figures[2500])} item_us_10000=${round(figures[10000])} growth=${round(figures[10000] / figures[500], 2)}`
+);

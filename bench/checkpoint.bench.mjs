@@ -19,14 +19,23 @@ const rounds = Number(process.argv[3] ?? 6);
 const root = await mkdtemp(path.join(os.tmpdir(), 'cellmate-checkpoint-bench-'));
 const seed = path.join(root, 'seed');
 const cell = (id, source, i) => ({
-  cell_type: 'code', execution_count: i, id, metadata: {},
-  outputs: [{ name: 'stdout', output_type: 'stream', text: [`result ${id}\n`] }], source: source.split(/(?<=\n)/)
+  cell_type: 'code',
+  execution_count: i,
+  id,
+  metadata: {},
+  outputs: [{ name: 'stdout', output_type: 'stream', text: [`result ${id}\n`] }],
+  source: source.split(/(?<=\n)/)
 });
 await mkdir(seed, { recursive: true });
 for (let n = 0; n < count; n++) {
   const nb = {
-    cells: [cell(`a${n}`, `r = fetch("https://x/${n}", 3)\nprint(r)`, 1), cell(`b${n}`, `data = fetch(u, ${n % 7})`, 2)],
-    metadata: { kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' } }, nbformat: 4, nbformat_minor: 5
+    cells: [
+      cell(`a${n}`, `r = fetch("https://x/${n}", 3)\nprint(r)`, 1),
+      cell(`b${n}`, `data = fetch(u, ${n % 7})`, 2)
+    ],
+    metadata: { kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' } },
+    nbformat: 4,
+    nbformat_minor: 5
   };
   await writeFile(path.join(seed, `nb${String(n).padStart(4, '0')}.ipynb`), `${JSON.stringify(nb, null, 1)}\n`);
 }
@@ -35,9 +44,17 @@ for (let n = 0; n < count; n++) {
 async function applyMs(withCheckpoints, i) {
   const ws = path.join(root, `${withCheckpoints ? 'ck' : 'base'}${i}`);
   await cp(seed, ws, { recursive: true });
-  const checkpoints = withCheckpoints ? new CheckpointStore({ directory: path.join(ws, '.cellmate', 'chats', 'checkpoints') }) : undefined;
+  const checkpoints = withCheckpoints
+    ? new CheckpointStore({ directory: path.join(ws, '.cellmate', 'chats', 'checkpoints') })
+    : undefined;
   const registry = new ToolRegistry(builtinTools({ edits: new StagedEdits() }), checkpoints ? { checkpoints } : {});
-  const ctx = { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'bench', turnId: `turn${i}` };
+  const ctx = {
+    workspace: ws,
+    signal: new AbortController().signal,
+    actor: 'model',
+    chatId: 'bench',
+    turnId: `turn${i}`
+  };
   const staged = await registry.call('ast_edit', { pattern: 'fetch($U, $T)', rewrite: 'fetch($U, timeout=$T)' }, ctx);
   if (!staged.ok) throw new Error(staged.output);
   const editId = /edit_[0-9a-f]+_\d+/.exec(staged.output)[0];
@@ -45,7 +62,8 @@ async function applyMs(withCheckpoints, i) {
   const applied = await registry.call('resolve', { edit_id: editId, action: 'accept' }, ctx);
   const ms = performance.now() - t;
   if (!applied.ok) throw new Error(applied.output);
-  if (checkpoints && checkpoints.list('bench')[0]?.paths.length !== count) throw new Error('not every notebook was kept');
+  if (checkpoints && checkpoints.list('bench')[0]?.paths.length !== count)
+    throw new Error('not every notebook was kept');
   await rm(ws, { recursive: true, force: true });
   return ms;
 }
@@ -65,4 +83,6 @@ for (let i = 0; i < rounds; i++) {
 }
 await rm(root, { recursive: true, force: true });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`checkpoint: notebooks=${count} apply_ms=${round(median(base), 0)} apply_checkpointed_ms=${round(median(kept), 0)} ratio=${round(median(kept) / median(base), 2)}`);
+console.log(
+  `checkpoint: notebooks=${count} apply_ms=${round(median(base), 0)} apply_checkpointed_ms=${round(median(kept), 0)} ratio=${round(median(kept) / median(base), 2)}`
+);

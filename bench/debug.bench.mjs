@@ -41,17 +41,38 @@ const { ToolRegistry } = await imp('gate/registry.js');
 const rpc = await import(pathToFileURL(path.join(repo, 'node_modules', 'vscode-jsonrpc', 'node.js')).href);
 
 const ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-bench-debug-')));
-const PROGRAM = 'def average(values):\n    total = 0\n    for i in range(len(values) - 1):\n        total += values[i]\n    return total / len(values)\n\nif __name__ == "__main__":\n    print("average:", average([4, 8, 15, 16]))\n';
+const PROGRAM =
+  'def average(values):\n    total = 0\n    for i in range(len(values) - 1):\n        total += values[i]\n    return total / len(values)\n\nif __name__ == "__main__":\n    print("average:", average([4, 8, 15, 16]))\n';
 fs.writeFileSync(path.join(ws, 'avg.py'), PROGRAM);
 fs.writeFileSync(path.join(ws, 'requirements.txt'), '');
 fs.mkdirSync(path.join(ws, '.venv', 'bin'), { recursive: true });
 fs.writeFileSync(path.join(ws, '.venv', 'bin', 'python'), `#!/bin/sh\nexec ${python} "$@"\n`, { mode: 0o755 });
 const cells = ['keep = 1', 'total = 0\nfor i in range(3):\n    total += i\nresult = total'];
-fs.writeFileSync(path.join(ws, 'nb.ipynb'), JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: cells.map((source, i) => ({ id: `c${i}`, cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source })) }));
+fs.writeFileSync(
+  path.join(ws, 'nb.ipynb'),
+  JSON.stringify({
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: {},
+    cells: cells.map((source, i) => ({
+      id: `c${i}`,
+      cell_type: 'code',
+      metadata: {},
+      outputs: [],
+      execution_count: null,
+      source
+    }))
+  })
+);
 
-const kernels = new KernelManager({ workspace: ws, pythonArgv: [python, '-m', 'ipykernel_launcher', '-f', '{connection_file}'] });
+const kernels = new KernelManager({
+  workspace: ws,
+  pythonArgv: [python, '-m', 'ipykernel_launcher', '-f', '{connection_file}']
+});
 const sessions = new DebugSessionManager({ stopWaitMs: 60_000 });
-const registry = new ToolRegistry([createDebugTool({ sessions, kernels, env: process.env, launchProcess: processLauncher({ env: process.env }) })]);
+const registry = new ToolRegistry([
+  createDebugTool({ sessions, kernels, env: process.env, launchProcess: processLauncher({ env: process.env }) })
+]);
 const ctx = (chatId) => ({ workspace: ws, signal: new AbortController().signal, actor: 'model', chatId });
 const call = async (args, chatId = 'bench') => {
   const r = await registry.call('debug', args, ctx(chatId));
@@ -72,7 +93,11 @@ async function ours() {
 /** The bare DAP client: the least a script needs to reach the same stop. */
 async function raw() {
   const t0 = performance.now();
-  const child = spawn(python, ['-m', 'debugpy.adapter'], { cwd: ws, stdio: ['pipe', 'pipe', 'inherit'], detached: true });
+  const child = spawn(python, ['-m', 'debugpy.adapter'], {
+    cwd: ws,
+    stdio: ['pipe', 'pipe', 'inherit'],
+    detached: true
+  });
   const reader = new rpc.StreamMessageReader(child.stdout);
   const writer = new rpc.StreamMessageWriter(child.stdin);
   let seq = 1;
@@ -82,25 +107,41 @@ async function raw() {
     if (m.type === 'response') waiting.get(m.request_seq)?.(m);
     else if (m.type === 'event') events.push(m) && waiting.get(m.event)?.(m);
   });
-  const request = (command, args) => new Promise((resolve) => {
-    const s = seq++;
-    waiting.set(s, resolve);
-    void writer.write({ seq: s, type: 'request', command, arguments: args });
+  const request = (command, args) =>
+    new Promise((resolve) => {
+      const s = seq++;
+      waiting.set(s, resolve);
+      void writer.write({ seq: s, type: 'request', command, arguments: args });
+    });
+  const event = (name) =>
+    new Promise((resolve) => {
+      const hit = events.find((e) => e.event === name);
+      if (hit) resolve(hit);
+      else waiting.set(name, resolve);
+    });
+  await request('initialize', {
+    clientID: 'raw',
+    adapterID: 'debugpy',
+    pathFormat: 'path',
+    linesStartAt1: true,
+    columnsStartAt1: true
   });
-  const event = (name) => new Promise((resolve) => {
-    const hit = events.find((e) => e.event === name);
-    if (hit) resolve(hit);
-    else waiting.set(name, resolve);
+  const launched = request('launch', {
+    program: path.join(ws, 'avg.py'),
+    console: 'internalConsole',
+    justMyCode: true
   });
-  await request('initialize', { clientID: 'raw', adapterID: 'debugpy', pathFormat: 'path', linesStartAt1: true, columnsStartAt1: true });
-  const launched = request('launch', { program: path.join(ws, 'avg.py'), console: 'internalConsole', justMyCode: true });
   await event('initialized');
   await request('setBreakpoints', { source: { path: path.join(ws, 'avg.py') }, breakpoints: [{ line: 4 }] });
   await request('configurationDone');
   await launched;
   await event('stopped');
   const ms = performance.now() - t0;
-  try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    /* gone */
+  }
   reader.dispose();
   writer.dispose();
   return ms;
@@ -134,10 +175,18 @@ try {
   }
   console.log(machineLine());
   console.log(`runs: ${N} of each (alternating), after one warm-up of each`);
-  console.log(`ours launch→stopped ms: p50 ${round(median(a))} min ${round(Math.min(...a))} max ${round(Math.max(...a))}`);
-  console.log(`raw  launch→stopped ms: p50 ${round(median(b))} min ${round(Math.min(...b))} max ${round(Math.max(...b))}`);
-  console.log(`kernel run_cell→stopped ms: p50 ${round(median(k))} min ${round(Math.min(...k))} max ${round(Math.max(...k))}`);
-  console.log(`debug: launch_to_stopped_ms=${round(median(a), 0)} raw_launch_to_stopped_ms=${round(median(b), 0)} kernel_cell_to_stopped_ms=${round(median(k), 0)}`);
+  console.log(
+    `ours launch→stopped ms: p50 ${round(median(a))} min ${round(Math.min(...a))} max ${round(Math.max(...a))}`
+  );
+  console.log(
+    `raw  launch→stopped ms: p50 ${round(median(b))} min ${round(Math.min(...b))} max ${round(Math.max(...b))}`
+  );
+  console.log(
+    `kernel run_cell→stopped ms: p50 ${round(median(k))} min ${round(Math.min(...k))} max ${round(Math.max(...k))}`
+  );
+  console.log(
+    `debug: launch_to_stopped_ms=${round(median(a), 0)} raw_launch_to_stopped_ms=${round(median(b), 0)} kernel_cell_to_stopped_ms=${round(median(k), 0)}`
+  );
 } finally {
   await sessions.dispose();
   await kernels.dispose();

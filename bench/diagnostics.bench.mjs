@@ -27,14 +27,34 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.ROUNDS ?? 15);
 
 const ROWS = [
-  { name: 'basedpyright', fixture: 'py', file: 'pkg/util.py', language: 'python', anchor: 'return len(rows)', add: (tag) => ` + ${tag}` },
-  { name: 'typescript', fixture: 'ts', file: 'src/greet.ts', language: 'typescript', anchor: 'return this.side * this.side', add: (tag) => ` + ${tag}` }
+  {
+    name: 'basedpyright',
+    fixture: 'py',
+    file: 'pkg/util.py',
+    language: 'python',
+    anchor: 'return len(rows)',
+    add: (tag) => ` + ${tag}`
+  },
+  {
+    name: 'typescript',
+    fixture: 'ts',
+    file: 'src/greet.ts',
+    language: 'typescript',
+    anchor: 'return this.side * this.side',
+    add: (tag) => ` + ${tag}`
+  }
 ];
 
 async function measure(row) {
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-bench-diag-')));
   await cp(path.join(here, '../server/test/fixtures/lsp', row.fixture), workspace, { recursive: true });
-  const service = new LspService({ workspace, env: process.env, logger: silentLogger, bundledBins: bundledServerBins(), tableFiles: [] });
+  const service = new LspService({
+    workspace,
+    env: process.env,
+    logger: silentLogger,
+    bundledBins: bundledServerBins(),
+    tableFiles: []
+  });
   const docs = new DocumentSync(service);
   const hook = new WriteDiagnostics(docs);
   const registry = new ToolRegistry([editTool], { writeHook: hook });
@@ -54,7 +74,8 @@ async function measure(row) {
     const r = await registry.call('edit', { path: row.file, old_string: previous, new_string: next }, ctx);
     const ms = performance.now() - started;
     previous = next;
-    if (!r.ok || !r.output.includes(`ours_${i}`) || !r.output.includes('New diagnostics')) throw new Error(`${row.name} round ${i}: the new diagnostic is missing:\n${r.output}`);
+    if (!r.ok || !r.output.includes(`ours_${i}`) || !r.output.includes('New diagnostics'))
+      throw new Error(`${row.name} round ${i}: the new diagnostic is missing:\n${r.output}`);
     return ms;
   }
 
@@ -91,7 +112,9 @@ async function measure(row) {
       w.push(b);
     }
   }
-  console.log(`${row.name} (${client.pullDiagnostics ? 'pull' : 'push + quiet period'}): rounds ${ROUNDS}; ours ms: ${o.map((x) => round(x, 0)).join(' ')}; raw ms: ${w.map((x) => round(x, 0)).join(' ')}`);
+  console.log(
+    `${row.name} (${client.pullDiagnostics ? 'pull' : 'push + quiet period'}): rounds ${ROUNDS}; ours ms: ${o.map((x) => round(x, 0)).join(' ')}; raw ms: ${w.map((x) => round(x, 0)).join(' ')}`
+  );
   hook.dispose();
   await service.dispose();
   await rm(workspace, { recursive: true, force: true });
@@ -102,8 +125,12 @@ console.log(machineLine());
 const r = {};
 for (const row of ROWS) {
   r[row.name] = await measure(row);
-  console.log(`  ${row.name}: write_to_new_ms_p50=${round(r[row.name].ours, 0)} raw_publish_ms_p50=${round(r[row.name].raw, 0)} ratio=${round(r[row.name].ours / r[row.name].raw, 2)}`);
+  console.log(
+    `  ${row.name}: write_to_new_ms_p50=${round(r[row.name].ours, 0)} raw_publish_ms_p50=${round(r[row.name].raw, 0)} ratio=${round(r[row.name].ours / r[row.name].raw, 2)}`
+  );
 }
 const py = r.basedpyright;
 const ts = r.typescript;
-console.log(`diagnostics: write_to_new_ms_p50=${round(py.ours, 0)} raw_publish_ms_p50=${round(py.raw, 0)} ratio=${round(py.ours / py.raw, 2)} ts_write_to_new_ms_p50=${round(ts.ours, 0)} ts_raw_publish_ms_p50=${round(ts.raw, 0)} ts_ratio=${round(ts.ours / ts.raw, 2)}`);
+console.log(
+  `diagnostics: write_to_new_ms_p50=${round(py.ours, 0)} raw_publish_ms_p50=${round(py.raw, 0)} ratio=${round(py.ours / py.raw, 2)} ts_write_to_new_ms_p50=${round(ts.ours, 0)} ts_raw_publish_ms_p50=${round(ts.raw, 0)} ts_ratio=${round(ts.ours / ts.raw, 2)}`
+);

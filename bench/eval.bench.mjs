@@ -44,11 +44,21 @@ try {
   const info = { id: `private-${kernel.pid}`, name: 'python3', language: 'python', origin: 'private' };
   const kernels = { acquire: async () => ({ handle: { info, session, broken: false }, notes: [] }) };
   const noop = defineTool({
-    name: 'noop', tier: 'read', description: 'returns ok', parameters: z.object({}).loose(), examples: [],
-    async execute() { return { title: 'noop', output: 'ok' }; }
+    name: 'noop',
+    tier: 'read',
+    description: 'returns ok',
+    parameters: z.object({}).loose(),
+    examples: [],
+    async execute() {
+      return { title: 'noop', output: 'ok' };
+    }
   });
   // The production registry: policy, approvals, audit log (JSONL under the workspace), shaping.
-  const harness = createHarness({ workspace, env: { ...process.env, CELLMATE_CONFIG: path.join(workspace, 'none.json') }, tools: () => [noop] });
+  const harness = createHarness({
+    workspace,
+    env: { ...process.env, CELLMATE_CONFIG: path.join(workspace, 'none.json') },
+    tools: () => [noop]
+  });
   const registry = harness.registry;
   registry.register(createEvalTool({ kernels, registry: () => registry }));
   const ctx = { workspace, signal: new AbortController().signal, actor: 'model', chatId: 'bench' };
@@ -70,29 +80,53 @@ try {
     if (!r.ok) throw new Error(r.output);
     return performance.now() - t;
   };
-  for (let i = 0; i < 20; i++) { await raw(); await viaEval(); } // warm-up (and helper injection)
+  for (let i = 0; i < 20; i++) {
+    await raw();
+    await viaEval();
+  } // warm-up (and helper injection)
   const rawMs = [];
   const evalMs = [];
   const sessionMs = [];
   for (let i = 0; i < N; i++) {
-    if (i % 2) { rawMs.push(await raw()); evalMs.push(await viaEval()); sessionMs.push(await viaSession()); }
-    else { sessionMs.push(await viaSession()); evalMs.push(await viaEval()); rawMs.push(await raw()); }
+    if (i % 2) {
+      rawMs.push(await raw());
+      evalMs.push(await viaEval());
+      sessionMs.push(await viaSession());
+    } else {
+      sessionMs.push(await viaSession());
+      evalMs.push(await viaEval());
+      rawMs.push(await raw());
+    }
   }
   const bridgeCell = `import time as _t, json as _j\n_ts = []\nfor _ in range(${N + 20}):\n    _s = _t.perf_counter()\n    tool("noop", {})\n    _ts.append((_t.perf_counter() - _s) * 1000)\nprint(_j.dumps(_ts[20:]))`;
-  const b = await registry.call('eval', { code: bridgeCell, description: 'time tool bridge round trips in the kernel' }, ctx);
+  const b = await registry.call(
+    'eval',
+    { code: bridgeCell, description: 'time tool bridge round trips in the kernel' },
+    ctx
+  );
   if (!b.ok) throw new Error(b.output);
-  const bridgeMs = JSON.parse(b.output.split('\n').find((l) => l.startsWith('[') && l.endsWith(']') && !l.startsWith('[python')));
+  const bridgeMs = JSON.parse(
+    b.output.split('\n').find((l) => l.startsWith('[') && l.endsWith(']') && !l.startsWith('[python'))
+  );
 
   const rawP50 = median(rawMs);
   const evalP50 = median(evalMs);
   const bridgeP50 = median(bridgeMs);
   console.log(machineLine());
-  console.log(`runs: ${N} raw + ${N} eval + ${N} session interleaved (after 20 warm-up each); ${bridgeMs.length} bridge calls`);
+  console.log(
+    `runs: ${N} raw + ${N} eval + ${N} session interleaved (after 20 warm-up each); ${bridgeMs.length} bridge calls`
+  );
   console.log(`raw p50 ${round(rawP50, 2)} ms, p90 ${round(rawMs.sort((a, b) => a - b)[Math.floor(N * 0.9)], 2)} ms`);
-  console.log(`eval p50 ${round(evalP50, 2)} ms, p90 ${round(evalMs.sort((a, b) => a - b)[Math.floor(N * 0.9)], 2)} ms`);
+  console.log(
+    `eval p50 ${round(evalP50, 2)} ms, p90 ${round(evalMs.sort((a, b) => a - b)[Math.floor(N * 0.9)], 2)} ms`
+  );
   const sessionP50 = median(sessionMs);
-  console.log(`session p50 ${round(sessionP50, 2)} ms (EvalSession alone: rewrite, marked request, outputs, idle budget)`);
-  console.log(`eval: overhead_ratio=${round(evalP50 / rawP50, 3)} raw_p50_ms=${round(rawP50, 2)} bridge_p50_ms=${round(bridgeP50, 3)} eval_p50_ms=${round(evalP50, 2)} session_ratio=${round(sessionP50 / rawP50, 3)}`);
+  console.log(
+    `session p50 ${round(sessionP50, 2)} ms (EvalSession alone: rewrite, marked request, outputs, idle budget)`
+  );
+  console.log(
+    `eval: overhead_ratio=${round(evalP50 / rawP50, 3)} raw_p50_ms=${round(rawP50, 2)} bridge_p50_ms=${round(bridgeP50, 3)} eval_p50_ms=${round(evalP50, 2)} session_ratio=${round(sessionP50 / rawP50, 3)}`
+  );
   registry.dispose();
 } finally {
   await kernel.shutdown();

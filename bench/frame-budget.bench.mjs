@@ -35,7 +35,15 @@ const runs = { capped: [], uncapped: [] };
 const outcomes = {};
 for (let i = 0; i < ROUNDS; i++) {
   for (const variant of i % 2 ? ['uncapped', 'capped'] : ['capped', 'uncapped']) {
-    const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', child, variant], { encoding: 'utf8', maxBuffer: 1 << 20 }).trim().split('\n').at(-1));
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', child, variant], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 20
+      })
+        .trim()
+        .split('\n')
+        .at(-1)
+    );
     runs[variant].push(out.peak_mb);
     outcomes[variant] = out.outcome;
     console.log(`${variant}: peak ${round(out.peak_mb)} MB (${out.outcome})`);
@@ -44,4 +52,6 @@ for (let i = 0; i < ROUNDS; i++) {
 console.log(machineLine());
 const capped = median(runs.capped);
 const uncapped = median(runs.uncapped);
-console.log(`frame-budget: flood_mb=${MB} capped_peak_rss_mb=${round(capped)} uncapped_peak_rss_mb=${round(uncapped)} ratio=${round(capped / uncapped, 2)} capped_outcome=${outcomes.capped.replace(/ /g, '_')} uncapped_outcome=${outcomes.uncapped.replace(/ /g, '_')}`);
+console.log(
+  `frame-budget: flood_mb=${MB} capped_peak_rss_mb=${round(capped)} uncapped_peak_rss_mb=${round(uncapped)} ratio=${round(capped / uncapped, 2)} capped_outcome=${outcomes.capped.replace(/ /g, '_')} uncapped_outcome=${outcomes.uncapped.replace(/ /g, '_')}`
+);

@@ -18,7 +18,11 @@ import { StreamMessageReader } from 'vscode-jsonrpc/node.js';
 import { machineLine, median, round } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { createFramedReader } = await import(process.env.FRAMING_READER ? pathToFileURL(path.resolve(process.env.FRAMING_READER)).href : '../server/dist/framing/index.js');
+const { createFramedReader } = await import(
+  process.env.FRAMING_READER
+    ? pathToFileURL(path.resolve(process.env.FRAMING_READER)).href
+    : '../server/dist/framing/index.js'
+);
 const TARGET = 16 * 2 ** 20;
 const CHUNK = 64 * 1024;
 
@@ -38,18 +42,26 @@ function session(name, unit, perUnit) {
 
 function lspSession() {
   const unit = readFileSync(path.join(here, '../server/test/framing/fixtures/lsp-session.bin'));
-  const per = JSON.parse(readFileSync(path.join(here, '../server/test/framing/fixtures/lsp-session.json'), 'utf8')).length;
+  const per = JSON.parse(
+    readFileSync(path.join(here, '../server/test/framing/fixtures/lsp-session.json'), 'utf8')
+  ).length;
   return session('lsp', unit, per);
 }
 
 function smallSession() {
   const frames = [];
   for (let seq = 1; seq <= 1000; seq++) {
-    const m = seq % 10 === 0
-      ? { seq, type: 'event', event: 'stopped', body: { reason: 'breakpoint', threadId: 1, allThreadsStopped: true } }
-      : seq % 10 === 5
-        ? { seq, type: 'event', event: 'thread', body: { reason: 'started', threadId: seq } }
-        : { seq, type: 'event', event: 'output', body: { category: 'stdout', output: `step ${seq}: loss=${(1 / seq).toFixed(6)} ✓\n` } };
+    const m =
+      seq % 10 === 0
+        ? { seq, type: 'event', event: 'stopped', body: { reason: 'breakpoint', threadId: 1, allThreadsStopped: true } }
+        : seq % 10 === 5
+          ? { seq, type: 'event', event: 'thread', body: { reason: 'started', threadId: seq } }
+          : {
+              seq,
+              type: 'event',
+              event: 'output',
+              body: { category: 'stdout', output: `step ${seq}: loss=${(1 / seq).toFixed(6)} ✓\n` }
+            };
     frames.push(frame(m));
   }
   return session('small', Buffer.concat(frames), frames.length);
@@ -59,11 +71,21 @@ function hugeSession() {
   const diagnostics = [];
   let size = 0;
   for (let i = 0; size < 5 * 2 ** 20; i++) {
-    const d = { range: { start: { line: i, character: 4 }, end: { line: i, character: 12 } }, severity: 1, code: 'reportUndefinedVariable', source: 'basedpyright', message: `"name_${i}" is not defined` };
+    const d = {
+      range: { start: { line: i, character: 4 }, end: { line: i, character: 12 } },
+      severity: 1,
+      code: 'reportUndefinedVariable',
+      source: 'basedpyright',
+      message: `"name_${i}" is not defined`
+    };
     size += JSON.stringify(d).length + 1;
     diagnostics.push(d);
   }
-  const unit = frame({ jsonrpc: '2.0', method: 'textDocument/publishDiagnostics', params: { uri: 'file:///work/generated.py', version: 1, diagnostics } });
+  const unit = frame({
+    jsonrpc: '2.0',
+    method: 'textDocument/publishDiagnostics',
+    params: { uri: 'file:///work/generated.py', version: 1, diagnostics }
+  });
   return session('huge', Buffer.concat([unit, unit, unit]), 3);
 }
 
@@ -107,7 +129,11 @@ for (const s of [lspSession(), smallSession(), hugeSession()]) {
   console.log(`  ours MB/s:    ${a.map((x) => round(x)).join(' ')}`);
   console.log(`  jsonrpc MB/s: ${b.map((x) => round(x)).join(' ')}`);
   results[s.name] = { ours: median(a), theirs: median(b) };
-  console.log(`  ${s.name}: ours=${round(median(a))} jsonrpc=${round(median(b))} ratio=${round(median(a) / median(b), 2)}`);
+  console.log(
+    `  ${s.name}: ours=${round(median(a))} jsonrpc=${round(median(b))} ratio=${round(median(a) / median(b), 2)}`
+  );
 }
 const r = (k) => round(results[k].ours / results[k].theirs, 2);
-console.log(`framing: ours_mb_s=${round(results.lsp.ours)} jsonrpc_mb_s=${round(results.lsp.theirs)} ratio=${r('lsp')} small_ratio=${r('small')} huge_ratio=${r('huge')}`);
+console.log(
+  `framing: ours_mb_s=${round(results.lsp.ours)} jsonrpc_mb_s=${round(results.lsp.theirs)} ratio=${r('lsp')} small_ratio=${r('small')} huge_ratio=${r('huge')}`
+);

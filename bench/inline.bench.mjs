@@ -45,16 +45,29 @@ const ROUND = [
 
 const { startJupyter, launchBrowser, openLab, runCommand, startProviderStandIn } = await loadTestSupport();
 
-const promptOf = (request) => (request.body.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
+const promptOf = (request) =>
+  (request.body.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
 const isInline = (request) => promptOf(request).includes('Current cell:');
 let inlineIndex = 0;
-const standIn = await startProviderStandIn('openai-compatible', (request) => ({ text: isInline(request) ? `# r${(request.inlineIndex = inlineIndex++)}` : 'ok' }), {
-  models: ['main-model', 'fast-model'],
-  delayMs: MODEL_DELAY_MS
-});
+const standIn = await startProviderStandIn(
+  'openai-compatible',
+  (request) => ({ text: isInline(request) ? `# r${(request.inlineIndex = inlineIndex++)}` : 'ok' }),
+  {
+    models: ['main-model', 'fast-model'],
+    delayMs: MODEL_DELAY_MS
+  }
+);
 const notebook = JSON.stringify({
   cells: [
-    { cell_type: 'code', id: 'load', metadata: {}, outputs: [], execution_count: null, source: 'import pandas as pd\ndf = pd.DataFrame({"city": ["Lyon"], "month": [1], "sales": [265.0], "returns": [3]})' },
+    {
+      cell_type: 'code',
+      id: 'load',
+      metadata: {},
+      outputs: [],
+      execution_count: null,
+      source:
+        'import pandas as pd\ndf = pd.DataFrame({"city": ["Lyon"], "month": [1], "sales": [265.0], "returns": [3]})'
+    },
     { cell_type: 'code', id: 'work', metadata: {}, outputs: [], execution_count: null, source: '' }
   ],
   metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
@@ -65,7 +78,9 @@ const jupyter = await startJupyter({
   env: standIn.env,
   files: { 'bench.ipynb': notebook },
   cellmateSettings: {
-    provider: 'openai-compatible', model: 'main-model', baseUrl: standIn.settings.baseUrl,
+    provider: 'openai-compatible',
+    model: 'main-model',
+    baseUrl: standIn.settings.baseUrl,
     fastModel: { provider: 'openai-compatible', model: 'fast-model', baseUrl: standIn.settings.baseUrl },
     inlineCompletions: true
   }
@@ -77,7 +92,11 @@ try {
   await runCommand(page, 'cellmate:open-chat');
   await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 60_000 });
   await runCommand(page, 'docmanager:open', { path: 'bench.ipynb' });
-  await page.waitForFunction(() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 60_000 });
+  await page.waitForFunction(
+    () => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle',
+    undefined,
+    { timeout: 60_000 }
+  );
   const cell = (n) => page.locator('.jp-Notebook .jp-Cell').nth(n);
   await cell(0).click();
   await runCommand(page, 'notebook:run-cell-and-select-next');
@@ -90,7 +109,8 @@ try {
     window.__ghosts = [];
     window.__frames = [];
     const seen = new Map();
-    const source = () => window.jupyterapp.shell.currentWidget?.content?.activeCell?.model.sharedModel.getSource() ?? '';
+    const source = () =>
+      window.jupyterapp.shell.currentWidget?.content?.activeCell?.model.sharedModel.getSource() ?? '';
     new MutationObserver(() => {
       for (const el of document.querySelectorAll('.jp-Notebook .jp-GhostText')) {
         const text = el.textContent ?? '';
@@ -101,7 +121,9 @@ try {
     }).observe(document.body, { subtree: true, childList: true, characterData: true });
     let last = '';
     const frame = () => {
-      const shown = [...document.querySelectorAll('.jp-Notebook .jp-GhostText')].map((el) => el.textContent ?? '').filter(Boolean);
+      const shown = [...document.querySelectorAll('.jp-Notebook .jp-GhostText')]
+        .map((el) => el.textContent ?? '')
+        .filter(Boolean);
       const key = `${shown.join('\u0000')}\u0001${shown.length ? source() : ''}`;
       if (shown.length && key !== last) window.__frames.push({ texts: shown, source: source() });
       last = key;
@@ -139,7 +161,10 @@ try {
   const overheads = [];
   let stale = 0;
   const counted = new Set();
-  const askedText = (request) => /Current cell:\n# %%\n([\s\S]*?)\n\n(?:Cells below:|<\/notebook>)/.exec(promptOf(request))?.[1]?.replace('<CURSOR>', '');
+  const askedText = (request) =>
+    /Current cell:\n# %%\n([\s\S]*?)\n\n(?:Cells below:|<\/notebook>)/
+      .exec(promptOf(request))?.[1]
+      ?.replace('<CURSOR>', '');
   for (const g of ghosts) {
     const request = byIndex.get(Number(/# r(\d+)/.exec(g.text)?.[1]));
     if (request?.answeredAt && !counted.has(request)) {
@@ -158,10 +183,22 @@ try {
   }
   const cancelled = measured.filter((q) => q.aborted).length;
   console.log(machineLine());
-  console.log(`load average: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`rounds ${ROUNDS}, model delay ${MODEL_DELAY_MS} ms, ${ghosts.length} ghost texts seen, ${frames.length} painted, ${overheads.length} suggestions matched to their answer`);
-  if (overheads.length) console.log(`overhead ms: p50 ${round(median(overheads))}, p90 ${round(percentile(overheads, 90))}, max ${round(Math.max(...overheads))}`);
-  console.log(`inline: overhead_ms_p50=${overheads.length ? round(median(overheads)) : 'NaN'} requests=${measured.length} cancelled=${cancelled} stale_shown=${stale}`);
+  console.log(
+    `load average: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`
+  );
+  console.log(
+    `rounds ${ROUNDS}, model delay ${MODEL_DELAY_MS} ms, ${ghosts.length} ghost texts seen, ${frames.length} painted, ${overheads.length} suggestions matched to their answer`
+  );
+  if (overheads.length)
+    console.log(
+      `overhead ms: p50 ${round(median(overheads))}, p90 ${round(percentile(overheads, 90))}, max ${round(Math.max(...overheads))}`
+    );
+  console.log(
+    `inline: overhead_ms_p50=${overheads.length ? round(median(overheads)) : 'NaN'} requests=${measured.length} cancelled=${cancelled} stale_shown=${stale}`
+  );
 } finally {
   await browser.close();
   await jupyter.stop();

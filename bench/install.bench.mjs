@@ -26,12 +26,19 @@ if (!fs.existsSync(venvPython)) {
   process.exit(1);
 }
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-bench-install-'));
-const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20, ...opts });
+const sh = (cmd, args, opts = {}) =>
+  execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20, ...opts });
 
 // 1. the wheel
 const dist = path.join(root, 'dist');
-sh(venvPython, ['-m', 'build', '--wheel', '--no-isolation', '--outdir', dist, repo], { cwd: repo, env: { ...process.env, PATH: `${path.dirname(venvPython)}:${process.env.PATH}` } });
-const wheel = path.join(dist, fs.readdirSync(dist).find((f) => f.endsWith('.whl')));
+sh(venvPython, ['-m', 'build', '--wheel', '--no-isolation', '--outdir', dist, repo], {
+  cwd: repo,
+  env: { ...process.env, PATH: `${path.dirname(venvPython)}:${process.env.PATH}` }
+});
+const wheel = path.join(
+  dist,
+  fs.readdirSync(dist).find((f) => f.endsWith('.whl'))
+);
 const wheelMb = fs.statSync(wheel).size / 1e6;
 
 // 2. a fresh venv from the base interpreter, on a PATH without node
@@ -49,7 +56,10 @@ const PATH = `${venv}/bin:${farm}`;
 const base = sh(venvPython, ['-c', 'import sys; print(sys._base_executable)']).toString().trim();
 const t0 = performance.now();
 sh(base, ['-m', 'venv', venv], { cwd: root });
-sh(path.join(venv, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', wheel], { cwd: root, env: { ...process.env, PATH } });
+sh(path.join(venv, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', wheel], {
+  cwd: root,
+  env: { ...process.env, PATH }
+});
 const installS = (performance.now() - t0) / 1000;
 
 // 3. jupyter lab → the demo's first answer in the pane
@@ -64,35 +74,64 @@ fs.mkdirSync(ws);
 fs.writeFileSync(path.join(ws, 'README.md'), '# bench\n');
 const token = 'bench' + process.pid;
 const t1 = performance.now();
-const lab = spawn(path.join(venv, 'bin', 'jupyter'), [
-  'lab', '--no-browser', `--port=${port}`, '--ip=127.0.0.1', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${ws}`,
-  `--LabApp.user_settings_dir=${path.join(root, 'settings')}`, '--LabServerApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate',
-  '--LabApp.news_url=None', '--LabApp.expose_app_in_browser=True', ...(process.getuid?.() === 0 ? ['--allow-root'] : [])
-], {
-  cwd: ws,
-  stdio: 'ignore',
-  env: { ...process.env, PATH, JUPYTER_CONFIG_DIR: path.join(root, 'config'), JUPYTER_RUNTIME_DIR: path.join(root, 'runtime'), CELLMATE_CONFIG: path.join(root, 'none.json') }
-});
+const lab = spawn(
+  path.join(venv, 'bin', 'jupyter'),
+  [
+    'lab',
+    '--no-browser',
+    `--port=${port}`,
+    '--ip=127.0.0.1',
+    `--IdentityProvider.token=${token}`,
+    `--ServerApp.root_dir=${ws}`,
+    `--LabApp.user_settings_dir=${path.join(root, 'settings')}`,
+    '--LabServerApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate',
+    '--LabApp.news_url=None',
+    '--LabApp.expose_app_in_browser=True',
+    ...(process.getuid?.() === 0 ? ['--allow-root'] : [])
+  ],
+  {
+    cwd: ws,
+    stdio: 'ignore',
+    env: {
+      ...process.env,
+      PATH,
+      JUPYTER_CONFIG_DIR: path.join(root, 'config'),
+      JUPYTER_RUNTIME_DIR: path.join(root, 'runtime'),
+      CELLMATE_CONFIG: path.join(root, 'none.json')
+    }
+  }
+);
 let browser;
 let firstAnswerS;
 try {
   for (let i = 0; ; i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/api/status?token=${token}`)).ok) break;
-    } catch { /* not yet listening */ }
+    } catch {
+      /* not yet listening */
+    }
     if (i > 600) throw new Error('jupyter lab did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
-  browser = await chromium.launch({ executablePath: process.env.CELLMATE_CHROMIUM ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  browser = await chromium.launch({
+    executablePath: process.env.CELLMATE_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu']
+  });
   const page = await browser.newPage();
   await page.goto(`http://127.0.0.1:${port}/lab?token=${token}`);
   await page.waitForFunction(() => window.jupyterapp?.commands, undefined, { timeout: 120_000 });
-  await page.evaluate(async () => { await window.jupyterapp.restored; await window.jupyterapp.commands.execute('cellmate:open-chat'); });
+  await page.evaluate(async () => {
+    await window.jupyterapp.restored;
+    await window.jupyterapp.commands.execute('cellmate:open-chat');
+  });
   await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 120_000 });
   // The demo starts on the click (a new notebook, then its first eval in that kernel): its
   // first answer is that card done; the rest of the demo waits for the person's approval.
   await page.locator('button.jp-cellmate-demo').click();
-  await page.locator('.jp-cellmate-tool-card[data-tool-name="eval"][data-status="ok"]').first().waitFor({ timeout: 120_000 });
+  await page
+    .locator('.jp-cellmate-tool-card[data-tool-name="eval"][data-status="ok"]')
+    .first()
+    .waitFor({ timeout: 120_000 });
   firstAnswerS = (performance.now() - t1) / 1000;
 } finally {
   await browser?.close();
@@ -101,4 +140,6 @@ try {
   fs.rmSync(root, { recursive: true, force: true });
 }
 console.log(machineLine());
-console.log(`install: wheel_mb=${round(wheelMb, 1)} install_s=${round(installS, 1)} first_answer_s=${round(firstAnswerS, 1)}`);
+console.log(
+  `install: wheel_mb=${round(wheelMb, 1)} install_s=${round(installS, 1)} first_answer_s=${round(firstAnswerS, 1)}`
+);

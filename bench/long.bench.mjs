@@ -43,7 +43,16 @@ const WIRES = (process.env.LONG_WIRES ?? 'openai,anthropic').split(',');
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outfile = path.join(repo, 'test', '.build', 'provider-stand-in.mjs');
-await build({ entryPoints: [path.join(repo, 'server/test/helpers/provider-stand-in.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile, logLevel: 'warning' });
+await build({
+  entryPoints: [path.join(repo, 'server/test/helpers/provider-stand-in.ts')],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  outfile,
+  logLevel: 'warning'
+});
 const { startProviderStandIn, declaredTools } = await import(pathToFileURL(outfile).href);
 
 /** The cell of turn `n`: a ~6,000-character table (110 rows of ~54 characters), every tenth turn a figure too. */
@@ -79,7 +88,11 @@ function lastMessage(provider, body) {
     const last = input.at(-1);
     if (last?.type === 'function_call_output') {
       const call = input.findLast((i) => i.type === 'function_call' && i.call_id === last.call_id);
-      return { kind: 'result', tool: call?.name, text: typeof last.output === 'string' ? last.output : JSON.stringify(last.output) };
+      return {
+        kind: 'result',
+        tool: call?.name,
+        text: typeof last.output === 'string' ? last.output : JSON.stringify(last.output)
+      };
     }
     return { kind: 'user' };
   }
@@ -88,8 +101,14 @@ function lastMessage(provider, body) {
   const result = Array.isArray(last?.content) ? last.content.findLast((p) => p.type === 'tool_result') : undefined;
   if (result) {
     let tool;
-    for (const m of messages) if (Array.isArray(m.content)) for (const p of m.content) if (p.type === 'tool_use' && p.id === result.tool_use_id) tool = p.name;
-    return { kind: 'result', tool, text: typeof result.content === 'string' ? result.content : JSON.stringify(result.content) };
+    for (const m of messages)
+      if (Array.isArray(m.content))
+        for (const p of m.content) if (p.type === 'tool_use' && p.id === result.tool_use_id) tool = p.name;
+    return {
+      kind: 'result',
+      tool,
+      text: typeof result.content === 'string' ? result.content : JSON.stringify(result.content)
+    };
   }
   return { kind: 'user' };
 }
@@ -98,26 +117,49 @@ async function runWire(provider) {
   let turn = 0;
   let summaries = 0;
   const evalCall = (declared) => {
-    const args = { code: cell(turn), description: `Print table ${turn}${turn % 10 === 0 ? ' and plot it' : ''}`, language: 'python' };
-    return declared.includes('eval') ? { name: 'eval', input: args } : { name: 'call_tool', input: { name: 'eval', arguments: args } };
+    const args = {
+      code: cell(turn),
+      description: `Print table ${turn}${turn % 10 === 0 ? ' and plot it' : ''}`,
+      language: 'python'
+    };
+    return declared.includes('eval')
+      ? { name: 'eval', input: args }
+      : { name: 'call_tool', input: { name: 'eval', arguments: args } };
   };
   const responder = (request) => {
     const declared = declaredTools(provider, request.body).map((t) => t.name);
     if (declared.length === 0) {
       summaries++;
-      return { text: `Summary of the session so far: the person asked for one table per turn, up to turn ${turn}; each table is in the kernel as tables[n] (a list of 110 formatted rows), and df = {"turn": ${turn}, "rows": 110} holds the latest. Every tenth turn a sine plot was shown. Nothing else was changed.` };
+      return {
+        text: `Summary of the session so far: the person asked for one table per turn, up to turn ${turn}; each table is in the kernel as tables[n] (a list of 110 formatted rows), and df = {"turn": ${turn}, "rows": 110} holds the latest. Every tenth turn a sine plot was shown. Nothing else was changed.`
+      };
     }
     const last = lastMessage(provider, request.body);
-    if (process.env.LONG_DEBUG) console.log('  debug', turn, declared.join(','), last.kind, last.tool, String(last.text ?? '').slice(0, 200).replace(/\n/g, ' | '));
+    if (process.env.LONG_DEBUG)
+      console.log(
+        '  debug',
+        turn,
+        declared.join(','),
+        last.kind,
+        last.tool,
+        String(last.text ?? '')
+          .slice(0, 200)
+          .replace(/\n/g, ' | ')
+      );
     if (last.kind === 'user') return { toolCalls: [evalCall(declared)] };
-    if (last.tool === 'call_tool' && /is not loaded/.test(last.text)) return { toolCalls: [{ name: 'tool_search', input: { query: 'eval' } }] };
+    if (last.tool === 'call_tool' && /is not loaded/.test(last.text))
+      return { toolCalls: [{ name: 'tool_search', input: { query: 'eval' } }] };
     if (last.tool === 'tool_search') return { toolCalls: [evalCall(declared)] };
     return { text: `Table ${turn} printed (110 rows).` };
   };
   const standIn = await startProviderStandIn(provider, responder, { window: WINDOW });
   const ws = mkdtempSync(path.join(os.tmpdir(), 'cellmate-long-'));
   const server = await startServer({
-    workspace: ws, stdio: { input: new PassThrough(), output: new PassThrough() }, fetch: standIn.fetch, maxRetries: 0, logger: silentLogger,
+    workspace: ws,
+    stdio: { input: new PassThrough(), output: new PassThrough() },
+    fetch: standIn.fetch,
+    maxRetries: 0,
+    logger: silentLogger,
     env: { ...standIn.env, PATH: process.env.PATH ?? '', HOME: ws, CELLMATE_CONFIG: path.join(ws, 'no-config.json') }
   });
   const settings = { ...standIn.settings, contextWindow: WINDOW };
@@ -127,14 +169,27 @@ async function runWire(provider) {
     const firstRequest = standIn.requests.length;
     const t0 = performance.now();
     const c0 = process.cpuUsage();
-    await server.service.send(chat.id, `Turn ${turn}: print the next table${turn % 10 === 0 ? ' and plot it' : ''}.`, settings);
+    await server.service.send(
+      chat.id,
+      `Turn ${turn}: print the next table${turn % 10 === 0 ? ' and plot it' : ''}.`,
+      settings
+    );
     const result = await server.service.waitForTurn(chat.id);
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(c0);
     const cpuMs = (cpu.user + cpu.system) / 1000;
     const requests = standIn.requests.slice(firstRequest);
-    turns.push({ turn, ms, cpuMs, reason: result?.reason, error: result?.error, requests, overflowed: requests.some((r) => r.overflow) });
-    if (result?.reason !== 'stop' && turns.filter((t) => t.reason !== 'stop').length <= 2) console.log(`  ${provider} turn ${turn}: ${result?.reason}: ${String(result?.error ?? '').slice(0, 240)}`);
+    turns.push({
+      turn,
+      ms,
+      cpuMs,
+      reason: result?.reason,
+      error: result?.error,
+      requests,
+      overflowed: requests.some((r) => r.overflow)
+    });
+    if (result?.reason !== 'stop' && turns.filter((t) => t.reason !== 'stop').length <= 2)
+      console.log(`  ${provider} turn ${turn}: ${result?.reason}: ${String(result?.error ?? '').slice(0, 240)}`);
   }
   const items = server.service.get(chat.id).items;
   const compactions = items.filter((i) => i.kind === 'compaction');
@@ -145,7 +200,10 @@ async function runWire(provider) {
 
   const all = standIn.requests;
   const accepted = all.filter((r) => !r.overflow);
-  const afterTen = turns.filter((t) => t.turn > 10).flatMap((t) => t.requests).filter((r) => !r.overflow);
+  const afterTen = turns
+    .filter((t) => t.turn > 10)
+    .flatMap((t) => t.requests)
+    .filter((r) => !r.overflow);
   const sum = (rs, key) => rs.reduce((n, r) => n + r.usage[key], 0);
   const first = median(turns.slice(0, 20).map((t) => t.ms));
   const last = median(turns.slice(-20).map((t) => t.ms));
@@ -160,7 +218,10 @@ async function runWire(provider) {
     firstFailure: failures[0]?.turn,
     maxPromptRatio: Math.max(...all.map((r) => r.usage.promptTokens)) / WINDOW,
     cachedShare: sum(afterTen, 'cachedTokens') / Math.max(1, sum(afterTen, 'promptTokens')),
-    first, last, cpuFirst, cpuLast,
+    first,
+    last,
+    cpuFirst,
+    cpuLast,
     compactions: compactions.length,
     compactionTriggers: compactions.map((c) => c.trigger),
     summaries,

@@ -14,8 +14,12 @@ import { StagedEdits } from '../server/dist/structural/staged-edits.js';
 const count = Number(process.argv[2] ?? 1000);
 const ws = await mkdtemp(path.join(os.tmpdir(), 'cellmate-rewrite-bench-'));
 const cell = (id, source, i) => ({
-  cell_type: 'code', execution_count: i, id, metadata: { tags: ['bench'] },
-  outputs: [{ name: 'stdout', output_type: 'stream', text: [`result ${id}\n`] }], source: source.split(/(?<=\n)/)
+  cell_type: 'code',
+  execution_count: i,
+  id,
+  metadata: { tags: ['bench'] },
+  outputs: [{ name: 'stdout', output_type: 'stream', text: [`result ${id}\n`] }],
+  source: source.split(/(?<=\n)/)
 });
 for (let n = 0; n < count; n++) {
   const nb = {
@@ -25,8 +29,12 @@ for (let n = 0; n < count; n++) {
       { cell_type: 'markdown', id: `m${n}`, metadata: {}, source: ['fetch(not, code)'] },
       cell(`c${n}`, `%time total = fetch(base, 10)\n`, 3)
     ],
-    metadata: { kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' }, language_info: { name: 'python' } },
-    nbformat: 4, nbformat_minor: 5
+    metadata: {
+      kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' },
+      language_info: { name: 'python' }
+    },
+    nbformat: 4,
+    nbformat_minor: 5
   };
   await writeFile(path.join(ws, `nb${String(n).padStart(4, '0')}.ipynb`), `${JSON.stringify(nb, null, 1)}\n`);
 }
@@ -44,6 +52,7 @@ const applied = await registry.call('resolve', { edit_id: editId, action: 'accep
 const applyMs = performance.now() - t;
 if (!applied.ok) throw new Error(applied.output);
 const sample = JSON.parse(await readFile(path.join(ws, `nb${String(count - 1).padStart(4, '0')}.ipynb`), 'utf8'));
-if (!sample.cells[3].source.join('').includes('timeout=10') || sample.cells[2].source[0] !== 'fetch(not, code)') throw new Error('the last notebook was not rewritten as expected');
+if (!sample.cells[3].source.join('').includes('timeout=10') || sample.cells[2].source[0] !== 'fetch(not, code)')
+  throw new Error('the last notebook was not rewritten as expected');
 await rm(ws, { recursive: true, force: true });
 console.log(`rewrite: stage_ms=${round(stageMs, 0)} apply_ms=${round(applyMs, 0)} notebooks=${count}`);

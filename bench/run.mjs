@@ -7,8 +7,8 @@ import path from 'node:path';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const names = readdirSync(here)
-  .filter(f => f.endsWith('.bench.mjs'))
-  .map(f => f.replace(/\.bench\.mjs$/, ''))
+  .filter((f) => f.endsWith('.bench.mjs'))
+  .map((f) => f.replace(/\.bench\.mjs$/, ''))
   .sort();
 const [name, ...rest] = process.argv.slice(2);
 if (!name || !names.includes(name)) {

@@ -34,7 +34,9 @@ import { fileURLToPath } from 'node:url';
 import { machineLine, median, round, rssMiB } from './lib.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const mainJs = process.env.SOAK_COMPANION ? path.resolve(process.env.SOAK_COMPANION) : path.join(repo, 'server', 'dist', 'main.js');
+const mainJs = process.env.SOAK_COMPANION
+  ? path.resolve(process.env.SOAK_COMPANION)
+  : path.join(repo, 'server', 'dist', 'main.js');
 if (!fs.existsSync(mainJs)) {
   console.error(`${mainJs} is missing: run scripts/setup first`);
   process.exit(1);
@@ -49,7 +51,10 @@ const DELETE_ALL = process.env.SOAK_DELETE === 'all';
 const ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-soak-')));
 fs.mkdirSync(path.join(ws, 'src'));
 for (let f = 0; f < 8; f++) {
-  fs.writeFileSync(path.join(ws, 'src', `mod${f}.py`), Array.from({ length: 120 }, (_, i) => `def f${f}_${i}(x):\n    return x * ${i}  # kiln ${i % 7}\n`).join(''));
+  fs.writeFileSync(
+    path.join(ws, 'src', `mod${f}.py`),
+    Array.from({ length: 120 }, (_, i) => `def f${f}_${i}(x):\n    return x * ${i}  # kiln ${i % 7}\n`).join('')
+  );
 }
 const steps = [];
 for (let i = 0; i < STEPS_PER_TURN; i++) {
@@ -60,8 +65,22 @@ for (let i = 0; i < STEPS_PER_TURN; i++) {
     process.env.SOAK_EVAL === '0'
       ? { toolName: 'read', input: { path: `src/mod${(i + 3) % 8}.py`, limit: 40 } }
       : i % 2
-      ? { toolName: 'eval', input: { code: `sum(range(${i * 100}))`, description: 'Add up a range of numbers in Python', language: 'python' } }
-      : { toolName: 'eval', input: { code: `[...Array(${i + 10}).keys()].reduce((a, b) => a + b, 0)`, description: 'Add up a range of numbers in JavaScript', language: 'javascript' } }
+        ? {
+            toolName: 'eval',
+            input: {
+              code: `sum(range(${i * 100}))`,
+              description: 'Add up a range of numbers in Python',
+              language: 'python'
+            }
+          }
+        : {
+            toolName: 'eval',
+            input: {
+              code: `[...Array(${i + 10}).keys()].reduce((a, b) => a + b, 0)`,
+              description: 'Add up a range of numbers in JavaScript',
+              language: 'javascript'
+            }
+          }
   ];
   steps.push({ text: `Step ${i}: reading, searching and computing.`, chunkDelayMs: 0, toolCalls });
 }
@@ -70,14 +89,29 @@ fs.writeFileSync(path.join(ws, 'soak.json'), JSON.stringify({ steps }));
 const model = { provider: 'scripted', model: 'scripted', scriptPath: 'soak.json' };
 
 const socketPath = path.join(ws, 'companion.sock');
-const companion = spawn(process.execPath, [...(process.env.SOAK_NODE_ARGS ? process.env.SOAK_NODE_ARGS.split(' ') : []), mainJs, '--socket', socketPath, '--workspace', ws], {
-  cwd: ws,
-  env: {
-    PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_MAX_STEPS: '1000',
-    CELLMATE_KERNEL_IDLE_MS: process.env.SOAK_KERNEL_IDLE_MS ?? '3000', CELLMATE_MAX_PRIVATE_KERNELS: '8'
-  },
-  stdio: ['ignore', 'pipe', 'pipe']
-});
+const companion = spawn(
+  process.execPath,
+  [
+    ...(process.env.SOAK_NODE_ARGS ? process.env.SOAK_NODE_ARGS.split(' ') : []),
+    mainJs,
+    '--socket',
+    socketPath,
+    '--workspace',
+    ws
+  ],
+  {
+    cwd: ws,
+    env: {
+      PATH: process.env.PATH,
+      HOME: ws,
+      CELLMATE_CONFIG: path.join(ws, 'none.json'),
+      CELLMATE_MAX_STEPS: '1000',
+      CELLMATE_KERNEL_IDLE_MS: process.env.SOAK_KERNEL_IDLE_MS ?? '3000',
+      CELLMATE_MAX_PRIVATE_KERNELS: '8'
+    },
+    stdio: ['ignore', 'pipe', 'pipe']
+  }
+);
 let stderr = '';
 companion.stderr.on('data', (d) => (stderr = (stderr + d.toString()).slice(-200_000)));
 const exited = new Promise((resolve) => companion.once('exit', resolve));
@@ -88,7 +122,10 @@ await new Promise((resolve, reject) => {
 
 const socket = net.connect(socketPath);
 await new Promise((resolve) => socket.once('connect', resolve));
-const connection = rpc.createMessageConnection(new rpc.StreamMessageReader(socket), new rpc.StreamMessageWriter(socket));
+const connection = rpc.createMessageConnection(
+  new rpc.StreamMessageReader(socket),
+  new rpc.StreamMessageWriter(socket)
+);
 let calls = 0;
 const outcomes = new Map(); // `${tool} ${status}` → count
 const turnWaiters = new Map();
@@ -97,7 +134,8 @@ connection.onNotification('chat/event', ({ chatId, event }) => {
     calls++;
     const key = `${event.item.name}${event.item.name === 'eval' ? `(${event.item.args?.language})` : ''} ${event.item.status}`;
     outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
-    if (event.item.status !== 'ok' && (outcomes.get(key) ?? 0) <= 2) console.log(`not ok: ${key}: ${String(event.item.output).slice(0, 300)}`);
+    if (event.item.status !== 'ok' && (outcomes.get(key) ?? 0) <= 2)
+      console.log(`not ok: ${key}: ${String(event.item.output).slice(0, 300)}`);
   }
   if (event.type === 'turn-ended') turnWaiters.get(chatId)?.(event);
 });
@@ -133,7 +171,12 @@ function cpuSeconds(pid) {
 const start = performance.now();
 const sampler = setInterval(() => {
   try {
-    samples.push({ t: (performance.now() - start) / 1000, calls, rss: rssMiB(companion.pid), cpu: cpuSeconds(companion.pid) });
+    samples.push({
+      t: (performance.now() - start) / 1000,
+      calls,
+      rss: rssMiB(companion.pid),
+      cpu: cpuSeconds(companion.pid)
+    });
     if (samples.length % 8 === 0) scanDescendants();
   } catch {
     // the companion is exiting
@@ -141,7 +184,11 @@ const sampler = setInterval(() => {
 }, 250);
 
 const chatsDir = path.join(ws, '.cellmate', 'chats');
-const chatBytes = (id) => ['json', 'jsonl'].reduce((n, ext) => n + (fs.statSync(path.join(chatsDir, `${id}.${ext}`), { throwIfNoEntry: false })?.size ?? 0), 0);
+const chatBytes = (id) =>
+  ['json', 'jsonl'].reduce(
+    (n, ext) => n + (fs.statSync(path.join(chatsDir, `${id}.${ext}`), { throwIfNoEntry: false })?.size ?? 0),
+    0
+  );
 let keptDeleted = 0;
 const turnMs = []; // turnMs[k]: wall times of each chat's k-th turn (200 calls each)
 let started = 0;
@@ -157,10 +204,15 @@ async function worker() {
       started += CALLS_PER_TURN;
       const ended = new Promise((resolve) => turnWaiters.set(chat.id, resolve));
       const t0 = performance.now();
-      await connection.sendRequest('chat/send', { chatId: chat.id, text: `Turn ${turn}: go through the modules.`, model });
+      await connection.sendRequest('chat/send', {
+        chatId: chat.id,
+        text: `Turn ${turn}: go through the modules.`,
+        model
+      });
       const event = await ended;
       (turnMs[turn] ??= []).push(performance.now() - t0);
-      if (event.reason !== 'stop') throw new Error(`turn ended with ${event.reason}: ${event.error ?? ''}\n${stderr.slice(-4000)}`);
+      if (event.reason !== 'stop')
+        throw new Error(`turn ended with ${event.reason}: ${event.error ?? ''}\n${stderr.slice(-4000)}`);
       if (turn + 1 >= deleteAfter) break;
     }
     if (deleteAfter !== Infinity) {
@@ -175,7 +227,8 @@ clearInterval(sampler);
 
 let kept = keptDeleted;
 for (const name of fs.readdirSync(chatsDir)) kept += fs.statSync(path.join(chatsDir, name)).size;
-const dirBytes = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0) : 0);
+const dirBytes = (dir) =>
+  fs.existsSync(dir) ? fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0) : 0;
 const auditBytes = dirBytes(path.join(ws, '.cellmate', 'audit'));
 const outputBytes = dirBytes(path.join(ws, '.cellmate', 'outputs'));
 const ioWrite = Number(/write_bytes: (\d+)/.exec(fs.readFileSync(`/proc/${companion.pid}/io`, 'utf8'))?.[1] ?? 0);
@@ -220,19 +273,36 @@ const rate = (from, to) => ((to - from) * calls) / (timeAt(to * calls) - timeAt(
 const perK = (bytes) => round(bytes / 2 ** 20 / (calls / 1000), 3);
 
 console.log(machineLine());
-console.log(`chats: ${chatIndex} (every third deleted midway), ${round((performance.now() - start) / 1000)} s, ${samples.length} samples, ${descendants.size} descendant processes seen`);
-console.log(`chat files: written ${round(written / 2 ** 20, 2)} MiB (store counter; /proc write_bytes ${round(ioWrite / 2 ** 20, 2)} MiB incl. audit and outputs), kept ${round(kept / 2 ** 20, 2)} MiB; audit ${round(auditBytes / 2 ** 20, 2)} MiB, outputs ${round(outputBytes / 2 ** 20, 2)} MiB`);
-console.log(`calls: ${[...outcomes].sort().map(([k, n]) => `${k} ${n}`).join(', ')}`);
+console.log(
+  `chats: ${chatIndex} (every third deleted midway), ${round((performance.now() - start) / 1000)} s, ${samples.length} samples, ${descendants.size} descendant processes seen`
+);
+console.log(
+  `chat files: written ${round(written / 2 ** 20, 2)} MiB (store counter; /proc write_bytes ${round(ioWrite / 2 ** 20, 2)} MiB incl. audit and outputs), kept ${round(kept / 2 ** 20, 2)} MiB; audit ${round(auditBytes / 2 ** 20, 2)} MiB, outputs ${round(outputBytes / 2 ** 20, 2)} MiB`
+);
+console.log(
+  `calls: ${[...outcomes]
+    .sort()
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')}`
+);
 // Per-step cost against chat length: the same turn at each position of a chat (both chats
 // run side by side throughout, so load cancels between positions).
 // The companion's own CPU per call in the same windows: what a step costs it, whatever the
 // load on the machine (wall-clock throughput on a shared machine is mostly the load's).
 const cpuAt = (c) => samples.find((x) => x.calls >= c)?.cpu ?? samples.at(-1).cpu;
 const cpuPerCall = (from, to) => (1000 * (cpuAt(to * calls) - cpuAt(from * calls))) / ((to - from) * calls);
-console.log(`companion cpu ms per call: 10–20 % ${round(cpuPerCall(0.1, 0.2), 2)}, last 10 % with both chats running ${round(cpuPerCall(bothRunningUntil / calls - 0.1, bothRunningUntil / calls), 2)}, whole run ${round((1000 * samples.at(-1).cpu) / calls, 2)}`);
-console.log(`both chats ran until call ${bothRunningUntil} of ${calls}; calls/s in the last 10 % of the run itself: ${round(rate(0.9, 1))}`);
-console.log(`turn ms by position in chat (median over chats): ${turnMs.map((xs, k) => `${k + 1}: ${round(median(xs))}`).join(', ')}`);
-console.log(`rss: first ${round(samples[0].rss)} MiB, at 20 % ${round(steady[0].rss)} MiB, last ${round(samples.at(-1).rss)} MiB; window peaks ${[...windows.values()].map((p) => round(p.y)).join(' ')} MiB; slope of all samples ${round(rawSlope, 2)} MiB per 1k`);
+console.log(
+  `companion cpu ms per call: 10–20 % ${round(cpuPerCall(0.1, 0.2), 2)}, last 10 % with both chats running ${round(cpuPerCall(bothRunningUntil / calls - 0.1, bothRunningUntil / calls), 2)}, whole run ${round((1000 * samples.at(-1).cpu) / calls, 2)}`
+);
+console.log(
+  `both chats ran until call ${bothRunningUntil} of ${calls}; calls/s in the last 10 % of the run itself: ${round(rate(0.9, 1))}`
+);
+console.log(
+  `turn ms by position in chat (median over chats): ${turnMs.map((xs, k) => `${k + 1}: ${round(median(xs))}`).join(', ')}`
+);
+console.log(
+  `rss: first ${round(samples[0].rss)} MiB, at 20 % ${round(steady[0].rss)} MiB, last ${round(samples.at(-1).rss)} MiB; window peaks ${[...windows.values()].map((p) => round(p.y)).join(' ')} MiB; slope of all samples ${round(rawSlope, 2)} MiB per 1k`
+);
 fs.rmSync(ws, { recursive: true, force: true });
 console.log(
   `soak: calls=${calls} peak_rss_mb=${round(peak)} rss_slope_mb_per_1k=${round(slope, 2)} written_mb_per_1k=${perK(written)} kept_mb_per_1k=${perK(kept)} ` +

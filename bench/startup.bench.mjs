@@ -53,17 +53,19 @@ async function once(argsFor) {
   try {
     await new Promise((resolve, reject) => {
       let out = '';
-      child.stdout.on('data', d => {
+      child.stdout.on('data', (d) => {
         out += d;
         if (out.includes('CELLMATE_READY')) resolve();
       });
-      child.once('exit', code => reject(new Error(`exited ${code} before ready`)));
+      child.once('exit', (code) => reject(new Error(`exited ${code} before ready`)));
     });
     await new Promise((resolve, reject) => {
       const c = net.connect(sock);
       let got = '';
-      c.on('connect', () => c.write(frame({ jsonrpc: '2.0', id: 1, method: 'cellmate/hello', params: { protocolVersion: 1 } })));
-      c.on('data', d => {
+      c.on('connect', () =>
+        c.write(frame({ jsonrpc: '2.0', id: 1, method: 'cellmate/hello', params: { protocolVersion: 1 } }))
+      );
+      c.on('data', (d) => {
         got += d;
         const m = /Content-Length: (\d+)\r\n\r\n/.exec(got);
         if (m && Buffer.byteLength(got) >= m.index + m[0].length + Number(m[1])) {
@@ -74,7 +76,7 @@ async function once(argsFor) {
       c.on('error', reject);
     });
     const ms = performance.now() - t0;
-    await new Promise(r => setTimeout(r, IDLE_MS));
+    await new Promise((r) => setTimeout(r, IDLE_MS));
     const rss = rssMiB(child.pid);
     return { ms, rss };
   } finally {
@@ -85,18 +87,18 @@ async function once(argsFor) {
 
 const cellmate = [];
 const baseline = [];
-await once(sock => ['-e', BASELINE, sock]); // warm the file cache
+await once((sock) => ['-e', BASELINE, sock]); // warm the file cache
 await once((sock, ws) => [serverMain, '--socket', sock, '--workspace', ws]);
 for (let i = 0; i < runs; i++) {
-  baseline.push(await once(sock => ['-e', BASELINE, sock]));
+  baseline.push(await once((sock) => ['-e', BASELINE, sock]));
   cellmate.push(await once((sock, ws) => [serverMain, '--socket', sock, '--workspace', ws]));
 }
-const c = { ms: median(cellmate.map(r => r.ms)), rss: median(cellmate.map(r => r.rss)) };
-const b = { ms: median(baseline.map(r => r.ms)), rss: median(baseline.map(r => r.rss)) };
+const c = { ms: median(cellmate.map((r) => r.ms)), rss: median(cellmate.map((r) => r.rss)) };
+const b = { ms: median(baseline.map((r) => r.ms)), rss: median(baseline.map((r) => r.rss)) };
 console.log(machineLine());
 console.log(`runs: ${runs} each, alternating; idle wait ${IDLE_MS} ms before reading RSS`);
-console.log(`cellmate ms: ${cellmate.map(r => round(r.ms)).join(' ')}`);
-console.log(`baseline ms: ${baseline.map(r => round(r.ms)).join(' ')}`);
+console.log(`cellmate ms: ${cellmate.map((r) => round(r.ms)).join(' ')}`);
+console.log(`baseline ms: ${baseline.map((r) => round(r.ms)).join(' ')}`);
 console.log(
   `startup: cold_start_ms=${round(c.ms)} idle_rss_mb=${round(c.rss)} baseline_ms=${round(b.ms)} baseline_rss_mb=${round(b.rss)} cold_start_ratio=${round(c.ms / b.ms, 2)} rss_ratio=${round(c.rss / b.rss, 2)}`
 );

@@ -18,8 +18,14 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const rounds = Number(process.argv[2] ?? 5);
 const pattern = process.argv[3] ?? 'isinstance($X, $T)';
 const lib = path.join(repo, '.venv', 'lib');
-const corpus = path.join(lib, readdirSync(lib).find((d) => d.startsWith('python')), 'site-packages');
-const sg = ['ast-grep', 'sg'].map((b) => path.join(repo, 'node_modules', '@ast-grep', 'cli', b)).find((b) => spawnSync(b, ['--version']).status === 0);
+const corpus = path.join(
+  lib,
+  readdirSync(lib).find((d) => d.startsWith('python')),
+  'site-packages'
+);
+const sg = ['ast-grep', 'sg']
+  .map((b) => path.join(repo, 'node_modules', '@ast-grep', 'cli', b))
+  .find((b) => spawnSync(b, ['--version']).status === 0);
 if (!sg) throw new Error('the @ast-grep/cli binary does not run: npm ci at the repo root');
 
 let files = 0;
@@ -36,21 +42,34 @@ if (files < 5000) throw new Error(`corpus has ${files} Python files, fewer than 
 const registry = new ToolRegistry([{ ...astGrepTool, timeoutMs: 3_600_000 }]);
 const ours = async () => {
   const t = performance.now();
-  const r = await registry.call('ast_grep', { pattern, language: 'python', max_results: 1 }, { workspace: corpus, signal: new AbortController().signal, actor: 'model', chatId: 'bench' });
+  const r = await registry.call(
+    'ast_grep',
+    { pattern, language: 'python', max_results: 1 },
+    { workspace: corpus, signal: new AbortController().signal, actor: 'model', chatId: 'bench' }
+  );
   const ms = performance.now() - t;
   if (!r.ok) throw new Error(r.output);
-  if (r.metadata?.stoppedAt) throw new Error(`ast_grep stops at ${r.metadata.stoppedAt} matches (MAX_SEARCH_MATCHES): pick a pattern with fewer to compare with sg`);
-  return { ms, matches: Number(/of (\d+) in/.exec(r.output)?.[1] ?? (/\((\d+) match/.exec(r.output)?.[1] ?? 0)) };
+  if (r.metadata?.stoppedAt)
+    throw new Error(
+      `ast_grep stops at ${r.metadata.stoppedAt} matches (MAX_SEARCH_MATCHES): pick a pattern with fewer to compare with sg`
+    );
+  return { ms, matches: Number(/of (\d+) in/.exec(r.output)?.[1] ?? /\((\d+) match/.exec(r.output)?.[1] ?? 0) };
 };
 const theirs = () => {
   const t = performance.now();
-  const out = execFileSync(sg, ['run', '--pattern', pattern, '--lang', 'python', '--json=stream', '--no-ignore', 'parent', '.'], { cwd: corpus, maxBuffer: 1 << 30 });
+  const out = execFileSync(
+    sg,
+    ['run', '--pattern', pattern, '--lang', 'python', '--json=stream', '--no-ignore', 'parent', '.'],
+    { cwd: corpus, maxBuffer: 1 << 30 }
+  );
   const ms = performance.now() - t;
   return { ms, matches: out.toString('utf8').split('\n').filter(Boolean).length };
 };
 
 console.log(machineLine());
-console.log(`corpus: ${corpus} (${files} .py/.pyi files); pattern ${JSON.stringify(pattern)}; sg: ${execFileSync(sg, ['--version']).toString().trim()}`);
+console.log(
+  `corpus: ${corpus} (${files} .py/.pyi files); pattern ${JSON.stringify(pattern)}; sg: ${execFileSync(sg, ['--version']).toString().trim()}`
+);
 await ours(); // warm: file cache and the parser
 theirs();
 const a = [];
@@ -65,4 +84,6 @@ for (let i = 0; i < rounds; i++) {
 }
 const oursMs = median(a);
 const sgMs = median(b);
-console.log(`structural: ours_ms=${round(oursMs, 0)} sg_ms=${round(sgMs, 0)} ratio=${round(oursMs / sgMs, 2)} files=${files}`);
+console.log(
+  `structural: ours_ms=${round(oursMs, 0)} sg_ms=${round(sgMs, 0)} ratio=${round(oursMs / sgMs, 2)} files=${files}`
+);

@@ -44,7 +44,12 @@ const { launchKernel, pythonKernelArgv, JupyterServerKernelClient } = await impo
 const step = (s) => ({ chunkDelayMs: 0, ...s });
 const scripts = {
   text: { steps: [step({ text: 'ok' })] },
-  eval: { steps: [step({ toolCalls: [{ toolName: 'eval', input: { code: 'pass', description: 'Benchmark cell' } }] }), step({ text: 'ok' })] },
+  eval: {
+    steps: [
+      step({ toolCalls: [{ toolName: 'eval', input: { code: 'pass', description: 'Benchmark cell' } }] }),
+      step({ text: 'ok' })
+    ]
+  },
   token: { steps: [step({ text: '{{sent_at}}' })] }
 };
 const files = Object.fromEntries(Object.entries(scripts).map(([k, v]) => [`scripts/${k}.json`, JSON.stringify(v)]));
@@ -70,12 +75,24 @@ try {
   // A second chat focused on a Jupyter-Server-managed kernel (as a notebook's would be):
   // its evals cross Jupyter's kernel WebSocket (TCP) instead of ZeroMQ.
   const auth = { Authorization: `token ${jupyter.token}`, 'Content-Type': 'application/json' };
-  const made = await fetch(`${jupyter.url}/api/kernels`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'python3' }) });
+  const made = await fetch(`${jupyter.url}/api/kernels`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'python3' })
+  });
   if (!made.ok) throw new Error(`POST /api/kernels answered ${made.status}`);
   const nbKernel = await made.json();
   chats.nb = (await rpc.request('chat/create', { title: 'bench notebook kernel' })).id;
-  await rpc.request('chat/context', { chatId: chats.nb, kernel: { id: nbKernel.id, name: 'python3', language: 'python', notebookPath: 'bench.ipynb' } });
-  nbClient = await JupyterServerKernelClient.connect({ baseUrl: jupyter.baseUrl, token: jupyter.token, kernelId: nbKernel.id, kernelName: 'python3' });
+  await rpc.request('chat/context', {
+    chatId: chats.nb,
+    kernel: { id: nbKernel.id, name: 'python3', language: 'python', notebookPath: 'bench.ipynb' }
+  });
+  nbClient = await JupyterServerKernelClient.connect({
+    baseUrl: jupyter.baseUrl,
+    token: jupyter.token,
+    kernelId: nbKernel.id,
+    kernelName: 'python3'
+  });
 
   /** One turn: ms from chat/send to its `turn-ended` (and the delta's delivery, when stamped). */
   const turn = async (kind, chatId = chats.main) => {
@@ -87,7 +104,9 @@ try {
     if (ended.reason !== 'stop') throw new Error(`${kind} turn ended with ${ended.reason}: ${ended.error ?? ''}`);
     if (kind !== 'token') return { ms };
     // The delta's own arrival time, taken in the WebSocket message handler (test/support/rpc.ts).
-    const arrived = rpc.notifications.slice(seen).find((n) => n.method === 'chat/event' && n.params.chatId === chatId && n.params.event.type === 'text-delta');
+    const arrived = rpc.notifications
+      .slice(seen)
+      .find((n) => n.method === 'chat/event' && n.params.chatId === chatId && n.params.event.type === 'text-delta');
     return { ms, tokenMs: arrived ? arrived.receivedAt - Number(arrived.params.event.delta) : undefined };
   };
   const raw = async (client = kernel.client) => {
@@ -111,7 +130,10 @@ try {
   const rawMs = [];
   const nb = { text: [], eval: [], raw: [] };
   for (let i = 0; i < N; i++) {
-    const order = i % 2 ? ['text', 'eval', 'token', 'raw', 'nbtext', 'nbeval', 'nbraw'] : ['nbraw', 'nbeval', 'nbtext', 'raw', 'token', 'eval', 'text'];
+    const order =
+      i % 2
+        ? ['text', 'eval', 'token', 'raw', 'nbtext', 'nbeval', 'nbraw']
+        : ['nbraw', 'nbeval', 'nbtext', 'raw', 'token', 'eval', 'text'];
     for (const kind of order) {
       if (kind === 'raw') rawMs.push(await raw());
       else if (kind === 'nbraw') nb.raw.push(await raw(nbClient));
@@ -130,7 +152,9 @@ try {
   const p50 = (xs) => round(median(xs), 2);
   const p90 = (xs) => round(percentile(xs, 90), 2);
   console.log(machineLine());
-  console.log(`runs: ${N} of each kind, interleaved, after ${WARMUP} warm-ups; JupyterLab at ${jupyter.url}; TCP_NODELAY ${nodelayOff ? 'off' : 'on'}`);
+  console.log(
+    `runs: ${N} of each kind, interleaved, after ${WARMUP} warm-ups; JupyterLab at ${jupyter.url}; TCP_NODELAY ${nodelayOff ? 'off' : 'on'}`
+  );
   console.log(`no-tool turn p50 ${p50(noTool)} ms, p90 ${p90(noTool)} ms`);
   console.log(`eval turn    p50 ${p50(evalTurn)} ms, p90 ${p90(evalTurn)} ms`);
   console.log(`raw kernel   p50 ${p50(rawMs)} ms, p90 ${p90(rawMs)} ms`);
@@ -138,9 +162,15 @@ try {
   const extra = median(evalTurn) - median(noTool);
   console.log(`eval extra / raw kernel = ${round(extra / median(rawMs), 2)}`);
   const nbExtra = median(nb.eval) - median(nb.text);
-  console.log(`notebook kernel (Jupyter Server WebSocket): no-tool turn p50 ${p50(nb.text)} ms, eval turn p50 ${p50(nb.eval)} ms, raw p50 ${p50(nb.raw)} ms`);
-  console.log(`turn-notebook: eval_turn_extra_ms_p50=${round(nbExtra, 2)} raw_kernel_ms_p50=${p50(nb.raw)} ratio=${round(nbExtra / median(nb.raw), 2)}`);
-  console.log(`turn: no_tool_turn_ms_p50=${p50(noTool)} eval_turn_extra_ms_p50=${round(extra, 2)} raw_kernel_ms_p50=${p50(rawMs)} token_to_client_ms_p50=${p50(token)}`);
+  console.log(
+    `notebook kernel (Jupyter Server WebSocket): no-tool turn p50 ${p50(nb.text)} ms, eval turn p50 ${p50(nb.eval)} ms, raw p50 ${p50(nb.raw)} ms`
+  );
+  console.log(
+    `turn-notebook: eval_turn_extra_ms_p50=${round(nbExtra, 2)} raw_kernel_ms_p50=${p50(nb.raw)} ratio=${round(nbExtra / median(nb.raw), 2)}`
+  );
+  console.log(
+    `turn: no_tool_turn_ms_p50=${p50(noTool)} eval_turn_extra_ms_p50=${round(extra, 2)} raw_kernel_ms_p50=${p50(rawMs)} token_to_client_ms_p50=${p50(token)}`
+  );
 } finally {
   rpc?.close();
   nbClient?.dispose();

@@ -26,7 +26,11 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(repo, '.venv', 'bin');
 const python = path.join(bin, 'python');
 const srv = path.join(repo, 'server', 'dist');
-for (const f of [python, path.join(bin, 'jupyter-nbconvert'), path.join(srv, 'tools', 'notebook_verify', 'notebook_verify.js')]) {
+for (const f of [
+  python,
+  path.join(bin, 'jupyter-nbconvert'),
+  path.join(srv, 'tools', 'notebook_verify', 'notebook_verify.js')
+]) {
   if (!fs.existsSync(f)) {
     console.error(`${f} is missing: run scripts/setup first`);
     process.exit(1);
@@ -35,7 +39,9 @@ for (const f of [python, path.join(bin, 'jupyter-nbconvert'), path.join(srv, 'to
 const N = Number(process.argv[2] ?? 50);
 const ROUNDS = Number(process.argv[3] ?? 2);
 const { KernelManager } = await import(pathToFileURL(path.join(srv, 'kernels', 'kernel-manager.js')).href);
-const { createNotebookVerifyTool } = await import(pathToFileURL(path.join(srv, 'tools', 'notebook_verify', 'notebook_verify.js')).href);
+const { createNotebookVerifyTool } = await import(
+  pathToFileURL(path.join(srv, 'tools', 'notebook_verify', 'notebook_verify.js')).href
+);
 const { ToolRegistry } = await import(pathToFileURL(path.join(srv, 'gate', 'registry.js')).href);
 
 const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cellmate-bench-verify-')));
@@ -43,7 +49,14 @@ const nbDir = path.join(workspace, 'nbs');
 fs.mkdirSync(nbDir);
 const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
 
-const cell = (source) => ({ cell_type: 'code', execution_count: null, id: `c${Math.random().toString(16).slice(2, 10)}`, metadata: {}, outputs: [], source });
+const cell = (source) => ({
+  cell_type: 'code',
+  execution_count: null,
+  id: `c${Math.random().toString(16).slice(2, 10)}`,
+  metadata: {},
+  outputs: [],
+  source
+});
 function notebook(i) {
   const cells = [
     cell('import numpy as np\nimport pandas as pd'),
@@ -54,13 +67,32 @@ function notebook(i) {
   if (i % 7 === 3) cells.push(cell('df["missing"].sum()'));
   cells.push(cell('print(len(df), round(float(df["b"].sum()), 4))'));
   cells.forEach((c, k) => (c.id = `n${i}c${k}`));
-  return { cells, metadata: { kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' }, language_info: { name: 'python' } }, nbformat: 4, nbformat_minor: 5 };
+  return {
+    cells,
+    metadata: {
+      kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' },
+      language_info: { name: 'python' }
+    },
+    nbformat: 4,
+    nbformat_minor: 5
+  };
 }
 const names = Array.from({ length: N }, (_, i) => `nb${String(i).padStart(3, '0')}.ipynb`);
 names.forEach((name, i) => fs.writeFileSync(path.join(nbDir, name), JSON.stringify(notebook(i), null, 1)));
 
 const nbconvert = (files, outDir) => {
-  const r = spawnSync(path.join(bin, 'jupyter-nbconvert'), ['--execute', '--allow-errors', '--to', 'notebook', ...(outDir ? ['--output-dir', outDir] : ['--inplace']), ...files], { cwd: nbDir, env, encoding: 'utf8' });
+  const r = spawnSync(
+    path.join(bin, 'jupyter-nbconvert'),
+    [
+      '--execute',
+      '--allow-errors',
+      '--to',
+      'notebook',
+      ...(outDir ? ['--output-dir', outDir] : ['--inplace']),
+      ...files
+    ],
+    { cwd: nbDir, env, encoding: 'utf8' }
+  );
   if (r.status !== 0) throw new Error(`nbconvert failed: ${r.stderr.slice(-2000)}`);
 };
 
@@ -77,7 +109,10 @@ names.forEach((name, i) => {
   tampered++;
 });
 
-const manager = new KernelManager({ workspace, pythonArgv: [python, '-m', 'ipykernel_launcher', '-f', '{connection_file}'] });
+const manager = new KernelManager({
+  workspace,
+  pythonArgv: [python, '-m', 'ipykernel_launcher', '-f', '{connection_file}']
+});
 const registry = new ToolRegistry([]);
 registry.register(createNotebookVerifyTool({ kernels: manager }));
 const ctx = { workspace, signal: new AbortController().signal, actor: 'model', chatId: 'bench' };
@@ -109,11 +144,17 @@ let last;
 let lastOut;
 for (let r = 0; r < ROUNDS; r++) {
   const a = r % 2 === 0;
-  if (a) { last = await ours(); oursS.push(last.s); }
+  if (a) {
+    last = await ours();
+    oursS.push(last.s);
+  }
   const t = theirs();
   theirsS.push(t.s);
   lastOut = t.out;
-  if (!a) { last = await ours(); oursS.push(last.s); }
+  if (!a) {
+    last = await ours();
+    oursS.push(last.s);
+  }
   console.log(`round ${r + 1}: ours ${round(last.s)} s, nbclient ${round(t.s)} s`);
 }
 const loopS = process.env.VERIFY_LOOP === '1' ? loop() : undefined;
@@ -131,7 +172,8 @@ for (const v of last.notebooks) {
     const theirsError = (tc.outputs ?? []).some((o) => o.output_type === 'error');
     const oursError = c.status === 'error';
     if (theirsError === oursError && c.status !== 'not-run') agree++;
-    else disagreements.push(`${v.path} cell ${c.index + 1}: ours ${c.status}, nbclient ${theirsError ? 'error' : 'ok'}`);
+    else
+      disagreements.push(`${v.path} cell ${c.index + 1}: ours ${c.status}, nbclient ${theirsError ? 'error' : 'ok'}`);
   }
 }
 for (const d of disagreements.slice(0, 10)) console.log(`disagree: ${d}`);
@@ -140,7 +182,11 @@ const errors = last.notebooks.filter((n) => n.status === 'error').length;
 await manager.dispose();
 fs.rmSync(workspace, { recursive: true, force: true });
 console.log(machineLine());
-console.log(`ours s: ${oursS.map((x) => round(x)).join(' ')}\nnbclient s: ${theirsS.map((x) => round(x)).join(' ')} (tampered stored outputs: ${tampered})`);
+console.log(
+  `ours s: ${oursS.map((x) => round(x)).join(' ')}\nnbclient s: ${theirsS.map((x) => round(x)).join(' ')} (tampered stored outputs: ${tampered})`
+);
 const o = median(oursS);
 const b = median(theirsS);
-console.log(`verify: notebooks=${N} ours_s=${round(o)} nbclient_s=${round(b)} ratio=${round(o / b, 2)} agree=${agree}/${cells} changed=${changed} errors=${errors}${loopS !== undefined ? ` loop_s=${round(loopS)}` : ''}`);
+console.log(
+  `verify: notebooks=${N} ours_s=${round(o)} nbclient_s=${round(b)} ratio=${round(o / b, 2)} agree=${agree}/${cells} changed=${changed} errors=${errors}${loopS !== undefined ? ` loop_s=${round(loopS)}` : ''}`
+);

@@ -36,15 +36,23 @@ const problems = [];
 await Parser.init();
 // Live bindings: set by init().
 const { LANGUAGE_VERSION, MIN_COMPATIBLE_VERSION } = wts;
-console.log(`web-tree-sitter ${version('web-tree-sitter')} (pinned ${pins['web-tree-sitter']}): ABI ${MIN_COMPATIBLE_VERSION}–${LANGUAGE_VERSION}`);
+console.log(
+  `web-tree-sitter ${version('web-tree-sitter')} (pinned ${pins['web-tree-sitter']}): ABI ${MIN_COMPATIBLE_VERSION}–${LANGUAGE_VERSION}`
+);
 for (const [language, source] of Object.entries(GRAMMARS)) {
   const installed = version(source.package);
-  if (pins[source.package] !== installed) problems.push(`${source.package}: installed ${installed}, server/package.json pins ${pins[source.package] ?? 'nothing'}`);
+  if (pins[source.package] !== installed)
+    problems.push(
+      `${source.package}: installed ${installed}, server/package.json pins ${pins[source.package] ?? 'nothing'}`
+    );
   try {
     const grammar = await Language.load(grammarPath(language));
     const abi = grammar.abiVersion;
     const ok = abi >= MIN_COMPATIBLE_VERSION && abi <= LANGUAGE_VERSION;
-    if (!ok) problems.push(`${language}: ${source.wasm} has ABI ${abi}, outside ${MIN_COMPATIBLE_VERSION}–${LANGUAGE_VERSION}`);
+    if (!ok)
+      problems.push(
+        `${language}: ${source.wasm} has ABI ${abi}, outside ${MIN_COMPATIBLE_VERSION}–${LANGUAGE_VERSION}`
+      );
     console.log(`${language}: ${source.package}@${installed} ${source.wasm} ABI ${abi} ${ok ? 'ok' : 'INCOMPATIBLE'}`);
   } catch (error) {
     problems.push(`${language}: ${source.wasm} does not load (${error.message})`);
@@ -52,7 +60,11 @@ for (const [language, source] of Object.entries(GRAMMARS)) {
 }
 const astGrep = readFileSync(path.join(dir('@ast-grep/lang-python'), 'src/grammar.json'));
 const graph = readFileSync(path.join(dir('tree-sitter-python'), 'src/grammar.json'));
-if (astGrep.equals(graph)) console.log(`python: same grammar as structural search (@ast-grep/lang-python@${version('@ast-grep/lang-python')})`);
-else problems.push('python: tree-sitter-python and @ast-grep/lang-python carry different grammars (pin tree-sitter-python to the version @ast-grep/lang-python was built from)');
+if (astGrep.equals(graph))
+  console.log(`python: same grammar as structural search (@ast-grep/lang-python@${version('@ast-grep/lang-python')})`);
+else
+  problems.push(
+    'python: tree-sitter-python and @ast-grep/lang-python carry different grammars (pin tree-sitter-python to the version @ast-grep/lang-python was built from)'
+  );
 for (const p of problems) console.error(`grammar problem: ${p}`);
 process.exit(problems.length ? 1 : 0);

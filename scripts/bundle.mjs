@@ -58,9 +58,19 @@ const FILES = [
   { pkg: 'tree-sitter-python', from: 'server', keep: /^(package\.json|LICENSE|[^/]+\.wasm)$/ },
   { pkg: 'tree-sitter-javascript', from: 'server', keep: /^(package\.json|LICENSE|[^/]+\.wasm)$/ },
   { pkg: 'tree-sitter-typescript', from: 'server', keep: /^(package\.json|LICENSE|[^/]+\.wasm)$/ },
-  { pkg: 'typescript-language-server', from: 'server', keep: /^(package\.json|LICENSE|lib\/.*\.m?js)$/, bins: { 'typescript-language-server': 'lib/cli.mjs' } },
+  {
+    pkg: 'typescript-language-server',
+    from: 'server',
+    keep: /^(package\.json|LICENSE|lib\/.*\.m?js)$/,
+    bins: { 'typescript-language-server': 'lib/cli.mjs' }
+  },
   // TypeScript needs its lib.*.d.ts; the translated messages (lib/<locale>/) are left out.
-  { pkg: 'typescript', from: 'server', keep: /^(package\.json|LICENSE\.txt|bin\/.*|lib\/[^/]+\.(js|d\.ts))$/, bins: { tsc: 'bin/tsc', tsserver: 'bin/tsserver' } }
+  {
+    pkg: 'typescript',
+    from: 'server',
+    keep: /^(package\.json|LICENSE\.txt|bin\/.*|lib\/[^/]+\.(js|d\.ts))$/,
+    bins: { tsc: 'bin/tsc', tsserver: 'bin/tsserver' }
+  }
 ];
 
 /** Wheel platform tags by `<platform>-<arch>` (glibc floor: see README "Install"). */
@@ -72,7 +82,8 @@ const WHEEL_TAGS = {
 };
 
 /** Files of a package that are never needed at run time. */
-const DROP = /(^|\/)(\.github|test|tests|docs?|examples?|src|script|vcpkg\.json|CMakeLists\.txt|tsconfig\.json|[^/]*\.(md|markdown|d\.ts|d\.mts|map|ts|cc|cpp|h|hpp|gyp))$/i;
+const DROP =
+  /(^|\/)(\.github|test|tests|docs?|examples?|src|script|vcpkg\.json|CMakeLists\.txt|tsconfig\.json|[^/]*\.(md|markdown|d\.ts|d\.mts|map|ts|cc|cpp|h|hpp|gyp))$/i;
 
 function parseArgs(argv) {
   let out = join(repo, 'build', 'companion');
@@ -91,9 +102,11 @@ function pruneZeromq(dir) {
   const keep = {};
   for (const [key, file] of Object.entries(manifest)) {
     const cfg = JSON.parse(key);
-    if (cfg.os === process.platform && cfg.arch === process.arch && cfg.libc !== 'musl') keep[key] = file.replaceAll('\\', '/');
+    if (cfg.os === process.platform && cfg.arch === process.arch && cfg.libc !== 'musl')
+      keep[key] = file.replaceAll('\\', '/');
   }
-  if (Object.keys(keep).length === 0) throw new Error(`zeromq ships no prebuild for ${process.platform}-${process.arch}`);
+  if (Object.keys(keep).length === 0)
+    throw new Error(`zeromq ships no prebuild for ${process.platform}-${process.arch}`);
   const staged = join(dir, 'build.keep');
   for (const file of Object.values(keep)) {
     mkdirSync(dirname(join(staged, file)), { recursive: true });
@@ -114,7 +127,11 @@ function packageDir(pkg, fromDir) {
     // Packages whose "exports" hide package.json: walk up from the main entry.
     try {
       let d = dirname(req.resolve(pkg));
-      while (!existsSync(join(d, 'package.json')) || JSON.parse(readFileSync(join(d, 'package.json'), 'utf8')).name !== pkg) d = dirname(d);
+      while (
+        !existsSync(join(d, 'package.json')) ||
+        JSON.parse(readFileSync(join(d, 'package.json'), 'utf8')).name !== pkg
+      )
+        d = dirname(d);
       return d;
     } catch {
       return null;
@@ -139,7 +156,8 @@ function copyPackage(pkg, fromDir, outModules, seen) {
   });
   const meta = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
   for (const dep of Object.keys(meta.dependencies ?? {})) {
-    if (!copyPackage(dep, dir, outModules, seen)) throw new Error(`${pkg} depends on ${dep}, which is not installed (npm ci)`);
+    if (!copyPackage(dep, dir, outModules, seen))
+      throw new Error(`${pkg} depends on ${dep}, which is not installed (npm ci)`);
   }
   // Platform packages (@ast-grep/napi-linux-x64-gnu, …): npm installs only this platform's.
   for (const dep of Object.keys(meta.optionalDependencies ?? {})) copyPackage(dep, dir, outModules, seen);
@@ -164,7 +182,11 @@ function copyFiles(spec, outModules) {
     if (!existsSync(join(dest, script))) throw new Error(`${spec.pkg}: ${script} (bin ${name}) was not kept`);
     const shim = join(outModules, '.bin', name);
     mkdirSync(dirname(shim), { recursive: true });
-    writeFileSync(shim, `#!/bin/sh\n# ${spec.pkg}'s ${name}, run with the companion's Node (scripts/bundle.mjs FILES).\nexec "\${CELLMATE_NODE:-node}" "$(dirname "$0")/../${spec.pkg}/${script}" "$@"\n`, { mode: 0o755 });
+    writeFileSync(
+      shim,
+      `#!/bin/sh\n# ${spec.pkg}'s ${name}, run with the companion's Node (scripts/bundle.mjs FILES).\nexec "\${CELLMATE_NODE:-node}" "$(dirname "$0")/../${spec.pkg}/${script}" "$@"\n`,
+      { mode: 0o755 }
+    );
   }
 }
 
@@ -178,7 +200,10 @@ function pruneEmpty(d) {
 }
 
 function dirSize(d) {
-  return readdirSync(d, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? dirSize(join(d, e.name)) : statSync(join(d, e.name)).size), 0);
+  return readdirSync(d, { withFileTypes: true }).reduce(
+    (n, e) => n + (e.isDirectory() ? dirSize(join(d, e.name)) : statSync(join(d, e.name)).size),
+    0
+  );
 }
 
 async function main() {
@@ -198,7 +223,9 @@ async function main() {
     target: 'node20.19',
     external: [...natives, ...FILES].map((n) => n.pkg),
     // Bundled CommonJS dependencies call require(): give the ESM bundle a real one.
-    banner: { js: "import { createRequire as __cellmateRequire } from 'node:module'; const require = __cellmateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __cellmateRequire } from 'node:module'; const require = __cellmateRequire(import.meta.url);"
+    },
     legalComments: 'none',
     sourcemap: false,
     logLevel: 'warning'
@@ -215,7 +242,8 @@ async function main() {
   const modules = join(out, 'node_modules');
   const seen = new Set();
   for (const n of natives) {
-    if (!copyPackage(n.pkg, join(repo, n.from), modules, seen)) throw new Error(`${n.pkg} is not installed (run npm ci)`);
+    if (!copyPackage(n.pkg, join(repo, n.from), modules, seen))
+      throw new Error(`${n.pkg} is not installed (run npm ci)`);
     n.prune?.(join(modules, n.pkg));
   }
   for (const f of FILES) copyFiles(f, modules);
@@ -228,7 +256,9 @@ async function main() {
     bins: FILES.flatMap((f) => Object.keys(f.bins ?? {}))
   };
   writeFileSync(join(out, 'cellmate-bundle.json'), JSON.stringify(manifest, null, 2) + '\n');
-  process.stdout.write(`bundled the companion into ${out} (${(dirSize(out) / 1e6).toFixed(1)} MB, ${tag}; natives: ${manifest.natives.join(', ')})\n`);
+  process.stdout.write(
+    `bundled the companion into ${out} (${(dirSize(out) / 1e6).toFixed(1)} MB, ${tag}; natives: ${manifest.natives.join(', ')})\n`
+  );
 }
 
 main().catch((e) => {

@@ -33,7 +33,8 @@ export const FLOORS = [
   ['.']
 ];
 
-const IMPORT = /(?:\bimport|\bexport)\s[^'"]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|\bimport\s+['"](\.{1,2}\/[^'"]+)['"]/g;
+const IMPORT =
+  /(?:\bimport|\bexport)\s[^'"]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|\bimport\s+['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /** The upward imports under `root`, as `file: imports target (floor a → floor b)` lines. */
 export function upwardImports(root, floors = FLOORS) {
@@ -54,7 +55,9 @@ export function upwardImports(root, floors = FLOORS) {
   const check = (file) => {
     const from = folderOf(file);
     if (!floorOf.has(from)) {
-      problems.push(`${path.relative(root, file)}: folder "${from}" has no floor; add it to FLOORS in scripts/check-floors.mjs`);
+      problems.push(
+        `${path.relative(root, file)}: folder "${from}" has no floor; add it to FLOORS in scripts/check-floors.mjs`
+      );
       return;
     }
     for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
@@ -66,7 +69,12 @@ export function upwardImports(root, floors = FLOORS) {
       const a = floorOf.get(from);
       const b = floorOf.get(to);
       if (b === undefined || b >= a) {
-        const why = b === undefined ? `"${to}" has no floor` : b === a ? `"${from}" and "${to}" are siblings on one floor` : `"${to}" is above "${from}"`;
+        const why =
+          b === undefined
+            ? `"${to}" has no floor`
+            : b === a
+              ? `"${from}" and "${to}" are siblings on one floor`
+              : `"${to}" is above "${from}"`;
         problems.push(`${path.relative(root, file)}: imports ${spec} (${why})`);
       }
     }
@@ -81,7 +89,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const problems = upwardImports(root);
   for (const line of problems) console.error(line);
   if (problems.length > 0) {
-    console.error(`\n${problems.length} import(s) go up a floor. Move the shared piece down a floor, or hand it in from above (a parameter or a port).`);
+    console.error(
+      `\n${problems.length} import(s) go up a floor. Move the shared piece down a floor, or hand it in from above (a parameter or a port).`
+    );
     process.exit(1);
   }
   console.log(`floors: ${root} imports only downward`);

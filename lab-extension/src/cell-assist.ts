@@ -45,15 +45,21 @@ export function cellErrorText(cell: Cell | null | undefined): string | null {
 }
 
 /** Registers the commands and keeps a Fix / Explain bar under every error output. */
-export function registerCellAssist(app: JupyterFrontEnd, tracker: INotebookTracker, host: ICellAssistHost, trans: TranslationBundle): void {
+export function registerCellAssist(
+  app: JupyterFrontEnd,
+  tracker: INotebookTracker,
+  host: ICellAssistHost,
+  trans: TranslationBundle
+): void {
   /** The notebook and cell the command acts on: the args' (`path`, `index`), else the current notebook's active cell. */
   const target = (args: Record<string, unknown>): { panel: NotebookPanel; index: number } | null => {
     // From the right-click menu: the cell under the pointer, which need not be the active one.
-    const hit = args.path === undefined ? app.contextMenuHitTest(node => node.classList.contains('jp-Cell')) : undefined;
+    const hit =
+      args.path === undefined ? app.contextMenuHitTest((node) => node.classList.contains('jp-Cell')) : undefined;
     if (hit) {
       let found: { panel: NotebookPanel; index: number } | null = null;
-      tracker.forEach(panel => {
-        const index = panel.content.widgets.findIndex(cell => cell.node === hit);
+      tracker.forEach((panel) => {
+        const index = panel.content.widgets.findIndex((cell) => cell.node === hit);
         if (index >= 0) {
           found = { panel, index };
         }
@@ -61,7 +67,7 @@ export function registerCellAssist(app: JupyterFrontEnd, tracker: INotebookTrack
       return found;
     }
     const path = typeof args.path === 'string' ? args.path : undefined;
-    const panel = path ? tracker.find(p => p.context.path === path) ?? null : tracker.currentWidget;
+    const panel = path ? (tracker.find((p) => p.context.path === path) ?? null) : tracker.currentWidget;
     if (!panel) {
       return null;
     }
@@ -84,19 +90,19 @@ export function registerCellAssist(app: JupyterFrontEnd, tracker: INotebookTrack
   };
 
   app.commands.addCommand(FIX_CELL, {
-    label: args => (args.short ? trans.__('Fix') : trans.__('Fix with Cellmate')),
+    label: (args) => (args.short ? trans.__('Fix') : trans.__('Fix with Cellmate')),
     caption: trans.__("Find the cause of this cell's error — often an earlier cell — and propose the fix there"),
-    icon: args => (args.short ? undefined : cellmateIcon),
-    isEnabled: args => host.ready && errorOf(args) !== null,
-    isVisible: args => errorOf(args) !== null,
-    execute: args => run('fix', args)
+    icon: (args) => (args.short ? undefined : cellmateIcon),
+    isEnabled: (args) => host.ready && errorOf(args) !== null,
+    isVisible: (args) => errorOf(args) !== null,
+    execute: (args) => run('fix', args)
   });
   app.commands.addCommand(EXPLAIN_CELL, {
     label: trans.__('Explain Error with Cellmate'),
     caption: trans.__("Explain this cell's error and where its cause lies, without changing anything"),
-    isEnabled: args => host.ready && errorOf(args) !== null,
-    isVisible: args => errorOf(args) !== null,
-    execute: args => run('explain', args)
+    isEnabled: (args) => host.ready && errorOf(args) !== null,
+    isVisible: (args) => errorOf(args) !== null,
+    execute: (args) => run('explain', args)
   });
 
   // The toolbar button and the menu items follow the active cell and its outputs.
@@ -112,7 +118,7 @@ export function registerCellAssist(app: JupyterFrontEnd, tracker: INotebookTrack
       if (cell.model.type !== 'code' || bars.has(cell)) {
         return;
       }
-      const bar = new AssistBar(trans, action => {
+      const bar = new AssistBar(trans, (action) => {
         const index = panel.content.widgets.indexOf(cell);
         void run(action, { path: panel.context.path, index });
       });
@@ -158,7 +164,7 @@ class AssistBar extends Widget {
       b.className = `jp-cellmate-cell-assist-${action}`;
       b.textContent = label;
       b.title = title;
-      b.addEventListener('click', event => {
+      b.addEventListener('click', (event) => {
         event.stopPropagation();
         onClick(action);
       });
@@ -169,8 +175,16 @@ class AssistBar extends Widget {
     cellmateIcon.element({ container: icon, height: '14px', width: '14px' });
     this.node.append(
       icon,
-      button('fix', trans.__('Fix with Cellmate'), trans.__('Find the cause — often an earlier cell — and propose the fix there')),
-      button('explain', trans.__('Explain'), trans.__('Explain the error and where its cause lies, without changing anything'))
+      button(
+        'fix',
+        trans.__('Fix with Cellmate'),
+        trans.__('Find the cause — often an earlier cell — and propose the fix there')
+      ),
+      button(
+        'explain',
+        trans.__('Explain'),
+        trans.__('Explain the error and where its cause lies, without changing anything')
+      )
     );
     this.hide();
   }

@@ -176,10 +176,7 @@ export class CellmateConnection implements IDisposable {
    * Serves a server → pane request (the notebook port, `PaneRequests`) on this and every
    * later socket. Register before `start()`.
    */
-  handleServerRequest(
-    method: string,
-    handler: (params: unknown, token: CancellationToken) => Promise<unknown>
-  ): void {
+  handleServerRequest(method: string, handler: (params: unknown, token: CancellationToken) => Promise<unknown>): void {
     this._serverRequests.set(method, handler);
     this._rpc?.onRequest(method, (params: unknown, token) => handler(params, token));
   }
@@ -224,7 +221,7 @@ export class CellmateConnection implements IDisposable {
     });
     // A failed socket reports 'error' then 'close'; the close handler does the work.
     socket.addEventListener('error', () => undefined);
-    socket.addEventListener('close', event => {
+    socket.addEventListener('close', (event) => {
       if (this._socket === socket) {
         this._onClosed(event.code, event.reason);
       }
@@ -337,8 +334,7 @@ export class CellmateConnection implements IDisposable {
     }
     this._failures += 1;
     const delay = reconnectDelay(this._failures, this._initialDelay, this._maxDelay);
-    const why =
-      this._mismatch ?? (reason || CLOSE_REASONS[code] || `the socket closed (code ${code})`);
+    const why = this._mismatch ?? (reason || CLOSE_REASONS[code] || `the socket closed (code ${code})`);
     this._mismatch = null;
     this._setStatus({ state: 'reconnecting', retryAt: Date.now() + delay, reason: why });
     this._timer = setTimeout(() => {
@@ -373,8 +369,8 @@ export class CellmateConnection implements IDisposable {
   }
 
   private readonly _logger: Logger = {
-    error: message => this._report(message),
-    warn: message => this._report(message),
+    error: (message) => this._report(message),
+    warn: (message) => this._report(message),
     info: () => undefined,
     log: () => undefined
   };
@@ -382,10 +378,7 @@ export class CellmateConnection implements IDisposable {
   private readonly _settings: ServerConnection.ISettings;
   private readonly _initialDelay: number;
   private readonly _maxDelay: number;
-  private readonly _serverRequests = new Map<
-    string,
-    (params: unknown, token: CancellationToken) => Promise<unknown>
-  >();
+  private readonly _serverRequests = new Map<string, (params: unknown, token: CancellationToken) => Promise<unknown>>();
   private _started = false;
   private _socket: WebSocket | null = null;
   private _rpc: MessageConnection | null = null;

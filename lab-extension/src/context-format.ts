@@ -68,9 +68,7 @@ export function compactMark(status: ContextStatus): number | null {
 /** The meter's text: `12.3k / 16k`, or `12.3k · window unknown`. */
 export function contextLabel(status: ContextStatus, trans: TranslationBundle): string {
   const used = `${status.estimated ? '~' : ''}${formatTokens(status.usedTokens)}`;
-  return status.window
-    ? `${used} / ${formatTokens(status.window)}`
-    : trans.__('%1 · window unknown', used);
+  return status.window ? `${used} / ${formatTokens(status.window)}` : trans.__('%1 · window unknown', used);
 }
 
 /** The meter's tooltip: model, window and its source, reserved output, compaction point, chat totals and cost. */
@@ -82,13 +80,19 @@ export function contextTooltip(status: ContextStatus, trans: TranslationBundle):
       : trans.__('Last request: %1 tokens', exact(status.usedTokens))
   );
   if (status.window) {
-    lines.push(trans.__('Context window: %1 tokens (%2)', exact(status.window), windowSource(status.windowSource, trans)));
+    lines.push(
+      trans.__('Context window: %1 tokens (%2)', exact(status.window), windowSource(status.windowSource, trans))
+    );
     lines.push(trans.__('Kept free for the answer: %1 tokens', exact(status.reservedOutput)));
     if (status.compactAtTokens !== undefined) {
       lines.push(trans.__('Compacts before a request past %1 tokens', exact(status.compactAtTokens)));
     }
   } else {
-    lines.push(trans.__('Context window: unknown. The conversation is compacted when the provider refuses a request as too long.'));
+    lines.push(
+      trans.__(
+        'Context window: unknown. The conversation is compacted when the provider refuses a request as too long.'
+      )
+    );
   }
   lines.push(trans.__('This chat so far: %1', usageSummary(status.total, trans)));
   if (status.costUsd !== undefined) {
@@ -112,7 +116,12 @@ export function usageTooltip(item: UsageItem, trans: TranslationBundle): string 
   const u = item.usage;
   const lines = [
     trans.__('Model: %1', item.model),
-    trans.__('Input: %1 tokens, %2 read from the cache, %3 written to it', exact(u.input), exact(u.cachedInput), exact(u.cacheWrite)),
+    trans.__(
+      'Input: %1 tokens, %2 read from the cache, %3 written to it',
+      exact(u.input),
+      exact(u.cachedInput),
+      exact(u.cacheWrite)
+    ),
     trans.__('Output: %1 tokens', exact(u.output))
   ];
   if (u.reasoning !== undefined) {

@@ -224,7 +224,11 @@ export class CellmateController implements IDisposable {
   }
 
   /** Restores the checkpoint(s); with `conversation`, the messages from `itemId` on go too. */
-  rewind(itemId: string, scope: 'turn' | 'from', options: { overwrite: boolean; conversation: boolean }): Promise<RewindResult> {
+  rewind(
+    itemId: string,
+    scope: 'turn' | 'from',
+    options: { overwrite: boolean; conversation: boolean }
+  ): Promise<RewindResult> {
     return this._history.rewind(itemId, scope, options);
   }
 

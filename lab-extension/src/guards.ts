@@ -42,7 +42,7 @@ export function isTranscriptItem(value: unknown): value is TranscriptItem {
         ['ask', 'approval'].includes(value.type as string) &&
         ['pending', 'answered', 'skipped', 'expired', 'cancelled'].includes(value.state as string) &&
         Array.isArray(value.options) &&
-        (value.options as unknown[]).every(o => isRecord(o) && typeof o.label === 'string')
+        (value.options as unknown[]).every((o) => isRecord(o) && typeof o.label === 'string')
       );
     case 'usage':
       return (
@@ -87,7 +87,7 @@ export function isChatEvent(value: unknown): value is ChatEvent {
         (value.elapsedMs === undefined || typeof value.elapsedMs === 'number')
       );
     case 'items-removed':
-      return Array.isArray(value.itemIds) && (value.itemIds as unknown[]).every(id => typeof id === 'string');
+      return Array.isArray(value.itemIds) && (value.itemIds as unknown[]).every((id) => typeof id === 'string');
     case 'mode-changed':
       return chatModeOf(value.mode) !== undefined;
     case 'auto-changed':

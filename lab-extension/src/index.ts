@@ -2,11 +2,7 @@
  * JupyterLab plugin for Cellmate: registers the chat pane in the right sidebar, its
  * commands and its settings, and connects it to the companion server.
  */
-import {
-  ILayoutRestorer,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IDebugger, IDebuggerHandler } from '@jupyterlab/debugger';
 import { ICompletionProviderManager } from '@jupyterlab/completer';
@@ -67,7 +63,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Cellmate: a notebook agent in a chat pane.',
   autoStart: true,
   requires: [IRenderMimeRegistry, ISettingRegistry, INotebookFocus, INotebookTracker],
-  optional: [ICommandPalette, ILayoutRestorer, IStateDB, ITranslator, IDebugger, IDebuggerHandler, ICompletionProviderManager],
+  optional: [
+    ICommandPalette,
+    ILayoutRestorer,
+    IStateDB,
+    ITranslator,
+    IDebugger,
+    IDebuggerHandler,
+    ICompletionProviderManager
+  ],
   activate
 };
 
@@ -114,7 +118,8 @@ async function activate(
       if (focus.notebook) {
         return;
       }
-      const created = (await app.commands.execute('notebook:create-new', { kernelName: 'python3' })) as { context?: { ready: Promise<void> }; sessionContext?: { ready: Promise<void> } } | undefined;
+      const created = (await app.commands.execute('notebook:create-new', { kernelName: 'python3' })) as
+        { context?: { ready: Promise<void> }; sessionContext?: { ready: Promise<void> } } | undefined;
       await created?.context?.ready;
       await created?.sessionContext?.ready;
     }
@@ -156,7 +161,7 @@ async function activate(
     copyToNotebook,
     runCommand: (id, args) => app.commands.execute(id, args as never),
     debug: {
-      terminate: sessionId => controller.terminateDebug(sessionId),
+      terminate: (sessionId) => controller.terminateDebug(sessionId),
       // A stop in a cell scrolls the open notebook there.
       revealCell: (path, index) => {
         const notebook = focus.find(path);
@@ -169,8 +174,10 @@ async function activate(
       // Breakpoints the agent set in a notebook's own kernel show in JupyterLab's gutter.
       syncNotebookDebugger: notebookDebuggerSync(debuggerService, debuggerHandler, focus)
     },
-    openLocation: location => {
-      openLocation(app, location).catch(error => notify('error', trans.__('Could not open %1: %2', location.path, String(error))));
+    openLocation: (location) => {
+      openLocation(app, location).catch((error) =>
+        notify('error', trans.__('Could not open %1: %2', location.path, String(error)))
+      );
     },
     kernelFocus: focus
   });
@@ -223,7 +230,11 @@ async function activate(
     isEnabled: () => connection.status.state === 'connected',
     execute: async () => {
       try {
-        await showSkillsDialog(() => controller.skills(), (folder, enabled) => controller.setSkillEnabled(folder, enabled), trans);
+        await showSkillsDialog(
+          () => controller.skills(),
+          (folder, enabled) => controller.setSkillEnabled(folder, enabled),
+          trans
+        );
       } catch (error) {
         notify('error', trans.__('Could not load the skills: %1', String(error)));
       }
@@ -251,7 +262,8 @@ async function activate(
     caption: trans.__("Review the workspace's git diff (or the notebook given as `notebook`) in a new Cellmate chat"),
     icon: checkIcon,
     isEnabled: () => connection.status.state === 'connected',
-    execute: args => review(typeof args?.notebook === 'string' && args.notebook ? { notebook: args.notebook } : 'git-diff')
+    execute: (args) =>
+      review(typeof args?.notebook === 'string' && args.notebook ? { notebook: args.notebook } : 'git-diff')
   });
   app.commands.addCommand(CommandIDs.reviewNotebook, {
     label: trans.__('Review This Notebook with Cellmate'),
@@ -269,7 +281,9 @@ async function activate(
   // CTX-3: the same as the pane's Compact button.
   app.commands.addCommand(CommandIDs.compactChat, {
     label: trans.__('Compact Cellmate Chat'),
-    caption: trans.__('Compact the conversation: prune old tool outputs, then summarise earlier turns (the transcript keeps everything)'),
+    caption: trans.__(
+      'Compact the conversation: prune old tool outputs, then summarise earlier turns (the transcript keeps everything)'
+    ),
     icon: collapseAllIcon,
     isEnabled: () => controller.canCompact,
     execute: async () => {
@@ -278,13 +292,18 @@ async function activate(
     }
   });
   // Fix / Explain on a failing cell: under its error output, in its toolbar and context menu.
-  registerCellAssist(app, tracker, {
-    reveal: () => app.shell.activateById(panel.id),
-    assist: (assist, path, error) => controller.assistCell(assist, path, error),
-    get ready() {
-      return connection.status.state === 'connected';
-    }
-  }, trans);
+  registerCellAssist(
+    app,
+    tracker,
+    {
+      reveal: () => app.shell.activateById(panel.id),
+      assist: (assist, path, error) => controller.assistCell(assist, path, error),
+      get ready() {
+        return connection.status.state === 'connected';
+      }
+    },
+    trans
+  );
   // The `/rewind` command from the palette: the preview opens under the message it restores to.
   app.commands.addCommand(CommandIDs.rewind, {
     label: trans.__('Rewind Cellmate Chat…'),
@@ -292,7 +311,12 @@ async function activate(
     execute: () => {
       app.shell.activateById(panel.id);
       if (!panel.openRewind()) {
-        controller.notice('info', trans.__('Nothing to rewind: no turn of this chat changed files or notebooks (or their changes were already undone).'));
+        controller.notice(
+          'info',
+          trans.__(
+            'Nothing to rewind: no turn of this chat changed files or notebooks (or their changes were already undone).'
+          )
+        );
       }
     }
   });
@@ -330,7 +354,12 @@ async function activate(
  * pane is revealed at that card; while any waits and the pane is hidden, its sidebar tab
  * carries a badge and a notification offers "Open", which reveals the card again.
  */
-function watchPendingQuestions(app: JupyterFrontEnd, panel: CellmatePanel, controller: CellmateController, trans: TranslationBundle): void {
+function watchPendingQuestions(
+  app: JupyterFrontEnd,
+  panel: CellmatePanel,
+  controller: CellmateController,
+  trans: TranslationBundle
+): void {
   const pending = new PendingQuestions(controller.store);
   let notice: string | null = null;
   let last: string | null = null;
@@ -361,7 +390,13 @@ function watchPendingQuestions(app: JupyterFrontEnd, panel: CellmatePanel, contr
     }
     notice = Notification.emit(trans.__('Cellmate is waiting for you to %1.', what), 'warning', {
       autoClose: false,
-      actions: [{ label: trans.__('Open'), caption: trans.__('Show the card in the Cellmate pane'), callback: () => last !== null && showCard(last) }]
+      actions: [
+        {
+          label: trans.__('Open'),
+          caption: trans.__('Show the card in the Cellmate pane'),
+          callback: () => last !== null && showCard(last)
+        }
+      ]
     });
   });
   pending.changed.connect(badge);

@@ -92,13 +92,19 @@ export class CellmateInlineProvider implements IInlineCompletionProvider {
       }
       if (pending.text !== sent || pending.done) {
         sent = pending.text;
-        yield { response: { insertText: sent, isIncomplete: !pending.done, ...(pending.error ? { error: { message: pending.error } } : {}) } };
+        yield {
+          response: {
+            insertText: sent,
+            isIncomplete: !pending.done,
+            ...(pending.error ? { error: { message: pending.error } } : {})
+          }
+        };
       }
       if (pending.done) {
         this._pending.delete(token);
         return;
       }
-      await new Promise<void>(resolve => (pending.wake = resolve));
+      await new Promise<void>((resolve) => (pending.wake = resolve));
     }
   }
 
@@ -135,7 +141,7 @@ export class CellmateInlineProvider implements IInlineCompletionProvider {
     this._current = pending;
     pause(debounceMs, controller.signal)
       .then(() => this._port.request('inline/complete', params, controller.signal))
-      .then(result => {
+      .then((result) => {
         pending.text = typeof result?.text === 'string' ? result.text : pending.text;
       })
       .catch((error: unknown) => {
@@ -204,14 +210,19 @@ function asNotebookPanel(widget: unknown): NotebookPanel | null {
 }
 
 /** The request for the active cell of `panel`: its text around the cursor and its neighbours, bounded. */
-export function inlineParams(panel: NotebookPanel, request: CompletionHandler.IRequest, model: ModelSettings, requestId: string): InlineCompletionParams | null {
+export function inlineParams(
+  panel: NotebookPanel,
+  request: CompletionHandler.IRequest,
+  model: ModelSettings,
+  requestId: string
+): InlineCompletionParams | null {
   const notebook = panel.content;
   const index = notebook.activeCellIndex;
   const cell = notebook.activeCell;
   if (!cell || cell.model.type !== 'code') {
     return null;
   }
-  const sources = notebook.widgets.map(w => (w.model.type === 'code' ? w.model.sharedModel.getSource() : ''));
+  const sources = notebook.widgets.map((w) => (w.model.type === 'code' ? w.model.sharedModel.getSource() : ''));
   return {
     requestId,
     model,

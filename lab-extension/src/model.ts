@@ -108,8 +108,8 @@ export function applySnapshot(state: ChatState, chat: Chat): Step {
   const same = state.chatId === chat.id;
   if (same && fresh.items.length > 0) {
     // Keep the older pages already shown when the new page overlaps them.
-    const server = state.items.filter(i => !isLocal(i));
-    const at = server.findIndex(i => i.id === fresh.items[0].id);
+    const server = state.items.filter((i) => !isLocal(i));
+    const at = server.findIndex((i) => i.id === fresh.items[0].id);
     if (at > 0) {
       fresh = { ...fresh, items: dedupe([...server.slice(0, at), ...fresh.items]), olderCount: state.olderCount };
     }
@@ -118,7 +118,7 @@ export function applySnapshot(state: ChatState, chat: Chat): Step {
   const items = local.length ? mergeByTime(fresh.items, local) : fresh.items;
   return {
     state: { ...fresh, items },
-    change: { updated: items.map(i => i.id), structure: true, running: true }
+    change: { updated: items.map((i) => i.id), structure: true, running: true }
   };
 }
 
@@ -164,7 +164,7 @@ export function applyEvent(state: ChatState, event: ChatEvent): Step {
 
 /** The id of the oldest server item shown (the `before` cursor of `chat/items`). */
 export function oldestServerItemId(state: ChatState): string | undefined {
-  return state.items.find(i => !isLocal(i))?.id;
+  return state.items.find((i) => !isLocal(i))?.id;
 }
 
 /**
@@ -182,7 +182,7 @@ export function prependOlder(
   const items = dedupe([...page.items, ...state.items]);
   return {
     state: { ...state, items, olderCount: olderCountOf(page.olderCount) },
-    change: { updated: page.items.map(i => i.id), structure: true, running: false }
+    change: { updated: page.items.map((i) => i.id), structure: true, running: false }
   };
 }
 
@@ -218,7 +218,7 @@ export function isLocal(item: TranscriptItem): boolean {
 // Reducer steps
 
 function upsertItem(state: ChatState, incoming: TranscriptItem): Step {
-  const index = state.items.findIndex(i => i.id === incoming.id);
+  const index = state.items.findIndex((i) => i.id === incoming.id);
   let item = incoming;
   let pendingDeltas = state.pendingDeltas;
   if (pendingDeltas.has(item.id)) {
@@ -292,8 +292,13 @@ function progress(item: TranscriptItem): number {
 
 /** Keeps the last output line of a running tool call; anything else is ignored. */
 function applyProgress(state: ChatState, itemId: string, lastLine: string | undefined): Step {
-  const item = state.items.find(i => i.id === itemId);
-  if (lastLine === undefined || item?.kind !== 'tool' || item.status !== 'running' || state.progress?.get(itemId) === lastLine) {
+  const item = state.items.find((i) => i.id === itemId);
+  if (
+    lastLine === undefined ||
+    item?.kind !== 'tool' ||
+    item.status !== 'running' ||
+    state.progress?.get(itemId) === lastLine
+  ) {
     return { state, change: NO_CHANGE };
   }
   const progress = new Map(state.progress ?? []);
@@ -304,7 +309,7 @@ function applyProgress(state: ChatState, itemId: string, lastLine: string | unde
 /** Takes items out (a retried or edited turn); the pane's own notices stay. */
 function removeItems(state: ChatState, itemIds: readonly string[]): Step {
   const gone = new Set(itemIds);
-  const items = state.items.filter(i => !gone.has(i.id));
+  const items = state.items.filter((i) => !gone.has(i.id));
   if (items.length === state.items.length) {
     return { state, change: NO_CHANGE };
   }
@@ -315,7 +320,7 @@ function applyDelta(state: ChatState, itemId: string, delta: string): Step {
   if (typeof delta !== 'string' || delta === '') {
     return { state, change: NO_CHANGE };
   }
-  const index = state.items.findIndex(i => i.id === itemId);
+  const index = state.items.findIndex((i) => i.id === itemId);
   if (index < 0) {
     const pendingDeltas = new Map(state.pendingDeltas);
     pendingDeltas.set(itemId, (pendingDeltas.get(itemId) ?? '') + delta);
@@ -334,12 +339,7 @@ function applyDelta(state: ChatState, itemId: string, delta: string): Step {
   };
 }
 
-function endTurn(
-  state: ChatState,
-  turnId: string,
-  reason: TurnEndReason,
-  error: string | undefined
-): Step {
+function endTurn(state: ChatState, turnId: string, reason: TurnEndReason, error: string | undefined): Step {
   if (state.turnId !== null && state.turnId !== turnId) {
     // The end of an older turn (replayed after a reconnect): the running turn goes on.
     return settleTurn(state, turnId);
@@ -363,7 +363,7 @@ function endTurn(
  */
 function settleTurn(state: ChatState, turnId: string): Step {
   const updated: string[] = [];
-  const items = state.items.map(item => {
+  const items = state.items.map((item) => {
     if (item.turnId !== turnId) {
       return item;
     }
@@ -384,7 +384,7 @@ function settleTurn(state: ChatState, turnId: string): Step {
 }
 
 function hasErrorNotice(state: ChatState, turnId: string): boolean {
-  return state.items.some(i => i.kind === 'notice' && i.level === 'error' && i.turnId === turnId);
+  return state.items.some((i) => i.kind === 'notice' && i.level === 'error' && i.turnId === turnId);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -413,10 +413,7 @@ function dedupe(items: readonly TranscriptItem[]): TranscriptItem[] {
   return out;
 }
 
-function mergeByTime(
-  server: readonly TranscriptItem[],
-  local: readonly TranscriptItem[]
-): TranscriptItem[] {
+function mergeByTime(server: readonly TranscriptItem[], local: readonly TranscriptItem[]): TranscriptItem[] {
   const out: TranscriptItem[] = [];
   let l = 0;
   for (const item of server) {

@@ -58,9 +58,9 @@ export function setSharedSources(
   changes: readonly NotebookSourceChange[],
   dryRun = false
 ): number {
-  const refs = nb.cells.map(c => ({ id: c.id }));
+  const refs = nb.cells.map((c) => ({ id: c.id }));
   const seen = new Set<number>();
-  const steps: PlanStep[] = changes.map(change => {
+  const steps: PlanStep[] = changes.map((change) => {
     const index = findCellIndex(refs, change.cellId);
     if (index < 0) {
       throw new Error(`no cell "${change.cellId}" in the open notebook`);
@@ -87,10 +87,12 @@ export function setSharedSources(
  * one undoable transaction: a rewind setting an open notebook back to a checkpoint.
  */
 export function setSharedCells(nb: ISharedNotebook, cells: readonly NotebookCellData[]): number {
-  const planned: PlanCell[] = cells.map(c => {
+  const planned: PlanCell[] = cells.map((c) => {
     const base = { id: c.id, cell_type: c.cell_type, source: c.source, metadata: c.metadata ?? {} };
     // Nbformat's cell JSON carries @jupyterlab's PartialJSON value types, which PlanCell's plain fields do not match.
-    return (c.cell_type === 'code' ? { ...base, outputs: c.outputs ?? [], execution_count: c.execution_count ?? null } : base) as unknown as PlanCell;
+    return (c.cell_type === 'code'
+      ? { ...base, outputs: c.outputs ?? [], execution_count: c.execution_count ?? null }
+      : base) as unknown as PlanCell;
   });
   const steps: PlanStep[] = [];
   for (let i = nb.cells.length - 1; i >= 0; i--) {

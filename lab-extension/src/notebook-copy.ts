@@ -27,7 +27,11 @@ export function insertCodeCell(notebook: ICopyTarget, code: string): number {
     throw new Error('the notebook has no model yet');
   }
   const index = Math.max(0, Math.min(content.activeCellIndex + 1, model.sharedModel.cells.length));
-  editSharedNotebook(model.sharedModel, [{ op: 'insert', index, cells: [{ cell_type: 'code', source: code }] }], COPY_MARK);
+  editSharedNotebook(
+    model.sharedModel,
+    [{ op: 'insert', index, cells: [{ cell_type: 'code', source: code }] }],
+    COPY_MARK
+  );
   content.activeCellIndex = index;
   return index;
 }

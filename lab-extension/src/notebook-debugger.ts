@@ -23,7 +23,11 @@ export type CellBreakpoints = ReadonlyArray<{ source: string; lines: readonly nu
 export type NotebookDebuggerSync = (notebook: string, breakpoints?: CellBreakpoints) => void;
 
 /** Builds {@link NotebookDebuggerSync} over JupyterLab's debugger service and handler. */
-export function notebookDebuggerSync(service: IDebugger | null, handler: IDebugger.IHandler | null, focus: INotebookFocus): NotebookDebuggerSync {
+export function notebookDebuggerSync(
+  service: IDebugger | null,
+  handler: IDebugger.IHandler | null,
+  focus: INotebookFocus
+): NotebookDebuggerSync {
   let chain: Promise<void> = Promise.resolve();
   /** Sources whose breakpoints this sync drew, so a source the session cleared is cleared too. */
   let drawn = new Set<string>();
@@ -46,11 +50,15 @@ export function notebookDebuggerSync(service: IDebugger | null, handler: IDebugg
           }
           await handler.updateContext(panel, panel.sessionContext);
         }
-        if (!breakpoints || !service.isStarted || service.session?.connection?.path !== panel.sessionContext.session?.path) {
+        if (
+          !breakpoints ||
+          !service.isStarted ||
+          service.session?.connection?.path !== panel.sessionContext.session?.path
+        ) {
           drawn = new Set();
           return;
         }
-        const now = new Set(breakpoints.map(b => b.source));
+        const now = new Set(breakpoints.map((b) => b.source));
         for (const source of drawn) {
           if (!now.has(source)) {
             service.model.breakpoints.setBreakpoints(source, []);
@@ -59,11 +67,11 @@ export function notebookDebuggerSync(service: IDebugger | null, handler: IDebugg
         for (const { source, lines } of breakpoints) {
           service.model.breakpoints.setBreakpoints(
             source,
-            lines.map(line => ({ line, verified: true, source: { path: source } }))
+            lines.map((line) => ({ line, verified: true, source: { path: source } }))
           );
         }
         drawn = now;
       })
-      .catch(error => console.warn("Cellmate: could not update JupyterLab's debugger", error));
+      .catch((error) => console.warn("Cellmate: could not update JupyterLab's debugger", error));
   };
 }

@@ -74,12 +74,12 @@ export class NotebookFocus implements INotebookFocus {
   }
 
   openNotebooks(): NotebookPanel[] {
-    return this._tracker.filter(p => !p.isDisposed && !!p.content.model);
+    return this._tracker.filter((p) => !p.isDisposed && !!p.content.model);
   }
 
   find(path: string): NotebookPanel | undefined {
     const wanted = normalize(path);
-    return this.openNotebooks().find(p => normalize(this.pathOf(p)) === wanted);
+    return this.openNotebooks().find((p) => normalize(this.pathOf(p)) === wanted);
   }
 
   pathOf(panel: NotebookPanel): string {
@@ -148,7 +148,12 @@ export class NotebookFocus implements INotebookFocus {
     if (sc !== this._tracked || this._disposed) {
       return; // the focus moved on while the spec loaded
     }
-    this._setKernel({ id: kernel.id, name: kernel.name, ...(language ? { language } : {}), notebookPath: this._trackedPath });
+    this._setKernel({
+      id: kernel.id,
+      name: kernel.name,
+      ...(language ? { language } : {}),
+      notebookPath: this._trackedPath
+    });
   }
 
   private _setKernel(kernel: NotebookKernelRef | null): void {

@@ -55,7 +55,9 @@ export class NotebookPort implements IDisposable {
       method: K,
       handler: (params: PaneRequests[K]['params'], token: CancellationToken) => Promise<PaneRequests[K]['result']>
     ): void => connection.handleServerRequest(method, (p, t) => handler(p as PaneRequests[K]['params'], t));
-    serve('notebook/open-documents', async () => ({ paths: this._focus.openNotebooks().map(p => this._focus.pathOf(p)) }));
+    serve('notebook/open-documents', async () => ({
+      paths: this._focus.openNotebooks().map((p) => this._focus.pathOf(p))
+    }));
     serve('notebook/read', async ({ path }) => this._read(this._panel(path)));
     serve('notebook/edit', async ({ path, ops, mark }) => this._edit(this._panel(path), ops, mark));
     serve('notebook/set-sources', async ({ path, changes, dryRun }) => ({
@@ -94,7 +96,7 @@ export class NotebookPort implements IDisposable {
   private async _read(panel: NotebookPanel): Promise<PaneRequests['notebook/read']['result']> {
     const nb = this._shared(panel);
     return {
-      cells: nb.cells.map(c => toCellData(toPlanCell(c), c.id)),
+      cells: nb.cells.map((c) => toCellData(toPlanCell(c), c.id)),
       nbformat: nb.nbformat,
       nbformat_minor: nb.nbformat_minor,
       metadata: nb.getMetadata() as Record<string, unknown>
@@ -117,10 +119,10 @@ export class NotebookPort implements IDisposable {
       return;
     }
     requestAnimationFrame(() => {
-      const cells = panel.content.widgets.filter(w => ids.includes(w.model.id));
-      cells.forEach(c => c.addClass(AGENT_CELL_CLASS));
+      const cells = panel.content.widgets.filter((w) => ids.includes(w.model.id));
+      cells.forEach((c) => c.addClass(AGENT_CELL_CLASS));
       cells[0]?.node.scrollIntoView?.({ block: 'nearest' });
-      setTimeout(() => cells.forEach(c => c.removeClass(AGENT_CELL_CLASS)), HIGHLIGHT_MS);
+      setTimeout(() => cells.forEach((c) => c.removeClass(AGENT_CELL_CLASS)), HIGHLIGHT_MS);
     });
   }
 
@@ -130,7 +132,7 @@ export class NotebookPort implements IDisposable {
     token: CancellationToken
   ): Promise<PaneRequests['notebook/run']['result']> {
     const nb = this._shared(panel);
-    const widgets = cellIds.map(ref => {
+    const widgets = cellIds.map((ref) => {
       const i = findCellIndex(nb.cells, ref);
       const w: Cell | undefined = i < 0 ? undefined : panel.content.widgets[i];
       if (!w) {
@@ -148,7 +150,9 @@ export class NotebookPort implements IDisposable {
       void session.session?.kernel?.interrupt();
     });
     const ran: CodeCell[] = [];
-    const before = new Map(widgets.map(w => [w, { outputs: w.model.sharedModel.getOutputs(), count: w.model.sharedModel.execution_count }]));
+    const before = new Map(
+      widgets.map((w) => [w, { outputs: w.model.sharedModel.getOutputs(), count: w.model.sharedModel.execution_count }])
+    );
     try {
       for (const w of widgets) {
         if (token.isCancellationRequested) {
@@ -167,10 +171,13 @@ export class NotebookPort implements IDisposable {
       }
     } finally {
       interrupt.dispose();
-      recordRunInHistory(nb, ran.map(w => ({ cell: w.model.sharedModel, ...before.get(w)! })));
+      recordRunInHistory(
+        nb,
+        ran.map((w) => ({ cell: w.model.sharedModel, ...before.get(w)! }))
+      );
     }
-    const byId = new Map(nb.cells.map(c => [c.id, c]));
-    const cells = ran.flatMap(w => {
+    const byId = new Map(nb.cells.map((c) => [c.id, c]));
+    const cells = ran.flatMap((w) => {
       const c = byId.get(w.model.id);
       return c ? [toCellData(toPlanCell(c), c.id)] : [];
     });
@@ -196,12 +203,16 @@ type SharedCodeCell = CodeCell['model']['sharedModel'];
  */
 function recordRunInHistory(
   nb: ISharedNotebook,
-  cells: ReadonlyArray<{ cell: SharedCodeCell; outputs: ReturnType<SharedCodeCell['getOutputs']>; count: number | null }>
+  cells: ReadonlyArray<{
+    cell: SharedCodeCell;
+    outputs: ReturnType<SharedCodeCell['getOutputs']>;
+    count: number | null;
+  }>
 ): void {
   if (cells.length === 0) {
     return;
   }
-  const after = cells.map(c => ({ cell: c.cell, outputs: c.cell.getOutputs(), count: c.cell.execution_count }));
+  const after = cells.map((c) => ({ cell: c.cell, outputs: c.cell.getOutputs(), count: c.cell.execution_count }));
   const undo = undoHistory(nb);
   const joinEdit = lastStepIsAgentEdit(nb);
   nb.transact(() => {

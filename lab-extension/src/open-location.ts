@@ -10,7 +10,13 @@ import type { Widget } from '@lumino/widgets';
 
 /** An editor-bearing widget (a file editor's document widget) as far as this module needs it. */
 interface IHasEditor {
-  content: { editor?: { setCursorPosition(p: { line: number; column: number }): void; revealPosition?(p: { line: number; column: number }): void; focus(): void } };
+  content: {
+    editor?: {
+      setCursorPosition(p: { line: number; column: number }): void;
+      revealPosition?(p: { line: number; column: number }): void;
+      focus(): void;
+    };
+  };
 }
 
 /** Opens the location through the document manager; resolves when it is shown. */
@@ -24,7 +30,7 @@ export async function openLocation(app: JupyterFrontEnd, location: LspDisplayLoc
     await widget.revealed;
     const notebook = widget.content;
     const cells = notebook.widgets;
-    const byId = location.cell ? cells.findIndex(c => c.model.id === location.cell!.id) : -1;
+    const byId = location.cell ? cells.findIndex((c) => c.model.id === location.cell!.id) : -1;
     const index = byId >= 0 ? byId : Math.min(location.cell?.index ?? 0, cells.length - 1);
     if (index < 0) {
       return;

@@ -50,7 +50,9 @@ export class PendingQuestions implements IDisposable {
       return;
     }
     const items = state?.items ?? [];
-    const candidates = change.structure ? items : change.updated.map(id => findLast(items, id)).filter((i): i is TranscriptItem => !!i);
+    const candidates = change.structure
+      ? items
+      : change.updated.map((id) => findLast(items, id)).filter((i): i is TranscriptItem => !!i);
     const next = new Map(change.structure ? [] : this._pending);
     for (const item of candidates) {
       if (item.kind !== 'question') {
@@ -62,7 +64,7 @@ export class PendingQuestions implements IDisposable {
         next.delete(item.id);
       }
     }
-    const fresh = [...next.values()].filter(q => !this._pending.has(q.id));
+    const fresh = [...next.values()].filter((q) => !this._pending.has(q.id));
     const same = next.size === this._pending.size && fresh.length === 0;
     this._pending = next;
     for (const question of fresh) {

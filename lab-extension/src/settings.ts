@@ -44,8 +44,7 @@ const PROVIDERS: readonly string[] = ['openai', 'anthropic', 'openai-compatible'
 /** Reads the composite settings defensively (a hand-edited file may hold anything). */
 export function readSettings(composite: Record<string, unknown> | null | undefined): ICellmateSettings {
   const c = composite ?? {};
-  const str = (key: keyof ICellmateSettings): string =>
-    typeof c[key] === 'string' ? (c[key] as string).trim() : '';
+  const str = (key: keyof ICellmateSettings): string => (typeof c[key] === 'string' ? (c[key] as string).trim() : '');
   const provider = str('provider');
   return {
     provider: PROVIDERS.includes(provider) ? (provider as ProviderKind) : '',
@@ -64,7 +63,11 @@ function readFast(value: unknown): ICellmateSettings['fastModel'] {
   const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
   const text = (key: string): string => (typeof v[key] === 'string' ? (v[key] as string).trim() : '');
   const provider = text('provider');
-  return { provider: PROVIDERS.includes(provider) ? (provider as ProviderKind) : '', model: text('model'), baseUrl: text('baseUrl') };
+  return {
+    provider: PROVIDERS.includes(provider) ? (provider as ProviderKind) : '',
+    model: text('model'),
+    baseUrl: text('baseUrl')
+  };
 }
 
 function isWindow(value: unknown): value is number {
@@ -148,7 +151,7 @@ export function setupProblem(
     return noProvider(providers ?? []);
   }
   const kind = settings.provider;
-  const status = providers?.find(p => p.kind === kind);
+  const status = providers?.find((p) => p.kind === kind);
   if (status && !status.keyConfigured) {
     return {
       reason: 'no-key',
@@ -183,15 +186,15 @@ export function setupProblem(
  */
 export function keyInstructions(keySource: string): string {
   const parts = splitSources(keySource);
-  const env = parts.filter(p => ENV_VAR.test(p));
-  const files = parts.filter(p => !ENV_VAR.test(p));
+  const env = parts.filter((p) => ENV_VAR.test(p));
+  const files = parts.filter((p) => !ENV_VAR.test(p));
   const file = `put it in ${files.length ? files.join(' or ') : CONFIG_FILE} on the server`;
   return env.length ? `start Jupyter with ${env.join(' or ')} in its environment (or ${file})` : file;
 }
 
 function noProvider(providers: readonly ProviderStatus[]): ISetupProblem {
-  const keyed = providers.filter(p => KEYED.includes(p.kind));
-  const ready = keyed.filter(p => p.keyConfigured).map(p => p.kind);
+  const keyed = providers.filter((p) => KEYED.includes(p.kind));
+  const ready = keyed.filter((p) => p.keyConfigured).map((p) => p.kind);
   if (ready.length) {
     return {
       reason: 'no-provider',
@@ -202,7 +205,7 @@ function noProvider(providers: readonly ProviderStatus[]): ISetupProblem {
   }
   const envVars = new Set<string>();
   let file = CONFIG_FILE;
-  for (const part of keyed.flatMap(p => splitSources(p.keySource))) {
+  for (const part of keyed.flatMap((p) => splitSources(p.keySource))) {
     if (/^[A-Z][A-Z0-9_]*$/.test(part)) {
       envVars.add(part);
     } else if (/config\.json/.test(part)) {
@@ -221,7 +224,7 @@ function noProvider(providers: readonly ProviderStatus[]): ISetupProblem {
 function splitSources(keySource: string | undefined): string[] {
   return (keySource ?? '')
     .split(/\s+or\s+/)
-    .map(p => p.trim())
+    .map((p) => p.trim())
     .filter(Boolean);
 }
 

@@ -47,11 +47,19 @@ export function parseSlash(text: string): { name: string; args: string } | null 
 /** Completion candidates for `prefix`: built-ins first, then custom commands. */
 export function slashCandidates(prefix: string, custom: readonly CustomCommandInfo[]): ICompletionCandidate[] {
   const p = prefix.toLowerCase();
-  const builtins = BUILTIN_COMMANDS.filter(c => c.name.startsWith(p)).map(c => ({ kind: 'command', name: c.name, detail: c.detail }));
-  const names = new Set(BUILTIN_COMMANDS.map(c => c.name));
+  const builtins = BUILTIN_COMMANDS.filter((c) => c.name.startsWith(p)).map((c) => ({
+    kind: 'command',
+    name: c.name,
+    detail: c.detail
+  }));
+  const names = new Set(BUILTIN_COMMANDS.map((c) => c.name));
   const customs = custom
-    .filter(c => c.name.startsWith(p) && !names.has(c.name))
-    .map(c => ({ kind: 'custom', name: c.name, detail: c.description || (c.source === 'home' ? '~/.cellmate/commands' : '.cellmate/commands') }));
+    .filter((c) => c.name.startsWith(p) && !names.has(c.name))
+    .map((c) => ({
+      kind: 'custom',
+      name: c.name,
+      detail: c.description || (c.source === 'home' ? '~/.cellmate/commands' : '.cellmate/commands')
+    }));
   return [...builtins, ...customs];
 }
 
@@ -112,7 +120,10 @@ export async function runSlash(text: string, host: ISlashHost): Promise<boolean 
       return true;
     case 'rewind':
       if (!host.rewind()) {
-        host.notice('info', 'Nothing to rewind: no turn of this chat changed files or notebooks (or their changes were already undone).');
+        host.notice(
+          'info',
+          'Nothing to rewind: no turn of this chat changed files or notebooks (or their changes were already undone).'
+        );
       }
       return true;
     case 'skills':
@@ -128,15 +139,18 @@ export async function runSlash(text: string, host: ISlashHost): Promise<boolean 
     case 'help': {
       const custom = await host.customCommands().catch(() => []);
       const lines = [
-        ...BUILTIN_COMMANDS.map(c => `/${c.name} — ${c.detail}`),
-        ...custom.map(c => `/${c.name} — ${c.description || 'custom command'} (${c.source === 'home' ? '~/.cellmate/commands' : '.cellmate/commands'})`)
+        ...BUILTIN_COMMANDS.map((c) => `/${c.name} — ${c.detail}`),
+        ...custom.map(
+          (c) =>
+            `/${c.name} — ${c.description || 'custom command'} (${c.source === 'home' ? '~/.cellmate/commands' : '.cellmate/commands'})`
+        )
       ];
       host.notice('info', `Commands:\n${lines.join('\n')}`);
       return true;
     }
   }
   const custom = await host.customCommands().catch(() => [] as CustomCommandInfo[]);
-  if (!custom.some(c => c.name === name)) {
+  if (!custom.some((c) => c.name === name)) {
     host.notice('error', `Unknown command /${name}: nothing was sent. Type /help for the commands.`);
     return false;
   }

@@ -31,7 +31,7 @@ export class WorkersModel {
     this._chatId = chatId;
     this._workers = [...workers];
     const now = Date.now();
-    this._received = new Map(workers.map(w => [w.id, now]));
+    this._received = new Map(workers.map((w) => [w.id, now]));
     this._changed.emit();
   }
 
@@ -40,7 +40,7 @@ export class WorkersModel {
     if (chatId !== this._chatId || worker.chatId !== chatId) {
       return;
     }
-    const at = this._workers.findIndex(w => w.id === worker.id);
+    const at = this._workers.findIndex((w) => w.id === worker.id);
     this._workers = at < 0 ? [...this._workers, worker] : this._workers.map((w, i) => (i === at ? worker : w));
     this._received.set(worker.id, Date.now());
     this._changed.emit();

@@ -6,12 +6,21 @@ import { applyEvent, fromSnapshot, isChatEvent, sanitizeChat } from '../src/mode
 import { neighbours, NEIGHBOUR_CELLS } from '../src/inline-context';
 
 const chat = (model?: unknown): Chat =>
-  ({ id: 'c1', title: 't', mode: 'agent', createdAt: '2026-12-03T00:00:00Z', updatedAt: '2026-12-03T00:00:00Z', items: [], running: false, ...(model ? { model } : {}) }) as Chat;
+  ({
+    id: 'c1',
+    title: 't',
+    mode: 'agent',
+    createdAt: '2026-12-03T00:00:00Z',
+    updatedAt: '2026-12-03T00:00:00Z',
+    items: [],
+    running: false,
+    ...(model ? { model } : {})
+  }) as Chat;
 
 const BETA = { provider: 'openai-compatible', model: 'beta-analyst', baseUrl: 'http://127.0.0.1:8000/v1' } as const;
 
-describe('a chat\'s own model in the pane state', () => {
-  it('takes the snapshot\'s model; a malformed one is dropped (the chat follows the settings)', () => {
+describe("a chat's own model in the pane state", () => {
+  it("takes the snapshot's model; a malformed one is dropped (the chat follows the settings)", () => {
     expect(fromSnapshot(chat(BETA)).model).toEqual(BETA);
     expect(sanitizeChat(chat({ provider: 'mystery', model: 'x' }))!.chat.model).toBeUndefined();
     expect(sanitizeChat(chat({ provider: 'openai', model: 7 }))!.chat.model).toBeUndefined();
@@ -38,7 +47,22 @@ describe('a chat\'s own model in the pane state', () => {
 
 describe('inline completion context: the cells around the cursor', () => {
   it('keeps the nearest code cells, bounded in number and size, skipping empty ones', () => {
-    const sources = ['a = 1', '', 'b = 2', 'c = 3', 'd = 4', 'e = 5', 'f = 6', 'x'.repeat(NEIGHBOUR_CELLS.chars + 10), 'CURRENT', 'g = 7', '', 'h = 8', 'i = 9', 'j = 10'];
+    const sources = [
+      'a = 1',
+      '',
+      'b = 2',
+      'c = 3',
+      'd = 4',
+      'e = 5',
+      'f = 6',
+      'x'.repeat(NEIGHBOUR_CELLS.chars + 10),
+      'CURRENT',
+      'g = 7',
+      '',
+      'h = 8',
+      'i = 9',
+      'j = 10'
+    ];
     const { cellsAbove, cellsBelow } = neighbours(sources, 8);
     expect(cellsAbove).toHaveLength(NEIGHBOUR_CELLS.above);
     expect(cellsAbove.slice(0, 4)).toEqual(['c = 3', 'd = 4', 'e = 5', 'f = 6']);

@@ -25,13 +25,16 @@ afterEach(async () => {
 async function setup(): Promise<{ server: FakeServer; connection: CellmateConnection }> {
   const server = await FakeServer.start();
   const connection = connect(server.port);
-  cleanups.push(() => server.stop(), () => connection.dispose());
+  cleanups.push(
+    () => server.stop(),
+    () => connection.dispose()
+  );
   return { server, connection };
 }
 
 describe('reconnectDelay', () => {
   it('doubles from 0.5 s up to 5 s and stays there', () => {
-    const delays = [1, 2, 3, 4, 5, 6, 50].map(n => reconnectDelay(n, 500, 5000));
+    const delays = [1, 2, 3, 4, 5, 6, 50].map((n) => reconnectDelay(n, 500, 5000));
     expect(delays).toEqual([500, 1000, 2000, 4000, 5000, 5000, 5000]);
   });
 });
@@ -52,7 +55,7 @@ describe('CellmateConnection', () => {
     });
     expect(hellos).toEqual([HELLO]);
     expect(await connection.request('chat/list', {})).toEqual([]);
-    const error = await connection.request('chat/get', { chatId: 'nope' }).catch(e => e);
+    const error = await connection.request('chat/get', { chatId: 'nope' }).catch((e) => e);
     expect(error).toBeInstanceOf(CellmateRequestError);
     expect(error.code).toBe(ErrorCodes.ChatNotFound);
   });
@@ -118,17 +121,26 @@ describe('CellmateConnection', () => {
     await until(() => connection.status.state === 'connected');
     server.addChat('a');
     server.answers.set('chat/get', () => ({ result: { id: 'a', title: 'A', mode: 'agent', items: 'not a list' } }));
-    server.answers.set('chat/list', () => ({ result: [{ id: 'a', title: 'A' }, { id: 7, title: 'B' }] }));
+    server.answers.set('chat/list', () => ({
+      result: [
+        { id: 'a', title: 'A' },
+        { id: 7, title: 'B' }
+      ]
+    }));
     server.answers.set('chat/send', () => ({ result: null }));
 
-    const bad = await connection.request('chat/get', { chatId: 'a' }).catch(e => e);
+    const bad = await connection.request('chat/get', { chatId: 'a' }).catch((e) => e);
     expect(bad).toBeInstanceOf(CellmateRequestError);
     expect(bad.code).toBe(CellmateRequestError.MALFORMED_RESULT);
     expect(bad.method).toBe('chat/get');
-    expect(bad.message).toMatch(/^The Cellmate server answered chat\/get with something unexpected \(items: [^)]+\): \{"id":"a"/);
-    const list = await connection.request('chat/list', {}).catch(e => e);
+    expect(bad.message).toMatch(
+      /^The Cellmate server answered chat\/get with something unexpected \(items: [^)]+\): \{"id":"a"/
+    );
+    const list = await connection.request('chat/list', {}).catch((e) => e);
     expect(list.message).toContain('answered chat/list with something unexpected (1.id: ');
-    const send = await connection.request('chat/send', { chatId: 'a', text: 'hi', model: { provider: 'scripted', model: '' } }).catch(e => e);
+    const send = await connection
+      .request('chat/send', { chatId: 'a', text: 'hi', model: { provider: 'scripted', model: '' } })
+      .catch((e) => e);
     expect(send.message).toContain('answered chat/send with something unexpected (the result: ');
     expect(problems).toEqual([bad.message, list.message, send.message]);
 
@@ -168,9 +180,9 @@ describe('CellmateConnection', () => {
     await until(() => hellos === 1);
     server.socket.close(1012, '');
     await until(() => hellos === 2);
-    const reconnecting = states.find(s => s.state === 'reconnecting');
+    const reconnecting = states.find((s) => s.state === 'reconnecting');
     expect(reconnecting?.reason).toBe('the Cellmate server is restarting');
-    expect(server.received.filter(m => m.method === 'cellmate/hello')).toHaveLength(2);
+    expect(server.received.filter((m) => m.method === 'cellmate/hello')).toHaveLength(2);
     expect(connection.status.state).toBe('connected');
   });
 
@@ -183,7 +195,7 @@ describe('CellmateConnection', () => {
     await until(() => hellos === 1);
     server.socket.close(1012, '');
     await until(() => hellos === 2);
-    const sent = server.received.filter(m => m.method === 'cellmate/hello').map(m => m.params);
+    const sent = server.received.filter((m) => m.method === 'cellmate/hello').map((m) => m.params);
     expect(sent).toEqual([
       { protocolVersion: PROTOCOL_VERSION, interactive: true },
       { protocolVersion: PROTOCOL_VERSION, interactive: true, paneSecret: 'pane-secret-1' }
@@ -244,8 +256,8 @@ describe('CellmateConnection', () => {
     connection.start();
     await until(() => connection.status.state === 'connected');
     connection.dispose();
-    await new Promise(resolve => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(connection.status.state).toBe('disposed');
-    expect(server.received.filter(m => m.method === 'cellmate/hello')).toHaveLength(1);
+    expect(server.received.filter((m) => m.method === 'cellmate/hello')).toHaveLength(1);
   });
 });

@@ -78,7 +78,8 @@ describe('formatCost', () => {
 describe('the context meter (CTX-1)', () => {
   it('is amber from 80 % of the way to the compaction point and red from the point itself', () => {
     // 16k window, 4k kept for the answer, compaction at 85 % of the rest: 10,200.
-    const at = (usedTokens: number) => contextLevel(status({ usedTokens, reservedOutput: 4_000, compactAtTokens: 10_200 }));
+    const at = (usedTokens: number) =>
+      contextLevel(status({ usedTokens, reservedOutput: 4_000, compactAtTokens: 10_200 }));
     expect(at(5_000)).toBe('ok');
     expect(at(8_159)).toBe('ok');
     expect(at(8_160)).toBe('warn');
@@ -89,7 +90,9 @@ describe('the context meter (CTX-1)', () => {
     expect(contextLevel(status({ usedTokens: 12_799, compactAtTokens: undefined }))).toBe('ok');
     expect(contextLevel(status({ usedTokens: 12_800, compactAtTokens: undefined }))).toBe('warn');
     expect(contextLevel(status({ usedTokens: 15_999, compactAtTokens: undefined }))).toBe('warn');
-    expect(contextLevel(status({ window: undefined, windowSource: 'unknown', compactAtTokens: undefined }))).toBe('unknown');
+    expect(contextLevel(status({ window: undefined, windowSource: 'unknown', compactAtTokens: undefined }))).toBe(
+      'unknown'
+    );
   });
 
   it('fills the bar by the share of the window and marks the compaction point', () => {
@@ -114,7 +117,10 @@ describe('the context meter (CTX-1)', () => {
     expect(tip).toMatch(/past 11.900 tokens/);
     expect(tip).toContain('45.6k in (30.1k cached) · 1.2k out');
     expect(tip).toContain('≈ $0.012');
-    const unknown = contextTooltip(status({ window: undefined, windowSource: 'unknown', compactAtTokens: undefined }), trans);
+    const unknown = contextTooltip(
+      status({ window: undefined, windowSource: 'unknown', compactAtTokens: undefined }),
+      trans
+    );
     expect(unknown).toMatch(/unknown.*compacted when the provider refuses/);
     expect(unknown).not.toContain('$');
     expect(contextTooltip(status({ windowSource: 'catalog' }), trans)).toContain('models.dev');
@@ -136,9 +142,12 @@ describe('per-turn usage and the compaction card (CTX-1, CTX-3)', () => {
 
   it('one line: in (cached), out, requests, cost', () => {
     expect(usageLine(usage(), trans)).toBe('↑ 12.3k in (9.8k cached) · ↓ 450 out · 3 requests · ≈ $0.004');
-    expect(usageLine(usage({ costUsd: undefined, requests: 1, usage: { input: 900, cachedInput: 0, cacheWrite: 0, output: 12 } }), trans)).toBe(
-      '↑ 900 in · ↓ 12 out · 1 request'
-    );
+    expect(
+      usageLine(
+        usage({ costUsd: undefined, requests: 1, usage: { input: 900, cachedInput: 0, cacheWrite: 0, output: 12 } }),
+        trans
+      )
+    ).toBe('↑ 900 in · ↓ 12 out · 1 request');
   });
 
   it('says why, what went and the tokens before and after', () => {
@@ -159,6 +168,8 @@ describe('per-turn usage and the compaction card (CTX-1, CTX-3)', () => {
     expect(compactionHeadline({ ...item, trigger: 'manual', summarizedMessages: 0, prunedOutputs: 1 }, trans)).toBe(
       'Context compacted (on request) · 1 old output pruned · 14.2k → 5.1k tokens'
     );
-    expect(compactionHeadline({ ...item, trigger: 'overflow' }, trans)).toMatch(/^Context compacted \(after the provider's overflow error\)/);
+    expect(compactionHeadline({ ...item, trigger: 'overflow' }, trans)).toMatch(
+      /^Context compacted \(after the provider's overflow error\)/
+    );
   });
 });

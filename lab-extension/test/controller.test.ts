@@ -35,7 +35,7 @@ function memory(initial: string | null = null): IChatMemory & { saved: Array<str
   return {
     saved,
     load: async () => initial,
-    save: async id => {
+    save: async (id) => {
       saved.push(id);
     }
   };
@@ -84,7 +84,7 @@ describe('CellmateController', () => {
     server.addChat('b', [user('u1')]);
     await controller.start();
     await until(() => controller.store.state?.chatId === 'b');
-    expect(controller.chats.map(c => c.id)).toEqual(['a', 'b']);
+    expect(controller.chats.map((c) => c.id)).toEqual(['a', 'b']);
 
     const other = await setup({ remembered: 'gone' });
     other.server.addChat('a', [], '2026-11-29T12:00:00.000Z');
@@ -123,7 +123,9 @@ describe('CellmateController', () => {
     expect(controller.demo).toBe(true);
     expect(controller.setup).toBeNull();
     expect(settings.composite.provider).toBe('');
-    expect(server.calls('chat/send').map(c => (c.params as { model: unknown }).model)).toEqual([{ provider: 'scripted', model: 'demo', scriptPath: '' }]);
+    expect(server.calls('chat/send').map((c) => (c.params as { model: unknown }).model)).toEqual([
+      { provider: 'scripted', model: 'demo', scriptPath: '' }
+    ]);
     // Leaving it is one call, and the pane is back to "not configured".
     controller.leaveDemo();
     expect(controller.demo).toBe(false);
@@ -152,9 +154,9 @@ describe('CellmateController', () => {
     server.chats.get('a')!.items.push(user('u2', 'while away'));
     server.socket.close(1012, 'Cellmate server restarting');
     await until(() => server.calls('chat/get').length === 2);
-    await until(() => controller.store.state!.items.some(i => i.id === 'u2'));
+    await until(() => controller.store.state!.items.some((i) => i.id === 'u2'));
     expect(server.calls('chat/list')).toHaveLength(2);
-    const kinds = controller.store.state!.items.map(i => (i.kind === 'notice' ? `notice:${i.level}` : i.id));
+    const kinds = controller.store.state!.items.map((i) => (i.kind === 'notice' ? `notice:${i.level}` : i.id));
     // Local notices keep their place in time (after both server items, which are older).
     expect(kinds).toEqual(['u1', 'u2', 'notice:warning', 'notice:info']);
   });
@@ -196,11 +198,11 @@ describe('CellmateController', () => {
 
     expect(await controller.rename('a', 'Kiln study')).toBe(true);
     expect(controller.store.state?.title).toBe('Kiln study');
-    expect(controller.chats.find(c => c.id === 'a')?.title).toBe('Kiln study');
+    expect(controller.chats.find((c) => c.id === 'a')?.title).toBe('Kiln study');
 
     expect(await controller.deleteChat('a')).toBe(true);
     await until(() => controller.store.state?.chatId === 'b');
-    expect(controller.chats.map(c => c.id)).toEqual(['b']);
+    expect(controller.chats.map((c) => c.id)).toEqual(['b']);
     expect(mem.saved).toContain(null);
   });
 
@@ -216,7 +218,7 @@ describe('CellmateController', () => {
     expect(await controller.acceptVerifyOutputs('r1', 'nb.ipynb')).toEqual(none);
     expect(await controller.resolveOrchestration('o1', 'reject', 'too big')).toEqual(none);
     const cardMethods = ['edit/resolve', 'plan/resolve', 'review/approve', 'verify/accept', 'orchestration/resolve'];
-    expect(cardMethods.flatMap(m => server.calls(m))).toEqual([]);
+    expect(cardMethods.flatMap((m) => server.calls(m))).toEqual([]);
 
     server.addChat('a');
     await controller.openChat('a');
@@ -230,15 +232,30 @@ describe('CellmateController', () => {
     expect(await controller.resolvePlan('p1', 'approve')).toEqual({ state: 'approved', message: 'Running 2 steps.' });
     const model = { provider: 'scripted', model: 'scripted', scriptPath: '' };
     expect(server.calls('plan/resolve')[0].params).toEqual({ chatId: 'a', planId: 'p1', decision: 'approve', model });
-    expect(await controller.resolveOrchestration('o1', 'reject', 'too big')).toEqual({ state: 'rejected', message: 'Rejected.' });
-    expect(server.calls('orchestration/resolve')[0].params).toEqual({ chatId: 'a', orchestrationId: 'o1', decision: 'reject', model, reason: 'too big' });
+    expect(await controller.resolveOrchestration('o1', 'reject', 'too big')).toEqual({
+      state: 'rejected',
+      message: 'Rejected.'
+    });
+    expect(server.calls('orchestration/resolve')[0].params).toEqual({
+      chatId: 'a',
+      orchestrationId: 'o1',
+      decision: 'reject',
+      model,
+      reason: 'too big'
+    });
     expect(await controller.approveReviewNode('n1')).toEqual({ state: 'error', message: 'You wrote this finding.' });
     expect(notes).toEqual([]);
 
     // With no model configured, an Approve says what to do first and sends nothing.
     await settings.set('provider', '');
-    expect(await controller.resolvePlan('p2', 'approve')).toEqual({ state: 'error', message: 'Configure a model first: approving runs the plan.' });
-    expect(await controller.resolveOrchestration('o2', 'approve')).toEqual({ state: 'error', message: 'Configure a model first: approving runs the tasks.' });
+    expect(await controller.resolvePlan('p2', 'approve')).toEqual({
+      state: 'error',
+      message: 'Configure a model first: approving runs the plan.'
+    });
+    expect(await controller.resolveOrchestration('o2', 'approve')).toEqual({
+      state: 'error',
+      message: 'Configure a model first: approving runs the tasks.'
+    });
     expect(server.calls('plan/resolve')).toHaveLength(1);
     expect(server.calls('orchestration/resolve')).toHaveLength(1);
   });
@@ -249,7 +266,9 @@ describe('CellmateController', () => {
     server.addChat('a', [user('u1')]);
     let compacted = false;
     server.answers.set('chat/compact', () => {
-      const result = compacted ? { compacted: false, message: 'Nothing to compact yet.' } : { compacted: true, message: 'Compacted.' };
+      const result = compacted
+        ? { compacted: false, message: 'Nothing to compact yet.' }
+        : { compacted: true, message: 'Compacted.' };
       compacted = true;
       return { result };
     });

@@ -44,13 +44,13 @@ export class FakeServer {
     wss.on('connection', (socket, request) => {
       this.urls.push(request.url ?? '');
       this.sockets.push(socket);
-      socket.on('message', data => this._onMessage(socket, JSON.parse(String(data)) as Rpc));
+      socket.on('message', (data) => this._onMessage(socket, JSON.parse(String(data)) as Rpc));
     });
   }
 
   static async start(port = 0): Promise<FakeServer> {
     const wss = new WebSocketServer({ host: '127.0.0.1', port, path: '/base/cellmate/ws' });
-    await new Promise<void>(resolve => wss.once('listening', resolve));
+    await new Promise<void>((resolve) => wss.once('listening', resolve));
     return new FakeServer(wss);
   }
 
@@ -65,7 +65,7 @@ export class FakeServer {
 
   /** Requests with this method, in order. */
   calls(method: string): Rpc[] {
-    return this.received.filter(m => m.method === method);
+    return this.received.filter((m) => m.method === method);
   }
 
   addChat(id: string, items: Chat['items'] = [], updatedAt = T0): Chat {
@@ -91,7 +91,7 @@ export class FakeServer {
     for (const s of this.wss.clients) {
       s.terminate();
     }
-    await new Promise<void>(resolve => this.wss.close(() => resolve()));
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 
   private _onMessage(socket: WebSocket, message: Rpc): void {
@@ -99,8 +99,7 @@ export class FakeServer {
     if (message.id === undefined) {
       return;
     }
-    const reply = (body: object): void =>
-      socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...body }));
+    const reply = (body: object): void => socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...body }));
     const params = message.params ?? {};
     if (message.method === 'cellmate/hello') {
       reply(this.helloError ? { error: this.helloError } : { result: this.helloResult });
@@ -120,11 +119,7 @@ export class FakeServer {
         return;
       case 'chat/get': {
         const chat = this.chats.get(String(params.chatId));
-        reply(
-          chat
-            ? { result: chat }
-            : { error: { code: ErrorCodes.ChatNotFound, message: 'no such chat' } }
-        );
+        reply(chat ? { result: chat } : { error: { code: ErrorCodes.ChatNotFound, message: 'no such chat' } });
         return;
       }
       case 'chat/create':
@@ -184,6 +179,6 @@ export async function until(predicate: () => boolean, timeoutMs = 5000): Promise
     if (Date.now() - start > timeoutMs) {
       throw new Error('timed out waiting');
     }
-    await new Promise(resolve => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

@@ -19,7 +19,13 @@ const context: ContextStatus = {
 
 describe('guards for usage, compaction and context (CTX-1, CTX-3)', () => {
   it('accepts usage items and refuses malformed ones', () => {
-    const usage = { ...base, kind: 'usage', model: 'a/b', usage: { input: 10, cachedInput: 2, cacheWrite: 0, output: 3 }, requests: 1 };
+    const usage = {
+      ...base,
+      kind: 'usage',
+      model: 'a/b',
+      usage: { input: 10, cachedInput: 2, cacheWrite: 0, output: 3 },
+      requests: 1
+    };
     expect(isTranscriptItem(usage)).toBe(true);
     expect(isTranscriptItem({ ...usage, costUsd: 0.001 })).toBe(true);
     expect(isTranscriptItem({ ...usage, usage: { ...usage.usage, reasoning: 1 } })).toBe(true);
@@ -31,7 +37,15 @@ describe('guards for usage, compaction and context (CTX-1, CTX-3)', () => {
   });
 
   it('accepts compaction items and refuses malformed ones', () => {
-    const compaction = { ...base, kind: 'compaction', trigger: 'auto', prunedOutputs: 3, summarizedMessages: 0, tokensBefore: 9_000, tokensAfter: 4_000 };
+    const compaction = {
+      ...base,
+      kind: 'compaction',
+      trigger: 'auto',
+      prunedOutputs: 3,
+      summarizedMessages: 0,
+      tokensBefore: 9_000,
+      tokensAfter: 4_000
+    };
     expect(isTranscriptItem(compaction)).toBe(true);
     expect(isTranscriptItem({ ...compaction, trigger: 'manual', summary: '## State\n- df' })).toBe(true);
     expect(isTranscriptItem({ ...compaction, trigger: 'whenever' })).toBe(false);
@@ -52,7 +66,15 @@ describe('guards for usage, compaction and context (CTX-1, CTX-3)', () => {
   });
 
   it('sanitizeChat keeps a valid context and drops an unreadable one', () => {
-    const chat = { id: 'c1', title: 'Chat', mode: 'agent', createdAt: base.time, updatedAt: base.time, items: [], running: false };
+    const chat = {
+      id: 'c1',
+      title: 'Chat',
+      mode: 'agent',
+      createdAt: base.time,
+      updatedAt: base.time,
+      items: [],
+      running: false
+    };
     expect(sanitizeChat({ ...chat, context })?.chat.context).toEqual(context);
     const bad = sanitizeChat({ ...chat, context: { ...context, usedTokens: -1 } });
     expect(bad?.chat).not.toHaveProperty('context');

@@ -83,7 +83,7 @@ function run(state: ChatState, events: ChatEvent[]): { state: ChatState; changes
 }
 
 const texts = (state: ChatState): string[] =>
-  state.items.map(i => ('text' in i ? `${i.kind}:${i.text}` : `${i.kind}:${(i as ToolCallItem).status}`));
+  state.items.map((i) => ('text' in i ? `${i.kind}:${i.text}` : `${i.kind}:${(i as ToolCallItem).status}`));
 
 describe('applyEvent', () => {
   it('runs a whole turn: start, user, streamed text, tool card, final text, end', () => {
@@ -241,7 +241,9 @@ describe('applyEvent', () => {
     const step = applyEvent(start, { type: 'tool-progress', itemId: 'k1', elapsedMs: 900, lastLine: 'step 3' });
     expect(step.state.progress?.get('k1')).toBe('step 3');
     expect(step.change).toEqual({ updated: ['k1'], structure: false, running: false });
-    expect(applyEvent(step.state, { type: 'tool-progress', itemId: 'k1', lastLine: 'step 3' }).change.updated).toEqual([]);
+    expect(applyEvent(step.state, { type: 'tool-progress', itemId: 'k1', lastLine: 'step 3' }).change.updated).toEqual(
+      []
+    );
     const ended = applyEvent(step.state, { type: 'item-updated', item: tool('ok', { durationMs: 5 }) }).state;
     expect(applyEvent(ended, { type: 'tool-progress', itemId: 'k1', lastLine: 'late' }).state).toBe(ended);
     expect(isChatEvent({ type: 'tool-progress', itemId: 'k1', lastLine: 3 })).toBe(false);
@@ -266,7 +268,7 @@ describe('snapshots', () => {
       state,
       chat([user(), { ...assistant('Hello', false), time: '2999-01-01T00:00:00.000Z' }])
     ).state;
-    expect(next.items.map(i => i.kind)).toEqual(['user', 'notice', 'assistant']);
+    expect(next.items.map((i) => i.kind)).toEqual(['user', 'notice', 'assistant']);
     expect(next.pendingDeltas.size).toBe(0);
   });
 
@@ -289,26 +291,29 @@ describe('paging a long transcript (issue #15)', () => {
   it('shows the latest page first and puts older pages in front, in order', () => {
     let state = fromSnapshot({ ...chat(users(8, 10)), olderCount: 8 });
     expect(state.olderCount).toBe(8);
-    expect(state.items.map(i => i.id)).toEqual(['u8', 'u9']);
+    expect(state.items.map((i) => i.id)).toEqual(['u8', 'u9']);
     let step = prependOlder(state, 'u8', { items: users(5, 8), olderCount: 5 });
     expect(step.change.structure).toBe(true);
     state = step.state;
     step = prependOlder(state, 'u5', { items: users(0, 5), olderCount: 0 });
-    expect(step.state.items.map(i => i.id)).toEqual(users(0, 10).map(i => i.id));
+    expect(step.state.items.map((i) => i.id)).toEqual(users(0, 10).map((i) => i.id));
     expect(step.state.olderCount).toBe(0);
   });
 
   it('ignores a page for another cursor, and a reconnect snapshot keeps the older pages shown', () => {
-    const state = prependOlder(fromSnapshot({ ...chat(users(8, 10)), olderCount: 8 }), 'u8', { items: users(6, 8), olderCount: 6 }).state;
+    const state = prependOlder(fromSnapshot({ ...chat(users(8, 10)), olderCount: 8 }), 'u8', {
+      items: users(6, 8),
+      olderCount: 6
+    }).state;
     expect(prependOlder(state, 'u8', { items: users(4, 6), olderCount: 4 }).state).toBe(state);
     expect(oldestServerItemId(state)).toBe('u6');
     // The server's latest page now starts at u9 (one item more at the end).
     const again = applySnapshot(state, { ...chat([...users(9, 10), user('u10')]), olderCount: 9 }).state;
-    expect(again.items.map(i => i.id)).toEqual(['u6', 'u7', 'u8', 'u9', 'u10']);
+    expect(again.items.map((i) => i.id)).toEqual(['u6', 'u7', 'u8', 'u9', 'u10']);
     expect(again.olderCount).toBe(6);
     // No overlap (many items arrived meanwhile): the new page alone.
     const gap = applySnapshot(state, { ...chat(users(20, 22)), olderCount: 20 }).state;
-    expect(gap.items.map(i => i.id)).toEqual(['u20', 'u21']);
+    expect(gap.items.map((i) => i.id)).toEqual(['u20', 'u21']);
     expect(gap.olderCount).toBe(20);
   });
 
@@ -339,7 +344,7 @@ describe('ChatsModel', () => {
     store.load(chat([user()]));
     store.notice('info', 'reconnected');
     store.load(chat([user()]));
-    expect(store.state!.items.map(i => i.kind)).toEqual(['user', 'notice']);
+    expect(store.state!.items.map((i) => i.kind)).toEqual(['user', 'notice']);
     store.load({ ...chat([]), id: 'c2' });
     expect(store.state!.items).toHaveLength(0);
   });
@@ -359,7 +364,7 @@ describe('validation', () => {
   it('sorts chats most recent first and drops junk', () => {
     const a = { id: 'a', title: 'A', mode: 'agent' as const, createdAt: T0, updatedAt: T0 };
     const b = { ...a, id: 'b', title: 'B', updatedAt: T2 };
-    expect(sortChats([a, b, { nope: 1 } as never]).map(c => c.id)).toEqual(['b', 'a']);
+    expect(sortChats([a, b, { nope: 1 } as never]).map((c) => c.id)).toEqual(['b', 'a']);
   });
 });
 
@@ -368,7 +373,7 @@ describe('sanitizeChat', () => {
     const raw = { ...chat([user()]), items: [user(), { kind: 'hologram', id: 'h', turnId: 't1' }] };
     const checked = sanitizeChat(raw);
     expect(checked?.dropped).toBe(1);
-    expect(checked?.chat.items.map(i => i.id)).toEqual(['u1']);
+    expect(checked?.chat.items.map((i) => i.id)).toEqual(['u1']);
     expect(sanitizeChat({ id: 'x', title: 'y' })).toBeNull();
     expect(sanitizeChat('nope')).toBeNull();
   });

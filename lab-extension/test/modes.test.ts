@@ -5,10 +5,18 @@ import type { Chat } from '@cellmate/protocol';
 import { applyEvent, fromSnapshot, isChatEvent } from '../src/model';
 
 const chat = (mode: unknown): Chat =>
-  ({ id: 'c1', title: 't', mode, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', running: false, items: [] }) as unknown as Chat;
+  ({
+    id: 'c1',
+    title: 't',
+    mode,
+    createdAt: '2026-01-01T00:00:00Z',
+    updatedAt: '2026-01-01T00:00:00Z',
+    running: false,
+    items: []
+  }) as unknown as Chat;
 
 describe('chat mode in the pane state', () => {
-  it('takes the snapshot\'s mode; an unknown one (a newer server) shows as Agent', () => {
+  it("takes the snapshot's mode; an unknown one (a newer server) shows as Agent", () => {
     expect(fromSnapshot(chat('plan')).mode).toBe('plan');
     expect(fromSnapshot(chat('party')).mode).toBe('agent');
   });

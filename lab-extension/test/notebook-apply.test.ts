@@ -12,7 +12,14 @@ import { setSharedSources, type ISharedNotebook } from '../src/notebook-apply';
 function notebook(): YNotebook {
   const nb = YNotebook.create();
   nb.insertCells(0, [
-    { cell_type: 'code', id: 'aa', source: 'greet(1)', metadata: { tags: ['x'] }, execution_count: 3, outputs: [{ output_type: 'stream', name: 'stdout', text: 'hi\n' }] },
+    {
+      cell_type: 'code',
+      id: 'aa',
+      source: 'greet(1)',
+      metadata: { tags: ['x'] },
+      execution_count: 3,
+      outputs: [{ output_type: 'stream', name: 'stdout', text: 'hi\n' }]
+    },
     { cell_type: 'markdown', id: 'bb', source: 'About `greet`', metadata: {} },
     { cell_type: 'code', id: 'cc', source: 'x = greet(2)', metadata: {}, execution_count: null, outputs: [] }
   ]);
@@ -30,10 +37,15 @@ describe('setSharedSources', () => {
       { cellId: '#3', expected: 'x = greet(2)', source: 'x = hello(2)' }
     ]);
     expect(changed).toBe(2);
-    expect(nb.cells.map(c => c.getSource())).toEqual(['hello(1)', 'About `greet`', 'x = hello(2)']);
-    expect(nb.cells[0]!.toJSON()).toMatchObject({ id: 'aa', execution_count: 3, metadata: { tags: ['x'] }, outputs: [{ output_type: 'stream', text: 'hi\n' }] });
+    expect(nb.cells.map((c) => c.getSource())).toEqual(['hello(1)', 'About `greet`', 'x = hello(2)']);
+    expect(nb.cells[0]!.toJSON()).toMatchObject({
+      id: 'aa',
+      execution_count: 3,
+      metadata: { tags: ['x'] },
+      outputs: [{ output_type: 'stream', text: 'hi\n' }]
+    });
     nb.undo();
-    expect(nb.cells.map(c => c.getSource())).toEqual(['greet(1)', 'About `greet`', 'x = greet(2)']);
+    expect(nb.cells.map((c) => c.getSource())).toEqual(['greet(1)', 'About `greet`', 'x = greet(2)']);
   });
 
   it('a cell that differs from its expected source: an error naming it, and nothing changed (also the cells before it)', () => {
@@ -44,14 +56,18 @@ describe('setSharedSources', () => {
         { cellId: 'cc', expected: 'x = greet(99)', source: 'x = hello(2)' }
       ])
     ).toThrow('cell "cc" (cell 3) is not the text the change was computed from: it was edited since');
-    expect(() => setSharedSources(shared(nb), [{ cellId: 'zz', expected: '', source: '' }])).toThrow('no cell "zz" in the open notebook');
-    expect(nb.cells.map(c => c.getSource())).toEqual(['greet(1)', 'About `greet`', 'x = greet(2)']);
+    expect(() => setSharedSources(shared(nb), [{ cellId: 'zz', expected: '', source: '' }])).toThrow(
+      'no cell "zz" in the open notebook'
+    );
+    expect(nb.cells.map((c) => c.getSource())).toEqual(['greet(1)', 'About `greet`', 'x = greet(2)']);
     expect(nb.undoManager.canUndo()).toBe(false);
   });
 
   it('dryRun checks only', () => {
     const nb = notebook();
-    expect(setSharedSources(shared(nb), [{ cellId: 'bb', expected: 'About `greet`', source: 'About `hello`' }], true)).toBe(0);
+    expect(
+      setSharedSources(shared(nb), [{ cellId: 'bb', expected: 'About `greet`', source: 'About `hello`' }], true)
+    ).toBe(0);
     expect(nb.cells[1]!.getSource()).toBe('About `greet`');
   });
 });

@@ -37,16 +37,16 @@ afterEach(async () => {
 /** `/base/cellmate/ws` → the companion's socket, one connection per WebSocket. */
 async function bridge(socketPath: string): Promise<number> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/base/cellmate/ws' });
-  await new Promise<void>(resolve => wss.once('listening', resolve));
-  wss.on('connection', ws => {
+  await new Promise<void>((resolve) => wss.once('listening', resolve));
+  wss.on('connection', (ws) => {
     const unix = net.connect(socketPath);
     const writer = new StreamMessageWriter(unix);
     new StreamMessageReader(unix).listen((message: Message) => ws.send(JSON.stringify(message)));
-    ws.on('message', data => void writer.write(JSON.parse(String(data)) as Message));
+    ws.on('message', (data) => void writer.write(JSON.parse(String(data)) as Message));
     ws.on('close', () => unix.destroy());
     unix.on('close', () => ws.close());
   });
-  cleanups.push(() => new Promise<void>(resolve => wss.close(() => resolve())));
+  cleanups.push(() => new Promise<void>((resolve) => wss.close(() => resolve())));
   return (wss.address() as AddressInfo).port;
 }
 
@@ -57,12 +57,31 @@ describe('a 5,000-item chat in the pane', () => {
     await mkdir(chats, { recursive: true });
     // A chat journal as the companion writes it (server/src/chats/chat-journal.md).
     const t = '2026-12-01T10:00:00.000Z';
-    const lines = [{ s: 1, u: t, t: 'chat', titleSource: 'user', chat: { id: 'long', title: 'Long', mode: 'agent', createdAt: t, running: false } }];
+    const lines = [
+      {
+        s: 1,
+        u: t,
+        t: 'chat',
+        titleSource: 'user',
+        chat: { id: 'long', title: 'Long', mode: 'agent', createdAt: t, running: false }
+      }
+    ];
     for (let i = 0; i < 5000; i++) {
-      const item: ToolCallItem = { kind: 'tool', id: `i${i}`, time: t, turnId: `t${Math.floor(i / 50)}`, callId: `c${i}`, name: 'read', args: { path: 'a.txt' }, actor: 'model', status: 'ok', output: `line ${i}` };
+      const item: ToolCallItem = {
+        kind: 'tool',
+        id: `i${i}`,
+        time: t,
+        turnId: `t${Math.floor(i / 50)}`,
+        callId: `c${i}`,
+        name: 'read',
+        args: { path: 'a.txt' },
+        actor: 'model',
+        status: 'ok',
+        output: `line ${i}`
+      };
       lines.push({ s: i + 2, u: t, t: 'item', item } as never);
     }
-    await writeFile(path.join(chats, 'long.jsonl'), lines.map(l => `${JSON.stringify(l)}\n`).join(''));
+    await writeFile(path.join(chats, 'long.jsonl'), lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
     const socket = path.join(ws, 's.sock');
     const companion: Companion = await startCompanion(ws, socket);
     cleanups.push(() => companion.kill9());
@@ -73,7 +92,10 @@ describe('a 5,000-item chat in the pane', () => {
       notify: () => undefined,
       trans
     });
-    cleanups.push(() => controller.dispose(), () => connection.dispose());
+    cleanups.push(
+      () => controller.dispose(),
+      () => connection.dispose()
+    );
     await controller.start();
     await until(() => controller.store.state?.chatId === 'long', 20_000);
 
@@ -81,7 +103,7 @@ describe('a 5,000-item chat in the pane', () => {
     expect(first.items.length).toBeLessThan(5000);
     expect(first.items.at(-1)!.id).toBe('i4999');
     expect(first.olderCount).toBe(5000 - first.items.length);
-    const ids = first.items.map(i => i.id);
+    const ids = first.items.map((i) => i.id);
     expect(ids).toEqual(Array.from({ length: ids.length }, (_, k) => `i${5000 - ids.length + k}`));
 
     let pages = 0;
@@ -92,6 +114,6 @@ describe('a 5,000-item chat in the pane', () => {
       pages++;
     }
     expect(pages).toBeGreaterThan(5);
-    expect(controller.store.state!.items.map(i => i.id)).toEqual(Array.from({ length: 5000 }, (_, k) => `i${k}`));
+    expect(controller.store.state!.items.map((i) => i.id)).toEqual(Array.from({ length: 5000 }, (_, k) => `i${k}`));
   }, 60_000);
 });

@@ -43,7 +43,10 @@ describe('PendingQuestions', () => {
     pending.added.connect((_, q) => added.push(q.id));
     pending.changed.connect(() => changes++);
 
-    store.apply('c1', { type: 'item-added', item: { kind: 'assistant', id: 'a1', turnId: 't1', time: T0, text: '', streaming: true } });
+    store.apply('c1', {
+      type: 'item-added',
+      item: { kind: 'assistant', id: 'a1', turnId: 't1', time: T0, text: '', streaming: true }
+    });
     store.apply('c1', { type: 'text-delta', itemId: 'a1', delta: 'thinking…' });
     expect(added).toEqual([]);
     expect(changes).toBe(0);

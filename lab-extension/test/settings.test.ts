@@ -3,13 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { ProviderStatus } from '@cellmate/protocol';
 
-import {
-  DEFAULT_SETTINGS,
-  keyInstructions,
-  readSettings,
-  setupProblem,
-  toModelSettings
-} from '../src/settings';
+import { DEFAULT_SETTINGS, keyInstructions, readSettings, setupProblem, toModelSettings } from '../src/settings';
 
 const providers = (openaiKey: boolean): ProviderStatus[] => [
   {
@@ -30,20 +24,40 @@ const providers = (openaiKey: boolean): ProviderStatus[] => [
 describe('readSettings / toModelSettings', () => {
   it('acceptsImages: auto is left to the server; yes/no are sent (EVAL-3)', () => {
     expect(readSettings({ provider: 'openai', acceptsImages: 'auto' }).acceptsImages).toBeUndefined();
-    expect(toModelSettings(readSettings({ provider: 'openai-compatible', model: 'llava', acceptsImages: 'yes' }))).toMatchObject({ acceptsImages: true });
-    expect(toModelSettings(readSettings({ provider: 'openai', model: 'm', acceptsImages: 'no' }))).toMatchObject({ acceptsImages: false });
+    expect(
+      toModelSettings(readSettings({ provider: 'openai-compatible', model: 'llava', acceptsImages: 'yes' }))
+    ).toMatchObject({ acceptsImages: true });
+    expect(toModelSettings(readSettings({ provider: 'openai', model: 'm', acceptsImages: 'no' }))).toMatchObject({
+      acceptsImages: false
+    });
     expect(toModelSettings(readSettings({ provider: 'openai', model: 'm' }))).not.toHaveProperty('acceptsImages');
   });
 
   it('contextWindow and compactAt are carried into the model settings when valid (CTX-1, CTX-3)', () => {
-    const settings = readSettings({ provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://h/v1', contextWindow: 16384, compactAt: 0.7 });
+    const settings = readSettings({
+      provider: 'openai-compatible',
+      model: 'llama3.1',
+      baseUrl: 'http://h/v1',
+      contextWindow: 16384,
+      compactAt: 0.7
+    });
     expect(toModelSettings(settings)).toMatchObject({ contextWindow: 16384, compactAt: 0.7 });
-    expect(toModelSettings(readSettings({ provider: 'scripted', contextWindow: 4000 }))).toMatchObject({ contextWindow: 4000 });
+    expect(toModelSettings(readSettings({ provider: 'scripted', contextWindow: 4000 }))).toMatchObject({
+      contextWindow: 4000
+    });
     // Absent, or a hand-edited value the schema would refuse: left to the server.
     const plain = toModelSettings(readSettings({ provider: 'openai', model: 'm' }));
     expect(plain).not.toHaveProperty('contextWindow');
     expect(plain).not.toHaveProperty('compactAt');
-    for (const bad of [{ contextWindow: 0 }, { contextWindow: -5 }, { contextWindow: 1.5 }, { contextWindow: '16k' }, { compactAt: 0.2 }, { compactAt: 1 }, { compactAt: '0.8' }]) {
+    for (const bad of [
+      { contextWindow: 0 },
+      { contextWindow: -5 },
+      { contextWindow: 1.5 },
+      { contextWindow: '16k' },
+      { compactAt: 0.2 },
+      { compactAt: 1 },
+      { compactAt: '0.8' }
+    ]) {
       const model = toModelSettings(readSettings({ provider: 'openai', model: 'm', ...bad }));
       expect(model).not.toHaveProperty('contextWindow');
       expect(model).not.toHaveProperty('compactAt');
@@ -70,9 +84,10 @@ describe('readSettings / toModelSettings', () => {
 
   it('builds the ModelSettings sent with chat/send', () => {
     expect(toModelSettings(DEFAULT_SETTINGS)).toBeNull();
-    expect(
-      toModelSettings({ ...DEFAULT_SETTINGS, provider: 'openai', model: 'gpt-4.1', baseUrl: 'x' })
-    ).toEqual({ provider: 'openai', model: 'gpt-4.1' });
+    expect(toModelSettings({ ...DEFAULT_SETTINGS, provider: 'openai', model: 'gpt-4.1', baseUrl: 'x' })).toEqual({
+      provider: 'openai',
+      model: 'gpt-4.1'
+    });
     expect(
       toModelSettings({
         ...DEFAULT_SETTINGS,
@@ -92,15 +107,27 @@ describe('readSettings / toModelSettings', () => {
 
 describe('setupProblem', () => {
   it('the fast tier (issue #27): sent only when it names a provider and a model; inline completions stay off until set', () => {
-    const fast = readSettings({ provider: 'openai', model: 'gpt-4.1', fastModel: { provider: 'openai-compatible', model: ' qwen2.5-coder ', baseUrl: 'http://127.0.0.1:11434/v1' } });
+    const fast = readSettings({
+      provider: 'openai',
+      model: 'gpt-4.1',
+      fastModel: { provider: 'openai-compatible', model: ' qwen2.5-coder ', baseUrl: 'http://127.0.0.1:11434/v1' }
+    });
     expect(toModelSettings(fast)).toEqual({
       provider: 'openai',
       model: 'gpt-4.1',
       fast: { provider: 'openai-compatible', model: 'qwen2.5-coder', baseUrl: 'http://127.0.0.1:11434/v1' }
     });
-    expect(toModelSettings(readSettings({ provider: 'openai', model: 'm', fastModel: { provider: '', model: 'x' } }))).not.toHaveProperty('fast');
-    expect(toModelSettings(readSettings({ provider: 'openai', model: 'm', fastModel: { provider: 'anthropic', model: '' } }))).not.toHaveProperty('fast');
-    expect(readSettings({ provider: 'openai', fastModel: 'nonsense' }).fastModel).toEqual({ provider: '', model: '', baseUrl: '' });
+    expect(
+      toModelSettings(readSettings({ provider: 'openai', model: 'm', fastModel: { provider: '', model: 'x' } }))
+    ).not.toHaveProperty('fast');
+    expect(
+      toModelSettings(readSettings({ provider: 'openai', model: 'm', fastModel: { provider: 'anthropic', model: '' } }))
+    ).not.toHaveProperty('fast');
+    expect(readSettings({ provider: 'openai', fastModel: 'nonsense' }).fastModel).toEqual({
+      provider: '',
+      model: '',
+      baseUrl: ''
+    });
     expect(readSettings({ provider: 'openai' }).inlineCompletions).toBe(false);
     expect(readSettings({ provider: 'openai', inlineCompletions: 'yes' }).inlineCompletions).toBe(false);
     expect(readSettings({ provider: 'openai', inlineCompletions: true }).inlineCompletions).toBe(true);
@@ -124,9 +151,7 @@ describe('setupProblem', () => {
   });
 
   it('points at a provider the server already has a key for', () => {
-    expect(setupProblem(DEFAULT_SETTINGS, providers(true))?.message).toContain(
-      'The server has an API key for openai'
-    );
+    expect(setupProblem(DEFAULT_SETTINGS, providers(true))?.message).toContain('The server has an API key for openai');
   });
 
   it('uses keySource and hint when the chosen provider has no key', () => {

@@ -16,11 +16,11 @@ function host(custom: CustomCommandInfo[] = [], canRewind = false) {
     rewind: () => (calls.push('rewind'), canRewind),
     showSkills: async () => void calls.push('skills'),
     modelLabel: () => 'openai · gpt-4.1',
-    setModel: async name => void calls.push(`model ${name}`),
+    setModel: async (name) => void calls.push(`model ${name}`),
     notice: (level, text) => void calls.push(`${level}: ${text}`),
     customCommands: async () => custom,
     expand: async (name, args) => `expanded ${name} with ${args}`,
-    send: async text => (calls.push(`send ${text}`), true)
+    send: async (text) => (calls.push(`send ${text}`), true)
   };
   return { h, calls };
 }
@@ -37,8 +37,24 @@ describe('slash commands', () => {
   });
 
   it('completes built-ins, then custom commands, by prefix', () => {
-    const custom: CustomCommandInfo[] = [{ name: 'explain-df', description: 'Explain a DataFrame', source: 'workspace' }, { name: 'plan', description: 'shadow', source: 'workspace' }];
-    expect(slashCandidates('', custom).map(c => c.name)).toEqual(['plan', 'agent', 'auto', 'review', 'compact', 'clear', 'export', 'rewind', 'model', 'skills', 'help', 'explain-df']);
+    const custom: CustomCommandInfo[] = [
+      { name: 'explain-df', description: 'Explain a DataFrame', source: 'workspace' },
+      { name: 'plan', description: 'shadow', source: 'workspace' }
+    ];
+    expect(slashCandidates('', custom).map((c) => c.name)).toEqual([
+      'plan',
+      'agent',
+      'auto',
+      'review',
+      'compact',
+      'clear',
+      'export',
+      'rewind',
+      'model',
+      'skills',
+      'help',
+      'explain-df'
+    ]);
     expect(slashCandidates('ex', custom)).toEqual([
       { kind: 'command', name: 'export', detail: 'Export this chat to Markdown and a notebook' },
       { kind: 'custom', name: 'explain-df', detail: 'Explain a DataFrame' }
@@ -51,7 +67,10 @@ describe('slash commands', () => {
     expect(can.calls).toEqual(['rewind']);
     const cannot = host([], false);
     expect(await runSlash('/rewind', cannot.h)).toBe(true);
-    expect(cannot.calls).toEqual(['rewind', 'info: Nothing to rewind: no turn of this chat changed files or notebooks (or their changes were already undone).']);
+    expect(cannot.calls).toEqual([
+      'rewind',
+      'info: Nothing to rewind: no turn of this chat changed files or notebooks (or their changes were already undone).'
+    ]);
   });
 
   it('runs built-ins, expands custom commands, and never sends an unknown one', async () => {
@@ -68,8 +87,14 @@ describe('slash commands', () => {
     expect(await runSlash('/frobnicate now', h)).toBe(false);
     expect(await runSlash('hello /plan', h)).toBeUndefined();
     expect(calls).toEqual([
-      'mode plan', 'mode agent', 'auto', 'compact', 'new chat', 'skills',
-      'info: Model: openai · gpt-4.1. Type /model NAME to change it.', 'model gpt-4o',
+      'mode plan',
+      'mode agent',
+      'auto',
+      'compact',
+      'new chat',
+      'skills',
+      'info: Model: openai · gpt-4.1. Type /model NAME to change it.',
+      'model gpt-4o',
       'send expanded explain-df with sales',
       'error: Unknown command /frobnicate: nothing was sent. Type /help for the commands.'
     ]);

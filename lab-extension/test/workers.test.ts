@@ -7,8 +7,18 @@ import { formatElapsed } from '../src/tool-format';
 import { WorkersModel } from '../src/workers';
 
 const worker = (id: string, over: Partial<WorkerSummary> = {}): WorkerSummary => ({
-  id, chatId: 'c1', label: `worker ${id}`, tier: 'fast', state: 'running', createdAt: '2026-01-01T00:00:00Z', startedAt: '2026-01-01T00:00:00Z',
-  elapsedMs: 1000, model: 'scripted/x', sharesKernel: false, toolCalls: 0, ...over
+  id,
+  chatId: 'c1',
+  label: `worker ${id}`,
+  tier: 'fast',
+  state: 'running',
+  createdAt: '2026-01-01T00:00:00Z',
+  startedAt: '2026-01-01T00:00:00Z',
+  elapsedMs: 1000,
+  model: 'scripted/x',
+  sharesKernel: false,
+  toolCalls: 0,
+  ...over
 });
 
 describe('workers in the pane', () => {
@@ -18,7 +28,7 @@ describe('workers in the pane', () => {
     expect(isChatEvent({ type: 'worker-updated' })).toBe(false);
   });
 
-  it('a reset loads a chat\'s list; updates add or replace rows of that chat only', () => {
+  it("a reset loads a chat's list; updates add or replace rows of that chat only", () => {
     const model = new WorkersModel();
     let changes = 0;
     model.changed.connect(() => changes++);
@@ -26,7 +36,10 @@ describe('workers in the pane', () => {
     model.update('c1', worker('w-2'));
     model.update('c1', worker('w-1', { state: 'killed' }));
     model.update('c2', worker('w-3', { chatId: 'c2' })); // another chat's worker: not this list
-    expect(model.workers.map(w => [w.id, w.state])).toEqual([['w-1', 'killed'], ['w-2', 'running']]);
+    expect(model.workers.map((w) => [w.id, w.state])).toEqual([
+      ['w-1', 'killed'],
+      ['w-2', 'running']
+    ]);
     expect(changes).toBe(3);
     model.reset(null);
     expect(model.workers).toEqual([]);
@@ -34,7 +47,7 @@ describe('workers in the pane', () => {
     expect(model.workers).toEqual([]);
   });
 
-  it('elapsed time reads like the tool cards\' clock', () => {
+  it("elapsed time reads like the tool cards' clock", () => {
     expect(formatElapsed(999)).toBe('0:00');
     expect(formatElapsed(59_999)).toBe('0:59');
     expect(formatElapsed(184_000)).toBe('3:04');

@@ -101,7 +101,9 @@ export type ChatMode = (typeof CHAT_MODES)[number];
  */
 export function chatModeOf(value: unknown): ChatMode | undefined {
   if (value === 'chat') return 'agent';
-  return typeof value === 'string' && (CHAT_MODES as readonly string[]).includes(value) ? (value as ChatMode) : undefined;
+  return typeof value === 'string' && (CHAT_MODES as readonly string[]).includes(value)
+    ? (value as ChatMode)
+    : undefined;
 }
 
 /**
@@ -111,7 +113,12 @@ export function chatModeOf(value: unknown): ChatMode | undefined {
 export const SELECTABLE_MODES: readonly ChatMode[] = ['agent', 'plan', 'orchestrate'];
 
 /** How each mode is named in the pane. */
-export const MODE_LABELS: Readonly<Record<ChatMode, string>> = { agent: 'Agent', plan: 'Plan', review: 'Review', orchestrate: 'Orchestrate' };
+export const MODE_LABELS: Readonly<Record<ChatMode, string>> = {
+  agent: 'Agent',
+  plan: 'Plan',
+  review: 'Review',
+  orchestrate: 'Orchestrate'
+};
 
 export interface ChatSummary {
   id: string;
@@ -328,7 +335,8 @@ export interface CompactionItem extends ItemBase {
   summary?: string;
 }
 
-export type TranscriptItem = UserItem | AssistantItem | ToolCallItem | NoticeItem | QuestionItem | UsageItem | CompactionItem;
+export type TranscriptItem =
+  UserItem | AssistantItem | ToolCallItem | NoticeItem | QuestionItem | UsageItem | CompactionItem;
 
 /** What the pane's context meter shows (CTX-1): the chat's last request against the model's window. */
 export interface ContextStatus {
@@ -545,11 +553,13 @@ export interface RewindParams {
 /** What a rewind restores, file by file, as the diff cards show a change. */
 export interface RewindPreview {
   /** From what is there now to what will be restored (a notebook per cell; outputs noted). */
-  files: Array<DiffFileChange & {
-    /** `restore`: set back; `remove`: the turn created it; `conflict`: changed since the agent's edit; `unavailable`: too large to have been kept. */
-    action: 'restore' | 'remove' | 'conflict' | 'unavailable';
-    why?: string;
-  }>;
+  files: Array<
+    DiffFileChange & {
+      /** `restore`: set back; `remove`: the turn created it; `conflict`: changed since the agent's edit; `unavailable`: too large to have been kept. */
+      action: 'restore' | 'remove' | 'conflict' | 'unavailable';
+      why?: string;
+    }
+  >;
   /** The kernel's state is not rewound: the names the undone cells had set (may be empty). */
   kernelNames: string[];
   /** The turns it covers, oldest first. */
@@ -571,7 +581,10 @@ export interface RewindResult {
 
 export interface Requests {
   /** Accept or discard a staged edit from its diff card (SPEC EDIT-3): the person resolves instead of the model. */
-  'edit/resolve': { params: { chatId: string; editId: string; action: 'accept' | 'discard' }; result: { state: 'accepted' | 'discarded'; message: string } };
+  'edit/resolve': {
+    params: { chatId: string; editId: string; action: 'accept' | 'discard' };
+    result: { state: 'accepted' | 'discarded'; message: string };
+  };
   'cellmate/hello': { params: HelloParams; result: HelloResult };
   'config/providers': { params: Record<string, never>; result: ProviderStatus[] };
   'chat/list': { params: Record<string, never>; result: ChatSummary[] };
@@ -597,7 +610,10 @@ export interface Requests {
    * used from its next request; `null` goes back to the settings' `main` tier. An
    * `openai-compatible` choice must name a server `settings` (the pane's tiers) names.
    */
-  'chat/set-model': { params: { chatId: string; model: TierModel | null; settings: ModelSettings }; result: { model: TierModel | null } };
+  'chat/set-model': {
+    params: { chatId: string; model: TierModel | null; settings: ModelSettings };
+    result: { model: TierModel | null };
+  };
   /**
    * The models the picker offers for the configured tiers of `model`: an OpenAI-compatible
    * server's own `/v1/models`, the models.dev catalog for OpenAI and Anthropic (when the
@@ -657,7 +673,10 @@ export interface Requests {
   /** A chat's background workers (VIBE-2; the pane's workers list), oldest first. */
   'worker/list': { params: { chatId: string }; result: WorkerSummary[] };
   /** One worker with its transcript, read-only (the pane opens it from the workers list). */
-  'worker/get': { params: { chatId: string; workerId: string }; result: { worker: WorkerSummary; items: TranscriptItem[] } };
+  'worker/get': {
+    params: { chatId: string; workerId: string };
+    result: { worker: WorkerSummary; items: TranscriptItem[] };
+  };
   /** Kills a worker (the list's kill button): the same `vibe_kill` the agent calls, made by the person. */
   'worker/kill': { params: { chatId: string; workerId: string }; result: { killed: boolean; message: string } };
   /**
@@ -668,7 +687,13 @@ export interface Requests {
    * the agent (in Orchestrate) to revise. Refused (InvalidRequest) when not pending.
    */
   'orchestration/resolve': {
-    params: { chatId: string; orchestrationId: string; decision: 'approve' | 'reject'; reason?: string; model: ModelSettings };
+    params: {
+      chatId: string;
+      orchestrationId: string;
+      decision: 'approve' | 'reject';
+      reason?: string;
+      model: ModelSettings;
+    };
     result: { state: OrchestrationApprovalState; message: string };
   };
   /**
@@ -680,7 +705,10 @@ export interface Requests {
   /** The person approves a review finding (its Approve button): a peer approval, actor `user`. Refused when the person wrote it. */
   'review/approve': { params: { chatId: string; nodeId: string }; result: { state: string; message: string } };
   /** The verify card's "Accept new outputs": a run's kept outputs into one notebook (interactive connections only). */
-  'verify/accept': { params: { chatId: string; runId: string; path: string }; result: { state: 'accepted'; message: string } };
+  'verify/accept': {
+    params: { chatId: string; runId: string; path: string };
+    result: { state: 'accepted'; message: string };
+  };
   /** The configured MCP servers with their state (the pane's status shows them). */
   'mcp/servers': { params: Record<string, never>; result: McpServerStatus[] };
   /**

@@ -85,7 +85,7 @@ export function findCellIndex(cells: readonly Pick<PlanCell, 'id'>[], ref: strin
     const i = Number(m[1]) - 1;
     return i >= 0 && i < cells.length ? i : -1;
   }
-  return cells.findIndex(c => c.id === ref);
+  return cells.findIndex((c) => c.id === ref);
 }
 
 /** The reference the tools use for the cell at (0-based) `index`: its id, else `#<index + 1>`. */
@@ -106,7 +106,12 @@ export function toCellData(cell: PlanCell, ref: string): NotebookCellData {
 }
 
 /** A fresh cell (outputs empty for code). */
-export function newPlanCell(type: PlanCell['cell_type'], source: string, metadata: Record<string, unknown>, id: string | undefined): PlanCell {
+export function newPlanCell(
+  type: PlanCell['cell_type'],
+  source: string,
+  metadata: Record<string, unknown>,
+  id: string | undefined
+): PlanCell {
   const base: PlanCell = { cell_type: type, ...(id ? { id } : {}), metadata, source };
   return type === 'code' ? { ...base, execution_count: null, outputs: [] } : base;
 }
@@ -117,10 +122,14 @@ const TYPES = new Set(['code', 'markdown', 'raw']);
  * Plans `ops` against `cells` (see the module comment).
  * @throws NotebookEditError naming the first op that cannot apply
  */
-export function planNotebookEdits<C extends PlanCell>(cells: readonly C[], ops: readonly NotebookEditOp[], options: PlanOptions): NotebookPlan<C> {
+export function planNotebookEdits<C extends PlanCell>(
+  cells: readonly C[],
+  ops: readonly NotebookEditOp[],
+  options: PlanOptions
+): NotebookPlan<C> {
   const out: Array<C | PlanCell> = cells.slice();
   const steps: PlanStep[] = [];
-  const taken = new Set(cells.map(c => c.id).filter((x): x is string => typeof x === 'string'));
+  const taken = new Set(cells.map((c) => c.id).filter((x): x is string => typeof x === 'string'));
   const inserted: PlanCell[] = [];
   const freshId = (): string | undefined => {
     if (!options.withIds) return undefined;
@@ -135,9 +144,11 @@ export function planNotebookEdits<C extends PlanCell>(cells: readonly C[], ops: 
       if (!Number.isInteger(op.index) || op.index < 0 || op.index > out.length) {
         throw new NotebookEditError(`${where}: index ${op.index} is outside 0–${out.length}`);
       }
-      if (!Array.isArray(op.cells) || op.cells.length === 0) throw new NotebookEditError(`${where}: no cells to insert`);
+      if (!Array.isArray(op.cells) || op.cells.length === 0)
+        throw new NotebookEditError(`${where}: no cells to insert`);
       const fresh = op.cells.map((c, k) => {
-        if (!TYPES.has(c.cell_type)) throw new NotebookEditError(`${where}: cell ${k + 1} has cell_type "${c.cell_type}" (code, markdown or raw)`);
+        if (!TYPES.has(c.cell_type))
+          throw new NotebookEditError(`${where}: cell ${k + 1} has cell_type "${c.cell_type}" (code, markdown or raw)`);
         return newPlanCell(c.cell_type, c.source, { cellmate: { ...options.mark } }, freshId());
       });
       out.splice(op.index, 0, ...fresh);
@@ -145,7 +156,8 @@ export function planNotebookEdits<C extends PlanCell>(cells: readonly C[], ops: 
       steps.push({ kind: 'insert', index: op.index, cells: fresh });
       return;
     }
-    if (op.op !== 'replace' && op.op !== 'delete' && op.op !== 'move') throw new NotebookEditError(`${where}: unknown op`);
+    if (op.op !== 'replace' && op.op !== 'delete' && op.op !== 'move')
+      throw new NotebookEditError(`${where}: unknown op`);
     const i = findCellIndex(out, op.cellId);
     if (i < 0) throw new NotebookEditError(`${where}: no cell with id "${op.cellId}"`);
     const cell = out[i]!;
@@ -158,7 +170,11 @@ export function planNotebookEdits<C extends PlanCell>(cells: readonly C[], ops: 
           ? { ...cell, source: op.source, ...(clearOutputs ? { outputs: [], execution_count: null } : {}) }
           : newPlanCell(type, op.source, cell.metadata, cell.id);
       out[i] = next;
-      steps.push(type === cell.cell_type ? { kind: 'set-source', index: i, source: op.source, clearOutputs } : { kind: 'change-type', index: i, cell: next });
+      steps.push(
+        type === cell.cell_type
+          ? { kind: 'set-source', index: i, source: op.source, clearOutputs }
+          : { kind: 'change-type', index: i, cell: next }
+      );
       const k = inserted.indexOf(cell);
       if (k >= 0) inserted[k] = next; // an inserted cell rewritten in the same batch
     } else if (op.op === 'delete') {
@@ -174,7 +190,7 @@ export function planNotebookEdits<C extends PlanCell>(cells: readonly C[], ops: 
     }
   });
   // An inserted cell deleted by a later op of the same batch is not reported.
-  const insertedIds = inserted.flatMap(c => {
+  const insertedIds = inserted.flatMap((c) => {
     const at = out.indexOf(c);
     return at < 0 ? [] : [c.id ?? `#${at + 1}`];
   });

@@ -8,7 +8,16 @@ import type { EvalKernelInfo } from './kernel-info.js';
  * `locations`, a debugger's `debug` state) are added here as new members of the union.
  * Chat files written before kinds existed carry eval displays without `kind`.
  */
-export type ToolCallDisplay = EvalDisplay | TextDisplay | LspDisplay | DiffDisplay | DebugDisplay | PlanDisplay | ReviewDisplay | OrchestrationDisplay | VerifyDisplay;
+export type ToolCallDisplay =
+  | EvalDisplay
+  | TextDisplay
+  | LspDisplay
+  | DiffDisplay
+  | DebugDisplay
+  | PlanDisplay
+  | ReviewDisplay
+  | OrchestrationDisplay
+  | VerifyDisplay;
 
 /** The kinds of {@link ToolCallDisplay}. */
 export type ToolCallDisplayKind = ToolCallDisplay['kind'];

@@ -9,7 +9,16 @@
  */
 import * as z from 'zod/mini';
 
-import { CHAT_MODES, chatModeOf, PROVIDER_KINDS, SELECTABLE_MODES, type ModelSettings, type RequestMethod, type Requests, type TierModel } from './index.js';
+import {
+  CHAT_MODES,
+  chatModeOf,
+  PROVIDER_KINDS,
+  SELECTABLE_MODES,
+  type ModelSettings,
+  type RequestMethod,
+  type Requests,
+  type TierModel
+} from './index.js';
 
 /**
  * Installs the locale of the checks' messages. The server installs English (its
@@ -22,7 +31,8 @@ export function configureWireMessages(locale: Parameters<typeof z.config>[0]): v
 }
 
 const str = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
-const int = (min: number, max?: number) => z.number().check(z.int(), z.minimum(min), ...(max === undefined ? [] : [z.maximum(max)]));
+const int = (min: number, max?: number) =>
+  z.number().check(z.int(), z.minimum(min), ...(max === undefined ? [] : [z.maximum(max)]));
 const chatId = str(1, 200);
 const nonEmptyText = z.string().check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(1_000_000));
 const decision = z.enum(['approve', 'reject']);
@@ -32,8 +42,13 @@ const empty = z.pipe(
 );
 type Params<K extends RequestMethod> = Requests[K]['params'];
 /** A request whose params are all optional: absent or null params mean `{}`. */
-const optionalParams = <K extends 'chat/create' | 'instructions/list' | 'audit/metrics'>(shape: z.ZodMiniType<Params<K>>) =>
-  z.pipe(z.union([shape, z.null(), z.undefined()]), z.transform((p: Params<K> | null | undefined): Params<K> => p ?? {}));
+const optionalParams = <K extends 'chat/create' | 'instructions/list' | 'audit/metrics'>(
+  shape: z.ZodMiniType<Params<K>>
+) =>
+  z.pipe(
+    z.union([shape, z.null(), z.undefined()]),
+    z.transform((p: Params<K> | null | undefined): Params<K> => p ?? {})
+  );
 
 /** One model of a tier or of a chat's choice. */
 export const tierModelSchema = z.object({
@@ -59,7 +74,9 @@ const model = modelSettingsSchema;
 const sendContext = z.object({
   notebookPath: z.optional(z.string().check(z.maxLength(4096))),
   selectedCells: z.optional(z.array(int(0)).check(z.maxLength(10_000))),
-  assist: z.optional(z.object({ action: z.enum(['fix', 'explain']), cell: int(0, 100_000), cellId: z.optional(str(1, 200)) }))
+  assist: z.optional(
+    z.object({ action: z.enum(['fix', 'explain']), cell: int(0, 100_000), cellId: z.optional(str(1, 200)) })
+  )
 });
 
 const notSelectable = `must be one of ${SELECTABLE_MODES.join(', ')} (review is started by the system)`;
@@ -67,7 +84,11 @@ const rewind = { chatId, itemId: str(1, 200), scope: z.enum(['turn', 'from']) };
 
 /** Every request's params, as the server accepts them (the pane is another program). */
 export const requestParamsSchemas = {
-  'cellmate/hello': z.object({ protocolVersion: z.number(), interactive: z.optional(z.boolean()), paneSecret: z.optional(str(1, 200)) }),
+  'cellmate/hello': z.object({
+    protocolVersion: z.number(),
+    interactive: z.optional(z.boolean()),
+    paneSecret: z.optional(str(1, 200))
+  }),
   'config/providers': empty,
   'chat/list': empty,
   'chat/create': optionalParams<'chat/create'>(z.object({ title: z.optional(z.string().check(z.maxLength(500))) })),
@@ -93,7 +114,9 @@ export const requestParamsSchemas = {
     // `chat` is the Agent mode's earlier name: a caller that still says it gets Agent.
     mode: z.pipe(
       z.transform((value: unknown) => chatModeOf(value) ?? value),
-      z.enum(CHAT_MODES, { error: notSelectable }).check(z.refine((mode) => SELECTABLE_MODES.includes(mode), { error: notSelectable }))
+      z
+        .enum(CHAT_MODES, { error: notSelectable })
+        .check(z.refine((mode) => SELECTABLE_MODES.includes(mode), { error: notSelectable }))
     )
   }),
   'chat/send': z.object({ chatId, text: nonEmptyText, model, context: z.optional(sendContext) }),
@@ -104,8 +127,20 @@ export const requestParamsSchemas = {
   'chat/rewind-preview': z.object(rewind),
   'chat/rewind': z.object({ ...rewind, overwrite: z.optional(z.boolean()), conversation: z.optional(z.boolean()) }),
   'chat/compact': z.object({ chatId, model }),
-  'plan/resolve': z.object({ chatId, planId: str(1, 100), decision, reason: z.optional(z.string().check(z.maxLength(4_000))), model }),
-  'orchestration/resolve': z.object({ chatId, orchestrationId: str(1, 100), decision, reason: z.optional(z.string().check(z.maxLength(4_000))), model }),
+  'plan/resolve': z.object({
+    chatId,
+    planId: str(1, 100),
+    decision,
+    reason: z.optional(z.string().check(z.maxLength(4_000))),
+    model
+  }),
+  'orchestration/resolve': z.object({
+    chatId,
+    orchestrationId: str(1, 100),
+    decision,
+    reason: z.optional(z.string().check(z.maxLength(4_000))),
+    model
+  }),
   'mcp/servers': empty,
   'skills/list': empty,
   'chat/export': z.object({ chatId }),
@@ -115,7 +150,9 @@ export const requestParamsSchemas = {
   'worker/get': z.object({ chatId, workerId: str(1, 64) }),
   'worker/kill': z.object({ chatId, workerId: str(1, 64) }),
   'review/start': z.object({
-    scope: z.union([z.literal('git-diff'), z.strictObject({ notebook: str(1, 4096) })], { error: 'must be "git-diff" or {notebook: "<path>.ipynb"}' }),
+    scope: z.union([z.literal('git-diff'), z.strictObject({ notebook: str(1, 4096) })], {
+      error: 'must be "git-diff" or {notebook: "<path>.ipynb"}'
+    }),
     model
   }),
   'review/approve': z.object({ chatId, nodeId: str(1, 100) }),
@@ -124,19 +161,30 @@ export const requestParamsSchemas = {
   'chat/context': z.object({
     chatId: z.optional(chatId),
     kernel: z.nullable(
-      z.object({ id: str(1, 200), name: z.string().check(z.maxLength(200)), language: z.optional(z.string().check(z.maxLength(100))), notebookPath: z.optional(z.string().check(z.maxLength(4096))) })
+      z.object({
+        id: str(1, 200),
+        name: z.string().check(z.maxLength(200)),
+        language: z.optional(z.string().check(z.maxLength(100))),
+        notebookPath: z.optional(z.string().check(z.maxLength(4096)))
+      })
     )
   }),
   'chat/answer': z.object({
     chatId,
     questionId: str(1, 200),
     answer: z.discriminatedUnion('action', [
-      z.object({ action: z.literal('answer'), selected: z.array(int(0)).check(z.maxLength(100)), text: z.optional(z.string().check(z.maxLength(100_000))) }),
+      z.object({
+        action: z.literal('answer'),
+        selected: z.array(int(0)).check(z.maxLength(100)),
+        text: z.optional(z.string().check(z.maxLength(100_000)))
+      }),
       z.object({ action: z.literal('skip') })
     ])
   }),
   'context/complete': z.object({ chatId: z.optional(chatId), prefix: z.string().check(z.maxLength(1000)) }),
-  'instructions/list': optionalParams<'instructions/list'>(z.object({ chatId: z.optional(chatId), notebookPath: z.optional(z.string().check(z.maxLength(4096))) })),
+  'instructions/list': optionalParams<'instructions/list'>(
+    z.object({ chatId: z.optional(chatId), notebookPath: z.optional(z.string().check(z.maxLength(4096))) })
+  ),
   'skills/set-enabled': z.object({ folder: str(1, 4096), enabled: z.boolean() }),
   'edit/resolve': z.object({ chatId, editId: str(1, 200), action: z.enum(['accept', 'discard']) }),
   'audit/metrics': optionalParams<'audit/metrics'>(z.object({ chatId: z.optional(chatId) }))
@@ -149,13 +197,28 @@ export const paramsSchemaOf: { [K in RequestMethod]: z.ZodMiniType<Requests[K]['
  * True when `A` and `B` have the same keys and each is assignable to the other: a schema
  * that drops an optional field, or types one differently, fails at compile time.
  */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? ([keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false) : false) : false;
+type Same<A, B> = [A] extends [B]
+  ? [B] extends [A]
+    ? [keyof A] extends [keyof B]
+      ? [keyof B] extends [keyof A]
+        ? true
+        : false
+      : false
+    : false
+  : false;
 /** The methods whose params schema and protocol type differ (`never` when none do). */
-type Drifted = { [K in RequestMethod]: Same<z.output<(typeof requestParamsSchemas)[K]>, Requests[K]['params']> extends true ? never : K }[RequestMethod];
+type Drifted = {
+  [K in RequestMethod]: Same<z.output<(typeof requestParamsSchemas)[K]>, Requests[K]['params']> extends true
+    ? never
+    : K;
+}[RequestMethod];
 /** Does not compile, naming the method, when a params schema drifts from `Requests`. */
 export const PARAMS_MATCH_PROTOCOL: [Drifted] extends [never] ? true : Drifted = true;
 /** The nested model shapes, whose keys `Drifted` does not reach. */
-export const MODELS_MATCH_PROTOCOL: [Same<z.output<typeof tierModelSchema>, TierModel>, Same<z.output<typeof modelSettingsSchema>, ModelSettings>] = [true, true];
+export const MODELS_MATCH_PROTOCOL: [
+  Same<z.output<typeof tierModelSchema>, TierModel>,
+  Same<z.output<typeof modelSettingsSchema>, ModelSettings>
+] = [true, true];
 
 // ---------------------------------------------------------------------------------------
 // Results. These check what the pane reads — the top-level fields and the ids in lists —
@@ -165,15 +228,33 @@ export const MODELS_MATCH_PROTOCOL: [Same<z.output<typeof tierModelSchema>, Tier
 const loose = z.looseObject;
 const providerStatus = loose({ kind: z.string(), keyConfigured: z.boolean(), keySource: z.string() });
 const chatSummary = loose({ id: z.string(), title: z.string() });
-const chat = loose({ id: z.string(), title: z.string(), items: z.array(z.unknown()), olderCount: z.optional(z.number()) });
-const workerSummary = loose({ id: z.string(), chatId: z.string(), label: z.string(), state: z.string(), tier: z.string(), elapsedMs: z.number() });
+const chat = loose({
+  id: z.string(),
+  title: z.string(),
+  items: z.array(z.unknown()),
+  olderCount: z.optional(z.number())
+});
+const workerSummary = loose({
+  id: z.string(),
+  chatId: z.string(),
+  label: z.string(),
+  state: z.string(),
+  tier: z.string(),
+  elapsedMs: z.number()
+});
 const turn = loose({ turnId: z.string() });
 const withMessage = <T extends z.core.$ZodLooseShape>(shape: T) => loose({ ...shape, message: z.string() });
 const skill = loose({ name: z.string(), folder: z.string(), location: z.string(), state: z.string() });
 
 /** Every request's result, as the pane accepts it. */
 export const requestResultSchemas: { [K in RequestMethod]: z.ZodMiniType } = {
-  'cellmate/hello': loose({ protocolVersion: z.number(), serverVersion: z.string(), workspace: z.string(), providers: z.array(providerStatus), paneSecret: z.optional(z.string()) }),
+  'cellmate/hello': loose({
+    protocolVersion: z.number(),
+    serverVersion: z.string(),
+    workspace: z.string(),
+    providers: z.array(providerStatus),
+    paneSecret: z.optional(z.string())
+  }),
   'config/providers': z.array(providerStatus),
   'chat/list': z.array(chatSummary),
   'chat/create': chat,
@@ -183,15 +264,26 @@ export const requestResultSchemas: { [K in RequestMethod]: z.ZodMiniType } = {
   'chat/set-mode': chatSummary,
   'chat/set-auto': chatSummary,
   'chat/delete': loose({ deleted: z.boolean() }),
-  'chat/set-model': loose({ model: z.nullable(loose({ provider: z.enum(PROVIDER_KINDS), model: z.string(), baseUrl: z.optional(z.string()) })) }),
+  'chat/set-model': loose({
+    model: z.nullable(loose({ provider: z.enum(PROVIDER_KINDS), model: z.string(), baseUrl: z.optional(z.string()) }))
+  }),
   'models/list': loose({ models: z.array(loose({ provider: z.string(), model: z.string(), source: z.string() })) }),
   'inline/complete': loose({ text: z.string() }),
   'chat/send': turn,
   'chat/retry': turn,
   'chat/edit': turn,
   'chat/checkpoints': loose({ turns: z.array(loose({ turnId: z.string(), paths: z.array(z.string()) })) }),
-  'chat/rewind-preview': loose({ files: z.array(z.unknown()), kernelNames: z.array(z.string()), turns: z.array(z.string()), summary: z.string() }),
-  'chat/rewind': withMessage({ restored: z.array(z.string()), skipped: z.array(z.string()), text: z.optional(z.string()) }),
+  'chat/rewind-preview': loose({
+    files: z.array(z.unknown()),
+    kernelNames: z.array(z.string()),
+    turns: z.array(z.string()),
+    summary: z.string()
+  }),
+  'chat/rewind': withMessage({
+    restored: z.array(z.string()),
+    skipped: z.array(z.string()),
+    text: z.optional(z.string())
+  }),
   'debug/terminate': loose({ terminated: z.boolean() }),
   'plan/resolve': withMessage({ state: z.string() }),
   'worker/list': z.array(workerSummary),
@@ -201,14 +293,23 @@ export const requestResultSchemas: { [K in RequestMethod]: z.ZodMiniType } = {
   'review/start': loose({ chatId: z.string(), turnId: z.string() }),
   'review/approve': withMessage({ state: z.string() }),
   'verify/accept': withMessage({ state: z.literal('accepted') }),
-  'mcp/servers': z.array(loose({ name: z.string(), state: z.string(), tools: z.number(), problems: z.array(z.string()) })),
+  'mcp/servers': z.array(
+    loose({ name: z.string(), state: z.string(), tools: z.number(), problems: z.array(z.string()) })
+  ),
   'chat/compact': withMessage({ compacted: z.boolean() }),
   'chat/abort': loose({ aborted: z.boolean() }),
   'chat/context': loose({ ok: z.literal(true) }),
   'chat/answer': loose({ state: z.enum(['pending', 'answered', 'skipped', 'expired', 'cancelled']) }),
-  'audit/metrics': loose({ chatId: z.nullable(z.string()), rows: z.array(loose({ tool: z.string(), calls: z.number() })) }),
-  'context/complete': loose({ items: z.array(loose({ kind: z.enum(['variable', 'file']), name: z.string(), detail: z.string() })) }),
-  'instructions/list': loose({ files: z.array(loose({ label: z.string(), scope: z.string(), chars: z.number(), shown: z.number() })) }),
+  'audit/metrics': loose({
+    chatId: z.nullable(z.string()),
+    rows: z.array(loose({ tool: z.string(), calls: z.number() }))
+  }),
+  'context/complete': loose({
+    items: z.array(loose({ kind: z.enum(['variable', 'file']), name: z.string(), detail: z.string() }))
+  }),
+  'instructions/list': loose({
+    files: z.array(loose({ label: z.string(), scope: z.string(), chars: z.number(), shown: z.number() }))
+  }),
   'skills/list': z.array(skill),
   'skills/set-enabled': z.array(skill),
   'chat/export': loose({ markdown: z.string(), notebook: z.string(), files: z.array(z.string()) }),

@@ -15,7 +15,10 @@ describe('newCellId: one maker for server and pane', () => {
   });
 
   it('draws again when the random id is already taken', () => {
-    const draws = [[0xab, 0xcd, 0xef, 0x01], [0x00, 0x00, 0x00, 0x0f]];
+    const draws = [
+      [0xab, 0xcd, 0xef, 0x01],
+      [0x00, 0x00, 0x00, 0x0f]
+    ];
     const spy = vi.spyOn(globalThis.crypto, 'getRandomValues').mockImplementation((array) => {
       (array as Uint8Array).set(draws.shift()!);
       return array;

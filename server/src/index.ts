@@ -13,11 +13,25 @@ export { ChatService, type ChatEventEnvelope, type ChatServiceOptions } from './
 export { ChatStore, type ChatStoreOptions } from './chats/chat-store.js';
 export { applyChatEvent } from './chats/apply-event.js';
 export { INTERRUPTED_NOTICE, type ChatRecord } from './chats/chat-file.js';
-export { runTurn, DEFAULT_MAX_STEPS, DEFAULT_STREAM_IDLE_TIMEOUT_MS, type TurnInput, type TurnResult, type TurnSink } from './agent/run-turn.js';
+export {
+  runTurn,
+  DEFAULT_MAX_STEPS,
+  DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+  type TurnInput,
+  type TurnResult,
+  type TurnSink
+} from './agent/run-turn.js';
 export { createLanguageModel, type ProviderEnv } from './providers/create-model.js';
 export { providerStatuses, resolveApiKey, KEY_ENV_VARS } from './providers/credentials.js';
 export { ScriptedLanguageModel, type ScriptedModelOptions } from './providers/scripted.js';
 export { EXHAUSTED_TEXT, parseScript, type Script, type ScriptStep } from './providers/scripted-script.js';
 export * from './tools/index.js';
-export { sendRequest, sendNotification, onRequest, onNotification, type RequestHandler, type RequestHandlers } from './transport/typed-rpc.js';
+export {
+  sendRequest,
+  sendNotification,
+  onRequest,
+  onNotification,
+  type RequestHandler,
+  type RequestHandlers
+} from './transport/typed-rpc.js';
 export { serveStream, listenOnSocket, type SocketServer } from './transport/socket-server.js';

@@ -64,7 +64,9 @@ main().then(
     if (code !== undefined) process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`cellmate-server: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `cellmate-server: failed to start: ${error instanceof Error ? error.message : String(error)}\n`
+    );
     process.exit(1);
   }
 );

@@ -107,7 +107,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   // Language servers: started lazily per root, stopped with the companion; the
   // write hook folds the diagnostics a write just introduced into its result (WDIAG-1/2).
   const lsp = new LspService({
-    workspace, env, logger, bundledBins: bundledServerBins(env),
+    workspace,
+    env,
+    logger,
+    bundledBins: bundledServerBins(env),
     idleMs: positiveIntFromEnv(env, 'CELLMATE_LSP_IDLE_MS', logger),
     diagnosticsWaitMs: positiveIntFromEnv(env, 'CELLMATE_LSP_DIAGNOSTICS_WAIT_MS', logger)
   });
@@ -119,14 +122,27 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const checkpoints = new CheckpointStore({ directory: path.join(workspace, '.cellmate', 'chats', 'checkpoints') });
   // One code graph per workspace, shared by code_graph and the notebooks-a-change-touched line under every write.
   const graphs = new CodeGraphs();
-  const kernels = options.kernels === false ? undefined : options.kernels ?? createKernelManager({ workspace, env, logger, chatTitle: (id) => store.get(id)?.chat.title });
+  const kernels =
+    options.kernels === false
+      ? undefined
+      : (options.kernels ??
+        createKernelManager({ workspace, env, logger, chatTitle: (id) => store.get(id)?.chat.title }));
   // However the companion ends (a crash included), its private kernels end with it.
   const killKernels = (): void => kernels?.killAllNow();
   process.on('exit', killKernels);
   // eval and notebook_run (closed notebooks) share one kernel path: kernel choice, idle budget, tool() bridge.
-  const kernelRun = kernels ? { kernels, registry: () => registry, idleTimeoutMs: options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger) } : undefined;
+  const kernelRun = kernels
+    ? {
+        kernels,
+        registry: () => registry,
+        idleTimeoutMs: options.evalIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_EVAL_IDLE_TIMEOUT_MS', logger)
+      }
+    : undefined;
   // The debugger (DBG-1): one session per chat, TTL from CELLMATE_DEBUG_TTL_MS.
-  const debugSessions = new DebugSessionManager({ ttlMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_TTL_MS', logger), stopWaitMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_STOP_WAIT_MS', logger) });
+  const debugSessions = new DebugSessionManager({
+    ttlMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_TTL_MS', logger),
+    stopWaitMs: positiveIntFromEnv(env, 'CELLMATE_DEBUG_STOP_WAIT_MS', logger)
+  });
   // Plan mode's artifact and approval gate (MODE-3): plans are durable under .cellmate/plans/.
   const plans = new PlanStore(path.join(workspace, '.cellmate', 'plans'), (m) => logger.warn(m));
   // Background workers (VIBE-1…3): sub-agent runs beside a chat's turn, journaled
@@ -134,15 +150,25 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const workersOn = options.workers !== false && env.CELLMATE_WORKERS?.trim().toLowerCase() !== 'off';
   const workers = workersOn
     ? new WorkerService({
-        workspace, env, logger, store: await WorkerStore.open(path.join(workspace, '.cellmate', 'workers'), logger), registry: () => registry,
-        ...(kernels ? { kernels } : {}), chatMode: (id) => store.get(id)?.chat.mode, chatAuto: (id) => store.get(id)?.chat.auto === true, publish: (id, event) => service.publish(id, event),
-        ...(options.fetch ? { fetch: options.fetch } : {}), redact: (t) => harness.redactor.redact(t)
+        workspace,
+        env,
+        logger,
+        store: await WorkerStore.open(path.join(workspace, '.cellmate', 'workers'), logger),
+        registry: () => registry,
+        ...(kernels ? { kernels } : {}),
+        chatMode: (id) => store.get(id)?.chat.mode,
+        chatAuto: (id) => store.get(id)?.chat.auto === true,
+        publish: (id, event) => service.publish(id, event),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        redact: (t) => harness.redactor.redact(t)
       })
     : undefined;
   // Review mode (MODE-4): findings durable under .cellmate/reviews/; finalize_review's axes run here, not through a shell.
   const reviews = new ReviewStore(path.join(workspace, '.cellmate', 'reviews'), (m) => logger.warn(m));
   // Orchestrate mode's artifact (MODE-5): proposals are durable under .cellmate/orchestrations/; only the operator approves.
-  const orchestrations = new OrchestrationStore(path.join(workspace, '.cellmate', 'orchestrations'), { onProblem: (m) => logger.warn(m) });
+  const orchestrations = new OrchestrationStore(path.join(workspace, '.cellmate', 'orchestrations'), {
+    onProblem: (m) => logger.warn(m)
+  });
   // Agent Skills (SKILL-2/3): the catalog enters each turn's prompt, `skill` reads one on demand.
   const skills = new SkillLibrary({ workspace, env });
   // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3); the
@@ -152,15 +178,25 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     env,
     writeHook: combineWriteHooks(writeDiagnostics, new TouchedNotebooksHook(graphs)),
     checkpoints,
-    tools: (ports) => builtinTools({
-      ...ports, edits, graphs, panes, skills, plans, orchestrations,
-      ...(kernelRun ? { kernels: kernelRun } : {}),
-      lsp: { service: lsp, docs: lspDocs },
-      debug: { sessions: debugSessions, env, launchProcess: processLauncher({ env }) },
-      ...(workers ? { workers } : {}),
-      reviews: { store: reviews, axes: createReviewAxes({ registry: () => registry, env, graphs }) }
-    }),
-    onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
+    tools: (ports) =>
+      builtinTools({
+        ...ports,
+        edits,
+        graphs,
+        panes,
+        skills,
+        plans,
+        orchestrations,
+        ...(kernelRun ? { kernels: kernelRun } : {}),
+        lsp: { service: lsp, docs: lspDocs },
+        debug: { sessions: debugSessions, env, launchProcess: processLauncher({ env }) },
+        ...(workers ? { workers } : {}),
+        reviews: { store: reviews, axes: createReviewAxes({ registry: () => registry, env, graphs }) }
+      }),
+    onProblem: (message, error) =>
+      logger.warn(
+        error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`
+      )
   });
   harness.redactor.addConfig(await loadConfigFile(env));
   const registry = harness.registry;
@@ -170,10 +206,14 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   if (mcp.hasServers) registry.addToolSource(mcp);
   // `@` mentions and the focused notebook pass the same path gate as `read` (HARN-5/6).
   const context = new ContextService({
-    workspace, kernels: kernels || undefined, port: panes,
+    workspace,
+    kernels: kernels || undefined,
+    port: panes,
     isPathAllowed: (tool, p) => registry.isPathAllowed(tool, p, workspace)
   });
-  const callLog = registry.onDidCall((c) => logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`));
+  const callLog = registry.onDidCall((c) =>
+    logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`)
+  );
   const service = new ChatService({
     workspace,
     store,
@@ -181,7 +221,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     logger,
     env,
     maxSteps: options.maxSteps ?? positiveIntFromEnv(env, 'CELLMATE_MAX_STEPS', logger),
-    streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_STREAM_IDLE_TIMEOUT_MS', logger),
+    streamIdleTimeoutMs:
+      options.streamIdleTimeoutMs ?? positiveIntFromEnv(env, 'CELLMATE_STREAM_IDLE_TIMEOUT_MS', logger),
     maxRetries: options.maxRetries,
     fetch: options.fetch,
     redactor: harness.redactor,
@@ -193,7 +234,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin),
     kernelState: async (chatId, signal) => {
       // What the agent must still know after a compaction: the kernel's names, staged edits, a debug session.
-      const staged = edits.pending(chatId).map((e) => `- staged edit ${e.id}: ${e.replacements} replacement(s) in ${e.files.map((f) => f.path).join(', ')} (waiting for resolve)`);
+      const staged = edits
+        .pending(chatId)
+        .map(
+          (e) =>
+            `- staged edit ${e.id}: ${e.replacements} replacement(s) in ${e.files.map((f) => f.path).join(', ')} (waiting for resolve)`
+        );
       const debug = debugSessions.chat(chatId).active;
       const lines = [
         await context.kernelState(chatId, signal),
@@ -218,22 +264,47 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const debugCards = followEndedDebugCards(debugSessions, service);
   const reviewFlow = new ReviewFlow({ reviews, chats: service, registry: () => registry, workspace, env, logger });
   // Approved orchestrations run as Agent turns; the workers service would pass its `executor` here.
-  const orchestrationFlow = new OrchestrationFlow({ store: orchestrations, chats: service, logger, calls: registry.onDidCall });
+  const orchestrationFlow = new OrchestrationFlow({
+    store: orchestrations,
+    chats: service,
+    logger,
+    calls: registry.onDidCall
+  });
 
   harness.bindSink((chatId, event) => service.publish(chatId, event)); // question cards
   // What the transport serves: composed here, once (the chats layer knows no transport).
   // Inline completions (the fast tier) see the names of the asking window's focused notebook kernel.
   const inline = new InlineCompletionService({
-    workspace, env, logger, ...(options.fetch ? { fetch: options.fetch } : {}),
+    workspace,
+    env,
+    logger,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     redact: (text) => harness.redactor.redact(text),
     kernelNames: (origin, notebookPath, signal) => context.focusedKernelNames(origin, notebookPath, signal)
   });
   const services: CompanionServices = {
-    workspace, chats: service, inline, presence: harness.presence, questions: harness.questions, audit: harness.audit, panes, debug: debugSessions, plans: planFlow, mcp, skills, commands: new CustomCommands({ workspace, env }), reviews: reviewFlow, orchestrations: orchestrationFlow,
+    workspace,
+    chats: service,
+    inline,
+    presence: harness.presence,
+    questions: harness.questions,
+    audit: harness.audit,
+    panes,
+    debug: debugSessions,
+    plans: planFlow,
+    mcp,
+    skills,
+    commands: new CustomCommands({ workspace, env }),
+    reviews: reviewFlow,
+    orchestrations: orchestrationFlow,
     // The diff card's Accept / Discard: the model's own `resolve` call, made by the person.
     editCards: {
       resolve: async (chatId, editId, action) => {
-        const r = await registry.call('resolve', { edit_id: editId, action }, { workspace, signal: new AbortController().signal, actor: 'user', chatId });
+        const r = await registry.call(
+          'resolve',
+          { edit_id: editId, action },
+          { workspace, signal: new AbortController().signal, actor: 'user', chatId }
+        );
         if (!r.ok) return { ok: false, message: r.output };
         return { ok: true, state: r.metadata?.state === 'discarded' ? 'discarded' : 'accepted', message: r.output };
       }
@@ -241,26 +312,42 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     // The verify card's "Accept new outputs": the write tool, called by the person.
     verifyCards: {
       accept: async (chatId, runId, notebook) => {
-        const r = await registry.call('notebook_accept_outputs', { run_id: runId, path: notebook }, { workspace, signal: new AbortController().signal, actor: 'user', chatId });
+        const r = await registry.call(
+          'notebook_accept_outputs',
+          { run_id: runId, path: notebook },
+          { workspace, signal: new AbortController().signal, actor: 'user', chatId }
+        );
         return r.ok ? { ok: true, message: r.output } : { ok: false, message: r.output };
       }
     },
     ...(kernels ? { focus: kernels } : {}),
     // The workers list: read, and Kill as the same vibe_kill the agent calls, made by the person.
-    ...(workers ? {
-      workers: {
-        list: (chatId: string) => workers.list(chatId),
-        get: (chatId: string, workerId: string) => workers.transcript(chatId, workerId),
-        kill: async (chatId: string, workerId: string) => {
-          const r = await registry.call('vibe_kill', { worker_id: workerId }, { workspace, signal: new AbortController().signal, actor: 'user', chatId });
-          return { ok: r.ok, killed: r.ok && r.metadata?.killed === true, message: r.output };
+    ...(workers
+      ? {
+          workers: {
+            list: (chatId: string) => workers.list(chatId),
+            get: (chatId: string, workerId: string) => workers.transcript(chatId, workerId),
+            kill: async (chatId: string, workerId: string) => {
+              const r = await registry.call(
+                'vibe_kill',
+                { worker_id: workerId },
+                { workspace, signal: new AbortController().signal, actor: 'user', chatId }
+              );
+              return { ok: r.ok, killed: r.ok && r.metadata?.killed === true, message: r.output };
+            }
+          }
         }
-      }
-    } : {})
+      : {})
   };
   // A deleted chat's private kernels are stopped.
-  const kernelRetention = kernels && service.onListChanged((chats) => void kernels.retainChats(new Set([...chats.map((c) => c.id), ...(workers?.kernelOwners() ?? [])])));
-  const debugRetention = service.onListChanged((chats) => void debugSessions.retainChats(new Set(chats.map((c) => c.id))));
+  const kernelRetention =
+    kernels &&
+    service.onListChanged(
+      (chats) => void kernels.retainChats(new Set([...chats.map((c) => c.id), ...(workers?.kernelOwners() ?? [])]))
+    );
+  const debugRetention = service.onListChanged(
+    (chats) => void debugSessions.retainChats(new Set(chats.map((c) => c.id)))
+  );
   let socket: SocketServer | undefined;
   let mcpSocket: McpSocketEndpoint | undefined;
   let closeStdio: (() => void) | undefined;
@@ -283,10 +370,13 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     ['plans', () => plans.dispose()],
     ['reviews', () => reviews.dispose()],
     ['orchestrations', () => orchestrations.dispose()],
-    ['chat file stats', () => {
-      const { bytesWritten, records, compactions } = store.stats;
-      logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
-    }],
+    [
+      'chat file stats',
+      () => {
+        const { bytesWritten, records, compactions } = store.stats;
+        logger.info(`chat files: written_bytes=${bytesWritten} records=${records} compactions=${compactions}`);
+      }
+    ],
     ['kernels', () => kernels?.dispose()],
     ['write diagnostics', () => writeDiagnostics.dispose()],
     ['language servers', () => lsp.dispose()],
@@ -303,7 +393,12 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     if (options.socketPath) {
       socket = await listenOnSocket(options.socketPath, services, logger);
       // The stateless tools over MCP, for the Jupyter route /cellmate/mcp to relay to (no TCP port).
-      mcpSocket = await listenMcpSocket(path.join(path.dirname(socket.socketPath), 'mcp.sock'), exposedRegistry(registry, harness), workspace, logger);
+      mcpSocket = await listenMcpSocket(
+        path.join(path.dirname(socket.socketPath), 'mcp.sock'),
+        exposedRegistry(registry, harness),
+        workspace,
+        logger
+      );
     } else if (options.stdio) {
       const connection = serveStream(options.stdio.input, options.stdio.output, services, logger);
       closeStdio = () => connection.dispose();
@@ -329,7 +424,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
 }
 
 /** Runs each step once, in order; a step that fails is logged and the rest still run. Rejects with the first failure. */
-async function runTeardown(steps: ReadonlyArray<readonly [what: string, end: () => unknown]>, logger: Logger): Promise<void> {
+async function runTeardown(
+  steps: ReadonlyArray<readonly [what: string, end: () => unknown]>,
+  logger: Logger
+): Promise<void> {
   let failure: { error: unknown } | undefined;
   for (const [what, end] of steps) {
     try {

@@ -28,7 +28,7 @@ describe('approvals never hide behind another sidebar panel', () => {
     ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -36,7 +36,11 @@ describe('approvals never hide behind another sidebar panel', () => {
   });
 
   const showDebugger = async (): Promise<void> => {
-    await page.evaluate(() => (window as unknown as { jupyterapp: { shell: { activateById(id: string): void } } }).jupyterapp.shell.activateById('jp-debugger-sidebar'));
+    await page.evaluate(() =>
+      (
+        window as unknown as { jupyterapp: { shell: { activateById(id: string): void } } }
+      ).jupyterapp.shell.activateById('jp-debugger-sidebar')
+    );
     await page.locator('#jp-debugger-sidebar').waitFor({ state: 'visible', timeout: 10_000 });
     await page.locator('#jp-cellmate-panel').waitFor({ state: 'hidden', timeout: 10_000 });
   };
@@ -48,9 +52,12 @@ describe('approvals never hide behind another sidebar panel', () => {
     await page.evaluate(() => {
       const w = window as unknown as { cardAdded?: number; cardShown?: number };
       const check = (): void => {
-        const card = document.querySelector<HTMLElement>('.jp-cellmate-question[data-type="approval"][data-state="pending"]');
+        const card = document.querySelector<HTMLElement>(
+          '.jp-cellmate-question[data-type="approval"][data-state="pending"]'
+        );
         if (card && w.cardAdded === undefined) w.cardAdded = performance.now();
-        if (card && w.cardShown === undefined && card.checkVisibility() && card.getBoundingClientRect().height > 0) w.cardShown = performance.now();
+        if (card && w.cardShown === undefined && card.checkVisibility() && card.getBoundingClientRect().height > 0)
+          w.cardShown = performance.now();
         if (w.cardShown === undefined) requestAnimationFrame(check);
       };
       requestAnimationFrame(check);
@@ -59,7 +66,9 @@ describe('approvals never hide behind another sidebar panel', () => {
     // is clicked through the DOM, as a queued message would be sent.
     await page.locator('button.jp-cellmate-send:not([disabled])').waitFor({ state: 'attached', timeout: 30_000 });
     await page.evaluate(() => document.querySelector<HTMLButtonElement>('button.jp-cellmate-send')!.click());
-    await page.waitForFunction(() => (window as unknown as { cardShown?: number }).cardShown !== undefined, undefined, { timeout: 30_000 });
+    await page.waitForFunction(() => (window as unknown as { cardShown?: number }).cardShown !== undefined, undefined, {
+      timeout: 30_000
+    });
     const { cardAdded, cardShown } = await page.evaluate(() => {
       const w = window as unknown as { cardAdded: number; cardShown: number };
       return { cardAdded: w.cardAdded, cardShown: w.cardShown };
@@ -73,7 +82,9 @@ describe('approvals never hide behind another sidebar panel', () => {
     // The person goes back to the Debugger without answering: the Cellmate tab carries a badge.
     await showDebugger();
     const tab = page.locator('.lm-TabBar-tab[data-id="jp-cellmate-panel"]');
-    await page.locator('.lm-TabBar-tab.jp-cellmate-mod-waiting[data-id="jp-cellmate-panel"]').waitFor({ timeout: 5_000 });
+    await page
+      .locator('.lm-TabBar-tab.jp-cellmate-mod-waiting[data-id="jp-cellmate-panel"]')
+      .waitFor({ timeout: 5_000 });
     const toast = page.locator('.Toastify__toast', { hasText: 'Cellmate is waiting for you to approve write.' });
     await toast.waitFor({ timeout: 5_000 });
     await screenshot(page, 'approval-badge-and-notification');
@@ -83,7 +94,9 @@ describe('approvals never hide behind another sidebar panel', () => {
 
     await card.locator('.jp-cellmate-approve-once').click();
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
-    await page.locator('.Toastify__toast', { hasText: 'Cellmate is waiting' }).waitFor({ state: 'detached', timeout: 10_000 });
+    await page
+      .locator('.Toastify__toast', { hasText: 'Cellmate is waiting' })
+      .waitFor({ state: 'detached', timeout: 10_000 });
     await showDebugger();
     expect(await tab.getAttribute('class')).not.toContain('jp-cellmate-mod-waiting');
   });

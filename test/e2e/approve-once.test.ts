@@ -16,16 +16,32 @@ import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NB = {
   cells: [
-    { cell_type: 'code', execution_count: 1, id: 'load', metadata: {}, outputs: [{ output_type: 'stream', name: 'stdout', text: ['3 rows\n'] }], source: ['rows = [1, 2, 3]\n', 'print(len(rows), "rows")'] },
+    {
+      cell_type: 'code',
+      execution_count: 1,
+      id: 'load',
+      metadata: {},
+      outputs: [{ output_type: 'stream', name: 'stdout', text: ['3 rows\n'] }],
+      source: ['rows = [1, 2, 3]\n', 'print(len(rows), "rows")']
+    },
     { cell_type: 'code', execution_count: null, id: 'total', metadata: {}, outputs: [], source: ['total = sum(rows)'] }
   ],
-  metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' }, language_info: { name: 'python' } },
+  metadata: {
+    kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' },
+    language_info: { name: 'python' }
+  },
   nbformat: 4,
   nbformat_minor: 5
 };
 
 const CALLS = [
-  { toolName: 'notebook_edit', input: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'total', source: 'total = sum(rows) / len(rows)' }] } },
+  {
+    toolName: 'notebook_edit',
+    input: {
+      path: 'analysis.ipynb',
+      edits: [{ action: 'replace', cell_id: 'total', source: 'total = sum(rows) / len(rows)' }]
+    }
+  },
   { toolName: 'write', input: { path: 'notes/summary.md', content: '# Summary\n\nMean computed.\n' } },
   { toolName: 'edit', input: { path: 'config.py', old_string: 'DEBUG = True', new_string: 'DEBUG = False' } },
   { toolName: 'shell', input: { command: 'echo approved > shell-ran.txt' } }
@@ -51,7 +67,7 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
     ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -61,17 +77,25 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
   const read = (name: string): Promise<string> => fs.readFile(path.join(jupyter.workspace, name), 'utf8');
 
   it('notebook_edit, write, edit and shell each ask once and, approved once, change the files', async () => {
-    expect(await fs.stat(path.join(jupyter.workspace, '.cellmate', 'policy.json')).catch(() => undefined)).toBeUndefined();
+    expect(
+      await fs.stat(path.join(jupyter.workspace, '.cellmate', 'policy.json')).catch(() => undefined)
+    ).toBeUndefined();
     await page.locator('textarea.jp-cellmate-input').fill('compute the mean, note it, turn off debug, mark the run');
     await pressSend(page);
     // The notebook_edit card shows the cell's change, not escaped JSON; raw arguments fold away.
-    const nbCard = page.locator('.jp-cellmate-question[data-type="approval"][data-tool="notebook_edit"][data-state="pending"]');
+    const nbCard = page.locator(
+      '.jp-cellmate-question[data-type="approval"][data-tool="notebook_edit"][data-state="pending"]'
+    );
     await nbCard.waitFor({ timeout: 60_000 });
     const preview = nbCard.locator('.jp-cellmate-question-preview');
-    expect(await preview.locator('.jp-cellmate-diff-summary').textContent()).toBe('notebook_edit · analysis.ipynb cell 2');
+    expect(await preview.locator('.jp-cellmate-diff-summary').textContent()).toBe(
+      'notebook_edit · analysis.ipynb cell 2'
+    );
     expect(await preview.locator('.jp-cellmate-diff-cell').allTextContents()).toEqual(['Cell 2 (id total)']);
     expect(await preview.locator('.jp-cellmate-diff-del').allTextContents()).toEqual(['-total = sum(rows)\n']);
-    expect(await preview.locator('.jp-cellmate-diff-add').allTextContents()).toEqual(['+total = sum(rows) / len(rows)\n']);
+    expect(await preview.locator('.jp-cellmate-diff-add').allTextContents()).toEqual([
+      '+total = sum(rows) / len(rows)\n'
+    ]);
     expect(await nbCard.locator('.jp-cellmate-question-raw .jp-cellmate-question-args').isVisible()).toBe(false);
     await nbCard.locator('.jp-cellmate-question-raw > summary').click();
     expect(await nbCard.locator('.jp-cellmate-question-args').textContent()).toContain('"cell_id": "total"');
@@ -87,8 +111,12 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
 
     for (const call of CALLS) {
       await approveOnce(page, call.toolName);
-      await page.locator(`.jp-cellmate-tool-card[data-tool-name="${call.toolName}"]:not([data-status="running"])`).waitFor({ timeout: 60_000 });
-      expect(await page.locator(`.jp-cellmate-tool-card[data-tool-name="${call.toolName}"]`).getAttribute('data-status')).toBe('ok');
+      await page
+        .locator(`.jp-cellmate-tool-card[data-tool-name="${call.toolName}"]:not([data-status="running"])`)
+        .waitFor({ timeout: 60_000 });
+      expect(
+        await page.locator(`.jp-cellmate-tool-card[data-tool-name="${call.toolName}"]`).getAttribute('data-status')
+      ).toBe('ok');
     }
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
     expect(await page.locator('.jp-cellmate-question[data-type="approval"]').count()).toBe(CALLS.length);
@@ -98,7 +126,9 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
     expect(run, timing).toBeDefined();
     expect(Number(waited)).toBeGreaterThanOrEqual(1);
     // Each card says in words what "Always" would allow (no escaped glob).
-    expect(await page.locator('.jp-cellmate-question[data-type="approval"] .jp-cellmate-question-pattern').allTextContents()).toEqual([
+    expect(
+      await page.locator('.jp-cellmate-question[data-type="approval"] .jp-cellmate-question-pattern').allTextContents()
+    ).toEqual([
       '"Always" allows: notebook_edit on analysis.ipynb',
       '"Always" allows: write on notes/summary.md',
       '"Always" allows: edit on config.py',
@@ -118,7 +148,10 @@ describe('"Approve once" on a fresh policy makes each write/exec tool do its wor
     await screenshot(page, 'approval-cards-answered');
 
     const nb = JSON.parse(await read('analysis.ipynb')) as typeof NB;
-    expect(nb.cells.map((c) => [c.source].flat().join(''))).toEqual(['rows = [1, 2, 3]\nprint(len(rows), "rows")', 'total = sum(rows) / len(rows)']);
+    expect(nb.cells.map((c) => [c.source].flat().join(''))).toEqual([
+      'rows = [1, 2, 3]\nprint(len(rows), "rows")',
+      'total = sum(rows) / len(rows)'
+    ]);
     // The untouched cell keeps its output.
     expect(nb.cells[0]!.outputs).toEqual(NB.cells[0]!.outputs);
     expect(await read('notes/summary.md')).toBe('# Summary\n\nMean computed.\n');

@@ -14,11 +14,17 @@ import { approveOnce, openPane, pressSend, runCommand, screenshot, screenshotIfF
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const SCRIPT = {
-  turns: [[
-    { toolCalls: [{ toolName: 'write', input: { path: 'notes/summary.md', content: '# Summary\n\nMean computed.\n' } }] },
-    { toolCalls: [{ toolName: 'shell', input: { command: 'echo ran > shell-ran.txt' } }] },
-    { text: 'The note is written and the command ran.' }
-  ]],
+  turns: [
+    [
+      {
+        toolCalls: [
+          { toolName: 'write', input: { path: 'notes/summary.md', content: '# Summary\n\nMean computed.\n' } }
+        ]
+      },
+      { toolCalls: [{ toolName: 'shell', input: { command: 'echo ran > shell-ran.txt' } }] },
+      { text: 'The note is written and the command ran.' }
+    ]
+  ],
   sidecar: [
     // Slow enough for a person (and the test) to see "checking…".
     { tool: 'write', subject: 'notes/', verdict: 'allow', reason: 'routine note inside the project', delayMs: 1500 },
@@ -40,7 +46,7 @@ describe('SIDE-1…3 Auto approval in the pane', () => {
     ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -61,17 +67,25 @@ describe('SIDE-1…3 Auto approval in the pane', () => {
     expect(await write.locator('.jp-cellmate-tool-review').textContent()).toBe('checking…');
     await screenshot(page, 'auto-checking');
     await write.locator('xpath=self::*[@data-review="auto-approved"]').waitFor({ timeout: 30_000 });
-    expect(await write.locator('.jp-cellmate-tool-review').textContent()).toBe('Auto-approved: routine note inside the project');
+    expect(await write.locator('.jp-cellmate-tool-review').textContent()).toBe(
+      'Auto-approved: routine note inside the project'
+    );
     await page.locator('.jp-cellmate-tool-card[data-tool-name="write"][data-status="ok"]').waitFor({ timeout: 30_000 });
-    expect(await write.evaluate(node => (node as HTMLDetailsElement).open)).toBe(false); // folded to its one line
+    expect(await write.evaluate((node) => (node as HTMLDetailsElement).open)).toBe(false); // folded to its one line
     expect(await page.locator('.jp-cellmate-question[data-type="approval"][data-tool="write"]').count()).toBe(0);
-    expect(await fs.readFile(path.join(jupyter.workspace, 'notes/summary.md'), 'utf8')).toBe('# Summary\n\nMean computed.\n');
+    expect(await fs.readFile(path.join(jupyter.workspace, 'notes/summary.md'), 'utf8')).toBe(
+      '# Summary\n\nMean computed.\n'
+    );
 
     // The reviewer would not clear the shell command: the person's card, and the card says why.
     const shell = page.locator('.jp-cellmate-tool-card[data-tool-name="shell"]');
-    await page.locator('.jp-cellmate-question[data-type="approval"][data-tool="shell"][data-state="pending"]').waitFor({ timeout: 60_000 });
+    await page
+      .locator('.jp-cellmate-question[data-type="approval"][data-tool="shell"][data-state="pending"]')
+      .waitFor({ timeout: 60_000 });
     expect(await shell.getAttribute('data-review')).toBe('asked');
-    expect(await shell.locator('.jp-cellmate-tool-review').textContent()).toBe('Asked you: runs a command that writes a file');
+    expect(await shell.locator('.jp-cellmate-tool-review').textContent()).toBe(
+      'Asked you: runs a command that writes a file'
+    );
     await screenshot(page, 'auto-fallback-card');
     await approveOnce(page, 'shell');
     await page.locator('.jp-cellmate-tool-card[data-tool-name="shell"][data-status="ok"]').waitFor({ timeout: 60_000 });
@@ -83,7 +97,12 @@ describe('SIDE-1…3 Auto approval in the pane', () => {
     await input.fill('');
     await input.click();
     await input.pressSequentially('/auto');
-    await expect.poll(() => page.locator('ul.jp-cellmate-slash-commands li.jp-cellmate-mention').first().getAttribute('data-name'), { timeout: 10_000 }).toBe('auto');
+    await expect
+      .poll(
+        () => page.locator('ul.jp-cellmate-slash-commands li.jp-cellmate-mention').first().getAttribute('data-name'),
+        { timeout: 10_000 }
+      )
+      .toBe('auto');
     await input.press('Enter');
     expect(await input.inputValue()).toBe('/auto ');
     await input.press('Enter');
@@ -95,8 +114,14 @@ describe('SIDE-1…3 Auto approval in the pane', () => {
     const table = page.locator('.jp-cellmate-metrics');
     await table.locator('tr[data-tool="shell"]').waitFor({ timeout: 30_000 });
     const headers = await table.locator('th').allTextContents();
-    const cell = async (tool: string, header: string) => (await table.locator(`tr[data-tool="${tool}"] td`).allTextContents())[headers.indexOf(header)];
-    expect([await cell('write', 'Auto-allowed'), await cell('write', 'Auto asked'), await cell('shell', 'Auto asked'), await cell('shell', 'Auto timed out')]).toEqual(['1', '0', '1', '0']);
+    const cell = async (tool: string, header: string) =>
+      (await table.locator(`tr[data-tool="${tool}"] td`).allTextContents())[headers.indexOf(header)];
+    expect([
+      await cell('write', 'Auto-allowed'),
+      await cell('write', 'Auto asked'),
+      await cell('shell', 'Auto asked'),
+      await cell('shell', 'Auto timed out')
+    ]).toEqual(['1', '0', '1', '0']);
     await screenshot(page, 'auto-metrics');
     await page.keyboard.press('Escape');
   });

@@ -14,7 +14,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { openPane, pressSend, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import {
+  openPane,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed,
+  sendAndWaitForTurn
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { artifactsDir } from '../support/paths';
 
@@ -29,7 +36,7 @@ const TABLE = [
   'import random, time',
   'random.seed(7)',
   'print("firing  shelf  cone  peak_c  hold_min  glaze")',
-  'for i in range(40): print(f"{i:6d}  {random.choice([\'north\', \'south\', \'east \'])}  {random.randint(5, 10):4d}  {random.randint(1180, 1260):6d}  {random.randint(5, 40):8d}  {random.choice([\'celadon\', \'tenmoku\', \'shino  \'])}")',
+  "for i in range(40): print(f\"{i:6d}  {random.choice(['north', 'south', 'east '])}  {random.randint(5, 10):4d}  {random.randint(1180, 1260):6d}  {random.randint(5, 40):8d}  {random.choice(['celadon', 'tenmoku', 'shino  '])}\")",
   'time.sleep(1.5)'
 ].join('\n');
 
@@ -70,7 +77,7 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
   const cards = () => page.locator('.jp-cellmate-item[data-kind="compaction"]');
 
   async function meterNow(): Promise<IMeterState> {
-    return meter().evaluate(el => {
+    return meter().evaluate((el) => {
       const d = (el as HTMLElement).dataset;
       return {
         used: Number(d.used),
@@ -99,7 +106,7 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
 
   async function setTheme(theme: string): Promise<void> {
     await runCommand(page, 'apputils:change-theme', { theme });
-    await page.waitForFunction(t => document.body.dataset.jpThemeName === t, theme, { timeout: 30_000 });
+    await page.waitForFunction((t) => document.body.dataset.jpThemeName === t, theme, { timeout: 30_000 });
     await page.waitForTimeout(300);
   }
 
@@ -127,11 +134,16 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
         const last = w.__meterStates[w.__meterStates.length - 1];
         if (!last || JSON.stringify(last) !== JSON.stringify(state)) w.__meterStates.push(state);
       };
-      new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+      new MutationObserver(record).observe(document.body, {
+        subtree: true,
+        childList: true,
+        characterData: true,
+        attributes: true
+      });
     });
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -166,10 +178,15 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
     await field.press('Tab');
     // The form saves by itself; the next request carries the window.
     await expect
-      .poll(async () => {
-        const res = await fetch(`${jupyter.url}/lab/api/settings/jupyterlab-cellmate:plugin`, { headers: { Authorization: `token ${jupyter.token}` } });
-        return ((await res.json()) as { settings?: { contextWindow?: number } }).settings?.contextWindow;
-      }, { timeout: 15_000 })
+      .poll(
+        async () => {
+          const res = await fetch(`${jupyter.url}/lab/api/settings/jupyterlab-cellmate:plugin`, {
+            headers: { Authorization: `token ${jupyter.token}` }
+          });
+          return ((await res.json()) as { settings?: { contextWindow?: number } }).settings?.contextWindow;
+        },
+        { timeout: 15_000 }
+      )
       .toBe(WINDOW);
 
     await sendAndWaitForTurn(page, 'Again, with the newest firings.');
@@ -206,12 +223,14 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
     }
     const seen = await meterHistory();
     expect(turns).toBeGreaterThan(1);
-    expect(seen.some(s => s.level === 'warn')).toBe(true);
+    expect(seen.some((s) => s.level === 'warn')).toBe(true);
 
     const card = cards().first();
     expect(await card.getAttribute('data-trigger')).toBe('auto');
     const headline = await card.locator('.jp-cellmate-compaction-text').innerText();
-    expect(headline).toMatch(/^Context compacted \(auto\) · \d+ old outputs? pruned( · \d+ messages? summarised)? · [\d.]+k → [\d.]+k? tokens$/);
+    expect(headline).toMatch(
+      /^Context compacted \(auto\) · \d+ old outputs? pruned( · \d+ messages? summarised)? · [\d.]+k → [\d.]+k? tokens$/
+    );
     expect(await card.innerText()).toMatch(/full history stays in this transcript/);
     // The pane still shows every turn: compaction changes what the model is sent, not the transcript.
     expect(await page.locator('.jp-cellmate-item[data-kind="user"]').count()).toBe(turns + 2);
@@ -240,16 +259,18 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
     expect(await page.locator('button.jp-cellmate-compact').isDisabled()).toBe(true);
     expect(
       await page.evaluate(() =>
-        (window as unknown as { jupyterapp: { commands: { isEnabled(id: string): boolean } } }).jupyterapp.commands.isEnabled('cellmate:compact-chat')
+        (
+          window as unknown as { jupyterapp: { commands: { isEnabled(id: string): boolean } } }
+        ).jupyterapp.commands.isEnabled('cellmate:compact-chat')
       )
     ).toBe(false);
     await panel().locator('xpath=self::*[@data-running="false"]').waitFor({ timeout: 60_000 });
 
     const seen = await meterHistory();
-    const redAt = seen.findIndex(s => s.level === 'error');
+    const redAt = seen.findIndex((s) => s.level === 'error');
     expect(redAt).toBeGreaterThanOrEqual(0);
     // The next step compacted first: the meter came back below the point, with another card.
-    expect(seen.slice(redAt + 1).some(s => s.level !== 'error')).toBe(true);
+    expect(seen.slice(redAt + 1).some((s) => s.level !== 'error')).toBe(true);
     expect(await cards().count()).toBeGreaterThan(before);
     const last = await meterNow();
     expect(last.used).toBeLessThan(last.compactAt!);
@@ -258,7 +279,11 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
   it('CTX-3: Compact compacts on request, with a card of its own; the command is in the palette', async () => {
     await sendAndWaitForTurn(page, 'One more table, please.');
     const has = await page.evaluate(() => {
-      const app = (window as unknown as { jupyterapp: { commands: { hasCommand(id: string): boolean; isEnabled(id: string): boolean } } }).jupyterapp;
+      const app = (
+        window as unknown as {
+          jupyterapp: { commands: { hasCommand(id: string): boolean; isEnabled(id: string): boolean } };
+        }
+      ).jupyterapp;
       return [app.commands.hasCommand('cellmate:compact-chat'), app.commands.isEnabled('cellmate:compact-chat')];
     });
     expect(has).toEqual([true, true]);
@@ -271,7 +296,9 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
     const manual = page.locator('.jp-cellmate-item[data-kind="compaction"][data-trigger="manual"]');
     await manual.waitFor({ timeout: 30_000 });
     expect(await cards().count()).toBe(before + 1);
-    expect(await manual.locator('.jp-cellmate-compaction-text').innerText()).toMatch(/^Context compacted \(on request\)/);
+    expect(await manual.locator('.jp-cellmate-compaction-text').innerText()).toMatch(
+      /^Context compacted \(on request\)/
+    );
     await expect.poll(async () => (await meterNow()).used).toBeLessThan(used);
     await page.locator('button.jp-cellmate-compact:not([disabled])').waitFor();
 
@@ -295,14 +322,16 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
     await shootPane('context-meter-compacted-dark');
   });
 
-  it('CTX-1: in the dark theme the red meter is the theme\'s own error colour', async () => {
+  it("CTX-1: in the dark theme the red meter is the theme's own error colour", async () => {
     // The last compaction brought the chat down; a red meter again needs another pasted log.
     const { compactAt } = await meterNow();
     const line = 'cone 10 down at 1285 C; reduction from 1050 C; shelf east; crawl on the lip\n';
-    await page.locator('textarea.jp-cellmate-input').fill(`And this one?\n\n${line.repeat(Math.ceil((compactAt! * 4) / line.length))}`);
+    await page
+      .locator('textarea.jp-cellmate-input')
+      .fill(`And this one?\n\n${line.repeat(Math.ceil((compactAt! * 4) / line.length))}`);
     await pressSend(page);
     await page.locator('.jp-cellmate-context-meter[data-level="error"]').waitFor({ timeout: 30_000 });
-    const colours = await meter().evaluate(el => {
+    const colours = await meter().evaluate((el) => {
       // What the theme's --jp-error-color1 resolves to here.
       const probe = document.createElement('span');
       probe.style.color = 'var(--jp-error-color1)';

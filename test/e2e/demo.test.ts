@@ -13,7 +13,14 @@ import type { Browser, Page } from 'playwright-core';
 import { approveOnce, openPane, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
-type App = { shell: { currentWidget: { context?: { path: string }; content?: { model?: { sharedModel: { cells: Array<{ getSource(): string }> } } } } | null } };
+type App = {
+  shell: {
+    currentWidget: {
+      context?: { path: string };
+      content?: { model?: { sharedModel: { cells: Array<{ getSource(): string }> } } };
+    } | null;
+  };
+};
 
 describe('the offline demo on a first run (issue #27 item 5)', () => {
   let jupyter: Jupyter;
@@ -23,12 +30,20 @@ describe('the offline demo on a first run (issue #27 item 5)', () => {
 
   beforeAll(async () => {
     // No cellmateSettings: no settings file at all, as on a first install. No README.md either.
-    jupyter = await startJupyter({ files: { 'data/readme-less.txt': 'no README in this folder\n' }, env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' } });
-    settingsFile = path.join(path.dirname(jupyter.workspace), 'settings', 'jupyterlab-cellmate', 'plugin.jupyterlab-settings');
+    jupyter = await startJupyter({
+      files: { 'data/readme-less.txt': 'no README in this folder\n' },
+      env: { CELLMATE_POLICY: '/nonexistent/cellmate-policy.json' }
+    });
+    settingsFile = path.join(
+      path.dirname(jupyter.workspace),
+      'settings',
+      'jupyterlab-cellmate',
+      'plugin.jupyterlab-settings'
+    );
     ({ browser, page } = await openPane(jupyter.labUrl, { width: 1500, height: 950 }));
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -36,7 +51,9 @@ describe('the offline demo on a first run (issue #27 item 5)', () => {
   });
 
   const savedSettings = async (): Promise<{ raw: string; file: string | undefined }> => {
-    const res = await fetch(`${jupyter.url}/lab/api/settings/jupyterlab-cellmate:plugin`, { headers: { Authorization: `token ${jupyter.token}` } });
+    const res = await fetch(`${jupyter.url}/lab/api/settings/jupyterlab-cellmate:plugin`, {
+      headers: { Authorization: `token ${jupyter.token}` }
+    });
     const body = (await res.json()) as { raw: string };
     return { raw: body.raw, file: await fs.readFile(settingsFile, 'utf8').catch(() => undefined) };
   };
@@ -52,7 +69,13 @@ describe('the offline demo on a first run (issue #27 item 5)', () => {
     await page.locator('.jp-cellmate-demo-badge').waitFor({ state: 'visible', timeout: 10_000 });
     await page.locator('.jp-cellmate-setup').waitFor({ state: 'hidden' });
     // A notebook was opened for it (there was none).
-    const nbPath = await page.waitForFunction(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.context?.path, undefined, { timeout: 60_000 }).then(h => h.jsonValue() as Promise<string>);
+    const nbPath = await page
+      .waitForFunction(
+        () => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.context?.path,
+        undefined,
+        { timeout: 60_000 }
+      )
+      .then((h) => h.jsonValue() as Promise<string>);
     expect(nbPath).toMatch(/\.ipynb$/);
 
     // A table (six columns, digits kept whole) and a plot, each from eval in the kernel.
@@ -60,39 +83,54 @@ describe('the offline demo on a first run (issue #27 item 5)', () => {
     await evals.nth(1).locator('xpath=self::*[@data-status="ok"]').waitFor({ timeout: 90_000 });
     expect(await evals.nth(0).getAttribute('data-status')).toBe('ok');
     const table = evals.nth(0).locator('table');
-    expect(await table.locator('thead th').allTextContents()).toEqual(expect.arrayContaining(['city', 'units', 'price', 'returns', 'revenue', 'share']));
+    expect(await table.locator('thead th').allTextContents()).toEqual(
+      expect.arrayContaining(['city', 'units', 'price', 'returns', 'revenue', 'share'])
+    );
     expect(await table.locator('tbody tr').count()).toBe(6);
     expect(await evals.nth(1).locator('img').count()).toBe(1);
 
     // The cell edit on the notebook, shown as a diff on the card the person approves once.
-    const card = page.locator('.jp-cellmate-question[data-type="approval"][data-tool="notebook_edit"][data-state="pending"]');
+    const card = page.locator(
+      '.jp-cellmate-question[data-type="approval"][data-tool="notebook_edit"][data-state="pending"]'
+    );
     await card.waitFor({ timeout: 60_000 });
-    expect((await card.locator('.jp-cellmate-diff-add').allTextContents()).join('')).toContain('cellmate_demo.sort_values("revenue", ascending=False)');
+    expect((await card.locator('.jp-cellmate-diff-add').allTextContents()).join('')).toContain(
+      'cellmate_demo.sort_values("revenue", ascending=False)'
+    );
     await card.scrollIntoViewIfNeeded();
     await screenshot(page, 'demo-diff-light');
     await approveOnce(page, 'notebook_edit');
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
-    const cells = await page.evaluate(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content!.model!.sharedModel.cells.map(c => c.getSource()));
-    expect(cells.some(c => c.includes('cellmate_demo.sort_values'))).toBe(true);
+    const cells = await page.evaluate(() =>
+      (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content!.model!.sharedModel.cells.map(
+        (c) => c.getSource()
+      )
+    );
+    expect(cells.some((c) => c.includes('cellmate_demo.sort_values'))).toBe(true);
 
     // No red card: every tool call succeeded and no error notice was shown.
     expect(await page.locator('.jp-cellmate-tool-card:not([data-status="ok"])').count()).toBe(0);
     expect(await page.locator('.jp-cellmate-item[data-kind="notice"][data-level="error"]').count()).toBe(0);
-    expect(await page.locator('.jp-cellmate-item[data-kind="assistant"]').last().textContent()).toContain('Press Leave on the Demo badge');
+    expect(await page.locator('.jp-cellmate-item[data-kind="assistant"]').last().textContent()).toContain(
+      'Press Leave on the Demo badge'
+    );
 
     // At the pane's default width (issue #27 item 6): wide enough for the header, the
     // table's values each on one line (no "265 49"), scrolling sideways in its card if need be.
     const paneWidth = (await page.locator('#jp-cellmate-panel').boundingBox())!.width;
     expect(paneWidth).toBeGreaterThanOrEqual(340);
-    const rows = await table.locator('tbody td').evaluateAll(tds => tds.map(td => td.getBoundingClientRect().height));
+    const rows = await table
+      .locator('tbody td')
+      .evaluateAll((tds) => tds.map((td) => td.getBoundingClientRect().height));
     const th = (await table.locator('tbody th').first().boundingBox())!.height;
     for (const h of rows) expect(h).toBeLessThanOrEqual(th + 1);
     expect(th).toBeLessThan(40);
     const mime = evals.nth(0).locator('.jp-cellmate-eval-mime').first();
-    expect(await mime.evaluate(el => getComputedStyle(el).overflowX)).toBe('auto');
+    expect(await mime.evaluate((el) => getComputedStyle(el).overflowX)).toBe('auto');
     // The chat's title, cut short in the selector, is whole in its tooltip; buttons keep theirs.
     expect(await page.locator('.jp-cellmate-chat-select').getAttribute('title')).toBe('Show me what Cellmate can do');
-    for (const b of await page.locator('.jp-cellmate-header-row button').all()) expect(await b.getAttribute('title')).toBeTruthy();
+    for (const b of await page.locator('.jp-cellmate-header-row button').all())
+      expect(await b.getAttribute('title')).toBeTruthy();
 
     await table.scrollIntoViewIfNeeded();
     await screenshot(page, 'demo-light');

@@ -11,7 +11,10 @@ import { EvalSession, JupyterServerKernelClient, type EvalOutcome } from '@cellm
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const stdout = (o: EvalOutcome): string =>
-  o.outputs.filter(x => x.type === 'stream' && x.name === 'stdout').map(x => (x as { text: string }).text).join('');
+  o.outputs
+    .filter((x) => x.type === 'stream' && x.name === 'stdout')
+    .map((x) => (x as { text: string }).text)
+    .join('');
 
 describe('eval over Jupyter Server (issue #3)', () => {
   let jupyter: Jupyter;
@@ -28,7 +31,13 @@ describe('eval over Jupyter Server (issue #3)', () => {
     });
     expect(res.status).toBe(201);
     const { id } = (await res.json()) as { id: string };
-    client = await JupyterServerKernelClient.connect({ baseUrl: jupyter.url, token: jupyter.token, kernelId: id, kernelName: 'python3', timeoutMs: 60_000 });
+    client = await JupyterServerKernelClient.connect({
+      baseUrl: jupyter.url,
+      token: jupyter.token,
+      kernelId: id,
+      kernelName: 'python3',
+      timeoutMs: 60_000
+    });
     client.onRestart(() => {
       restarts++;
       session.kernelRestarted();
@@ -57,11 +66,16 @@ describe('eval over Jupyter Server (issue #3)', () => {
     expect(stdout(await session.run({ code: 'print(x)' }))).toBe('41\n');
   }, 60_000);
 
-  it('an eval queued behind the user\'s own long cell is not timed out, and never interrupts that cell', async () => {
-    const user = await JupyterServerKernelClient.connect({ baseUrl: jupyter.url, token: jupyter.token, kernelId: client.kernel.id, timeoutMs: 30_000 });
+  it("an eval queued behind the user's own long cell is not timed out, and never interrupts that cell", async () => {
+    const user = await JupyterServerKernelClient.connect({
+      baseUrl: jupyter.url,
+      token: jupyter.token,
+      kernelId: client.kernel.id,
+      timeoutMs: 30_000
+    });
     try {
       const users = user.execute('import time\ntime.sleep(4)\nprint("user cell finished")');
-      await new Promise(res => setTimeout(res, 300)); // the user's cell is running
+      await new Promise((res) => setTimeout(res, 300)); // the user's cell is running
       const agent = await session.run({ code: 'print("agent ran")', idleTimeoutMs: 1500 });
       const u = await users;
       expect(u.reply.content.status).toBe('ok');
@@ -95,8 +109,14 @@ describe('eval over Jupyter Server (issue #3)', () => {
     await client.kernel.info;
     let after: EvalOutcome | undefined;
     for (let i = 0; i < 60 && after?.status !== 'ok'; i++) {
-      await new Promise(res => setTimeout(res, 500));
-      after = await session.run({ code: 'print("x" in globals(), tool is not None)', idleTimeoutMs: 5000, onToolCall: async () => ({ ok: true, output: '' }) }).catch(() => undefined);
+      await new Promise((res) => setTimeout(res, 500));
+      after = await session
+        .run({
+          code: 'print("x" in globals(), tool is not None)',
+          idleTimeoutMs: 5000,
+          onToolCall: async () => ({ ok: true, output: '' })
+        })
+        .catch(() => undefined);
     }
     expect(after?.status).toBe('ok');
     expect(stdout(after!)).toBe('False True\n');

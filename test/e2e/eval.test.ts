@@ -20,45 +20,53 @@ const NOTEBOOK = {
 };
 
 const SCRIPT = {
-  turns: [[
-    {
-      text: 'Let me look at your notebook state.',
-      toolCalls: [
-        {
-          toolName: 'eval',
-          input: {
-            description: 'Read the notebook variable and plot a table',
-            code: [
-              'import pandas as pd, matplotlib.pyplot as plt',
-              'from_agent = "hello from eval"',
-              'print("agent sees:", shared_from_notebook + 1)',
-              'print("bridge read:", tool("read", {"path": "notes.md"}).splitlines()[0].split("\\t")[1])',
-              'df = pd.DataFrame({"kiln": ["north", "south"], "peak_c": [1240, 1180]})',
-              'display(df)',
-              'plt.figure(figsize=(3, 2)); plt.bar(df.kiln, df.peak_c); plt.show()'
-            ].join('\n')
+  turns: [
+    [
+      {
+        text: 'Let me look at your notebook state.',
+        toolCalls: [
+          {
+            toolName: 'eval',
+            input: {
+              description: 'Read the notebook variable and plot a table',
+              code: [
+                'import pandas as pd, matplotlib.pyplot as plt',
+                'from_agent = "hello from eval"',
+                'print("agent sees:", shared_from_notebook + 1)',
+                'print("bridge read:", tool("read", {"path": "notes.md"}).splitlines()[0].split("\\t")[1])',
+                'df = pd.DataFrame({"kiln": ["north", "south"], "peak_c": [1240, 1180]})',
+                'display(df)',
+                'plt.figure(figsize=(3, 2)); plt.bar(df.kiln, df.peak_c); plt.show()'
+              ].join('\n')
+            }
           }
-        }
-      ]
-    },
-    { text: 'Done: I can see `shared_from_notebook` and left `from_agent` for you.' }
-  ], [
-    {
-      toolCalls: [
-        {
-          toolName: 'eval',
-          input: {
-            description: 'Run a slow loop that prints ticks',
-            code: 'import time\nfor i in range(600):\n    print("tick", i, flush=True)\n    time.sleep(0.1)'
+        ]
+      },
+      { text: 'Done: I can see `shared_from_notebook` and left `from_agent` for you.' }
+    ],
+    [
+      {
+        toolCalls: [
+          {
+            toolName: 'eval',
+            input: {
+              description: 'Run a slow loop that prints ticks',
+              code: 'import time\nfor i in range(600):\n    print("tick", i, flush=True)\n    time.sleep(0.1)'
+            }
           }
-        }
-      ]
-    }
-  ]]
+        ]
+      }
+    ]
+  ]
 };
 
 type App = {
-  shell: { currentWidget: { content: { activeCellIndex: number }; sessionContext: { session?: { kernel?: { status: string } } } } | null };
+  shell: {
+    currentWidget: {
+      content: { activeCellIndex: number };
+      sessionContext: { session?: { kernel?: { status: string } } };
+    } | null;
+  };
   commands: { execute(id: string, args?: unknown): Promise<unknown> };
 };
 
@@ -69,7 +77,11 @@ describe('eval shares the notebook kernel (issue #3)', () => {
 
   beforeAll(async () => {
     jupyter = await startJupyter({
-      files: { 'analysis.ipynb': JSON.stringify(NOTEBOOK), 'scripts/eval.json': JSON.stringify(SCRIPT), 'notes.md': 'kiln notes\n' },
+      files: {
+        'analysis.ipynb': JSON.stringify(NOTEBOOK),
+        'scripts/eval.json': JSON.stringify(SCRIPT),
+        'notes.md': 'kiln notes\n'
+      },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/eval.json' }
     });
     browser = await launchBrowser();
@@ -77,7 +89,7 @@ describe('eval shares the notebook kernel (issue #3)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -88,8 +100,9 @@ describe('eval shares the notebook kernel (issue #3)', () => {
   async function runNotebookCell(index: number): Promise<void> {
     // Focus the notebook first: after a click in the pane, notebook commands may not apply.
     await page.locator('.jp-Notebook .jp-Cell').nth(index).locator('.jp-InputPrompt').click();
-    const ran = await page.evaluate(async i => {
-      const app = (window as unknown as { jupyterapp: App & { commands: { isEnabled(id: string): boolean } } }).jupyterapp;
+    const ran = await page.evaluate(async (i) => {
+      const app = (window as unknown as { jupyterapp: App & { commands: { isEnabled(id: string): boolean } } })
+        .jupyterapp;
       app.shell.currentWidget!.content.activeCellIndex = i;
       if (!app.commands.isEnabled('notebook:run-cell')) return 'notebook:run-cell is disabled';
       return String(await app.commands.execute('notebook:run-cell'));
@@ -100,12 +113,18 @@ describe('eval shares the notebook kernel (issue #3)', () => {
   it('a notebook variable is visible to eval, and an eval variable to the notebook', async () => {
     await runCommand(page, 'docmanager:open', { path: 'analysis.ipynb' });
     await page.waitForFunction(
-      () => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle',
+      () =>
+        (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel
+          ?.status === 'idle',
       undefined,
       { timeout: 60_000 }
     );
     await runNotebookCell(0);
-    await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt', { hasText: '[1]' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .first()
+      .locator('.jp-InputPrompt', { hasText: '[1]' })
+      .waitFor({ timeout: 30_000 });
 
     await runCommand(page, 'cellmate:new-chat');
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
@@ -131,11 +150,15 @@ describe('eval shares the notebook kernel (issue #3)', () => {
 
     // The notebook sees what the agent defined, and is not stuck on "pending input".
     await runNotebookCell(1);
-    await page.locator('.jp-Notebook .jp-Cell').nth(1).locator('.jp-OutputArea-output', { hasText: 'notebook sees: hello from eval' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .nth(1)
+      .locator('.jp-OutputArea-output', { hasText: 'notebook sees: hello from eval' })
+      .waitFor({ timeout: 30_000 });
     expect(await page.locator('.jp-Notebook').innerText()).not.toContain('pending input');
   });
 
-  it('Stop in the pane interrupts the agent\'s running cell in the notebook kernel', async () => {
+  it("Stop in the pane interrupts the agent's running cell in the notebook kernel", async () => {
     const input = page.locator('textarea.jp-cellmate-input');
     await input.fill('Run the slow loop');
     await input.press('Enter');
@@ -151,10 +174,22 @@ describe('eval shares the notebook kernel (issue #3)', () => {
     });
     await runCommand(page, 'notebook:insert-cell-below');
     await page.evaluate(async () => {
-      const app = (window as unknown as { jupyterapp: { shell: { currentWidget: { content: { activeCell: { model: { sharedModel: { setSource(s: string): void } } } } } } } }).jupyterapp;
+      const app = (
+        window as unknown as {
+          jupyterapp: {
+            shell: {
+              currentWidget: { content: { activeCell: { model: { sharedModel: { setSource(s: string): void } } } } };
+            };
+          };
+        }
+      ).jupyterapp;
       app.shell.currentWidget.content.activeCell.model.sharedModel.setSource('print("after stop", from_agent)');
     });
     await runNotebookCell(2);
-    await page.locator('.jp-Notebook .jp-Cell').nth(2).locator('.jp-OutputArea-output', { hasText: 'after stop hello from eval' }).waitFor({ timeout: 20_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .nth(2)
+      .locator('.jp-OutputArea-output', { hasText: 'after stop hello from eval' })
+      .waitFor({ timeout: 20_000 });
   });
 });

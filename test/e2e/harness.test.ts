@@ -10,7 +10,15 @@ import path from 'node:path';
 import type { ToolCallItem } from '@cellmate/protocol';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import {
+  launchBrowser,
+  openChat,
+  openLab,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { connectRpc } from '../support/rpc';
 
@@ -26,7 +34,10 @@ const ASK = {
 const SCRIPT = {
   turns: [
     [
-      { text: 'I will write the summary first.', toolCalls: [{ toolName: 'write', input: { path: 'summary.md', content: '# Summary\n\nSales rose.\n' } }] },
+      {
+        text: 'I will write the summary first.',
+        toolCalls: [{ toolName: 'write', input: { path: 'summary.md', content: '# Summary\n\nSales rose.\n' } }]
+      },
       { toolCalls: [ASK] },
       { text: 'Done: the summary is written and I will use your chart choice.' }
     ],
@@ -52,7 +63,7 @@ describe('approval and ask_user cards (issue #4)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -64,7 +75,9 @@ describe('approval and ask_user cards (issue #4)', () => {
     await page.locator('textarea.jp-cellmate-input').fill('Summarise the sales data');
     await pressSend(page);
 
-    const approval = page.locator('.jp-cellmate-item[data-kind="question"] .jp-cellmate-question[data-type="approval"]');
+    const approval = page.locator(
+      '.jp-cellmate-item[data-kind="question"] .jp-cellmate-question[data-type="approval"]'
+    );
     await approval.locator('xpath=self::*[@data-state="pending"]').waitFor({ timeout: 30_000 });
     expect(await approval.innerText()).toContain('summary.md');
     await screenshot(page, 'harness-approval-card');
@@ -83,7 +96,10 @@ describe('approval and ask_user cards (issue #4)', () => {
     await ask.locator('xpath=self::*[@data-state="answered"]').waitFor({ timeout: 30_000 });
     expect(await ask.locator('.jp-cellmate-question-option[aria-pressed="true"]').innerText()).toContain('Line chart');
 
-    await page.locator('.jp-cellmate-item[data-kind="assistant"]').filter({ hasText: 'summary is written' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="assistant"]')
+      .filter({ hasText: 'summary is written' })
+      .waitFor({ timeout: 30_000 });
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
     const askCard = page.locator('.jp-cellmate-tool-card[data-tool-name="ask_user"][data-status="ok"]');
     await askCard.locator('summary').click();
@@ -99,7 +115,19 @@ describe('approval and ask_user cards (issue #4)', () => {
     await table.locator('tr[data-tool="write"]').waitFor({ timeout: 30_000 });
     expect(await table.locator('tr[data-tool="write"]').innerText()).toMatch(/write\s+1\s+100%/);
     // The write waited for the person's "Approve once": that wait has its own column, not the run time's.
-    expect(await table.locator('th').allInnerTexts()).toEqual(['Tool', 'Calls', 'Success', 'Mean run time', 'Waited for you', 'Errors', 'Denied', 'Withheld', 'Auto-allowed', 'Auto asked', 'Auto timed out']);
+    expect(await table.locator('th').allInnerTexts()).toEqual([
+      'Tool',
+      'Calls',
+      'Success',
+      'Mean run time',
+      'Waited for you',
+      'Errors',
+      'Denied',
+      'Withheld',
+      'Auto-allowed',
+      'Auto asked',
+      'Auto timed out'
+    ]);
     expect(await table.locator('tr[data-tool="write"] td').nth(4).innerText()).toMatch(/^1 call, mean [\d.]+ (ms|s)$/);
     // ask_user asked no approval (answering it is its own run): nothing in that column.
     expect(await table.locator('tr[data-tool="ask_user"] td').nth(4).innerText()).toBe('—');
@@ -108,7 +136,9 @@ describe('approval and ask_user cards (issue #4)', () => {
   });
 
   it('with the pane closed, ask_user fails at once (ASK-3)', async () => {
-    const chatId = await page.evaluate(() => document.querySelector<HTMLSelectElement>('select.jp-cellmate-chat-select')?.value ?? '');
+    const chatId = await page.evaluate(
+      () => document.querySelector<HTMLSelectElement>('select.jp-cellmate-chat-select')?.value ?? ''
+    );
     expect(chatId).not.toBe('');
     await page.close();
     const rpc = await connectRpc(jupyter.wsUrl, jupyter.token);
@@ -117,15 +147,15 @@ describe('approval and ask_user cards (issue #4)', () => {
       for (;;) {
         const hello = await rpc.request('cellmate/hello', { protocolVersion: 1 });
         if (hello.interactiveConnections === 0) break;
-        await new Promise(r => setTimeout(r, 200));
+        await new Promise((r) => setTimeout(r, 200));
       }
       await rpc.request('chat/send', { chatId, text: 'Make the chart', model: MODEL });
-      await rpc.waitForEvent(chatId, e => e.type === 'turn-ended', 60_000);
+      await rpc.waitForEvent(chatId, (e) => e.type === 'turn-ended', 60_000);
       const events = rpc.events(chatId);
-      expect(events.some(e => e.type === 'item-added' && e.item.kind === 'question')).toBe(false);
+      expect(events.some((e) => e.type === 'item-added' && e.item.kind === 'question')).toBe(false);
       const asked = events
-        .filter(e => e.type === 'item-updated' && e.item.kind === 'tool' && e.item.name === 'ask_user')
-        .map(e => (e as { item: ToolCallItem }).item);
+        .filter((e) => e.type === 'item-updated' && e.item.kind === 'tool' && e.item.name === 'ask_user')
+        .map((e) => (e as { item: ToolCallItem }).item);
       expect(asked).toHaveLength(1);
       expect(asked[0]!.status).toBe('error');
       expect(asked[0]!.output).toMatch(/^Nobody is connected to answer \(the Cellmate pane is closed\)/);

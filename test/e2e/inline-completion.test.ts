@@ -8,15 +8,24 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { startProviderStandIn, type ProviderStandIn, type StandInRequest } from '../../server/test/helpers/provider-stand-in';
+import {
+  startProviderStandIn,
+  type ProviderStandIn,
+  type StandInRequest
+} from '../../server/test/helpers/provider-stand-in';
 import { openPane, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NOTEBOOK = JSON.stringify({
   cells: [
     {
-      cell_type: 'code', id: 'load', metadata: {}, outputs: [], execution_count: null,
-      source: 'import pandas as pd\ndf = pd.DataFrame({"city": ["Lyon", "Nantes"], "month": [1, 2], "sales": [265.0, 49.5], "returns": [3, 1]})'
+      cell_type: 'code',
+      id: 'load',
+      metadata: {},
+      outputs: [],
+      execution_count: null,
+      source:
+        'import pandas as pd\ndf = pd.DataFrame({"city": ["Lyon", "Nantes"], "month": [1, 2], "sales": [265.0, 49.5], "returns": [3, 1]})'
     },
     { cell_type: 'code', id: 'work', metadata: {}, outputs: [], execution_count: null, source: '' }
   ],
@@ -33,7 +42,7 @@ type App = { shell: { currentWidget: { sessionContext: { session?: { kernel?: { 
 /** The user message an inline request carried (openai-compatible wire: system, then user). */
 function promptOf(request: StandInRequest): string {
   const messages = request.body.messages as Array<{ role: string; content: unknown }>;
-  return messages.map(m => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+  return messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
 }
 
 /** The stand-in model: a groupby over the first and third columns it was told `df` has. */
@@ -50,28 +59,41 @@ describe('inline completions that know the live kernel (issue #27)', () => {
 
   const cell = (n: number) => page.locator('.jp-Notebook .jp-Cell').nth(n);
   const ghost = () => page.locator('.jp-Notebook .jp-GhostText');
-  const inlineRequests = () => standIn.requests.filter(r => promptOf(r).includes('Current cell:'));
+  const inlineRequests = () => standIn.requests.filter((r) => promptOf(r).includes('Current cell:'));
 
   beforeAll(async () => {
-    standIn = await startProviderStandIn('openai-compatible', answer, { models: ['main-model', 'fast-coder'], delayMs: MODEL_DELAY_MS });
+    standIn = await startProviderStandIn('openai-compatible', answer, {
+      models: ['main-model', 'fast-coder'],
+      delayMs: MODEL_DELAY_MS
+    });
     jupyter = await startJupyter({
       env: standIn.env,
       files: { 'sales.ipynb': NOTEBOOK },
       cellmateSettings: {
-        provider: 'openai-compatible', model: 'main-model', baseUrl: standIn.settings.baseUrl,
+        provider: 'openai-compatible',
+        model: 'main-model',
+        baseUrl: standIn.settings.baseUrl,
         fastModel: { provider: 'openai-compatible', model: 'fast-coder', baseUrl: standIn.settings.baseUrl }
       }
     });
     ({ browser, page } = await openPane(jupyter.labUrl));
     await runCommand(page, 'docmanager:open', { path: 'sales.ipynb' });
-    await page.waitForFunction(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 60_000 });
+    await page.waitForFunction(
+      () =>
+        (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel
+          ?.status === 'idle',
+      undefined,
+      { timeout: 60_000 }
+    );
     await cell(0).click();
     await runCommand(page, 'notebook:run-cell-and-select-next');
     await cell(0).locator('.jp-InputPrompt', { hasText: '[1]' }).waitFor({ timeout: 30_000 });
-    await page.locator('.jp-cellmate-kernel-binding[data-origin="notebook"]', { hasText: 'sales.ipynb' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-kernel-binding[data-origin="notebook"]', { hasText: 'sales.ipynb' })
+      .waitFor({ timeout: 30_000 });
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -96,7 +118,9 @@ describe('inline completions that know the live kernel (issue #27)', () => {
     await expect.poll(() => page.locator('.jp-cellmate-inline-toggle').getAttribute('aria-pressed')).toBe('true');
     await cell(1).locator('.cm-content').click();
     await page.keyboard.type('df.', { delay: 60 });
-    await expect.poll(() => ghost().first().textContent(), { timeout: 15_000 }).toContain('groupby("city")["sales"].sum()');
+    await expect
+      .poll(() => ghost().first().textContent(), { timeout: 15_000 })
+      .toContain('groupby("city")["sales"].sum()');
 
     // What the model received: the fast tier, the kernel's DataFrame with its columns, the cell above.
     const sent = inlineRequests().at(-1)!;
@@ -114,7 +138,7 @@ describe('inline completions that know the live kernel (issue #27)', () => {
     await page.keyboard.press('Enter');
     await page.keyboard.type('top = df.', { delay: 40 });
     // The debounce passed and the request is with the model, which has not answered yet.
-    const forText = () => inlineRequests().find(r => promptOf(r).includes('top = df.<CURSOR>'));
+    const forText = () => inlineRequests().find((r) => promptOf(r).includes('top = df.<CURSOR>'));
     await expect.poll(() => forText() !== undefined, { timeout: 10_000 }).toBe(true);
     const inFlight = forText()!;
     expect(inFlight.answeredAt).toBeUndefined();
@@ -122,6 +146,8 @@ describe('inline completions that know the live kernel (issue #27)', () => {
     await expect.poll(() => inFlight.aborted ?? false, { timeout: 10_000 }).toBe(true);
     expect(inFlight.answeredAt).toBeUndefined();
     // The text that is there now gets its own request.
-    await expect.poll(() => inlineRequests().some(r => promptOf(r).includes('top = df.x<CURSOR>')), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(() => inlineRequests().some((r) => promptOf(r).includes('top = df.x<CURSOR>')), { timeout: 10_000 })
+      .toBe(true);
   });
 });

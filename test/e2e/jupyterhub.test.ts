@@ -19,10 +19,19 @@ const USERS = ['alice', 'bob'] as const;
 type User = (typeof USERS)[number];
 
 const script = (user: User) => ({
-  turns: [[
-    { toolCalls: [{ toolName: 'eval', input: { description: `Greet ${user}`, code: `import os\nprint("hello ${user}", 6 * 7, os.getcwd())` } }] },
-    { text: `Done for ${user}.` }
-  ]]
+  turns: [
+    [
+      {
+        toolCalls: [
+          {
+            toolName: 'eval',
+            input: { description: `Greet ${user}`, code: `import os\nprint("hello ${user}", 6 * 7, os.getcwd())` }
+          }
+        ]
+      },
+      { text: `Done for ${user}.` }
+    ]
+  ]
 });
 
 /** The upgrade's HTTP status: 101 when the WebSocket opened, else the refusal's status. */
@@ -49,7 +58,9 @@ describe('Cellmate under JupyterHub (issue #13)', () => {
 
   beforeAll(async () => {
     hub = await startHub({
-      users: Object.fromEntries(USERS.map(u => [u, { 'scripts/hello.json': JSON.stringify(script(u)), [`${u}-notes.md`]: `# ${u}\n` }])),
+      users: Object.fromEntries(
+        USERS.map((u) => [u, { 'scripts/hello.json': JSON.stringify(script(u)), [`${u}-notes.md`]: `# ${u}\n` }])
+      ),
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/hello.json' }
     });
     browser = await launchBrowser();
@@ -92,8 +103,10 @@ describe('Cellmate under JupyterHub (issue #13)', () => {
       const page = pages.get(user)!;
       await openLab(page, `${hub.url}/user/${user}/lab`);
       await openChat(page, 60_000);
-      const other = USERS.find(u => u !== user)!;
-      await page.locator('select.jp-cellmate-chat-select option', { hasText: `${user} asks for a greeting` }).waitFor({ state: 'attached', timeout: 30_000 });
+      const other = USERS.find((u) => u !== user)!;
+      await page
+        .locator('select.jp-cellmate-chat-select option', { hasText: `${user} asks for a greeting` })
+        .waitFor({ state: 'attached', timeout: 30_000 });
       const titles = await page.locator('select.jp-cellmate-chat-select option').allInnerTexts();
       expect(titles.join('\n'), titles.join('\n')).toContain(`${user} asks for a greeting`);
       expect(titles.join('\n')).not.toContain(other);

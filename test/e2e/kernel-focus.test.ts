@@ -6,12 +6,22 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, openChat, openLab, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import {
+  launchBrowser,
+  openChat,
+  openLab,
+  runCommand,
+  screenshot,
+  screenshotIfFailed,
+  sendAndWaitForTurn
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const notebook = (who: string) =>
   JSON.stringify({
-    cells: [{ cell_type: 'code', id: 'set', metadata: {}, source: `who = "${who}"`, outputs: [], execution_count: null }],
+    cells: [
+      { cell_type: 'code', id: 'set', metadata: {}, source: `who = "${who}"`, outputs: [], execution_count: null }
+    ],
     metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
     nbformat: 4,
     nbformat_minor: 5
@@ -19,7 +29,17 @@ const notebook = (who: string) =>
 // Every turn: one eval that says which notebook kernel it ran in and counts its visits there.
 const SCRIPT = {
   steps: [
-    { toolCalls: [{ toolName: 'eval', input: { description: 'Say which notebook kernel this is', code: 'visits = globals().get("visits", 0) + 1\nprint("kernel of", who, "visits", visits)' } }] },
+    {
+      toolCalls: [
+        {
+          toolName: 'eval',
+          input: {
+            description: 'Say which notebook kernel this is',
+            code: 'visits = globals().get("visits", 0) + 1\nprint("kernel of", who, "visits", visits)'
+          }
+        }
+      ]
+    },
     { text: 'Done.' }
   ]
 };
@@ -40,8 +60,9 @@ describe('kernel focus per window: two pages on two notebooks (issue #9)', () =>
     browser = await launchBrowser();
   });
 
-  afterEach(async ctx => {
-    for (const p of pages) await screenshotIfFailed({ task: { ...ctx.task, name: `${ctx.task.name}-${pages.indexOf(p)}` } }, p);
+  afterEach(async (ctx) => {
+    for (const p of pages)
+      await screenshotIfFailed({ task: { ...ctx.task, name: `${ctx.task.name}-${pages.indexOf(p)}` } }, p);
   });
 
   afterAll(async () => {
@@ -58,13 +79,25 @@ describe('kernel focus per window: two pages on two notebooks (issue #9)', () =>
     pages.push(page);
     await openLab(page, `${jupyter.url}/lab/workspaces/${name}?token=${jupyter.token}`);
     await runCommand(page, 'docmanager:open', { path });
-    await page.waitForFunction(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 60_000 });
+    await page.waitForFunction(
+      () =>
+        (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel
+          ?.status === 'idle',
+      undefined,
+      { timeout: 60_000 }
+    );
     await runCommand(page, 'notebook:run-cell');
-    await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt', { hasText: '[1]' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .first()
+      .locator('.jp-InputPrompt', { hasText: '[1]' })
+      .waitFor({ timeout: 30_000 });
     await openChat(page);
     await runCommand(page, 'cellmate:new-chat');
     // The pane names this window's notebook kernel once the companion has its focus.
-    await page.locator('.jp-cellmate-kernel-binding[data-origin="notebook"]', { hasText: path }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-kernel-binding[data-origin="notebook"]', { hasText: path })
+      .waitFor({ timeout: 30_000 });
     return page;
   }
 

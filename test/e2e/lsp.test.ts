@@ -7,10 +7,27 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import {
+  approveOnce,
+  launchBrowser,
+  openChat,
+  openLab,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed,
+  sendAndWaitForTurn
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
-const code = (id: string, source: string) => ({ cell_type: 'code', id, metadata: {}, source, outputs: [], execution_count: null });
+const code = (id: string, source: string) => ({
+  cell_type: 'code',
+  id,
+  metadata: {},
+  source,
+  outputs: [],
+  execution_count: null
+});
 // Enough filler cells that the far cell starts off screen.
 const NB = {
   cells: [
@@ -23,16 +40,39 @@ const NB = {
   nbformat_minor: 5
 };
 const SCRIPT = {
-  turns: [[
-    { toolCalls: [{ toolName: 'lsp', input: { action: 'references', file: 'util.py', line: 1, symbol: 'clean' } }] },
-    { text: 'clean is used in two notebook cells.' }
-  ], [
-    { toolCalls: [{ toolName: 'notebook_edit', input: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'top', source: 'from util import clean\nfirst = clen(" a ")' }] } }] },
-    { text: 'Edited the first cell.' }
-  ]]
+  turns: [
+    [
+      { toolCalls: [{ toolName: 'lsp', input: { action: 'references', file: 'util.py', line: 1, symbol: 'clean' } }] },
+      { text: 'clean is used in two notebook cells.' }
+    ],
+    [
+      {
+        toolCalls: [
+          {
+            toolName: 'notebook_edit',
+            input: {
+              path: 'analysis.ipynb',
+              edits: [{ action: 'replace', cell_id: 'top', source: 'from util import clean\nfirst = clen(" a ")' }]
+            }
+          }
+        ]
+      },
+      { text: 'Edited the first cell.' }
+    ]
+  ]
 };
 
-type NotebookApp = { shell: { currentWidget: { content: { activeCellIndex: number; widgets: Array<{ model: { id: string }; node: HTMLElement }>; node: HTMLElement } } | null } };
+type NotebookApp = {
+  shell: {
+    currentWidget: {
+      content: {
+        activeCellIndex: number;
+        widgets: Array<{ model: { id: string }; node: HTMLElement }>;
+        node: HTMLElement;
+      };
+    } | null;
+  };
+};
 
 describe('lsp card (issue #10)', () => {
   let jupyter: Jupyter;
@@ -56,7 +96,7 @@ describe('lsp card (issue #10)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -84,24 +124,38 @@ describe('lsp card (issue #10)', () => {
     const farVisible = () =>
       page.evaluate(() => {
         const nb = (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content;
-        const cell = nb.widgets.find(c => c.model.id === 'far')!;
+        const cell = nb.widgets.find((c) => c.model.id === 'far')!;
         const a = nb.node.getBoundingClientRect();
         const b = cell.node.getBoundingClientRect();
         return b.height > 0 && b.top < a.bottom && b.bottom > a.top;
       });
-    expect(await page.evaluate(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.activeCellIndex)).toBe(0);
+    expect(
+      await page.evaluate(
+        () => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.activeCellIndex
+      )
+    ).toBe(0);
     expect(await farVisible()).toBe(false);
 
     await card.locator('a.jp-cellmate-lsp-link[data-cell-id="far"]').click();
-    await page.waitForFunction(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.content.activeCellIndex === 31, undefined, { timeout: 10_000 });
-    await page.waitForFunction(() => {
-      const nb = (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content;
-      const cell = nb.widgets.find(c => c.model.id === 'far');
-      if (!cell) return false;
-      const a = nb.node.getBoundingClientRect();
-      const b = cell.node.getBoundingClientRect();
-      return b.height > 0 && b.top < a.bottom && b.bottom > a.top;
-    }, undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () =>
+        (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.content.activeCellIndex ===
+        31,
+      undefined,
+      { timeout: 10_000 }
+    );
+    await page.waitForFunction(
+      () => {
+        const nb = (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content;
+        const cell = nb.widgets.find((c) => c.model.id === 'far');
+        if (!cell) return false;
+        const a = nb.node.getBoundingClientRect();
+        const b = cell.node.getBoundingClientRect();
+        return b.height > 0 && b.top < a.bottom && b.bottom > a.top;
+      },
+      undefined,
+      { timeout: 10_000 }
+    );
     await screenshot(page, 'lsp-link-scrolled');
     void app;
   });

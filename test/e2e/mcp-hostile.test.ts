@@ -21,9 +21,19 @@ describe('HARN-12 LSP-4: the hostile workspace through /cellmate/mcp', () => {
 
   beforeAll(async () => {
     home = await fs.mkdtemp(path.join(os.tmpdir(), 'cellmate-hostile-home-'));
-    const PATH = [venvBin, ...(process.env.PATH ?? '').split(path.delimiter).filter((d) => !d.includes('node_modules'))].join(path.delimiter);
+    const PATH = [
+      venvBin,
+      ...(process.env.PATH ?? '').split(path.delimiter).filter((d) => !d.includes('node_modules'))
+    ].join(path.delimiter);
     const cellmateHome = path.join(home, '.cellmate');
-    jupyter = await startJupyter({ path: PATH, env: { CELLMATE_HOME: cellmateHome, CELLMATE_POLICY: path.join(cellmateHome, 'policy.json'), CELLMATE_TRUSTED_WORKSPACES: '' } });
+    jupyter = await startJupyter({
+      path: PATH,
+      env: {
+        CELLMATE_HOME: cellmateHome,
+        CELLMATE_POLICY: path.join(cellmateHome, 'policy.json'),
+        CELLMATE_TRUSTED_WORKSPACES: ''
+      }
+    });
     // Servers start on the first lsp call, so planting after Jupyter started is planting before they run.
     h = await hostileWorkspace({ ws: await fs.realpath(jupyter.workspace), home });
   }, 120_000);
@@ -34,16 +44,29 @@ describe('HARN-12 LSP-4: the hostile workspace through /cellmate/mcp', () => {
   });
 
   it('every attack call answers without running anything planted or printing anything withheld', async () => {
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `token ${jupyter.token}` };
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `token ${jupyter.token}`
+    };
     const post = async (body: object): Promise<string> => {
-      const r = await fetch(`${jupyter.url}/cellmate/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', ...body }) });
+      const r = await fetch(`${jupyter.url}/cellmate/mcp`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', ...body })
+      });
       expect(r.status).toBe(200);
       return r.text();
     };
-    await post({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'attacker', version: '1' } } });
+    await post({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'attacker', version: '1' } }
+    });
     for (const [i, c] of ATTACK_CALLS.entries()) {
       const text = await post({ id: 10 + i, method: 'tools/call', params: { name: 'lsp', arguments: c.args } });
-      const answer = (JSON.parse(text) as { result?: { content: Array<{ text: string }> } }).result?.content[0]?.text ?? text;
+      const answer =
+        (JSON.parse(text) as { result?: { content: Array<{ text: string }> } }).result?.content[0]?.text ?? text;
       expect(h.leaks(text), `${JSON.stringify(c.args)} → ${answer}`).toEqual([]);
       if (c.shows) expect(answer, JSON.stringify(c.args)).toMatch(c.shows);
     }

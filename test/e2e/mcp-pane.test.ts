@@ -10,7 +10,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import {
+  launchBrowser,
+  openChat,
+  openLab,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { repoRoot } from '../support/paths';
 
@@ -48,7 +56,7 @@ describe('an MCP server in the pane (issue #14)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -58,22 +66,31 @@ describe('an MCP server in the pane (issue #14)', () => {
   it('lists the server as not started before any turn', async () => {
     await openChat(page);
     await runCommand(page, 'cellmate:show-mcp-servers');
-    await page.locator('table.jp-cellmate-mcp-servers tr[data-server="fx"][data-state="not-started"]').waitFor({ timeout: 30_000 });
+    await page
+      .locator('table.jp-cellmate-mcp-servers tr[data-server="fx"][data-state="not-started"]')
+      .waitFor({ timeout: 30_000 });
     await page.keyboard.press('Escape');
   });
 
   it('a turn finds and calls an MCP tool; the approval card shows its description first', async () => {
     await page.locator('textarea.jp-cellmate-input').fill('What is the weather in Lisbon?');
     await pressSend(page);
-    const approval = page.locator('.jp-cellmate-item[data-kind="question"] .jp-cellmate-question[data-type="approval"]');
+    const approval = page.locator(
+      '.jp-cellmate-item[data-kind="question"] .jp-cellmate-question[data-type="approval"]'
+    );
     await approval.locator('xpath=self::*[@data-state="pending"]').waitFor({ timeout: 60_000 });
     const text = await approval.innerText();
     expect(text).toContain('fx__weather_forecast');
     expect(text).toContain('Forecast the weather for a city');
     await screenshot(page, 'mcp-approval-card');
     await approval.locator('.jp-cellmate-approve-once').click();
-    await page.locator('.jp-cellmate-tool-card[data-tool-name="fx__weather_forecast"][data-status="ok"]').waitFor({ timeout: 30_000 });
-    await page.locator('.jp-cellmate-item[data-kind="assistant"]').filter({ hasText: 'Sunny in Lisbon.' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-tool-card[data-tool-name="fx__weather_forecast"][data-status="ok"]')
+      .waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="assistant"]')
+      .filter({ hasText: 'Sunny in Lisbon.' })
+      .waitFor({ timeout: 30_000 });
   });
 
   it('the MCP servers dialog shows it running with its tools and the name it refused', async () => {

@@ -22,7 +22,13 @@ const mainJs = path.join(repoRoot, 'server', 'dist', 'main.js');
 const FILES = {
   'notes.md': 'hello needle\n',
   'secret/key.txt': 'needle in the secret\n',
-  '.cellmate/policy.json': JSON.stringify({ rules: [{ tool: 'read', pattern: '/secret/**', action: 'deny' }, { tool: 'grep', pattern: '/secret/**', action: 'deny' }, { tool: 'glob', pattern: '*', action: 'ask' }] })
+  '.cellmate/policy.json': JSON.stringify({
+    rules: [
+      { tool: 'read', pattern: '/secret/**', action: 'deny' },
+      { tool: 'grep', pattern: '/secret/**', action: 'deny' },
+      { tool: 'glob', pattern: '*', action: 'ask' }
+    ]
+  })
 };
 
 type Report = Record<string, unknown> & { tools: string[]; readOnly: Record<string, boolean> };
@@ -40,11 +46,20 @@ function expectReport(report: Report): void {
   expect(report.read).toEqual({ isError: false, text: '     1\thello needle' });
   expect(report.grep).toMatchObject({ isError: false, text: expect.stringContaining('notes.md:1: hello needle') });
   expect((report.grep as { text: string }).text).not.toContain('secret');
-  expect(report.denied).toMatchObject({ isError: true, text: expect.stringMatching(/^Denied: read on "secret\/key.txt" is denied by the policy rule/) });
+  expect(report.denied).toMatchObject({
+    isError: true,
+    text: expect.stringMatching(/^Denied: read on "secret\/key.txt" is denied by the policy rule/)
+  });
   // Nobody answers cards for an MCP client: ask is denied at once, even with a pane connected.
-  expect(report.ask).toMatchObject({ isError: true, text: expect.stringMatching(/^Not run: glob needs the user's approval .* nobody is connected to approve it/) });
+  expect(report.ask).toMatchObject({
+    isError: true,
+    text: expect.stringMatching(/^Not run: glob needs the user's approval .* nobody is connected to approve it/)
+  });
   // Three denials in a row end a model's turn; an MCP client just gets each refusal, then goes on.
-  expect(report.deniedAgain).toMatchObject({ isError: true, text: expect.stringMatching(/^Denied: read on "secret\/key.txt"/) });
+  expect(report.deniedAgain).toMatchObject({
+    isError: true,
+    text: expect.stringMatching(/^Denied: read on "secret\/key.txt"/)
+  });
   expect(report.after).toEqual({ isError: false, text: '     1\thello needle' });
   expect(report.escape).toMatchObject({ isError: true, text: expect.stringMatching(/outside the workspace/) });
   expect(report.invalid).toMatchObject({ isError: true, text: expect.stringMatching(/^Invalid arguments for read/) });
@@ -53,7 +68,10 @@ function expectReport(report: Report): void {
 
 async function auditOf(workspace: string): Promise<Array<{ actor: string; tool: string; decision: string }>> {
   const text = await fs.readFile(path.join(workspace, '.cellmate', 'audit', 'mcp.jsonl'), 'utf8');
-  return text.trim().split('\n').map((l) => JSON.parse(l) as { actor: string; tool: string; decision: string });
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { actor: string; tool: string; decision: string });
 }
 
 async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
@@ -89,7 +107,9 @@ describe('Cellmate as an MCP server, for the Python MCP SDK (issue #14)', () => 
     // A person's pane is attached: still no approval card waits for the MCP client.
     const pane = await connectRpc(jupyter.wsUrl, jupyter.token);
     try {
-      expect((await pane.request('cellmate/hello', { protocolVersion: 1, interactive: true })).interactiveConnections).toBe(1);
+      expect(
+        (await pane.request('cellmate/hello', { protocolVersion: 1, interactive: true })).interactiveConnections
+      ).toBe(1);
       expectReport(runClient(['http', `${jupyter.url}/cellmate/mcp`, jupyter.token]));
     } finally {
       pane.close();
@@ -104,13 +124,24 @@ describe('Cellmate as an MCP server, for the Python MCP SDK (issue #14)', () => 
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const none = await fetch(`${jupyter.url}/cellmate/mcp`, { method: 'POST', headers, body, redirect: 'manual' });
     expect(none.status).toBe(403);
-    const wrong = await fetch(`${jupyter.url}/cellmate/mcp`, { method: 'POST', headers: { ...headers, authorization: 'token wrong' }, body, redirect: 'manual' });
+    const wrong = await fetch(`${jupyter.url}/cellmate/mcp`, {
+      method: 'POST',
+      headers: { ...headers, authorization: 'token wrong' },
+      body,
+      redirect: 'manual'
+    });
     expect(wrong.status).toBe(403);
     const get = await fetch(`${jupyter.url}/cellmate/mcp`, { redirect: 'manual' });
     expect(get.status).toBe(403);
     // The same request with the token is answered (so the 403s above are about the credentials).
-    const ok = await fetch(`${jupyter.url}/cellmate/mcp`, { method: 'POST', headers: { ...headers, authorization: `token ${jupyter.token}` }, body });
+    const ok = await fetch(`${jupyter.url}/cellmate/mcp`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `token ${jupyter.token}` },
+      body
+    });
     expect(ok.status).toBe(200);
-    expect(((await ok.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name).sort()).toEqual(EXPOSED);
+    expect(
+      ((await ok.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name).sort()
+    ).toEqual(EXPOSED);
   });
 });

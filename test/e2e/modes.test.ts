@@ -25,7 +25,15 @@ const SUBMIT = {
 const SCRIPT = {
   turns: [
     [{ text: 'I had a look around the workspace.' }],
-    [{ toolCalls: [{ toolName: 'submit_plan', input: SUBMIT }, { toolName: 'exit_plan_mode', input: {} }] }, { text: 'Waiting for your approval.' }],
+    [
+      {
+        toolCalls: [
+          { toolName: 'submit_plan', input: SUBMIT },
+          { toolName: 'exit_plan_mode', input: {} }
+        ]
+      },
+      { text: 'Waiting for your approval.' }
+    ],
     [{ text: 'Step one: cleaned.' }],
     [{ text: 'Step two: charted.' }]
   ]
@@ -49,7 +57,7 @@ describe('modes (issue #16)', () => {
     ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -83,12 +91,22 @@ describe('modes (issue #16)', () => {
     await page.locator('textarea.jp-cellmate-input').fill('Chart revenue by region from sales.csv');
     await pressSend(page);
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
-    await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: 'Reminded the agent once that this mode expects submit_plan' }).waitFor();
+    await page
+      .locator('.jp-cellmate-item[data-kind="notice"]', {
+        hasText: 'Reminded the agent once that this mode expects submit_plan'
+      })
+      .waitFor();
     const pending = page.locator('.jp-cellmate-plan[data-approval="pending"]');
     await expect.poll(() => pending.count(), { timeout: 30_000 }).toBe(2); // the submit_plan and exit_plan_mode cards
-    expect(await pending.last().locator('.jp-cellmate-plan-nodes li').allTextContents()).toEqual(['Clean sales.csv', 'Chart revenue by region after clean']);
+    expect(await pending.last().locator('.jp-cellmate-plan-nodes li').allTextContents()).toEqual([
+      'Clean sales.csv',
+      'Chart revenue by region after clean'
+    ]);
     // The plan turn ran in Plan mode: its model saw Plan's prompt block and no write tool.
-    const prompts = readFileSync(log, 'utf8').trim().split('\n').map(l => JSON.parse(l) as { turn: number; tools: string[]; prompt: Array<{ content: unknown }> });
+    const prompts = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { turn: number; tools: string[]; prompt: Array<{ content: unknown }> });
     expect(prompts.length).toBeGreaterThan(0);
     for (const p of prompts) {
       expect(String(p.prompt[0]!.content)).toContain('## Mode: Plan');
@@ -100,7 +118,7 @@ describe('modes (issue #16)', () => {
     // Kill the companion while the approval is pending: after the restart it is still pending.
     const before = await jupyter.status();
     process.kill(before.pid!, 'SIGKILL');
-    await jupyter.waitForStatus(s => s.ready && s.pid !== before.pid && s.restarts >= before.restarts + 1);
+    await jupyter.waitForStatus((s) => s.ready && s.pid !== before.pid && s.restarts >= before.restarts + 1);
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: /reconnected/i }).waitFor();
     await expect.poll(() => pending.count(), { timeout: 30_000 }).toBe(2);
@@ -109,9 +127,11 @@ describe('modes (issue #16)', () => {
     await pending.last().locator('button.jp-cellmate-plan-approve').click();
     await page.locator('.jp-cellmate-mode-badge[data-mode="agent"]').waitFor({ timeout: 30_000 });
     expect(await select().inputValue()).toBe('agent');
-    await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Step two: charted.' }).waitFor({ timeout: 60_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Step two: charted.' })
+      .waitFor({ timeout: 60_000 });
     const users = await page.locator('.jp-cellmate-item[data-kind="user"]').allTextContents();
-    const steps = users.filter(t => t.includes('Plan step'));
+    const steps = users.filter((t) => t.includes('Plan step'));
     expect(steps.length).toBe(2);
     expect(steps[0]).toContain('Plan step 1/2 [clean]: Clean sales.csv');
     expect(steps[1]).toContain('Plan step 2/2 [chart]: Chart revenue by region');

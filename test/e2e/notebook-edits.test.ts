@@ -16,18 +16,42 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import {
+  approveOnce,
+  launchBrowser,
+  openChat,
+  openLab,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
-const code = (id: string, source: string[], count: number | null, outputs: unknown[], metadata: Record<string, unknown> = {}) => ({ cell_type: 'code', execution_count: count, id, metadata, outputs, source });
+const code = (
+  id: string,
+  source: string[],
+  count: number | null,
+  outputs: unknown[],
+  metadata: Record<string, unknown> = {}
+) => ({ cell_type: 'code', execution_count: count, id, metadata, outputs, source });
 const NB = {
   cells: [
-    code('load', ['x = 1\n', 'print("old load")'], 4, [{ output_type: 'stream', name: 'stdout', text: ['old load\n'] }], { tags: ['keep-me'] }),
+    code(
+      'load',
+      ['x = 1\n', 'print("old load")'],
+      4,
+      [{ output_type: 'stream', name: 'stdout', text: ['old load\n'] }],
+      { tags: ['keep-me'] }
+    ),
     { cell_type: 'markdown', id: 'note', metadata: {}, source: ['# Notes'] },
     code('plot', ['print(x)'], 5, [{ output_type: 'stream', name: 'stdout', text: ['plot out\n'] }]),
     code('tail', ['y = 2'], 6, [])
   ],
-  metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' }, language_info: { name: 'python' } },
+  metadata: {
+    kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' },
+    language_info: { name: 'python' }
+  },
   nbformat: 4,
   nbformat_minor: 5
 };
@@ -36,14 +60,24 @@ const EDITS = [
   { action: 'move', cell_id: 'tail', to_index: 0 },
   { action: 'delete', cell_id: 'note' }
 ];
-const edit = (p: string) => [{ toolCalls: [{ toolName: 'notebook_edit', input: { path: p, edits: EDITS } }] }, { text: `Edited ${p}.` }];
+const edit = (p: string) => [
+  { toolCalls: [{ toolName: 'notebook_edit', input: { path: p, edits: EDITS } }] },
+  { text: `Edited ${p}.` }
+];
 const SCRIPT = { turns: [edit('open.ipynb'), edit('closed.ipynb')] };
 
 /**
  * The comparable view of a cell: nbformat-equivalent (multiline strings joined; JupyterLab's
  * in-memory `metadata.trusted` flag, which it never writes to disk, left out).
  */
-type Cell = { id: string; cell_type: string; source: string; metadata: Record<string, unknown>; outputs?: unknown[]; execution_count?: number | null };
+type Cell = {
+  id: string;
+  cell_type: string;
+  source: string;
+  metadata: Record<string, unknown>;
+  outputs?: unknown[];
+  execution_count?: number | null;
+};
 const text = (v: unknown): unknown => (Array.isArray(v) ? v.join('') : v);
 const normalize = (c: Record<string, unknown>): Cell => {
   const { trusted: _trusted, ...metadata } = c.metadata as Record<string, unknown>;
@@ -54,7 +88,9 @@ const normalize = (c: Record<string, unknown>): Cell => {
     metadata,
     ...(c.cell_type === 'code'
       ? {
-          outputs: (c.outputs as Array<Record<string, unknown>>).map(o => ('text' in o ? { ...o, text: text(o.text) } : o)),
+          outputs: (c.outputs as Array<Record<string, unknown>>).map((o) =>
+            'text' in o ? { ...o, text: text(o.text) } : o
+          ),
           execution_count: c.execution_count as number | null
         }
       : {})
@@ -95,7 +131,7 @@ describe.each([
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -103,7 +139,11 @@ describe.each([
   });
 
   const openCells = () =>
-    page.evaluate(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(c => c.toJSON()));
+    page.evaluate(() =>
+      (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(
+        (c) => c.toJSON()
+      )
+    );
 
   /** Sends `text`, clicks "Approve once" on the notebook_edit card, waits for the turn to end. */
   const send = async (text: string): Promise<void> => {
@@ -117,16 +157,26 @@ describe.each([
     await runCommand(page, 'docmanager:open', { path: 'open.ipynb' });
     await page.locator('.jp-Notebook .jp-Cell').nth(3).waitFor({ timeout: 60_000 });
     // The RTC run really edits jupyter-collaboration's shared document.
-    const collaborative = await page.evaluate(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.context.model.collaborative);
+    const collaborative = await page.evaluate(
+      () => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.context.model.collaborative
+    );
     expect(collaborative).toBe(collaboration);
-    await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-OutputArea-output', { hasText: 'old load' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .first()
+      .locator('.jp-OutputArea-output', { hasText: 'old load' })
+      .waitFor({ timeout: 30_000 });
 
     await openChat(page);
     await send('edit the open notebook');
     // The card showed the change read from the open document, cell by cell.
     const asked = page.locator('.jp-cellmate-question[data-tool="notebook_edit"]').last();
     expect(await asked.locator('.jp-cellmate-diff-summary').textContent()).toBe('notebook_edit · open.ipynb (3 cells)');
-    expect(await asked.locator('.jp-cellmate-diff-note').allTextContents()).toEqual([' — moved from 4 to 1', ' — outputs cleared', ' — cell deleted']);
+    expect(await asked.locator('.jp-cellmate-diff-note').allTextContents()).toEqual([
+      ' — moved from 4 to 1',
+      ' — outputs cleared',
+      ' — cell deleted'
+    ]);
     expect(await asked.locator('.jp-cellmate-diff-add').allTextContents()).toEqual(['+x = 10\n']);
     const openCard = page.locator('.jp-cellmate-tool-card[data-tool-name="notebook_edit"]').last();
     expect(await openCard.getAttribute('data-status')).toBe('ok');
@@ -136,27 +186,52 @@ describe.each([
     expect(await closedCard.textContent()).toContain('on disk');
 
     const open = (await openCells()).map(normalize);
-    const disk = (JSON.parse(await fs.readFile(path.join(jupyter.workspace, 'closed.ipynb'), 'utf8')).cells as Array<Record<string, unknown>>).map(normalize);
+    const disk = (
+      JSON.parse(await fs.readFile(path.join(jupyter.workspace, 'closed.ipynb'), 'utf8')).cells as Array<
+        Record<string, unknown>
+      >
+    ).map(normalize);
     expect(open).toEqual(disk);
-    expect(open.map(c => c.id)).toEqual(['tail', 'load', 'plot']);
-    expect(open[1]).toEqual({ id: 'load', cell_type: 'code', source: 'x = 10', metadata: { tags: ['keep-me'] }, outputs: [], execution_count: null });
+    expect(open.map((c) => c.id)).toEqual(['tail', 'load', 'plot']);
+    expect(open[1]).toEqual({
+      id: 'load',
+      cell_type: 'code',
+      source: 'x = 10',
+      metadata: { tags: ['keep-me'] },
+      outputs: [],
+      execution_count: null
+    });
     expect(open[2]!.outputs).toHaveLength(1); // untouched cells keep their outputs
 
     // What the user sees: the replaced cell has no output and no execution count any more.
     const loadCell = page.locator('.jp-Notebook .jp-Cell').nth(1);
     await loadCell.locator('.jp-OutputArea-output').waitFor({ state: 'detached', timeout: 10_000 });
     expect(await loadCell.locator('.jp-InputPrompt').innerText()).not.toContain('4');
-    await page.locator('.jp-Notebook .jp-Cell').nth(2).locator('.jp-OutputArea-output', { hasText: 'plot out' }).waitFor({ timeout: 10_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .nth(2)
+      .locator('.jp-OutputArea-output', { hasText: 'plot out' })
+      .waitFor({ timeout: 10_000 });
     await screenshot(page, `notebook-edits-open${collaboration ? '-rtc' : ''}`);
   });
 
   it('one undo step reverts the whole edit in the open notebook (sources and order)', async () => {
     const sources = () =>
-      page.evaluate(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(c => c.getSource()));
+      page.evaluate(() =>
+        (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(
+          (c) => c.getSource()
+        )
+      );
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt').click();
     await page.keyboard.press('Escape');
     await page.keyboard.press('z');
-    await page.waitForFunction(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.length === 4, undefined, { timeout: 10_000 });
-    expect(await sources()).toEqual(NB.cells.map(c => c.source.join('')));
+    await page.waitForFunction(
+      () =>
+        (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells
+          .length === 4,
+      undefined,
+      { timeout: 10_000 }
+    );
+    expect(await sources()).toEqual(NB.cells.map((c) => c.source.join('')));
   });
 });

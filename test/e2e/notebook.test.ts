@@ -16,14 +16,33 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openChat, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import {
+  approveOnce,
+  launchBrowser,
+  openChat,
+  openLab,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { venvBin } from '../support/paths';
 
-const cell = (id: string, source: string, metadata: Record<string, unknown> = {}) => ({ cell_type: 'code', id, metadata, source, outputs: [], execution_count: null });
+const cell = (id: string, source: string, metadata: Record<string, unknown> = {}) => ({
+  cell_type: 'code',
+  id,
+  metadata,
+  source,
+  outputs: [],
+  execution_count: null
+});
 const OPEN_NB = {
   cells: [
-    cell('mkdf', 'import pandas as pd\ndf = pd.DataFrame({"kiln": [f"kiln{i}" for i in range(1000)], "peak_c": range(1000)})'),
+    cell(
+      'mkdf',
+      'import pandas as pd\ndf = pd.DataFrame({"kiln": [f"kiln{i}" for i in range(1000)], "peak_c": range(1000)})'
+    ),
     cell('tail', 'print("last cell")', { tags: ['keep-me'] })
   ],
   metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
@@ -32,28 +51,83 @@ const OPEN_NB = {
 };
 const CLOSED_NB = {
   cells: [
-    { cell_type: 'markdown', id: 'title', metadata: { tags: ['intro'], custom: { a: 1 } }, source: ['# Kilns\n', 'Closed notebook.'] },
-    { ...cell('old', 'x = 1', { collapsed: true }), execution_count: 7, outputs: [{ output_type: 'stream', name: 'stdout', text: 'kept\n' }] }
+    {
+      cell_type: 'markdown',
+      id: 'title',
+      metadata: { tags: ['intro'], custom: { a: 1 } },
+      source: ['# Kilns\n', 'Closed notebook.']
+    },
+    {
+      ...cell('old', 'x = 1', { collapsed: true }),
+      execution_count: 7,
+      outputs: [{ output_type: 'stream', name: 'stdout', text: 'kept\n' }]
+    }
   ],
-  metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' }, language_info: { name: 'python' }, mine: 'untouched' },
+  metadata: {
+    kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' },
+    language_info: { name: 'python' },
+    mine: 'untouched'
+  },
   nbformat: 4,
   nbformat_minor: 5
 };
 
 const insertTwo = (p: string) => ({
   toolName: 'notebook_edit',
-  input: { path: p, edits: [{ action: 'insert', index: 1, cells: [{ cell_type: 'code', source: 'agent_value = 21' }, { cell_type: 'code', source: 'print("agent says", agent_value * 2)' }] }] }
+  input: {
+    path: p,
+    edits: [
+      {
+        action: 'insert',
+        index: 1,
+        cells: [
+          { cell_type: 'code', source: 'agent_value = 21' },
+          { cell_type: 'code', source: 'print("agent says", agent_value * 2)' }
+        ]
+      }
+    ]
+  }
 });
 const runTwo = (p: string) => ({ toolName: 'notebook_run', input: { path: p, cell_ids: ['#2', '#3'] } });
 
 const SCRIPT = {
   turns: [
     [{ text: 'I see your DataFrame.' }],
-    [{ toolCalls: [insertTwo('analysis.ipynb')] }, { toolCalls: [runTwo('analysis.ipynb')] }, { text: 'Added and ran two cells.' }],
-    [{ toolCalls: [insertTwo('closed.ipynb')] }, { toolCalls: [runTwo('closed.ipynb')] }, { text: 'Edited the closed notebook.' }],
-    [{ toolCalls: [{ toolName: 'eval', input: { description: 'Sleep for a whole minute here', code: 'import time\ntime.sleep(60)' } }] }, { text: 'unreachable' }],
     [
-      { toolCalls: [{ toolName: 'notebook_edit', input: { path: 'analysis.ipynb', edits: [{ action: 'insert', index: 2, cells: [{ cell_type: 'code', source: 'import time\ntime.sleep(60)' }] }] } }] },
+      { toolCalls: [insertTwo('analysis.ipynb')] },
+      { toolCalls: [runTwo('analysis.ipynb')] },
+      { text: 'Added and ran two cells.' }
+    ],
+    [
+      { toolCalls: [insertTwo('closed.ipynb')] },
+      { toolCalls: [runTwo('closed.ipynb')] },
+      { text: 'Edited the closed notebook.' }
+    ],
+    [
+      {
+        toolCalls: [
+          {
+            toolName: 'eval',
+            input: { description: 'Sleep for a whole minute here', code: 'import time\ntime.sleep(60)' }
+          }
+        ]
+      },
+      { text: 'unreachable' }
+    ],
+    [
+      {
+        toolCalls: [
+          {
+            toolName: 'notebook_edit',
+            input: {
+              path: 'analysis.ipynb',
+              edits: [
+                { action: 'insert', index: 2, cells: [{ cell_type: 'code', source: 'import time\ntime.sleep(60)' }] }
+              ]
+            }
+          }
+        ]
+      },
       { toolCalls: [{ toolName: 'notebook_run', input: { path: 'analysis.ipynb', cell_ids: ['#3'] } }] },
       { text: 'unreachable' }
     ]
@@ -63,7 +137,11 @@ const SCRIPT = {
 type NotebookApp = {
   shell: {
     currentWidget: {
-      content: { activeCellIndex: number; widgets: Array<{ model: { id: string } }>; model: { sharedModel: { cells: Array<{ id: string; getSource(): string }> } } };
+      content: {
+        activeCellIndex: number;
+        widgets: Array<{ model: { id: string } }>;
+        model: { sharedModel: { cells: Array<{ id: string; getSource(): string }> } };
+      };
       sessionContext: { session?: { kernel?: { status: string } } };
     } | null;
   };
@@ -94,7 +172,7 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -102,8 +180,16 @@ describe('notebook tools and notebook context (issue #5)', () => {
   });
 
   const cellSources = () =>
-    page.evaluate(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(c => c.getSource()));
-  const prompts = async () => (await fs.readFile(log, 'utf8')).trim().split('\n').map(l => JSON.parse(l) as { turn: number; step: number; prompt: Array<{ role: string; content: unknown }> });
+    page.evaluate(() =>
+      (
+        window as unknown as { jupyterapp: NotebookApp }
+      ).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map((c) => c.getSource())
+    );
+  const prompts = async () =>
+    (await fs.readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { turn: number; step: number; prompt: Array<{ role: string; content: unknown }> });
   async function waitIdle(): Promise<void> {
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
   }
@@ -111,7 +197,9 @@ describe('notebook tools and notebook context (issue #5)', () => {
   async function stopWhileNotebookKernelBusy(): Promise<number> {
     const kernelIs = (status: string) =>
       page.waitForFunction(
-        s => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === s,
+        (s) =>
+          (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session
+            ?.kernel?.status === s,
         status,
         { timeout: status === 'busy' ? 15_000 : 10_000 }
       );
@@ -135,13 +223,23 @@ describe('notebook tools and notebook context (issue #5)', () => {
 
   it('@df completes from a notebook DataFrame; the model gets a compact summary, not the data', async () => {
     await runCommand(page, 'docmanager:open', { path: 'analysis.ipynb' });
-    await page.waitForFunction(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle', undefined, { timeout: 60_000 });
+    await page.waitForFunction(
+      () =>
+        (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget?.sessionContext?.session
+          ?.kernel?.status === 'idle',
+      undefined,
+      { timeout: 60_000 }
+    );
     await page.evaluate(async () => {
       const a = (window as unknown as { jupyterapp: NotebookApp }).jupyterapp;
       a.shell.currentWidget!.content.activeCellIndex = 0;
       await a.commands.execute('notebook:run-cell');
     });
-    await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt', { hasText: '[1]' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .first()
+      .locator('.jp-InputPrompt', { hasText: '[1]' })
+      .waitFor({ timeout: 30_000 });
 
     await openChat(page);
     const input = page.locator('textarea.jp-cellmate-input');
@@ -156,14 +254,16 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await pressSend(page);
     await waitIdle();
 
-    const first = (await prompts()).find(p => p.turn === 0)!;
-    const user = JSON.stringify(first.prompt.filter(m => m.role === 'user'));
+    const first = (await prompts()).find((p) => p.turn === 0)!;
+    const user = JSON.stringify(first.prompt.filter((m) => m.role === 'user'));
     expect(user).toContain('describe @df');
     expect(user).toContain('DataFrame 1000×2');
     expect(user).toMatch(/kiln \((object|str)\), peak_c \(int64\)/); // pandas 3 says str
     expect(user).toContain('kiln4'); // head(5)
     expect(user).not.toContain('kiln5'); // never the whole data
-    expect(await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: 'Context attached: @df' }).count()).toBe(1);
+    expect(
+      await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: 'Context attached: @df' }).count()
+    ).toBe(1);
   });
 
   it('inserts two cells into the open notebook and runs them; Ctrl+Z removes them in one step', async () => {
@@ -172,11 +272,21 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await page.locator('.jp-Notebook .jp-cellmate-agent-cell').first().waitFor({ timeout: 30_000 });
     await waitIdle();
     const sources = await cellSources();
-    expect(sources).toEqual([OPEN_NB.cells[0]!.source, 'agent_value = 21', 'print("agent says", agent_value * 2)', 'print("last cell")']);
-    await page.locator('.jp-Notebook .jp-Cell').nth(2).locator('.jp-OutputArea-output', { hasText: 'agent says 42' }).waitFor({ timeout: 30_000 });
+    expect(sources).toEqual([
+      OPEN_NB.cells[0]!.source,
+      'agent_value = 21',
+      'print("agent says", agent_value * 2)',
+      'print("last cell")'
+    ]);
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .nth(2)
+      .locator('.jp-OutputArea-output', { hasText: 'agent says 42' })
+      .waitFor({ timeout: 30_000 });
     const marks = await page.evaluate(() => {
-      const nb = (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.model.sharedModel as unknown as { cells: Array<{ getMetadata(): Record<string, unknown> }> };
-      return nb.cells.map(c => c.getMetadata().cellmate ?? null);
+      const nb = (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.model
+        .sharedModel as unknown as { cells: Array<{ getMetadata(): Record<string, unknown> }> };
+      return nb.cells.map((c) => c.getMetadata().cellmate ?? null);
     });
     expect(marks[1]).toMatchObject({ created_by: 'agent' });
     expect(marks[0]).toBeNull();
@@ -189,9 +299,20 @@ describe('notebook tools and notebook context (issue #5)', () => {
     // notebook's undo (notebook:undo-cell-action) to `Z` in command mode only; its Accel Z
     // (editmenu:undo) serves file editors and consoles (`[data-jp-undoer]`), not notebooks.
     // Cellmate's settings schema adds Ctrl+Z / Ctrl+Shift+Z in notebook command mode.
-    const count = () => page.evaluate(() => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.length);
+    const count = () =>
+      page.evaluate(
+        () =>
+          (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.model.sharedModel
+            .cells.length
+      );
     const waitCount = (n: number) =>
-      page.waitForFunction(k => (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.length === k, n, { timeout: 10_000 });
+      page.waitForFunction(
+        (k) =>
+          (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget!.content.model.sharedModel
+            .cells.length === k,
+        n,
+        { timeout: 10_000 }
+      );
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt').click();
     await page.keyboard.press('Escape');
     await page.keyboard.press('Control+z');
@@ -211,12 +332,21 @@ describe('notebook tools and notebook context (issue #5)', () => {
     await waitIdle();
     const file = path.join(jupyter.workspace, 'closed.ipynb');
     const nb = JSON.parse(await fs.readFile(file, 'utf8'));
-    execFileSync(path.join(venvBin, 'python'), ['-c', 'import nbformat,sys; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))', file]);
+    execFileSync(path.join(venvBin, 'python'), [
+      '-c',
+      'import nbformat,sys; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))',
+      file
+    ]);
     expect(nb.nbformat_minor).toBe(5);
     expect(nb.metadata).toEqual(CLOSED_NB.metadata);
     expect(nb.cells[0]).toEqual(CLOSED_NB.cells[0]);
     expect(nb.cells[3]).toEqual(CLOSED_NB.cells[1]);
-    expect(nb.cells.map((c: { id: string }) => c.id)).toEqual(['title', expect.stringMatching(/^[0-9a-f]{8}$/), expect.stringMatching(/^[0-9a-f]{8}$/), 'old']);
+    expect(nb.cells.map((c: { id: string }) => c.id)).toEqual([
+      'title',
+      expect.stringMatching(/^[0-9a-f]{8}$/),
+      expect.stringMatching(/^[0-9a-f]{8}$/),
+      'old'
+    ]);
     expect(nb.cells[1].metadata.cellmate).toMatchObject({ created_by: 'agent' });
     expect(JSON.stringify(nb.cells[2].outputs)).toContain('agent says 42');
   });
@@ -242,7 +372,11 @@ describe('notebook tools and notebook context (issue #5)', () => {
     expect(await card.getAttribute('data-status')).toBe('aborted');
     expect(await card.textContent()).toContain('[Interrupted: the user stopped the turn; the kernel was interrupted');
     // The notebook's own cell shows the KeyboardInterrupt.
-    await page.locator('.jp-Notebook .jp-Cell').nth(2).locator('.jp-OutputArea-output', { hasText: 'KeyboardInterrupt' }).waitFor({ timeout: 10_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .nth(2)
+      .locator('.jp-OutputArea-output', { hasText: 'KeyboardInterrupt' })
+      .waitFor({ timeout: 10_000 });
     await screenshot(page, 'notebook-run-stopped');
   });
 });

@@ -22,8 +22,20 @@ const PROPOSAL = {
   ],
   // Out of order on purpose: the card and the run follow the dependencies.
   tasks: [
-    { key: 'chart', title: 'Chart revenue by region', description: 'One line per region.', role: 'plotter', depends_on: ['clean'] },
-    { key: 'clean', title: 'Clean sales.csv', description: 'Drop rows without a region.', role: 'analyst', depends_on: ['load'] },
+    {
+      key: 'chart',
+      title: 'Chart revenue by region',
+      description: 'One line per region.',
+      role: 'plotter',
+      depends_on: ['clean']
+    },
+    {
+      key: 'clean',
+      title: 'Clean sales.csv',
+      description: 'Drop rows without a region.',
+      role: 'analyst',
+      depends_on: ['load']
+    },
     { key: 'load', title: 'Load sales.csv', description: 'Read it with pandas.', role: 'analyst', depends_on: [] }
   ],
   synthesis: 'Summarise the regional trend in two sentences.',
@@ -31,7 +43,10 @@ const PROPOSAL = {
 };
 const SCRIPT = {
   turns: [
-    [{ toolCalls: [{ toolName: 'propose_orchestration', input: PROPOSAL }] }, { text: 'Proposed: waiting for your approval.' }],
+    [
+      { toolCalls: [{ toolName: 'propose_orchestration', input: PROPOSAL }] },
+      { text: 'Proposed: waiting for your approval.' }
+    ],
     [{ text: 'Task one: loaded.' }],
     [{ text: 'Task two: cleaned.' }],
     [{ text: 'Task three: charted.' }],
@@ -57,7 +72,7 @@ describe('Orchestrate mode (issue #16)', () => {
     ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -76,18 +91,43 @@ describe('Orchestrate mode (issue #16)', () => {
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 60_000 });
     const card = page.locator('.jp-cellmate-orchestration[data-approval="pending"]');
     await card.waitFor({ timeout: 30_000 });
-    expect(await card.locator('.jp-cellmate-orchestration-roles li').evaluateAll(els => els.map(e => (e as HTMLElement).dataset.role))).toEqual(['analyst', 'plotter']);
-    expect(await card.locator('.jp-cellmate-orchestration-roles li .jp-cellmate-orchestration-tier').allTextContents()).toEqual(['good', 'fast']);
+    expect(
+      await card
+        .locator('.jp-cellmate-orchestration-roles li')
+        .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.role))
+    ).toEqual(['analyst', 'plotter']);
+    expect(
+      await card.locator('.jp-cellmate-orchestration-roles li .jp-cellmate-orchestration-tier').allTextContents()
+    ).toEqual(['good', 'fast']);
     const taskItems = card.locator('.jp-cellmate-orchestration-tasks li');
-    expect(await taskItems.evaluateAll(els => els.map(e => (e as HTMLElement).dataset.key))).toEqual(['load', 'clean', 'chart']);
-    expect(await taskItems.allTextContents()).toEqual(['Load sales.csv · analyst', 'Clean sales.csv · analyst after load', 'Chart revenue by region · plotter after clean']);
+    expect(await taskItems.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.key))).toEqual([
+      'load',
+      'clean',
+      'chart'
+    ]);
+    expect(await taskItems.allTextContents()).toEqual([
+      'Load sales.csv · analyst',
+      'Clean sales.csv · analyst after load',
+      'Chart revenue by region · plotter after clean'
+    ]);
     // The tree: each task indented one level deeper than what it waits for.
-    expect(await taskItems.evaluateAll(els => els.map(e => (e as HTMLElement).style.marginLeft))).toEqual(['0px', '12px', '24px']);
+    expect(await taskItems.evaluateAll((els) => els.map((e) => (e as HTMLElement).style.marginLeft))).toEqual([
+      '0px',
+      '12px',
+      '24px'
+    ]);
     expect(await card.locator('.jp-cellmate-orchestration-synthesis').textContent()).toBe(PROPOSAL.synthesis);
-    expect(await card.locator('.jp-cellmate-orchestration-budget').textContent()).toBe('Budget: 2 workers at once, 15 min, 40 tool calls');
-    expect(await card.locator('.jp-cellmate-orchestration-state').textContent()).toBe('Waiting for your approval. Nothing runs until you approve.');
+    expect(await card.locator('.jp-cellmate-orchestration-budget').textContent()).toBe(
+      'Budget: 2 workers at once, 15 min, 40 tool calls'
+    );
+    expect(await card.locator('.jp-cellmate-orchestration-state').textContent()).toBe(
+      'Waiting for your approval. Nothing runs until you approve.'
+    );
     // The proposing turn ran in Orchestrate: its model saw Orchestrate's prompt block, propose_orchestration and no write tool.
-    const prompts = readFileSync(log, 'utf8').trim().split('\n').map(l => JSON.parse(l) as { turn: number; tools: string[]; prompt: Array<{ content: unknown }> });
+    const prompts = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { turn: number; tools: string[]; prompt: Array<{ content: unknown }> });
     expect(prompts.length).toBeGreaterThan(0);
     for (const p of prompts) {
       expect(String(p.prompt[0]!.content)).toContain('## Mode: Orchestrate');
@@ -102,7 +142,7 @@ describe('Orchestrate mode (issue #16)', () => {
     // Kill the companion while the approval is pending: after the restart the card is still pending.
     const before = await jupyter.status();
     process.kill(before.pid!, 'SIGKILL');
-    await jupyter.waitForStatus(s => s.ready && s.pid !== before.pid && s.restarts >= before.restarts + 1);
+    await jupyter.waitForStatus((s) => s.ready && s.pid !== before.pid && s.restarts >= before.restarts + 1);
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: /reconnected/i }).waitFor();
     await expect.poll(() => card.count(), { timeout: 30_000 }).toBe(1);
@@ -111,14 +151,29 @@ describe('Orchestrate mode (issue #16)', () => {
     await card.locator('button.jp-cellmate-orchestration-approve').click();
     await page.locator('.jp-cellmate-mode-badge[data-mode="agent"]').waitFor({ timeout: 30_000 });
     expect(await select().inputValue()).toBe('agent');
-    await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Synthesis: north leads.' }).waitFor({ timeout: 60_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Synthesis: north leads.' })
+      .waitFor({ timeout: 60_000 });
     const done = page.locator('.jp-cellmate-orchestration[data-approval="approved"][data-run="done"]');
     await done.waitFor({ timeout: 30_000 });
-    expect(await done.locator('.jp-cellmate-orchestration-tasks li').evaluateAll(els => els.map(e => (e as HTMLElement).dataset.state))).toEqual(['done', 'done', 'done']);
+    expect(
+      await done
+        .locator('.jp-cellmate-orchestration-tasks li')
+        .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.state))
+    ).toEqual(['done', 'done', 'done']);
     expect(await done.locator('.jp-cellmate-orchestration-synthesis').getAttribute('data-state')).toBe('done');
     const users = (await page.locator('.jp-cellmate-item[data-kind="user"]').allTextContents()).slice(1);
-    expect(users.map(t => t.match(/Orchestration (task \d\/\d \[\w+\]|synthesis)/)?.[1])).toEqual(['task 1/3 [load]', 'task 2/3 [clean]', 'task 3/3 [chart]', 'synthesis']);
-    await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: /Orchestration orch-\w+ finished: 3 tasks and the synthesis/ }).waitFor();
+    expect(users.map((t) => t.match(/Orchestration (task \d\/\d \[\w+\]|synthesis)/)?.[1])).toEqual([
+      'task 1/3 [load]',
+      'task 2/3 [clean]',
+      'task 3/3 [chart]',
+      'synthesis'
+    ]);
+    await page
+      .locator('.jp-cellmate-item[data-kind="notice"]', {
+        hasText: /Orchestration orch-\w+ finished: 3 tasks and the synthesis/
+      })
+      .waitFor();
     await screenshot(page, 'orchestrate-done');
   });
 });

@@ -12,7 +12,21 @@ import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const T = '2026-01-01T00:00:00.000Z';
 const HOSTILE = '<img src=x onerror="window.__pwned=1"><b>bold?</b>';
-const tool = (id: string, name: string, display: unknown) => ({ kind: 'tool', id, time: T, turnId: 't1', callId: `call-${id}`, name, args: {}, actor: 'model', status: 'ok', durationMs: 5, output: `${name} output`, title: name, display });
+const tool = (id: string, name: string, display: unknown) => ({
+  kind: 'tool',
+  id,
+  time: T,
+  turnId: 't1',
+  callId: `call-${id}`,
+  name,
+  args: {},
+  actor: 'model',
+  status: 'ok',
+  durationMs: 5,
+  output: `${name} output`,
+  title: name,
+  display
+});
 const kernel = { id: 'private-1', name: 'python3', language: 'python', origin: 'private' };
 const CHAT = {
   version: 1,
@@ -28,7 +42,11 @@ const CHAT = {
     items: [
       { kind: 'user', id: 'u1', time: T, turnId: 't1', text: 'show me' },
       tool('eval-new', 'eval', { kind: 'eval', kernel, rewrites: [], outputs: [{ 'text/plain': 'new eval out' }] }),
-      tool('eval-legacy', 'eval', { kernel, rewrites: ['%pip → pip'], outputs: [{ 'text/html': `<i>legacy html</i>${HOSTILE}` }] }),
+      tool('eval-legacy', 'eval', {
+        kernel,
+        rewrites: ['%pip → pip'],
+        outputs: [{ 'text/html': `<i>legacy html</i>${HOSTILE}` }]
+      }),
       tool('text', 'lint', { kind: 'text', label: 'stderr', text: HOSTILE }),
       tool('future', 'debug', { kind: 'debug-state', frames: [{ name: 'main', line: 3 }] })
     ]
@@ -50,7 +68,7 @@ describe('tool cards by display kind (issue #9)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -66,7 +84,9 @@ describe('tool cards by display kind (issue #9)', () => {
     // A card with HTML output opens by itself (openByDefault); the test opens the others.
     expect(await item('eval-legacy').locator('details.jp-cellmate-tool-card').getAttribute('open')).not.toBeNull();
     expect(await item('text').locator('details.jp-cellmate-tool-card').getAttribute('open')).toBeNull();
-    await page.evaluate(() => document.querySelectorAll<HTMLDetailsElement>('details.jp-cellmate-tool-card').forEach(d => (d.open = true)));
+    await page.evaluate(() =>
+      document.querySelectorAll<HTMLDetailsElement>('details.jp-cellmate-tool-card').forEach((d) => (d.open = true))
+    );
 
     // eval, tagged and kind-less: kernel badge and rich outputs through rendermime.
     for (const id of ['eval-new', 'eval-legacy']) {
@@ -74,7 +94,9 @@ describe('tool cards by display kind (issue #9)', () => {
       await item(id).locator('.jp-cellmate-eval-output .jp-cellmate-eval-mime').first().waitFor({ timeout: 10_000 });
     }
     expect(await item('eval-new').locator('.jp-cellmate-eval-output').innerText()).toContain('new eval out');
-    await item('eval-legacy').locator('.jp-cellmate-eval-mime[data-mime-type="text/html"] i', { hasText: 'legacy html' }).waitFor({ timeout: 10_000 });
+    await item('eval-legacy')
+      .locator('.jp-cellmate-eval-mime[data-mime-type="text/html"] i', { hasText: 'legacy html' })
+      .waitFor({ timeout: 10_000 });
     expect(await item('eval-legacy').locator('ul.jp-cellmate-eval-rewrites').innerText()).toContain('%pip → pip');
 
     // text: shown literally.

@@ -22,7 +22,8 @@ const PLOT = [
   'fig, ax = plt.subplots(figsize=(3.2, 2)); ax.bar(df.kiln, df.peak_c); ax.set_ylabel("peak °C"); plt.show()'
 ].join('\n');
 
-const XSS_HTML = 'from IPython.display import HTML, display\ndisplay(HTML(\'<b>kernel html</b><script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">\'))';
+const XSS_HTML =
+  'from IPython.display import HTML, display\ndisplay(HTML(\'<b>kernel html</b><script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">\'))';
 
 const SLOW = 'import time\nfor i in range(120):\n    print(f"step {i}", flush=True)\n    time.sleep(0.5)';
 
@@ -33,21 +34,33 @@ const SCRIPT = {
     [{ text: 'Hello! Ask me about your kilns.' }],
     // 1: a figure and a table
     [
-      { text: 'Plotting the peak temperatures.', toolCalls: [{ toolName: 'eval', input: { description: 'Plot kiln peaks and show the table', code: PLOT } }] },
-      { text: 'Here they are. To reuse the frame:\n\n```python\ndf.sort_values("peak_c")\n```\n\nThe **north** kiln ran hottest.' }
+      {
+        text: 'Plotting the peak temperatures.',
+        toolCalls: [{ toolName: 'eval', input: { description: 'Plot kiln peaks and show the table', code: PLOT } }]
+      },
+      {
+        text: 'Here they are. To reuse the frame:\n\n```python\ndf.sort_values("peak_c")\n```\n\nThe **north** kiln ran hottest.'
+      }
     ],
     // 2: hostile markdown and hostile kernel HTML
     [
       {
         text: 'Careful: <img src=x onerror="window.__pwned=1"> and <script>window.__pwned=2</script> end.',
-        toolCalls: [{ toolName: 'eval', input: { description: 'Show an HTML snippet from the kernel', code: XSS_HTML } }]
+        toolCalls: [
+          { toolName: 'eval', input: { description: 'Show an HTML snippet from the kernel', code: XSS_HTML } }
+        ]
       },
       { text: 'Rendered safely.' }
     ],
     // 3: a quick answer (retried and edited)
     [{ text: 'The answer is **42**.' }],
     // 4: a long cell (reload mid-turn, Esc stops it)
-    [{ text: 'Running a long cell.', toolCalls: [{ toolName: 'eval', input: { description: 'Run a slow loop printing progress lines', code: SLOW } }] }]
+    [
+      {
+        text: 'Running a long cell.',
+        toolCalls: [{ toolName: 'eval', input: { description: 'Run a slow loop printing progress lines', code: SLOW } }]
+      }
+    ]
   ]
 };
 
@@ -61,7 +74,13 @@ const EMPTY_NOTEBOOK = {
 type LabWindow = {
   jupyterapp: {
     commands: { execute(id: string, args?: unknown): Promise<unknown> };
-    shell: { currentWidget: { content?: { model?: { sharedModel: { cells: Array<{ source: string; getMetadata(): Record<string, unknown> }> } } } } | null };
+    shell: {
+      currentWidget: {
+        content?: {
+          model?: { sharedModel: { cells: Array<{ source: string; getMetadata(): Record<string, unknown> }> } };
+        };
+      } | null;
+    };
   };
   __pwned?: unknown;
 };
@@ -88,7 +107,7 @@ describe('the Cellmate pane (issue #5 part B)', () => {
 
   async function setTheme(theme: string): Promise<void> {
     await runCommand(page, 'apputils:change-theme', { theme });
-    await page.waitForFunction(t => document.body.dataset.jpThemeName === t, theme, { timeout: 30_000 });
+    await page.waitForFunction((t) => document.body.dataset.jpThemeName === t, theme, { timeout: 30_000 });
     await page.waitForTimeout(300);
   }
 
@@ -116,7 +135,7 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     ({ browser, page } = await openPane(jupyter.labUrl, { width: 1400, height: 1000 }));
   });
 
-  afterEach(async ctx => {
+  afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail' && page) {
       await screenshot(page, `failed-pane-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
     }
@@ -132,9 +151,13 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     expect(await transcript.getAttribute('role')).toBe('log');
     expect(await transcript.getAttribute('aria-live')).toBe('polite');
     const unnamed = await page.evaluate(() =>
-      [...document.querySelectorAll('#jp-cellmate-panel button, #jp-cellmate-panel select, #jp-cellmate-panel textarea')]
-        .filter(el => !(el.getAttribute('aria-label') || (el as HTMLElement).innerText.trim()))
-        .map(el => el.className)
+      [
+        ...document.querySelectorAll(
+          '#jp-cellmate-panel button, #jp-cellmate-panel select, #jp-cellmate-panel textarea'
+        )
+      ]
+        .filter((el) => !(el.getAttribute('aria-label') || (el as HTMLElement).innerText.trim()))
+        .map((el) => el.className)
     );
     expect(unnamed).toEqual([]);
     // Private kernel until a notebook is focused.
@@ -144,18 +167,26 @@ describe('the Cellmate pane (issue #5 part B)', () => {
   it('several chats: create, rename (dialog), first turns', async () => {
     await runCommand(page, 'cellmate:new-chat');
     await send('hello from B');
-    await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Ask me about your kilns' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Ask me about your kilns' })
+      .waitFor({ timeout: 30_000 });
     await idle();
     await page.locator('button.jp-cellmate-rename-chat').click();
     const dialog = page.locator('.jp-Dialog');
     await dialog.locator('input').fill('Scratch B');
     await dialog.locator('.jp-mod-accept').click();
-    await page.waitForFunction(() => document.querySelector<HTMLSelectElement>('select.jp-cellmate-chat-select')?.selectedOptions[0]?.textContent === 'Scratch B');
+    await page.waitForFunction(
+      () =>
+        document.querySelector<HTMLSelectElement>('select.jp-cellmate-chat-select')?.selectedOptions[0]?.textContent ===
+        'Scratch B'
+    );
 
     await page.locator('button.jp-cellmate-new-chat').click();
     await page.waitForFunction(() => document.querySelectorAll('.jp-cellmate-item').length === 0);
     await send('hello');
-    await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Ask me about your kilns' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Ask me about your kilns' })
+      .waitFor({ timeout: 30_000 });
     await idle();
     expect(await page.locator('select.jp-cellmate-chat-select option').count()).toBe(2);
   });
@@ -187,7 +218,11 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     await page.locator('.jp-cellmate-item[data-kind="assistant"] button.jp-cellmate-copy-code').first().waitFor();
     expect(await card.locator('button.jp-cellmate-copy-to-notebook').count()).toBe(1);
 
-    const showTable = () => card.locator('.jp-cellmate-eval-output table').first().evaluate(el => el.scrollIntoView({ block: 'start' }));
+    const showTable = () =>
+      card
+        .locator('.jp-cellmate-eval-output table')
+        .first()
+        .evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await showTable();
     await shootPane('pane-eval-light');
     await screenshot(page, 'pane-eval-light-full');
@@ -215,7 +250,9 @@ describe('the Cellmate pane (issue #5 part B)', () => {
 
   it('model markdown and kernel HTML execute nothing', async () => {
     await send('Show me something risky');
-    await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Rendered safely' }).waitFor({ timeout: 60_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Rendered safely' })
+      .waitFor({ timeout: 60_000 });
     await idle();
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').last();
     await card.locator('.jp-cellmate-eval-output', { hasText: 'kernel html' }).waitFor({ timeout: 15_000 });
@@ -240,7 +277,7 @@ describe('the Cellmate pane (issue #5 part B)', () => {
 
     await lastUser.locator('button.jp-cellmate-retry').click();
     await page.waitForFunction(
-      id => {
+      (id) => {
         const all = [...document.querySelectorAll('.jp-cellmate-item[data-kind="assistant"]')];
         const last = all.at(-1);
         return !!last && last.getAttribute('data-item-id') !== id && !!last.textContent?.includes('The answer is');
@@ -249,7 +286,9 @@ describe('the Cellmate pane (issue #5 part B)', () => {
       { timeout: 30_000 }
     );
     await idle();
-    expect(await page.locator('.jp-cellmate-item[data-kind="user"]', { hasText: 'What is the answer?' }).count()).toBe(1);
+    expect(await page.locator('.jp-cellmate-item[data-kind="user"]', { hasText: 'What is the answer?' }).count()).toBe(
+      1
+    );
     expect(await answer.count()).toBe(1);
 
     await lastUser.locator('button.jp-cellmate-edit').click();
@@ -257,10 +296,14 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     expect(await editor.inputValue()).toBe('What is the answer?');
     await editor.fill('What is six times seven?');
     await editor.press('Enter');
-    await page.locator('.jp-cellmate-item[data-kind="user"]', { hasText: 'six times seven' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="user"]', { hasText: 'six times seven' })
+      .waitFor({ timeout: 30_000 });
     await answer.waitFor({ timeout: 30_000 });
     await idle();
-    expect(await page.locator('.jp-cellmate-item[data-kind="user"]', { hasText: 'What is the answer?' }).count()).toBe(0);
+    expect(await page.locator('.jp-cellmate-item[data-kind="user"]', { hasText: 'What is the answer?' }).count()).toBe(
+      0
+    );
     expect(await answer.count()).toBe(1);
   });
 
@@ -290,19 +333,23 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     expect(t1).toMatch(/^\d+:\d\d$/);
     expect(t2).not.toBe(t1);
     // …and shows the last line the cell printed.
-    await page.locator('.jp-cellmate-tool-progress:not([hidden])', { hasText: /^step \d+$/ }).waitFor({ timeout: 10_000 });
+    await page
+      .locator('.jp-cellmate-tool-progress:not([hidden])', { hasText: /^step \d+$/ })
+      .waitFor({ timeout: 10_000 });
     await shootPane('pane-running');
 
     // Esc in the pane stops the turn and interrupts the cell.
     await page.locator('.jp-cellmate-transcript').focus();
     await page.keyboard.press('Escape');
     await idle();
-    await page.locator('.jp-cellmate-tool-card[data-tool-name="eval"][data-status="aborted"]').waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-tool-card[data-tool-name="eval"][data-status="aborted"]')
+      .waitFor({ timeout: 30_000 });
 
     // The other chat comes back with its transcript too.
     const other = await page.evaluate(() => {
       const select = document.querySelector<HTMLSelectElement>('select.jp-cellmate-chat-select')!;
-      return [...select.options].find(o => o.textContent === 'Scratch B')!.value;
+      return [...select.options].find((o) => o.textContent === 'Scratch B')!.value;
     });
     await page.locator('select.jp-cellmate-chat-select').selectOption(other);
     await page.locator('.jp-cellmate-item[data-kind="user"]', { hasText: 'hello from B' }).waitFor({ timeout: 15_000 });
@@ -318,23 +365,28 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     await page.locator('button.jp-cellmate-delete-chat').click();
     await page.locator('.jp-Dialog .jp-mod-warn').click();
     await page.waitForFunction(() => document.querySelectorAll('select.jp-cellmate-chat-select option').length === 1);
-    await page.locator('.jp-cellmate-item[data-kind="user"]', { hasText: 'six times seven' }).waitFor({ timeout: 15_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="user"]', { hasText: 'six times seven' })
+      .waitFor({ timeout: 15_000 });
     const files = await fs.readdir(path.join(jupyter.workspace, '.cellmate', 'chats'));
     // One chat left: its journal (and maybe a snapshot); the deleted chat's files are gone.
-    expect(new Set(files.filter(f => /\.jsonl?$/.test(f)).map(f => f.replace(/\.jsonl?$/, ''))).size).toBe(1);
+    expect(new Set(files.filter((f) => /\.jsonl?$/.test(f)).map((f) => f.replace(/\.jsonl?$/, ''))).size).toBe(1);
   });
 
   it('copy to notebook inserts the code below the active cell, marked agent-copy; the header names the notebook kernel', async () => {
     await runCommand(page, 'docmanager:open', { path: 'scratch.ipynb' });
     await page.locator('.jp-cellmate-kernel-binding[data-origin="notebook"]').waitFor({ timeout: 60_000 });
     expect(await page.locator('.jp-cellmate-kernel-binding').innerText()).toContain('scratch.ipynb');
-    await page.locator('.jp-cellmate-tool-card[data-tool-name="eval"] button.jp-cellmate-copy-to-notebook').first().click();
+    await page
+      .locator('.jp-cellmate-tool-card[data-tool-name="eval"] button.jp-cellmate-copy-to-notebook')
+      .first()
+      .click();
     await page.locator('.jp-cellmate-item[data-kind="assistant"] button.jp-cellmate-copy-code').first().click();
     const cells = await page.evaluate(() => {
       const w = (window as unknown as LabWindow).jupyterapp.shell.currentWidget;
-      return w!.content!.model!.sharedModel.cells.map(c => ({ source: c.source, mark: c.getMetadata().cellmate }));
+      return w!.content!.model!.sharedModel.cells.map((c) => ({ source: c.source, mark: c.getMetadata().cellmate }));
     });
-    expect(cells.map(c => c.source)).toEqual(['x = 1', PLOT, 'df.sort_values("peak_c")']);
+    expect(cells.map((c) => c.source)).toEqual(['x = 1', PLOT, 'df.sort_values("peak_c")']);
     expect(cells[1].mark).toEqual({ created_by: 'agent-copy' });
     expect(cells[2].mark).toEqual({ created_by: 'agent-copy' });
     await screenshot(page, 'pane-copy-to-notebook');

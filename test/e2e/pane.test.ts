@@ -6,7 +6,15 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openChat, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import {
+  approveOnce,
+  launchBrowser,
+  openChat,
+  openLab,
+  runCommand,
+  screenshot,
+  screenshotIfFailed
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const SCRIPT = {
@@ -42,7 +50,7 @@ describe('chat pane (issue #2)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -52,7 +60,7 @@ describe('chat pane (issue #2)', () => {
   it('registers its palette commands and opens the pane connected', async () => {
     const has = await page.evaluate(() => {
       const app = (window as unknown as { jupyterapp: { commands: { hasCommand(id: string): boolean } } }).jupyterapp;
-      return ['cellmate:open-chat', 'cellmate:new-chat'].map(id => app.commands.hasCommand(id));
+      return ['cellmate:open-chat', 'cellmate:new-chat'].map((id) => app.commands.hasCommand(id));
     });
     expect(has).toEqual([true, true]);
     await runCommand(page, 'cellmate:open-chat');
@@ -119,7 +127,7 @@ describe('chat pane (issue #2)', () => {
     expect(await answer.locator('strong').first().innerText()).toBe('1240 °C');
     expect(await answer.innerText()).not.toContain('**');
     const partial = await page.evaluate(() => (window as unknown as { __cellmatePartial: string[] }).__cellmatePartial);
-    expect(partial.some(t => t.includes('kiln') && !t.includes('north shelf'))).toBe(true);
+    expect(partial.some((t) => t.includes('kiln') && !t.includes('north shelf'))).toBe(true);
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor();
 
     // The card shows what the tool returned (open it: cards may start collapsed).
@@ -143,7 +151,9 @@ describe('chat pane (issue #2)', () => {
     const itemsBefore = await transcriptItems.count();
     process.kill(before.pid!, 'SIGKILL');
 
-    const after = await jupyter.waitForStatus(s => s.ready && s.pid !== before.pid && s.restarts >= before.restarts + 1);
+    const after = await jupyter.waitForStatus(
+      (s) => s.ready && s.pid !== before.pid && s.restarts >= before.restarts + 1
+    );
     expect(after.pid).not.toBe(before.pid);
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'glaze crawled' }).waitFor();

@@ -20,20 +20,50 @@ import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1"> is rendered as text';
 const SCRIPT = {
-  turns: [[
-    {
-      toolCalls: [
-        { toolName: 'add_review_node', input: { kind: 'bug', priority: 'P0', confidence: 0.9, anchor: { file: 'calc.py', lines: [2, 2] }, body: 'total() now drops the last row: rows[:-1] loses data.' } },
-        { toolName: 'add_review_node', input: { kind: 'suggestion', priority: 'P3', confidence: 0.5, anchor: { file: 'helpers.py', lines: [1, 1] }, body: HOSTILE } }
-      ]
-    },
-    { toolCalls: [{ toolName: 'finalize_review', input: { summary: 'One data-loss bug, one nit.' } }] },
-    { text: 'Reviewed: one P0 bug, one nit.' }
-  ]]
+  turns: [
+    [
+      {
+        toolCalls: [
+          {
+            toolName: 'add_review_node',
+            input: {
+              kind: 'bug',
+              priority: 'P0',
+              confidence: 0.9,
+              anchor: { file: 'calc.py', lines: [2, 2] },
+              body: 'total() now drops the last row: rows[:-1] loses data.'
+            }
+          },
+          {
+            toolName: 'add_review_node',
+            input: {
+              kind: 'suggestion',
+              priority: 'P3',
+              confidence: 0.5,
+              anchor: { file: 'helpers.py', lines: [1, 1] },
+              body: HOSTILE
+            }
+          }
+        ]
+      },
+      { toolCalls: [{ toolName: 'finalize_review', input: { summary: 'One data-loss bug, one nit.' } }] },
+      { text: 'Reviewed: one P0 bug, one nit.' }
+    ]
+  ]
 };
 
 const git = (cwd: string, ...args: string[]): string =>
-  execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'e2e', GIT_AUTHOR_EMAIL: 'e2e@example.org', GIT_COMMITTER_NAME: 'e2e', GIT_COMMITTER_EMAIL: 'e2e@example.org' } });
+  execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'e2e',
+      GIT_AUTHOR_EMAIL: 'e2e@example.org',
+      GIT_COMMITTER_NAME: 'e2e',
+      GIT_COMMITTER_EMAIL: 'e2e@example.org'
+    }
+  });
 
 describe('review (issue #16, MODE-4)', () => {
   let jupyter: Jupyter;
@@ -51,18 +81,25 @@ describe('review (issue #16, MODE-4)', () => {
         'calc.py': 'def total(rows: list[int]) -> int:\n    return sum(rows)\n'
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/review.json' },
-      env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_POLICY: '/nonexistent/cellmate-policy.json', CELLMATE_REVIEW_TEST_COMMAND: 'python3 -c "print(\'2 passed\')"' }
+      env: {
+        CELLMATE_SCRIPT_LOG: log,
+        CELLMATE_POLICY: '/nonexistent/cellmate-policy.json',
+        CELLMATE_REVIEW_TEST_COMMAND: 'python3 -c "print(\'2 passed\')"'
+      }
     });
     // The baseline commit, then the change under review: one edited file, one new one.
     git(jupyter.workspace, 'init', '-q');
     git(jupyter.workspace, 'add', '.');
     git(jupyter.workspace, 'commit', '-qm', 'baseline');
-    writeFileSync(path.join(jupyter.workspace, 'calc.py'), 'def total(rows: list[int]) -> int:\n    return sum(rows[:-1])\n');
+    writeFileSync(
+      path.join(jupyter.workspace, 'calc.py'),
+      'def total(rows: list[int]) -> int:\n    return sum(rows[:-1])\n'
+    );
     writeFileSync(path.join(jupyter.workspace, 'helpers.py'), 'def double(x: int) -> int:\n    return 2 * x\n');
     ({ browser, page } = await openPane(jupyter.labUrl));
   }, 180_000);
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -72,14 +109,24 @@ describe('review (issue #16, MODE-4)', () => {
 
   it('Review changes: findings anchored to files, the verdict with its axes, the person approves a finding', async () => {
     // The command is in the palette; the pane's header has the button.
-    expect(await page.evaluate(() => (window as unknown as { jupyterapp: { commands: { hasCommand(id: string): boolean; label(id: string): string } } }).jupyterapp.commands.label('cellmate:review-changes'))).toBe('Review Changes with Cellmate');
+    expect(
+      await page.evaluate(() =>
+        (
+          window as unknown as {
+            jupyterapp: { commands: { hasCommand(id: string): boolean; label(id: string): string } };
+          }
+        ).jupyterapp.commands.label('cellmate:review-changes')
+      )
+    ).toBe('Review Changes with Cellmate');
     await page.locator('button.jp-cellmate-review-changes:not([disabled])').click();
 
     // A new chat, in Review, set by the companion; the person's picker still offers only Agent, Plan and Orchestrate (MODE-8).
     await page.locator('.jp-cellmate-mode-badge[data-mode="review"]').waitFor({ timeout: 30_000 });
     const picker = await page.locator('select.jp-cellmate-mode-select option:not([disabled])').allTextContents();
     expect(picker).toEqual(['Agent', 'Plan', 'Orchestrate']);
-    expect(await page.locator('select.jp-cellmate-chat-select option:checked').textContent()).toBe('Review: git diff (1 file, 1 untracked)');
+    expect(await page.locator('select.jp-cellmate-chat-select option:checked').textContent()).toBe(
+      'Review: git diff (1 file, 1 untracked)'
+    );
     const first = page.locator('.jp-cellmate-item[data-kind="user"]').first();
     await first.waitFor();
     expect(await first.textContent()).toContain('+    return sum(rows[:-1])');
@@ -111,7 +158,10 @@ describe('review (issue #16, MODE-4)', () => {
     await screenshot(page, 'review-findings-hold');
 
     // The Review turn ran with Review's surface: its prompt block, the review tools, no write or shell.
-    const prompts = readFileSync(log, 'utf8').trim().split('\n').map(l => JSON.parse(l) as { tools: string[]; prompt: Array<{ content: unknown }> });
+    const prompts = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { tools: string[]; prompt: Array<{ content: unknown }> });
     expect(prompts.length).toBeGreaterThan(0);
     for (const p of prompts) {
       expect(String(p.prompt[0]!.content)).toContain('## Mode: Review');
@@ -124,29 +174,42 @@ describe('review (issue #16, MODE-4)', () => {
     // The anchor opens the file.
     await nodes.nth(0).locator('a.jp-cellmate-review-anchor').click();
     await page.locator('.jp-FileEditor').first().waitFor({ timeout: 30_000 });
-    expect(await page.locator('.lm-TabBar-tab.jp-mod-current .lm-TabBar-tabLabel', { hasText: 'calc.py' }).count()).toBeGreaterThan(0);
+    expect(
+      await page.locator('.lm-TabBar-tab.jp-mod-current .lm-TabBar-tabLabel', { hasText: 'calc.py' }).count()
+    ).toBeGreaterThan(0);
 
     // The person approves the P0: consensus ready, and the verdict follows (a confirmed P0 blocks).
     await nodes.nth(0).locator('button.jp-cellmate-review-approve').click();
     await page.locator('.jp-cellmate-review[data-verdict="Block"]').waitFor({ timeout: 30_000 });
     const approved = page.locator('.jp-cellmate-review[data-verdict] li.jp-cellmate-review-node[data-node-id="n1"]');
     expect(await approved.getAttribute('data-state')).toBe('consensusReady');
-    expect(await approved.locator('.jp-cellmate-review-consensus').textContent()).toBe('Consensus ready: approved by user (found by agent)');
+    expect(await approved.locator('.jp-cellmate-review-consensus').textContent()).toBe(
+      'Consensus ready: approved by user (found by agent)'
+    );
     expect(await approved.locator('button.jp-cellmate-review-approve').count()).toBe(0);
     // The finding's own card follows too.
-    const ownCard = page.locator('.jp-cellmate-review:not([data-verdict]) li.jp-cellmate-review-node[data-node-id="n1"]');
+    const ownCard = page.locator(
+      '.jp-cellmate-review:not([data-verdict]) li.jp-cellmate-review-node[data-node-id="n1"]'
+    );
     await expect.poll(() => ownCard.getAttribute('data-state'), { timeout: 10_000 }).toBe('consensusReady');
     await screenshot(page, 'review-approved-block');
 
     // Durable: the review file holds the approval.
     const stored = readdirReview(jupyter.workspace);
-    expect(stored.nodes.map(n => [n.id, n.state, n.approvedBy ?? null])).toEqual([['n1', 'consensusReady', 'user'], ['n2', 'open', null]]);
+    expect(stored.nodes.map((n) => [n.id, n.state, n.approvedBy ?? null])).toEqual([
+      ['n1', 'consensusReady', 'user'],
+      ['n2', 'open', null]
+    ]);
   }, 240_000);
 });
 
 function readdirReview(workspace: string): { nodes: Array<{ id: string; state: string; approvedBy?: string }> } {
   const dir = path.join(workspace, '.cellmate', 'reviews');
-  const files = readdirSync(dir).filter(f => f.endsWith('.json'));
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   expect(files.length).toBe(1);
-  return (JSON.parse(readFileSync(path.join(dir, files[0]!), 'utf8')) as { review: { nodes: Array<{ id: string; state: string; approvedBy?: string }> } }).review;
+  return (
+    JSON.parse(readFileSync(path.join(dir, files[0]!), 'utf8')) as {
+      review: { nodes: Array<{ id: string; state: string; approvedBy?: string }> };
+    }
+  ).review;
 }

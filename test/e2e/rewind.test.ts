@@ -14,23 +14,60 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import {
+  approveOnce,
+  launchBrowser,
+  openLab,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NB = {
   cells: [
-    { cell_type: 'code', execution_count: 1, id: 'load', metadata: {}, outputs: [{ output_type: 'stream', name: 'stdout', text: ['3 rows\n'] }], source: ['rows = [1, 2, 3]\n', 'print(len(rows), "rows")'] },
-    { cell_type: 'code', execution_count: 2, id: 'total', metadata: { tags: ['sum'] }, outputs: [{ output_type: 'execute_result', data: { 'text/plain': ['6'] }, metadata: {}, execution_count: 2 }], source: ['total = sum(rows)\n', 'total'] },
+    {
+      cell_type: 'code',
+      execution_count: 1,
+      id: 'load',
+      metadata: {},
+      outputs: [{ output_type: 'stream', name: 'stdout', text: ['3 rows\n'] }],
+      source: ['rows = [1, 2, 3]\n', 'print(len(rows), "rows")']
+    },
+    {
+      cell_type: 'code',
+      execution_count: 2,
+      id: 'total',
+      metadata: { tags: ['sum'] },
+      outputs: [{ output_type: 'execute_result', data: { 'text/plain': ['6'] }, metadata: {}, execution_count: 2 }],
+      source: ['total = sum(rows)\n', 'total']
+    },
     { cell_type: 'markdown', id: 'note', metadata: {}, source: ['# Notes'] }
   ],
-  metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' }, language_info: { name: 'python' } },
+  metadata: {
+    kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' },
+    language_info: { name: 'python' }
+  },
   nbformat: 4,
   nbformat_minor: 5
 };
 const NOTES = 'first line\nsecond line\n';
 
 const CALLS = [
-  { toolName: 'notebook_edit', input: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'total', source: 'scale = 10\ntotal = sum([1, 2, 3]) * scale\nprint("total is", total)' }] } },
+  {
+    toolName: 'notebook_edit',
+    input: {
+      path: 'analysis.ipynb',
+      edits: [
+        {
+          action: 'replace',
+          cell_id: 'total',
+          source: 'scale = 10\ntotal = sum([1, 2, 3]) * scale\nprint("total is", total)'
+        }
+      ]
+    }
+  },
   { toolName: 'notebook_run', input: { path: 'analysis.ipynb', cell_ids: ['total'] } },
   { toolName: 'write', input: { path: 'notes.txt', content: 'rewritten by the agent\n' } },
   { toolName: 'write', input: { path: 'report.md', content: '# Report\n\ntotal is 60\n' } }
@@ -39,7 +76,17 @@ const SCRIPT = {
   turns: [
     [...CALLS.map((c) => ({ toolCalls: [c] })), { text: 'Scaled the total and wrote the report.' }],
     [
-      { toolCalls: [{ toolName: 'notebook_edit', input: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'load', source: 'rows = [4, 5]\nprint(len(rows), "rows")' }] } }] },
+      {
+        toolCalls: [
+          {
+            toolName: 'notebook_edit',
+            input: {
+              path: 'analysis.ipynb',
+              edits: [{ action: 'replace', cell_id: 'load', source: 'rows = [4, 5]\nprint(len(rows), "rows")' }]
+            }
+          }
+        ]
+      },
       { toolCalls: [{ toolName: 'notebook_run', input: { path: 'analysis.ipynb', cell_ids: ['load'] } }] },
       { text: 'Changed the rows.' }
     ],
@@ -64,10 +111,17 @@ function normalize(c: Record<string, unknown>): Record<string, unknown> {
   const outputs = (c.outputs as Array<Record<string, unknown>> | undefined)?.map((o) => {
     const out: Record<string, unknown> = { ...o };
     if ('text' in o) out.text = text(o.text);
-    if (o.data && typeof o.data === 'object') out.data = Object.fromEntries(Object.entries(o.data).map(([k, v]) => [k, text(v)]));
+    if (o.data && typeof o.data === 'object')
+      out.data = Object.fromEntries(Object.entries(o.data).map(([k, v]) => [k, text(v)]));
     return out;
   });
-  return { id: c.id, cell_type: c.cell_type, source: text(c.source), metadata, ...(c.cell_type === 'code' ? { outputs, execution_count: c.execution_count ?? null } : {}) };
+  return {
+    id: c.id,
+    cell_type: c.cell_type,
+    source: text(c.source),
+    metadata,
+    ...(c.cell_type === 'code' ? { outputs, execution_count: c.execution_count ?? null } : {})
+  };
 }
 
 describe('"Rewind to here" restores a turn\'s notebook and file changes', () => {
@@ -99,14 +153,31 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
   });
 
   const cells = async (): Promise<Array<Record<string, unknown>>> =>
-    (await page.evaluate(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map((c) => c.toJSON()))).map(normalize);
-  const exists = (name: string): Promise<boolean> => fs.stat(path.join(jupyter.workspace, name)).then(() => true, () => false);
+    (
+      await page.evaluate(() =>
+        (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(
+          (c) => c.toJSON()
+        )
+      )
+    ).map(normalize);
+  const exists = (name: string): Promise<boolean> =>
+    fs.stat(path.join(jupyter.workspace, name)).then(
+      () => true,
+      () => false
+    );
 
   it('HARN-6 EDIT-2: the open notebook (source and outputs), the rewritten file (bytes) and the created file (gone) come back; the transcript names what the kernel keeps', async () => {
     await runCommand(page, 'docmanager:open', { path: 'analysis.ipynb' });
     await page.locator('.jp-Notebook .jp-Cell').nth(2).waitFor({ timeout: 60_000 });
     await page.waitForFunction(
-      () => (window as unknown as { jupyterapp: { shell: { currentWidget: { sessionContext?: { session?: { kernel?: { status: string } } } } } } }).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle',
+      () =>
+        (
+          window as unknown as {
+            jupyterapp: {
+              shell: { currentWidget: { sessionContext?: { session?: { kernel?: { status: string } } } } };
+            };
+          }
+        ).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle',
       undefined,
       { timeout: 60_000 }
     );
@@ -119,9 +190,17 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
     await pressSend(page);
     for (const call of CALLS) await approveOnce(page, call.toolName, 90_000);
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 90_000 });
-    expect(await page.locator('.jp-cellmate-tool-card').evaluateAll((cards) => cards.map((c) => (c as HTMLElement).dataset.status))).toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(
+      await page
+        .locator('.jp-cellmate-tool-card')
+        .evaluateAll((cards) => cards.map((c) => (c as HTMLElement).dataset.status))
+    ).toEqual(['ok', 'ok', 'ok', 'ok']);
     // The turn happened: the cell ran in the notebook's kernel, the files changed.
-    await page.locator('.jp-Notebook .jp-Cell').nth(1).locator('.jp-OutputArea-output', { hasText: 'total is 60' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .nth(1)
+      .locator('.jp-OutputArea-output', { hasText: 'total is 60' })
+      .waitFor({ timeout: 30_000 });
     expect(await fs.readFile(path.join(jupyter.workspace, 'notes.txt'), 'utf8')).toBe('rewritten by the agent\n');
     expect(await exists('report.md')).toBe(true);
 
@@ -144,13 +223,28 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
     const box = message.locator('.jp-cellmate-rewind[data-state="preview"]');
     await box.waitFor({ timeout: 30_000 });
     // The preview is the diff cards: the notebook per cell (source back, outputs noted), the file, the created file.
-    expect(await box.locator('.jp-cellmate-diff-file').evaluateAll((f) => f.map((n) => (n as HTMLElement).dataset.path).sort())).toEqual(['analysis.ipynb', 'notes.txt', 'report.md']);
+    expect(
+      await box
+        .locator('.jp-cellmate-diff-file')
+        .evaluateAll((f) => f.map((n) => (n as HTMLElement).dataset.path).sort())
+    ).toEqual(['analysis.ipynb', 'notes.txt', 'report.md']);
     const nbDiff = box.locator('.jp-cellmate-diff-file[data-path="analysis.ipynb"]');
-    expect(await nbDiff.locator('.jp-cellmate-diff-cell').allTextContents()).toEqual(['Cell 2 (id total) — outputs restored']);
-    expect(await nbDiff.locator('.jp-cellmate-diff-add').allTextContents()).toEqual(['+total = sum(rows)\n', '+total\n']);
-    expect(await box.locator('.jp-cellmate-diff-file[data-path="notes.txt"] .jp-cellmate-diff-add').allTextContents()).toEqual(['+first line\n', '+second line\n']);
-    expect(await box.locator('.jp-cellmate-rewind-file[data-action="remove"]').textContent()).toBe('report.md will be deleted (the turn created it).');
-    expect(await box.locator('.jp-cellmate-rewind-kernel').textContent()).toBe("The kernel's state is not rewound: it keeps scale, total, set by the cells being undone.");
+    expect(await nbDiff.locator('.jp-cellmate-diff-cell').allTextContents()).toEqual([
+      'Cell 2 (id total) — outputs restored'
+    ]);
+    expect(await nbDiff.locator('.jp-cellmate-diff-add').allTextContents()).toEqual([
+      '+total = sum(rows)\n',
+      '+total\n'
+    ]);
+    expect(
+      await box.locator('.jp-cellmate-diff-file[data-path="notes.txt"] .jp-cellmate-diff-add').allTextContents()
+    ).toEqual(['+first line\n', '+second line\n']);
+    expect(await box.locator('.jp-cellmate-rewind-file[data-action="remove"]').textContent()).toBe(
+      'report.md will be deleted (the turn created it).'
+    );
+    expect(await box.locator('.jp-cellmate-rewind-kernel').textContent()).toBe(
+      "The kernel's state is not rewound: it keeps scale, total, set by the cells being undone."
+    );
     // No conflict: nothing offers to overwrite.
     expect(await box.locator('button.jp-cellmate-rewind-overwrite').isVisible()).toBe(false);
     await box.scrollIntoViewIfNeeded();
@@ -161,15 +255,31 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
 
     // The open notebook is back, live: every cell's id, source, metadata, outputs and count.
     await expect.poll(cells, { timeout: 20_000 }).toEqual(original);
-    await page.locator('.jp-Notebook .jp-Cell').nth(1).locator('.jp-OutputArea-output', { hasText: '6' }).waitFor({ timeout: 10_000 });
-    expect(await page.locator('.jp-Notebook .jp-Cell').nth(1).locator('.jp-OutputArea-output', { hasText: 'total is 60' }).count()).toBe(0);
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .nth(1)
+      .locator('.jp-OutputArea-output', { hasText: '6' })
+      .waitFor({ timeout: 10_000 });
+    expect(
+      await page
+        .locator('.jp-Notebook .jp-Cell')
+        .nth(1)
+        .locator('.jp-OutputArea-output', { hasText: 'total is 60' })
+        .count()
+    ).toBe(0);
     // The file's bytes are back; the file the turn created is gone; the notebook on disk was never touched.
     expect(await fs.readFile(path.join(jupyter.workspace, 'notes.txt'), 'utf8')).toBe(NOTES);
     expect(await exists('report.md')).toBe(false);
-    expect(await fs.readFile(path.join(jupyter.workspace, 'analysis.ipynb'), 'utf8')).toBe(`${JSON.stringify(NB, null, 1)}\n`);
+    expect(await fs.readFile(path.join(jupyter.workspace, 'analysis.ipynb'), 'utf8')).toBe(
+      `${JSON.stringify(NB, null, 1)}\n`
+    );
     // The transcript says what was restored and what the kernel still holds.
     const note = page.locator('.jp-cellmate-notice .jp-cellmate-notice-text').last();
-    await expect.poll(() => note.textContent(), { timeout: 10_000 }).toMatch(/^Restored .*analysis\.ipynb.*\. The kernel's state is not rewound: it still holds scale, total, set by the undone cells\./);
+    await expect
+      .poll(() => note.textContent(), { timeout: 10_000 })
+      .toMatch(
+        /^Restored .*analysis\.ipynb.*\. The kernel's state is not rewound: it still holds scale, total, set by the undone cells\./
+      );
     // Nothing is left to rewind for that turn.
     await expect.poll(() => rewindButton.isVisible(), { timeout: 10_000 }).toBe(false);
     await screenshot(page, 'rewind-done');
@@ -183,7 +293,10 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
     await approveOnce(page, 'notebook_run', 90_000);
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 90_000 });
     const ran = await cells();
-    expect(ran[0]).toMatchObject({ source: 'rows = [4, 5]\nprint(len(rows), "rows")', outputs: [{ output_type: 'stream', name: 'stdout', text: '2 rows\n' }] });
+    expect(ran[0]).toMatchObject({
+      source: 'rows = [4, 5]\nprint(len(rows), "rows")',
+      outputs: [{ output_type: 'stream', name: 'stdout', text: '2 rows\n' }]
+    });
     // The person undoes in the notebook (command mode `z`, JupyterLab's own undo): one step
     // takes back the edit and the run — every cell's source and outputs as they were, none of
     // the run's output left beside them. (The count the edit cleared stays empty: the kernel
@@ -192,7 +305,8 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
     await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputPrompt').click();
     await page.keyboard.press('Escape');
     await page.keyboard.press('z');
-    const withoutCounts = (list: Array<Record<string, unknown>>) => list.map(({ execution_count: _count, ...rest }) => rest);
+    const withoutCounts = (list: Array<Record<string, unknown>>) =>
+      list.map(({ execution_count: _count, ...rest }) => rest);
     await expect.poll(async () => withoutCounts(await cells()), { timeout: 10_000 }).toEqual(withoutCounts(before));
   });
 
@@ -210,7 +324,9 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
     await undo.click();
     const box = message.locator('.jp-cellmate-rewind[data-state="preview"]');
     await box.waitFor({ timeout: 30_000 });
-    expect(await box.locator('.jp-cellmate-rewind-state').textContent()).toBe("2 files to restore; 1 changed since the agent's edit (kept unless you choose to overwrite).");
+    expect(await box.locator('.jp-cellmate-rewind-state').textContent()).toBe(
+      "2 files to restore; 1 changed since the agent's edit (kept unless you choose to overwrite)."
+    );
     expect(await box.locator('.jp-cellmate-rewind-file[data-action="conflict"]').textContent()).toBe(
       'notes.txt: it was changed after the agent changed it (by you, or something else). Restoring it would overwrite that change.'
     );
@@ -218,8 +334,12 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
     await screenshot(page, 'rewind-conflict');
     await box.locator('button.jp-cellmate-rewind-restore', { hasText: 'Restore, keep my changes' }).click();
     await message.locator('.jp-cellmate-rewind[data-state="done"]').waitFor({ timeout: 30_000 });
-    expect(await fs.readFile(path.join(jupyter.workspace, 'notes.txt'), 'utf8')).toBe('the agent again\nand my own line\n');
+    expect(await fs.readFile(path.join(jupyter.workspace, 'notes.txt'), 'utf8')).toBe(
+      'the agent again\nand my own line\n'
+    );
     expect(await exists('todo.txt')).toBe(false);
-    expect(await message.locator('.jp-cellmate-rewind-state').textContent()).toMatch(/^Restored todo\.txt to before the agent's changes\. Left as they are: notes\.txt\./);
+    expect(await message.locator('.jp-cellmate-rewind-state').textContent()).toMatch(
+      /^Restored todo\.txt to before the agent's changes\. Left as they are: notes\.txt\./
+    );
   });
 });

@@ -17,10 +17,7 @@ const FAKE_KEY = 'sk-cellmate-test-NEVER-SHOW-ME-4242';
 const ESCAPES = ['../outside.txt', '/etc/passwd', 'link-out/passwd', 'notes/../../outside.txt'];
 
 const SCRIPT = {
-  steps: [
-    { toolCalls: ESCAPES.map(p => ({ toolName: 'read', input: { path: p } })) },
-    { text: 'All refused.' }
-  ]
+  steps: [{ toolCalls: ESCAPES.map((p) => ({ toolName: 'read', input: { path: p } })) }, { text: 'All refused.' }]
 };
 
 describe('security (issue #2)', () => {
@@ -58,9 +55,9 @@ describe('security (issue #2)', () => {
     const rpc = await connectRpc(jupyter.wsUrl, jupyter.token);
     try {
       const hello = await rpc.request('cellmate/hello', { protocolVersion: 1 });
-      const openai = hello.providers.find(p => p.kind === 'openai');
+      const openai = hello.providers.find((p) => p.kind === 'openai');
       expect(openai?.keyConfigured).toBe(true);
-      const anthropic = hello.providers.find(p => p.kind === 'anthropic');
+      const anthropic = hello.providers.find((p) => p.kind === 'anthropic');
       expect(anthropic?.keyConfigured).toBe(false);
       const providers = await rpc.request('config/providers', {});
       expect(JSON.stringify([hello, providers])).not.toContain(FAKE_KEY);
@@ -79,10 +76,10 @@ describe('security (issue #2)', () => {
         text: 'try to escape',
         model: { provider: 'scripted', model: 'script', scriptPath: 'scripts/escape.json' }
       });
-      await rpc.waitForEvent(chat.id, e => e.type === 'turn-ended');
+      await rpc.waitForEvent(chat.id, (e) => e.type === 'turn-ended');
       const done = await rpc.request('chat/get', { chatId: chat.id });
       const calls = done.items.filter((i): i is ToolCallItem => i.kind === 'tool');
-      expect(calls.map(c => (c.args as { path: string }).path)).toEqual(ESCAPES);
+      expect(calls.map((c) => (c.args as { path: string }).path)).toEqual(ESCAPES);
       for (const call of calls) {
         expect(call.status).toBe('error');
         expect(call.output).toMatch(/outside the workspace/i);

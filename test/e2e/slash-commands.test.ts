@@ -30,7 +30,11 @@ describe('slash commands in the composer (issue #28)', () => {
   /** Clicks into the composer and waits until it has the focus (a theme change or a new chat can take it). */
   async function focusComposer(): Promise<void> {
     await input().click();
-    await page.waitForFunction(() => document.activeElement?.classList.contains('jp-cellmate-input') === true, undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => document.activeElement?.classList.contains('jp-cellmate-input') === true,
+      undefined,
+      { timeout: 10_000 }
+    );
   }
 
   /** Types a command as a person does: the list opens, Enter takes the highlighted entry, Enter sends. */
@@ -51,7 +55,7 @@ describe('slash commands in the composer (issue #28)', () => {
 
   async function setTheme(theme: string): Promise<void> {
     await runCommand(page, 'apputils:change-theme', { theme });
-    await page.waitForFunction(t => document.body.dataset.jpThemeName === t, theme, { timeout: 30_000 });
+    await page.waitForFunction((t) => document.body.dataset.jpThemeName === t, theme, { timeout: 30_000 });
     await page.waitForTimeout(300);
   }
 
@@ -61,13 +65,18 @@ describe('slash commands in the composer (issue #28)', () => {
     // The person's Cellmate home, apart from the machine's: one skill of their own.
     home = await fs.mkdtemp(path.join(os.tmpdir(), 'cellmate-e2e-home-'));
     await fs.mkdir(path.join(home, 'skills', 'plot-style'), { recursive: true });
-    await fs.writeFile(path.join(home, 'skills', 'plot-style', 'SKILL.md'), '---\nname: plot-style\ndescription: House style for matplotlib figures.\n---\nUse the team palette.\n');
+    await fs.writeFile(
+      path.join(home, 'skills', 'plot-style', 'SKILL.md'),
+      '---\nname: plot-style\ndescription: House style for matplotlib figures.\n---\nUse the team palette.\n'
+    );
     jupyter = await startJupyter({
       env: { CELLMATE_HOME: home },
       files: {
-        '.cellmate/skills/pdf-report/SKILL.md': '---\nname: pdf-report\ndescription: Build a PDF report.\n---\nExport with nbconvert.\n',
+        '.cellmate/skills/pdf-report/SKILL.md':
+          '---\nname: pdf-report\ndescription: Build a PDF report.\n---\nExport with nbconvert.\n',
         'AGENTS.md': 'Data lives in data/raw. Use polars.\n',
-        '.cellmate/commands/explain-df.md': '---\ndescription: Explain a DataFrame\n---\nDescribe the DataFrame $ARGUMENTS: its shape, dtypes and nulls.\n',
+        '.cellmate/commands/explain-df.md':
+          '---\ndescription: Explain a DataFrame\n---\nDescribe the DataFrame $ARGUMENTS: its shape, dtypes and nulls.\n',
         'scripts/chat.json': JSON.stringify(SCRIPT)
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/chat.json' }
@@ -75,7 +84,7 @@ describe('slash commands in the composer (issue #28)', () => {
     ({ browser, page } = await openPane(jupyter.labUrl, { width: 1400, height: 1000 }));
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -92,15 +101,34 @@ describe('slash commands in the composer (issue #28)', () => {
       await focusComposer();
       await input().fill('');
       await input().pressSequentially('/');
-      const shown = await list().waitFor({ state: 'visible', timeout: 5_000 }).then(() => true, () => false);
+      const shown = await list()
+        .waitFor({ state: 'visible', timeout: 5_000 })
+        .then(
+          () => true,
+          () => false
+        );
       if (shown || attempt === 3) break;
     }
     await list().waitFor({ state: 'visible', timeout: 5_000 });
-    const names = await options().evaluateAll(els => els.map(e => (e as HTMLElement).dataset.name));
-    expect(names).toEqual(['plan', 'agent', 'auto', 'review', 'compact', 'clear', 'export', 'rewind', 'model', 'skills', 'help', 'explain-df']);
+    const names = await options().evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.name));
+    expect(names).toEqual([
+      'plan',
+      'agent',
+      'auto',
+      'review',
+      'compact',
+      'clear',
+      'export',
+      'rewind',
+      'model',
+      'skills',
+      'help',
+      'explain-df'
+    ]);
     expect(await options().last().innerText()).toContain('Explain a DataFrame');
     // The selected row and its detail stay readable (WCAG AA) in both themes.
-    const selected = '.jp-cellmate-mention[aria-selected="true"] .jp-cellmate-mention-name, .jp-cellmate-mention[aria-selected="true"] .jp-cellmate-mention-detail';
+    const selected =
+      '.jp-cellmate-mention[aria-selected="true"] .jp-cellmate-mention-name, .jp-cellmate-mention[aria-selected="true"] .jp-cellmate-mention-detail';
     expect(await minContrast(page, selected)).toBeGreaterThanOrEqual(4.5);
     await shootPane('slash-commands-light');
     await input().press('Escape');
@@ -122,7 +150,9 @@ describe('slash commands in the composer (issue #28)', () => {
   it('/plan chosen from the list switches the mode; /agent switches back; nothing is sent', async () => {
     await focusComposer();
     await input().pressSequentially('/pl');
-    await expect.poll(() => options().evaluateAll(els => els.map(e => (e as HTMLElement).dataset.name))).toEqual(['plan']);
+    await expect
+      .poll(() => options().evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.name)))
+      .toEqual(['plan']);
     await input().press('Tab');
     expect(await input().inputValue()).toBe('/plan ');
     await input().press('Enter');
@@ -139,17 +169,25 @@ describe('slash commands in the composer (issue #28)', () => {
     await expect.poll(() => chip.getAttribute('data-count')).toBe('1');
     expect(await chip.innerText()).toBe('Instructions: AGENTS.md');
     await chip.click();
-    expect(await page.locator('.jp-cellmate-instructions-list li').evaluateAll(els => els.map(e => (e as HTMLElement).dataset.label))).toEqual(['AGENTS.md']);
+    expect(
+      await page
+        .locator('.jp-cellmate-instructions-list li')
+        .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.label))
+    ).toEqual(['AGENTS.md']);
   });
 
   it('a custom command sends its template with the arguments; an unknown one is refused and kept', async () => {
     await sendAndWaitForTurn(page, '/explain-df sales');
-    await expect.poll(() => users().last().innerText()).toContain('Describe the DataFrame sales: its shape, dtypes and nulls.');
+    await expect
+      .poll(() => users().last().innerText())
+      .toContain('Describe the DataFrame sales: its shape, dtypes and nulls.');
     const before = await users().count();
 
     await input().fill('/frobnicate now'); // a space: no completion list
     await input().press('Enter');
-    await page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: 'Unknown command /frobnicate: nothing was sent' }).waitFor({ timeout: 10_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="notice"]', { hasText: 'Unknown command /frobnicate: nothing was sent' })
+      .waitFor({ timeout: 10_000 });
     expect(await users().count()).toBe(before);
     expect(await input().inputValue()).toBe('/frobnicate now');
     await input().fill('');
@@ -166,12 +204,21 @@ describe('slash commands in the composer (issue #28)', () => {
     expect(JSON.parse(await fs.readFile(path.join(root, nb!), 'utf8')).nbformat).toBe(4);
   });
 
-  it('/skills lists the skills with their source; the workspace\'s is not offered (untrusted); the switch turns one off', async () => {
+  it("/skills lists the skills with their source; the workspace's is not offered (untrusted); the switch turns one off", async () => {
     await typeCommand('skills');
     const rows = page.locator('table.jp-cellmate-skills tbody tr');
     await rows.first().waitFor({ timeout: 10_000 });
-    expect(await rows.evaluateAll(els => els.map(e => [(e as HTMLElement).dataset.skill, (e as HTMLElement).dataset.source, (e as HTMLElement).dataset.state]))).toEqual([
-      ['plot-style', 'home', 'offered'], ['pdf-report', 'cellmate', 'untrusted']
+    expect(
+      await rows.evaluateAll((els) =>
+        els.map((e) => [
+          (e as HTMLElement).dataset.skill,
+          (e as HTMLElement).dataset.source,
+          (e as HTMLElement).dataset.state
+        ])
+      )
+    ).toEqual([
+      ['plot-style', 'home', 'offered'],
+      ['pdf-report', 'cellmate', 'untrusted']
     ]);
     await fs.mkdir(artifactsDir, { recursive: true });
     await page.locator('.jp-Dialog-content').screenshot({ path: path.join(artifactsDir, 'skills-view-light.png') });

@@ -11,15 +11,34 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, minContrast, openPane, pressSend, runCommand, screenshot, screenshotIfFailed, setTheme } from '../support/browser';
+import {
+  approveOnce,
+  minContrast,
+  openPane,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed,
+  setTheme
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const NB = {
   cells: [
-    { cell_type: 'code', execution_count: 2, id: 'c1', metadata: { tags: ['keep'] }, outputs: [{ output_type: 'stream', name: 'stdout', text: ['done\n'] }], source: ['r = fetch("a", 1)\n', 'print(r)'] },
+    {
+      cell_type: 'code',
+      execution_count: 2,
+      id: 'c1',
+      metadata: { tags: ['keep'] },
+      outputs: [{ output_type: 'stream', name: 'stdout', text: ['done\n'] }],
+      source: ['r = fetch("a", 1)\n', 'print(r)']
+    },
     { cell_type: 'code', execution_count: null, id: 'c2', metadata: {}, outputs: [], source: ['x = 1'] }
   ],
-  metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' }, language_info: { name: 'python' } },
+  metadata: {
+    kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' },
+    language_info: { name: 'python' }
+  },
   nbformat: 4,
   nbformat_minor: 5
 };
@@ -28,10 +47,19 @@ const FILES: Record<string, string> = {
   'src/b.py': 'import a\nfetch("x", 7)\n',
   'nb.ipynb': `${JSON.stringify(NB, null, 1)}\n`
 };
-const stage = [{ toolCalls: [{ toolName: 'ast_edit', input: { pattern: 'fetch($U, $T)', rewrite: 'fetch($U, timeout=$T)' } }] }, { text: 'Staged; review the diff.' }];
+const stage = [
+  { toolCalls: [{ toolName: 'ast_edit', input: { pattern: 'fetch($U, $T)', rewrite: 'fetch($U, timeout=$T)' } }] },
+  { text: 'Staged; review the diff.' }
+];
 const SCRIPT = { turns: [stage, stage] };
 
-type App = { shell: { currentWidget: { content: { model: { sharedModel: { cells: Array<{ toJSON(): Record<string, unknown> }> } } } } | null } };
+type App = {
+  shell: {
+    currentWidget: {
+      content: { model: { sharedModel: { cells: Array<{ toJSON(): Record<string, unknown> }> } } };
+    } | null;
+  };
+};
 
 describe('the diff card of a staged edit (EDIT-3)', () => {
   let jupyter: Jupyter;
@@ -51,7 +79,7 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -78,20 +106,31 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     expect(await card.getAttribute('data-status')).toBe('ok');
     const diff = card.locator('.jp-cellmate-diff');
     await diff.waitFor({ timeout: 10_000 });
-    expect(await diff.locator('.jp-cellmate-diff-summary').textContent()).toBe('(proposed) 3 replacements in 3 files (1 notebook)');
-    expect(await diff.locator('.jp-cellmate-diff-file > summary').allTextContents()).toEqual(['nb.ipynb', 'src/a.py', 'src/b.py']);
+    expect(await diff.locator('.jp-cellmate-diff-summary').textContent()).toBe(
+      '(proposed) 3 replacements in 3 files (1 notebook)'
+    );
+    expect(await diff.locator('.jp-cellmate-diff-file > summary').allTextContents()).toEqual([
+      'nb.ipynb',
+      'src/a.py',
+      'src/b.py'
+    ]);
     const nbFile = diff.locator('.jp-cellmate-diff-file[data-path="nb.ipynb"]');
     expect(await nbFile.locator('.jp-cellmate-diff-cell').allTextContents()).toEqual(['Cell 1 (id c1)']);
     expect(await nbFile.locator('.jp-cellmate-diff-del').allTextContents()).toEqual(['-r = fetch("a", 1)\n']);
     expect(await nbFile.locator('.jp-cellmate-diff-add').allTextContents()).toEqual(['+r = fetch("a", timeout=1)\n']);
-    expect(await diff.locator('.jp-cellmate-diff-file[data-path="src/a.py"] .jp-cellmate-diff-add').allTextContents()).toEqual(['+    return fetch(u, timeout=5)\n']);
+    expect(
+      await diff.locator('.jp-cellmate-diff-file[data-path="src/a.py"] .jp-cellmate-diff-add').allTextContents()
+    ).toEqual(['+    return fetch(u, timeout=5)\n']);
     // Collapsible: a file's diff folds.
     await diff.locator('.jp-cellmate-diff-file[data-path="src/a.py"] > summary').click();
-    expect(await diff.locator('.jp-cellmate-diff-file[data-path="src/a.py"] .jp-cellmate-diff-hunks').isVisible()).toBe(false);
+    expect(await diff.locator('.jp-cellmate-diff-file[data-path="src/a.py"] .jp-cellmate-diff-hunks').isVisible()).toBe(
+      false
+    );
     await screenshot(page, 'structural-edit-diff');
     // Accept and Discard are JupyterLab's primary and secondary buttons (not grey look-alikes).
     const [acceptBg, discardBg, brand] = await diff.evaluate((node) => {
-      const bg = (label: string): string => getComputedStyle([...node.querySelectorAll('button')].find((b) => b.textContent === label)!).backgroundColor;
+      const bg = (label: string): string =>
+        getComputedStyle([...node.querySelectorAll('button')].find((b) => b.textContent === label)!).backgroundColor;
       const probe = document.createElement('div');
       probe.style.color = 'var(--jp-brand-color1)';
       document.body.appendChild(probe);
@@ -114,7 +153,9 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
 
     await diff.getByRole('button', { name: 'Discard' }).click();
     await page.locator('.jp-cellmate-diff[data-state="discarded"]').waitFor({ timeout: 10_000 });
-    expect(await diff.locator('.jp-cellmate-diff-state').textContent()).toMatch(/^Discarded edit_[0-9a-f]+_1: nothing was written/);
+    expect(await diff.locator('.jp-cellmate-diff-state').textContent()).toMatch(
+      /^Discarded edit_[0-9a-f]+_1: nothing was written/
+    );
     expect(await diff.getByRole('button').count()).toBe(0);
     expect(await disk()).toEqual(FILES);
   });
@@ -127,17 +168,30 @@ describe('the diff card of a staged edit (EDIT-3)', () => {
     await diff.waitFor({ timeout: 10_000 });
     await diff.getByRole('button', { name: 'Accept' }).click();
     await page.locator('.jp-cellmate-diff[data-state="accepted"]').waitFor({ timeout: 10_000 });
-    expect(await diff.locator('.jp-cellmate-diff-state').textContent()).toMatch(/^Applied edit_[0-9a-f]+_2: 3 replacements in 3 files/);
+    expect(await diff.locator('.jp-cellmate-diff-state').textContent()).toMatch(
+      /^Applied edit_[0-9a-f]+_2: 3 replacements in 3 files/
+    );
     const after = await disk();
     expect(after['src/a.py']).toBe('def go(u):\n    return fetch(u, timeout=5)\n');
     expect(after['src/b.py']).toBe('import a\nfetch("x", timeout=7)\n');
     // The open notebook changed through its document (saved when the user saves), not on disk.
-    const cells = await page.evaluate(() => (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(c => c.toJSON()));
-    expect(cells.map(c => (Array.isArray(c.source) ? c.source.join('') : c.source))).toEqual(['r = fetch("a", timeout=1)\nprint(r)', 'x = 1']);
+    const cells = await page.evaluate(() =>
+      (window as unknown as { jupyterapp: App }).jupyterapp.shell.currentWidget!.content.model.sharedModel.cells.map(
+        (c) => c.toJSON()
+      )
+    );
+    expect(cells.map((c) => (Array.isArray(c.source) ? c.source.join('') : c.source))).toEqual([
+      'r = fetch("a", timeout=1)\nprint(r)',
+      'x = 1'
+    ]);
     // The output stayed (the shared model joins multiline strings).
     expect(cells[0]!.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: 'done\n' }]);
     expect(after['nb.ipynb']).toBe(FILES['nb.ipynb']);
-    await page.locator('.jp-Notebook .jp-Cell').first().locator('.jp-InputArea', { hasText: 'timeout=1' }).waitFor({ timeout: 10_000 });
+    await page
+      .locator('.jp-Notebook .jp-Cell')
+      .first()
+      .locator('.jp-InputArea', { hasText: 'timeout=1' })
+      .waitFor({ timeout: 10_000 });
     await screenshot(page, 'structural-edit-accepted');
     // Decided: the buttons are gone and the state line says what was written.
     expect(await diff.getByRole('button').count()).toBe(0);

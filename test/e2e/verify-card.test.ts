@@ -9,19 +9,44 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import {
+  approveOnce,
+  launchBrowser,
+  openLab,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
-const code = (id: string, source: string, outputs: unknown[] = []) => ({ cell_type: 'code', id, metadata: {}, source, outputs, execution_count: 1 });
-const notebook = (cells: unknown[]) => JSON.stringify({ cells, metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } }, nbformat: 4, nbformat_minor: 5 });
+const code = (id: string, source: string, outputs: unknown[] = []) => ({
+  cell_type: 'code',
+  id,
+  metadata: {},
+  source,
+  outputs,
+  execution_count: 1
+});
+const notebook = (cells: unknown[]) =>
+  JSON.stringify({
+    cells,
+    metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
+    nbformat: 4,
+    nbformat_minor: 5
+  });
 const SCRIPT = {
-  turns: [[
-    { toolCalls: [{ toolName: 'notebook_verify', input: { notebooks: ['report.ipynb', 'totals.ipynb'] } }] },
-    { text: 'report.ipynb fails in its third cell.' }
-  ]]
+  turns: [
+    [
+      { toolCalls: [{ toolName: 'notebook_verify', input: { notebooks: ['report.ipynb', 'totals.ipynb'] } }] },
+      { text: 'report.ipynb fails in its third cell.' }
+    ]
+  ]
 };
 
-type NotebookApp = { shell: { currentWidget: { context?: { path: string }; content: { activeCellIndex: number } } | null } };
+type NotebookApp = {
+  shell: { currentWidget: { context?: { path: string }; content: { activeCellIndex: number } } | null };
+};
 
 describe('verify card (INTEL-1)', () => {
   let jupyter: Jupyter;
@@ -37,7 +62,9 @@ describe('verify card (INTEL-1)', () => {
           code('bad', 'rows["total"]'),
           code('after', 'print("never reached")')
         ]),
-        'totals.ipynb': notebook([code('t', 'print(sum([1, 2, 3]))', [{ output_type: 'stream', name: 'stdout', text: '5\n' }])]),
+        'totals.ipynb': notebook([
+          code('t', 'print(sum([1, 2, 3]))', [{ output_type: 'stream', name: 'stdout', text: '5\n' }])
+        ]),
         'scripts/verify.json': JSON.stringify(SCRIPT)
       },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/verify.json' },
@@ -49,7 +76,7 @@ describe('verify card (INTEL-1)', () => {
     await openLab(page, jupyter.labUrl);
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -69,19 +96,30 @@ describe('verify card (INTEL-1)', () => {
     const report = card.locator('details.jp-cellmate-verify-notebook[data-path="report.ipynb"]');
     await report.waitFor({ timeout: 15_000 });
     expect(await report.getAttribute('data-status')).toBe('error');
-    expect(await report.evaluate(d => (d as HTMLDetailsElement).open)).toBe(true);
-    expect(await card.locator('details.jp-cellmate-verify-notebook[data-path="totals.ipynb"]').getAttribute('data-status')).toBe('changed');
+    expect(await report.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
+    expect(
+      await card.locator('details.jp-cellmate-verify-notebook[data-path="totals.ipynb"]').getAttribute('data-status')
+    ).toBe('changed');
     const cells = report.locator('li.jp-cellmate-verify-cell');
-    expect(await cells.evaluateAll(li => li.map(l => (l as HTMLElement).dataset.status))).toEqual(['ok', 'ok', 'error', 'not-run']);
+    expect(await cells.evaluateAll((li) => li.map((l) => (l as HTMLElement).dataset.status))).toEqual([
+      'ok',
+      'ok',
+      'error',
+      'not-run'
+    ]);
     const failing = report.locator('li.jp-cellmate-verify-cell[data-status="error"]');
     expect(await failing.innerText()).toContain('TypeError');
     await screenshot(page, 'verify-card-failing');
 
     await failing.locator('a.jp-cellmate-verify-link').click();
-    await page.waitForFunction(() => {
-      const w = (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget;
-      return w?.context?.path === 'report.ipynb' && w.content.activeCellIndex === 2;
-    }, undefined, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => {
+        const w = (window as unknown as { jupyterapp: NotebookApp }).jupyterapp.shell.currentWidget;
+        return w?.context?.path === 'report.ipynb' && w.content.activeCellIndex === 2;
+      },
+      undefined,
+      { timeout: 30_000 }
+    );
     await screenshot(page, 'verify-card-opened-cell');
     // The run wrote nothing into the notebook.
     expect(await readFile(path.join(jupyter.workspace, 'report.ipynb'))).toEqual(before);

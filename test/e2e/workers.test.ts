@@ -22,18 +22,30 @@ const PARENT = {
     { text: 'Two workers are on it.' }
   ]
 };
-const SLOW = { steps: [{ text: 'still thinking about this, one word at a time, until someone stops me or the words run out at last', chunkDelayMs: 1500 }] };
+const SLOW = {
+  steps: [
+    {
+      text: 'still thinking about this, one word at a time, until someone stops me or the words run out at last',
+      chunkDelayMs: 1500
+    }
+  ]
+};
 const QUICK = { steps: [{ text: 'Quick answer: 42.', chunkDelayMs: 600 }] };
 
 describe('background workers in the pane (issue #16 item 5)', () => {
   let jupyter: Jupyter;
   let browser: Browser;
   let page: Page;
-  const row = (label: string) => page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-worker-id]', { hasText: label });
+  const row = (label: string) =>
+    page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-worker-id]', { hasText: label });
 
   beforeAll(async () => {
     jupyter = await startJupyter({
-      files: { 'scripts/parent.json': JSON.stringify(PARENT), 'scripts/slow.json': JSON.stringify(SLOW), 'scripts/quick.json': JSON.stringify(QUICK) },
+      files: {
+        'scripts/parent.json': JSON.stringify(PARENT),
+        'scripts/slow.json': JSON.stringify(SLOW),
+        'scripts/quick.json': JSON.stringify(QUICK)
+      },
       cellmateSettings: { provider: 'scripted', model: 'script', scriptPath: 'scripts/parent.json' },
       serverConfig: {
         workers: {
@@ -48,7 +60,7 @@ describe('background workers in the pane (issue #16 item 5)', () => {
     ({ browser, page } = await openPane(jupyter.labUrl));
   });
 
-  afterEach(ctx => screenshotIfFailed(ctx, page));
+  afterEach((ctx) => screenshotIfFailed(ctx, page));
 
   afterAll(async () => {
     await browser?.close();
@@ -59,7 +71,9 @@ describe('background workers in the pane (issue #16 item 5)', () => {
     expect(await page.locator('.jp-cellmate-workers').isHidden()).toBe(true); // no workers yet
     await page.locator('textarea.jp-cellmate-input').fill('Split this between two workers');
     await pressSend(page);
-    await page.locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Two workers are on it.' }).waitFor({ timeout: 60_000 });
+    await page
+      .locator('.jp-cellmate-item[data-kind="assistant"]', { hasText: 'Two workers are on it.' })
+      .waitFor({ timeout: 60_000 });
 
     await row('slow thinker').waitFor({ timeout: 30_000 });
     await row('quick answer').waitFor();
@@ -74,14 +88,18 @@ describe('background workers in the pane (issue #16 item 5)', () => {
     await expect.poll(() => elapsed.textContent(), { timeout: 5_000 }).not.toBe(first);
 
     // The quick worker finishes on its own.
-    await page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="done"]', { hasText: 'quick answer' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="done"]', { hasText: 'quick answer' })
+      .waitFor({ timeout: 30_000 });
     await screenshot(page, 'workers-list-running');
 
     // Its transcript, read-only: the labelled brief and its answer.
     await row('quick answer').locator('button.jp-cellmate-worker-open').click();
     const dialog = page.locator('.jp-Dialog .jp-cellmate-worker-transcript');
     await dialog.waitFor();
-    expect(await dialog.locator('[data-kind="user"]').first().textContent()).toContain('## Task (from the main agent)\nAnswer quickly.');
+    expect(await dialog.locator('[data-kind="user"]').first().textContent()).toContain(
+      '## Task (from the main agent)\nAnswer quickly.'
+    );
     expect(await dialog.locator('[data-kind="assistant"]').last().textContent()).toBe('Quick answer: 42.');
     expect(await dialog.locator('textarea, input').count()).toBe(0); // nothing to type into: read-only
     await screenshot(page, 'workers-transcript');
@@ -90,7 +108,9 @@ describe('background workers in the pane (issue #16 item 5)', () => {
 
     // Kill the slow one from the list.
     await row('slow thinker').locator('button.jp-cellmate-worker-kill').click();
-    await page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="killed"]', { hasText: 'slow thinker' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="killed"]', { hasText: 'slow thinker' })
+      .waitFor({ timeout: 30_000 });
     expect(await row('slow thinker').locator('button.jp-cellmate-worker-kill').isDisabled()).toBe(true);
     expect(await row('quick answer').getAttribute('data-state')).toBe('done');
     await screenshot(page, 'workers-killed');
@@ -98,7 +118,9 @@ describe('background workers in the pane (issue #16 item 5)', () => {
     // The server agrees, and a reload shows the same list (it comes from the companion, not the page).
     await openLab(page, jupyter.labUrl);
     await openChat(page);
-    await page.locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="killed"]', { hasText: 'slow thinker' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.jp-cellmate-workers .jp-cellmate-worker[data-state="killed"]', { hasText: 'slow thinker' })
+      .waitFor({ timeout: 30_000 });
     expect(await row('quick answer').getAttribute('data-state')).toBe('done');
   });
 });

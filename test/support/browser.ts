@@ -76,9 +76,11 @@ export async function openPane(
 export async function runCommand(page: Page, id: string, args: Record<string, unknown> = {}): Promise<unknown> {
   return page.evaluate(
     async ([cmd, a]) => {
-      const app = (window as unknown as {
-        jupyterapp: { commands: { execute(id: string, args: unknown): Promise<unknown> } };
-      }).jupyterapp;
+      const app = (
+        window as unknown as {
+          jupyterapp: { commands: { execute(id: string, args: unknown): Promise<unknown> } };
+        }
+      ).jupyterapp;
       const r = await app.commands.execute(cmd as string, a);
       // Results are often widgets: return nothing that cannot cross the boundary.
       return typeof r === 'object' ? null : r;
@@ -155,7 +157,13 @@ export async function minContrast(page: Page, selector: string): Promise<number>
   return page.evaluate((sel) => {
     const parse = (value: string): [number, number, number, number] => {
       const srgb = /color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)(?: \/ ([\d.]+))?\)/.exec(value);
-      if (srgb) return [Number(srgb[1]) * 255, Number(srgb[2]) * 255, Number(srgb[3]) * 255, srgb[4] === undefined ? 1 : Number(srgb[4])];
+      if (srgb)
+        return [
+          Number(srgb[1]) * 255,
+          Number(srgb[2]) * 255,
+          Number(srgb[3]) * 255,
+          srgb[4] === undefined ? 1 : Number(srgb[4])
+        ];
       const rgb = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(value);
       if (!rgb) throw new Error(`unparsed colour ${value}`);
       return [Number(rgb[1]), Number(rgb[2]), Number(rgb[3]), rgb[4] === undefined ? 1 : Number(rgb[4])];

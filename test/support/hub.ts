@@ -50,10 +50,16 @@ export async function startHub(opts: HubOptions): Promise<Hub> {
     await fs.mkdir(path.join(root, user, 'work'), { recursive: true });
     const settings = path.join(root, user, 'settings');
     await fs.mkdir(path.join(settings, '@jupyterlab', 'apputils-extension'), { recursive: true });
-    await fs.writeFile(path.join(settings, '@jupyterlab', 'apputils-extension', 'notification.jupyterlab-settings'), JSON.stringify({ fetchNews: 'false' }));
+    await fs.writeFile(
+      path.join(settings, '@jupyterlab', 'apputils-extension', 'notification.jupyterlab-settings'),
+      JSON.stringify({ fetchNews: 'false' })
+    );
     if (opts.cellmateSettings) {
       await fs.mkdir(path.join(settings, 'jupyterlab-cellmate'), { recursive: true });
-      await fs.writeFile(path.join(settings, 'jupyterlab-cellmate', 'plugin.jupyterlab-settings'), JSON.stringify(opts.cellmateSettings));
+      await fs.writeFile(
+        path.join(settings, 'jupyterlab-cellmate', 'plugin.jupyterlab-settings'),
+        JSON.stringify(opts.cellmateSettings)
+      );
     }
   }
   const [port, hubPort, apiPort] = [await freePort(), await freePort(), await freePort()];
@@ -114,13 +120,16 @@ c.JupyterHub.load_roles = [{"name": "cellmate-test", "scopes": ["admin:users", "
   }
   const url = `http://127.0.0.1:${port}`;
   const api = (p: string, init: RequestInit = {}) =>
-    fetch(`${url}/hub/api${p}`, { ...init, headers: { Authorization: `token ${serviceToken}`, 'Content-Type': 'application/json', ...init.headers } });
+    fetch(`${url}/hub/api${p}`, {
+      ...init,
+      headers: { Authorization: `token ${serviceToken}`, 'Content-Type': 'application/json', ...init.headers }
+    });
 
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       // The Hub stops the proxy and the single-user servers it started on SIGTERM.
       child.kill('SIGTERM');
-      const exited = new Promise(r => child.once('exit', r));
+      const exited = new Promise((r) => child.once('exit', r));
       const timer = setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), 20_000);
       await exited;
       clearTimeout(timer);
@@ -130,7 +139,8 @@ c.JupyterHub.load_roles = [{"name": "cellmate-test", "scopes": ["admin:users", "
 
   const deadline = Date.now() + 90_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`jupyterhub exited with ${child.exitCode}:\n${log.slice(-40).join('\n')}`);
+    if (child.exitCode !== null)
+      throw new Error(`jupyterhub exited with ${child.exitCode}:\n${log.slice(-40).join('\n')}`);
     try {
       if ((await api('/')).ok) break;
     } catch {
@@ -140,15 +150,18 @@ c.JupyterHub.load_roles = [{"name": "cellmate-test", "scopes": ["admin:users", "
       await stop();
       throw new Error(`jupyterhub did not answer within 90 s:\n${log.slice(-40).join('\n')}`);
     }
-    await new Promise(r => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 300));
   }
 
   return {
     url,
     log,
-    home: user => path.join(root, user),
-    userToken: async user => {
-      const res = await api(`/users/${user}/tokens`, { method: 'POST', body: JSON.stringify({ note: 'cellmate test', expires_in: 3600 }) });
+    home: (user) => path.join(root, user),
+    userToken: async (user) => {
+      const res = await api(`/users/${user}/tokens`, {
+        method: 'POST',
+        body: JSON.stringify({ note: 'cellmate test', expires_in: 3600 })
+      });
       if (!res.ok) throw new Error(`minting a token for ${user}: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { token: string }).token;
     },

@@ -74,7 +74,7 @@ export async function freePort(): Promise<number> {
 }
 
 async function sleep(ms: number): Promise<void> {
-  await new Promise(r => setTimeout(r, ms));
+  await new Promise((r) => setTimeout(r, ms));
 }
 
 export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> {
@@ -97,7 +97,10 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
   // No "get Jupyter news?" toast over the pane in screenshots.
   const notifications = path.join(settingsDir, '@jupyterlab', 'apputils-extension');
   await fs.mkdir(notifications, { recursive: true });
-  await fs.writeFile(path.join(notifications, 'notification.jupyterlab-settings'), JSON.stringify({ fetchNews: 'false' }));
+  await fs.writeFile(
+    path.join(notifications, 'notification.jupyterlab-settings'),
+    JSON.stringify({ fetchNews: 'false' })
+  );
   if (opts.cellmateSettings) {
     const dir = path.join(settingsDir, 'jupyterlab-cellmate');
     await fs.mkdir(dir, { recursive: true });
@@ -176,7 +179,7 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
-      const exited = new Promise(r => child.once('exit', r));
+      const exited = new Promise((r) => child.once('exit', r));
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
@@ -215,7 +218,7 @@ export async function startJupyter(opts: JupyterOptions = {}): Promise<Jupyter> 
     stop
   };
   try {
-    await waitForStatus(s => s.ready, 30_000);
+    await waitForStatus((s) => s.ready, 30_000);
   } catch (e) {
     await stop();
     throw e;

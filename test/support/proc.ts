@@ -51,7 +51,7 @@ export function unixSocketCount(pid: number): number {
   return text
     .split('\n')
     .slice(1)
-    .filter(line => {
+    .filter((line) => {
       const cols = line.trim().split(/\s+/);
       return cols.length >= 7 && inodes.has(cols[6]!);
     }).length;

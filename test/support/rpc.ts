@@ -37,7 +37,7 @@ export async function connectRpc(wsUrl: string, token?: string): Promise<RpcClie
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   const notifications: RpcClient['notifications'] = [];
   const waiters: Array<() => void> = [];
-  ws.on('message', data => {
+  ws.on('message', (data) => {
     const receivedAt = performance.timeOrigin + performance.now();
     const msg = JSON.parse(String(data)) as {
       id?: number;
@@ -56,7 +56,7 @@ export async function connectRpc(wsUrl: string, token?: string): Promise<RpcClie
       else p?.resolve(msg.result);
     }
   });
-  const closed = new Promise<{ code: number; reason: string }>(resolve => {
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     ws.once('close', (code, reason) => {
       for (const p of pending.values()) p.reject(new Error(`websocket closed (${code})`));
       pending.clear();
@@ -66,10 +66,10 @@ export async function connectRpc(wsUrl: string, token?: string): Promise<RpcClie
   });
   const events = (chatId: string) =>
     notifications
-      .filter(n => n.method === 'chat/event')
-      .map(n => n.params as Notifications['chat/event'])
-      .filter(p => p.chatId === chatId)
-      .map(p => p.event);
+      .filter((n) => n.method === 'chat/event')
+      .map((n) => n.params as Notifications['chat/event'])
+      .filter((p) => p.chatId === chatId)
+      .map((p) => p.event);
   return {
     notifications,
     closed,
@@ -95,7 +95,7 @@ export async function connectRpc(wsUrl: string, token?: string): Promise<RpcClie
         if (left <= 0 || ws.readyState !== WebSocket.OPEN) {
           throw new Error(`no matching event for chat ${chatId}; got ${JSON.stringify(events(chatId)).slice(0, 2000)}`);
         }
-        await new Promise<void>(resolve => {
+        await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, left);
           waiters.push(() => {
             clearTimeout(t);

@@ -15,7 +15,10 @@ const run = promisify(execFile);
 
 export const wheelDir = path.join(artifactsDir, 'wheel');
 /** Venvs live outside the checkout (a test checks nothing is imported from it), one set per checkout. */
-export const venvsDir = path.join(os.tmpdir(), `cellmate-wheel-venvs-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 10)}`);
+export const venvsDir = path.join(
+  os.tmpdir(),
+  `cellmate-wheel-venvs-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 10)}`
+);
 
 /** Inputs of the wheel: when any is newer than the built wheel, it is built again. */
 const INPUTS = [
@@ -44,22 +47,26 @@ function newestMtime(p: string): number {
 
 function findWheel(): string | undefined {
   if (!existsSync(wheelDir)) return undefined;
-  const w = readdirSync(wheelDir).find(f => f.endsWith('.whl'));
+  const w = readdirSync(wheelDir).find((f) => f.endsWith('.whl'));
   return w && path.join(wheelDir, w);
 }
 
 /** The built wheel's path; builds it (~15 s) unless an up-to-date one exists. */
 export async function buildWheel(): Promise<string> {
   const existing = findWheel();
-  const inputs = Math.max(...INPUTS.map(p => newestMtime(path.join(repoRoot, p))));
+  const inputs = Math.max(...INPUTS.map((p) => newestMtime(path.join(repoRoot, p))));
   if (existing && statSync(existing).mtimeMs > inputs) return existing;
   rmSync(wheelDir, { recursive: true, force: true });
   mkdirSync(wheelDir, { recursive: true });
-  await run(path.join(venvBin, 'python'), ['-m', 'build', '--wheel', '--no-isolation', '--outdir', wheelDir, repoRoot], {
-    cwd: repoRoot,
-    env: { ...process.env, PATH: `${venvBin}:${process.env.PATH ?? ''}` },
-    maxBuffer: 64 * 1024 * 1024
-  });
+  await run(
+    path.join(venvBin, 'python'),
+    ['-m', 'build', '--wheel', '--no-isolation', '--outdir', wheelDir, repoRoot],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, PATH: `${venvBin}:${process.env.PATH ?? ''}` },
+      maxBuffer: 64 * 1024 * 1024
+    }
+  );
   const built = findWheel();
   if (!built) throw new Error(`python -m build left no wheel in ${wheelDir}`);
   return built;
@@ -76,7 +83,9 @@ export async function wheelVenv(name: string, wheel: string, extra: string[] = [
   if (existsSync(stamp) && statSync(stamp).mtimeMs > statSync(wheel).mtimeMs) return dir;
   rmSync(dir, { recursive: true, force: true });
   // The base interpreter, not the project venv's: the new venv must not see the checkout.
-  const base = (await run(path.join(venvBin, 'python'), ['-c', 'import sys; print(sys._base_executable)'])).stdout.trim();
+  const base = (
+    await run(path.join(venvBin, 'python'), ['-c', 'import sys; print(sys._base_executable)'])
+  ).stdout.trim();
   await run(base, ['-m', 'venv', dir], { cwd: '/' });
   await run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', wheel, ...extra], {
     cwd: '/',

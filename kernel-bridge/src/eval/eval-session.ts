@@ -86,7 +86,12 @@ export class EvalSession {
   private async ensureHelper(): Promise<void> {
     if (this.helperReady) return;
     const code = this.language === 'python' ? PYTHON_HELPER : JS_HELPER;
-    const r = await this.client.execute(code, { silent: true, storeHistory: false, allowStdin: false, timeoutMs: 60_000 });
+    const r = await this.client.execute(code, {
+      silent: true,
+      storeHistory: false,
+      allowStdin: false,
+      timeoutMs: 60_000
+    });
     if (r.reply.content.status !== 'ok') {
       const c = r.reply.content as { ename?: string; evalue?: string };
       throw new Error(`could not set up the Cellmate helper in the kernel: ${c.ename ?? 'error'}: ${c.evalue ?? ''}`);
@@ -96,7 +101,13 @@ export class EvalSession {
 
   private async runNow(req: EvalRequest): Promise<EvalOutcome> {
     const { code, rewrites } = rewriteMagics(req.code, this.language);
-    const outcome: EvalOutcome = { status: 'ok', outputs: [], rewrites: describeRewrites(rewrites), notes: [], bridgeCalls: 0 };
+    const outcome: EvalOutcome = {
+      status: 'ok',
+      outputs: [],
+      rewrites: describeRewrites(rewrites),
+      notes: [],
+      bridgeCalls: 0
+    };
     if (req.signal?.aborted) return { ...outcome, status: 'aborted' };
     try {
       await this.ensureHelper();
@@ -165,7 +176,9 @@ export class EvalSession {
     const onInputRequest = async (r: Message<'input_request'>): Promise<string> => {
       const bridge = parseToolChannelPrompt(r.content.prompt);
       if (!bridge) {
-        outcome.notes.push(`The cell asked for input (${JSON.stringify(r.content.prompt)}); eval cannot answer, so it got an empty string.`);
+        outcome.notes.push(
+          `The cell asked for input (${JSON.stringify(r.content.prompt)}); eval cannot answer, so it got an empty string.`
+        );
         return '';
       }
       markStarted();
@@ -197,7 +210,12 @@ export class EvalSession {
         outcome.status = 'error';
         const c = r.reply.content as { ename?: string; evalue?: string; traceback?: string[] };
         if (!outcome.outputs.some((o) => o.type === 'error')) {
-          outcome.outputs.push({ type: 'error', ename: c.ename ?? 'Error', evalue: c.evalue ?? '', traceback: c.traceback ?? [] });
+          outcome.outputs.push({
+            type: 'error',
+            ename: c.ename ?? 'Error',
+            evalue: c.evalue ?? '',
+            traceback: c.traceback ?? []
+          });
         }
       }
       return outcome;

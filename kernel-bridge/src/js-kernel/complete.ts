@@ -4,10 +4,47 @@ import vm from 'node:vm';
 import type { MimeBundle } from '../messaging/messages.js';
 
 const KEYWORDS = [
-  'await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do',
-  'else', 'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in', 'instanceof',
-  'let', 'new', 'null', 'return', 'super', 'switch', 'this', 'throw', 'true', 'try', 'typeof', 'undefined',
-  'var', 'void', 'while', 'with', 'yield', 'async', 'of'
+  'await',
+  'break',
+  'case',
+  'catch',
+  'class',
+  'const',
+  'continue',
+  'debugger',
+  'default',
+  'delete',
+  'do',
+  'else',
+  'export',
+  'extends',
+  'false',
+  'finally',
+  'for',
+  'function',
+  'if',
+  'import',
+  'in',
+  'instanceof',
+  'let',
+  'new',
+  'null',
+  'return',
+  'super',
+  'switch',
+  'this',
+  'throw',
+  'true',
+  'try',
+  'typeof',
+  'undefined',
+  'var',
+  'void',
+  'while',
+  'with',
+  'yield',
+  'async',
+  'of'
 ];
 
 /** Code points before a UTF-16 offset (the protocol counts cursor_pos in code points). */
@@ -53,7 +90,10 @@ export function complete(context: vm.Context, code: string, cursorPos: number): 
   const cursor = fromCodePoints(code, cursorPos);
   const before = code.slice(0, cursor);
   const m = /((?:[A-Za-z_$][\w$]*\s*\??\.\s*)*)([A-Za-z_$][\w$]*)?$/.exec(before)!;
-  const objectPath = m[1]!.split(/\??\./).map((s) => s.trim()).filter(Boolean);
+  const objectPath = m[1]!
+    .split(/\??\./)
+    .map((s) => s.trim())
+    .filter(Boolean);
   const prefix = m[2] ?? '';
   let candidates: string[];
   if (objectPath.length) {

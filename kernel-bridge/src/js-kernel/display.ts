@@ -16,7 +16,9 @@ export function isMimeBundle(value: unknown): value is MimeBundle {
 
 /** `util.inspect` as the kernel prints it (no colours, bounded depth). */
 export function plainText(value: unknown): string {
-  return typeof value === 'string' ? inspect(value) : inspect(value, { depth: 4, maxArrayLength: 100, breakLength: 100 });
+  return typeof value === 'string'
+    ? inspect(value)
+    : inspect(value, { depth: 4, maxArrayLength: 100, breakLength: 100 });
 }
 
 /**

@@ -51,10 +51,36 @@ export interface Evaluation {
 
 /** Host globals a Node user expects inside the context. */
 const HOST_GLOBALS = [
-  'process', 'Buffer', 'URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'AbortController',
-  'AbortSignal', 'EventTarget', 'Event', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval',
-  'setImmediate', 'clearImmediate', 'queueMicrotask', 'structuredClone', 'fetch', 'Headers', 'Request',
-  'Response', 'FormData', 'Blob', 'performance', 'crypto', 'atob', 'btoa', 'MessageChannel', 'BroadcastChannel'
+  'process',
+  'Buffer',
+  'URL',
+  'URLSearchParams',
+  'TextEncoder',
+  'TextDecoder',
+  'AbortController',
+  'AbortSignal',
+  'EventTarget',
+  'Event',
+  'setTimeout',
+  'clearTimeout',
+  'setInterval',
+  'clearInterval',
+  'setImmediate',
+  'clearImmediate',
+  'queueMicrotask',
+  'structuredClone',
+  'fetch',
+  'Headers',
+  'Request',
+  'Response',
+  'FormData',
+  'Blob',
+  'performance',
+  'crypto',
+  'atob',
+  'btoa',
+  'MessageChannel',
+  'BroadcastChannel'
 ] as const;
 
 function streamTo(io: EvaluatorIO, name: 'stdout' | 'stderr'): Writable {

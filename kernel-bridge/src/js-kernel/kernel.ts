@@ -158,7 +158,11 @@ export class JsKernel implements Disposable {
   }
 
   /** Sends on iopub with the current parent. Topic frame as ipykernel: `kernel.<session>.<type>`. */
-  publish<T extends MsgType>(msgType: T, content: ContentMap[T], parent = this.running?.request.header ?? this.lastParent): Promise<void> {
+  publish<T extends MsgType>(
+    msgType: T,
+    content: ContentMap[T],
+    parent = this.running?.request.header ?? this.lastParent
+  ): Promise<void> {
     if (this.disposed) return Promise.resolve();
     const msg = createMessage({
       msgType,
@@ -226,7 +230,12 @@ export class JsKernel implements Disposable {
         return this.reply(send, msg, 'inspect_reply', { status: 'ok', ...r, metadata: {} });
       }
       case 'is_complete_request':
-        return this.reply(send, msg, 'is_complete_reply', checkCompleteness((msg.content as ContentMap['is_complete_request']).code));
+        return this.reply(
+          send,
+          msg,
+          'is_complete_reply',
+          checkCompleteness((msg.content as ContentMap['is_complete_request']).code)
+        );
       case 'comm_info_request':
         return this.reply(send, msg, 'comm_info_reply', { status: 'ok', comms: {} });
       case 'history_request':

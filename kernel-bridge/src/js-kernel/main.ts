@@ -36,7 +36,10 @@ process.on('SIGTERM', () => {
 // Errors from callbacks a cell scheduled (timers, events) land here: report them on the
 // notebook's stderr instead of killing the kernel.
 const report = (what: string) => (e: unknown) => {
-  const text = e instanceof Error || (typeof e === 'object' && e !== null && 'stack' in e) ? String((e as Error).stack) : inspect(e);
+  const text =
+    e instanceof Error || (typeof e === 'object' && e !== null && 'stack' in e)
+      ? String((e as Error).stack)
+      : inspect(e);
   void kernel.publish('stream', { name: 'stderr', text: `${what}: ${text}\n` });
 };
 process.on('uncaughtException', report('Uncaught exception'));

@@ -76,12 +76,19 @@ export class JupyterServerKernelClient implements KernelClient {
       await Promise.race([
         kernel.info,
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new KernelBridgeError('timeout', `kernel ${opts.kernelId} did not answer within ${ms} ms`)), ms);
+          timer = setTimeout(
+            () => reject(new KernelBridgeError('timeout', `kernel ${opts.kernelId} did not answer within ${ms} ms`)),
+            ms
+          );
         })
       ]).finally(() => clearTimeout(timer));
     } catch (e) {
       client.dispose();
-      throw e instanceof KernelBridgeError ? e : new KernelBridgeError('launch_failed', `cannot connect to kernel ${opts.kernelId}: ${(e as Error).message}`, { cause: e });
+      throw e instanceof KernelBridgeError
+        ? e
+        : new KernelBridgeError('launch_failed', `cannot connect to kernel ${opts.kernelId}: ${(e as Error).message}`, {
+            cause: e
+          });
     }
     return client;
   }
@@ -107,7 +114,12 @@ export class JupyterServerKernelClient implements KernelClient {
       // The msg_type was checked above; @jupyterlab's message type and ours describe the same message.
       const req = msg as unknown as Message<'input_request'>;
       void Promise.resolve(opts.onInputRequest(req)).then(
-        (value) => !future.isDisposed && this.kernel.sendInputReply({ status: 'ok', value }, msg.header as KernelMessage.IInputReplyMsg['parent_header']),
+        (value) =>
+          !future.isDisposed &&
+          this.kernel.sendInputReply(
+            { status: 'ok', value },
+            msg.header as KernelMessage.IInputReplyMsg['parent_header']
+          ),
         () => undefined
       );
     };
@@ -141,7 +153,17 @@ export class JupyterServerKernelClient implements KernelClient {
     died.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      if (opts.timeoutMs !== undefined) timer = setTimeout(() => reject(new KernelBridgeError('timeout', `debug_request ${String(request.command)}: no reply within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+      if (opts.timeoutMs !== undefined)
+        timer = setTimeout(
+          () =>
+            reject(
+              new KernelBridgeError(
+                'timeout',
+                `debug_request ${String(request.command)}: no reply within ${opts.timeoutMs} ms`
+              )
+            ),
+          opts.timeoutMs
+        );
     });
     timedOut.catch(() => undefined);
     try {

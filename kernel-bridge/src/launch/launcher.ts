@@ -140,7 +140,10 @@ export async function launchKernel(opts: LaunchOptions): Promise<LaunchedKernel>
     return new LaunchedKernel(client, kernelInfo, child, info, connectionFile, workDir, exited, () => tail);
   } catch (e) {
     earlyExit.catch(() => undefined);
-    connecting.then(({ client }) => client.dispose(), () => undefined);
+    connecting.then(
+      ({ client }) => client.dispose(),
+      () => undefined
+    );
     if (e instanceof KernelBridgeError && e.code === 'launch_failed') throw e;
     throw failed(`kernel did not become ready: ${(e as Error).message}`, e);
   }

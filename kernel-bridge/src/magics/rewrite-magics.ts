@@ -66,7 +66,9 @@ function rewriteCellMagic(code: string, language: EvalLanguage): RewrittenCell |
   const m = /^\s*%%([a-z0-9]+)\b([^\n]*)\n?([\s\S]*)$/.exec(code);
   if (!m) return undefined;
   const [, magic = '', argLine = '', body = ''] = m;
-  const isScript = (SCRIPT_MAGICS as readonly string[]).includes(magic) && (language === 'python' || magic === 'bash' || magic === 'sh');
+  const isScript =
+    (SCRIPT_MAGICS as readonly string[]).includes(magic) &&
+    (language === 'python' || magic === 'bash' || magic === 'sh');
   if (!isScript && magic !== 'timeit') return undefined;
   const first = `%%${magic}${argLine}`.trim();
   let replacement: string;
@@ -84,7 +86,10 @@ function rewriteCellMagic(code: string, language: EvalLanguage): RewrittenCell |
       replacement = `await __cellmate__.timeit(async () => {\n${inner}\n}, { number: ${number}, repeat: ${repeat} })`;
     }
   }
-  return { code: replacement, rewrites: [{ original: first, replacement: replacement.split('\n')[0]! + (replacement.includes('\n') ? ' …' : '') }] };
+  return {
+    code: replacement,
+    rewrites: [{ original: first, replacement: replacement.split('\n')[0]! + (replacement.includes('\n') ? ' …' : '') }]
+  };
 }
 
 /** `-n N -r R` of %timeit; 0 means "choose automatically". */
@@ -120,7 +125,9 @@ function rewriteLine(line: string, language: EvalLanguage): string | undefined {
   }
   if ((mm = /^!(?!=)(.+)$/.exec(body))) {
     if (!py && isValidJs(body) && !/^![A-Za-z_.\/~][\w.\-\/~]*\s+\S/.test(body)) return undefined;
-    return py ? `${indent}__cellmate__.sh(${lit(mm[1]!.trim())})` : `${indent}await __cellmate__.sh(${lit(mm[1]!.trim())})`;
+    return py
+      ? `${indent}__cellmate__.sh(${lit(mm[1]!.trim())})`
+      : `${indent}await __cellmate__.sh(${lit(mm[1]!.trim())})`;
   }
   return undefined;
 }

@@ -49,9 +49,7 @@ export interface ErrorContent {
 }
 
 export type ReplyStatus<Ok> =
-  | ({ status: 'ok' } & Ok)
-  | ({ status: 'error' } & ErrorContent)
-  | { status: 'abort' | 'aborted' };
+  ({ status: 'ok' } & Ok) | ({ status: 'error' } & ErrorContent) | { status: 'abort' | 'aborted' };
 
 /** Content of every message type, keyed by `msg_type`. */
 export interface ContentMap {

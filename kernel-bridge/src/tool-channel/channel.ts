@@ -15,15 +15,15 @@ export const TOOL_CHANNEL_PREFIX = 'cellmate-bridge/1 ';
 export const TOOL_CHANNEL_CHUNK = 1 << 20;
 
 export type ToolChannelRequest =
-  | { op: 'call'; id: number; part: number; parts: number; data: string }
-  | { op: 'more'; id: number; part: number };
+  { op: 'call'; id: number; part: number; parts: number; data: string } | { op: 'more'; id: number; part: number };
 
 /**
  * The registry's answer to one `tool()` call. `fullOutputFile`: absolute path of the
  * saved full output when the registry cut a long one (HARN-4), so `x = !cmd` can return
  * every line.
  */
-export type ToolChannelResponse = { ok: true; output: string; title?: string; fullOutputFile?: string } | { ok: false; error: string };
+export type ToolChannelResponse =
+  { ok: true; output: string; title?: string; fullOutputFile?: string } | { ok: false; error: string };
 
 /** Parses a prompt; undefined when it is not a bridge request (a plain `input()`). */
 export function parseToolChannelPrompt(prompt: string): ToolChannelRequest | undefined {

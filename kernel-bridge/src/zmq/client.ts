@@ -183,7 +183,8 @@ export class ZmqKernelClient implements Disposable {
     connection: ConnectionInfo | string,
     options: ZmqKernelClientOptions = {}
   ): Promise<{ client: ZmqKernelClient; kernelInfo: Message<'kernel_info_reply'> }> {
-    const info = typeof connection === 'string' ? await readConnectionFile(connection) : parseConnectionInfo(connection);
+    const info =
+      typeof connection === 'string' ? await readConnectionFile(connection) : parseConnectionInfo(connection);
     throwIfAborted(options.signal, 'connect');
     const client = new ZmqKernelClient(info, options);
     try {
@@ -222,7 +223,8 @@ export class ZmqKernelClient implements Disposable {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new KernelBridgeError('timeout', `kernel did not answer kernel_info within ${timeoutMs} ms`);
+      if (remaining <= 0)
+        throw new KernelBridgeError('timeout', `kernel did not answer kernel_info within ${timeoutMs} ms`);
       const msg = this.message('kernel_info_request', {});
       const sawIOPub = new Promise<void>((r) => this.iopubWaiters.set(msg.header.msg_id, r));
       try {
@@ -273,8 +275,10 @@ export class ZmqKernelClient implements Disposable {
       const m = await withDeadline(reply, {
         ms: opts.timeoutMs,
         signal: opts.signal,
-        onTimeout: () => new KernelBridgeError('timeout', `${msg.header.msg_type}: no reply within ${opts.timeoutMs} ms`),
-        onAbort: () => new KernelBridgeError('aborted', `${msg.header.msg_type} aborted`, { cause: opts.signal?.reason })
+        onTimeout: () =>
+          new KernelBridgeError('timeout', `${msg.header.msg_type}: no reply within ${opts.timeoutMs} ms`),
+        onAbort: () =>
+          new KernelBridgeError('aborted', `${msg.header.msg_type} aborted`, { cause: opts.signal?.reason })
       });
       return m as Message<ReplyMap[K]>;
     } finally {
@@ -288,11 +292,7 @@ export class ZmqKernelClient implements Disposable {
    * but does not interrupt the kernel: call `interrupt()` for that.
    */
   async execute(code: string, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    const msg = this.message(
-      'execute_request',
-      executeRequestContent(code, opts),
-      opts.metadata
-    );
+    const msg = this.message('execute_request', executeRequestContent(code, opts), opts.metadata);
     this.checkUsable(opts.signal, 'execute');
     const id = msg.header.msg_id;
     const done = new Promise<ExecuteResult>((resolve) => {
@@ -359,7 +359,12 @@ export class ZmqKernelClient implements Disposable {
 
   /** Asks the kernel to shut down (control channel) and waits for the reply. */
   shutdown(opts: RequestOptions & { restart?: boolean } = {}): Promise<Message<'shutdown_reply'>> {
-    return this.request('control', 'shutdown_request', { restart: opts.restart ?? false }, { timeoutMs: 10_000, ...opts });
+    return this.request(
+      'control',
+      'shutdown_request',
+      { restart: opts.restart ?? false },
+      { timeoutMs: 10_000, ...opts }
+    );
   }
 
   /** Answers the pending `input_request` (see `onInputRequest`). */
@@ -511,6 +516,13 @@ export class ZmqKernelClient implements Disposable {
     this.disposed = true;
     for (const s of [this.shell, this.stdin, this.control, this.iopub, this.hb]) s?.close();
     this.hb = undefined;
-    for (const e of [this.iopubEmitter, this.statusEmitter, this.inputEmitter, this.protocolErrorEmitter, this.debugEventEmitter]) e.dispose();
+    for (const e of [
+      this.iopubEmitter,
+      this.statusEmitter,
+      this.inputEmitter,
+      this.protocolErrorEmitter,
+      this.debugEventEmitter
+    ])
+      e.dispose();
   }
 }

@@ -10,10 +10,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvalSession, type EvalOutcome } from '../../src/eval/eval-session.js';
 import type { KernelClient } from '../../src/eval/kernel-client.js';
 import { launchKernel, pythonKernelArgv, type LaunchedKernel } from '../../src/launch/launcher.js';
-import { buildKernelBridge, HAS_VENV_PYTHON, JS_KERNEL_MAIN, shellToolStandIn, streamText, VENV_PYTHON } from '../helpers/kernels.js';
+import {
+  buildKernelBridge,
+  HAS_VENV_PYTHON,
+  JS_KERNEL_MAIN,
+  shellToolStandIn,
+  streamText,
+  VENV_PYTHON
+} from '../helpers/kernels.js';
 
 const text = (o: EvalOutcome, name: 'stdout' | 'stderr' = 'stdout'): string =>
-  o.outputs.filter((x) => x.type === 'stream' && x.name === name).map((x) => (x as { text: string }).text).join('');
+  o.outputs
+    .filter((x) => x.type === 'stream' && x.name === name)
+    .map((x) => (x as { text: string }).text)
+    .join('');
 const result = (o: EvalOutcome): Record<string, unknown> | undefined =>
   (o.outputs.find((x) => x.type === 'display' && x.result) as { data: Record<string, unknown> } | undefined)?.data;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -86,7 +96,9 @@ describe.skipIf(!HAS_VENV_PYTHON)('EvalSession on ipykernel (SPEC EVAL)', () => 
     expect(a.status).toBe('error');
     expect([b.status, result(b)?.['text/plain']]).toEqual(['ok', "'second'"]);
     expect([c.status, result(c)?.['text/plain']]).toEqual(['ok', "'third'"]);
-    expect(sent.slice(-3).map((code) => code.includes('first fails') ? 'a' : code.includes('second') ? 'b' : 'c')).toEqual(['a', 'b', 'c']);
+    expect(
+      sent.slice(-3).map((code) => (code.includes('first fails') ? 'a' : code.includes('second') ? 'b' : 'c'))
+    ).toEqual(['a', 'b', 'c']);
   }, 30_000);
 
   it('EVAL-3: a DataFrame arrives as HTML + text, a matplotlib figure as a PNG', async () => {
@@ -94,14 +106,19 @@ describe.skipIf(!HAS_VENV_PYTHON)('EvalSession on ipykernel (SPEC EVAL)', () => 
     expect(String(result(df)?.['text/html'])).toContain('<table');
     expect(String(result(df)?.['text/plain'])).toMatch(/a\s+b/);
     const fig = await session.run({ code: 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()' });
-    const png = fig.outputs.find((o) => o.type === 'display' && 'image/png' in o.data) as { data: Record<string, string> };
+    const png = fig.outputs.find((o) => o.type === 'display' && 'image/png' in o.data) as {
+      data: Record<string, string>;
+    };
     expect(png).toBeDefined();
     expect(Buffer.from(png.data['image/png']!, 'base64').subarray(1, 4).toString()).toBe('PNG');
   }, 60_000);
 
   it('EVAL-4: %cd, !cmd, %%bash and %%timeit are rewritten and reported', async () => {
     const sub = join(work, 'sub');
-    const cd = await session.run({ code: `!mkdir -p ${sub}\n%cd ${sub}\nimport os\nprint(os.getcwd())`, onToolCall: shellToolStandIn });
+    const cd = await session.run({
+      code: `!mkdir -p ${sub}\n%cd ${sub}\nimport os\nprint(os.getcwd())`,
+      onToolCall: shellToolStandIn
+    });
     expect(cd.rewrites).toHaveLength(2);
     expect(text(cd)).toContain(`${sub}\n${sub}\n`);
     const bash = await session.run({ code: '%%bash\necho from-bash $((1+2))', onToolCall: shellToolStandIn });
@@ -126,14 +143,29 @@ describe.skipIf(!HAS_VENV_PYTHON)('EvalSession on ipykernel (SPEC EVAL)', () => 
     };
     const victim = join(work, 'victim');
     execFileSync('mkdir', ['-p', victim]);
-    for (const code of [`!rm -rf ${victim}`, `x = !rm -rf ${victim}`, `%%bash\nrm -rf ${victim}`, `%%sh\nrm -rf ${victim}`, `%sx rm -rf ${victim}`, `%system rm -rf ${victim}`, `!!rm -rf ${victim}`]) {
+    for (const code of [
+      `!rm -rf ${victim}`,
+      `x = !rm -rf ${victim}`,
+      `%%bash\nrm -rf ${victim}`,
+      `%%sh\nrm -rf ${victim}`,
+      `%sx rm -rf ${victim}`,
+      `%system rm -rf ${victim}`,
+      `!!rm -rf ${victim}`
+    ]) {
       const r = await session.run({ code, onToolCall: deny });
       expect(r.status, code).toBe('error');
-      expect(r.outputs.find((o) => o.type === 'error'), code).toMatchObject({ ename: 'ToolError', evalue: expect.stringMatching(/^Denied: shell on "rm -rf/) });
+      expect(
+        r.outputs.find((o) => o.type === 'error'),
+        code
+      ).toMatchObject({ ename: 'ToolError', evalue: expect.stringMatching(/^Denied: shell on "rm -rf/) });
       expect(existsSync(victim), code).toBe(true);
     }
     // IPython's own routes (an alias, get_ipython().system, a nested %%script) hit the same gate.
-    for (const code of [`%rm -rf ${victim}`, `get_ipython().system("rm -rf ${victim}")`, `%%capture\n%%script bash\nrm -rf ${victim}`]) {
+    for (const code of [
+      `%rm -rf ${victim}`,
+      `get_ipython().system("rm -rf ${victim}")`,
+      `%%capture\n%%script bash\nrm -rf ${victim}`
+    ]) {
       const before = calls.length;
       await session.run({ code, onToolCall: deny }); // (%%capture swallows the ToolError)
       expect(existsSync(victim), code).toBe(true);
@@ -177,8 +209,13 @@ describe.skipIf(!HAS_VENV_PYTHON)('EvalSession on ipykernel (SPEC EVAL)', () => 
   }, 60_000);
 
   it('EVAL-5: tool() in a cell the notebook sent (unmarked) raises ToolError, never asks stdin', async () => {
-    const r = await kernel.client.execute('try:\n    tool("echo")\nexcept ToolError as e:\n    print("refused:", e)', { allowStdin: true });
-    const out = r.iopub.filter((m) => m.header.msg_type === 'stream').map((m) => (m.content as { text: string }).text).join('');
+    const r = await kernel.client.execute('try:\n    tool("echo")\nexcept ToolError as e:\n    print("refused:", e)', {
+      allowStdin: true
+    });
+    const out = r.iopub
+      .filter((m) => m.header.msg_type === 'stream')
+      .map((m) => (m.content as { text: string }).text)
+      .join('');
     expect(out).toContain('refused: tool() works only in cells the Cellmate agent runs with eval');
   });
 
@@ -193,7 +230,11 @@ describe.skipIf(!HAS_VENV_PYTHON)('EvalSession on ipykernel (SPEC EVAL)', () => 
 
   it('aborting the signal interrupts the cell', async () => {
     const ac = new AbortController();
-    const running = session.run({ code: 'import time\nprint("start", flush=True)\ntime.sleep(60)', signal: ac.signal, onOutput: () => ac.abort() });
+    const running = session.run({
+      code: 'import time\nprint("start", flush=True)\ntime.sleep(60)',
+      signal: ac.signal,
+      onOutput: () => ac.abort()
+    });
     expect((await running).status).toBe('aborted');
   }, 30_000);
 
@@ -213,7 +254,11 @@ describe('EvalSession on the JS kernel (SPEC EVAL)', () => {
 
   beforeAll(async () => {
     buildKernelBridge();
-    kernel = await launchKernel({ argv: [process.execPath, JS_KERNEL_MAIN, '-f', '{connection_file}'], cwd: work, startupTimeoutMs: 60_000 });
+    kernel = await launchKernel({
+      argv: [process.execPath, JS_KERNEL_MAIN, '-f', '{connection_file}'],
+      cwd: work,
+      startupTimeoutMs: 60_000
+    });
     session = new EvalSession(kernel.client, 'javascript');
   }, 120_000);
   afterAll(async () => {
@@ -223,7 +268,10 @@ describe('EvalSession on the JS kernel (SPEC EVAL)', () => {
 
   it('EVAL-2: state persists; EVAL-5: await tool() works and refusals reject with ToolError', async () => {
     await session.run({ code: 'let n = 20' });
-    const r = await session.run({ code: 'const got = JSON.parse(await tool("echo", { n }));\ngot.n + 1', onToolCall: fakeTool });
+    const r = await session.run({
+      code: 'const got = JSON.parse(await tool("echo", { n }));\ngot.n + 1',
+      onToolCall: fakeTool
+    });
     expect(result(r)?.['text/plain']).toBe('21');
     const refused = await session.run({
       code: 'try { await tool("write", {}) } catch (e) { console.log(e.name, e.message) }',
@@ -233,8 +281,19 @@ describe('EvalSession on the JS kernel (SPEC EVAL)', () => {
   });
 
   it('EVAL-5: tool() in a cell the agent did not send raises ToolError instead of asking stdin', async () => {
-    const r = await kernel.client.execute('try { await tool("echo", {}) } catch (e) { console.log(e.name, e.message) }', { allowStdin: true });
-    expect(r.iopub.some((m) => m.header.msg_type === 'stream' && String((m.content as { text: string }).text).startsWith('ToolError tool() works only in cells the Cellmate agent runs'))).toBe(true);
+    const r = await kernel.client.execute(
+      'try { await tool("echo", {}) } catch (e) { console.log(e.name, e.message) }',
+      { allowStdin: true }
+    );
+    expect(
+      r.iopub.some(
+        (m) =>
+          m.header.msg_type === 'stream' &&
+          String((m.content as { text: string }).text).startsWith(
+            'ToolError tool() works only in cells the Cellmate agent runs'
+          )
+      )
+    ).toBe(true);
   });
 
   it('EVAL-4: magics in JavaScript', async () => {
@@ -254,11 +313,17 @@ describe('EvalSession on the JS kernel (SPEC EVAL)', () => {
   it('EVAL-4: %pip in JavaScript runs npm (a local package), then require() sees it without a restart', async () => {
     const pkg = join(work, 'probe-pkg');
     execFileSync('mkdir', ['-p', pkg]);
-    execFileSync(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(join(pkg, 'package.json'))}, JSON.stringify({ name: 'cellmate-probe-js', version: '0.1.0', main: 'index.js' })); require('fs').writeFileSync(${JSON.stringify(join(pkg, 'index.js'))}, "module.exports = { value: 'npm-installed' }")`]);
+    execFileSync(process.execPath, [
+      '-e',
+      `require('fs').writeFileSync(${JSON.stringify(join(pkg, 'package.json'))}, JSON.stringify({ name: 'cellmate-probe-js', version: '0.1.0', main: 'index.js' })); require('fs').writeFileSync(${JSON.stringify(join(pkg, 'index.js'))}, "module.exports = { value: 'npm-installed' }")`
+    ]);
     await session.run({ code: `%cd ${work}` });
     const before = await session.run({ code: 'require("cellmate-probe-js")' });
     expect(before.status).toBe('error');
-    const pip = await session.run({ code: '%pip install --no-audit --no-fund --offline ./probe-pkg', onToolCall: shellToolStandIn });
+    const pip = await session.run({
+      code: '%pip install --no-audit --no-fund --offline ./probe-pkg',
+      onToolCall: shellToolStandIn
+    });
     expect(pip.rewrites[0]).toContain('await __cellmate__.pip(');
     expect(text(pip)).toContain('require cache cleared');
     const after = await session.run({ code: 'require("cellmate-probe-js").value' });

@@ -40,11 +40,16 @@ export function ofType(iopub: AnyMessage[], type: string): AnyMessage[] {
  * `cwd` and answers in the shell tool's format (output, then `[exit code N]`); any other
  * tool, or a command matching `deny`, is refused like the registry would.
  */
-export async function shellToolStandIn(name: string, args: unknown, deny?: RegExp): Promise<{ ok: true; output: string } | { ok: false; error: string }> {
+export async function shellToolStandIn(
+  name: string,
+  args: unknown,
+  deny?: RegExp
+): Promise<{ ok: true; output: string } | { ok: false; error: string }> {
   const { spawnSync } = await import('node:child_process');
   const { command, cwd } = args as { command: string; cwd?: string };
   if (name !== 'shell') return { ok: false, error: `Tool "${name}" is not available here.` };
-  if (deny?.test(command)) return { ok: false, error: `Denied: shell on ${JSON.stringify(command)} is denied by the policy rule.` };
+  if (deny?.test(command))
+    return { ok: false, error: `Denied: shell on ${JSON.stringify(command)} is denied by the policy rule.` };
   const r = spawnSync('bash', ['-c', command], { cwd, encoding: 'utf8' });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   return { ok: true, output: `${out.length ? `${out.replace(/\n$/, '')}\n` : '(no output)\n'}[exit code ${r.status}]` };

@@ -57,7 +57,11 @@ describe('JS kernel', () => {
 
   it('answers kernel_info as javascript', () => {
     const info = kernel.kernelInfo.content;
-    expect(info.language_info).toMatchObject({ name: 'javascript', file_extension: '.js', mimetype: 'text/javascript' });
+    expect(info.language_info).toMatchObject({
+      name: 'javascript',
+      file_extension: '.js',
+      mimetype: 'text/javascript'
+    });
     expect(info.protocol_version).toBe('5.3');
   });
 
@@ -80,7 +84,10 @@ describe('JS kernel', () => {
   });
 
   it('streams console.log/info to stdout and console.error/warn to stderr', async () => {
-    const r = await kernel.client.execute('console.log("hi", { x: 1 }); console.info("i"); console.error("e"); console.warn("w")', T);
+    const r = await kernel.client.execute(
+      'console.log("hi", { x: 1 }); console.info("i"); console.error("e"); console.warn("w")',
+      T
+    );
     expect(streamText(r.iopub, 'stdout')).toBe('hi { x: 1 }\ni\n');
     expect(streamText(r.iopub, 'stderr')).toBe('e\nw\n');
   });
@@ -92,7 +99,11 @@ describe('JS kernel', () => {
     );
     const d = r.iopub.filter(isDisplayDataMsg);
     expect(d).toHaveLength(1);
-    expect(d[0]!.content.data).toEqual({ 'text/html': '<b>bold</b>', 'text/plain': 'bold', 'application/json': { k: [1, 2] } });
+    expect(d[0]!.content.data).toEqual({
+      'text/html': '<b>bold</b>',
+      'text/plain': 'bold',
+      'application/json': { k: [1, 2] }
+    });
     expect(r.iopub.filter(isExecuteResultMsg)).toHaveLength(0); // display() returns undefined
   });
 
@@ -207,12 +218,18 @@ describe('JS kernel', () => {
   });
 
   it('metadata cellmate.sync_timeout_ms bounds the synchronous part with vm timeout', async () => {
-    const r = await kernel.client.execute('while (true) {}', { ...T, metadata: { cellmate: { sync_timeout_ms: 200 } } });
+    const r = await kernel.client.execute('while (true) {}', {
+      ...T,
+      metadata: { cellmate: { sync_timeout_ms: 200 } }
+    });
     expect(error(r.iopub)?.ename).toBe('TimeoutError');
   });
 
   it('an error thrown later by a timer goes to stderr and does not kill the kernel', async () => {
-    const r = await kernel.client.execute('setTimeout(() => { throw new Error("late") }, 5); await new Promise(r => setTimeout(r, 50))', T);
+    const r = await kernel.client.execute(
+      'setTimeout(() => { throw new Error("late") }, 5); await new Promise(r => setTimeout(r, 50))',
+      T
+    );
     expect(r.reply.content.status).toBe('ok');
     expect(streamText(r.iopub, 'stderr')).toContain('Uncaught exception: Error: late');
     expect(result((await kernel.client.execute('a', T)).iopub)).toBe('1');
@@ -238,8 +255,12 @@ describe('kernelspec', () => {
   it('install-kernelspec.mjs writes kernel.json pointing at dist and this node', () => {
     const prefix = mkdtempSync(join(tmpdir(), 'cellmate-ks-'));
     try {
-      execFileSync(process.execPath, [join(PACKAGE_DIR, 'scripts', 'install-kernelspec.mjs'), prefix], { timeout: 10_000 });
-      const spec = JSON.parse(readFileSync(join(prefix, 'share', 'jupyter', 'kernels', 'cellmate-js', 'kernel.json'), 'utf8'));
+      execFileSync(process.execPath, [join(PACKAGE_DIR, 'scripts', 'install-kernelspec.mjs'), prefix], {
+        timeout: 10_000
+      });
+      const spec = JSON.parse(
+        readFileSync(join(prefix, 'share', 'jupyter', 'kernels', 'cellmate-js', 'kernel.json'), 'utf8')
+      );
       expect(spec.argv).toEqual([process.execPath, JS_KERNEL_MAIN, '-f', '{connection_file}']);
       expect(spec).toMatchObject({ language: 'javascript', interrupt_mode: 'signal' });
     } finally {
@@ -247,11 +268,15 @@ describe('kernelspec', () => {
     }
   });
 
-  it.skipIf(!HAS_VENV_PYTHON)('jupyter_client drives the installed kernel (execute, stdin, interrupt)', () => {
-    const prefix = mkdtempSync(join(tmpdir(), 'cellmate-ks-'));
-    try {
-      execFileSync(process.execPath, [join(PACKAGE_DIR, 'scripts', 'install-kernelspec.mjs'), prefix], { timeout: 10_000 });
-      const script = `
+  it.skipIf(!HAS_VENV_PYTHON)(
+    'jupyter_client drives the installed kernel (execute, stdin, interrupt)',
+    () => {
+      const prefix = mkdtempSync(join(tmpdir(), 'cellmate-ks-'));
+      try {
+        execFileSync(process.execPath, [join(PACKAGE_DIR, 'scripts', 'install-kernelspec.mjs'), prefix], {
+          timeout: 10_000
+        });
+        const script = `
 import time
 from jupyter_client.manager import start_new_kernel
 km, kc = start_new_kernel(kernel_name='cellmate-js', startup_timeout=20)
@@ -268,13 +293,15 @@ assert kc.get_shell_msg(timeout=5)['content']['ename'] == 'InterruptError'
 km.shutdown_kernel(now=False)
 print('OK')
 `;
-      const out = execFileSync(VENV_PYTHON, ['-c', script], {
-        env: { ...process.env, JUPYTER_PATH: join(prefix, 'share', 'jupyter') },
-        timeout: 60_000
-      });
-      expect(out.toString()).toContain('OK');
-    } finally {
-      rmSync(prefix, { recursive: true, force: true });
-    }
-  }, 70_000);
+        const out = execFileSync(VENV_PYTHON, ['-c', script], {
+          env: { ...process.env, JUPYTER_PATH: join(prefix, 'share', 'jupyter') },
+          timeout: 60_000
+        });
+        expect(out.toString()).toContain('OK');
+      } finally {
+        rmSync(prefix, { recursive: true, force: true });
+      }
+    },
+    70_000
+  );
 });

@@ -57,7 +57,13 @@ describe('rewriteCell', () => {
   it('does not touch declarations inside functions or strings/comments', async () => {
     const run = session();
     await run('function g() { var local = 1; let l2 = 2; return local + l2 }\nconst s = "let x = 1"; // var y = 2');
-    expect(await run('[g(), s, typeof local, typeof x, typeof y]')).toEqual([3, 'let x = 1', 'undefined', 'undefined', 'undefined']);
+    expect(await run('[g(), s, typeof local, typeof x, typeof y]')).toEqual([
+      3,
+      'let x = 1',
+      'undefined',
+      'undefined',
+      'undefined'
+    ]);
   });
 
   it('reports a result only when the last statement is an expression', () => {

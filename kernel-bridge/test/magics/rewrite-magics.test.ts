@@ -34,16 +34,26 @@ describe('rewriteMagics (EVAL-4)', () => {
   it('cell magics: %%bash and %%timeit in both languages', () => {
     expect(rewriteMagics('%%bash\necho hi\n', 'python').code).toBe('__cellmate__.sh("echo hi\\n")');
     expect(rewriteMagics('%%bash\necho hi', 'javascript').code).toBe('await __cellmate__.sh("echo hi")');
-    expect(rewriteMagics('%%timeit -r 2\nx = 1', 'python').code).toBe('__cellmate__.timeit("x = 1", globals(), number=0, repeat=2)');
-    expect(rewriteMagics('%%timeit\nf()', 'javascript').code).toBe('await __cellmate__.timeit(async () => {\nf()\n}, { number: 0, repeat: 7 })');
+    expect(rewriteMagics('%%timeit -r 2\nx = 1', 'python').code).toBe(
+      '__cellmate__.timeit("x = 1", globals(), number=0, repeat=2)'
+    );
+    expect(rewriteMagics('%%timeit\nf()', 'javascript').code).toBe(
+      'await __cellmate__.timeit(async () => {\nf()\n}, { number: 0, repeat: 7 })'
+    );
   });
 
   it('EVAL-5: script cell magics are shell commands (interpreters read the body from a here-document)', () => {
     expect(rewriteMagics('%%sh\nrm -rf v', 'python').code).toBe('__cellmate__.sh("rm -rf v")');
-    expect(rewriteMagics('%%perl\nprint 1;', 'python').code).toBe(`__cellmate__.sh(${JSON.stringify("perl <<'__CELLMATE_SCRIPT__'\nprint 1;\n__CELLMATE_SCRIPT__")})`);
-    expect(rewriteMagics('%%script python3 -u\nprint(1)\n', 'python').code).toBe(`__cellmate__.sh(${JSON.stringify("python3 -u <<'__CELLMATE_SCRIPT__'\nprint(1)\n__CELLMATE_SCRIPT__")})`);
+    expect(rewriteMagics('%%perl\nprint 1;', 'python').code).toBe(
+      `__cellmate__.sh(${JSON.stringify("perl <<'__CELLMATE_SCRIPT__'\nprint 1;\n__CELLMATE_SCRIPT__")})`
+    );
+    expect(rewriteMagics('%%script python3 -u\nprint(1)\n', 'python').code).toBe(
+      `__cellmate__.sh(${JSON.stringify("python3 -u <<'__CELLMATE_SCRIPT__'\nprint(1)\n__CELLMATE_SCRIPT__")})`
+    );
     expect(rewriteMagics('%%sh\nls', 'javascript').code).toBe('await __cellmate__.sh("ls")');
-    expect(rewriteMagics('%%script --out x --bg ruby -w\nputs 1', 'python').code).toBe(`__cellmate__.sh(${JSON.stringify("ruby -w <<'__CELLMATE_SCRIPT__'\nputs 1\n__CELLMATE_SCRIPT__")})`);
+    expect(rewriteMagics('%%script --out x --bg ruby -w\nputs 1', 'python').code).toBe(
+      `__cellmate__.sh(${JSON.stringify("ruby -w <<'__CELLMATE_SCRIPT__'\nputs 1\n__CELLMATE_SCRIPT__")})`
+    );
     expect(rewriteMagics('%%capture\nx = 1', 'python').rewrites).toHaveLength(0);
   });
 

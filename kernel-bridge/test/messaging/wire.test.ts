@@ -14,9 +14,18 @@ import { DELIMITER, deserialize, serialize } from '../../src/messaging/wire.js';
 const KEY = 'a0b1c2d3-secret';
 
 function sample() {
-  const parent = createMessage({ msgType: 'execute_request', session: 's1', content: {
-    code: 'x = 1', silent: false, store_history: true, user_expressions: {}, allow_stdin: false, stop_on_error: true
-  } }).header;
+  const parent = createMessage({
+    msgType: 'execute_request',
+    session: 's1',
+    content: {
+      code: 'x = 1',
+      silent: false,
+      store_history: true,
+      user_expressions: {},
+      allow_stdin: false,
+      stop_on_error: true
+    }
+  }).header;
   return createMessage({
     msgType: 'stream',
     session: 's2',
@@ -90,7 +99,14 @@ describe('serialize / deserialize', () => {
 
   it('rejects malformed frames with malformed_message', () => {
     const frames = serialize(sample(), '');
-    expectCode(() => deserialize(frames.filter((f) => f.toString() !== DELIMITER), ''), 'malformed_message');
+    expectCode(
+      () =>
+        deserialize(
+          frames.filter((f) => f.toString() !== DELIMITER),
+          ''
+        ),
+      'malformed_message'
+    );
     expectCode(() => deserialize(frames.slice(0, 6), ''), 'malformed_message');
     const badJson = [...frames];
     badJson[4] = Buffer.from('{not json');
@@ -109,9 +125,7 @@ describe('serialize / deserialize', () => {
   it('never throws anything but a KernelBridgeError on random frames', () => {
     for (let i = 0; i < 500; i++) {
       const n = i % 9;
-      const frames = Array.from({ length: n }, (_, j) =>
-        j === (i % 4) ? Buffer.from(DELIMITER) : randomBytes(i % 40)
-      );
+      const frames = Array.from({ length: n }, (_, j) => (j === i % 4 ? Buffer.from(DELIMITER) : randomBytes(i % 40)));
       try {
         deserialize(frames, i % 2 ? KEY : '');
       } catch (e) {
@@ -121,7 +135,9 @@ describe('serialize / deserialize', () => {
   });
 
   it('accepts string and Uint8Array frames', () => {
-    const frames: (Buffer | Uint8Array | string)[] = serialize(sample(), KEY).map((f, i) => (i % 2 ? new Uint8Array(f) : f));
+    const frames: (Buffer | Uint8Array | string)[] = serialize(sample(), KEY).map((f, i) =>
+      i % 2 ? new Uint8Array(f) : f
+    );
     frames[2] = DELIMITER;
     expect(deserialize(frames, KEY).header.msg_type).toBe('stream');
   });

@@ -35,8 +35,12 @@ describe('connection info', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cellmate-conn-'));
     try {
       writeFileSync(join(dir, 'broken.json'), '{');
-      await expect(readConnectionFile(join(dir, 'broken.json'))).rejects.toSatisfy((e) => isKernelBridgeError(e, 'bad_connection_info'));
-      await expect(readConnectionFile(join(dir, 'missing.json'))).rejects.toSatisfy((e) => isKernelBridgeError(e, 'bad_connection_info'));
+      await expect(readConnectionFile(join(dir, 'broken.json'))).rejects.toSatisfy((e) =>
+        isKernelBridgeError(e, 'bad_connection_info')
+      );
+      await expect(readConnectionFile(join(dir, 'missing.json'))).rejects.toSatisfy((e) =>
+        isKernelBridgeError(e, 'bad_connection_info')
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

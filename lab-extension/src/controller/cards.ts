@@ -27,7 +27,7 @@ export class CardActions {
    * the server's message, for the card to show.
    */
   resolveEdit(editId: string, action: 'accept' | 'discard'): Promise<ICardAnswer> {
-    return this._answer(chatId => this._pane.connection.request('edit/resolve', { chatId, editId, action }));
+    return this._answer((chatId) => this._pane.connection.request('edit/resolve', { chatId, editId, action }));
   }
 
   /**
@@ -39,7 +39,13 @@ export class CardActions {
     return this._answerWithModel(
       this._pane.trans.__('Configure a model first: approving runs the plan.'),
       (chatId, model) =>
-        this._pane.connection.request('plan/resolve', { chatId, planId, decision, model, ...(reason ? { reason } : {}) })
+        this._pane.connection.request('plan/resolve', {
+          chatId,
+          planId,
+          decision,
+          model,
+          ...(reason ? { reason } : {})
+        })
     );
   }
 
@@ -48,7 +54,7 @@ export class CardActions {
    * approval. A refusal (the person wrote it, unknown finding) comes back as `state: 'error'`.
    */
   approveReviewNode(nodeId: string): Promise<ICardAnswer> {
-    return this._answer(chatId => this._pane.connection.request('review/approve', { chatId, nodeId }));
+    return this._answer((chatId) => this._pane.connection.request('review/approve', { chatId, nodeId }));
   }
 
   /**
@@ -57,7 +63,7 @@ export class CardActions {
    * edited since) comes back as `state: 'error'` for the card to show.
    */
   acceptVerifyOutputs(runId: string, path: string): Promise<ICardAnswer> {
-    return this._answer(chatId => this._pane.connection.request('verify/accept', { chatId, runId, path }));
+    return this._answer((chatId) => this._pane.connection.request('verify/accept', { chatId, runId, path }));
   }
 
   /**
@@ -129,7 +135,7 @@ export class CardActions {
 
   /** {@link _answer} for an Approve that runs work: it needs a model like sending does (`missing` says so). */
   private _answerWithModel(missing: string, request: CardRequest<ModelSettings>): Promise<ICardAnswer> {
-    return this._answer(async chatId => {
+    return this._answer(async (chatId) => {
       const model = this._pane.usableModel();
       if (!model) {
         return { state: 'error', message: missing };

@@ -154,9 +154,10 @@ export class ChatActions {
       await this.newChat();
     }
     const n = assist.cell + 1;
-    const text = assist.action === 'fix'
-      ? pane.trans.__('Fix cell %1 of %2 (%3)', n, notebookPath, error)
-      : pane.trans.__('Explain the error in cell %1 of %2 (%3)', n, notebookPath, error);
+    const text =
+      assist.action === 'fix'
+        ? pane.trans.__('Fix cell %1 of %2 (%3)', n, notebookPath, error)
+        : pane.trans.__('Explain the error in cell %1 of %2 (%3)', n, notebookPath, error);
     return this.send(text, { notebookPath, selectedCells: [assist.cell], assist });
   }
 
@@ -241,7 +242,7 @@ export class ChatActions {
       pane.fail(pane.trans.__('Could not delete the chat'), error);
       return false;
     }
-    pane.chats = pane.chats.filter(c => c.id !== chatId);
+    pane.chats = pane.chats.filter((c) => c.id !== chatId);
     if (wasOpen && (!pane.store.state || pane.chatId === chatId)) {
       pane.forgetOpenChat();
       const next = pane.chats[0];

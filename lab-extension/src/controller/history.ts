@@ -62,7 +62,7 @@ export class HistoryActions {
       return [];
     }
     try {
-      return (await pane.connection.request('chat/checkpoints', { chatId })).turns.map(t => t.turnId);
+      return (await pane.connection.request('chat/checkpoints', { chatId })).turns.map((t) => t.turnId);
     } catch {
       return [];
     }

@@ -26,7 +26,9 @@ export class ModelActions {
       return picked;
     }
     const main = toModelSettings(pane.settings);
-    return main ? { provider: main.provider, model: main.model, ...(main.baseUrl ? { baseUrl: main.baseUrl } : {}) } : null;
+    return main
+      ? { provider: main.provider, model: main.model, ...(main.baseUrl ? { baseUrl: main.baseUrl } : {}) }
+      : null;
   }
 
   /** Whether the open chat follows the settings' main tier (no model of its own). */

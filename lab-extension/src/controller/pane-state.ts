@@ -5,7 +5,15 @@
  * model settings for a turn). The parts (`chats.ts`, `cards.ts`, `modes.ts`, …) hold no
  * state of their own beyond their in-flight flags, so they always agree on what is open.
  */
-import type { ChatMode, ChatSummary, ModelOption, ModelSettings, ProviderStatus, SendContext, TierModel } from '@cellmate/protocol';
+import type {
+  ChatMode,
+  ChatSummary,
+  ModelOption,
+  ModelSettings,
+  ProviderStatus,
+  SendContext,
+  TierModel
+} from '@cellmate/protocol';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
@@ -13,7 +21,14 @@ import type { CellmateConnection } from '../connection';
 import { isWorkerSummary } from '../guards';
 import type { IChatMemory } from '../memory';
 import { ChatsModel, sanitizeChat, sortChats } from '../model';
-import { DEFAULT_SETTINGS, ICellmateSettings, ISetupProblem, readSettings, setupProblem, toModelSettings } from '../settings';
+import {
+  DEFAULT_SETTINGS,
+  ICellmateSettings,
+  ISetupProblem,
+  readSettings,
+  setupProblem,
+  toModelSettings
+} from '../settings';
 import { WorkersModel } from '../workers';
 
 /** `wanted` marker: create a chat on connect rather than reopening one. */
@@ -121,11 +136,11 @@ export class PaneState {
 
   /** Puts a summary the server answered with into the chat list, most recent first. */
   mergeSummary(chatId: string, summary: Partial<ChatSummary>): void {
-    this.chats = sortChats(this.chats.map(c => (c.id === chatId ? { ...c, ...summary } : c)));
+    this.chats = sortChats(this.chats.map((c) => (c.id === chatId ? { ...c, ...summary } : c)));
   }
 
   addChat(chat: ChatSummary): void {
-    if (!this.chats.some(c => c.id === chat.id)) {
+    if (!this.chats.some((c) => c.id === chat.id)) {
       const { id, title, mode, createdAt, updatedAt } = chat;
       this.chats = sortChats([{ id, title, mode, createdAt, updatedAt }, ...this.chats]);
     }

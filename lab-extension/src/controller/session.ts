@@ -80,7 +80,7 @@ export class PaneSession {
       pane.chats = Array.isArray(list) ? sortChats(list) : [];
       pane.emitChanged();
       const wanted = pane.chatId ?? pane.wanted;
-      const target = (wanted && pane.chats.find(c => c.id === wanted)?.id) || pane.chats[0]?.id || null;
+      const target = (wanted && pane.chats.find((c) => c.id === wanted)?.id) || pane.chats[0]?.id || null;
       if (!target) {
         if (pane.store.state) {
           pane.store.clear();
@@ -123,7 +123,7 @@ export class PaneSession {
     pane.chats = sortChats(note.params.chats);
     const open = pane.store.state;
     if (open) {
-      const summary = pane.chats.find(c => c.id === open.chatId);
+      const summary = pane.chats.find((c) => c.id === open.chatId);
       if (summary) {
         pane.store.retitle(summary.title);
       } else {

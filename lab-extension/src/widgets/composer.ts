@@ -78,7 +78,9 @@ export class ComposerWidget extends Widget {
     this._auto.addEventListener('change', () => options.onAuto?.(this._auto.checked));
     this._autoLabel = document.createElement('label');
     this._autoLabel.className = 'jp-cellmate-auto';
-    this._autoLabel.title = trans.__('Auto approval: a reviewer model clears routine calls that would ask you; anything else still comes to you (/auto)');
+    this._autoLabel.title = trans.__(
+      'Auto approval: a reviewer model clears routine calls that would ask you; anything else still comes to you (/auto)'
+    );
     this._autoLabel.append(this._auto, document.createTextNode(trans.__('Auto')));
     this._autoLabel.hidden = !options.onAuto;
 
@@ -93,7 +95,11 @@ export class ComposerWidget extends Widget {
     }
     // `/` completion: the same popup, for a command typed at the start of the message.
     if (options.completeSlash) {
-      this._slash = new MentionPopup(this._input, this.node, options.completeSlash, { trigger: slashAt, sigil: '/', className: 'jp-cellmate-slash-commands' });
+      this._slash = new MentionPopup(this._input, this.node, options.completeSlash, {
+        trigger: slashAt,
+        sigil: '/',
+        className: 'jp-cellmate-slash-commands'
+      });
     }
     this.setState({ running: false, sending: false, canSend: false });
   }
@@ -133,7 +139,7 @@ export class ComposerWidget extends Widget {
         option.remove();
       }
     }
-    if (![...this._mode.options].some(o => o.value === mode)) {
+    if (![...this._mode.options].some((o) => o.value === mode)) {
       const option = document.createElement('option');
       option.value = mode;
       option.textContent = MODE_LABELS[mode] ?? mode;
@@ -184,7 +190,15 @@ export class ComposerWidget extends Widget {
 
   /** Shift+Tab anywhere in the composer cycles the mode (MODE-8) instead of moving focus back. */
   private readonly _onShiftTab = (event: KeyboardEvent): void => {
-    if (event.key !== 'Tab' || !event.shiftKey || event.isComposing || event.altKey || event.ctrlKey || event.metaKey || !this._onCycle) {
+    if (
+      event.key !== 'Tab' ||
+      !event.shiftKey ||
+      event.isComposing ||
+      event.altKey ||
+      event.ctrlKey ||
+      event.metaKey ||
+      !this._onCycle
+    ) {
       return;
     }
     event.preventDefault();

@@ -18,7 +18,10 @@ export interface IDebugCardActions {
    * Brings JupyterLab's own debugger for the open notebook at `notebook` in line with its
    * kernel's debugger (on/off, breakpoints in the gutter, the stopped frame).
    */
-  syncNotebookDebugger?(notebook: string, breakpoints?: ReadonlyArray<{ source: string; lines: readonly number[] }>): void;
+  syncNotebookDebugger?(
+    notebook: string,
+    breakpoints?: ReadonlyArray<{ source: string; lines: readonly number[] }>
+  ): void;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
@@ -31,7 +34,11 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, te
 }
 
 /** The card body for one display. */
-export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle, actions: IDebugCardActions = {}): HTMLElement {
+export function renderDebugCard(
+  display: DebugDisplay,
+  trans: TranslationBundle,
+  actions: IDebugCardActions = {}
+): HTMLElement {
   const node = el('div', 'jp-cellmate-debug');
   node.dataset.displayKind = 'debug';
   node.dataset.state = String(display.state);
@@ -43,7 +50,12 @@ export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle,
   const top = frames[0];
   const where = el('div', 'jp-cellmate-debug-where');
   if (display.state === 'stopped' && top) {
-    where.textContent = trans.__('Stopped (%1) at %2, line %3', String(display.reason ?? ''), String(top.label), String(top.line));
+    where.textContent = trans.__(
+      'Stopped (%1) at %2, line %3',
+      String(display.reason ?? ''),
+      String(top.label),
+      String(top.line)
+    );
   } else {
     const states: Record<string, string> = {
       running: trans.__('Running'),
@@ -78,20 +90,28 @@ export function renderDebugCard(display: DebugDisplay, trans: TranslationBundle,
     const table = el('table', 'jp-cellmate-debug-locals');
     for (const v of locals) {
       const row = document.createElement('tr');
-      row.append(el('td', 'jp-cellmate-debug-name', String(v.name)), el('td', 'jp-cellmate-debug-type', v.type ? String(v.type) : ''), el('td', 'jp-cellmate-debug-value', String(v.value)));
+      row.append(
+        el('td', 'jp-cellmate-debug-name', String(v.name)),
+        el('td', 'jp-cellmate-debug-type', v.type ? String(v.type) : ''),
+        el('td', 'jp-cellmate-debug-value', String(v.value))
+      );
       table.appendChild(row);
     }
     node.appendChild(table);
   }
   if (display.state !== 'ended' && !sessionEnded && actions.terminate) {
     const terminate = actions.terminate;
-    const button = el('button', 'jp-Button jp-mod-styled jp-mod-warn jp-cellmate-debug-terminate', trans.__('Terminate'));
+    const button = el(
+      'button',
+      'jp-Button jp-mod-styled jp-mod-warn jp-cellmate-debug-terminate',
+      trans.__('Terminate')
+    );
     button.type = 'button';
     button.title = trans.__('End this debug session and stop its debugger');
     button.addEventListener('click', () => {
       button.disabled = true;
       void terminate(String(display.sessionId)).then(
-        ended => {
+        (ended) => {
           button.textContent = ended ? trans.__('Terminated') : trans.__('Session already ended');
           node.dataset.state = 'ended';
           if (typeof display.notebook === 'string') {

@@ -36,7 +36,9 @@ export function renderDiff(display: DiffDisplay, { trans, resolveEdit }: IDiffVi
       for (const cell of file.cells) {
         const heading = document.createElement('div');
         heading.className = 'jp-cellmate-diff-cell';
-        heading.textContent = cell.id ? trans.__('Cell %1 (id %2)', cell.index + 1, cell.id) : trans.__('Cell %1', cell.index + 1);
+        heading.textContent = cell.id
+          ? trans.__('Cell %1 (id %2)', cell.index + 1, cell.id)
+          : trans.__('Cell %1', cell.index + 1);
         if (cell.note) {
           const note = document.createElement('span');
           note.className = 'jp-cellmate-diff-note';
@@ -59,7 +61,11 @@ export function renderDiff(display: DiffDisplay, { trans, resolveEdit }: IDiffVi
   if (resolveEdit) {
     const actions = document.createElement('div');
     actions.className = 'jp-cellmate-diff-actions';
-    const accept = button(trans.__('Accept'), 'jp-mod-accept', trans.__('Write every change of this edit (all or nothing)'));
+    const accept = button(
+      trans.__('Accept'),
+      'jp-mod-accept',
+      trans.__('Write every change of this edit (all or nothing)')
+    );
     const discard = button(trans.__('Discard'), 'jp-mod-reject', trans.__('Drop this edit; nothing is written'));
     const act = async (action: 'accept' | 'discard'): Promise<void> => {
       accept.disabled = discard.disabled = true;
@@ -89,7 +95,13 @@ function diffBlock(diff: string): HTMLElement {
   pre.className = 'jp-cellmate-diff-hunks';
   for (const line of String(diff).split('\n')) {
     const row = document.createElement('span');
-    row.className = line.startsWith('@@') ? 'jp-cellmate-diff-hunk' : line.startsWith('+') ? 'jp-cellmate-diff-add' : line.startsWith('-') ? 'jp-cellmate-diff-del' : 'jp-cellmate-diff-ctx';
+    row.className = line.startsWith('@@')
+      ? 'jp-cellmate-diff-hunk'
+      : line.startsWith('+')
+        ? 'jp-cellmate-diff-add'
+        : line.startsWith('-')
+          ? 'jp-cellmate-diff-del'
+          : 'jp-cellmate-diff-ctx';
     row.textContent = `${line}\n`;
     pre.appendChild(row);
   }

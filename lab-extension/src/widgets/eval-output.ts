@@ -56,7 +56,7 @@ export class EvalOutputView {
     // The wire is checked loosely (guards.ts): render only string-valued bundles.
     const outputs = Array.isArray(display.outputs) ? display.outputs : [];
     for (const bundle of outputs) {
-      if (bundle && typeof bundle === 'object' && Object.values(bundle).every(v => typeof v === 'string')) {
+      if (bundle && typeof bundle === 'object' && Object.values(bundle).every((v) => typeof v === 'string')) {
         void this._renderBundle(bundle);
       }
     }

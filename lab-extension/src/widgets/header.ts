@@ -3,7 +3,14 @@
  * indicator, the chat's mode, which kernel the chat's evals use, and the instruction files
  * the next turn reads (a chip; clicking it lists them).
  */
-import { MODE_LABELS, type ChatMode, type ChatSummary, type EvalKernelInfo, type InstructionFileInfo, type NotebookKernelRef } from '@cellmate/protocol';
+import {
+  MODE_LABELS,
+  type ChatMode,
+  type ChatSummary,
+  type EvalKernelInfo,
+  type InstructionFileInfo,
+  type NotebookKernelRef
+} from '@cellmate/protocol';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { addIcon, checkIcon, deleteIcon, editIcon, LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
@@ -36,7 +43,12 @@ export class HeaderWidget extends Widget {
     this._delete = headerButton('jp-cellmate-delete-chat', deleteIcon, '', trans.__('Delete chat'));
     this._delete.addEventListener('click', () => this._openId && options.onDelete?.(this._openId));
     // "Review changes" (MODE-4): a new Review chat over the workspace's git diff.
-    this._review = headerButton('jp-cellmate-review-changes', checkIcon, trans.__('Review'), trans.__('Review changes (the workspace\'s git diff) in a new chat'));
+    this._review = headerButton(
+      'jp-cellmate-review-changes',
+      checkIcon,
+      trans.__('Review'),
+      trans.__("Review changes (the workspace's git diff) in a new chat")
+    );
     this._review.addEventListener('click', () => options.onReview?.());
     this._review.hidden = !options.onReview;
 
@@ -117,9 +129,10 @@ export class HeaderWidget extends Widget {
     }
     this._mode.dataset.mode = mode;
     this._mode.textContent = this._trans.__('Mode: %1', this._trans.__(MODE_LABELS[mode] ?? mode));
-    this._mode.title = mode === 'agent'
-      ? this._trans.__('Agent: reads, edits and runs code (through your policy and approvals)')
-      : this._trans.__('%1: read-only; nothing in this mode changes the workspace', MODE_LABELS[mode] ?? mode);
+    this._mode.title =
+      mode === 'agent'
+        ? this._trans.__('Agent: reads, edits and runs code (through your policy and approvals)')
+        : this._trans.__('%1: read-only; nothing in this mode changes the workspace', MODE_LABELS[mode] ?? mode);
   }
 
   /**
@@ -148,23 +161,26 @@ export class HeaderWidget extends Widget {
     const trans = this._trans;
     this._instructions.hidden = files.length === 0;
     this._instructions.dataset.count = String(files.length);
-    this._instructions.textContent = files.length === 1
-      ? trans.__('Instructions: %1', files[0].label)
-      : trans.__('Instructions: %1 files', files.length);
-    this._instructions.title = trans.__('Instruction files in effect (nearest last; text for the agent, not permissions):\n%1', files.map(f => f.label).join('\n'));
+    this._instructions.textContent =
+      files.length === 1
+        ? trans.__('Instructions: %1', files[0].label)
+        : trans.__('Instructions: %1 files', files.length);
+    this._instructions.title = trans.__(
+      'Instruction files in effect (nearest last; text for the agent, not permissions):\n%1',
+      files.map((f) => f.label).join('\n')
+    );
     if (files.length === 0) {
       this._instructionList.hidden = true;
       this._instructions.setAttribute('aria-expanded', 'false');
     }
     this._instructionList.replaceChildren(
-      ...files.map(f => {
+      ...files.map((f) => {
         const li = document.createElement('li');
         li.dataset.label = f.label;
         li.dataset.scope = f.scope;
         li.dataset.truncated = String(f.shown < f.chars);
-        li.textContent = f.shown < f.chars
-          ? trans.__('%1 — cut to %2 of %3 characters', f.label, f.shown, f.chars)
-          : f.label;
+        li.textContent =
+          f.shown < f.chars ? trans.__('%1 — cut to %2 of %3 characters', f.label, f.shown, f.chars) : f.label;
         return li;
       })
     );
@@ -173,8 +189,8 @@ export class HeaderWidget extends Widget {
   /** Fills the selector; `openId` is the open chat (null: none yet). */
   setChats(chats: readonly ChatSummary[], openId: string | null, openTitle?: string): void {
     this._openId = openId;
-    const options: HTMLOptionElement[] = chats.map(chat => option(chat.id, chat.title || chat.id));
-    if (openId && !chats.some(c => c.id === openId)) {
+    const options: HTMLOptionElement[] = chats.map((chat) => option(chat.id, chat.title || chat.id));
+    if (openId && !chats.some((c) => c.id === openId)) {
       options.unshift(option(openId, openTitle || openId));
     }
     if (!openId) {
@@ -187,7 +203,7 @@ export class HeaderWidget extends Widget {
     // A narrow pane cuts the title short: the whole of it is one hover away.
     this._select.title = this._select.selectedOptions[0]?.textContent ?? '';
     this._select.disabled = chats.length === 0;
-    this._hasChat = !!openId && chats.some(c => c.id === openId);
+    this._hasChat = !!openId && chats.some((c) => c.id === openId);
     this._updateButtons();
   }
 
@@ -205,13 +221,10 @@ export class HeaderWidget extends Widget {
         label = trans.__('Connecting…');
         break;
       default:
-        label = status.reason
-          ? trans.__('Reconnecting (%1)…', status.reason)
-          : trans.__('Reconnecting…');
+        label = status.reason ? trans.__('Reconnecting (%1)…', status.reason) : trans.__('Reconnecting…');
     }
     this._label.textContent = label;
-    this._connection.title =
-      state === 'reconnecting' ? trans.__('%1 Click to retry now.', label) : label;
+    this._connection.title = state === 'reconnecting' ? trans.__('%1 Click to retry now.', label) : label;
   }
 
   /** Enables the "New chat" button (only useful while connected). */

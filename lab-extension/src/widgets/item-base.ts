@@ -34,9 +34,17 @@ export interface IItemContext {
   /** Accepts or discards a staged edit from its diff card (`edit/resolve`); a refusal comes back as `state: 'error'`. */
   resolveEdit?(editId: string, action: 'accept' | 'discard'): Promise<{ state: string; message: string }>;
   /** Approves or rejects a pending plan from its card (`plan/resolve`); a refusal comes back as `state: 'error'`. */
-  resolvePlan?(planId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }>;
+  resolvePlan?(
+    planId: string,
+    decision: 'approve' | 'reject',
+    reason?: string
+  ): Promise<{ state: string; message: string }>;
   /** Approves or rejects a pending orchestration from its card (`orchestration/resolve`, MODE-5); a refusal comes back as `state: 'error'`. */
-  resolveOrchestration?(orchestrationId: string, decision: 'approve' | 'reject', reason?: string): Promise<{ state: string; message: string }>;
+  resolveOrchestration?(
+    orchestrationId: string,
+    decision: 'approve' | 'reject',
+    reason?: string
+  ): Promise<{ state: string; message: string }>;
   /** Approves a review finding from its card (`review/approve`); a refusal comes back as `state: 'error'`. */
   approveReviewNode?(nodeId: string): Promise<{ state: string; message: string }>;
   /** Writes a verify run's kept outputs into a notebook (`verify/accept`, the verify card's button). */

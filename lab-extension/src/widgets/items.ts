@@ -81,7 +81,7 @@ class UserWidget extends Widget implements IItemWidget {
         iconButton('jp-cellmate-retry', refreshIcon, trans.__('Retry'), trans.__('Run this turn again')),
         iconButton('jp-cellmate-edit', editIcon, trans.__('Edit'), trans.__('Edit this message and send it again'))
       );
-      actions.addEventListener('click', event => {
+      actions.addEventListener('click', (event) => {
         const target = (event.target as HTMLElement).closest('button');
         if (target?.classList.contains('jp-cellmate-retry')) {
           void _context.retry?.();
@@ -96,8 +96,16 @@ class UserWidget extends Widget implements IItemWidget {
       this._rewindBar = document.createElement('div');
       this._rewindBar.className = 'jp-cellmate-rewind-bar';
       this._rewindBar.hidden = true;
-      const undo = textButton('jp-mod-minimal jp-cellmate-undo-turn', trans.__("Undo this turn's changes"), trans.__("Restore the files and notebooks this turn changed, as they were before it"));
-      const back = textButton('jp-mod-minimal jp-cellmate-rewind-here', trans.__('Rewind to here'), trans.__('Restore everything changed from this message on'));
+      const undo = textButton(
+        'jp-mod-minimal jp-cellmate-undo-turn',
+        trans.__("Undo this turn's changes"),
+        trans.__('Restore the files and notebooks this turn changed, as they were before it')
+      );
+      const back = textButton(
+        'jp-mod-minimal jp-cellmate-rewind-here',
+        trans.__('Rewind to here'),
+        trans.__('Restore everything changed from this message on')
+      );
       undo.addEventListener('click', () => this._openRewind('turn'));
       back.addEventListener('click', () => this._openRewind('from'));
       this._rewindBar.append(undo, back);
@@ -122,7 +130,9 @@ class UserWidget extends Widget implements IItemWidget {
 
   /** Opens the rewind box when this message offers that rewind (`/rewind`, the palette). */
   openRewind(scope: 'turn' | 'from'): boolean {
-    const button = this._rewindBar?.querySelector(scope === 'turn' ? '.jp-cellmate-undo-turn' : '.jp-cellmate-rewind-here') as HTMLElement | null;
+    const button = this._rewindBar?.querySelector(
+      scope === 'turn' ? '.jp-cellmate-undo-turn' : '.jp-cellmate-rewind-here'
+    ) as HTMLElement | null;
     if (!button || this._rewindBar!.hidden || button.hidden) {
       return false;
     }
@@ -142,7 +152,7 @@ class UserWidget extends Widget implements IItemWidget {
       this.node.classList.remove('jp-mod-rewinding');
       this._context.onResize();
     };
-    const box = renderRewind(this._item.id, scope, rewind, this._context.trans, close, result => {
+    const box = renderRewind(this._item.id, scope, rewind, this._context.trans, close, (result) => {
       rewind.done(result);
       this._context.onResize();
     });
@@ -172,7 +182,11 @@ class UserWidget extends Widget implements IItemWidget {
     input.value = this._item.text;
     input.rows = Math.min(8, Math.max(2, this._item.text.split('\n').length));
     input.setAttribute('aria-label', trans.__('Edited message'));
-    const send = textButton('jp-cellmate-edit-send jp-mod-accept', trans.__('Send'), trans.__('Send the edited message'));
+    const send = textButton(
+      'jp-cellmate-edit-send jp-mod-accept',
+      trans.__('Send'),
+      trans.__('Send the edited message')
+    );
     const cancel = textButton('jp-cellmate-edit-cancel', trans.__('Cancel'), trans.__('Cancel editing'));
     const submit = async (): Promise<void> => {
       if (input.value.trim() && (await this._context.edit?.(input.value))) {
@@ -181,7 +195,7 @@ class UserWidget extends Widget implements IItemWidget {
     };
     send.addEventListener('click', () => void submit());
     cancel.addEventListener('click', () => this._stopEdit());
-    input.addEventListener('keydown', event => {
+    input.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
         event.stopPropagation();
@@ -298,9 +312,7 @@ class AssistantWidget extends Panel implements IItemWidget {
     }
     this._rendering = true;
     try {
-      await this._renderer.renderModel(
-        new MimeModel({ data: { 'text/markdown': text }, trusted: false })
-      );
+      await this._renderer.renderModel(new MimeModel({ data: { 'text/markdown': text }, trusted: false }));
       this._renderedText = text;
       this._addCodeActions();
     } catch (error) {

@@ -62,7 +62,7 @@ export const lspDisplayRenderer: IToolDisplayRenderer<'lsp'> = {
           link.dataset.cellIndex = String(l.cell.index);
           link.dataset.cellId = l.cell.id;
         }
-        link.addEventListener('click', event => {
+        link.addEventListener('click', (event) => {
           event.preventDefault();
           openLocation(l);
         });
@@ -91,8 +91,12 @@ export const lspDisplayRenderer: IToolDisplayRenderer<'lsp'> = {
     const n = locations.length;
     return {
       node,
-      summary: display.action === 'new-diagnostics' ? trans._n('%1 new diagnostic', '%1 new diagnostics', n) : trans._n('%1 location', '%1 locations', n),
-      openByDefault: display.action === 'new-diagnostics' || display.action === 'references' || display.action === 'definition',
+      summary:
+        display.action === 'new-diagnostics'
+          ? trans._n('%1 new diagnostic', '%1 new diagnostics', n)
+          : trans._n('%1 location', '%1 locations', n),
+      openByDefault:
+        display.action === 'new-diagnostics' || display.action === 'references' || display.action === 'definition',
       dispose: () => node.remove()
     };
   }

@@ -17,14 +17,23 @@ export function createMcpServersTable(servers: readonly McpServerStatus[], trans
   widget.addClass('jp-cellmate-mcp-view');
   if (servers.length === 0) {
     const empty = document.createElement('p');
-    empty.textContent = trans.__('No MCP servers are configured. Add them to ~/.cellmate/mcp.json or .cellmate/mcp.json ({"mcpServers": {…}}).');
+    empty.textContent = trans.__(
+      'No MCP servers are configured. Add them to ~/.cellmate/mcp.json or .cellmate/mcp.json ({"mcpServers": {…}}).'
+    );
     widget.node.appendChild(empty);
     return widget;
   }
   const table = document.createElement('table');
   table.className = 'jp-cellmate-mcp-servers jp-cellmate-metrics';
   const head = table.createTHead().insertRow();
-  for (const label of [trans.__('Server'), trans.__('Transport'), trans.__('State'), trans.__('Restarts'), trans.__('Tools'), trans.__('Problems')]) {
+  for (const label of [
+    trans.__('Server'),
+    trans.__('Transport'),
+    trans.__('State'),
+    trans.__('Restarts'),
+    trans.__('Tools'),
+    trans.__('Problems')
+  ]) {
     const th = document.createElement('th');
     th.textContent = label;
     head.appendChild(th);
@@ -48,7 +57,10 @@ export function createMcpServersTable(servers: readonly McpServerStatus[], trans
 }
 
 /** Fetches the list and opens a dialog with it (resolves once it is shown). */
-export async function showMcpServersDialog(fetchServers: () => Promise<McpServerStatus[]>, trans: TranslationBundle): Promise<void> {
+export async function showMcpServersDialog(
+  fetchServers: () => Promise<McpServerStatus[]>,
+  trans: TranslationBundle
+): Promise<void> {
   const servers = await fetchServers();
   void showDialog({
     title: trans.__('Cellmate MCP servers'),

@@ -83,7 +83,7 @@ export class MentionPopup {
     clearTimeout(this._timer);
     this._timer = setTimeout(() => {
       this._complete(at.prefix).then(
-        items => {
+        (items) => {
           if (generation === this._generation) {
             this._show(items);
           }
@@ -110,7 +110,7 @@ export class MentionPopup {
         detail.className = 'jp-cellmate-mention-detail';
         detail.textContent = item.detail;
         li.append(name, detail);
-        li.addEventListener('mousedown', event => {
+        li.addEventListener('mousedown', (event) => {
           event.preventDefault();
           this._accept(i);
         });

@@ -15,13 +15,27 @@ import { formatDuration } from './tool-card';
 export function createMetricsTable(metrics: ToolMetrics, trans: TranslationBundle): Widget {
   // The person's approval wait, apart from run time: "2 calls, mean 8.1 s".
   const waited = (row: (typeof metrics.rows)[number]): string =>
-    row.waitedCalls ? trans._n('%1 call, mean %2', '%1 calls, mean %2', row.waitedCalls, formatDuration(row.meanWaitMs ?? 0)) : '—';
+    row.waitedCalls
+      ? trans._n('%1 call, mean %2', '%1 calls, mean %2', row.waitedCalls, formatDuration(row.meanWaitMs ?? 0))
+      : '—';
   const widget = new Widget();
   widget.addClass('jp-cellmate-metrics-view');
   const table = document.createElement('table');
   table.className = 'jp-cellmate-metrics';
   const head = table.createTHead().insertRow();
-  for (const label of [trans.__('Tool'), trans.__('Calls'), trans.__('Success'), trans.__('Mean run time'), trans.__('Waited for you'), trans.__('Errors'), trans.__('Denied'), trans.__('Withheld'), trans.__('Auto-allowed'), trans.__('Auto asked'), trans.__('Auto timed out')]) {
+  for (const label of [
+    trans.__('Tool'),
+    trans.__('Calls'),
+    trans.__('Success'),
+    trans.__('Mean run time'),
+    trans.__('Waited for you'),
+    trans.__('Errors'),
+    trans.__('Denied'),
+    trans.__('Withheld'),
+    trans.__('Auto-allowed'),
+    trans.__('Auto asked'),
+    trans.__('Auto timed out')
+  ]) {
     const th = document.createElement('th');
     th.textContent = label;
     head.appendChild(th);
@@ -30,7 +44,19 @@ export function createMetricsTable(metrics: ToolMetrics, trans: TranslationBundl
   for (const row of metrics.rows) {
     const tr = body.insertRow();
     tr.dataset.tool = row.tool;
-    const cells = [row.tool, String(row.calls), `${Math.round(row.successRate * 100)}%`, `${row.meanDurationMs} ms`, waited(row), String(row.errors), String(row.denied), String(row.withheld), String(row.autoAllowed ?? 0), String(row.autoAsked ?? 0), String(row.autoTimedOut ?? 0)];
+    const cells = [
+      row.tool,
+      String(row.calls),
+      `${Math.round(row.successRate * 100)}%`,
+      `${row.meanDurationMs} ms`,
+      waited(row),
+      String(row.errors),
+      String(row.denied),
+      String(row.withheld),
+      String(row.autoAllowed ?? 0),
+      String(row.autoAsked ?? 0),
+      String(row.autoTimedOut ?? 0)
+    ];
     for (const text of cells) {
       tr.insertCell().textContent = text;
     }
@@ -48,7 +74,10 @@ export function createMetricsTable(metrics: ToolMetrics, trans: TranslationBundl
 }
 
 /** Fetches the metrics and opens a dialog with them (resolves once it is shown). */
-export async function showMetricsDialog(fetchMetrics: () => Promise<ToolMetrics>, trans: TranslationBundle): Promise<void> {
+export async function showMetricsDialog(
+  fetchMetrics: () => Promise<ToolMetrics>,
+  trans: TranslationBundle
+): Promise<void> {
   const metrics = await fetchMetrics();
   void showDialog({
     title: trans.__('Cellmate tool metrics'),

@@ -22,7 +22,7 @@ export class ModelPicker {
     this._select.setAttribute('aria-label', trans.__('Model of this chat'));
     this._select.addEventListener('change', () => {
       const value = this._select.value;
-      const choice = value === FOLLOW ? null : this._choices.get(value) ?? null;
+      const choice = value === FOLLOW ? null : (this._choices.get(value) ?? null);
       _options.onPick(choice);
     });
     this.node.append(this._select);
@@ -64,7 +64,7 @@ export class ModelPicker {
     this._select.value = follows || !current ? FOLLOW : keyOf(current);
     if (!follows && current) {
       // The chat's own model reads as the header's label, like the settings' does.
-      const picked = [...this._select.options].find(o => o.value === keyOf(current));
+      const picked = [...this._select.options].find((o) => o.value === keyOf(current));
       if (picked) {
         picked.textContent = trans.__('Model: %1', label);
       }

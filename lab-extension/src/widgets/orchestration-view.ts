@@ -76,22 +76,27 @@ export function renderOrchestration(
 
   const b = display.budget ?? { max_workers: 0, max_minutes: 0 };
   const budget = div('jp-cellmate-orchestration-budget');
-  budget.textContent = b.max_tool_calls !== undefined
-    ? trans.__('Budget: %1 workers at once, %2 min, %3 tool calls', b.max_workers, b.max_minutes, b.max_tool_calls)
-    : trans.__('Budget: %1 workers at once, %2 min', b.max_workers, b.max_minutes);
+  budget.textContent =
+    b.max_tool_calls !== undefined
+      ? trans.__('Budget: %1 workers at once, %2 min, %3 tool calls', b.max_workers, b.max_minutes, b.max_tool_calls)
+      : trans.__('Budget: %1 workers at once, %2 min', b.max_workers, b.max_minutes);
   node.appendChild(budget);
 
   const state = div('jp-cellmate-orchestration-state');
   state.setAttribute('role', 'status');
   state.textContent = approvalText(display, trans);
   if (display.approval === 'pending' && resolveOrchestration) {
-    node.appendChild(approvalBar({
-      stem: 'jp-cellmate-orchestration', state, trans,
-      reasonLabel: trans.__('Reason for rejecting the orchestration'),
-      approveTitle: trans.__('Switch to Agent and run these tasks in dependency order, then the synthesis'),
-      rejectTitle: trans.__('Ask the agent to revise the orchestration'),
-      resolve: (decision, reason) => resolveOrchestration(String(display.orchestrationId), decision, reason)
-    }));
+    node.appendChild(
+      approvalBar({
+        stem: 'jp-cellmate-orchestration',
+        state,
+        trans,
+        reasonLabel: trans.__('Reason for rejecting the orchestration'),
+        approveTitle: trans.__('Switch to Agent and run these tasks in dependency order, then the synthesis'),
+        rejectTitle: trans.__('Ask the agent to revise the orchestration'),
+        resolve: (decision, reason) => resolveOrchestration(String(display.orchestrationId), decision, reason)
+      })
+    );
   }
   node.appendChild(state);
   return node;
@@ -99,7 +104,7 @@ export function renderOrchestration(
 
 /** Each task's depth in the tree: 0 without dependencies, else one more than its deepest dependency. */
 function depths(tasks: ReadonlyArray<{ key: string; depends_on?: string[] }>): Map<string, number> {
-  const byKey = new Map(tasks.map(t => [t.key, t]));
+  const byKey = new Map(tasks.map((t) => [t.key, t]));
   const depth = new Map<string, number>();
   const visit = (key: string, seen: Set<string>): number => {
     const known = depth.get(key);
@@ -112,7 +117,7 @@ function depths(tasks: ReadonlyArray<{ key: string; depends_on?: string[] }>): M
     }
     seen.add(key);
     const deps = Array.isArray(t.depends_on) ? t.depends_on : [];
-    const d = deps.length ? 1 + Math.max(...deps.map(k => visit(k, seen))) : 0;
+    const d = deps.length ? 1 + Math.max(...deps.map((k) => visit(k, seen))) : 0;
     depth.set(key, d);
     return d;
   };
@@ -146,7 +151,9 @@ function approvalText(display: OrchestrationDisplay, trans: IToolDisplayContext[
         return trans.__('Approved: every task and the synthesis are done.');
       }
       if (display.run?.state === 'stopped') {
-        return display.run.note ? trans.__('Approved, then stopped: %1', display.run.note) : trans.__('Approved, then stopped.');
+        return display.run.note
+          ? trans.__('Approved, then stopped: %1', display.run.note)
+          : trans.__('Approved, then stopped.');
       }
       return trans.__('Approved: the tasks run in Agent mode.');
     case 'rejected':

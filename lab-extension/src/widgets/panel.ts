@@ -42,20 +42,23 @@ export class CellmatePanel extends Panel {
 
     this._header = new HeaderWidget({
       trans,
-      onSelect: id => void controller.openChat(id),
+      onSelect: (id) => void controller.openChat(id),
       onNewChat: () => void this.newChat(),
       onRetry: () => controller.reconnectNow(),
-      onRename: id => void this.renameChat(id),
-      onDelete: id => void this.deleteChat(id),
+      onRename: (id) => void this.renameChat(id),
+      onDelete: (id) => void this.deleteChat(id),
       onReview: () => void controller.startReview('git-diff'),
       onLeaveDemo: () => controller.leaveDemo()
     });
-    this._picker = new ModelPicker({ trans, onPick: choice => void controller.setChatModel(choice) });
+    this._picker = new ModelPicker({ trans, onPick: (choice) => void controller.setChatModel(choice) });
     this._inlineToggle = document.createElement('button');
     this._inlineToggle.type = 'button';
     this._inlineToggle.className = 'jp-Button jp-mod-minimal jp-cellmate-inline-toggle';
     this._inlineToggle.textContent = trans.__('Inline');
-    this._inlineToggle.addEventListener('click', () => void controller.setInlineCompletions(!controller.inlineCompletions));
+    this._inlineToggle.addEventListener(
+      'click',
+      () => void controller.setInlineCompletions(!controller.inlineCompletions)
+    );
     this._header.addStatus(this._picker.node, this._inlineToggle);
     this._banner = new SetupBannerWidget({
       trans,
@@ -71,7 +74,7 @@ export class CellmatePanel extends Panel {
         this._transcript.scrollToBottom();
         return controller.retry();
       },
-      edit: text => {
+      edit: (text) => {
         this._transcript.scrollToBottom();
         return controller.retry(text);
       },
@@ -79,14 +82,14 @@ export class CellmatePanel extends Panel {
       resolveEdit: (editId, action) => controller.resolveEdit(editId, action),
       resolvePlan: (planId, decision, reason) => controller.resolvePlan(planId, decision, reason),
       resolveOrchestration: (id, decision, reason) => controller.resolveOrchestration(id, decision, reason),
-      approveReviewNode: nodeId => controller.approveReviewNode(nodeId),
+      approveReviewNode: (nodeId) => controller.approveReviewNode(nodeId),
       acceptVerifyOutputs: (runId, path) => controller.acceptVerifyOutputs(runId, path),
       debug: options.debug,
       openLocation: options.openLocation,
       rewind: {
         preview: (itemId, scope) => controller.rewindPreview(itemId, scope),
         apply: (itemId, scope, opts) => controller.rewind(itemId, scope, opts),
-        done: result => {
+        done: (result) => {
           if (result.text !== undefined && !this._composer.input.value.trim()) {
             this._composer.input.value = result.text;
           }
@@ -97,23 +100,24 @@ export class CellmatePanel extends Panel {
     });
     this._composer = new ComposerWidget({
       trans,
-      onSend: async text => {
+      onSend: async (text) => {
         this._transcript.scrollToBottom();
         const handled = await runSlash(text, this._slashHost(options));
         return handled ?? controller.send(text);
       },
       onStop: () => void controller.abort(),
-      onMode: mode => void controller.setMode(mode),
+      onMode: (mode) => void controller.setMode(mode),
       onCycleMode: () => void controller.cycleMode(),
-      onAuto: auto => void controller.setAuto(auto),
-      complete: prefix => controller.complete(prefix),
-      completeSlash: async prefix => slashCandidates(prefix, await controller.customCommands().catch(() => [])),
+      onAuto: (auto) => void controller.setAuto(auto),
+      complete: (prefix) => controller.complete(prefix),
+      completeSlash: async (prefix) => slashCandidates(prefix, await controller.customCommands().catch(() => [])),
       onCompact: () => void controller.compact()
     });
     const workers = new WorkersListWidget({
-      model: controller.workers, trans,
-      kill: id => controller.killWorker(id),
-      transcript: id => controller.workerTranscript(id)
+      model: controller.workers,
+      trans,
+      kill: (id) => controller.killWorker(id),
+      transcript: (id) => controller.workerTranscript(id)
     });
     const layout = this.layout as PanelLayout;
     layout.addWidget(this._header);
@@ -129,7 +133,7 @@ export class CellmatePanel extends Panel {
     this._showKernel();
     this.node.addEventListener('keydown', this._onKeyDown);
     if (typeof ResizeObserver !== 'undefined') {
-      this._resize = new ResizeObserver(entries => {
+      this._resize = new ResizeObserver((entries) => {
         const width = entries[0]?.contentRect.width ?? 0;
         this.toggleClass('jp-mod-narrow', width > 0 && width < NARROW_WIDTH);
       });
@@ -143,7 +147,7 @@ export class CellmatePanel extends Panel {
   private _slashHost(options: CellmatePanel.IOptions): ISlashHost {
     const c = this._controller;
     return {
-      setMode: async mode => void (await c.setMode(mode)),
+      setMode: async (mode) => void (await c.setMode(mode)),
       toggleAuto: async () => void (await c.setAuto(!c.auto)),
       startReview: async () => void (await c.startReview('git-diff')),
       compact: async () => void (await c.compact()),
@@ -152,11 +156,11 @@ export class CellmatePanel extends Panel {
       rewind: () => this.openRewind(),
       showSkills: async () => void (await options.runCommand?.('cellmate:show-skills')),
       modelLabel: () => c.modelLabel(),
-      setModel: name => c.setModel(name),
+      setModel: (name) => c.setModel(name),
       notice: (level, text) => c.notice(level, text),
       customCommands: () => c.customCommands(),
       expand: (name, args) => c.expandCommand(name, args),
-      send: text => c.send(text)
+      send: (text) => c.send(text)
     };
   }
 
@@ -174,7 +178,7 @@ export class CellmatePanel extends Panel {
   /** Asks for a new title and renames the chat. */
   async renameChat(chatId: string): Promise<void> {
     const trans = this._trans;
-    const current = this._controller.chats.find(c => c.id === chatId)?.title ?? '';
+    const current = this._controller.chats.find((c) => c.id === chatId)?.title ?? '';
     const result = await InputDialog.getText({
       title: trans.__('Rename chat'),
       label: trans.__('New title'),
@@ -191,7 +195,7 @@ export class CellmatePanel extends Panel {
   /** Deletes the chat after a confirmation. */
   async deleteChat(chatId: string): Promise<void> {
     const trans = this._trans;
-    const title = this._controller.chats.find(c => c.id === chatId)?.title ?? chatId;
+    const title = this._controller.chats.find((c) => c.id === chatId)?.title ?? chatId;
     const result = await showDialog({
       title: trans.__('Delete chat?'),
       body: trans.__('“%1” and its transcript will be deleted. This cannot be undone.', title),
@@ -271,7 +275,7 @@ export class CellmatePanel extends Panel {
   /** Which turns of the open chat can be undone (their messages offer the rewinds). */
   private _showCheckpoints(): void {
     const generation = ++this._checkpointsGeneration;
-    void this._controller.checkpoints().then(turns => {
+    void this._controller.checkpoints().then((turns) => {
       if (generation === this._checkpointsGeneration && !this.isDisposed) {
         this._transcript.setCheckpoints(new Set(turns));
       }
@@ -280,7 +284,7 @@ export class CellmatePanel extends Panel {
 
   private _showInstructions(): void {
     const generation = ++this._instructionsGeneration;
-    void this._controller.instructions().then(files => {
+    void this._controller.instructions().then((files) => {
       if (generation === this._instructionsGeneration && !this.isDisposed) {
         this._header.setInstructions(files);
       }
@@ -348,7 +352,9 @@ export class CellmatePanel extends Panel {
     this._inlineToggle.setAttribute('aria-pressed', String(inline));
     this._inlineToggle.title = inline
       ? this._trans.__('Inline completions are on in notebook cells (fast model). Click to turn them off.')
-      : this._trans.__('Inline completions are off. Click to suggest code as you type in notebook cells (fast model; Tab accepts).');
+      : this._trans.__(
+          'Inline completions are off. Click to suggest code as you type in notebook cells (fast model; Tab accepts).'
+        );
     this._banner.setProblem(setup);
     this._composer.setState({
       running: c.running,
@@ -356,9 +362,7 @@ export class CellmatePanel extends Panel {
       canSend: connected && !setup,
       mode: c.mode,
       auto: c.auto,
-      blockedReason: !connected
-        ? this._trans.__('Not connected to the Cellmate server')
-        : setup?.message
+      blockedReason: !connected ? this._trans.__('Not connected to the Cellmate server') : setup?.message
     });
     this._composer.setContext({
       context: state?.context,

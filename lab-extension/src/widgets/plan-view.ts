@@ -10,7 +10,10 @@ import { approvalBar } from './approval-bar';
 import type { IToolDisplayContext, IToolDisplayRenderer } from './tool-display-types';
 
 /** Renders a plan card. */
-export function renderPlan(display: PlanDisplay, { trans, resolvePlan }: Pick<IToolDisplayContext, 'trans' | 'resolvePlan'>): HTMLElement {
+export function renderPlan(
+  display: PlanDisplay,
+  { trans, resolvePlan }: Pick<IToolDisplayContext, 'trans' | 'resolvePlan'>
+): HTMLElement {
   const node = document.createElement('div');
   node.className = 'jp-cellmate-plan';
   node.dataset.displayKind = 'plan';
@@ -45,13 +48,17 @@ export function renderPlan(display: PlanDisplay, { trans, resolvePlan }: Pick<IT
   state.setAttribute('role', 'status');
   state.textContent = approvalText(display, trans);
   if (display.approval === 'pending' && resolvePlan) {
-    node.appendChild(approvalBar({
-      stem: 'jp-cellmate-plan', state, trans,
-      reasonLabel: trans.__('Reason for rejecting the plan'),
-      approveTitle: trans.__('Switch to Agent and run these steps in order'),
-      rejectTitle: trans.__('Ask the agent to revise the plan'),
-      resolve: (decision, reason) => resolvePlan(String(display.planId), decision, reason)
-    }));
+    node.appendChild(
+      approvalBar({
+        stem: 'jp-cellmate-plan',
+        state,
+        trans,
+        reasonLabel: trans.__('Reason for rejecting the plan'),
+        approveTitle: trans.__('Switch to Agent and run these steps in order'),
+        rejectTitle: trans.__('Ask the agent to revise the plan'),
+        resolve: (decision, reason) => resolvePlan(String(display.planId), decision, reason)
+      })
+    );
   }
   node.appendChild(state);
   return node;

@@ -49,7 +49,9 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
     this._card.dataset.state = item.state;
     if (item.approval) this._card.dataset.tool = item.approval.tool;
     const pending = item.state === 'pending' && !this._busy;
-    for (const control of this._card.querySelectorAll<HTMLButtonElement | HTMLTextAreaElement | HTMLInputElement>('button, textarea, input')) {
+    for (const control of this._card.querySelectorAll<HTMLButtonElement | HTMLTextAreaElement | HTMLInputElement>(
+      'button, textarea, input'
+    )) {
       control.disabled = !pending;
     }
     this._status.textContent = this._statusText(item);
@@ -149,7 +151,16 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
         const preview = document.createElement('div');
         preview.className = 'jp-cellmate-question-preview';
         preview.appendChild(
-          renderDiff({ kind: 'diff', editId: '', summary: approval.preview.summary, expiresAt: 0, files: approval.preview.files }, { trans })
+          renderDiff(
+            {
+              kind: 'diff',
+              editId: '',
+              summary: approval.preview.summary,
+              expiresAt: 0,
+              files: approval.preview.files
+            },
+            { trans }
+          )
         );
         const raw = document.createElement('details');
         raw.className = 'jp-cellmate-question-raw';
@@ -174,8 +185,16 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
     const actions = document.createElement('div');
     actions.className = 'jp-cellmate-question-actions';
     actions.append(
-      this._button('jp-cellmate-approve-once', trans.__('1 Approve once'), () => void this._send({ action: 'answer', selected: [0] })),
-      this._button('jp-cellmate-approve-always', trans.__('2 Always for this pattern'), () => void this._send({ action: 'answer', selected: [1] })),
+      this._button(
+        'jp-cellmate-approve-once',
+        trans.__('1 Approve once'),
+        () => void this._send({ action: 'answer', selected: [0] })
+      ),
+      this._button(
+        'jp-cellmate-approve-always',
+        trans.__('2 Always for this pattern'),
+        () => void this._send({ action: 'answer', selected: [1] })
+      ),
       this._button('jp-cellmate-deny', trans.__('3 Deny'), () => void this._deny())
     );
     this._card.append(this._reason, actions);
@@ -277,11 +296,18 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
     const trans = this._context.trans;
     switch (item.state) {
       case 'pending':
-        return item.expiresAt ? trans.__('Waiting for you (until %1)', new Date(item.expiresAt).toLocaleTimeString()) : trans.__('Waiting for you');
+        return item.expiresAt
+          ? trans.__('Waiting for you (until %1)', new Date(item.expiresAt).toLocaleTimeString())
+          : trans.__('Waiting for you');
       case 'answered': {
         if (item.type === 'approval' && item.answer?.action === 'answer') {
           const choice = item.answer.selected[0];
-          const decision = choice === 0 ? trans.__('Approved once') : choice === 1 ? trans.__('Approved for this pattern') : trans.__('Denied');
+          const decision =
+            choice === 0
+              ? trans.__('Approved once')
+              : choice === 1
+                ? trans.__('Approved for this pattern')
+                : trans.__('Denied');
           // An answered approval collapses to this one line: what was decided, about what.
           const what = item.approval?.preview?.summary ?? item.approval?.allows ?? item.approval?.tool;
           return what ? `${decision} · ${what}` : decision;

@@ -23,11 +23,15 @@ export function renderReview(display: ReviewDisplay, context: ReviewContext): HT
   node.dataset.reviewId = String(display.reviewId);
   const all = Array.isArray(display.nodes) ? display.nodes : [];
   const focus = typeof display.focus === 'string' ? display.focus : undefined;
-  const shown = focus ? all.filter(n => n.id === focus) : all;
+  const shown = focus ? all.filter((n) => n.id === focus) : all;
   if (!focus) {
     const scope = document.createElement('div');
     scope.className = 'jp-cellmate-review-scope';
-    scope.textContent = trans.__('Review of %1: %2', String(display.scope ?? ''), trans._n('%1 finding', '%1 findings', all.length));
+    scope.textContent = trans.__(
+      'Review of %1: %2',
+      String(display.scope ?? ''),
+      trans._n('%1 finding', '%1 findings', all.length)
+    );
     node.appendChild(scope);
   }
   const list = document.createElement('ol');
@@ -116,9 +120,14 @@ function renderNode(n: ReviewNodeView, { trans, openLocation, approveReviewNode 
       link.textContent = label;
       link.title = anchor.cell ? trans.__('Open the notebook at this cell') : trans.__('Open the file at this line');
       link.dataset.path = anchor.file;
-      link.addEventListener('click', event => {
+      link.addEventListener('click', (event) => {
         event.preventDefault();
-        openLocation({ path: anchor.file, line: lines?.[0] ?? 1, text: '', ...(anchor.cell ? { cell: anchor.cell } : {}) });
+        openLocation({
+          path: anchor.file,
+          line: lines?.[0] ?? 1,
+          text: '',
+          ...(anchor.cell ? { cell: anchor.cell } : {})
+        });
       });
       meta.appendChild(link);
     } else {
@@ -133,9 +142,10 @@ function renderNode(n: ReviewNodeView, { trans, openLocation, approveReviewNode 
   const consensus = document.createElement('div');
   consensus.className = 'jp-cellmate-review-consensus';
   consensus.setAttribute('role', 'status');
-  consensus.textContent = n.state === 'consensusReady'
-    ? trans.__('Consensus ready: approved by %1 (found by %2)', String(n.approvedBy ?? ''), String(n.author))
-    : trans.__('Open: found by %1, waiting for a peer to approve', String(n.author));
+  consensus.textContent =
+    n.state === 'consensusReady'
+      ? trans.__('Consensus ready: approved by %1 (found by %2)', String(n.approvedBy ?? ''), String(n.author))
+      : trans.__('Open: found by %1, waiting for a peer to approve', String(n.author));
   if (n.state === 'open' && n.author !== 'user' && approveReviewNode) {
     const approve = document.createElement('button');
     approve.type = 'button';
@@ -145,7 +155,7 @@ function renderNode(n: ReviewNodeView, { trans, openLocation, approveReviewNode 
     approve.addEventListener('click', () => {
       approve.disabled = true;
       consensus.textContent = trans.__('Approving…');
-      void approveReviewNode(String(n.id)).then(outcome => {
+      void approveReviewNode(String(n.id)).then((outcome) => {
         consensus.textContent = outcome.message;
         if (outcome.state === 'error') {
           approve.disabled = false;
@@ -176,7 +186,8 @@ export const reviewDisplayRenderer: IToolDisplayRenderer<'review'> = {
   kind: 'review',
   render(display, context) {
     const node = renderReview(display, context);
-    const focus = typeof display.focus === 'string' ? (display.nodes ?? []).find(n => n.id === display.focus) : undefined;
+    const focus =
+      typeof display.focus === 'string' ? (display.nodes ?? []).find((n) => n.id === display.focus) : undefined;
     const summary = focus
       ? `${focus.priority} ${focus.kind} · ${focus.state === 'consensusReady' ? context.trans.__('consensus ready') : context.trans.__('open')}`
       : display.verdict

@@ -14,7 +14,11 @@ import { renderDiff } from './diff-view';
 /** What the rewind view asks of the server. */
 export interface IRewindActions {
   preview(itemId: string, scope: 'turn' | 'from'): Promise<RewindPreview>;
-  apply(itemId: string, scope: 'turn' | 'from', options: { overwrite: boolean; conversation: boolean }): Promise<RewindResult>;
+  apply(
+    itemId: string,
+    scope: 'turn' | 'from',
+    options: { overwrite: boolean; conversation: boolean }
+  ): Promise<RewindResult>;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
@@ -49,14 +53,18 @@ export function renderRewind(
   node.dataset.scope = scope;
   node.dataset.state = 'loading';
   node.appendChild(
-    el('div', 'jp-cellmate-rewind-title', scope === 'turn' ? trans.__("Undo this turn's changes") : trans.__('Rewind to here'))
+    el(
+      'div',
+      'jp-cellmate-rewind-title',
+      scope === 'turn' ? trans.__("Undo this turn's changes") : trans.__('Rewind to here')
+    )
   );
   const state = el('div', 'jp-cellmate-rewind-state', trans.__('Reading what would be restored…'));
   state.setAttribute('role', 'status');
   node.appendChild(state);
   void actions.preview(itemId, scope).then(
-    preview => show(preview),
-    error => {
+    (preview) => show(preview),
+    (error) => {
       node.dataset.state = 'error';
       state.textContent = error instanceof Error ? error.message : String(error);
       const close = button(trans.__('Close'), 'jp-mod-reject', trans.__('Close this box'));
@@ -103,12 +111,15 @@ export function renderRewind(
       const label = el('label', 'jp-cellmate-rewind-conversation');
       conversation = document.createElement('input');
       conversation.type = 'checkbox';
-      label.append(conversation, document.createTextNode(` ${trans.__('Also remove the conversation from this message on')}`));
+      label.append(
+        conversation,
+        document.createTextNode(` ${trans.__('Also remove the conversation from this message on')}`)
+      );
       node.appendChild(label);
     }
     const bar = el('div', 'jp-cellmate-rewind-actions');
-    const conflicts = preview.files.some(f => f.action === 'conflict');
-    const restorable = preview.files.some(f => f.action === 'restore' || f.action === 'remove');
+    const conflicts = preview.files.some((f) => f.action === 'conflict');
+    const restorable = preview.files.some((f) => f.action === 'restore' || f.action === 'remove');
     const restore = button(
       conflicts ? trans.__('Restore, keep my changes') : trans.__('Restore'),
       'jp-mod-accept jp-cellmate-rewind-restore',
@@ -125,12 +136,19 @@ export function renderRewind(
       trans.__('Also restore the files changed since the agent edited them')
     );
     overwrite.hidden = !conflicts;
-    const cancel = button(trans.__('Cancel'), 'jp-mod-reject jp-cellmate-rewind-cancel', trans.__('Close without restoring'));
+    const cancel = button(
+      trans.__('Cancel'),
+      'jp-mod-reject jp-cellmate-rewind-cancel',
+      trans.__('Close without restoring')
+    );
     const act = async (force: boolean): Promise<void> => {
       restore.disabled = overwrite.disabled = cancel.disabled = true;
       state.textContent = trans.__('Restoring…');
       try {
-        const result = await actions.apply(itemId, scope, { overwrite: force, conversation: conversation?.checked ?? false });
+        const result = await actions.apply(itemId, scope, {
+          overwrite: force,
+          conversation: conversation?.checked ?? false
+        });
         node.dataset.state = 'done';
         state.textContent = result.message;
         bar.remove();

@@ -14,21 +14,33 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 /** A table of skills; `setEnabled` answers with the list afterwards. */
-export function createSkillsTable(skills: readonly SkillInfo[], trans: TranslationBundle, setEnabled: (folder: string, enabled: boolean) => Promise<SkillInfo[]>): Widget {
+export function createSkillsTable(
+  skills: readonly SkillInfo[],
+  trans: TranslationBundle,
+  setEnabled: (folder: string, enabled: boolean) => Promise<SkillInfo[]>
+): Widget {
   const widget = new Widget();
   widget.addClass('jp-cellmate-skills-view');
   const render = (list: readonly SkillInfo[]): void => {
     widget.node.replaceChildren();
     if (list.length === 0) {
       const empty = document.createElement('p');
-      empty.textContent = trans.__('No skills are installed. A skill is a folder with a SKILL.md in ~/.cellmate/skills, .cellmate/skills, .agents/skills or .claude/skills.');
+      empty.textContent = trans.__(
+        'No skills are installed. A skill is a folder with a SKILL.md in ~/.cellmate/skills, .cellmate/skills, .agents/skills or .claude/skills.'
+      );
       widget.node.appendChild(empty);
       return;
     }
     const table = document.createElement('table');
     table.className = 'jp-cellmate-skills jp-cellmate-metrics';
     const head = table.createTHead().insertRow();
-    for (const label of [trans.__('On'), trans.__('Skill'), trans.__('Source'), trans.__('State'), trans.__('Description')]) {
+    for (const label of [
+      trans.__('On'),
+      trans.__('Skill'),
+      trans.__('Source'),
+      trans.__('State'),
+      trans.__('Description')
+    ]) {
       const th = document.createElement('th');
       th.textContent = label;
       head.appendChild(th);
@@ -67,7 +79,9 @@ export function createSkillsTable(skills: readonly SkillInfo[], trans: Translati
     }
     const note = document.createElement('p');
     note.className = 'jp-cellmate-metrics-note';
-    note.textContent = trans.__('The agent sees each offered skill\'s name and description, and reads a skill only when a task needs it. Skill text is third-party: it grants no permissions, and its scripts run only through the usual approvals.');
+    note.textContent = trans.__(
+      "The agent sees each offered skill's name and description, and reads a skill only when a task needs it. Skill text is third-party: it grants no permissions, and its scripts run only through the usual approvals."
+    );
     widget.node.append(table, refusal, note);
   };
   render(skills);
@@ -75,7 +89,11 @@ export function createSkillsTable(skills: readonly SkillInfo[], trans: Translati
 }
 
 /** Fetches the skills and opens the dialog (resolves once it is shown). */
-export async function showSkillsDialog(fetchSkills: () => Promise<SkillInfo[]>, setEnabled: (folder: string, enabled: boolean) => Promise<SkillInfo[]>, trans: TranslationBundle): Promise<void> {
+export async function showSkillsDialog(
+  fetchSkills: () => Promise<SkillInfo[]>,
+  setEnabled: (folder: string, enabled: boolean) => Promise<SkillInfo[]>,
+  trans: TranslationBundle
+): Promise<void> {
   const skills = await fetchSkills();
   void showDialog({
     title: trans.__('Cellmate skills'),

@@ -17,7 +17,12 @@ import { Widget } from '@lumino/widgets';
 import { codeOf, formatElapsed } from '../tool-format';
 import { IItemWidget, markItem } from './item-base';
 import type { IDebugCardActions } from './debug-card';
-import { defaultToolDisplays, type IToolDisplayContext, type IToolDisplayView, type ToolDisplayRegistry } from './tool-displays';
+import {
+  defaultToolDisplays,
+  type IToolDisplayContext,
+  type IToolDisplayView,
+  type ToolDisplayRegistry
+} from './tool-displays';
 
 /** Results longer than this (lines or characters) start collapsed, with "Show all". */
 export const LONG_LINES = 20;
@@ -238,7 +243,18 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private _renderDisplay(item: ToolCallItem): void {
     this._displayShown = true;
     this._view?.dispose();
-    this._view = this._displays.render(item.display, { rendermime: this._rendermime, trans: this._trans, resolveEdit: this._actions.resolveEdit, ...(this._actions.resolvePlan ? { resolvePlan: this._actions.resolvePlan } : {}), ...(this._actions.approveReviewNode ? { approveReviewNode: this._actions.approveReviewNode } : {}), ...(this._actions.acceptVerifyOutputs ? { acceptVerifyOutputs: this._actions.acceptVerifyOutputs } : {}), ...(this._actions.resolveOrchestration ? { resolveOrchestration: this._actions.resolveOrchestration } : {}), ...(this._actions.debug ? { debug: this._actions.debug } : {}), ...(this._actions.openLocation ? { openLocation: this._actions.openLocation } : {}) }) ?? undefined;
+    this._view =
+      this._displays.render(item.display, {
+        rendermime: this._rendermime,
+        trans: this._trans,
+        resolveEdit: this._actions.resolveEdit,
+        ...(this._actions.resolvePlan ? { resolvePlan: this._actions.resolvePlan } : {}),
+        ...(this._actions.approveReviewNode ? { approveReviewNode: this._actions.approveReviewNode } : {}),
+        ...(this._actions.acceptVerifyOutputs ? { acceptVerifyOutputs: this._actions.acceptVerifyOutputs } : {}),
+        ...(this._actions.resolveOrchestration ? { resolveOrchestration: this._actions.resolveOrchestration } : {}),
+        ...(this._actions.debug ? { debug: this._actions.debug } : {}),
+        ...(this._actions.openLocation ? { openLocation: this._actions.openLocation } : {})
+      }) ?? undefined;
     this._kernel.textContent = this._view?.summary ?? '';
     if (!this._view) {
       return;
@@ -277,11 +293,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
         label();
       });
       label();
-      this._result.replaceChildren(
-        heading(this._trans._n('Result (%1 line)', 'Result (%1 lines)', lines)),
-        pre,
-        more
-      );
+      this._result.replaceChildren(heading(this._trans._n('Result (%1 line)', 'Result (%1 lines)', lines)), pre, more);
     } else {
       this._result.replaceChildren(heading(this._trans.__('Result')), pre);
     }

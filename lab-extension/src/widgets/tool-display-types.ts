@@ -14,9 +14,17 @@ export interface IToolDisplayContext {
   /** Accepts or discards a staged edit (`edit/resolve`); absent: diff cards are read-only. */
   readonly resolveEdit?: (editId: string, action: 'accept' | 'discard') => Promise<{ state: string; message: string }>;
   /** Approves or rejects a pending plan (`plan/resolve`, MODE-3); absent: plan cards are read-only. */
-  readonly resolvePlan?: (planId: string, decision: 'approve' | 'reject', reason?: string) => Promise<{ state: string; message: string }>;
+  readonly resolvePlan?: (
+    planId: string,
+    decision: 'approve' | 'reject',
+    reason?: string
+  ) => Promise<{ state: string; message: string }>;
   /** Approves or rejects a pending orchestration (`orchestration/resolve`, MODE-5); absent: orchestration cards are read-only. */
-  readonly resolveOrchestration?: (orchestrationId: string, decision: 'approve' | 'reject', reason?: string) => Promise<{ state: string; message: string }>;
+  readonly resolveOrchestration?: (
+    orchestrationId: string,
+    decision: 'approve' | 'reject',
+    reason?: string
+  ) => Promise<{ state: string; message: string }>;
   /** The person approves a review finding (`review/approve`, MODE-4); absent: review cards are read-only. */
   readonly approveReviewNode?: (nodeId: string) => Promise<{ state: string; message: string }>;
   /** Writes a `notebook_verify` run's kept outputs into one notebook (`verify/accept`); absent: no Accept button. */
@@ -40,4 +48,3 @@ export interface IToolDisplayRenderer<K extends ToolCallDisplayKind = ToolCallDi
   readonly kind: K;
   render(display: Extract<ToolCallDisplay, { kind: K }>, context: IToolDisplayContext): IToolDisplayView;
 }
-

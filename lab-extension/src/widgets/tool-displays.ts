@@ -79,7 +79,7 @@ export const evalDisplayRenderer: IToolDisplayRenderer<'eval'> = {
       node: view.node,
       summary: display.kernel ? kernelLabel(display, trans) : '',
       openByDefault: (Array.isArray(display.outputs) ? display.outputs : []).some(
-        o => !!o && typeof o === 'object' && ('image/png' in o || 'text/html' in o)
+        (o) => !!o && typeof o === 'object' && ('image/png' in o || 'text/html' in o)
       ),
       dispose: () => view.dispose()
     };
@@ -99,7 +99,11 @@ export const diffDisplayRenderer: IToolDisplayRenderer<'diff'> = {
 export const textDisplayRenderer: IToolDisplayRenderer<'text'> = {
   kind: 'text',
   render(display) {
-    return textView(typeof display.text === 'string' ? display.text : '', typeof display.label === 'string' ? display.label : undefined, 'text');
+    return textView(
+      typeof display.text === 'string' ? display.text : '',
+      typeof display.label === 'string' ? display.label : undefined,
+      'text'
+    );
   }
 };
 
@@ -121,7 +125,12 @@ export function debugDisplayRenderer(actions: IDebugCardActions = {}): IToolDisp
       if (typeof display.notebook === 'string') {
         all.syncNotebookDebugger?.(display.notebook, display.breakpoints);
       }
-      return { node, summary: display.state === 'stopped' ? trans.__('stopped') : String(display.state), openByDefault: display.state === 'stopped', dispose: () => node.remove() };
+      return {
+        node,
+        summary: display.state === 'stopped' ? trans.__('stopped') : String(display.state),
+        openByDefault: display.state === 'stopped',
+        dispose: () => node.remove()
+      };
     }
   };
 }

@@ -75,7 +75,7 @@ export class TranscriptWidget extends Panel {
       }
     } else {
       for (const id of change.updated) {
-        const item = items.find(i => i.id === id);
+        const item = items.find((i) => i.id === id);
         const widget = this._byId.get(id);
         if (!item || !widget || widget.kind !== item.kind) {
           this._reconcile(items);
@@ -111,7 +111,7 @@ export class TranscriptWidget extends Panel {
   }
 
   private _reconcile(items: readonly TranscriptItem[]): void {
-    const keep = new Set(items.map(i => i.id));
+    const keep = new Set(items.map((i) => i.id));
     for (const [id, widget] of this._byId) {
       if (!keep.has(id)) {
         this._byId.delete(id);
@@ -153,7 +153,8 @@ export class TranscriptWidget extends Panel {
       if (item.kind !== 'user') {
         continue;
       }
-      const widget = this._byId.get(item.id) as (IItemWidget & { openRewind?(scope: 'turn' | 'from'): boolean }) | undefined;
+      const widget = this._byId.get(item.id) as
+        (IItemWidget & { openRewind?(scope: 'turn' | 'from'): boolean }) | undefined;
       if (widget?.openRewind?.('from')) {
         widget.node.scrollIntoView({ block: 'nearest' });
         return true;
@@ -169,7 +170,8 @@ export class TranscriptWidget extends Panel {
       const has = this._checkpoints.has(item.turnId);
       later = later || has;
       if (item.kind === 'user') {
-        const widget = this._byId.get(item.id) as (IItemWidget & { setRewind?(turn: boolean, from: boolean): void }) | undefined;
+        const widget = this._byId.get(item.id) as
+          (IItemWidget & { setRewind?(turn: boolean, from: boolean): void }) | undefined;
         widget?.setRewind?.(has, later);
       }
     }

@@ -7,7 +7,14 @@
 import type { VerifyDisplay } from '@cellmate/protocol';
 import type { IToolDisplayRenderer, IToolDisplayView } from './tool-display-types';
 
-const MARK: Record<string, string> = { ok: '✓', error: '✗', changed: '~', 'could-not-run': '!', aborted: '■', 'not-run': '–' };
+const MARK: Record<string, string> = {
+  ok: '✓',
+  error: '✗',
+  changed: '~',
+  'could-not-run': '!',
+  aborted: '■',
+  'not-run': '–'
+};
 
 /** Renders `verify` displays. */
 export const verifyDisplayRenderer: IToolDisplayRenderer<'verify'> = {
@@ -56,9 +63,14 @@ export const verifyDisplayRenderer: IToolDisplayRenderer<'verify'> = {
           link.href = '#';
           link.className = 'jp-cellmate-verify-link';
           link.title = trans.__('Open the notebook at this cell');
-          link.addEventListener('click', event => {
+          link.addEventListener('click', (event) => {
             event.preventDefault();
-            openLocation({ path: String(nb.path), line: 1, cell: { index: Number(cell.index), id: String(cell.id) }, text: '' });
+            openLocation({
+              path: String(nb.path),
+              line: 1,
+              cell: { index: Number(cell.index), id: String(cell.id) },
+              text: ''
+            });
           });
           target = link;
         } else {
@@ -82,7 +94,7 @@ export const verifyDisplayRenderer: IToolDisplayRenderer<'verify'> = {
         accept.type = 'button';
         accept.className = 'jp-cellmate-verify-accept jp-mod-styled jp-mod-accept';
         accept.textContent = trans.__('Accept new outputs');
-        accept.title = trans.__('Write this run\'s outputs into %1', String(nb.path));
+        accept.title = trans.__("Write this run's outputs into %1", String(nb.path));
         accept.addEventListener('click', async () => {
           accept.disabled = true;
           state.textContent = trans.__('Writing…');
@@ -98,11 +110,15 @@ export const verifyDisplayRenderer: IToolDisplayRenderer<'verify'> = {
       }
       node.appendChild(details);
     }
-    const failing = notebooks.filter(n => n.status === 'error' || n.status === 'could-not-run').length;
-    const changed = notebooks.filter(n => n.status === 'changed').length;
+    const failing = notebooks.filter((n) => n.status === 'error' || n.status === 'could-not-run').length;
+    const changed = notebooks.filter((n) => n.status === 'changed').length;
     return {
       node,
-      summary: failing ? trans._n('%1 notebook failing', '%1 notebooks failing', failing) : changed ? trans._n('%1 notebook changed', '%1 notebooks changed', changed) : trans._n('%1 notebook ok', '%1 notebooks ok', notebooks.length),
+      summary: failing
+        ? trans._n('%1 notebook failing', '%1 notebooks failing', failing)
+        : changed
+          ? trans._n('%1 notebook changed', '%1 notebooks changed', changed)
+          : trans._n('%1 notebook ok', '%1 notebooks ok', notebooks.length),
       openByDefault: true,
       dispose: () => node.remove()
     };

@@ -59,7 +59,7 @@ export class WorkersListWidget extends Widget {
       list.appendChild(this._row(w));
     }
     this.node.append(title, list);
-    if (workers.some(w => w.state === 'running')) {
+    if (workers.some((w) => w.state === 'running')) {
       this._ticker = window.setInterval(() => this._tick(), 1000);
     }
   }
@@ -72,7 +72,7 @@ export class WorkersListWidget extends Widget {
     tr.setAttribute('role', 'listitem');
     tr.dataset.workerId = w.id;
     tr.dataset.state = w.state;
-    tr.title = `${w.id} · ${w.model}${w.sharesKernel ? ` · ${trans.__('shares the chat\'s kernel')}` : ''}${w.lastResult ? `\n\n${w.lastResult}` : ''}`;
+    tr.title = `${w.id} · ${w.model}${w.sharesKernel ? ` · ${trans.__("shares the chat's kernel")}` : ''}${w.lastResult ? `\n\n${w.lastResult}` : ''}`;
     const cell = (text: string, className: string): HTMLElement => {
       const span = document.createElement('span');
       span.className = className;
@@ -85,14 +85,22 @@ export class WorkersListWidget extends Widget {
     cell(stateLabel(w.state, trans), 'jp-cellmate-worker-state');
     cell(formatElapsed(this._elapsed(w)), 'jp-cellmate-worker-elapsed');
     const actions = cell('', 'jp-cellmate-worker-actions');
-    const open = button(trans.__('Transcript'), 'jp-cellmate-worker-open', trans.__('Show this worker\'s transcript (read-only)'));
+    const open = button(
+      trans.__('Transcript'),
+      'jp-cellmate-worker-open',
+      trans.__("Show this worker's transcript (read-only)")
+    );
     open.addEventListener('click', () => void this._openTranscript(w));
-    const kill = button(trans.__('Kill'), 'jp-cellmate-worker-kill', trans.__('Stop this worker and shut its kernel down'));
+    const kill = button(
+      trans.__('Kill'),
+      'jp-cellmate-worker-kill',
+      trans.__('Stop this worker and shut its kernel down')
+    );
     kill.disabled = w.state === 'killed' || w.state === 'interrupted';
     kill.addEventListener('click', () => {
       kill.disabled = true;
       void this._options.kill(w.id).then(
-        outcome => (tr.title = outcome.message),
+        (outcome) => (tr.title = outcome.message),
         (error: unknown) => {
           kill.disabled = false;
           tr.title = error instanceof Error ? error.message : String(error);
@@ -109,7 +117,9 @@ export class WorkersListWidget extends Widget {
 
   private _tick(): void {
     for (const w of this._options.model.workers) {
-      const cell = this.node.querySelector(`.jp-cellmate-worker[data-worker-id="${CSS.escape(w.id)}"] .jp-cellmate-worker-elapsed`);
+      const cell = this.node.querySelector(
+        `.jp-cellmate-worker[data-worker-id="${CSS.escape(w.id)}"] .jp-cellmate-worker-elapsed`
+      );
       if (cell) {
         cell.textContent = formatElapsed(this._elapsed(w));
       }

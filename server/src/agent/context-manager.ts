@@ -5,15 +5,39 @@
  * request as too long. The history itself is never changed: only the compaction state
  * (journaled with the chat) and so the view the model is sent.
  */
-import type { ChatEvent, CompactionItem, ContextStatus, ModelSettings, TokenUsage, UsageItem } from '@cellmate/protocol';
+import type {
+  ChatEvent,
+  CompactionItem,
+  ContextStatus,
+  ModelSettings,
+  TokenUsage,
+  UsageItem
+} from '@cellmate/protocol';
 import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CompactionState } from './context-view.js';
 import { newItemId } from '../base/ids.js';
 import { costOf, type ModelFacts } from '../providers/model-facts.js';
-import { composeSummary, countPrunable, filesTouched, personRequests, pruneBoundary, summaryPivot, SUMMARY_SYSTEM, transcriptText, withPrune } from './compaction.js';
-import { CHARS_PER_TOKEN, contextView, isPrunable, messagesTokens, prunedOutputPath, toolResultText } from './context-view.js';
+import {
+  composeSummary,
+  countPrunable,
+  filesTouched,
+  personRequests,
+  pruneBoundary,
+  summaryPivot,
+  SUMMARY_SYSTEM,
+  transcriptText,
+  withPrune
+} from './compaction.js';
+import {
+  CHARS_PER_TOKEN,
+  contextView,
+  isPrunable,
+  messagesTokens,
+  prunedOutputPath,
+  toolResultText
+} from './context-view.js';
 import { previousRequestLength } from './prompt-cache.js';
 import { overflowFigures } from './provider-errors.js';
 import { streamStep } from './stream-step.js';
@@ -63,8 +87,13 @@ export interface ContextBudget {
 /** The budget for a model's facts and the person's threshold. Pure. */
 export function contextBudget(facts: ModelFacts, compactAt: number | undefined): ContextBudget {
   const share = typeof compactAt === 'number' && compactAt >= 0.3 && compactAt <= 0.98 ? compactAt : DEFAULT_COMPACT_AT;
-  if (!facts.window) return { reservedOutput: Math.min(facts.maxOutput ?? DEFAULT_RESERVED_OUTPUT, MAX_RESERVED_OUTPUT) };
-  const reservedOutput = Math.min(facts.maxOutput ?? DEFAULT_RESERVED_OUTPUT, MAX_RESERVED_OUTPUT, Math.floor(facts.window / 4));
+  if (!facts.window)
+    return { reservedOutput: Math.min(facts.maxOutput ?? DEFAULT_RESERVED_OUTPUT, MAX_RESERVED_OUTPUT) };
+  const reservedOutput = Math.min(
+    facts.maxOutput ?? DEFAULT_RESERVED_OUTPUT,
+    MAX_RESERVED_OUTPUT,
+    Math.floor(facts.window / 4)
+  );
   return { window: facts.window, reservedOutput, compactAtTokens: Math.floor((facts.window - reservedOutput) * share) };
 }
 
@@ -99,7 +128,10 @@ export class ContextManager {
 
   constructor(private readonly options: ContextManagerOptions) {
     const learned = learnedWindows.get(modelKey(options.settings));
-    const facts = learned && (!options.facts.window || learned < options.facts.window) ? { ...options.facts, window: learned } : options.facts;
+    const facts =
+      learned && (!options.facts.window || learned < options.facts.window)
+        ? { ...options.facts, window: learned }
+        : options.facts;
     this.budget = contextBudget(facts, options.settings.compactAt);
   }
 
@@ -167,8 +199,14 @@ export class ContextManager {
     if (this.requests === 0 || (this.turnUsage.input === 0 && this.turnUsage.output === 0)) return undefined;
     const cost = costOf(this.turnUsage, this.options.facts.prices);
     return {
-      kind: 'usage', id: newItemId(), time: new Date().toISOString(), turnId: this.options.turnId,
-      model: modelLabel(this.options.settings), usage: this.turnUsage, requests: this.requests, ...(cost !== undefined ? { costUsd: cost } : {})
+      kind: 'usage',
+      id: newItemId(),
+      time: new Date().toISOString(),
+      turnId: this.options.turnId,
+      model: modelLabel(this.options.settings),
+      usage: this.turnUsage,
+      requests: this.requests,
+      ...(cost !== undefined ? { costUsd: cost } : {})
     };
   }
 
@@ -177,14 +215,19 @@ export class ContextManager {
    * half the usable window (always, when the person asked or the provider refused).
    * Returns the card it added, or undefined when there was nothing to compact.
    */
-  async compact(messages: readonly ModelMessage[], trigger: CompactionItem['trigger'], signal: AbortSignal): Promise<CompactionItem | undefined> {
+  async compact(
+    messages: readonly ModelMessage[],
+    trigger: CompactionItem['trigger'],
+    signal: AbortSignal
+  ): Promise<CompactionItem | undefined> {
     const { port } = this.options;
     const before = this.estimate(this.view(messages));
     const usable = this.usable(before);
     const old = port.state();
     const from = old?.summaryUpTo ?? 0;
     // Prune: everything but about 30 % of the usable window of the newest outputs (opencode protects 40k).
-    const protect = trigger === 'auto' ? Math.min(40_000, Math.floor(usable * 0.3)) : Math.min(20_000, Math.floor(usable * 0.15));
+    const protect =
+      trigger === 'auto' ? Math.min(40_000, Math.floor(usable * 0.3)) : Math.min(20_000, Math.floor(usable * 0.15));
     const boundary = Math.max(old?.pruneBefore ?? 0, pruneBoundary(messages, from, protect));
     const prunedOutputs = countPrunable(messages, Math.max(old?.pruneBefore ?? 0, from), boundary);
     let state = withPrune(old, boundary);
@@ -198,8 +241,15 @@ export class ContextManager {
       if (pivot !== undefined && pivot > from) {
         summary = await this.summarise(messages, from, pivot, old?.summary, usable, signal);
         summarizedMessages = pivot - from;
-        const users = messages.slice(from, pivot).filter((m) => m.role === 'user').length + (old?.summary ? (old.summarizedUsers ?? 1) : 0);
-        state = { summaryUpTo: pivot, summary, pruneBefore: Math.max(state.pruneBefore, pivot), summarizedUsers: Math.max(1, users) };
+        const users =
+          messages.slice(from, pivot).filter((m) => m.role === 'user').length +
+          (old?.summary ? (old.summarizedUsers ?? 1) : 0);
+        state = {
+          summaryUpTo: pivot,
+          summary,
+          pruneBefore: Math.max(state.pruneBefore, pivot),
+          summarizedUsers: Math.max(1, users)
+        };
         this.setState(state);
       }
     }
@@ -209,8 +259,16 @@ export class ContextManager {
     }
     const after = this.options.fixedTokens + messagesTokens(this.view(messages));
     const item: CompactionItem = {
-      kind: 'compaction', id: newItemId(), time: new Date().toISOString(), turnId: this.options.turnId, trigger,
-      prunedOutputs, summarizedMessages, tokensBefore: before, tokensAfter: after, ...(summary ? { summary } : {})
+      kind: 'compaction',
+      id: newItemId(),
+      time: new Date().toISOString(),
+      turnId: this.options.turnId,
+      trigger,
+      prunedOutputs,
+      summarizedMessages,
+      tokensBefore: before,
+      tokensAfter: after,
+      ...(summary ? { summary } : {})
     };
     port.emit({ type: 'item-added', item });
     this.emitStatus(after, true);
@@ -238,13 +296,22 @@ export class ContextManager {
         if (part.type !== 'tool-result' || !isPrunable(part)) continue;
         const file = path.join(workspace, prunedOutputPath(chatId, part.toolCallId));
         await mkdir(path.dirname(file), { recursive: true });
-        await writeFile(file, toolResultText(part as ToolResultPart).text, { encoding: 'utf8', flag: 'wx' }).catch(() => undefined); // saved by an earlier compaction
+        await writeFile(file, toolResultText(part as ToolResultPart).text, { encoding: 'utf8', flag: 'wx' }).catch(
+          () => undefined
+        ); // saved by an earlier compaction
       }
     }
   }
 
   /** The summary of messages [from, pivot): the model's, else the person's requests; with files touched and the kernel's state. */
-  private async summarise(messages: readonly ModelMessage[], from: number, pivot: number, previous: string | undefined, usable: number, signal: AbortSignal): Promise<string> {
+  private async summarise(
+    messages: readonly ModelMessage[],
+    from: number,
+    pivot: number,
+    previous: string | undefined,
+    usable: number,
+    signal: AbortSignal
+  ): Promise<string> {
     const part = messages.slice(from, pivot);
     const { port } = this.options;
     const text = transcriptText(part, previous, port.chatId, Math.floor(usable * 0.5) * 3);
@@ -252,12 +319,28 @@ export class ContextManager {
       this.askModel(text, signal),
       port.kernelState ? port.kernelState(signal).catch(() => undefined) : Promise.resolve(undefined)
     ]);
-    return composeSummary({ modelSummary, requests: personRequests(part), files: filesTouched(messages.slice(0, pivot)), kernelState, previous });
+    return composeSummary({
+      modelSummary,
+      requests: personRequests(part),
+      files: filesTouched(messages.slice(0, pivot)),
+      kernelState,
+      previous
+    });
   }
 
   private async askModel(text: string, signal: AbortSignal): Promise<string | undefined> {
     const outcome = await streamStep(
-      { model: this.options.summaryModel ?? this.options.model, system: SUMMARY_SYSTEM, messages: [{ role: 'user', content: text }], tools: [], signal, idleTimeoutMs: 60_000, maxRetries: 1, maxOutputTokens: 1_500, purpose: 'summary' },
+      {
+        model: this.options.summaryModel ?? this.options.model,
+        system: SUMMARY_SYSTEM,
+        messages: [{ role: 'user', content: text }],
+        tools: [],
+        signal,
+        idleTimeoutMs: 60_000,
+        maxRetries: 1,
+        maxOutputTokens: 1_500,
+        purpose: 'summary'
+      },
       { onTextDelta: () => undefined, onToolCall: () => undefined }
     );
     if (outcome.usage) {
@@ -278,7 +361,12 @@ export class ContextManager {
     }
     const cost = costOf(total, facts.prices);
     const status: ContextStatus = {
-      model: modelLabel(settings), usedTokens, estimated, windowSource: facts.windowSource, reservedOutput: this.budget.reservedOutput, total,
+      model: modelLabel(settings),
+      usedTokens,
+      estimated,
+      windowSource: facts.windowSource,
+      reservedOutput: this.budget.reservedOutput,
+      total,
       ...(this.budget.window ? { window: this.budget.window } : {}),
       ...(this.budget.compactAtTokens !== undefined ? { compactAtTokens: this.budget.compactAtTokens } : {}),
       ...(cost !== undefined ? { costUsd: cost } : {})
@@ -288,7 +376,10 @@ export class ContextManager {
 }
 
 /** Estimated tokens of a system prompt and tool declarations. */
-export function fixedTokens(system: string, tools: ReadonlyArray<{ name: string; description: string; parameters: unknown }>): number {
+export function fixedTokens(
+  system: string,
+  tools: ReadonlyArray<{ name: string; description: string; parameters: unknown }>
+): number {
   let chars = system.length;
   for (const t of tools) chars += t.name.length + t.description.length + JSON.stringify(t.parameters ?? {}).length;
   return Math.ceil(chars / CHARS_PER_TOKEN);

@@ -103,7 +103,11 @@ export function toolResultText(part: ToolResultPart): { text: string; images: nu
     }
     return { text: texts.join('\n'), images };
   }
-  return { text: typeof output.value === 'string' ? output.value : safeLength(output.value) ? JSON.stringify(output.value) : '', images: 0 };
+  return {
+    text:
+      typeof output.value === 'string' ? output.value : safeLength(output.value) ? JSON.stringify(output.value) : '',
+    images: 0
+  };
 }
 
 /** Whether a tool result is worth a placeholder. */
@@ -115,7 +119,11 @@ export function isPrunable(part: ToolResultPart): boolean {
 /** The one-line placeholder the model reads instead of an old output. Pure and deterministic. */
 export function placeholderText(chatId: string, part: ToolResultPart): string {
   const { text, images } = toolResultText(part);
-  const first = text.split('\n').find((l) => l.trim().length > 0)?.trim() ?? '';
+  const first =
+    text
+      .split('\n')
+      .find((l) => l.trim().length > 0)
+      ?.trim() ?? '';
   const began = first ? ` It began: ${JSON.stringify(first.length > 120 ? `${first.slice(0, 117)}...` : first)}.` : '';
   const figures = images > 0 ? ` It showed ${images} figure${images > 1 ? 's' : ''} (not kept).` : '';
   const lines = text ? text.split('\n').length : 0;
@@ -153,16 +161,25 @@ let lastSummary: { text: string; users: number; message: ModelMessage } | undefi
  */
 export function summaryMessage(summary: string, summarizedUsers = 1): ModelMessage {
   if (lastSummary?.text === summary && lastSummary.users === summarizedUsers) return lastSummary.message;
-  const message: ModelMessage = { role: 'user', content: `${SUMMARY_HEADING}\n\n${summary}`, providerOptions: { cellmate: { summarizedUsers } } };
+  const message: ModelMessage = {
+    role: 'user',
+    content: `${SUMMARY_HEADING}\n\n${summary}`,
+    providerOptions: { cellmate: { summarizedUsers } }
+  };
   lastSummary = { text: summary, users: summarizedUsers, message };
   return message;
 }
 
 /** The messages the model is sent for `messages` under `state` (all of them without a state). */
-export function contextView(messages: readonly ModelMessage[], state: CompactionState | undefined, chatId: string): ModelMessage[] {
+export function contextView(
+  messages: readonly ModelMessage[],
+  state: CompactionState | undefined,
+  chatId: string
+): ModelMessage[] {
   if (!state || (state.summaryUpTo <= 0 && state.pruneBefore <= 0)) return [...messages];
   const from = state.summary && state.summaryUpTo > 0 ? Math.min(state.summaryUpTo, messages.length) : 0;
   const view: ModelMessage[] = from > 0 ? [summaryMessage(state.summary!, state.summarizedUsers ?? 1)] : [];
-  for (let i = from; i < messages.length; i++) view.push(i < state.pruneBefore ? prunedMessage(messages[i]!, chatId) : messages[i]!);
+  for (let i = from; i < messages.length; i++)
+    view.push(i < state.pruneBefore ? prunedMessage(messages[i]!, chatId) : messages[i]!);
   return view;
 }

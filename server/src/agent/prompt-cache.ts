@@ -10,7 +10,12 @@
  *   same cache.
  * Other providers get nothing.
  */
-import type { LanguageModelV3FunctionTool, LanguageModelV3Message, LanguageModelV3Prompt, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type {
+  LanguageModelV3FunctionTool,
+  LanguageModelV3Message,
+  LanguageModelV3Prompt,
+  SharedV3ProviderOptions
+} from '@ai-sdk/provider';
 
 const EPHEMERAL = { cacheControl: { type: 'ephemeral' } } as const;
 
@@ -29,13 +34,17 @@ export function cacheOptions(
     if (prompt.length > 1) marks.add(prompt.length - 1);
     return { prompt: prompt.map((m, i) => (marks.has(i) ? withAnthropicCache(m) : m)), tools };
   }
-  if (provider.startsWith('openai.')) return { prompt, tools, providerOptions: { openai: { promptCacheKey: cache.key } } };
+  if (provider.startsWith('openai.'))
+    return { prompt, tools, providerOptions: { openai: { promptCacheKey: cache.key } } };
   return { prompt, tools };
 }
 
 function withAnthropicCache(message: LanguageModelV3Message): LanguageModelV3Message {
   const options = message.providerOptions ?? {};
-  return { ...message, providerOptions: { ...options, anthropic: { ...(options.anthropic ?? {}), ...EPHEMERAL } } } as LanguageModelV3Message;
+  return {
+    ...message,
+    providerOptions: { ...options, anthropic: { ...(options.anthropic ?? {}), ...EPHEMERAL } }
+  } as LanguageModelV3Message;
 }
 
 /**

@@ -26,9 +26,11 @@ export function describeProviderError(error: unknown, settings: ModelSettings): 
     if (status === 401 || status === 403) {
       return `${who} rejected the API key (HTTP ${status}): ${detail}. Check the key configured on the server (see Settings → Cellmate for where it comes from).`;
     }
-    if (status === 404) return `${who} answered HTTP 404: ${detail}. Check the model id "${settings.model}"${settings.baseUrl ? ` and the base URL ${settings.baseUrl}` : ''}.`;
+    if (status === 404)
+      return `${who} answered HTTP 404: ${detail}. Check the model id "${settings.model}"${settings.baseUrl ? ` and the base URL ${settings.baseUrl}` : ''}.`;
     if (status === 429) return `${who} is rate-limiting requests (HTTP 429): ${detail}. Wait a moment and send again.`;
-    if (status !== undefined) return `${who} returned HTTP ${status}: ${detail}. Try again; if it persists, check the provider's status and your settings.`;
+    if (status !== undefined)
+      return `${who} returned HTTP ${status}: ${detail}. Try again; if it persists, check the provider's status and your settings.`;
     return `Could not reach ${who}: ${detail}. Check the network${settings.baseUrl ? ` and that a server listens at ${settings.baseUrl}` : ''}.`;
   }
   const name = error instanceof Error ? error.name : '';
@@ -67,7 +69,14 @@ const OVERFLOW_PATTERNS = [
 export function isContextOverflow(error: unknown): boolean {
   const texts: string[] = [];
   if (APICallError.isInstance(error)) {
-    if (error.statusCode !== undefined && error.statusCode !== 400 && error.statusCode !== 413 && error.statusCode !== 422 && error.statusCode !== 500) return false;
+    if (
+      error.statusCode !== undefined &&
+      error.statusCode !== 400 &&
+      error.statusCode !== 413 &&
+      error.statusCode !== 422 &&
+      error.statusCode !== 500
+    )
+      return false;
     texts.push(error.message, error.responseBody ?? '');
   } else if (error instanceof Error) texts.push(error.message);
   else if (typeof error === 'object' && error !== null) texts.push(JSON.stringify(error));
@@ -81,10 +90,23 @@ export function isContextOverflow(error: unknown): boolean {
  * available context size (N tokens)", llama.cpp's `n_ctx`. Undefined figures when it says none.
  */
 export function overflowFigures(error: unknown): { window?: number; tokens?: number } {
-  const text = APICallError.isInstance(error) ? `${error.message} ${error.responseBody ?? ''}` : error instanceof Error ? error.message : String(error);
+  const text = APICallError.isInstance(error)
+    ? `${error.message} ${error.responseBody ?? ''}`
+    : error instanceof Error
+      ? error.message
+      : String(error);
   const num = (m: RegExpMatchArray | null): number | undefined => (m ? Number(m[1]) : undefined);
-  const window = num(text.match(/maximum context length is (\d+)/i)) ?? num(text.match(/> ?(\d+) maximum/i)) ?? num(text.match(/context size \((\d+) tokens?\)/i)) ?? num(text.match(/"n_ctx":\s*(\d+)/));
-  const tokens = num(text.match(/resulted in (\d+) tokens/i)) ?? num(text.match(/has (\d+) input tokens/i)) ?? num(text.match(/too long: (\d+) tokens/i)) ?? num(text.match(/\((\d+) tokens\) exceeds/i)) ?? num(text.match(/"n_prompt_tokens":\s*(\d+)/));
+  const window =
+    num(text.match(/maximum context length is (\d+)/i)) ??
+    num(text.match(/> ?(\d+) maximum/i)) ??
+    num(text.match(/context size \((\d+) tokens?\)/i)) ??
+    num(text.match(/"n_ctx":\s*(\d+)/));
+  const tokens =
+    num(text.match(/resulted in (\d+) tokens/i)) ??
+    num(text.match(/has (\d+) input tokens/i)) ??
+    num(text.match(/too long: (\d+) tokens/i)) ??
+    num(text.match(/\((\d+) tokens\) exceeds/i)) ??
+    num(text.match(/"n_prompt_tokens":\s*(\d+)/));
   return { ...(window ? { window } : {}), ...(tokens ? { tokens } : {}) };
 }
 
@@ -100,6 +122,9 @@ function providerLabel(settings: ModelSettings): string {
 }
 
 function shorten(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim().replace(/[.\s]+$/, '');
+  const flat = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.\s]+$/, '');
   return flat.length > 300 ? `${flat.slice(0, 297)}...` : flat;
 }

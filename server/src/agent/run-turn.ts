@@ -1,4 +1,12 @@
-import type { AssistantItem, ChatEvent, ModelSettings, NoticeItem, ToolCallItem, ToolReview, TurnEndReason } from '@cellmate/protocol';
+import type {
+  AssistantItem,
+  ChatEvent,
+  ModelSettings,
+  NoticeItem,
+  ToolCallItem,
+  ToolReview,
+  TurnEndReason
+} from '@cellmate/protocol';
 import type { AutoApprovalPort } from '../ports/gate-ports.js';
 import type { LanguageModel, ModelMessage, ToolResultPart } from 'ai';
 import { newItemId } from '../base/ids.js';
@@ -8,7 +16,13 @@ import { modelAcceptsImages } from '../providers/capabilities.js';
 import { describeProviderError, isContextOverflow } from './provider-errors.js';
 import type { ContextManager } from './context-manager.js';
 import { streamStep, type ModelToolCall } from './stream-step.js';
-import { declarations, dispatchTarget, loadedTools, type DispatchTarget, type ToolDeclaration } from '../gate/catalog.js';
+import {
+  declarations,
+  dispatchTarget,
+  loadedTools,
+  type DispatchTarget,
+  type ToolDeclaration
+} from '../gate/catalog.js';
 import type { CapabilityProfile } from '../ports/vocabulary.js';
 import type { ToolContext } from '../gate/define-tool.js';
 
@@ -102,7 +116,14 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
   const messages = [...input.history];
   const now = (): string => new Date().toISOString();
   const notice = (level: NoticeItem['level'], text: string): void => {
-    const item: NoticeItem = { kind: 'notice', id: newItemId(), time: now(), turnId: input.turnId, level, text: redact(text) };
+    const item: NoticeItem = {
+      kind: 'notice',
+      id: newItemId(),
+      time: now(),
+      turnId: input.turnId,
+      level,
+      text: redact(text)
+    };
     sink.emit({ type: 'item-added', item });
   };
   const end = (reason: TurnEndReason, error?: string): TurnResult => {
@@ -117,17 +138,27 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
   const reviewCards = new Map<string, ToolCallItem>();
   /** Reviews being started during the stream: a call waits for its own start, so it finds the verdict. */
   const reviewStarts = new Map<string, Promise<void>>();
-  const reviewer = (callId: string) => (review: ToolReview): void => {
-    const card = reviewCards.get(callId);
-    if (!card || card.status !== 'running') return;
-    card.review = review;
-    sink.emit({ type: 'item-updated', item: { ...card } });
-  };
+  const reviewer =
+    (callId: string) =>
+    (review: ToolReview): void => {
+      const card = reviewCards.get(callId);
+      if (!card || card.status !== 'running') return;
+      card.review = review;
+      sink.emit({ type: 'item-updated', item: { ...card } });
+    };
   const callContext = (callId: string): ToolContext => ({
-    workspace: input.workspace, signal: input.signal, actor: 'model', chatId: input.chatId,
-    turnId: input.turnId, callId, ...(input.profile ? { profile: input.profile } : {}),
-    modelSettings: input.settings, ...(input.worker ? { worker: input.worker } : {}),
-    ...(input.autoApproval ? { autoApproval: input.autoApproval, note: (level: 'info' | 'warning', text: string) => notice(level, text) } : {})
+    workspace: input.workspace,
+    signal: input.signal,
+    actor: 'model',
+    chatId: input.chatId,
+    turnId: input.turnId,
+    callId,
+    ...(input.profile ? { profile: input.profile } : {}),
+    modelSettings: input.settings,
+    ...(input.worker ? { worker: input.worker } : {}),
+    ...(input.autoApproval
+      ? { autoApproval: input.autoApproval, note: (level: 'info' | 'warning', text: string) => notice(level, text) }
+      : {})
   });
 
   let artifactDone = false;
@@ -164,7 +195,14 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         {
           onTextDelta(delta) {
             if (!assistant) {
-              assistant = { kind: 'assistant', id: newItemId(), time: now(), turnId: input.turnId, text: '', streaming: true };
+              assistant = {
+                kind: 'assistant',
+                id: newItemId(),
+                time: now(),
+                turnId: input.turnId,
+                text: '',
+                streaming: true
+              };
               sink.emit({ type: 'item-added', item: { ...assistant } });
             }
             assistant.text += delta;
@@ -176,17 +214,27 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
             const target = dispatchTarget(call.toolName, call.input, isLoaded);
             targets.set(call.toolCallId, target);
             const card: ToolCallItem = {
-              kind: 'tool', id: newItemId(), time: now(), turnId: input.turnId, callId: call.toolCallId,
-              name: target.kind === 'tool' ? target.name : call.toolName, args: target.kind === 'tool' ? target.args : call.input, actor: 'model', status: 'running'
+              kind: 'tool',
+              id: newItemId(),
+              time: now(),
+              turnId: input.turnId,
+              callId: call.toolCallId,
+              name: target.kind === 'tool' ? target.name : call.toolName,
+              args: target.kind === 'tool' ? target.args : call.input,
+              actor: 'model',
+              status: 'running'
             };
             cards.set(call.toolCallId, card);
             reviewCards.set(call.toolCallId, card);
             sink.emit({ type: 'item-added', item: { ...card } });
             // SIDE-2: the reviewer starts now, while the model keeps streaming; the card says so at once.
             if (input.autoApproval && target.kind === 'tool') {
-              reviewStarts.set(call.toolCallId, input.registry.startReview(target.name, target.args, callContext(call.toolCallId)).then((started) => {
-                if (started) reviewer(call.toolCallId)({ state: 'checking' });
-              }));
+              reviewStarts.set(
+                call.toolCallId,
+                input.registry.startReview(target.name, target.args, callContext(call.toolCallId)).then((started) => {
+                  if (started) reviewer(call.toolCallId)({ state: 'checking' });
+                })
+              );
             }
           }
         }
@@ -195,8 +243,13 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
       input.context?.afterStep(outcome.usage, view);
 
       if (
-        outcome.end.kind === 'error' && input.context && !overflowRetried && !input.signal.aborted &&
-        outcome.toolCalls.length === 0 && streamedText === '' && isContextOverflow(outcome.end.error)
+        outcome.end.kind === 'error' &&
+        input.context &&
+        !overflowRetried &&
+        !input.signal.aborted &&
+        outcome.toolCalls.length === 0 &&
+        streamedText === '' &&
+        isContextOverflow(outcome.end.error)
       ) {
         // The provider refused the request as too long: compact harder and send the step once more (CTX-3).
         overflowRetried = true;
@@ -207,14 +260,18 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
       }
 
       if (outcome.end.kind === 'aborted') {
-        const results = outcome.toolCalls.map((c) => finishCard(sink, cards, c, abortedResult('The user stopped the turn before this tool ran.')));
+        const results = outcome.toolCalls.map((c) =>
+          finishCard(sink, cards, c, abortedResult('The user stopped the turn before this tool ran.'))
+        );
         commitStep(sink, messages, streamedText, outcome.toolCalls, results);
         notice('info', 'Stopped by user.');
         return end('aborted');
       }
       if (outcome.end.kind === 'error') {
         const message = describeProviderError(outcome.end.error, input.settings);
-        const results = outcome.toolCalls.map((c) => finishCard(sink, cards, c, abortedResult('Not run: the model stream failed.')));
+        const results = outcome.toolCalls.map((c) =>
+          finishCard(sink, cards, c, abortedResult('Not run: the model stream failed.'))
+        );
         commitStep(sink, messages, streamedText, outcome.toolCalls, results);
         notice('error', message);
         return end('error', message);
@@ -222,23 +279,40 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
 
       const calls = outcome.toolCalls;
       const results: ToolCallResult[] = new Array<ToolCallResult>(calls.length);
-      const targetOf = (call: ModelToolCall): DispatchTarget => targets.get(call.toolCallId) ?? dispatchTarget(call.toolName, call.input, isLoaded);
+      const targetOf = (call: ModelToolCall): DispatchTarget =>
+        targets.get(call.toolCallId) ?? dispatchTarget(call.toolName, call.input, isLoaded);
       const runCall = async (call: ModelToolCall, index: number): Promise<void> => {
         if (input.signal.aborted) {
-          results[index] = finishCard(sink, cards, call, abortedResult('The user stopped the turn before this tool ran.'));
+          results[index] = finishCard(
+            sink,
+            cards,
+            call,
+            abortedResult('The user stopped the turn before this tool ran.')
+          );
           return;
         }
         const card = cards.get(call.toolCallId);
         const target = targetOf(call);
         if (target.kind === 'invalid') {
-          results[index] = finishCard(sink, cards, call, { ok: false, status: 'error', output: target.message, title: 'call_tool: invalid call', durationMs: 0 });
+          results[index] = finishCard(sink, cards, call, {
+            ok: false,
+            status: 'error',
+            output: target.message,
+            title: 'call_tool: invalid call',
+            durationMs: 0
+          });
           return;
         }
         await reviewStarts.get(call.toolCallId);
         reviewStarts.delete(call.toolCallId);
         const result = await input.registry.call(target.name, target.args, {
           ...callContext(call.toolCallId),
-          ...(card ? { progress: progressReporter(sink, card, Date.parse(card.time), redact), review: reviewer(call.toolCallId) } : {})
+          ...(card
+            ? {
+                progress: progressReporter(sink, card, Date.parse(card.time), redact),
+                review: reviewer(call.toolCallId)
+              }
+            : {})
         });
         reviewCards.delete(call.toolCallId);
         if (result.ok && target.name === input.nudge?.verb) artifactDone = true;
@@ -273,7 +347,10 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
         continue;
       }
       if (step >= maxSteps) {
-        notice('warning', `Stopped after ${maxSteps} model steps (the per-turn limit). Send a message to let the agent continue.`);
+        notice(
+          'warning',
+          `Stopped after ${maxSteps} model steps (the per-turn limit). Send a message to let the agent continue.`
+        );
         return end('max-steps');
       }
     }
@@ -299,7 +376,12 @@ const PROGRESS_INTERVAL_MS = 250;
  * card is updated when it starts (`waiting`) and ends (`waitMs` so far), so its timer shows
  * run time with the person's wait apart.
  */
-function progressReporter(sink: TurnSink, card: ToolCallItem, startedAt: number, redact: (t: string) => string): NonNullable<ToolContext['progress']> {
+function progressReporter(
+  sink: TurnSink,
+  card: ToolCallItem,
+  startedAt: number,
+  redact: (t: string) => string
+): NonNullable<ToolContext['progress']> {
   const itemId = card.id;
   let last = 0;
   let pending: string | undefined;
@@ -308,7 +390,12 @@ function progressReporter(sink: TurnSink, card: ToolCallItem, startedAt: number,
     timer = undefined;
     last = Date.now();
     const lastLine = pending === undefined ? undefined : redact(pending).slice(0, 500);
-    sink.emit({ type: 'tool-progress', itemId, elapsedMs: last - startedAt, ...(lastLine !== undefined ? { lastLine } : {}) });
+    sink.emit({
+      type: 'tool-progress',
+      itemId,
+      elapsedMs: last - startedAt,
+      ...(lastLine !== undefined ? { lastLine } : {})
+    });
   };
   return (update) => {
     if (update.waiting !== undefined) {
@@ -326,13 +413,29 @@ function progressReporter(sink: TurnSink, card: ToolCallItem, startedAt: number,
   };
 }
 
-function finishCard(sink: TurnSink, cards: Map<string, ToolCallItem>, call: ModelToolCall, result: ToolCallResult): ToolCallResult {
+function finishCard(
+  sink: TurnSink,
+  cards: Map<string, ToolCallItem>,
+  call: ModelToolCall,
+  result: ToolCallResult
+): ToolCallResult {
   const card = cards.get(call.toolCallId);
   if (card) {
-    const status = result.ok ? result.outcome ?? 'ok' : result.status;
+    const status = result.ok ? (result.outcome ?? 'ok') : result.status;
     const display = result.ok && result.display ? { display: result.display } : {};
     const { waiting: _waiting, ...rest } = card;
-    sink.emit({ type: 'item-updated', item: { ...rest, status, durationMs: result.durationMs, ...(result.waitMs !== undefined ? { waitMs: result.waitMs } : {}), output: result.output, title: result.title, ...display } });
+    sink.emit({
+      type: 'item-updated',
+      item: {
+        ...rest,
+        status,
+        durationMs: result.durationMs,
+        ...(result.waitMs !== undefined ? { waitMs: result.waitMs } : {}),
+        output: result.output,
+        title: result.title,
+        ...display
+      }
+    });
   }
   return result;
 }
@@ -352,7 +455,12 @@ function commitStep(
       role: 'assistant',
       content: [
         ...(text.length > 0 ? [{ type: 'text' as const, text }] : []),
-        ...calls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.toolCallId, toolName: c.toolName, input: c.input }))
+        ...calls.map((c) => ({
+          type: 'tool-call' as const,
+          toolCallId: c.toolCallId,
+          toolName: c.toolName,
+          input: c.input
+        }))
       ]
     });
   }
@@ -381,7 +489,10 @@ function toolResultOutput(r: ToolCallResult, acceptsImages: boolean): ToolResult
   if (!acceptsImages || !r.attachments?.length) return { type: 'text', value: r.output };
   return {
     type: 'content',
-    value: [{ type: 'text', text: r.output }, ...r.attachments.map((a) => ({ type: 'image-data' as const, data: a.data, mediaType: a.mediaType }))]
+    value: [
+      { type: 'text', text: r.output },
+      ...r.attachments.map((a) => ({ type: 'image-data' as const, data: a.data, mediaType: a.mediaType }))
+    ]
   };
 }
 

@@ -20,8 +20,13 @@ const checked = new WeakSet<object>();
 
 /** The history does not match the AI SDK's `ModelMessage` schema. */
 export class InvalidHistoryError extends Error {
-  constructor(readonly index: number, detail: string) {
-    super(`The chat history is malformed at message ${index + 1}: ${detail}. Start a new chat, or retry the last turn.`);
+  constructor(
+    readonly index: number,
+    detail: string
+  ) {
+    super(
+      `The chat history is malformed at message ${index + 1}: ${detail}. Start a new chat, or retry the last turn.`
+    );
     this.name = 'InvalidHistoryError';
   }
 }
@@ -30,7 +35,9 @@ export class InvalidHistoryError extends Error {
  * Checks each message not checked before (O(new messages) per step).
  * @throws InvalidHistoryError naming the first bad message
  */
-type MessageSchema = { safeParse(m: unknown): { success: true } | { success: false; error: { issues: Array<{ message: string }> } } };
+type MessageSchema = {
+  safeParse(m: unknown): { success: true } | { success: false; error: { issues: Array<{ message: string }> } };
+};
 
 /** Each role's own schema, from the AI SDK (looked up once). */
 let schemasByRole: Promise<Record<string, MessageSchema>> | undefined;
@@ -40,7 +47,10 @@ export async function checkHistory(messages: readonly ModelMessage[]): Promise<v
   // turn and builds issue objects for every branch that fails, about five times the cost
   // (~140 µs against ~27 µs per message, measured; an eval turn adds three messages).
   schemasByRole ??= loadAiSdk().then((ai) => ({
-    system: ai.systemModelMessageSchema, user: ai.userModelMessageSchema, assistant: ai.assistantModelMessageSchema, tool: ai.toolModelMessageSchema
+    system: ai.systemModelMessageSchema,
+    user: ai.userModelMessageSchema,
+    assistant: ai.assistantModelMessageSchema,
+    tool: ai.toolModelMessageSchema
   }));
   const byRole = await schemasByRole;
   messages.forEach((message, index) => {
@@ -48,7 +58,11 @@ export async function checkHistory(messages: readonly ModelMessage[]): Promise<v
     if (checked.has(message)) return;
     const role = (message as { role?: unknown }).role;
     const schema = typeof role === 'string' && Object.hasOwn(byRole, role) ? byRole[role]! : undefined;
-    if (!schema) throw new InvalidHistoryError(index, `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`);
+    if (!schema)
+      throw new InvalidHistoryError(
+        index,
+        `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`
+      );
     const result = schema.safeParse(message);
     if (!result.success) throw new InvalidHistoryError(index, result.error.issues[0]?.message ?? 'not a model message');
     checked.add(message);
@@ -71,7 +85,12 @@ const lastConversion = new WeakMap<object, { messages: readonly ModelMessage[]; 
  * long chat no longer converts the whole chat (O(history) per step).
  * @throws InvalidHistoryError, or the converter's MissingToolResultsError
  */
-export async function stepPrompt(model: LanguageModel, system: string, messages: readonly ModelMessage[], signal: AbortSignal): Promise<{ model: LanguageModelV3; prompt: LanguageModelV3Prompt }> {
+export async function stepPrompt(
+  model: LanguageModel,
+  system: string,
+  messages: readonly ModelMessage[],
+  signal: AbortSignal
+): Promise<{ model: LanguageModelV3; prompt: LanguageModelV3Prompt }> {
   if (typeof model === 'string' || model.specificationVersion !== 'v3') {
     throw new Error('Cellmate needs an AI SDK v3 language model object (a provider instance), not a model id string.');
   }
@@ -81,11 +100,18 @@ export async function stepPrompt(model: LanguageModel, system: string, messages:
   const supportedUrls = await v3.supportedUrls;
   const previous = lastConversion.get(v3);
   let reuse = 0;
-  if (previous && previous.messages.length <= messages.length && previous.messages.every((m, i) => m === messages[i])) reuse = previous.messages.length;
+  if (previous && previous.messages.length <= messages.length && previous.messages.every((m, i) => m === messages[i]))
+    reuse = previous.messages.length;
   if (reuse > 0 && messages[reuse]?.role === 'tool') reuse = 0;
-  const tail = reuse < messages.length
-    ? await convertToLanguageModelPrompt({ prompt: { messages: messages.slice(reuse) }, supportedUrls, download: undefined, abortSignal: signal })
-    : [];
+  const tail =
+    reuse < messages.length
+      ? await convertToLanguageModelPrompt({
+          prompt: { messages: messages.slice(reuse) },
+          supportedUrls,
+          download: undefined,
+          abortSignal: signal
+        })
+      : [];
   const converted = [...(reuse > 0 ? previous!.converted : []), ...tail];
   lastConversion.set(v3, { messages: [...messages], converted });
   return { model: v3, prompt: [{ role: 'system', content: system }, ...converted] };

@@ -1,4 +1,11 @@
-import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3FunctionTool, type LanguageModelV3StreamPart, type LanguageModelV3StreamResult } from '@ai-sdk/provider';
+import {
+  APICallError,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3FunctionTool,
+  type LanguageModelV3StreamPart,
+  type LanguageModelV3StreamResult
+} from '@ai-sdk/provider';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { ToolDeclaration } from '../gate/catalog.js';
@@ -18,9 +25,7 @@ export interface ModelToolCall {
 
 /** How one model step ended. */
 export type StepEnd =
-  | { kind: 'finished'; finishReason: string }
-  | { kind: 'aborted' }
-  | { kind: 'error'; error: unknown };
+  { kind: 'finished'; finishReason: string } | { kind: 'aborted' } | { kind: 'error'; error: unknown };
 
 /** The result of {@link streamStep}: what the model produced, and how the stream ended. */
 export interface StepOutcome {
@@ -92,14 +97,29 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
   armIdle();
   try {
     const { model, prompt } = await stepPrompt(input.model, input.system, input.messages, signal);
-    const declared = input.tools.map((d): LanguageModelV3FunctionTool => ({ type: 'function', name: d.name, description: d.description, inputSchema: d.parameters }));
-    const cached = input.cache ? cacheOptions(model.provider, prompt, declared, input.cache) : { prompt, tools: declared };
+    const declared = input.tools.map((d): LanguageModelV3FunctionTool => ({
+      type: 'function',
+      name: d.name,
+      description: d.description,
+      inputSchema: d.parameters
+    }));
+    const cached = input.cache
+      ? cacheOptions(model.provider, prompt, declared, input.cache)
+      : { prompt, tools: declared };
     const tools = cached.tools;
     const options: LanguageModelV3CallOptions = {
-      prompt: cached.prompt, abortSignal: signal,
+      prompt: cached.prompt,
+      abortSignal: signal,
       ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' } } : {}),
       ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
-      ...(cached.providerOptions || input.purpose ? { providerOptions: { ...cached.providerOptions, ...(input.purpose ? { cellmate: { purpose: input.purpose } } : {}) } } : {})
+      ...(cached.providerOptions || input.purpose
+        ? {
+            providerOptions: {
+              ...cached.providerOptions,
+              ...(input.purpose ? { cellmate: { purpose: input.purpose } } : {})
+            }
+          }
+        : {})
     };
     const { stream } = await withRetries(model, options, input.maxRetries, signal);
     const reader = stream.getReader();
@@ -139,7 +159,12 @@ export async function streamStep(input: StepInput, callbacks: StepCallbacks): Pr
   if (stop.signal.reason instanceof StreamIdleTimeoutError) {
     return { text, toolCalls, end: { kind: 'error', error: stop.signal.reason }, ...counted };
   }
-  return { text, toolCalls, end: end ?? { kind: 'error', error: new Error('the model stream ended without finishing') }, ...counted };
+  return {
+    text,
+    toolCalls,
+    end: end ?? { kind: 'error', error: new Error('the model stream ended without finishing') },
+    ...counted
+  };
 }
 
 /** A tool call's input text as JSON (empty → `{}`, as the AI SDK reads it); invalid JSON stays text for the registry to reject. */
@@ -169,7 +194,12 @@ const RETRY_AFTER_MAX_MS = 60_000;
  * 429, 5xx, connection failures) up to `maxRetries` times with exponential backoff or the
  * server's `retry-after`. The last error is thrown as it is, so its status reaches the user.
  */
-async function withRetries(model: LanguageModelV3, options: LanguageModelV3CallOptions, maxRetries: number, signal: AbortSignal): Promise<LanguageModelV3StreamResult> {
+async function withRetries(
+  model: LanguageModelV3,
+  options: LanguageModelV3CallOptions,
+  maxRetries: number,
+  signal: AbortSignal
+): Promise<LanguageModelV3StreamResult> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await model.doStream(options);

@@ -12,7 +12,8 @@ export const ZERO_USAGE: Readonly<TokenUsage> = Object.freeze({ input: 0, cached
  */
 export function usageFromProvider(usage: LanguageModelV3Usage | undefined): TokenUsage | undefined {
   if (!usage) return undefined;
-  const n = (v: number | undefined): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0);
+  const n = (v: number | undefined): number =>
+    typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0;
   const cachedInput = n(usage.inputTokens?.cacheRead);
   const cacheWrite = n(usage.inputTokens?.cacheWrite);
   const noCache = n(usage.inputTokens?.noCache);

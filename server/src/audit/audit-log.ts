@@ -60,7 +60,10 @@ export class AuditLog implements AuditSink {
   record(raw: AuditEntry): void {
     const entry = this.redactor ? this.redactor.redactDeep(raw) : raw;
     const argsJson = JSON.stringify(entry.args ?? null);
-    const line = JSON.stringify({ ...entry, args: argsJson.length > MAX_ARGS_CHARS ? `${argsJson.slice(0, MAX_ARGS_CHARS)}… [cut]` : entry.args });
+    const line = JSON.stringify({
+      ...entry,
+      args: argsJson.length > MAX_ARGS_CHARS ? `${argsJson.slice(0, MAX_ARGS_CHARS)}… [cut]` : entry.args
+    });
     const file = this.fileFor(entry.chatId);
     if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) {
       this.lastPrune = Date.now();
@@ -108,7 +111,8 @@ export class AuditLog implements AuditSink {
   async entries(chatId?: string): Promise<AuditEntry[]> {
     await this.flush();
     let files: string[];
-    if (chatId !== undefined) files = this.filesFor(chatId).reverse(); // the rotated (older) one first
+    if (chatId !== undefined)
+      files = this.filesFor(chatId).reverse(); // the rotated (older) one first
     else {
       const names = await readdir(this.directory).catch(() => [] as string[]);
       files = names.filter((n) => n.endsWith('.jsonl')).map((n) => path.join(this.directory, n));

@@ -45,7 +45,10 @@ export function turnRunning(chatId: string): CellmateError {
 
 /** `chat/retry` / `chat/edit` in a chat without a user message. */
 export function nothingToRetry(chatId: string): CellmateError {
-  return new CellmateError(ErrorCodes.NothingToRetry, `Chat "${chatId}" has no message to run again. Send one with chat/send.`);
+  return new CellmateError(
+    ErrorCodes.NothingToRetry,
+    `Chat "${chatId}" has no message to run again. Send one with chat/send.`
+  );
 }
 
 /** The model settings cannot be used. */

@@ -31,7 +31,11 @@ interface NotebookOutput {
 
 /** Renders `chat` for the files `<base>.md`, `<base>.ipynb` and the folder `<base>_files/`. */
 export function renderExport(chat: Chat, base: string, exportedAt: string): ExportFiles {
-  const md: string[] = [`# ${oneLine(chat.title)}`, '', `_Exported from Cellmate on ${exportedAt}. Chat \`${chat.id}\`, mode ${chat.mode}._`];
+  const md: string[] = [
+    `# ${oneLine(chat.title)}`,
+    '',
+    `_Exported from Cellmate on ${exportedAt}. Chat \`${chat.id}\`, mode ${chat.mode}._`
+  ];
   const cells: Array<Record<string, unknown>> = [];
   const assets: ExportFiles['assets'] = [];
   let figure = 0;
@@ -84,7 +88,11 @@ export function renderExport(chat: Chat, base: string, exportedAt: string): Expo
 
 function isPythonEval(item: ToolCallItem): boolean {
   const args = item.args as { code?: unknown; language?: unknown } | undefined;
-  return item.name === 'eval' && typeof args?.code === 'string' && (args.language === undefined || args.language === 'python');
+  return (
+    item.name === 'eval' &&
+    typeof args?.code === 'string' &&
+    (args.language === undefined || args.language === 'python')
+  );
 }
 
 function toolNote(item: ToolCallItem): string {
@@ -123,8 +131,13 @@ function notebookOutput(bundle: Record<string, string>): NotebookOutput {
   return { output_type: 'display_data', metadata: {}, data: { ...bundle } };
 }
 
-function toolMarkdown(item: ToolCallItem, asset: (ext: string, content: string, encoding: 'base64' | 'utf8') => string): string[] {
-  const out: string[] = [`**Tool \`${item.name}\`**${item.title ? ` — ${oneLine(item.title)}` : ''} (${item.status}${item.durationMs !== undefined ? `, ${item.durationMs} ms` : ''})`];
+function toolMarkdown(
+  item: ToolCallItem,
+  asset: (ext: string, content: string, encoding: 'base64' | 'utf8') => string
+): string[] {
+  const out: string[] = [
+    `**Tool \`${item.name}\`**${item.title ? ` — ${oneLine(item.title)}` : ''} (${item.status}${item.durationMs !== undefined ? `, ${item.durationMs} ms` : ''})`
+  ];
   const args = item.args as { code?: unknown; language?: unknown; description?: unknown } | undefined;
   if (item.name === 'eval' && typeof args?.code === 'string') {
     if (typeof args.description === 'string') out.push('', `_${oneLine(args.description)}_`);
@@ -140,15 +153,23 @@ function toolMarkdown(item: ToolCallItem, asset: (ext: string, content: string, 
         out.push('', `[HTML output](${encodeURI(rel)})`);
       } else {
         const text = bundle['application/vnd.jupyter.stderr'] ?? bundle['text/plain'];
-        if (text !== undefined) out.push('', fence(text.replace(/\n$/, ''), bundle['application/vnd.jupyter.stderr'] !== undefined ? 'stderr' : 'text'));
-        if (bundle['text/html'] !== undefined) out.push('', `[HTML output](${encodeURI(asset('html', bundle['text/html'], 'utf8'))})`);
+        if (text !== undefined)
+          out.push(
+            '',
+            fence(text.replace(/\n$/, ''), bundle['application/vnd.jupyter.stderr'] !== undefined ? 'stderr' : 'text')
+          );
+        if (bundle['text/html'] !== undefined)
+          out.push('', `[HTML output](${encodeURI(asset('html', bundle['text/html'], 'utf8'))})`);
       }
     }
     return out;
   }
   out.push('', fence(JSON.stringify(item.args ?? {}, null, 2), 'json'));
   if (item.output !== undefined) {
-    const text = item.output.length > MAX_RESULT_CHARS ? `${item.output.slice(0, MAX_RESULT_CHARS)}\n[… ${item.output.length - MAX_RESULT_CHARS} more characters in the chat's journal]` : item.output;
+    const text =
+      item.output.length > MAX_RESULT_CHARS
+        ? `${item.output.slice(0, MAX_RESULT_CHARS)}\n[… ${item.output.length - MAX_RESULT_CHARS} more characters in the chat's journal]`
+        : item.output;
     out.push('', '<details><summary>Result</summary>', '', fence(text, 'text'), '', '</details>');
   }
   return out;
@@ -167,7 +188,13 @@ function oneLine(text: string): string {
 
 /** A file-name stem from a chat title: letters, digits and hyphens. */
 export function exportStem(title: string, at: Date): string {
-  const slug = title.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'chat';
+  const slug =
+    title
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'chat';
   const stamp = at.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
   return `${slug}-${stamp}`;
 }

@@ -1,4 +1,12 @@
-import { CHAT_MODES, chatModeOf, PROVIDER_KINDS, type Chat, type ChatSummary, type NoticeItem, type TranscriptItem } from '@cellmate/protocol';
+import {
+  CHAT_MODES,
+  chatModeOf,
+  PROVIDER_KINDS,
+  type Chat,
+  type ChatSummary,
+  type NoticeItem,
+  type TranscriptItem
+} from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
 import { z } from 'zod';
 import { newItemId } from '../base/ids.js';
@@ -61,7 +69,14 @@ const fileSchema = z.looseObject({
     items: z.array(itemSchema),
     running: z.boolean(),
     // A choice that does not fit is dropped (the chat runs on the settings' model), not a reason to refuse the file.
-    model: z.strictObject({ provider: z.enum(PROVIDER_KINDS), model: z.string().min(1).max(200), baseUrl: z.string().max(2_000).optional() }).optional().catch(undefined)
+    model: z
+      .strictObject({
+        provider: z.enum(PROVIDER_KINDS),
+        model: z.string().min(1).max(200),
+        baseUrl: z.string().max(2_000).optional()
+      })
+      .optional()
+      .catch(undefined)
   }),
   titleSource: z.enum(['default', 'auto', 'user']),
   messages: z.array(z.looseObject({ role: z.enum(['system', 'user', 'assistant', 'tool']) }))
@@ -86,7 +101,13 @@ export function parseChatFile(text: string, expectedId: string): ChatRecord & { 
   // The schema checks the file's layout and each item's kind; items and messages are what this program wrote, their full shapes are not re-checked.
   const data = parsed.data as unknown as ChatFileJson;
   if (data.chat.id !== expectedId) throw new Error(`chat id "${data.chat.id}" does not match the file name`);
-  return { chat: data.chat, titleSource: data.titleSource, messages: data.messages, ...(isCompactionState(data.compaction) ? { compaction: data.compaction } : {}), seq: data.seq ?? 0 };
+  return {
+    chat: data.chat,
+    titleSource: data.titleSource,
+    messages: data.messages,
+    ...(isCompactionState(data.compaction) ? { compaction: data.compaction } : {}),
+    seq: data.seq ?? 0
+  };
 }
 
 /** Whether a value read from disk is a usable compaction state. */
@@ -94,7 +115,13 @@ export type { CompactionState };
 
 export function isCompactionState(value: unknown): value is CompactionState {
   const v = value as Partial<CompactionState> | undefined;
-  return typeof v === 'object' && v !== null && Number.isInteger(v.summaryUpTo) && Number.isInteger(v.pruneBefore) && (v.summary === undefined || typeof v.summary === 'string');
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    Number.isInteger(v.summaryUpTo) &&
+    Number.isInteger(v.pruneBefore) &&
+    (v.summary === undefined || typeof v.summary === 'string')
+  );
 }
 
 /**
@@ -103,7 +130,8 @@ export function isCompactionState(value: unknown): value is CompactionState {
  */
 export function clampCompaction(state: CompactionState | undefined, length: number): CompactionState | undefined {
   if (!state) return undefined;
-  if (state.summaryUpTo > length) return state.pruneBefore > 0 ? { summaryUpTo: 0, pruneBefore: Math.min(state.pruneBefore, length) } : undefined;
+  if (state.summaryUpTo > length)
+    return state.pruneBefore > 0 ? { summaryUpTo: 0, pruneBefore: Math.min(state.pruneBefore, length) } : undefined;
   return { ...state, pruneBefore: Math.min(state.pruneBefore, length) };
 }
 
@@ -122,7 +150,14 @@ export function recoverInterruptedTurn(record: ChatRecord, now: string): boolean
     return item;
   });
   const turnId = chat.items.at(-1)?.turnId ?? 'recovered';
-  const notice: NoticeItem = { kind: 'notice', id: newItemId(), time: now, turnId, level: 'warning', text: INTERRUPTED_NOTICE };
+  const notice: NoticeItem = {
+    kind: 'notice',
+    id: newItemId(),
+    time: now,
+    turnId,
+    level: 'warning',
+    text: INTERRUPTED_NOTICE
+  };
   chat.items.push(notice);
   chat.running = false;
   chat.updatedAt = now;
@@ -131,5 +166,12 @@ export function recoverInterruptedTurn(record: ChatRecord, now: string): boolean
 
 /** The summary of a chat (what `chat/list` returns). Pure. */
 export function summarize(chat: Chat): ChatSummary {
-  return { id: chat.id, title: chat.title, mode: chat.mode, ...(chat.auto ? { auto: true } : {}), createdAt: chat.createdAt, updatedAt: chat.updatedAt };
+  return {
+    id: chat.id,
+    title: chat.title,
+    mode: chat.mode,
+    ...(chat.auto ? { auto: true } : {}),
+    createdAt: chat.createdAt,
+    updatedAt: chat.updatedAt
+  };
 }

@@ -1,6 +1,12 @@
 import { chatModeOf, type ChatMode, type ContextStatus, type TierModel, type TranscriptItem } from '@cellmate/protocol';
 import type { ModelMessage } from 'ai';
-import { clampCompaction, isCompactionState, type ChatRecord, type CompactionState, type TitleSource } from './chat-file.js';
+import {
+  clampCompaction,
+  isCompactionState,
+  type ChatRecord,
+  type CompactionState,
+  type TitleSource
+} from './chat-file.js';
 
 /**
  * One line of a chat journal (`.cellmate/chats/<id>.jsonl`; the format is described in
@@ -20,7 +26,11 @@ export type JournalRecord =
   | { s: number; u: string; t: 'deleted' };
 
 /** A journal record before the store numbers and stamps it. */
-export type JournalEntry = JournalRecord extends infer R ? (R extends JournalRecord ? Omit<R, 's' | 'u'> : never) : never;
+export type JournalEntry = JournalRecord extends infer R
+  ? R extends JournalRecord
+    ? Omit<R, 's' | 'u'>
+    : never
+  : never;
 
 /** The chat fields a `chat` record carries (everything but the items). */
 export interface ChatMeta {
@@ -95,7 +105,8 @@ export function replayJournal(base: ChatRecord | undefined, baseSeq: number, byt
     let parsed: JournalRecord;
     try {
       parsed = JSON.parse(text) as JournalRecord;
-      if (typeof parsed !== 'object' || parsed === null || typeof parsed.s !== 'number' || typeof parsed.t !== 'string') throw new Error('not a record');
+      if (typeof parsed !== 'object' || parsed === null || typeof parsed.s !== 'number' || typeof parsed.t !== 'string')
+        throw new Error('not a record');
     } catch {
       badLines.push(line);
       deadBytes += size;
@@ -121,7 +132,11 @@ export function replayJournal(base: ChatRecord | undefined, baseSeq: number, byt
         if (!parsed.chat.model) delete record.chat.model; // the record carries the whole metadata: no model = the settings' again
         record.titleSource = parsed.titleSource;
       } else {
-        record = { chat: { ...parsed.chat, updatedAt: parsed.u, items: [] }, titleSource: parsed.titleSource, messages: [] };
+        record = {
+          chat: { ...parsed.chat, updatedAt: parsed.u, items: [] },
+          titleSource: parsed.titleSource,
+          messages: []
+        };
         index = new Map();
       }
       continue;

@@ -37,27 +37,45 @@ function checkIdle(chat: RewindChat, chatId: string): void {
 }
 
 /** The preview the pane shows before anything is written. */
-export async function previewRewind(chat: RewindChat, options: RewindOptions, params: RewindParams): Promise<RewindPreview> {
+export async function previewRewind(
+  chat: RewindChat,
+  options: RewindOptions,
+  params: RewindParams
+): Promise<RewindPreview> {
   checkIdle(chat, params.chatId);
   const { turns } = turnsOf(chat.items(params.chatId), params);
   return (await planRewind(params.chatId, turns, options)).preview;
 }
 
 /** Restores, notes it in the transcript, forgets the rewound checkpoints, and cuts the conversation when asked. */
-export async function rewindChat(chat: RewindChat, options: RewindOptions, params: RewindParams & { overwrite?: boolean; conversation?: boolean }): Promise<RewindResult> {
+export async function rewindChat(
+  chat: RewindChat,
+  options: RewindOptions,
+  params: RewindParams & { overwrite?: boolean; conversation?: boolean }
+): Promise<RewindResult> {
   checkIdle(chat, params.chatId);
   const items = chat.items(params.chatId);
   const { turns, at } = turnsOf(items, params);
   const plan = await planRewind(params.chatId, turns, options);
   const outcome = await restore(plan, { ...options, overwrite: params.overwrite ?? false });
   // Rewound turns are done with; a conflict kept (not overwritten) keeps its checkpoint.
-  if (outcome.skipped.length === 0 && outcome.failed.length === 0) options.store.forget(params.chatId, plan.turns.map((t) => t.turnId));
+  if (outcome.skipped.length === 0 && outcome.failed.length === 0)
+    options.store.forget(
+      params.chatId,
+      plan.turns.map((t) => t.turnId)
+    );
   let message = rewindMessage(outcome, plan.preview.kernelNames);
   let text: string | undefined;
   if (params.conversation && params.scope === 'from') {
     const userIndex = items.slice(0, at).filter((i) => i.kind === 'user').length;
     const user = items[at]!;
-    if (chat.cut(params.chatId, items.slice(at).map((i) => i.id), userIndex)) {
+    if (
+      chat.cut(
+        params.chatId,
+        items.slice(at).map((i) => i.id),
+        userIndex
+      )
+    ) {
       text = user.kind === 'user' ? user.text : undefined;
       message = `Rewound the conversation to before "${(text ?? '').slice(0, 80)}". ${message}`;
     } else {
@@ -66,5 +84,10 @@ export async function rewindChat(chat: RewindChat, options: RewindOptions, param
   }
   const last = chat.items(params.chatId).at(-1);
   chat.notice(params.chatId, last?.turnId ?? items[at]!.turnId, message);
-  return { restored: outcome.restored, skipped: [...outcome.skipped, ...outcome.failed], message, ...(text !== undefined ? { text } : {}) };
+  return {
+    restored: outcome.restored,
+    skipped: [...outcome.skipped, ...outcome.failed],
+    message,
+    ...(text !== undefined ? { text } : {})
+  };
 }

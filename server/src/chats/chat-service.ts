@@ -1,4 +1,22 @@
-import type { Chat, ChatEvent, ChatMode, ChatItemsPage, ChatSummary, CheckpointSummary, MentionCandidate, ModelOption, ModelSettings, ProviderStatus, RewindParams, RewindPreview, RewindResult, SendContext, TierModel, TokenUsage, UserItem } from '@cellmate/protocol';
+import type {
+  Chat,
+  ChatEvent,
+  ChatMode,
+  ChatItemsPage,
+  ChatSummary,
+  CheckpointSummary,
+  MentionCandidate,
+  ModelOption,
+  ModelSettings,
+  ProviderStatus,
+  RewindParams,
+  RewindPreview,
+  RewindResult,
+  SendContext,
+  TierModel,
+  TokenUsage,
+  UserItem
+} from '@cellmate/protocol';
 import type { LanguageModel } from 'ai';
 import { Emitter, type Event } from 'vscode-jsonrpc/node.js';
 import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
@@ -57,9 +75,18 @@ export interface ChatServiceOptions {
    * Expands `@` mentions and the pane's notebook context into the text the model receives
    * (`modelText`); `note` is the transcript's short "context attached" line.
    */
-  expandContext?: (chatId: string, text: string, context: SendContext | undefined, origin: string | undefined) => Promise<{ modelText: string; note?: string } | undefined>;
+  expandContext?: (
+    chatId: string,
+    text: string,
+    context: SendContext | undefined,
+    origin: string | undefined
+  ) => Promise<{ modelText: string; note?: string } | undefined>;
   /** `@` completion (`context/complete`); `origin` is the asking connection. */
-  completeMention?: (chatId: string | undefined, prefix: string, origin: string | undefined) => Promise<MentionCandidate[]>;
+  completeMention?: (
+    chatId: string | undefined,
+    prefix: string,
+    origin: string | undefined
+  ) => Promise<MentionCandidate[]>;
   /** The live state of the kernel(s) a chat used, for a compaction summary (CTX-3). */
   kernelState?: (chatId: string, signal: AbortSignal) => Promise<string | undefined>;
   /** Installed skills (SKILL-2): their catalog enters the prompt, `skill` loads one. */
@@ -148,11 +175,16 @@ export class ChatService {
    * A chat's turn surface and system prompt: the mode's surface (without `skill` while no
    * skill is offered), its prompt, the skill catalog, then the instructions of its focus.
    */
-  private turnPrompt(chatId: string, mode: ChatMode | ModeProfile): { surface: ReturnType<typeof turnSurface>; system: string } {
+  private turnPrompt(
+    chatId: string,
+    mode: ChatMode | ModeProfile
+  ): { surface: ReturnType<typeof turnSurface>; system: string } {
     const skillsBlock = this.options.skills?.catalogBlock();
     const surface = turnSurface(this.options.registry, mode, skillsBlock ? undefined : NO_SKILL);
     const system = buildSystemPrompt({
-      workspace: this.options.workspace, tools: surface.declared, modeBlock: surface.promptBlock,
+      workspace: this.options.workspace,
+      tools: surface.declared,
+      modeBlock: surface.promptBlock,
       ...(skillsBlock ? { skillsBlock } : {}),
       instructionsBlock: this.instructions(chatId).block
     });
@@ -186,7 +218,15 @@ export class ChatService {
     const now = new Date().toISOString();
     const explicit = title?.trim();
     const record: ChatRecord = {
-      chat: { id: newChatId(), title: explicit || DEFAULT_CHAT_TITLE, mode: 'agent', createdAt: now, updatedAt: now, items: [], running: false },
+      chat: {
+        id: newChatId(),
+        title: explicit || DEFAULT_CHAT_TITLE,
+        mode: 'agent',
+        createdAt: now,
+        updatedAt: now,
+        items: [],
+        running: false
+      },
       titleSource: explicit ? 'user' : 'default',
       messages: []
     };
@@ -203,7 +243,15 @@ export class ChatService {
     const { chat } = this.record(chatId);
     const { items, olderCount } = this.options.store.page(chatId, limit ?? chat.items.length);
     return {
-      id: chat.id, title: chat.title, mode: chat.mode, ...(chat.auto !== undefined ? { auto: chat.auto } : {}), createdAt: chat.createdAt, updatedAt: chat.updatedAt, running: chat.running, items, olderCount,
+      id: chat.id,
+      title: chat.title,
+      mode: chat.mode,
+      ...(chat.auto !== undefined ? { auto: chat.auto } : {}),
+      createdAt: chat.createdAt,
+      updatedAt: chat.updatedAt,
+      running: chat.running,
+      items,
+      olderCount,
       ...(chat.context ? { context: structuredClone(chat.context) } : {}),
       ...(chat.model ? { model: structuredClone(chat.model) } : {})
     };
@@ -269,17 +317,28 @@ export class ChatService {
     let next: TierModel | null = null;
     if (choice && !sameModel(choice, modelForTier(settings, 'main'))) {
       checkChoice(choice, settings);
-      next = { provider: choice.provider, model: choice.model.trim(), ...(choice.provider === 'openai-compatible' && choice.baseUrl ? { baseUrl: choice.baseUrl.trim().replace(/\/+$/, '') } : {}) };
+      next = {
+        provider: choice.provider,
+        model: choice.model.trim(),
+        ...(choice.provider === 'openai-compatible' && choice.baseUrl
+          ? { baseUrl: choice.baseUrl.trim().replace(/\/+$/, '') }
+          : {})
+      };
     }
     const current = record.chat.model ?? null;
-    if (current === null ? next !== null : next === null || !sameModel(current, next)) this.emit(chatId, { type: 'model-changed', model: next });
+    if (current === null ? next !== null : next === null || !sameModel(current, next))
+      this.emit(chatId, { type: 'model-changed', model: next });
     return { model: next };
   }
 
   /** The models the picker offers for the tiers `settings` configures (`models/list`). */
   async models(settings: ModelSettings): Promise<ModelOption[]> {
     const config = await loadConfigFile(this.options.env);
-    return listModels(settings, { env: this.options.env, config, ...(this.options.fetch ? { fetch: this.options.fetch } : {}) });
+    return listModels(settings, {
+      env: this.options.env,
+      config,
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {})
+    });
   }
 
   /** Deletes a chat (aborting its turn first). */
@@ -293,7 +352,9 @@ export class ChatService {
     this.focus.delete(chatId);
     if (deleted) {
       this.listChanged();
-      await Promise.resolve(this.options.onDeleted?.(chatId)).catch((error: unknown) => this.options.logger.warn(`cleaning up after chat ${chatId}: ${String(error)}`));
+      await Promise.resolve(this.options.onDeleted?.(chatId)).catch((error: unknown) =>
+        this.options.logger.warn(`cleaning up after chat ${chatId}: ${String(error)}`)
+      );
     }
     return deleted;
   }
@@ -315,9 +376,16 @@ export class ChatService {
     const settings = applyChatModel(tierSettings, record.chat.model);
     const config = await loadConfigFile(this.options.env);
     this.options.redactor?.addConfig(config); // keys added to the file since the start
-    const model = await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
+    const model = await createLanguageModel(settings, {
+      env: this.options.env,
+      config,
+      workspace: this.options.workspace,
+      fetch: this.options.fetch
+    });
     // `@` mentions and the pane's notebook context become a summary block for the model.
-    const expanded = this.options.expandContext ? await this.options.expandContext(chatId, text, context, origin).catch(() => undefined) : undefined;
+    const expanded = this.options.expandContext
+      ? await this.options.expandContext(chatId, text, context, origin).catch(() => undefined)
+      : undefined;
     if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await
     // The store may have dropped an idle chat from memory during the awaits: use its current record.
     record = this.record(chatId);
@@ -332,31 +400,69 @@ export class ChatService {
     const turnId = newTurnId();
     const controller = new AbortController();
     const now = new Date().toISOString();
-    const user: UserItem = { kind: 'user', id: newItemId(), time: now, turnId, text, ...(context?.assist && context.notebookPath ? { cellAssist: { notebookPath: context.notebookPath, assist: context.assist } } : {}) };
+    const user: UserItem = {
+      kind: 'user',
+      id: newItemId(),
+      time: now,
+      turnId,
+      text,
+      ...(context?.assist && context.notebookPath
+        ? { cellAssist: { notebookPath: context.notebookPath, assist: context.assist } }
+        : {})
+    };
     if (record.titleSource !== 'user' && record.chat.items.every((i) => i.kind !== 'user')) {
       this.options.store.setTitle(chatId, titleFromMessage(text), 'auto');
     }
     this.options.store.appendMessages(chatId, [{ role: 'user', content: expanded?.modelText ?? text }]);
     this.emit(chatId, { type: 'turn-started', turnId });
     this.emit(chatId, { type: 'item-added', item: user });
-    if (expanded?.note) this.emit(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'info', text: expanded.note } });
+    if (expanded?.note)
+      this.emit(chatId, {
+        type: 'item-added',
+        item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'info', text: expanded.note }
+      });
     this.listChanged();
 
     // One profile per turn, from the chat's mode as it is now (a later switch applies to the next turn, MODE-1),
     // and one catalog from it: the system prompt lists exactly what every step declares (HARN-11).
     // "Explain" on a cell runs read-only whatever the mode: the surface has nothing that writes or runs.
-    const { surface, system } = this.turnPrompt(chatId, context?.assist?.action === 'explain' ? EXPLAIN_PROFILE : record.chat.mode);
+    const { surface, system } = this.turnPrompt(
+      chatId,
+      context?.assist?.action === 'explain' ? EXPLAIN_PROFILE : record.chat.mode
+    );
     const fast = await this.fastTierModel(settings, config);
-    const window = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config, fast);
+    const window = await this.contextManager(
+      chatId,
+      settings,
+      model,
+      turnId,
+      fixedTokens(system, surface.catalog.declared),
+      config,
+      fast
+    );
     const done = runTurn(
       {
-        chatId, turnId, workspace: this.options.workspace, model, settings, registry: this.options.registry, profile: surface.profile, ...(surface.nudge ? { nudge: surface.nudge } : {}),
+        chatId,
+        turnId,
+        workspace: this.options.workspace,
+        model,
+        settings,
+        registry: this.options.registry,
+        profile: surface.profile,
+        ...(surface.nudge ? { nudge: surface.nudge } : {}),
         declared: surface.catalog.declared,
-        system, context: window,
-        history: record.messages, signal: controller.signal,
+        system,
+        context: window,
+        history: record.messages,
+        signal: controller.signal,
         // The Auto reviewer is a short request on the fast tier (SIDE-1), else the chat's own model.
-        autoApproval: createSidecarClassifier({ sidecarModel: () => fast ?? model, enabled: () => this.options.store.get(chatId)?.chat.auto === true }),
-        maxSteps: this.options.maxSteps, idleTimeoutMs: this.options.streamIdleTimeoutMs, maxRetries: this.options.maxRetries,
+        autoApproval: createSidecarClassifier({
+          sidecarModel: () => fast ?? model,
+          enabled: () => this.options.store.get(chatId)?.chat.auto === true
+        }),
+        maxSteps: this.options.maxSteps,
+        idleTimeoutMs: this.options.streamIdleTimeoutMs,
+        maxRetries: this.options.maxRetries,
         redact: (t) => {
           const keys = secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t);
           return this.options.redactor ? this.options.redactor.redact(keys) : keys;
@@ -374,7 +480,8 @@ export class ChatService {
         // runTurn reports its own failures; reaching this is a bug, but the chat must not stay "running".
         this.options.logger.error(`turn ${turnId} in chat ${chatId} crashed`, error);
         const message = `Internal error: the turn crashed (${error instanceof Error ? error.message : String(error)}). See the server log.`;
-        if (this.options.store.get(chatId)?.chat.running) this.emit(chatId, { type: 'turn-ended', turnId, reason: 'error', error: message });
+        if (this.options.store.get(chatId)?.chat.running)
+          this.emit(chatId, { type: 'turn-ended', turnId, reason: 'error', error: message });
         return { reason: 'error', error: message };
       })
       .finally(() => {
@@ -401,7 +508,9 @@ export class ChatService {
     const lastUser = record.chat.items[last] as UserItem;
     const message = text ?? lastUser.text;
     // A Fix or Explain asks about its cell again, with the cell's facts as they are now; an Explain stays read-only.
-    const context = lastUser.cellAssist ? { notebookPath: lastUser.cellAssist.notebookPath, assist: lastUser.cellAssist.assist } : undefined;
+    const context = lastUser.cellAssist
+      ? { notebookPath: lastUser.cellAssist.notebookPath, assist: lastUser.cellAssist.assist }
+      : undefined;
     return this.startTurn({ chatId, text: message, settings, context, origin }, (r) => {
       const at = lastUserIndex(r.chat.items);
       if (at >= 0) this.emit(chatId, { type: 'items-removed', itemIds: r.chat.items.slice(at).map((i) => i.id) });
@@ -421,7 +530,12 @@ export class ChatService {
     const settings = applyChatModel(tierSettings, this.record(chatId).chat.model);
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const config = await loadConfigFile(this.options.env);
-    const model = await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
+    const model = await createLanguageModel(settings, {
+      env: this.options.env,
+      config,
+      workspace: this.options.workspace,
+      fetch: this.options.fetch
+    });
     if (this.running.has(chatId)) throw turnRunning(chatId);
     const turnId = newTurnId();
     const controller = new AbortController();
@@ -432,9 +546,20 @@ export class ChatService {
     try {
       const record = this.record(chatId);
       const { surface, system } = this.turnPrompt(chatId, record.chat.mode);
-      const manager = await this.contextManager(chatId, settings, model, turnId, fixedTokens(system, surface.catalog.declared), config);
+      const manager = await this.contextManager(
+        chatId,
+        settings,
+        model,
+        turnId,
+        fixedTokens(system, surface.catalog.declared),
+        config
+      );
       const item = await manager.compact(record.messages, 'manual', controller.signal);
-      if (!item) return { compacted: false, message: 'Nothing to compact yet: the conversation has no old outputs or earlier turns to summarise.' };
+      if (!item)
+        return {
+          compacted: false,
+          message: 'Nothing to compact yet: the conversation has no old outputs or earlier turns to summarise.'
+        };
       return {
         compacted: true,
         message: `Compacted: ${item.prunedOutputs} old output${item.prunedOutputs === 1 ? '' : 's'} pruned, ${item.summarizedMessages} message${item.summarizedMessages === 1 ? '' : 's'} summarised (about ${item.tokensBefore} → ${item.tokensAfter} tokens).`
@@ -451,18 +576,42 @@ export class ChatService {
    * use the main model). A fast tier that cannot run must not stop the chat's turns: what it
    * would do (summaries, the Auto reviewer) falls back to the main model, with a warning.
    */
-  private async fastTierModel(settings: ModelSettings, config: Awaited<ReturnType<typeof loadConfigFile>>): Promise<LanguageModel | undefined> {
+  private async fastTierModel(
+    settings: ModelSettings,
+    config: Awaited<ReturnType<typeof loadConfigFile>>
+  ): Promise<LanguageModel | undefined> {
     const fast = modelForTier(settings, 'fast');
     if (sameModel(fast, settings)) return undefined;
-    return createLanguageModel(fast, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch }).catch((error: unknown) => {
-      this.options.logger.warn(`the fast tier cannot run (${error instanceof Error ? error.message : String(error)}); using the main model`);
+    return createLanguageModel(fast, {
+      env: this.options.env,
+      config,
+      workspace: this.options.workspace,
+      fetch: this.options.fetch
+    }).catch((error: unknown) => {
+      this.options.logger.warn(
+        `the fast tier cannot run (${error instanceof Error ? error.message : String(error)}); using the main model`
+      );
       return undefined;
     });
   }
 
-  private async contextManager(chatId: string, settings: ModelSettings, model: LanguageModel, turnId: string, fixed: number, config: Awaited<ReturnType<typeof loadConfigFile>>, fast?: LanguageModel): Promise<ContextManager> {
-    const apiKey = settings.provider === 'openai-compatible' ? resolveApiKey('openai-compatible', this.options.env, config).value : undefined;
-    const facts = await modelFacts(settings, { ...(apiKey ? { apiKey } : {}), ...(this.options.fetch ? { fetch: this.options.fetch } : {}) });
+  private async contextManager(
+    chatId: string,
+    settings: ModelSettings,
+    model: LanguageModel,
+    turnId: string,
+    fixed: number,
+    config: Awaited<ReturnType<typeof loadConfigFile>>,
+    fast?: LanguageModel
+  ): Promise<ContextManager> {
+    const apiKey =
+      settings.provider === 'openai-compatible'
+        ? resolveApiKey('openai-compatible', this.options.env, config).value
+        : undefined;
+    const facts = await modelFacts(settings, {
+      ...(apiKey ? { apiKey } : {}),
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {})
+    });
     const store = this.options.store;
     const port: ChatContextPort = {
       chatId,
@@ -471,11 +620,21 @@ export class ChatService {
       setState: (state) => store.setCompaction(chatId, state),
       total: (): TokenUsage => store.get(chatId)?.chat.context?.total ?? { ...ZERO_USAGE },
       emit: (event) => this.emit(chatId, event),
-      ...(this.options.kernelState ? { kernelState: (signal: AbortSignal) => this.options.kernelState!(chatId, signal) } : {})
+      ...(this.options.kernelState
+        ? { kernelState: (signal: AbortSignal) => this.options.kernelState!(chatId, signal) }
+        : {})
     };
     // Summaries run on the fast tier (CTX-3): a summary is a short, self-contained request.
     const summaryModel = fast ?? (await this.fastTierModel(settings, config));
-    return new ContextManager({ port, settings, facts, model, turnId, fixedTokens: fixed, ...(summaryModel ? { summaryModel } : {}) });
+    return new ContextManager({
+      port,
+      settings,
+      facts,
+      model,
+      turnId,
+      fixedTokens: fixed,
+      ...(summaryModel ? { summaryModel } : {})
+    });
   }
 
   /**
@@ -493,14 +652,19 @@ export class ChatService {
     const dir = path.join(this.options.workspace, EXPORT_DIR);
     const rendered = renderExport(chat, stem, at.toISOString());
     await mkdir(dir, { recursive: true });
-    const write = (rel: string, content: string | Buffer): Promise<void> => writeFile(path.join(dir, rel), content, { flag: 'wx' });
+    const write = (rel: string, content: string | Buffer): Promise<void> =>
+      writeFile(path.join(dir, rel), content, { flag: 'wx' });
     for (const a of rendered.assets) {
       await mkdir(path.dirname(path.join(dir, a.path)), { recursive: true });
       await write(a.path, a.encoding === 'base64' ? Buffer.from(a.content, 'base64') : a.content);
     }
     await write(`${stem}.md`, rendered.markdown);
     await write(`${stem}.ipynb`, rendered.notebook);
-    return { markdown: `${EXPORT_DIR}/${stem}.md`, notebook: `${EXPORT_DIR}/${stem}.ipynb`, files: rendered.assets.map((a) => `${EXPORT_DIR}/${a.path}`) };
+    return {
+      markdown: `${EXPORT_DIR}/${stem}.md`,
+      notebook: `${EXPORT_DIR}/${stem}.ipynb`,
+      files: rendered.assets.map((a) => `${EXPORT_DIR}/${a.path}`)
+    };
   }
 
   /** The chats whose turn is running now. */
@@ -556,14 +720,22 @@ export class ChatService {
 
   private rewindOptions() {
     if (!this.options.checkpoints) throw new Error('This server keeps no checkpoints.');
-    return { workspace: this.options.workspace, store: this.options.checkpoints, ...(this.options.notebookPort ? { port: this.options.notebookPort } : {}) };
+    return {
+      workspace: this.options.workspace,
+      store: this.options.checkpoints,
+      ...(this.options.notebookPort ? { port: this.options.notebookPort } : {})
+    };
   }
 
   private rewindChat(): RewindChat {
     return {
       items: (chatId) => this.record(chatId).chat.items,
       running: (chatId) => this.running.has(chatId),
-      notice: (chatId, turnId, text) => this.emit(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: new Date().toISOString(), turnId, level: 'info', text } }),
+      notice: (chatId, turnId, text) =>
+        this.emit(chatId, {
+          type: 'item-added',
+          item: { kind: 'notice', id: newItemId(), time: new Date().toISOString(), turnId, level: 'info', text }
+        }),
       cut: (chatId, itemIds, userIndex) => {
         const record = this.record(chatId);
         // The model messages of the removed turns: from the person's userIndex-th message on (a mode's nudge is not theirs).

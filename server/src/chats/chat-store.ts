@@ -5,7 +5,15 @@ import path from 'node:path';
 import type { Logger } from '../config/logger.js';
 import { itemNotFound } from '../base/errors.js';
 import { applyChatEvent, itemIndexOf } from './apply-event.js';
-import { CHAT_ID_PATTERN, clampCompaction, recoverInterruptedTurn, summarize, type ChatRecord, type CompactionState, type TitleSource } from './chat-file.js';
+import {
+  CHAT_ID_PATTERN,
+  clampCompaction,
+  recoverInterruptedTurn,
+  summarize,
+  type ChatRecord,
+  type CompactionState,
+  type TitleSource
+} from './chat-file.js';
 import type { ChatMeta } from './chat-journal.js';
 import { DEFAULT_COMPACT_MIN_DEAD_BYTES, JournalFile, type JournalStats } from './journal-file.js';
 
@@ -87,12 +95,21 @@ export class ChatStore {
     try {
       loaded = JournalFile.load(this.options.directory, id, this.options.logger, this.stats, this.compactMinDeadBytes);
     } catch (error) {
-      this.options.logger.error(`skipping corrupt chat ${id} in ${this.options.directory} (files left untouched): ${(error as Error).message}`);
+      this.options.logger.error(
+        `skipping corrupt chat ${id} in ${this.options.directory} (files left untouched): ${(error as Error).message}`
+      );
       return undefined;
     }
     if (!loaded) return undefined;
     const { record, file } = loaded;
-    const entry: Entry = { file, record, summary: summarize(record.chat), running: record.chat.running, lastUsed: ++this.clock, streaming: new Set() };
+    const entry: Entry = {
+      file,
+      record,
+      summary: summarize(record.chat),
+      running: record.chat.running,
+      lastUsed: ++this.clock,
+      streaming: new Set()
+    };
     this.entries.set(id, entry);
     const before = new Map(record.chat.items.map((item) => [item.id, item]));
     if (recoverInterruptedTurn(record, new Date().toISOString())) {
@@ -124,8 +141,21 @@ export class ChatStore {
   create(record: ChatRecord): void {
     const id = record.chat.id;
     if (!CHAT_ID_PATTERN.test(id)) throw new Error(`invalid chat id ${id}`);
-    const file = JournalFile.create(this.options.directory, id, this.options.logger, this.stats, this.compactMinDeadBytes);
-    const entry: Entry = { file, record, summary: summarize(record.chat), running: record.chat.running, lastUsed: ++this.clock, streaming: new Set() };
+    const file = JournalFile.create(
+      this.options.directory,
+      id,
+      this.options.logger,
+      this.stats,
+      this.compactMinDeadBytes
+    );
+    const entry: Entry = {
+      file,
+      record,
+      summary: summarize(record.chat),
+      running: record.chat.running,
+      lastUsed: ++this.clock,
+      streaming: new Set()
+    };
     this.entries.set(id, entry);
     this.writeMeta(entry);
     for (const item of record.chat.items) this.writeItem(entry, item);
@@ -168,7 +198,13 @@ export class ChatStore {
       entry.file.noteItem('\u0000context', entry.file.append({ t: 'context', context: event.context }, chat.updatedAt));
       return;
     }
-    if (event.type === 'turn-started' || event.type === 'turn-ended' || event.type === 'mode-changed' || event.type === 'auto-changed' || event.type === 'model-changed') {
+    if (
+      event.type === 'turn-started' ||
+      event.type === 'turn-ended' ||
+      event.type === 'mode-changed' ||
+      event.type === 'auto-changed' ||
+      event.type === 'model-changed'
+    ) {
       entry.running = chat.running;
       this.writeMeta(entry);
       if (event.type === 'turn-ended') this.maybeCompact(entry);
@@ -214,7 +250,10 @@ export class ChatStore {
     const entry = this.loadedEntry(id);
     if (!entry) return;
     entry.record!.compaction = { ...state };
-    entry.file.noteItem('\u0000compaction', entry.file.append({ t: 'compaction', state: entry.record!.compaction }, entry.record!.chat.updatedAt));
+    entry.file.noteItem(
+      '\u0000compaction',
+      entry.file.append({ t: 'compaction', state: entry.record!.compaction }, entry.record!.chat.updatedAt)
+    );
   }
 
   /**
@@ -273,7 +312,15 @@ export class ChatStore {
 
   private writeMeta(entry: Entry): void {
     const { chat, titleSource } = entry.record!;
-    const meta: ChatMeta = { id: chat.id, title: chat.title, mode: chat.mode, ...(chat.auto !== undefined ? { auto: chat.auto } : {}), createdAt: chat.createdAt, running: chat.running, ...(chat.model ? { model: chat.model } : {}) };
+    const meta: ChatMeta = {
+      id: chat.id,
+      title: chat.title,
+      mode: chat.mode,
+      ...(chat.auto !== undefined ? { auto: chat.auto } : {}),
+      createdAt: chat.createdAt,
+      running: chat.running,
+      ...(chat.model ? { model: chat.model } : {})
+    };
     const bytes = entry.file.append({ t: 'chat', chat: meta, titleSource }, chat.updatedAt);
     entry.file.noteItem('\u0000chat', bytes);
   }

@@ -1,5 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync
+} from 'node:fs';
 import { rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../config/logger.js';
@@ -40,7 +50,13 @@ export class JournalFile {
     private readonly logger: Logger,
     private readonly stats: JournalStats,
     private readonly compactMinDeadBytes: number,
-    init: { seq: number; snapshotBytes: number; journalBytes: number; deadBytes: number; itemBytes: Map<string, number> }
+    init: {
+      seq: number;
+      snapshotBytes: number;
+      journalBytes: number;
+      deadBytes: number;
+      itemBytes: Map<string, number>;
+    }
   ) {
     this.seq = init.seq;
     this.snapshotBytes = init.snapshotBytes;
@@ -50,8 +66,20 @@ export class JournalFile {
   }
 
   /** A brand-new chat (no files yet; the first append creates the journal). */
-  static create(directory: string, id: string, logger: Logger, stats: JournalStats, compactMinDeadBytes: number): JournalFile {
-    return new JournalFile(directory, id, logger, stats, compactMinDeadBytes, { seq: 0, snapshotBytes: 0, journalBytes: 0, deadBytes: 0, itemBytes: new Map() });
+  static create(
+    directory: string,
+    id: string,
+    logger: Logger,
+    stats: JournalStats,
+    compactMinDeadBytes: number
+  ): JournalFile {
+    return new JournalFile(directory, id, logger, stats, compactMinDeadBytes, {
+      seq: 0,
+      snapshotBytes: 0,
+      journalBytes: 0,
+      deadBytes: 0,
+      itemBytes: new Map()
+    });
   }
 
   /**
@@ -60,7 +88,13 @@ export class JournalFile {
    * chat whose deletion was cut short (its files are removed now).
    * @throws Error when neither file yields a chat (the caller leaves the files alone)
    */
-  static load(directory: string, id: string, logger: Logger, stats: JournalStats, compactMinDeadBytes: number): { record: ChatRecord; file: JournalFile } | undefined {
+  static load(
+    directory: string,
+    id: string,
+    logger: Logger,
+    stats: JournalStats,
+    compactMinDeadBytes: number
+  ): { record: ChatRecord; file: JournalFile } | undefined {
     const snapshotPath = path.join(directory, `${id}.json`);
     const journalPath = path.join(directory, `${id}.jsonl`);
     const snapshotText = readOptional(snapshotPath);
@@ -69,11 +103,17 @@ export class JournalFile {
     if (snapshotText !== undefined) {
       const parsed = parseChatFile(snapshotText.toString('utf8'), id);
       baseSeq = parsed.seq;
-      base = { chat: parsed.chat, titleSource: parsed.titleSource, messages: parsed.messages, ...(parsed.compaction ? { compaction: parsed.compaction } : {}) };
+      base = {
+        chat: parsed.chat,
+        titleSource: parsed.titleSource,
+        messages: parsed.messages,
+        ...(parsed.compaction ? { compaction: parsed.compaction } : {})
+      };
     }
     const journal = readOptional(journalPath) ?? Buffer.alloc(0);
     const replay = replayJournal(base, baseSeq, journal);
-    if (replay.badLines.length) logger.warn(`chat journal ${journalPath}: skipped unreadable line(s) ${replay.badLines.join(', ')}`);
+    if (replay.badLines.length)
+      logger.warn(`chat journal ${journalPath}: skipped unreadable line(s) ${replay.badLines.join(', ')}`);
     const file = new JournalFile(directory, id, logger, stats, compactMinDeadBytes, {
       seq: replay.seq,
       snapshotBytes: snapshotText?.length ?? 0,
@@ -87,7 +127,9 @@ export class JournalFile {
     }
     if (!replay.record) throw new Error(`${journalPath} does not define a chat`);
     if (replay.tornBytes > 0) {
-      logger.warn(`chat journal ${journalPath}: dropped a torn last line (${replay.tornBytes} bytes, the write was cut short); every earlier record kept`);
+      logger.warn(
+        `chat journal ${journalPath}: dropped a torn last line (${replay.tornBytes} bytes, the write was cut short); every earlier record kept`
+      );
       const fd = openSync(journalPath, 'r+');
       try {
         ftruncateSync(fd, replay.goodBytes);

@@ -11,7 +11,16 @@
  * noted as too large (that file cannot be restored, and the preview says so); a chat's
  * checkpoints over `maxChatBytes` lose their oldest turns.
  */
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CheckpointSummary, NotebookCellData } from '@cellmate/protocol';
@@ -50,7 +59,10 @@ export interface CheckpointLimits {
   maxChatBytes: number;
 }
 
-export const DEFAULT_CHECKPOINT_LIMITS: CheckpointLimits = { maxEntryBytes: 2 * 1024 * 1024, maxChatBytes: 64 * 1024 * 1024 };
+export const DEFAULT_CHECKPOINT_LIMITS: CheckpointLimits = {
+  maxEntryBytes: 2 * 1024 * 1024,
+  maxChatBytes: 64 * 1024 * 1024
+};
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -123,7 +135,10 @@ export class CheckpointStore implements CheckpointPort {
     mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
     const lines = [
       JSON.stringify({ version: 1, turnId: checkpoint.turnId, time: checkpoint.time }),
-      ...checkpoint.entries.flatMap((e) => [JSON.stringify({ t: 'before', path: e.path, state: e.before }), ...(e.after ? [JSON.stringify({ t: 'after', path: e.path, state: e.after })] : [])])
+      ...checkpoint.entries.flatMap((e) => [
+        JSON.stringify({ t: 'before', path: e.path, state: e.before }),
+        ...(e.after ? [JSON.stringify({ t: 'after', path: e.path, state: e.after })] : [])
+      ])
     ];
     const temp = `${target}.${process.pid}.tmp`;
     writeFileSync(temp, `${lines.join('\n')}\n`, { encoding: 'utf8', mode: 0o600 });
@@ -142,7 +157,10 @@ export class CheckpointStore implements CheckpointPort {
     }
     if (fresh) {
       mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-      appendFileSync(target, `${JSON.stringify({ version: 1, turnId, time: new Date().toISOString() })}\n`, { encoding: 'utf8', mode: 0o600 });
+      appendFileSync(target, `${JSON.stringify({ version: 1, turnId, time: new Date().toISOString() })}\n`, {
+        encoding: 'utf8',
+        mode: 0o600
+      });
     }
     appendFileSync(target, `${JSON.stringify(record)}\n`, 'utf8');
   }
@@ -154,7 +172,8 @@ export class CheckpointStore implements CheckpointPort {
 
   /** Forgets turns (after they were rewound: what they kept is back in place). */
   forget(chatId: string, turnIds: readonly string[]): void {
-    for (const id of turnIds) if (SAFE_ID.test(chatId) && SAFE_ID.test(id)) rmSync(this.turnFile(chatId, id), { force: true });
+    for (const id of turnIds)
+      if (SAFE_ID.test(chatId) && SAFE_ID.test(id)) rmSync(this.turnFile(chatId, id), { force: true });
   }
 
   /** Deletes every checkpoint of a deleted chat. */

@@ -46,7 +46,11 @@ export interface RewindPlan {
 }
 
 /** Plans rewinding `turnIds` (the chat's turns in order; those without a checkpoint are skipped). */
-export async function planRewind(chatId: string, turnIds: readonly string[], options: RewindOptions): Promise<RewindPlan> {
+export async function planRewind(
+  chatId: string,
+  turnIds: readonly string[],
+  options: RewindOptions
+): Promise<RewindPlan> {
   const turns = turnIds.flatMap((t) => options.store.get(chatId, t) ?? []);
   const byPath = new Map<string, { before: KeptState; after?: KeptState }>();
   for (const turn of turns) {
@@ -58,7 +62,9 @@ export async function planRewind(chatId: string, turnIds: readonly string[], opt
       else delete seen.after;
     }
   }
-  const open = options.port?.findOpen ? await options.port.findOpen([...byPath.keys()]).catch(() => new Map()) : new Map();
+  const open = options.port?.findOpen
+    ? await options.port.findOpen([...byPath.keys()]).catch(() => new Map())
+    : new Map();
   const paths: PathPlan[] = [];
   for (const [p, { before, after }] of byPath) {
     // A checkpoint file is untrusted input too: its paths stay inside the workspace, and out
@@ -69,7 +75,15 @@ export async function planRewind(chatId: string, turnIds: readonly string[], opt
     const now: KeptState = target
       ? { kind: 'cells', cells: (await target.request('notebook/read', { path: p })).cells }
       : await readFileState(resolved.absolute);
-    const plan: PathPlan = { path: p, absolute: resolved.absolute, before, ...(after ? { after } : {}), now, open: !!target, action: 'restore' };
+    const plan: PathPlan = {
+      path: p,
+      absolute: resolved.absolute,
+      before,
+      ...(after ? { after } : {}),
+      now,
+      open: !!target,
+      action: 'restore'
+    };
     if (same(p, now, before)) continue; // already as it was
     if (before.kind === 'dropped') {
       plan.action = 'unavailable';
@@ -79,7 +93,10 @@ export async function planRewind(chatId: string, turnIds: readonly string[], opt
       plan.why = 'what the agent left could not be recorded, so a later change of yours cannot be told apart';
     } else if (!same(p, now, after)) {
       plan.action = 'conflict';
-      plan.why = now.kind === 'absent' ? 'it was deleted after the agent changed it' : 'it was changed after the agent changed it (by you, or something else)';
+      plan.why =
+        now.kind === 'absent'
+          ? 'it was deleted after the agent changed it'
+          : 'it was changed after the agent changed it (by you, or something else)';
     } else if (before.kind === 'absent') {
       plan.action = 'remove';
       plan.why = 'the turn created it';
@@ -89,9 +106,10 @@ export async function planRewind(chatId: string, turnIds: readonly string[], opt
   const files = paths.map((p): PlannedFile => ({ ...diffOf(p), action: p.action, ...(p.why ? { why: p.why } : {}) }));
   const kernelNames = await undoneNames(paths);
   const conflicts = files.filter((f) => f.action === 'conflict').length;
-  const summary = files.length === 0
-    ? 'Nothing to restore: every file is as it was before.'
-    : `${files.length} file${files.length === 1 ? '' : 's'} to restore${conflicts ? `; ${conflicts} changed since the agent's edit (kept unless you choose to overwrite)` : ''}.`;
+  const summary =
+    files.length === 0
+      ? 'Nothing to restore: every file is as it was before.'
+      : `${files.length} file${files.length === 1 ? '' : 's'} to restore${conflicts ? `; ${conflicts} changed since the agent's edit (kept unless you choose to overwrite)` : ''}.`;
   return { turns, paths, preview: { files, kernelNames, turns: turns.map((t) => t.turnId), summary } };
 }
 
@@ -103,7 +121,10 @@ export interface RestoreOutcome {
 }
 
 /** Restores the plan's paths (conflicts only with `overwrite`). */
-export async function restore(plan: RewindPlan, options: RewindOptions & { overwrite?: boolean }): Promise<RestoreOutcome> {
+export async function restore(
+  plan: RewindPlan,
+  options: RewindOptions & { overwrite?: boolean }
+): Promise<RestoreOutcome> {
   const outcome: RestoreOutcome = { restored: [], skipped: [], failed: [] };
   for (const p of plan.paths) {
     if (p.action === 'unavailable' || (p.action === 'conflict' && !options.overwrite)) {
@@ -124,7 +145,8 @@ async function restoreOne(p: PathPlan, options: RewindOptions): Promise<void> {
   const before = p.before;
   if (before.kind === 'absent') {
     if (p.now.kind !== 'absent' && !p.open) await removeFile(p.absolute);
-    else if (p.open) throw new Error('the turn created this notebook and it is open in JupyterLab; close it, then rewind again');
+    else if (p.open)
+      throw new Error('the turn created this notebook and it is open in JupyterLab; close it, then rewind again');
     return;
   }
   if (p.open) {
@@ -142,7 +164,10 @@ async function restoreOne(p: PathPlan, options: RewindOptions): Promise<void> {
     if (p.now.kind !== 'bytes') throw new Error('the notebook no longer exists on disk');
     const nb = parseNotebook(Buffer.from(p.now.base64, 'base64').toString('utf8'));
     nb.cells = before.cells.map((c) => ({
-      cell_type: c.cell_type, id: c.id, metadata: c.metadata, source: sourceLines(c.source),
+      cell_type: c.cell_type,
+      id: c.id,
+      metadata: c.metadata,
+      source: sourceLines(c.source),
       ...(c.cell_type === 'code' ? { outputs: c.outputs ?? [], execution_count: c.execution_count ?? null } : {})
     })) as typeof nb.cells;
     await writeFileAtomic(p.absolute, serializeNotebook(nb));
@@ -224,15 +249,20 @@ function cellDiffs(now: NotebookCellData[], was: NotebookCellData[]): NonNullabl
       return;
     }
     const notes: string[] = [];
-    if (JSON.stringify(current.outputs ?? []) !== JSON.stringify(cell.outputs ?? []) || (current.execution_count ?? null) !== (cell.execution_count ?? null)) {
+    if (
+      JSON.stringify(current.outputs ?? []) !== JSON.stringify(cell.outputs ?? []) ||
+      (current.execution_count ?? null) !== (cell.execution_count ?? null)
+    ) {
       notes.push((cell.outputs?.length ?? 0) === 0 ? 'outputs cleared, as they were' : 'outputs restored');
     }
     if (current.cell_type !== cell.cell_type) notes.push(`back to a ${cell.cell_type} cell`);
     const diff = current.source === cell.source ? '' : unifiedDiff(current.source, cell.source);
-    if (diff || notes.length) out.push({ index, id: cell.id, diff, ...(notes.length ? { note: notes.join('; ') } : {}) });
+    if (diff || notes.length)
+      out.push({ index, id: cell.id, diff, ...(notes.length ? { note: notes.join('; ') } : {}) });
   });
   now.forEach((cell, index) => {
-    if (!wasIds.has(cell.id)) out.push({ index, id: cell.id, diff: unifiedDiff(cell.source, ''), note: 'cell removed (the agent added it)' });
+    if (!wasIds.has(cell.id))
+      out.push({ index, id: cell.id, diff: unifiedDiff(cell.source, ''), note: 'cell removed (the agent added it)' });
   });
   return out;
 }
@@ -243,7 +273,7 @@ async function undoneNames(paths: readonly PathPlan[]): Promise<string[]> {
   for (const p of paths) {
     if (!isNotebook(p.path) || p.action === 'unavailable') continue;
     const left = p.after ? safeCells(p.after) : safeCells(p.now);
-    const was = new Map((p.before.kind === 'absent' ? [] : safeCells(p.before) ?? []).map((c) => [c.id, cellKey(c)]));
+    const was = new Map((p.before.kind === 'absent' ? [] : (safeCells(p.before) ?? [])).map((c) => [c.id, cellKey(c)]));
     for (const cell of left ?? []) {
       // A cell the turns changed or ran: its code may have bound names in the kernel.
       if (cell.cell_type !== 'code' || was.get(cell.id) === cellKey(cell)) continue;
@@ -257,7 +287,11 @@ async function undoneNames(paths: readonly PathPlan[]): Promise<string[]> {
 /** The transcript's note after a rewind. */
 export function rewindMessage(outcome: RestoreOutcome, kernelNames: readonly string[]): string {
   const parts: string[] = [];
-  parts.push(outcome.restored.length ? `Restored ${outcome.restored.join(', ')} to before the agent's changes.` : 'Nothing was restored.');
+  parts.push(
+    outcome.restored.length
+      ? `Restored ${outcome.restored.join(', ')} to before the agent's changes.`
+      : 'Nothing was restored.'
+  );
   if (outcome.skipped.length) parts.push(`Left as they are: ${outcome.skipped.join(', ')}.`);
   if (outcome.failed.length) parts.push(`Could not restore ${outcome.failed.join('; ')}.`);
   parts.push(
@@ -267,4 +301,3 @@ export function rewindMessage(outcome: RestoreOutcome, kernelNames: readonly str
   );
   return parts.join(' ');
 }
-

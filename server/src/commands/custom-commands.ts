@@ -60,14 +60,16 @@ export class CustomCommands {
    */
   expand(name: string, args: string): string {
     const command = this.list().find((c) => c.name === name.toLowerCase());
-    if (!command) throw new RangeError(`There is no command /${name}. Custom commands are .md files in .cellmate/commands/ or ~/.cellmate/commands/.`);
+    if (!command)
+      throw new RangeError(
+        `There is no command /${name}. Custom commands are .md files in .cellmate/commands/ or ~/.cellmate/commands/.`
+      );
     return expandTemplate(command.template, args);
   }
 
   private text(file: string): string | undefined {
     return this.files.read(file);
   }
-
 }
 
 /** `$ARGUMENTS` replaced by `args`; without the placeholder, `args` on a last line. Pure. */
@@ -89,13 +91,21 @@ function splitTemplate(text: string): { description: string; template: string } 
       template = text;
     }
   }
-  if (!description) description = template.split('\n').find((l) => l.trim())?.replace(/^#+\s*/, '') ?? '';
+  if (!description)
+    description =
+      template
+        .split('\n')
+        .find((l) => l.trim())
+        ?.replace(/^#+\s*/, '') ?? '';
   return { description: description.replace(/\s+/g, ' ').trim().slice(0, 120), template };
 }
 
 function mdFiles(dir: string): string[] {
   try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.md')).map((e) => e.name).sort();
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith('.md'))
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }

@@ -38,8 +38,11 @@ export function parseCli(argv: readonly string[], cwd: string): CliOptions {
     return { kind: 'error', message: (error as Error).message };
   }
   if (values.help) return { kind: 'help' };
-  if (values.socket !== undefined && values.stdio) return { kind: 'error', message: 'use either --socket or --stdio, not both' };
-  if (values.socket === undefined && !values.stdio) return { kind: 'error', message: 'one of --socket <path> or --stdio is required' };
-  if (values.socket !== undefined && values.socket.trim() === '') return { kind: 'error', message: '--socket needs a path' };
+  if (values.socket !== undefined && values.stdio)
+    return { kind: 'error', message: 'use either --socket or --stdio, not both' };
+  if (values.socket === undefined && !values.stdio)
+    return { kind: 'error', message: 'one of --socket <path> or --stdio is required' };
+  if (values.socket !== undefined && values.socket.trim() === '')
+    return { kind: 'error', message: '--socket needs a path' };
   return { kind: 'run', workspace: values.workspace ?? cwd, socketPath: values.socket, stdio: values.stdio };
 }

@@ -16,7 +16,8 @@ export function createStderrLogger(scope: string): Logger {
   return {
     info: (m) => write('info', m),
     warn: (m) => write('warn', m),
-    error: (m, e) => write('error', e === undefined ? m : `${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
+    error: (m, e) =>
+      write('error', e === undefined ? m : `${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
   };
 }
 

@@ -68,7 +68,8 @@ export interface AssistInputs {
 export async function cellAssistBlock(inputs: AssistInputs): Promise<string> {
   const { notebookPath, cells, assist } = inputs;
   const index = findAssistCell(cells, assist);
-  if (index === undefined) return `The cell to ${assist.action} (number ${assist.cell + 1}) is not in ${notebookPath} any more: read the notebook with notebook_read and ask which cell was meant.`;
+  if (index === undefined)
+    return `The cell to ${assist.action} (number ${assist.cell + 1}) is not in ${notebookPath} any more: read the notebook with notebook_read and ask which cell was meant.`;
   const cell = cells[index]!;
   const n = index + 1;
   const error = cellError(cell);
@@ -81,31 +82,50 @@ export async function cellAssistBlock(inputs: AssistInputs): Promise<string> {
   }
   lines.push('', `Its error: ${error.ename}: ${error.evalue}`.replace(ANSI, ''));
   const tb = error.traceback.join('\n').replace(ANSI, '');
-  if (tb) lines.push('Traceback:', indent(tail(tb, `call notebook_read with {"path": "${notebookPath}", "offset": ${n}, "limit": 1} for all of it`)));
+  if (tb)
+    lines.push(
+      'Traceback:',
+      indent(tail(tb, `call notebook_read with {"path": "${notebookPath}", "offset": ${n}, "limit": 1} for all of it`))
+    );
 
   const line = failingLine(error.traceback);
-  const names = cell.cell_type === 'code' ? await cellNames(cells.map((c) => ({ cellType: c.cell_type, source: c.source }))).catch(() => undefined) : undefined;
+  const names =
+    cell.cell_type === 'code'
+      ? await cellNames(cells.map((c) => ({ cellType: c.cell_type, source: c.source }))).catch(() => undefined)
+      : undefined;
   const own = names?.[index];
-  const lineNames = own ? (line !== undefined ? own.readsByLine.get(line) ?? [] : own.reads) : [];
-  if (line !== undefined) lines.push('', `The failing line is line ${line} of cell [${n}]: ${(cell.source.split('\n')[line - 1] ?? '').trim()}`);
+  const lineNames = own ? (line !== undefined ? (own.readsByLine.get(line) ?? []) : own.reads) : [];
+  if (line !== undefined)
+    lines.push(
+      '',
+      `The failing line is line ${line} of cell [${n}]: ${(cell.source.split('\n')[line - 1] ?? '').trim()}`
+    );
   if (names && lineNames.length) {
     const origins = traceOrigins(names, index, lineNames);
     lines.push('', `Names ${line !== undefined ? 'that line' : 'the cell'} reads: ${lineNames.join(', ')}.`);
-    lines.push(origins.length
-      ? `Where they come from (cells above [${n}], read from the sources: candidates to check, not proof):\n${origins.map((o) => originLine(o, cells)).join('\n')}`
-      : `None of them is assigned in a cell above [${n}].`);
+    lines.push(
+      origins.length
+        ? `Where they come from (cells above [${n}], read from the sources: candidates to check, not proof):\n${origins.map((o) => originLine(o, cells)).join('\n')}`
+        : `None of them is assigned in a cell above [${n}].`
+    );
     const asked = [...new Set([...lineNames, ...origins.map((o) => o.name)])].slice(0, MAX_FACTS);
     const facts = await inputs.kernelFacts(asked).catch(() => []);
-    lines.push('', facts.length
-      ? `The kernel holds now (read silently; the notebook is untouched):\n${facts.map(indent).join('\n')}`
-      : 'The kernel holds none of these names now (it may have restarted): run the cells above first to inspect them.');
+    lines.push(
+      '',
+      facts.length
+        ? `The kernel holds now (read silently; the notebook is untouched):\n${facts.map(indent).join('\n')}`
+        : 'The kernel holds none of these names now (it may have restarted): run the cells above first to inspect them.'
+    );
   }
   return lines.join('\n');
 }
 
 function originLine(o: NameOrigin, cells: readonly NotebookCellData[]): string {
   const at = (is: number[]) => is.map((i) => `[${i + 1}]${cells[i]?.id ? ` (id ${cells[i]!.id})` : ''}`).join(', ');
-  const parts = [o.boundIn.length ? `assigned in ${at(o.boundIn)}` : '', o.changedIn.length ? `changed in ${at(o.changedIn)}` : ''].filter(Boolean);
+  const parts = [
+    o.boundIn.length ? `assigned in ${at(o.boundIn)}` : '',
+    o.changedIn.length ? `changed in ${at(o.changedIn)}` : ''
+  ].filter(Boolean);
   return `- ${o.name}: ${parts.join('; ')}${o.builtFrom.length ? `; built from ${o.builtFrom.slice(0, 8).join(', ')}` : ''}`;
 }
 
@@ -119,7 +139,10 @@ function tail(text: string, rest: string): string {
   const frames = [...text.matchAll(/^.*(?:Cell In\s*\[\d*\]|Input In\s*\[\d*\]).*$/gm)];
   const from = frames.length ? frames[frames.length - 1]!.index : 0;
   const kept = text.slice(from);
-  const skipped = from > 0 ? `[cut: the first ${from} of ${text.length} characters not shown (earlier exceptions and frames); ${rest}]\n` : '';
+  const skipped =
+    from > 0
+      ? `[cut: the first ${from} of ${text.length} characters not shown (earlier exceptions and frames); ${rest}]\n`
+      : '';
   if (kept.length <= TRACEBACK_CHARS) return `${skipped}${kept}`;
   const head = Math.floor(TRACEBACK_CHARS * 0.4);
   const end = TRACEBACK_CHARS - head;

@@ -126,14 +126,26 @@ export function describeVar(v: VarInfo): string {
 }
 
 /** Variables whose name starts with `prefix` (modules, functions and `_` names left out). */
-export async function listVariables(client: KernelClient, prefix: string, signal?: AbortSignal): Promise<MentionCandidate[]> {
+export async function listVariables(
+  client: KernelClient,
+  prefix: string,
+  signal?: AbortSignal
+): Promise<MentionCandidate[]> {
   const vars = await runSilent<VarInfo[]>(client, snippet(`_list(_ns, ${JSON.stringify(prefix)}, 30)`), signal);
   return (vars ?? []).map((v) => ({ kind: 'variable' as const, name: v.name, detail: describeVar(v) }));
 }
 
 /** A compact summary of one variable for the model, or undefined when it does not exist. */
-export async function summarizeVariable(client: KernelClient, name: string, signal?: AbortSignal): Promise<string | undefined> {
-  const v = await runSilent<VarInfo>(client, snippet(`_summary(_ns, ${JSON.stringify(name)}, ${SUMMARY_CHARS})`), signal);
+export async function summarizeVariable(
+  client: KernelClient,
+  name: string,
+  signal?: AbortSignal
+): Promise<string | undefined> {
+  const v = await runSilent<VarInfo>(
+    client,
+    snippet(`_summary(_ns, ${JSON.stringify(name)}, ${SUMMARY_CHARS})`),
+    signal
+  );
   if (!v || v.missing) return undefined;
   return formatSummary(v, `@${v.name}`);
 }
@@ -143,7 +155,12 @@ export async function summarizeVariable(client: KernelClient, name: string, sign
  * names the kernel does not hold, modules and plain functions are left out. Each summary's
  * text is cut to `chars`.
  */
-export async function summarizeVariables(client: KernelClient, names: readonly string[], chars = 1_500, signal?: AbortSignal): Promise<string[]> {
+export async function summarizeVariables(
+  client: KernelClient,
+  names: readonly string[],
+  chars = 1_500,
+  signal?: AbortSignal
+): Promise<string[]> {
   if (names.length === 0) return [];
   const call = `[_summary(_ns, n, ${chars}) for n in ${JSON.stringify(names)} if n in _ns and not _skip(n, _ns[n])]`;
   const vars = await runSilent<VarInfo[]>(client, snippet(call), signal);
@@ -151,9 +168,13 @@ export async function summarizeVariables(client: KernelClient, names: readonly s
 }
 
 function formatSummary(v: VarInfo, label: string): string {
-  const lines = [`${label}: ${v.module && v.module !== 'builtins' ? `${v.module.split('.')[0]}.` : ''}${describeVar(v)}`];
+  const lines = [
+    `${label}: ${v.module && v.module !== 'builtins' ? `${v.module.split('.')[0]}.` : ''}${describeVar(v)}`
+  ];
   if (v.columns) {
-    lines.push(`columns (${v.ncolumns ?? v.columns.length}): ${v.columns.map(([c, t]) => `${c} (${t})`).join(', ')}${(v.ncolumns ?? 0) > v.columns.length ? ', …' : ''}`);
+    lines.push(
+      `columns (${v.ncolumns ?? v.columns.length}): ${v.columns.map(([c, t]) => `${c} (${t})`).join(', ')}${(v.ncolumns ?? 0) > v.columns.length ? ', …' : ''}`
+    );
   }
   if (v.dtype) lines.push(`dtype: ${v.dtype}`);
   if (v.head !== undefined) lines.push(`head(5):\n${v.head}`);
@@ -166,13 +187,19 @@ function formatSummary(v: VarInfo, label: string): string {
  * for a compacted conversation's summary (CTX-3): after the turns that built `df` are gone,
  * the agent still knows it exists. At most `limit` names; undefined when nothing answers.
  */
-export async function kernelStateLines(client: KernelClient, limit = 40, signal?: AbortSignal): Promise<string | undefined> {
+export async function kernelStateLines(
+  client: KernelClient,
+  limit = 40,
+  signal?: AbortSignal
+): Promise<string | undefined> {
   const vars = await runSilent<VarInfo[]>(client, snippet(`_state(_ns, ${limit})`), signal);
   if (!vars) return undefined;
   if (vars.length === 0) return '(no user variables)';
   return vars
     .map((v) => {
-      const cols = v.cols ? `; columns (${v.ncolumns ?? v.cols.length}): ${v.cols.join(', ')}${(v.ncolumns ?? 0) > v.cols.length ? ', …' : ''}` : '';
+      const cols = v.cols
+        ? `; columns (${v.ncolumns ?? v.cols.length}): ${v.cols.join(', ')}${(v.ncolumns ?? 0) > v.cols.length ? ', …' : ''}`
+        : '';
       return `- ${v.name}: ${v.module && v.module !== 'builtins' ? `${v.module.split('.')[0]}.` : ''}${describeVar(v)}${cols}`;
     })
     .join('\n');

@@ -58,7 +58,11 @@ def _facts(sources):
 `;
 
 /** Asks the kernel for its facts about these cells; undefined when the kernel could not answer. */
-export async function kernelFacts(client: KernelClient, cells: readonly StateCell[], signal?: AbortSignal): Promise<KernelFacts | undefined> {
+export async function kernelFacts(
+  client: KernelClient,
+  cells: readonly StateCell[],
+  signal?: AbortSignal
+): Promise<KernelFacts | undefined> {
   const code = `exec(${JSON.stringify(PY_STATE)} + ${JSON.stringify(`\nprint("\\x1eCELLMATE" + _j.dumps(_facts(${JSON.stringify(cells.map((c) => c.source))})))`)}, {"_ip": get_ipython()})`;
   return runSilent<KernelFacts>(client, code, signal);
 }
@@ -91,21 +95,35 @@ export function analyseKernelState(cells: readonly StateCell[], facts: KernelFac
     if (c.executionCount === null || c.executionCount === undefined) continue;
     const ran = facts.history[String(c.executionCount)];
     if (ran === undefined) {
-      findings.push({ kind: 'not-run-in-kernel', cell: ref(c), detail: `shows execution count ${c.executionCount}, which this kernel never ran (it restarted since): its output is not this kernel's state` });
+      findings.push({
+        kind: 'not-run-in-kernel',
+        cell: ref(c),
+        detail: `shows execution count ${c.executionCount}, which this kernel never ran (it restarted since): its output is not this kernel's state`
+      });
       stale.add(c.index);
     } else if (norm(ran) !== norm(c.source)) {
-      findings.push({ kind: 'edited-since-run', cell: ref(c), detail: `edited after it ran as [${c.executionCount}]: the kernel holds the state of the old source ("${clip(norm(ran).split('\n')[0] ?? '')}")` });
+      findings.push({
+        kind: 'edited-since-run',
+        cell: ref(c),
+        detail: `edited after it ran as [${c.executionCount}]: the kernel holds the state of the old source ("${clip(norm(ran).split('\n')[0] ?? '')}")`
+      });
       stale.add(c.index);
     }
   }
   // Out of order: a cell that ran before a cell above it ran (counts should grow top to bottom).
-  const ranCells = cells.filter((c) => typeof c.executionCount === 'number' && facts.history[String(c.executionCount)] !== undefined);
+  const ranCells = cells.filter(
+    (c) => typeof c.executionCount === 'number' && facts.history[String(c.executionCount)] !== undefined
+  );
   for (let i = 0; i < ranCells.length; i++) {
     const c = ranCells[i]!;
     const later = ranCells.slice(0, i).filter((above) => above.executionCount! > c.executionCount!);
     if (later.length) {
       const a = later[0]!;
-      findings.push({ kind: 'out-of-order', cell: ref(c), detail: `ran as [${c.executionCount}], before cell ${a.index + 1} above it ([${a.executionCount}]): top-to-bottom order would run them the other way` });
+      findings.push({
+        kind: 'out-of-order',
+        cell: ref(c),
+        detail: `ran as [${c.executionCount}], before cell ${a.index + 1} above it ([${a.executionCount}]): top-to-bottom order would run them the other way`
+      });
       stale.add(c.index);
     }
   }
@@ -117,7 +135,11 @@ export function analyseKernelState(cells: readonly StateCell[], facts: KernelFac
     const used = byIndex.get(c.index)!.used;
     const fromNowhere = used.filter((n) => orphans.has(n));
     if (fromNowhere.length) {
-      findings.push({ kind: 'uses-orphan-state', cell: ref(c), detail: `uses ${fromNowhere.join(', ')}, which the kernel holds but no current cell defines (a deleted or edited cell left ${fromNowhere.length === 1 ? 'it' : 'them'}): it fails after a restart` });
+      findings.push({
+        kind: 'uses-orphan-state',
+        cell: ref(c),
+        detail: `uses ${fromNowhere.join(', ')}, which the kernel holds but no current cell defines (a deleted or edited cell left ${fromNowhere.length === 1 ? 'it' : 'them'}): it fails after a restart`
+      });
       stale.add(c.index);
     }
   }
@@ -125,10 +147,16 @@ export function analyseKernelState(cells: readonly StateCell[], facts: KernelFac
   for (const c of cells) {
     if (stale.has(c.index)) continue;
     const used = new Set(byIndex.get(c.index)!.used);
-    const sources = cells.filter((s) => s.index !== c.index && stale.has(s.index) && byIndex.get(s.index)!.assigned.some((n) => used.has(n)));
+    const sources = cells.filter(
+      (s) => s.index !== c.index && stale.has(s.index) && byIndex.get(s.index)!.assigned.some((n) => used.has(n))
+    );
     if (sources.length) {
       const names = [...new Set(sources.flatMap((s) => byIndex.get(s.index)!.assigned.filter((n) => used.has(n))))];
-      findings.push({ kind: 'depends-on-stale', cell: ref(c), detail: `uses ${names.join(', ')} from stale cell${sources.length === 1 ? '' : 's'} ${sources.map((s) => s.index + 1).join(', ')}` });
+      findings.push({
+        kind: 'depends-on-stale',
+        cell: ref(c),
+        detail: `uses ${names.join(', ')} from stale cell${sources.length === 1 ? '' : 's'} ${sources.map((s) => s.index + 1).join(', ')}`
+      });
     }
   }
   findings.sort((a, b) => a.cell.index - b.cell.index);
@@ -136,12 +164,31 @@ export function analyseKernelState(cells: readonly StateCell[], facts: KernelFac
 }
 
 /** The model's text of a report. */
-export function formatKernelState(notebook: string, cells: readonly StateCell[], facts: KernelFacts, report: KernelStateReport): string {
+export function formatKernelState(
+  notebook: string,
+  cells: readonly StateCell[],
+  facts: KernelFacts,
+  report: KernelStateReport
+): string {
   const ran = cells.filter((c) => c.executionCount !== null).length;
-  const lines = [`${notebook}: ${cells.length} code cells, ${ran} with an execution count; the kernel is at [${facts.count}] with ${facts.names.length} user names.`];
-  if (report.findings.length === 0) lines.push('The kernel matches the notebook: no cell edited since it ran, none out of order, no name left by a deleted cell.');
-  for (const f of report.findings) lines.push(`- cell ${f.cell.index + 1}${f.cell.id.startsWith('#') ? '' : ` [id=${f.cell.id}]`} ${f.kind}: ${f.detail}`);
-  if (report.orphanNames.length) lines.push(`Names in the kernel no current cell defines: ${report.orphanNames.slice(0, 40).join(', ')}${report.orphanNames.length > 40 ? ', …' : ''}.`);
-  if (report.findings.length) lines.push('Before trusting a variable from these cells, re-run them top to bottom (or verify the notebook in a fresh kernel with notebook_verify).');
+  const lines = [
+    `${notebook}: ${cells.length} code cells, ${ran} with an execution count; the kernel is at [${facts.count}] with ${facts.names.length} user names.`
+  ];
+  if (report.findings.length === 0)
+    lines.push(
+      'The kernel matches the notebook: no cell edited since it ran, none out of order, no name left by a deleted cell.'
+    );
+  for (const f of report.findings)
+    lines.push(
+      `- cell ${f.cell.index + 1}${f.cell.id.startsWith('#') ? '' : ` [id=${f.cell.id}]`} ${f.kind}: ${f.detail}`
+    );
+  if (report.orphanNames.length)
+    lines.push(
+      `Names in the kernel no current cell defines: ${report.orphanNames.slice(0, 40).join(', ')}${report.orphanNames.length > 40 ? ', …' : ''}.`
+    );
+  if (report.findings.length)
+    lines.push(
+      'Before trusting a variable from these cells, re-run them top to bottom (or verify the notebook in a fresh kernel with notebook_verify).'
+    );
   return lines.join('\n');
 }

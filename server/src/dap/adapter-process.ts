@@ -10,7 +10,13 @@
 import net from 'node:net';
 import path from 'node:path';
 import type { MessageReader, MessageWriter } from 'vscode-jsonrpc/node.js';
-import { companionBudget, createFramedReader, createFramedWriter, FramingError, type FrameBudget } from '../framing/index.js';
+import {
+  companionBudget,
+  createFramedReader,
+  createFramedWriter,
+  FramingError,
+  type FrameBudget
+} from '../framing/index.js';
 import { describeExit, GroupProcess } from '../supervisor/index.js';
 
 /** A running adapter: its DAP streams, exit and group kill. */
@@ -30,7 +36,17 @@ export interface AdapterProcess {
  * Spawns `command` in its own process group. `tcp`: the adapter speaks DAP on a loopback
  * port it prints (delve: `DAP server listening at: 127.0.0.1:PORT`), one client.
  */
-export async function startAdapterProcess(command: readonly string[], opts: { cwd: string; log?: (line: string) => void; tcp?: boolean; timeoutMs?: number; name?: string; budget?: FrameBudget }): Promise<AdapterProcess> {
+export async function startAdapterProcess(
+  command: readonly string[],
+  opts: {
+    cwd: string;
+    log?: (line: string) => void;
+    tcp?: boolean;
+    timeoutMs?: number;
+    name?: string;
+    budget?: FrameBudget;
+  }
+): Promise<AdapterProcess> {
   const [exe, ...rest] = command;
   const log = opts.log ?? (() => undefined);
   let proc: GroupProcess;
@@ -44,7 +60,10 @@ export async function startAdapterProcess(command: readonly string[], opts: { cw
   try {
     let reader: MessageReader;
     let writer: MessageWriter;
-    const budget = { shared: opts.budget ?? companionBudget(), name: `the ${opts.name ?? path.basename(exe!)} debug adapter` };
+    const budget = {
+      shared: opts.budget ?? companionBudget(),
+      name: `the ${opts.name ?? path.basename(exe!)} debug adapter`
+    };
     if (opts.tcp) {
       const socket = await connectPrinted(proc, exited, opts.timeoutMs ?? 20_000);
       reader = createFramedReader(socket, { log, budget });
@@ -62,7 +81,10 @@ export async function startAdapterProcess(command: readonly string[], opts: { cw
   } catch (e) {
     kill();
     const tail = proc.stderrTail.trim();
-    throw new Error(`cannot start \`${command.join(' ')}\`: ${(e as Error).message}${tail ? ` (stderr: ${tail})` : ''}`, { cause: e });
+    throw new Error(
+      `cannot start \`${command.join(' ')}\`: ${(e as Error).message}${tail ? ` (stderr: ${tail})` : ''}`,
+      { cause: e }
+    );
   }
 }
 

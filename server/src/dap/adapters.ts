@@ -12,7 +12,14 @@ import path from 'node:path';
 import { cellmatePython } from '../security/cellmate-python.js';
 import { childEnv } from '../security/child-env.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
-import { findRootMarker, firstExecutable, foldersUpToWorkspace, isExecutableFile, pathDirs, projectFolders } from '../workspace/executables.js';
+import {
+  findRootMarker,
+  firstExecutable,
+  foldersUpToWorkspace,
+  isExecutableFile,
+  pathDirs,
+  projectFolders
+} from '../workspace/executables.js';
 
 export type ProcessAdapterName = 'debugpy' | 'lldb' | 'delve';
 export type AdapterName = ProcessAdapterName | 'kernel';
@@ -26,13 +33,18 @@ export const ROOT_MARKERS: Record<ProcessAdapterName, readonly string[]> = {
 
 /** How each adapter's executable is found, for messages. */
 const EXECUTABLE_HINT: Record<ProcessAdapterName, string> = {
-  debugpy: 'a Python with debugpy (in a trusted workspace the project .venv/bin or venv/bin python first; then python3 on PATH, then Cellmate\'s own Python; `pip install debugpy`)',
+  debugpy:
+    "a Python with debugpy (in a trusted workspace the project .venv/bin or venv/bin python first; then python3 on PATH, then Cellmate's own Python; `pip install debugpy`)",
   lldb: 'lldb-dap ($CELLMATE_LLDB_DAP, else lldb-dap or lldb-dap-<n> on PATH; Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)',
-  delve: 'dlv ($CELLMATE_DLV, else dlv on PATH; Debian\'s delve is too old for current Go: `go install github.com/go-delve/delve/cmd/dlv@v1.27.2`)'
+  delve:
+    "dlv ($CELLMATE_DLV, else dlv on PATH; Debian's delve is too old for current Go: `go install github.com/go-delve/delve/cmd/dlv@v1.27.2`)"
 };
 
 /** The variable that names an adapter's executable explicitly (checked before PATH). */
-export const EXECUTABLE_ENV: Partial<Record<ProcessAdapterName, string>> = { lldb: 'CELLMATE_LLDB_DAP', delve: 'CELLMATE_DLV' };
+export const EXECUTABLE_ENV: Partial<Record<ProcessAdapterName, string>> = {
+  lldb: 'CELLMATE_LLDB_DAP',
+  delve: 'CELLMATE_DLV'
+};
 
 /** One adapter's availability. */
 export interface AdapterStatus {
@@ -58,7 +70,10 @@ async function onPath(env: NodeJS.ProcessEnv, name: string, versioned = false): 
     if (exact) return exact;
     if (!versioned) continue;
     const entries = await readdir(dir).catch(() => [] as string[]);
-    const hit = entries.filter((e) => new RegExp(`^${name}-\\d+$`).test(e) && isExecutableFile(path.join(dir, e))).sort().at(-1);
+    const hit = entries
+      .filter((e) => new RegExp(`^${name}-\\d+$`).test(e) && isExecutableFile(path.join(dir, e)))
+      .sort()
+      .at(-1);
     if (hit) return path.join(dir, hit);
   }
   return undefined;
@@ -71,8 +86,13 @@ async function onPath(env: NodeJS.ProcessEnv, name: string, versioned = false): 
  * debugpy is there: a cloned repository's `.venv/bin/python` is whatever program it ships.
  */
 export async function pythonCandidates(workspace: string, env: NodeJS.ProcessEnv, from?: string): Promise<string[]> {
-  const folders = projectFolders(isWorkspaceTrusted(workspace, env), foldersUpToWorkspace(from ? path.dirname(from) : workspace, workspace));
-  const local = folders.flatMap((d) => ['.venv', 'venv'].map((v) => path.join(d, v, 'bin', 'python'))).filter(isExecutableFile);
+  const folders = projectFolders(
+    isWorkspaceTrusted(workspace, env),
+    foldersUpToWorkspace(from ? path.dirname(from) : workspace, workspace)
+  );
+  const local = folders
+    .flatMap((d) => ['.venv', 'venv'].map((v) => path.join(d, v, 'bin', 'python')))
+    .filter(isExecutableFile);
   const system = firstExecutable('python3', pathDirs(env.PATH));
   const own = cellmatePython(env);
   return [...new Set([...local, ...(system ? [system] : []), ...(own ? [own] : [])])];
@@ -93,7 +113,11 @@ function hasDebugpy(python: string, env: NodeJS.ProcessEnv): Promise<boolean> {
 }
 
 /** The adapter's command line, or why there is none. */
-export async function findExecutable(name: ProcessAdapterName, e: AdapterEnvironment, program?: string): Promise<string[] | undefined> {
+export async function findExecutable(
+  name: ProcessAdapterName,
+  e: AdapterEnvironment,
+  program?: string
+): Promise<string[] | undefined> {
   if (name === 'debugpy') {
     for (const py of await pythonCandidates(e.workspace, e.env, program)) {
       if (await hasDebugpy(py, e.env)) return [py, '-m', 'debugpy.adapter'];
@@ -103,7 +127,11 @@ export async function findExecutable(name: ProcessAdapterName, e: AdapterEnviron
   // A set variable is the answer (PATH is not searched behind a wrong one: the message names it).
   const variable = EXECUTABLE_ENV[name];
   const explicit = variable ? e.env[variable] : undefined;
-  const exe = explicit ? (isExecutableFile(explicit) ? explicit : undefined) : await onPath(e.env, name === 'lldb' ? 'lldb-dap' : 'dlv', name === 'lldb');
+  const exe = explicit
+    ? isExecutableFile(explicit)
+      ? explicit
+      : undefined
+    : await onPath(e.env, name === 'lldb' ? 'lldb-dap' : 'dlv', name === 'lldb');
   if (!exe) return undefined;
   return name === 'lldb' ? [exe] : [exe, 'dap'];
 }
@@ -115,20 +143,35 @@ export function findMarker(name: ProcessAdapterName, workspace: string, program?
 }
 
 /** One process adapter's availability, with the exact missing half. */
-export async function adapterStatus(name: ProcessAdapterName, e: AdapterEnvironment, program?: string): Promise<AdapterStatus> {
+export async function adapterStatus(
+  name: ProcessAdapterName,
+  e: AdapterEnvironment,
+  program?: string
+): Promise<AdapterStatus> {
   const marker = findMarker(name, e.workspace, program);
   const command = await findExecutable(name, e, program);
   const markerText = `a root marker (${ROOT_MARKERS[name].join(', ')})`;
-  const where = program ? `in ${path.relative(e.workspace, path.dirname(program)) || 'the workspace root'} or above it within the workspace` : 'in the workspace root';
-  if (marker && command) return { name, usable: true, marker, command, message: `${name}: usable — marker ${marker}, adapter \`${command.join(' ')}\`` };
+  const where = program
+    ? `in ${path.relative(e.workspace, path.dirname(program)) || 'the workspace root'} or above it within the workspace`
+    : 'in the workspace root';
+  if (marker && command)
+    return {
+      name,
+      usable: true,
+      marker,
+      command,
+      message: `${name}: usable — marker ${marker}, adapter \`${command.join(' ')}\``
+    };
   const missing: string[] = [];
   if (!marker) missing.push(`root marker missing: no ${ROOT_MARKERS[name].join(' / ')} ${where}`);
   const variable = EXECUTABLE_ENV[name];
-  const badVariable = !command && variable && e.env[variable] ? ` ($${variable}=${e.env[variable]} is not an executable file)` : '';
+  const badVariable =
+    !command && variable && e.env[variable] ? ` ($${variable}=${e.env[variable]} is not an executable file)` : '';
   if (!command) missing.push(`executable missing${badVariable}: needs ${EXECUTABLE_HINT[name]}`);
   const have = marker ? ` (marker ${marker} found)` : command ? ` (executable \`${command.join(' ')}\` found)` : '';
   return {
-    name, usable: false,
+    name,
+    usable: false,
     ...(marker ? { marker } : {}),
     ...(command ? { command } : {}),
     message: `${name}: not usable here${have} — ${missing.join('; ')}${marker || command ? '' : ` (both halves missing: ${markerText} and the executable)`}`
@@ -141,8 +184,10 @@ export async function describeAdapters(e: AdapterEnvironment): Promise<AdapterSt
   return [
     ...processes,
     {
-      name: 'kernel', usable: true,
-      message: 'kernel: usable for notebook cells — the focused notebook\'s kernel, else this chat\'s private Python kernel (needs ipykernel ≥ 6 with debugpy in that kernel); use run_cell'
+      name: 'kernel',
+      usable: true,
+      message:
+        "kernel: usable for notebook cells — the focused notebook's kernel, else this chat's private Python kernel (needs ipykernel ≥ 6 with debugpy in that kernel); use run_cell"
     }
   ];
 }

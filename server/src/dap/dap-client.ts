@@ -44,28 +44,55 @@ export class DapClient implements DapChannel {
       // The shared Content-Length reader types frames as JSON-RPC; a DAP adapter sends DAP messages in the same frames.
       reader.listen((m) => this.onMessage(m as unknown as DebugProtocol.ProtocolMessage)),
       reader.onClose(() => closeOnEof && this.close(new Error(`the ${name} adapter closed its output`))),
-      reader.onError((e) => this.close(new Error(e instanceof FramingError && e.code === 'over-budget'
-        ? `${e.message}. Cellmate stopped the adapter and ended the session; debug launch starts a new one (print less at once: smaller outputs, fewer variables)`
-        : `unreadable output from the ${name} adapter: ${e.message}`))),
+      reader.onError((e) =>
+        this.close(
+          new Error(
+            e instanceof FramingError && e.code === 'over-budget'
+              ? `${e.message}. Cellmate stopped the adapter and ended the session; debug launch starts a new one (print less at once: smaller outputs, fewer variables)`
+              : `unreadable output from the ${name} adapter: ${e.message}`
+          )
+        )
+      ),
       writer.onClose(() => closeOnEof && this.close(new Error(`the ${name} adapter closed its input`)))
     ];
   }
 
-  request<K extends DapCommand>(command: K, args: DapRequests[K], opts: { timeoutMs?: number } = {}): Promise<DapResponses[K]> {
-    if (this.closedWith) return Promise.reject(new DapRequestError(command, `${command}: ${this.closedWith.message}`, 'closed'));
+  request<K extends DapCommand>(
+    command: K,
+    args: DapRequests[K],
+    opts: { timeoutMs?: number } = {}
+  ): Promise<DapResponses[K]> {
+    if (this.closedWith)
+      return Promise.reject(new DapRequestError(command, `${command}: ${this.closedWith.message}`, 'closed'));
     const seq = this.seq++;
-    const msg: DebugProtocol.Request = { seq, type: 'request', command, ...(args !== undefined ? { arguments: args } : {}) };
+    const msg: DebugProtocol.Request = {
+      seq,
+      type: 'request',
+      command,
+      ...(args !== undefined ? { arguments: args } : {})
+    };
     return new Promise<DapResponses[K]>((resolve, reject) => {
       const p: Pending = { command, resolve: resolve as (b: unknown) => void, reject };
       const ms = opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-      if (ms > 0) p.timer = setTimeout(() => {
-        this.pending.delete(seq);
-        reject(new DapRequestError(command, `${command}: the ${this.name} adapter did not answer within ${Math.round(ms / 1000)} s`, 'timeout'));
-      }, ms);
+      if (ms > 0)
+        p.timer = setTimeout(() => {
+          this.pending.delete(seq);
+          reject(
+            new DapRequestError(
+              command,
+              `${command}: the ${this.name} adapter did not answer within ${Math.round(ms / 1000)} s`,
+              'timeout'
+            )
+          );
+        }, ms);
       this.pending.set(seq, p);
       // The shared Content-Length writer is typed for JSON-RPC; DAP frames the same bytes with its own message shape.
       this.writer.write(msg as unknown as Message).catch((e: Error) => {
-        this.settle(seq)?.reject(new DapRequestError(command, `${command}: cannot write to the ${this.name} adapter: ${e.message}`, 'closed', { cause: e }));
+        this.settle(seq)?.reject(
+          new DapRequestError(command, `${command}: cannot write to the ${this.name} adapter: ${e.message}`, 'closed', {
+            cause: e
+          })
+        );
       });
     });
   }
@@ -90,7 +117,14 @@ export class DapClient implements DapChannel {
     } else if (m.type === 'request') {
       // Reverse requests (runInTerminal, startDebugging): we have no terminal or child sessions.
       const req = m as DebugProtocol.Request;
-      const reply: DebugProtocol.Response = { seq: this.seq++, type: 'response', request_seq: req.seq, command: req.command, success: false, message: `Cellmate does not support ${req.command}` };
+      const reply: DebugProtocol.Response = {
+        seq: this.seq++,
+        type: 'response',
+        request_seq: req.seq,
+        command: req.command,
+        success: false,
+        message: `Cellmate does not support ${req.command}`
+      };
       // The shared Content-Length writer is typed for JSON-RPC; DAP frames the same bytes with its own message shape.
       void this.writer.write(reply as unknown as Message).catch(() => undefined);
     }

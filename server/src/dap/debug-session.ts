@@ -110,7 +110,13 @@ export class DebugSession {
     this.target = options.target;
     this.subscriptions = [
       channel.onEvent((e) => this.onEvent(e)),
-      channel.onClose((err) => void this.end({ reason: 'adapter-exited', message: `the ${this.adapter} debug adapter went away: ${err.message}` }))
+      channel.onClose(
+        (err) =>
+          void this.end({
+            reason: 'adapter-exited',
+            message: `the ${this.adapter} debug adapter went away: ${err.message}`
+          })
+      )
     ];
   }
 
@@ -154,7 +160,8 @@ export class DebugSession {
         break;
       case 'output': {
         const category = String(body.category ?? 'console');
-        if ((category === 'stdout' || category === 'stderr') && typeof body.output === 'string') this.appendOutput(body.output);
+        if ((category === 'stdout' || category === 'stderr') && typeof body.output === 'string')
+          this.appendOutput(body.output);
         break;
       }
     }
@@ -260,17 +267,36 @@ export class DebugSession {
 
   /** Up to {@link MAX_CHILDREN} children of a reference, values cut at {@link MAX_VALUE_CHARS}. */
   async variables(reference: number): Promise<{ variables: VariableView[]; more: boolean }> {
-    const body = await this.channel.request('variables', { variablesReference: reference, start: 0, count: MAX_CHILDREN + 1 });
+    const body = await this.channel.request('variables', {
+      variablesReference: reference,
+      start: 0,
+      count: MAX_CHILDREN + 1
+    });
     const all = body.variables;
     return { variables: all.slice(0, MAX_CHILDREN).map(toView), more: all.length > MAX_CHILDREN };
   }
 
   /** Evaluates in a frame's own scope (default: the top frame of the stopped thread). */
-  async evaluate(expression: string, frameId?: number): Promise<{ result: string; type?: string; reference: number; frameId?: number }> {
+  async evaluate(
+    expression: string,
+    frameId?: number
+  ): Promise<{ result: string; type?: string; reference: number; frameId?: number }> {
     const frame = frameId ?? (this.runState === 'stopped' ? (await this.stack()).frames[0]?.id : undefined);
-    const body = await this.channel.request('evaluate', { expression, context: this.options.evaluateContext ?? 'repl', ...(frame !== undefined ? { frameId: frame } : {}) });
-    const result = body.result.length > MAX_EVALUATE_CHARS ? `${body.result.slice(0, MAX_EVALUATE_CHARS)}… [cut at ${MAX_EVALUATE_CHARS} of ${body.result.length} characters]` : body.result;
-    return { result, ...(body.type ? { type: body.type } : {}), reference: body.variablesReference, ...(frame !== undefined ? { frameId: frame } : {}) };
+    const body = await this.channel.request('evaluate', {
+      expression,
+      context: this.options.evaluateContext ?? 'repl',
+      ...(frame !== undefined ? { frameId: frame } : {})
+    });
+    const result =
+      body.result.length > MAX_EVALUATE_CHARS
+        ? `${body.result.slice(0, MAX_EVALUATE_CHARS)}… [cut at ${MAX_EVALUATE_CHARS} of ${body.result.length} characters]`
+        : body.result;
+    return {
+      result,
+      ...(body.type ? { type: body.type } : {}),
+      reference: body.variablesReference,
+      ...(frame !== undefined ? { frameId: frame } : {})
+    };
   }
 
   /** Ends the session once (idempotent); the adapter's `onEnd` cleans up. */

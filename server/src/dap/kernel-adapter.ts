@@ -68,9 +68,12 @@ export class KernelDebugTarget {
     session.onDidChange((state) => {
       this.stoppedFrame = undefined;
       if (state !== 'stopped') return;
-      void session.stack().then(({ frames }) => {
-        if (session.state === 'stopped') this.stoppedFrame = frames[0];
-      }, () => undefined);
+      void session.stack().then(
+        ({ frames }) => {
+          if (session.state === 'stopped') this.stoppedFrame = frames[0];
+        },
+        () => undefined
+      );
     });
   }
 
@@ -82,7 +85,9 @@ export class KernelDebugTarget {
   pausedAt(): string | undefined {
     if (this.session.state !== 'stopped' || !this.running) return undefined;
     const f = this.stoppedFrame;
-    const where = f ? `${f.label}, line ${f.line}${f.sourceLine !== undefined ? `: ${f.sourceLine.trim()}` : ''}` : this.runningCell ?? 'a cell';
+    const where = f
+      ? `${f.label}, line ${f.line}${f.sourceLine !== undefined ? `: ${f.sourceLine.trim()}` : ''}`
+      : (this.runningCell ?? 'a cell');
     return `The kernel is paused in the debugger at ${where} (debug session ${this.session.id})`;
   }
 
@@ -90,7 +95,10 @@ export class KernelDebugTarget {
    * Starts (or joins) the kernel's debugger. `kernelLabel` names the kernel in messages
    * (`the notebook's kernel (analysis.ipynb)` / `this chat's private kernel`).
    */
-  static async start(client: KernelClient, opts: { kernelLabel: string; onEnd?: (end: SessionEnd) => void }): Promise<KernelDebugTarget> {
+  static async start(
+    client: KernelClient,
+    opts: { kernelLabel: string; onEnd?: (end: SessionEnd) => void }
+  ): Promise<KernelDebugTarget> {
     const channel = new KernelDapChannel(client);
     let target: KernelDebugTarget | undefined;
     const session = new DebugSession(channel, {
@@ -106,8 +114,14 @@ export class KernelDebugTarget {
       const info = await channel.request('debugInfo', undefined);
       if (!info.isStarted) {
         await channel.request('initialize', {
-          clientID: 'cellmate', clientName: 'Cellmate', adapterID: 'python', pathFormat: 'path',
-          linesStartAt1: true, columnsStartAt1: true, supportsVariableType: true, locale: 'en'
+          clientID: 'cellmate',
+          clientName: 'Cellmate',
+          adapterID: 'python',
+          pathFormat: 'path',
+          linesStartAt1: true,
+          columnsStartAt1: true,
+          supportsVariableType: true,
+          locale: 'en'
         });
         // justMyCode: "raised" then stops in the cell, not in IPython's own imports.
         await channel.request('attach', { justMyCode: true });
@@ -171,7 +185,9 @@ export class KernelDebugTarget {
 
   /** `raised` / `uncaught` (see {@link KERNEL_EXCEPTION_FILTERS}). */
   async setExceptionFilters(filters: readonly string[]): Promise<void> {
-    await this.channel.request('setExceptionBreakpoints', { filters: filters.map((f) => KERNEL_EXCEPTION_FILTERS[f] ?? f) });
+    await this.channel.request('setExceptionBreakpoints', {
+      filters: filters.map((f) => KERNEL_EXCEPTION_FILTERS[f] ?? f)
+    });
   }
 
   /** Whether a cell is executing under the debugger now. */
@@ -206,20 +222,27 @@ export class KernelDebugTarget {
       }
     });
     this.running = run;
-    run.then(
-      (r) => {
-        const c = r.reply.content;
-        this.lastRun = c.status === 'ok' ? { status: 'ok' } : c.status === 'error' ? { status: 'error', detail: `${c.ename}: ${c.evalue}` } : { status: 'aborted' };
-      },
-      (e: Error) => {
-        this.lastRun = { status: 'failed', detail: e.message };
-        const code = (e as { code?: string }).code;
-        if (code === 'kernel_dead') this.channel.close(e);
-      }
-    ).finally(() => {
-      if (this.running === run) this.running = undefined;
-      this.session.markFinished();
-    });
+    run
+      .then(
+        (r) => {
+          const c = r.reply.content;
+          this.lastRun =
+            c.status === 'ok'
+              ? { status: 'ok' }
+              : c.status === 'error'
+                ? { status: 'error', detail: `${c.ename}: ${c.evalue}` }
+                : { status: 'aborted' };
+        },
+        (e: Error) => {
+          this.lastRun = { status: 'failed', detail: e.message };
+          const code = (e as { code?: string }).code;
+          if (code === 'kernel_dead') this.channel.close(e);
+        }
+      )
+      .finally(() => {
+        if (this.running === run) this.running = undefined;
+        this.session.markFinished();
+      });
   }
 
   /** Leaves the kernel's debugger (unless we joined a running one); a stopped cell runs on. */
@@ -231,7 +254,9 @@ export class KernelDebugTarget {
       }
       return;
     }
-    await this.channel.request('disconnect', { restart: false, terminateDebuggee: false }, { timeoutMs: 10_000 }).catch(() => undefined);
+    await this.channel
+      .request('disconnect', { restart: false, terminateDebuggee: false }, { timeoutMs: 10_000 })
+      .catch(() => undefined);
   }
 }
 

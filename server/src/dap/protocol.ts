@@ -94,7 +94,11 @@ export class DapRequestError extends Error {
 /** One DAP conversation with one adapter (process, socket or kernel). */
 export interface DapChannel {
   /** Sends a request; resolves with the response body, rejects with {@link DapRequestError}. */
-  request<K extends DapCommand>(command: K, args: DapRequests[K], opts?: { timeoutMs?: number }): Promise<DapResponses[K]>;
+  request<K extends DapCommand>(
+    command: K,
+    args: DapRequests[K],
+    opts?: { timeoutMs?: number }
+  ): Promise<DapResponses[K]>;
   /** Every event the adapter sends (`stopped`, `output`, `terminated`, …). */
   readonly onEvent: Event<P.Event>;
   /** The adapter went away (process exit, kernel death); pending requests have rejected. */

@@ -15,8 +15,7 @@ export const DEFAULT_STOP_WAIT_MS = 20_000;
 
 /** Breakpoints of one source: a file (absolute path) or a notebook cell. */
 export type BreakpointSource =
-  | { kind: 'file'; path: string; relative: string }
-  | { kind: 'cell'; notebook: string; cell: string };
+  { kind: 'file'; path: string; relative: string } | { kind: 'cell'; notebook: string; cell: string };
 
 /** One file's breakpoints as the adapter answered them at the start. */
 export interface BreakpointReport {
@@ -56,7 +55,11 @@ export interface LaunchRequest {
 }
 
 /** Starts a process adapter session (`process-adapter.ts`); the manager registers it. */
-export type ProcessLauncher = (req: LaunchRequest, ctx: { workspace: string }, state: ChatDebugState) => Promise<ActiveDebug>;
+export type ProcessLauncher = (
+  req: LaunchRequest,
+  ctx: { workspace: string },
+  state: ChatDebugState
+) => Promise<ActiveDebug>;
 
 /** One chat's debugging state. */
 export interface ChatDebugState {
@@ -136,7 +139,10 @@ export class DebugSessionManager {
     state.unreported = undefined;
     const { session } = active;
     const timer = setTimeout(() => {
-      void session.end({ reason: 'ttl', message: `the session reached its ${formatMs(this.ttlMs)} limit and was terminated (its adapter stopped)` });
+      void session.end({
+        reason: 'ttl',
+        message: `the session reached its ${formatMs(this.ttlMs)} limit and was terminated (its adapter stopped)`
+      });
     }, this.ttlMs);
     timer.unref();
     this.timers.set(session.id, timer);
@@ -148,7 +154,8 @@ export class DebugSessionManager {
       if (state.active?.session !== session) return;
       state.active = undefined;
       const end = session.ending;
-      if (end && end.reason !== 'terminated') state.unreported = { ...end, sessionId: session.id, adapter: session.adapter };
+      if (end && end.reason !== 'terminated')
+        state.unreported = { ...end, sessionId: session.id, adapter: session.adapter };
     });
     this.changes.fire({ chatId, session });
   }

@@ -57,7 +57,8 @@ export interface EditFs {
 
 /** The real file system. */
 export const nodeEditFs: EditFs = {
-  read: (absolute) => readFile(absolute).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e))),
+  read: (absolute) =>
+    readFile(absolute).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e))),
   write: (absolute, text) => writeFileAtomic(absolute, text),
   remove: (absolute) => removeFile(absolute)
 };
@@ -112,13 +113,21 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
   const resolvedAll: ResolvedWorkspacePath[] = [];
   for (const change of changes) {
     const resolved = await resolveForWrite(options.workspace, change.path);
-    if (seen.has(resolved.absolute)) throw new EditError('invalid', `${resolved.relative} appears twice in the change set; merge its changes. Nothing was changed.`, [resolved.relative]);
+    if (seen.has(resolved.absolute))
+      throw new EditError(
+        'invalid',
+        `${resolved.relative} appears twice in the change set; merge its changes. Nothing was changed.`,
+        [resolved.relative]
+      );
     seen.add(resolved.absolute);
     resolvedAll.push(resolved);
   }
   // Which notebooks are open: each pane is asked once for the whole change set.
   const notebooks = changes.flatMap((c, i) => (c.kind === 'cells' ? [resolvedAll[i]!.relative] : []));
-  const open = options.port && notebooks.length > 0 ? await openNotebooks(options.port, notebooks, options.signal) : new Map<string, PaneTarget>();
+  const open =
+    options.port && notebooks.length > 0
+      ? await openNotebooks(options.port, notebooks, options.signal)
+      : new Map<string, PaneTarget>();
 
   for (const [i, change] of changes.entries()) {
     const resolved = resolvedAll[i]!;
@@ -142,14 +151,17 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
       try {
         current = utf8.decode(bytes);
       } catch {
-        throw new EditError('invalid', `${rel} is not UTF-8 text; it cannot be edited as text. Nothing was changed.`, [rel]);
+        throw new EditError('invalid', `${rel} is not UTF-8 text; it cannot be edited as text. Nothing was changed.`, [
+          rel
+        ]);
       }
     }
     if (change.kind === 'text') {
       if (change.expected === null && current !== null) conflict(rel, 'exists, but the change creates it');
       else if (change.expected !== null && current === null) conflict(rel, 'does not exist (any more)');
       else if (current !== change.expected) conflict(rel, 'changed since the edit was computed');
-      else if (change.next !== null || current !== null) disk.push({ relative: rel, absolute: resolved.absolute, original: current, next: change.next });
+      else if (change.next !== null || current !== null)
+        disk.push({ relative: rel, absolute: resolved.absolute, original: current, next: change.next });
       continue;
     }
     if (current === null) {
@@ -161,7 +173,14 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
       continue;
     }
     const next = spliceNotebook(rel, current, change, conflict);
-    if (next !== undefined) disk.push({ relative: rel, absolute: resolved.absolute, original: current, next, cells: change.cells.map((c) => c.cell) });
+    if (next !== undefined)
+      disk.push({
+        relative: rel,
+        absolute: resolved.absolute,
+        original: current,
+        next,
+        cells: change.cells.map((c) => c.cell)
+      });
   }
   if (conflicts.length > 0) {
     throw new EditError(
@@ -170,7 +189,8 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
       [...conflicted]
     );
   }
-  if (options.signal?.aborted) throw new EditError('invalid', 'The edit was cancelled before anything was written. Nothing was changed.');
+  if (options.signal?.aborted)
+    throw new EditError('invalid', 'The edit was cancelled before anything was written. Nothing was changed.');
 
   const written = await writeAll(disk, fs);
   const applied: PaneWrite[] = [];
@@ -191,13 +211,25 @@ export async function applyChanges(changes: readonly Change[], options: ApplyOpt
     }
   }
   return [
-    ...disk.map((d): AppliedFile => ({ path: d.relative, how: d.original === null ? 'created' : d.next === null ? 'deleted' : 'modified', ...(d.cells ? { cells: d.cells } : {}) })),
-    ...panes.map((p): AppliedFile => ({ path: p.relative, how: 'open-notebook', cells: p.changes.map((c) => c.cellId) }))
+    ...disk.map((d): AppliedFile => ({
+      path: d.relative,
+      how: d.original === null ? 'created' : d.next === null ? 'deleted' : 'modified',
+      ...(d.cells ? { cells: d.cells } : {})
+    })),
+    ...panes.map((p): AppliedFile => ({
+      path: p.relative,
+      how: 'open-notebook',
+      cells: p.changes.map((c) => c.cellId)
+    }))
   ];
 }
 
 /** Which of `paths` a pane has open (a port that cannot answer: none). */
-async function openNotebooks(port: NotebookPort, paths: readonly string[], signal?: AbortSignal): Promise<Map<string, PaneTarget>> {
+async function openNotebooks(
+  port: NotebookPort,
+  paths: readonly string[],
+  signal?: AbortSignal
+): Promise<Map<string, PaneTarget>> {
   if (port.findOpen) return port.findOpen(paths, signal).catch(() => new Map<string, PaneTarget>());
   const found = new Map<string, PaneTarget>();
   for (const p of paths) {
@@ -208,12 +240,21 @@ async function openNotebooks(port: NotebookPort, paths: readonly string[], signa
 }
 
 /** The notebook's new raw text, or undefined after recording conflicts. */
-function spliceNotebook(rel: string, raw: string, change: NotebookCellsChange, conflict: (rel: string, why: string) => void): string | undefined {
+function spliceNotebook(
+  rel: string,
+  raw: string,
+  change: NotebookCellsChange,
+  conflict: (rel: string, why: string) => void
+): string | undefined {
   let nb: IpynbNotebook;
   try {
     nb = parseNotebook(raw);
   } catch (e) {
-    throw new EditError('invalid', `${rel} is not a valid nbformat 4 notebook (${(e as Error).message}). Nothing was changed.`, [rel]);
+    throw new EditError(
+      'invalid',
+      `${rel} is not a valid nbformat 4 notebook (${(e as Error).message}). Nothing was changed.`,
+      [rel]
+    );
   }
   const splices: Array<{ index: number; source: string }> = [];
   let stale = false;
@@ -248,7 +289,12 @@ async function writeAll(disk: readonly DiskWrite[], fs: EditFs): Promise<DiskWri
       done.push(d);
     } catch (e) {
       const rolled = await rollback(done, fs);
-      throw new EditError('write-failed', `Writing ${d.relative} failed (${(e as Error).message}). ${rolled || 'Nothing had been written yet.'}`, [d.relative], { cause: e });
+      throw new EditError(
+        'write-failed',
+        `Writing ${d.relative} failed (${(e as Error).message}). ${rolled || 'Nothing had been written yet.'}`,
+        [d.relative],
+        { cause: e }
+      );
     }
   }
   return done;
@@ -283,7 +329,9 @@ async function undoPanes(applied: readonly PaneWrite[]): Promise<string> {
   const failed: string[] = [];
   for (const p of [...applied].reverse()) {
     const back = p.changes.map((c) => ({ cellId: c.cellId, expected: c.source, source: c.expected }));
-    await p.target.request('notebook/set-sources', { path: p.relative, changes: back }).catch((e: unknown) => failed.push(`${p.relative} (${paneMessage(e)})`));
+    await p.target
+      .request('notebook/set-sources', { path: p.relative, changes: back })
+      .catch((e: unknown) => failed.push(`${p.relative} (${paneMessage(e)})`));
   }
   return failed.length === 0
     ? `The open notebook${applied.length === 1 ? '' : 's'} already changed (${applied.map((p) => p.relative).join(', ')}) ${applied.length === 1 ? 'was' : 'were'} set back.`

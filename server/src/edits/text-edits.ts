@@ -30,7 +30,9 @@ export interface LspTextEdit {
  * the same offset overlap (their order would be a guess). Touching ranges do not overlap.
  */
 export function findOverlaps(edits: readonly OffsetEdit[]): Array<[number, number]> {
-  const order = edits.map((_, i) => i).sort((a, b) => edits[a]!.start - edits[b]!.start || edits[a]!.end - edits[b]!.end);
+  const order = edits
+    .map((_, i) => i)
+    .sort((a, b) => edits[a]!.start - edits[b]!.start || edits[a]!.end - edits[b]!.end);
   const out: Array<[number, number]> = [];
   for (let k = 0; k < order.length; k++) {
     const a = edits[order[k]!]!;
@@ -40,7 +42,8 @@ export function findOverlaps(edits: readonly OffsetEdit[]): Array<[number, numbe
       const shared = Math.min(a.end, b.end) > Math.max(a.start, b.start);
       const insertInside = (x: OffsetEdit, y: OffsetEdit) => x.start === x.end && x.start > y.start && x.start < y.end;
       const twoInserts = a.start === a.end && b.start === b.end && a.start === b.start;
-      if (shared || insertInside(a, b) || insertInside(b, a) || twoInserts) out.push([order[k]!, order[m]!].sort((x, y) => x - y) as [number, number]);
+      if (shared || insertInside(a, b) || insertInside(b, a) || twoInserts)
+        out.push([order[k]!, order[m]!].sort((x, y) => x - y) as [number, number]);
     }
   }
   return out;
@@ -53,8 +56,17 @@ export function findOverlaps(edits: readonly OffsetEdit[]): Array<[number, numbe
  */
 export function applyOffsetEdits(text: string, edits: readonly OffsetEdit[], label = 'the text'): string {
   edits.forEach((e, i) => {
-    if (!Number.isInteger(e.start) || !Number.isInteger(e.end) || e.start < 0 || e.end < e.start || e.end > text.length) {
-      throw new EditError('invalid', `${label}: edit ${i + 1} has the range ${e.start}–${e.end}, outside 0–${text.length} (or reversed). Nothing was changed.`);
+    if (
+      !Number.isInteger(e.start) ||
+      !Number.isInteger(e.end) ||
+      e.start < 0 ||
+      e.end < e.start ||
+      e.end > text.length
+    ) {
+      throw new EditError(
+        'invalid',
+        `${label}: edit ${i + 1} has the range ${e.start}–${e.end}, outside 0–${text.length} (or reversed). Nothing was changed.`
+      );
     }
   });
   const overlaps = findOverlaps(edits);
@@ -104,7 +116,12 @@ function lineEnd(text: string, starts: readonly number[], line: number): number 
  * of its line means the line's end and a line past the last means the end of the text.
  */
 export function offsetAt(text: string, position: LspPosition, starts: readonly number[] = lineStarts(text)): number {
-  if (!Number.isInteger(position.line) || !Number.isInteger(position.character) || position.line < 0 || position.character < 0) {
+  if (
+    !Number.isInteger(position.line) ||
+    !Number.isInteger(position.character) ||
+    position.line < 0 ||
+    position.character < 0
+  ) {
     throw new EditError('invalid', `the position ${JSON.stringify(position)} is not a line and character ≥ 0.`);
   }
   if (position.line >= starts.length) return text.length;
@@ -127,7 +144,11 @@ export function positionAt(text: string, offset: number, starts: readonly number
 /** LSP text edits as offset edits against `text`. */
 export function fromLspEdits(text: string, edits: readonly LspTextEdit[]): OffsetEdit[] {
   const starts = lineStarts(text);
-  return edits.map((e) => ({ start: offsetAt(text, e.range.start, starts), end: offsetAt(text, e.range.end, starts), text: e.newText }));
+  return edits.map((e) => ({
+    start: offsetAt(text, e.range.start, starts),
+    end: offsetAt(text, e.range.end, starts),
+    text: e.newText
+  }));
 }
 
 /** `text` with LSP text edits applied (a `WorkspaceEdit`'s edits of one document). */

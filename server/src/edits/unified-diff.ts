@@ -7,5 +7,12 @@ let jsdiff: typeof import('diff') | undefined;
 export function unifiedDiff(before: string, after: string): string {
   jsdiff ??= require('diff') as typeof import('diff'); // on first use: not at start-up
   const patch = jsdiff.structuredPatch('a', 'b', before, after, '', '', { context: 3 });
-  return patch.hunks.map((h) => [`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines.filter((l) => !l.startsWith('\\'))].join('\n')).join('\n');
+  return patch.hunks
+    .map((h) =>
+      [
+        `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`,
+        ...h.lines.filter((l) => !l.startsWith('\\'))
+      ].join('\n')
+    )
+    .join('\n');
 }

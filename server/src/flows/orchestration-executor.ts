@@ -22,16 +22,22 @@ export interface OrchestrationExecutor {
 export function taskMessage(o: StoredOrchestration, task: OrchestrationTask): string {
   const index = o.tasks.findIndex((t) => t.key === task.key);
   const role = o.roles.find((r) => r.name === task.role);
-  const after = task.depends_on.length ? ` It comes after ${task.depends_on.map((k) => `[${k}]`).join(', ')} (done).` : '';
-  return `Orchestration task ${index + 1}/${o.tasks.length} [${task.key}]: ${task.title}\n` +
+  const after = task.depends_on.length
+    ? ` It comes after ${task.depends_on.map((k) => `[${k}]`).join(', ')} (done).`
+    : '';
+  return (
+    `Orchestration task ${index + 1}/${o.tasks.length} [${task.key}]: ${task.title}\n` +
     `Role: ${task.role}${role ? ` (${role.tier}) — ${role.brief}` : ''}\n\n${task.description}\n\n` +
-    `(Task of the approved orchestration ${o.id}.${after} Do this task only, as this role; the next one follows as its own turn.)`;
+    `(Task of the approved orchestration ${o.id}.${after} Do this task only, as this role; the next one follows as its own turn.)`
+  );
 }
 
 /** The user message of the synthesis step. */
 export function synthesisMessage(o: StoredOrchestration): string {
-  return `Orchestration synthesis (${o.id}): ${o.synthesis}\n\n` +
-    `(The ${o.tasks.length} task${o.tasks.length === 1 ? '' : 's'} of the approved orchestration are done: ${o.tasks.map((t) => `[${t.key}] ${t.title}`).join('; ')}. Combine their results as described; this is the last step.)`;
+  return (
+    `Orchestration synthesis (${o.id}): ${o.synthesis}\n\n` +
+    `(The ${o.tasks.length} task${o.tasks.length === 1 ? '' : 's'} of the approved orchestration are done: ${o.tasks.map((t) => `[${t.key}] ${t.title}`).join('; ')}. Combine their results as described; this is the last step.)`
+  );
 }
 
 /**

@@ -1,4 +1,10 @@
-import type { ModelSettings, OrchestrationApprovalState, OrchestrationRun, OrchestrationStepState, OrchestrationTask } from '@cellmate/protocol';
+import type {
+  ModelSettings,
+  OrchestrationApprovalState,
+  OrchestrationRun,
+  OrchestrationStepState,
+  OrchestrationTask
+} from '@cellmate/protocol';
 import type { Event } from 'vscode-jsonrpc/node.js';
 import type { ChatService } from '../chats/chat-service.js';
 import { updateToolCards } from '../ports/tool-cards.js';
@@ -65,21 +71,36 @@ export class OrchestrationFlow {
    * the revision turn) starts in the background once the chat's current turn has ended.
    * @throws CellmateError ChatNotFound; OrchestrationNotPendingError when it is not pending
    */
-  answer(chatId: string, id: string, decision: 'approve' | 'reject', model: ModelSettings, reason?: string, origin?: string): { state: OrchestrationApprovalState; message: string } {
+  answer(
+    chatId: string,
+    id: string,
+    decision: 'approve' | 'reject',
+    model: ModelSettings,
+    reason?: string,
+    origin?: string
+  ): { state: OrchestrationApprovalState; message: string } {
     this.options.chats.get(chatId, 1); // ChatNotFound first
     const runningId = this.runs.get(chatId);
     if (decision === 'approve' && runningId !== undefined && runningId !== id) {
-      throw new OrchestrationNotPendingError(`Orchestration ${runningId} is still running in this chat: approve this one once it has finished, or press Stop to end it.`);
+      throw new OrchestrationNotPendingError(
+        `Orchestration ${runningId} is still running in this chat: approve this one once it has finished, or press Stop to end it.`
+      );
     }
     const o = this.options.store.decide(chatId, id, decision, reason);
     if (decision === 'approve') {
       this.options.chats.setMode(chatId, 'agent');
       this.track(chatId, this.runWork(o, model, origin));
       const n = o.tasks.length;
-      return { state: o.approval, message: `Approved: the chat is in Agent mode; ${n} task${n === 1 ? '' : 's'} run in dependency order, then the synthesis.` };
+      return {
+        state: o.approval,
+        message: `Approved: the chat is in Agent mode; ${n} task${n === 1 ? '' : 's'} run in dependency order, then the synthesis.`
+      };
     }
     const text = `I rejected the orchestration${o.reason ? ` (my reason: ${o.reason})` : ''}. Please revise it and propose it again with propose_orchestration.`;
-    this.track(chatId, sendWhenIdle(this.options.chats, chatId, text, model, origin, () => !this.disposed).then(() => undefined));
+    this.track(
+      chatId,
+      sendWhenIdle(this.options.chats, chatId, text, model, origin, () => !this.disposed).then(() => undefined)
+    );
     return { state: o.approval, message: 'Rejected: the agent is asked to revise the orchestration.' };
   }
 
@@ -112,7 +133,13 @@ export class OrchestrationFlow {
   /** Runs the approved tasks in dependency order, then the synthesis, within the budget; records progress. */
   private async runWork(o: StoredOrchestration, model: ModelSettings, origin?: string): Promise<void> {
     const store = this.options.store;
-    const run: OrchestrationRun = structuredClone(o.run ?? { state: 'running', tasks: Object.fromEntries(o.tasks.map((t) => [t.key, 'queued'])), synthesis: 'queued' });
+    const run: OrchestrationRun = structuredClone(
+      o.run ?? {
+        state: 'running',
+        tasks: Object.fromEntries(o.tasks.map((t) => [t.key, 'queued'])),
+        synthesis: 'queued'
+      }
+    );
     const set = (key: string | null, state: OrchestrationStepState): void => {
       if (key === null) run.synthesis = state;
       else run.tasks[key] = state;
@@ -126,13 +153,24 @@ export class OrchestrationFlow {
       abort.abort();
     };
     const started = Date.now();
-    const deadline = setTimeout(() => stop(`its time budget (${o.budget.max_minutes} min) is spent`), o.budget.max_minutes * this.minuteMs);
+    const deadline = setTimeout(
+      () => stop(`its time budget (${o.budget.max_minutes} min) is spent`),
+      o.budget.max_minutes * this.minuteMs
+    );
     const limit = o.budget.max_tool_calls;
-    const counter = { count: 0, onCall: () => { if (limit !== undefined && ++counter.count >= limit) stop(`its tool-call budget (${limit} calls) is spent`); } };
+    const counter = {
+      count: 0,
+      onCall: () => {
+        if (limit !== undefined && ++counter.count >= limit) stop(`its tool-call budget (${limit} calls) is spent`);
+      }
+    };
     this.counters.set(o.chatId, counter);
     this.runs.set(o.chatId, o.id);
     // The synthesis is the last step: it depends on every task. Its key cannot be a task's (a task key starts with a letter or digit).
-    const steps: OrchestrationStep[] = [...o.tasks.map((task) => ({ key: task.key, depends_on: task.depends_on, task })), { key: SYNTHESIS, depends_on: o.tasks.map((t) => t.key) }];
+    const steps: OrchestrationStep[] = [
+      ...o.tasks.map((task) => ({ key: task.key, depends_on: task.depends_on, task })),
+      { key: SYNTHESIS, depends_on: o.tasks.map((t) => t.key) }
+    ];
     let failure: string | undefined;
     try {
       const report = await runSteps({
@@ -146,7 +184,8 @@ export class OrchestrationFlow {
         onState: (step, state) => set(step.task ? step.key : null, state)
       });
       const failed = report.failed;
-      if (failed) failure = `${failed.step.task ? `task [${failed.step.key}]` : 'the synthesis'} did not finish: ${failed.outcome.reason ?? 'no reason given'}`;
+      if (failed)
+        failure = `${failed.step.task ? `task [${failed.step.key}]` : 'the synthesis'} did not finish: ${failed.outcome.reason ?? 'no reason given'}`;
     } finally {
       clearTimeout(deadline);
       this.aborts.delete(abort);
@@ -161,15 +200,21 @@ export class OrchestrationFlow {
     if (why) run.note = why.charAt(0).toUpperCase() + why.slice(1);
     store.setRun(o.chatId, o.id, run);
     const doneCount = o.tasks.filter((t) => run.tasks[t.key] === 'done').length;
-    this.notice(o.chatId, why
-      ? `Orchestration ${o.id} stopped (${doneCount}/${o.tasks.length} tasks done): ${why}. Send a message to continue by hand.`
-      : `Orchestration ${o.id} finished: ${o.tasks.length} task${o.tasks.length === 1 ? '' : 's'} and the synthesis in ${formatDuration(Date.now() - started)}.`);
+    this.notice(
+      o.chatId,
+      why
+        ? `Orchestration ${o.id} stopped (${doneCount}/${o.tasks.length} tasks done): ${why}. Send a message to continue by hand.`
+        : `Orchestration ${o.id} finished: ${o.tasks.length} task${o.tasks.length === 1 ? '' : 's'} and the synthesis in ${formatDuration(Date.now() - started)}.`
+    );
   }
 
   private notice(chatId: string, text: string): void {
     try {
       const turnId = this.options.chats.get(chatId, 1).items.at(-1)?.turnId ?? 'orchestration';
-      this.options.chats.publish(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: new Date().toISOString(), turnId, level: 'info', text } });
+      this.options.chats.publish(chatId, {
+        type: 'item-added',
+        item: { kind: 'notice', id: newItemId(), time: new Date().toISOString(), turnId, level: 'info', text }
+      });
     } catch {
       // the chat is gone
     }

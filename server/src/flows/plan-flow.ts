@@ -12,7 +12,9 @@ import { agentTurnStep, runSteps } from './step-runner.js';
 /** The user message of one approved step (what the Agent turn is asked to do). */
 export function stepMessage(plan: StoredPlan, index: number): string {
   const node = plan.nodes[index]!;
-  const after = node.depends_on.length ? ` It comes after ${node.depends_on.map((k) => `[${k}]`).join(', ')} (done).` : '';
+  const after = node.depends_on.length
+    ? ` It comes after ${node.depends_on.map((k) => `[${k}]`).join(', ')} (done).`
+    : '';
   return `Plan step ${index + 1}/${plan.nodes.length} [${node.key}]: ${node.title}\n\n${node.description}\n\n(Step of the approved plan "${plan.goal}".${after} Do this step only; the next one follows as its own turn.)`;
 }
 
@@ -38,16 +40,29 @@ export class PlanFlow {
    * revision turn) starts in the background once the chat's current turn has ended.
    * @throws CellmateError ChatNotFound; PlanNotPendingError when the plan is not pending
    */
-  answer(chatId: string, planId: string, decision: 'approve' | 'reject', model: ModelSettings, reason?: string, origin?: string): { state: PlanApprovalState; message: string } {
+  answer(
+    chatId: string,
+    planId: string,
+    decision: 'approve' | 'reject',
+    model: ModelSettings,
+    reason?: string,
+    origin?: string
+  ): { state: PlanApprovalState; message: string } {
     this.options.chats.get(chatId, 1); // ChatNotFound first
     const plan = this.options.plans.decide(chatId, planId, decision, reason);
     if (decision === 'approve') {
       this.options.chats.setMode(chatId, 'agent');
       this.track(chatId, this.runWork(plan, model, origin));
-      return { state: plan.approval, message: `Approved: the chat is in Agent mode; ${plan.nodes.length} step${plan.nodes.length === 1 ? '' : 's'} run in order.` };
+      return {
+        state: plan.approval,
+        message: `Approved: the chat is in Agent mode; ${plan.nodes.length} step${plan.nodes.length === 1 ? '' : 's'} run in order.`
+      };
     }
     const text = `I rejected the plan${plan.reason ? ` (my reason: ${plan.reason})` : ''}. Please revise it and submit it again with submit_plan, then exit_plan_mode.`;
-    this.track(chatId, this.sendWhenIdle(chatId, text, model, origin).then(() => undefined));
+    this.track(
+      chatId,
+      this.sendWhenIdle(chatId, text, model, origin).then(() => undefined)
+    );
     return { state: plan.approval, message: 'Rejected: the agent is asked to revise the plan.' };
   }
 
@@ -85,14 +100,24 @@ export class PlanFlow {
     const { failed } = await runSteps({
       steps: plan.nodes,
       signal: this.stopping.signal,
-      run: (node, results) => agentTurnStep(this.options.chats, plan.chatId, stepMessage(plan, plan.nodes.indexOf(node)), { ...context, results }, false)
+      run: (node, results) =>
+        agentTurnStep(
+          this.options.chats,
+          plan.chatId,
+          stepMessage(plan, plan.nodes.indexOf(node)),
+          { ...context, results },
+          false
+        )
     });
     if (!failed) return;
     if ('error' in failed.outcome) throw failed.outcome.error; // the turn could not start: track() tells the person why
     const at = `${failed.index + 1}/${plan.nodes.length}`;
-    this.notice(plan.chatId, failed.outcome.skipped
-      ? `Plan "${plan.goal}" paused before step ${at}: the chat left Agent mode.`
-      : `Plan "${plan.goal}" stopped after step ${at} [${failed.step.key}]: ${failed.outcome.reason}. Send a message to continue by hand.`);
+    this.notice(
+      plan.chatId,
+      failed.outcome.skipped
+        ? `Plan "${plan.goal}" paused before step ${at}: the chat left Agent mode.`
+        : `Plan "${plan.goal}" stopped after step ${at} [${failed.step.key}]: ${failed.outcome.reason}. Send a message to continue by hand.`
+    );
   }
 
   /** {@link sendWhenIdle} of this flow: skipped once the flow is disposed. */
@@ -103,7 +128,10 @@ export class PlanFlow {
   private notice(chatId: string, text: string): void {
     try {
       const turnId = this.options.chats.get(chatId, 1).items.at(-1)?.turnId ?? 'plan';
-      this.options.chats.publish(chatId, { type: 'item-added', item: { kind: 'notice', id: newItemId(), time: new Date().toISOString(), turnId, level: 'info', text } });
+      this.options.chats.publish(chatId, {
+        type: 'item-added',
+        item: { kind: 'notice', id: newItemId(), time: new Date().toISOString(), turnId, level: 'info', text }
+      });
     } catch {
       // the chat is gone
     }

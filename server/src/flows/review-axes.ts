@@ -75,9 +75,13 @@ export function createReviewAxes(options: ReviewAxesOptions): ReviewAxesPort {
       ctx.progress?.({ lastLine: 'lint: language-server diagnostics of the changed files' });
       const perFile = lsp ? await serverDiagnostics(options, existing, ctx) : undefined;
       const lintCommand = options.env[REVIEW_AXIS_ENV.lint]?.trim();
-      const lint = lintCommand ? await commandAxis('lint', lintCommand, existing, options.env, ctx) : lintFrom(perFile, files, existing);
+      const lint = lintCommand
+        ? await commandAxis('lint', lintCommand, existing, options.env, ctx)
+        : lintFrom(perFile, files, existing);
       ctx.progress?.({ lastLine: 'type-check: the project checker' });
-      const types = lsp ? await typeCheck(options, existing, perFile!, ctx) : { axis: 'type-check', status: 'not-run' as const, detail: 'no language-server tools in this companion' };
+      const types = lsp
+        ? await typeCheck(options, existing, perFile!, ctx)
+        : { axis: 'type-check', status: 'not-run' as const, detail: 'no language-server tools in this companion' };
       const testCommand = options.env[REVIEW_AXIS_ENV.tests]?.trim();
       ctx.progress?.({ lastLine: testCommand ? `tests: ${testCommand}` : 'tests: no command configured' });
       const tests = testCommand
@@ -89,17 +93,27 @@ export function createReviewAxes(options: ReviewAxesOptions): ReviewAxesPort {
 }
 
 /** The tests axis without a command: the notebooks in scope through `notebook_verify`. */
-async function notebookAxis(options: ReviewAxesOptions, files: readonly string[], ctx: ToolContext): Promise<AxisResult> {
+async function notebookAxis(
+  options: ReviewAxesOptions,
+  files: readonly string[],
+  ctx: ToolContext
+): Promise<AxisResult> {
   const none = `could not run: no test command is configured (set ${REVIEW_AXIS_ENV.tests} for the companion)`;
   if (!options.registry().get('notebook_verify')) return { axis: 'tests', status: 'not-run', detail: none };
   const touched = options.graphs
     ? await touchedNotebooks(options.graphs.of(ctx.workspace), files, ctx.signal).catch(() => undefined)
     : files.filter((f) => f.endsWith('.ipynb')).map((path) => ({ path, why: 'changed' }));
   const notebooks = (touched ?? []).map((n) => n.path).filter((f) => existsSync(path.join(ctx.workspace, f)));
-  if (notebooks.length === 0) return { axis: 'tests', status: 'not-run', detail: `${none}, and no notebook in scope to verify` };
-  ctx.progress?.({ lastLine: `tests: notebook_verify on ${notebooks.length} notebook${notebooks.length === 1 ? '' : 's'}` });
-  const r = await options.registry().call('notebook_verify', { notebooks: notebooks.slice(0, 200) }, { ...subContext(ctx), profile: VERIFY_SURFACE });
-  if (!r.ok) return { axis: 'tests', status: 'not-run', detail: `notebook_verify did not run: ${r.output.split('\n')[0]}` };
+  if (notebooks.length === 0)
+    return { axis: 'tests', status: 'not-run', detail: `${none}, and no notebook in scope to verify` };
+  ctx.progress?.({
+    lastLine: `tests: notebook_verify on ${notebooks.length} notebook${notebooks.length === 1 ? '' : 's'}`
+  });
+  const r = await options
+    .registry()
+    .call('notebook_verify', { notebooks: notebooks.slice(0, 200) }, { ...subContext(ctx), profile: VERIFY_SURFACE });
+  if (!r.ok)
+    return { axis: 'tests', status: 'not-run', detail: `notebook_verify did not run: ${r.output.split('\n')[0]}` };
   const verdicts = (Array.isArray(r.metadata?.notebooks) ? r.metadata.notebooks : []) as NotebookVerdict[];
   const failing = verdicts.filter((n) => n.status === 'error');
   const unrun = verdicts.filter((n) => n.status === 'could-not-run' || n.status === 'aborted');
@@ -107,10 +121,20 @@ async function notebookAxis(options: ReviewAxesOptions, files: readonly string[]
     const cell = n.cells.find((c) => c.status === 'error');
     return cell ? `${n.path} cell ${cell.index + 1}: ${cell.error?.ename ?? 'error'}` : n.path;
   };
-  if (failing.length) return { axis: 'tests', status: 'failed', detail: `notebook_verify: ${failing.map(where).join('; ')}` };
-  if (unrun.length) return { axis: 'tests', status: 'not-run', detail: `notebook_verify could not run ${unrun.map((n) => `${n.path} (${n.reason ?? n.status})`).join('; ')}` };
+  if (failing.length)
+    return { axis: 'tests', status: 'failed', detail: `notebook_verify: ${failing.map(where).join('; ')}` };
+  if (unrun.length)
+    return {
+      axis: 'tests',
+      status: 'not-run',
+      detail: `notebook_verify could not run ${unrun.map((n) => `${n.path} (${n.reason ?? n.status})`).join('; ')}`
+    };
   const changed = verdicts.filter((n) => n.status === 'changed').length;
-  return { axis: 'tests', status: 'passed', detail: `notebook_verify: ${verdicts.length} notebook${verdicts.length === 1 ? '' : 's'} ran without errors${changed ? ` (${changed} with changed outputs)` : ''}` };
+  return {
+    axis: 'tests',
+    status: 'passed',
+    detail: `notebook_verify: ${verdicts.length} notebook${verdicts.length === 1 ? '' : 's'} ran without errors${changed ? ` (${changed} with changed outputs)` : ''}`
+  };
 }
 
 function subContext(ctx: ToolContext): ToolContext {
@@ -119,7 +143,11 @@ function subContext(ctx: ToolContext): ToolContext {
 }
 
 /** `lsp diagnostics <file>` for each changed file; files no server serves (or the policy withholds) are left out. */
-async function serverDiagnostics(options: ReviewAxesOptions, files: readonly string[], ctx: ToolContext): Promise<{ served: FileDiagnostics[]; unserved: string[] }> {
+async function serverDiagnostics(
+  options: ReviewAxesOptions,
+  files: readonly string[],
+  ctx: ToolContext
+): Promise<{ served: FileDiagnostics[]; unserved: string[] }> {
   const served: FileDiagnostics[] = [];
   const unserved: string[] = [];
   for (const file of files.slice(0, MAX_FILES)) {
@@ -130,28 +158,67 @@ async function serverDiagnostics(options: ReviewAxesOptions, files: readonly str
       continue;
     }
     const locations = r.display?.kind === 'lsp' ? (r.display as LspDisplay).locations : [];
-    served.push({ file, errors: locations.filter((l) => l.severity === 'error').length, warnings: locations.filter((l) => l.severity === 'warning').length });
+    served.push({
+      file,
+      errors: locations.filter((l) => l.severity === 'error').length,
+      warnings: locations.filter((l) => l.severity === 'warning').length
+    });
   }
   return { served, unserved };
 }
 
-function lintFrom(perFile: { served: FileDiagnostics[]; unserved: string[] } | undefined, files: readonly string[], existing: readonly string[]): AxisResult {
+function lintFrom(
+  perFile: { served: FileDiagnostics[]; unserved: string[] } | undefined,
+  files: readonly string[],
+  existing: readonly string[]
+): AxisResult {
   if (files.length === 0) return { axis: 'lint', status: 'not-run', detail: 'the review names no changed files' };
-  if (existing.length === 0) return { axis: 'lint', status: 'not-run', detail: 'none of the changed files exists any more (deleted files have nothing to lint)' };
-  if (!perFile) return { axis: 'lint', status: 'not-run', detail: `no language-server tools in this companion and no ${REVIEW_AXIS_ENV.lint}` };
+  if (existing.length === 0)
+    return {
+      axis: 'lint',
+      status: 'not-run',
+      detail: 'none of the changed files exists any more (deleted files have nothing to lint)'
+    };
+  if (!perFile)
+    return {
+      axis: 'lint',
+      status: 'not-run',
+      detail: `no language-server tools in this companion and no ${REVIEW_AXIS_ENV.lint}`
+    };
   const { served, unserved } = perFile;
-  if (served.length === 0) return { axis: 'lint', status: 'not-run', detail: `no language server serves the changed files (${existing.slice(0, 5).join(', ')}${existing.length > 5 ? ', …' : ''})` };
+  if (served.length === 0)
+    return {
+      axis: 'lint',
+      status: 'not-run',
+      detail: `no language server serves the changed files (${existing.slice(0, 5).join(', ')}${existing.length > 5 ? ', …' : ''})`
+    };
   const bad = served.filter((f) => f.errors + f.warnings > 0);
-  const skipped = unserved.length ? `; ${unserved.length} file${unserved.length === 1 ? '' : 's'} without a language server` : '';
-  const capped = existing.length > MAX_FILES ? `; only the first ${MAX_FILES} of ${existing.length} files were checked` : '';
+  const skipped = unserved.length
+    ? `; ${unserved.length} file${unserved.length === 1 ? '' : 's'} without a language server`
+    : '';
+  const capped =
+    existing.length > MAX_FILES ? `; only the first ${MAX_FILES} of ${existing.length} files were checked` : '';
   if (bad.length) {
-    return { axis: 'lint', status: 'failed', detail: `language-server errors/warnings in ${bad.map((f) => `${f.file} (${f.errors} error${f.errors === 1 ? '' : 's'}, ${f.warnings} warning${f.warnings === 1 ? '' : 's'})`).join(', ')}${skipped}${capped}` };
+    return {
+      axis: 'lint',
+      status: 'failed',
+      detail: `language-server errors/warnings in ${bad.map((f) => `${f.file} (${f.errors} error${f.errors === 1 ? '' : 's'}, ${f.warnings} warning${f.warnings === 1 ? '' : 's'})`).join(', ')}${skipped}${capped}`
+    };
   }
-  return { axis: 'lint', status: 'passed', detail: `no errors or warnings from the language server in ${served.length} changed file${served.length === 1 ? '' : 's'}${skipped}${capped}` };
+  return {
+    axis: 'lint',
+    status: 'passed',
+    detail: `no errors or warnings from the language server in ${served.length} changed file${served.length === 1 ? '' : 's'}${skipped}${capped}`
+  };
 }
 
 /** The project checker over the changed files it covers; changed notebooks by their language-server errors. */
-async function typeCheck(options: ReviewAxesOptions, files: readonly string[], perFile: { served: FileDiagnostics[] }, ctx: ToolContext): Promise<AxisResult> {
+async function typeCheck(
+  options: ReviewAxesOptions,
+  files: readonly string[],
+  perFile: { served: FileDiagnostics[] },
+  ctx: ToolContext
+): Promise<AxisResult> {
   if (files.length === 0) return { axis: 'type-check', status: 'not-run', detail: 'no changed file exists to check' };
   const notebooks = perFile.served.filter((f) => f.file.endsWith('.ipynb'));
   const sources = files.filter((f) => !f.endsWith('.ipynb'));
@@ -170,7 +237,11 @@ async function typeCheck(options: ReviewAxesOptions, files: readonly string[], p
     } else {
       const runs = (Array.isArray(r.metadata?.checkers) ? r.metadata.checkers : []) as CheckerRun[];
       const ran = runs.filter((c) => c.ran);
-      const isCovered = (f: string): boolean => ran.some((c) => c.extensions.includes(path.extname(f)) && (c.root === '.' || f === c.root || f.startsWith(`${c.root}/`)));
+      const isCovered = (f: string): boolean =>
+        ran.some(
+          (c) =>
+            c.extensions.includes(path.extname(f)) && (c.root === '.' || f === c.root || f.startsWith(`${c.root}/`))
+        );
       const checked = sources.filter(isCovered);
       covered += checked.length;
       const locations = r.display?.kind === 'lsp' ? (r.display as LspDisplay).locations : [];
@@ -178,34 +249,72 @@ async function typeCheck(options: ReviewAxesOptions, files: readonly string[], p
       errors += inChanged.length;
       const byFile = new Map<string, number>();
       for (const l of inChanged) byFile.set(l.path, (byFile.get(l.path) ?? 0) + 1);
-      for (const [file, n] of byFile) parts.push(`${file}: ${n} error${n === 1 ? '' : 's'} (${ran.map((c) => c.command).join(', ')})`);
+      for (const [file, n] of byFile)
+        parts.push(`${file}: ${n} error${n === 1 ? '' : 's'} (${ran.map((c) => c.command).join(', ')})`);
       if (checked.length === 0) {
         checkerProblem = ran.length
           ? `the project checker (${ran.map((c) => c.command).join(', ')}) covers none of the changed files`
-          : runs.map((c) => `${c.server}: ${c.problem ?? 'did not run'}`).join('; ') || 'no project checker can run here';
+          : runs.map((c) => `${c.server}: ${c.problem ?? 'did not run'}`).join('; ') ||
+            'no project checker can run here';
       }
     }
   }
-  if (covered === 0) return { axis: 'type-check', status: 'not-run', detail: `could not run: ${checkerProblem ?? 'no language server serves the changed notebooks'}` };
+  if (covered === 0)
+    return {
+      axis: 'type-check',
+      status: 'not-run',
+      detail: `could not run: ${checkerProblem ?? 'no language server serves the changed notebooks'}`
+    };
   if (errors > 0) return { axis: 'type-check', status: 'failed', detail: parts.join('; ') };
-  return { axis: 'type-check', status: 'passed', detail: `no type errors in ${covered} changed file${covered === 1 ? '' : 's'}${checkerProblem ? ` (${checkerProblem})` : ''}` };
+  return {
+    axis: 'type-check',
+    status: 'passed',
+    detail: `no type errors in ${covered} changed file${covered === 1 ? '' : 's'}${checkerProblem ? ` (${checkerProblem})` : ''}`
+  };
 }
 
 /** A configured command line, run by `/bin/sh -c` in the workspace; exit 0 passes. */
-async function commandAxis(axis: string, command: string, files: readonly string[], env: NodeJS.ProcessEnv, ctx: ToolContext): Promise<AxisResult> {
+async function commandAxis(
+  axis: string,
+  command: string,
+  files: readonly string[],
+  env: NodeJS.ProcessEnv,
+  ctx: ToolContext
+): Promise<AxisResult> {
   const raw = Number(env[REVIEW_AXIS_ENV.timeout]);
   const timeoutMs = Number.isInteger(raw) && raw > 0 ? raw : DEFAULT_COMMAND_TIMEOUT_MS;
-  const r = await runCommand(command, ctx.workspace, childEnv(env, { CELLMATE_REVIEW_FILES: files.join('\n') }), ctx.signal, timeoutMs);
+  const r = await runCommand(
+    command,
+    ctx.workspace,
+    childEnv(env, { CELLMATE_REVIEW_FILES: files.join('\n') }),
+    ctx.signal,
+    timeoutMs
+  );
   const tail = r.output.trim().split('\n').slice(-5).join(' | ').slice(-600);
   if (r.error) return { axis, status: 'not-run', detail: `could not run \`${command}\`: ${r.error}` };
-  if (r.timedOut) return { axis, status: 'not-run', detail: `\`${command}\` did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped` };
+  if (r.timedOut)
+    return {
+      axis,
+      status: 'not-run',
+      detail: `\`${command}\` did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped`
+    };
   if (r.aborted) return { axis, status: 'not-run', detail: `\`${command}\` was stopped (the turn was stopped)` };
   if (r.code === 0) return { axis, status: 'passed', detail: `\`${command}\` exited 0` };
-  return { axis, status: 'failed', detail: `\`${command}\` exited ${r.code ?? 'on a signal'}${tail ? `: ${tail}` : ''}` };
+  return {
+    axis,
+    status: 'failed',
+    detail: `\`${command}\` exited ${r.code ?? 'on a signal'}${tail ? `: ${tail}` : ''}`
+  };
 }
 
 /** Runs a shell command line in its own process group; keeps the last 8 KB of its output; kills the group on abort or timeout. */
-function runCommand(command: string, cwd: string, env: NodeJS.ProcessEnv, signal: AbortSignal, timeoutMs: number): Promise<{ code: number | null; output: string; timedOut: boolean; aborted: boolean; error?: string }> {
+function runCommand(
+  command: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+  timeoutMs: number
+): Promise<{ code: number | null; output: string; timedOut: boolean; aborted: boolean; error?: string }> {
   return new Promise((resolve) => {
     let output = '';
     let timedOut = false;

@@ -8,7 +8,12 @@ import type { StoredReview } from '../modes/review/review-port.js';
 import type { ToolRegistry } from '../gate/registry.js';
 import { resolveWorkspacePath } from '../workspace/workspace-path.js';
 import { profileOf } from '../modes/profiles.js';
-import { collectGitDiff, collectNotebook, ReviewScopeError, type CollectedScope } from '../modes/review/review-scope.js';
+import {
+  collectGitDiff,
+  collectNotebook,
+  ReviewScopeError,
+  type CollectedScope
+} from '../modes/review/review-scope.js';
 import type { ReviewStore } from '../modes/review/review-store.js';
 
 /**
@@ -22,7 +27,16 @@ import type { ReviewStore } from '../modes/review/review-store.js';
 export class ReviewFlow {
   private readonly subscription: { dispose(): void };
 
-  constructor(private readonly options: { reviews: ReviewStore; chats: ChatService; registry: () => ToolRegistry; workspace: string; env: NodeJS.ProcessEnv; logger: Logger }) {
+  constructor(
+    private readonly options: {
+      reviews: ReviewStore;
+      chats: ChatService;
+      registry: () => ToolRegistry;
+      workspace: string;
+      env: NodeJS.ProcessEnv;
+      logger: Logger;
+    }
+  ) {
     this.subscription = options.reviews.onDidChange((review) => this.updateCards(review));
   }
 
@@ -37,7 +51,12 @@ export class ReviewFlow {
     const chat = chats.create(`Review: ${collected.label}`);
     try {
       chats.setMode(chat.id, 'review');
-      this.options.reviews.start(chat.id, scope === 'git-diff' ? { kind: 'git-diff' } : { kind: 'notebook', path: collected.files[0]! }, collected.label, collected.files);
+      this.options.reviews.start(
+        chat.id,
+        scope === 'git-diff' ? { kind: 'git-diff' } : { kind: 'notebook', path: collected.files[0]! },
+        collected.label,
+        collected.files
+      );
       const { turnId } = await chats.send({ chatId: chat.id, text: collected.text, settings: model, origin });
       return { chatId: chat.id, turnId };
     } catch (error) {
@@ -54,9 +73,17 @@ export class ReviewFlow {
    */
   async approve(chatId: string, nodeId: string): Promise<{ ok: boolean; message: string }> {
     this.options.chats.get(chatId, 1); // ChatNotFound first
-    const r = await this.options.registry().call('approve_review_node', { node_id: nodeId }, {
-      workspace: this.options.workspace, signal: new AbortController().signal, actor: 'user', chatId, profile: profileOf('review')
-    });
+    const r = await this.options.registry().call(
+      'approve_review_node',
+      { node_id: nodeId },
+      {
+        workspace: this.options.workspace,
+        signal: new AbortController().signal,
+        actor: 'user',
+        chatId,
+        profile: profileOf('review')
+      }
+    );
     return { ok: r.ok, message: r.output };
   }
 
@@ -67,15 +94,22 @@ export class ReviewFlow {
   private async collect(scope: ReviewScope): Promise<CollectedScope> {
     const registry = this.options.registry();
     const workspace = this.options.workspace;
-    if (scope === 'git-diff') return collectGitDiff(workspace, this.options.env, (f) => registry.isPathAllowed('read', f, workspace));
+    if (scope === 'git-diff')
+      return collectGitDiff(workspace, this.options.env, (f) => registry.isPathAllowed('read', f, workspace));
     let resolved;
     try {
       resolved = await resolveWorkspacePath(this.options.workspace, scope.notebook);
     } catch (error) {
-      throw new ReviewScopeError(`Cannot review ${JSON.stringify(scope.notebook)}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ReviewScopeError(
+        `Cannot review ${JSON.stringify(scope.notebook)}: ${error instanceof Error ? error.message : String(error)}`
+      );
     }
-    if (!resolved.relative.endsWith('.ipynb')) throw new ReviewScopeError(`Cannot review ${resolved.relative}: only notebooks (.ipynb) or the git diff can be reviewed.`);
-    if (!resolved.exists) throw new ReviewScopeError(`Cannot review ${resolved.relative}: no such notebook (save it first).`);
+    if (!resolved.relative.endsWith('.ipynb'))
+      throw new ReviewScopeError(
+        `Cannot review ${resolved.relative}: only notebooks (.ipynb) or the git diff can be reviewed.`
+      );
+    if (!resolved.exists)
+      throw new ReviewScopeError(`Cannot review ${resolved.relative}: no such notebook (save it first).`);
     // The notebook's cells go to the model: the same path rules as the model's own `read`.
     if (!(await registry.isPathAllowed('read', resolved.relative, workspace))) {
       throw new ReviewScopeError(`Cannot review ${resolved.relative}: the policy does not let the agent read it.`);
@@ -89,7 +123,8 @@ export class ReviewFlow {
       match: (item) => item.display?.kind === 'review' && item.display.reviewId === review.id,
       render: (item) => reviewDisplay(review, item.display?.kind === 'review' ? item.display.focus : undefined),
       onUnreadable: (error) => {
-        if (!(error instanceof CellmateError && error.code === ErrorCodes.ChatNotFound)) this.options.logger.warn(`review cards of chat ${review.chatId}: ${String(error)}`);
+        if (!(error instanceof CellmateError && error.code === ErrorCodes.ChatNotFound))
+          this.options.logger.warn(`review cards of chat ${review.chatId}: ${String(error)}`);
       }
     });
   }

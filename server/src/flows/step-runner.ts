@@ -75,17 +75,33 @@ export async function runSteps<S extends RunnableStep>(spec: StepRun<S>): Promis
       pending.splice(pending.indexOf(step), 1);
       spec.onState?.(step, 'running');
       // A step that throws, even before its first await, is a step that did not finish.
-      const outcome = new Promise<StepOutcome>((resolve) => resolve(spec.run(step, results))).catch((error: unknown): StepOutcome => ({ ok: false, reason: error instanceof Error ? error.message : String(error), error }));
-      active.set(step.key, outcome.then((o) => {
-        results.set(step.key, o);
-        active.delete(step.key);
-        spec.onState?.(step, o.ok ? 'done' : 'stopped');
-        if (!o.ok) fail(step, o);
-      }));
+      const outcome = new Promise<StepOutcome>((resolve) => resolve(spec.run(step, results))).catch(
+        (error: unknown): StepOutcome => ({
+          ok: false,
+          reason: error instanceof Error ? error.message : String(error),
+          error
+        })
+      );
+      active.set(
+        step.key,
+        outcome.then((o) => {
+          results.set(step.key, o);
+          active.delete(step.key);
+          spec.onState?.(step, o.ok ? 'done' : 'stopped');
+          if (!o.ok) fail(step, o);
+        })
+      );
     }
     if (!active.size) {
       const stuck = pending[0];
-      if (stuck) fail(stuck, { ok: false, reason: `it depends on ${stuck.depends_on.filter((d) => !results.get(d)?.ok).map((d) => `[${d}]`).join(', ')}, which never finished` });
+      if (stuck)
+        fail(stuck, {
+          ok: false,
+          reason: `it depends on ${stuck.depends_on
+            .filter((d) => !results.get(d)?.ok)
+            .map((d) => `[${d}]`)
+            .join(', ')}, which never finished`
+        });
       break;
     }
     await Promise.race(active.values());
@@ -100,20 +116,39 @@ export async function runSteps<S extends RunnableStep>(spec: StepRun<S>): Promis
  * `context.signal` skips a step still waiting and — when `abortsTurn` — ends the step's own turn,
  * never a person's turn the step is waiting behind.
  */
-export async function agentTurnStep(chats: ChatService, chatId: string, text: string, context: StepContext, abortsTurn = true): Promise<StepOutcome> {
+export async function agentTurnStep(
+  chats: ChatService,
+  chatId: string,
+  text: string,
+  context: StepContext,
+  abortsTurn = true
+): Promise<StepOutcome> {
   let ours = false; // the chat's running turn is this step's (from its start to its end)
   const onAbort = (): void => {
     if (ours && abortsTurn) void chats.abort(chatId).catch(() => undefined);
   };
   context.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const ended = await sendWhenIdle(chats, chatId, text, context.model, context.origin, () => !context.signal.aborted && chats.get(chatId, 1).mode === 'agent', () => {
-      ours = true;
-      if (context.signal.aborted) onAbort(); // the run was stopped while the turn was starting
-    });
+    const ended = await sendWhenIdle(
+      chats,
+      chatId,
+      text,
+      context.model,
+      context.origin,
+      () => !context.signal.aborted && chats.get(chatId, 1).mode === 'agent',
+      () => {
+        ours = true;
+        if (context.signal.aborted) onAbort(); // the run was stopped while the turn was starting
+      }
+    );
     ours = false;
     if (ended === 'stop') return { ok: true };
-    if (ended === 'skipped') return { ok: false, skipped: true, reason: context.signal.aborted ? 'the run was stopped' : 'the chat left Agent mode' };
+    if (ended === 'skipped')
+      return {
+        ok: false,
+        skipped: true,
+        reason: context.signal.aborted ? 'the run was stopped' : 'the chat left Agent mode'
+      };
     return { ok: false, reason: `its turn ended (${ended})` };
   } finally {
     context.signal.removeEventListener('abort', onAbort);

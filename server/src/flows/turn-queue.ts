@@ -10,7 +10,15 @@ import { CellmateError } from '../base/errors.js';
  * `onStarted` hears the turn's id once it runs (until it ends, the chat's running turn is this one).
  * @throws whatever `chats.send` throws besides a lost race for the turn (e.g. unusable model settings)
  */
-export async function sendWhenIdle(chats: ChatService, chatId: string, text: string, model: ModelSettings, origin?: string, stillWanted: () => boolean = () => true, onStarted?: (turnId: string) => void): Promise<string> {
+export async function sendWhenIdle(
+  chats: ChatService,
+  chatId: string,
+  text: string,
+  model: ModelSettings,
+  origin?: string,
+  stillWanted: () => boolean = () => true,
+  onStarted?: (turnId: string) => void
+): Promise<string> {
   for (;;) {
     await chats.waitForTurn(chatId);
     if (!stillWanted()) return 'skipped';

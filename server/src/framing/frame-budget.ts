@@ -36,7 +36,9 @@ export class FrameBudget {
    */
   static fromEnv(env: NodeJS.ProcessEnv): FrameBudget {
     const mb = Number(env.CELLMATE_FRAME_BUDGET_MB);
-    return new FrameBudget(env.CELLMATE_FRAME_BUDGET_MB && Number.isInteger(mb) && mb > 0 ? mb * 1024 * 1024 : DEFAULT_FRAME_BUDGET_BYTES);
+    return new FrameBudget(
+      env.CELLMATE_FRAME_BUDGET_MB && Number.isInteger(mb) && mb > 0 ? mb * 1024 * 1024 : DEFAULT_FRAME_BUDGET_BYTES
+    );
   }
 
   /** Bytes held by every open account now. */
@@ -76,7 +78,11 @@ export class BudgetAccount {
   private held = 0;
   private over = false;
 
-  constructor(private readonly budget: FrameBudget, readonly name: string, private readonly onOverrun: (overrun: Overrun) => void) {}
+  constructor(
+    private readonly budget: FrameBudget,
+    readonly name: string,
+    private readonly onOverrun: (overrun: Overrun) => void
+  ) {}
 
   /** Bytes this stream holds now. */
   get heldBytes(): number {

@@ -105,10 +105,15 @@ function parseHeader(buf: Buffer, maxMessageBytes: number, offset: number): Head
     const nl = buf.indexOf(LF, p);
     if (nl < 0 || nl >= MAX_HEADER_BYTES) {
       if (nl < 0 && buf.length < MAX_HEADER_BYTES) return { kind: 'incomplete' };
-      return bad('too-large', `a header block longer than ${MAX_HEADER_BYTES} bytes`, Math.min(buf.length, MAX_HEADER_BYTES));
+      return bad(
+        'too-large',
+        `a header block longer than ${MAX_HEADER_BYTES} bytes`,
+        Math.min(buf.length, MAX_HEADER_BYTES)
+      );
     }
     const raw = buf.toString('latin1', p, nl);
-    if (buf[nl - 1] !== CR || nl === p) return bad('bad-header', `the header line ${quote(raw)} does not end with CRLF`, nl + 1);
+    if (buf[nl - 1] !== CR || nl === p)
+      return bad('bad-header', `the header line ${quote(raw)} does not end with CRLF`, nl + 1);
     const line = raw.slice(0, -1);
     p = nl + 1;
     if (line === '') break;
@@ -118,23 +123,40 @@ function parseHeader(buf: Buffer, maxMessageBytes: number, offset: number): Head
     const value = m[2]!;
     if (name === 'content-length') {
       if (!/^\d{1,15}$/.test(value)) {
-        problem ??= new FramingError('bad-length', `Content-Length ${quote(value)} is not a number of bytes (header at byte ${offset})`, offset);
+        problem ??= new FramingError(
+          'bad-length',
+          `Content-Length ${quote(value)} is not a number of bytes (header at byte ${offset})`,
+          offset
+        );
       } else if (length !== undefined && length !== Number(value)) {
-        problem ??= new FramingError('bad-length', `two Content-Length headers disagree (${length} and ${value}; header at byte ${offset})`, offset);
+        problem ??= new FramingError(
+          'bad-length',
+          `two Content-Length headers disagree (${length} and ${value}; header at byte ${offset})`,
+          offset
+        );
       } else {
         length = Number(value);
       }
     } else if (name === 'content-type') {
       const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(value)?.[1];
       if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-        problem ??= new FramingError('bad-charset', `Content-Type charset ${quote(charset)} is not supported, only UTF-8 (header at byte ${offset})`, offset);
+        problem ??= new FramingError(
+          'bad-charset',
+          `Content-Type charset ${quote(charset)} is not supported, only UTF-8 (header at byte ${offset})`,
+          offset
+        );
       }
     }
   }
   if (problem) return { kind: 'bad', error: problem, end: p };
-  if (length === undefined) return bad('bad-header', `the header block ${quote(buf.toString('latin1', 0, p - 4))} has no Content-Length`, p);
+  if (length === undefined)
+    return bad('bad-header', `the header block ${quote(buf.toString('latin1', 0, p - 4))} has no Content-Length`, p);
   if (length > maxMessageBytes) {
-    return bad('too-large', `Content-Length ${length} exceeds the limit of ${maxMessageBytes} bytes; reading on from the next header`, p);
+    return bad(
+      'too-large',
+      `Content-Length ${length} exceeds the limit of ${maxMessageBytes} bytes; reading on from the next header`,
+      p
+    );
   }
   return { kind: 'ok', length, end: p };
 }
@@ -143,12 +165,18 @@ const FAST_PREFIX = Buffer.from('Content-Length: ', 'latin1');
 
 /** The common case, `Content-Length: <digits>\r\n\r\n` exactly, without regexes or strings. */
 function fastHeader(buf: Buffer, maxMessageBytes: number): Header | undefined {
-  if (buf.length < FAST_PREFIX.length + 5 || buf.compare(FAST_PREFIX, 0, FAST_PREFIX.length, 0, FAST_PREFIX.length) !== 0) return undefined;
+  if (
+    buf.length < FAST_PREFIX.length + 5 ||
+    buf.compare(FAST_PREFIX, 0, FAST_PREFIX.length, 0, FAST_PREFIX.length) !== 0
+  )
+    return undefined;
   let i = FAST_PREFIX.length;
   let length = 0;
   const first = i;
-  while (i < buf.length && i - first < 15 && buf[i]! >= 0x30 && buf[i]! <= 0x39) length = length * 10 + (buf[i++]! - 0x30);
-  if (i === first || i + 4 > buf.length || buf[i] !== CR || buf[i + 1] !== LF || buf[i + 2] !== CR || buf[i + 3] !== LF) return undefined;
+  while (i < buf.length && i - first < 15 && buf[i]! >= 0x30 && buf[i]! <= 0x39)
+    length = length * 10 + (buf[i++]! - 0x30);
+  if (i === first || i + 4 > buf.length || buf[i] !== CR || buf[i + 1] !== LF || buf[i + 2] !== CR || buf[i + 3] !== LF)
+    return undefined;
   return length > maxMessageBytes ? undefined : { kind: 'ok', length, end: i + 4 };
 }
 
@@ -216,7 +244,14 @@ export class FrameScanner {
     } else if (this.waitingHeader) {
       const buf = this.flatten();
       if (startAt(buf, 0) === 'yes') {
-        out.push({ kind: 'error', error: new FramingError('stalled', `an incomplete header at byte ${this.offset}, then nothing for ${quietMs} ms: ${quote(buf.toString('latin1'))}`, this.offset) });
+        out.push({
+          kind: 'error',
+          error: new FramingError(
+            'stalled',
+            `an incomplete header at byte ${this.offset}, then nothing for ${quietMs} ms: ${quote(buf.toString('latin1'))}`,
+            this.offset
+          )
+        });
         this.drop(buf.length);
       } else {
         this.skip(buf, out);
@@ -231,11 +266,25 @@ export class FrameScanner {
   /** The stream ended: a frame cut short is an error; pending output is reported. */
   end(out: ScanEvent[]): void {
     if (this.bodyLength >= 0) {
-      out.push({ kind: 'error', error: new FramingError('truncated', `the stream ended inside the frame at byte ${this.headerOffset}: ${this.size} of ${this.bodyLength} body bytes arrived`, this.headerOffset) });
+      out.push({
+        kind: 'error',
+        error: new FramingError(
+          'truncated',
+          `the stream ended inside the frame at byte ${this.headerOffset}: ${this.size} of ${this.bodyLength} body bytes arrived`,
+          this.headerOffset
+        )
+      });
     } else if (this.size > 0) {
       const buf = this.flatten();
       if (startAt(buf, 0) === 'yes') {
-        out.push({ kind: 'error', error: new FramingError('truncated', `the stream ended inside a header at byte ${this.offset}: ${quote(buf.toString('latin1'))}`, this.offset) });
+        out.push({
+          kind: 'error',
+          error: new FramingError(
+            'truncated',
+            `the stream ended inside a header at byte ${this.offset}: ${quote(buf.toString('latin1'))}`,
+            this.offset
+          )
+        });
       } else {
         this.skip(buf, out);
       }
@@ -332,7 +381,11 @@ export class FrameScanner {
   private flushSkipped(out: ScanEvent[]): void {
     const text = this.skipped.replace(/\r$/, '');
     if (text.trim() !== '' || this.skippedDropped > 0) {
-      out.push({ kind: 'skipped', text: this.skippedDropped > 0 ? `${text}… (${this.skippedDropped} more bytes)` : text, offset: this.skippedOffset });
+      out.push({
+        kind: 'skipped',
+        text: this.skippedDropped > 0 ? `${text}… (${this.skippedDropped} more bytes)` : text,
+        offset: this.skippedOffset
+      });
     }
     this.skipped = '';
     this.skippedDropped = 0;

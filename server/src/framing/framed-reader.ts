@@ -14,7 +14,13 @@
  * header are scanned again). `onClose` fires after the last message of the stream has been
  * delivered.
  */
-import { AbstractMessageReader, type DataCallback, type Disposable, type Message, type MessageReader } from 'vscode-jsonrpc/node.js';
+import {
+  AbstractMessageReader,
+  type DataCallback,
+  type Disposable,
+  type Message,
+  type MessageReader
+} from 'vscode-jsonrpc/node.js';
 import { FramingError, quote } from './framing-error.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, FrameScanner, type ScanEvent } from './frame-scanner.js';
 import { mebibytes, type BudgetAccount, type FrameBudget } from './frame-budget.js';
@@ -52,7 +58,11 @@ function decodeBody(body: Buffer): Message | FramingError {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return new FramingError('not-json', `a ${body.byteLength}-byte frame body is not JSON (${(error as Error).message}): ${quote(text, 80)}`, -1);
+    return new FramingError(
+      'not-json',
+      `a ${body.byteLength}-byte frame body is not JSON (${(error as Error).message}): ${quote(text, 80)}`,
+      -1
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return new FramingError('not-object', `a frame body is JSON but not an object: ${quote(text, 80)}`, -1);
@@ -89,7 +99,10 @@ class FramedMessageReader extends AbstractMessageReader implements MessageReader
 
   listen(callback: DataCallback): Disposable {
     this.callback = callback;
-    if (this.budget) this.account = this.budget.shared.open(this.budget.name, (o) => this.overBudget(o.heldBytes, o.limitBytes, o.totalBytes));
+    if (this.budget)
+      this.account = this.budget.shared.open(this.budget.name, (o) =>
+        this.overBudget(o.heldBytes, o.limitBytes, o.totalBytes)
+      );
     const onData = (chunk: Buffer | string): void => {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
       // Counted before scanning: a completed frame's body is copied and parsed while held.
@@ -138,7 +151,13 @@ class FramedMessageReader extends AbstractMessageReader implements MessageReader
     this.scanner.discard();
     this.stop();
     const who = this.budget?.name ?? 'the stream';
-    this.report(new FramingError('over-budget', `${who} had sent ${mebibytes(held)} not yet read as whole messages while the language servers and debug adapters together held ${mebibytes(total)}, past the companion's budget of ${mebibytes(limit)} (CELLMATE_FRAME_BUDGET_MB); it is no longer read`, -1));
+    this.report(
+      new FramingError(
+        'over-budget',
+        `${who} had sent ${mebibytes(held)} not yet read as whole messages while the language servers and debug adapters together held ${mebibytes(total)}, past the companion's budget of ${mebibytes(limit)} (CELLMATE_FRAME_BUDGET_MB); it is no longer read`,
+        -1
+      )
+    );
   }
 
   private stop(): void {
@@ -170,8 +189,10 @@ class FramedMessageReader extends AbstractMessageReader implements MessageReader
         }
       } else if (e.kind === 'skipped') {
         this.skippedInARow++;
-        if (this.skippedInARow <= MAX_SKIPPED_LOG_LINES) this.log(`skipped output that is not a frame (byte ${e.offset}): ${e.text}`);
-        if (this.skippedInARow === MAX_SKIPPED_LOG_LINES) this.log(`(more output that is not a frame follows; not logged until the next frame)`);
+        if (this.skippedInARow <= MAX_SKIPPED_LOG_LINES)
+          this.log(`skipped output that is not a frame (byte ${e.offset}): ${e.text}`);
+        if (this.skippedInARow === MAX_SKIPPED_LOG_LINES)
+          this.log(`(more output that is not a frame follows; not logged until the next frame)`);
       } else {
         this.report(e.error);
       }

@@ -64,7 +64,10 @@ export class Approver {
     const chosen = ask.judgedAs;
     const approvals = this.options.approvals;
     const reviewable = ask.autoReview.eligible;
-    const preview = (approvals || reviewable) && chosen.tool === name ? await definition.preview?.(call.args, ctx).catch(() => undefined) : undefined;
+    const preview =
+      (approvals || reviewable) && chosen.tool === name
+        ? await definition.preview?.(call.args, ctx).catch(() => undefined)
+        : undefined;
     if (reviewable) {
       if (!this.auto.isStarted(ctx)) ctx.review?.({ state: 'checking' });
       const audit = await this.auto.verdict(ctx, this.record(call, ask, preview));
@@ -78,17 +81,26 @@ export class Approver {
       // Reviewed early, but Auto was switched off or paused before the call ran: its card must not stay "checking…".
       ctx.review?.({ state: 'asked', outcome: 'ask', reason: 'Auto approval is off or paused for this turn' });
     }
-    const reason = note.sidecar ? `${ask.reason}; the Auto reviewer did not clear it (${note.sidecar.outcome}: ${note.sidecar.reason})` : ask.reason;
+    const reason = note.sidecar
+      ? `${ask.reason}; the Auto reviewer did not clear it (${note.sidecar.outcome}: ${note.sidecar.reason})`
+      : ask.reason;
     const asked = performance.now();
     // The card shows the wait apart from the run; the pane hears when it starts and ends.
     ctx.progress?.({ waiting: true });
     const answer = approvals
       ? await approvals.requestApproval(
           {
-            chatId: ctx.chatId, turnId: ctx.turnId, actor: ctx.actor, tool: chosen.tool,
+            chatId: ctx.chatId,
+            turnId: ctx.turnId,
+            actor: ctx.actor,
+            tool: chosen.tool,
             args: chosen.tool === name ? rawArgs : { subject: ask.subject, via: { tool: name, args: rawArgs } },
-            subject: ask.subject, pattern: ask.always.map((r) => r.pattern).join(', '), allows: describeAlways(chosen, ask.always),
-            ...(preview ? { preview } : {}), reason, ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {})
+            subject: ask.subject,
+            pattern: ask.always.map((r) => r.pattern).join(', '),
+            allows: describeAlways(chosen, ask.always),
+            ...(preview ? { preview } : {}),
+            reason,
+            ...(ctx.worker ? { worker: { id: ctx.worker.id, label: ctx.worker.label } } : {})
           },
           ctx.signal
         )
@@ -98,7 +110,8 @@ export class Approver {
     const settled = decideAnswer(ask, answer, name);
     if (settled.kind === 'run') for (const rule of settled.remember) this.options.policy?.remember(rule);
     // A call the reviewer already refused counted then; one it never saw (the floor) counts now.
-    if (settled.kind === 'refuse' && settled.decision === 'denied-by-person' && !note.sidecar) this.auto.personDenied(ctx);
+    if (settled.kind === 'refuse' && settled.decision === 'denied-by-person' && !note.sidecar)
+      this.auto.personDenied(ctx);
     return settled;
   }
 
@@ -108,15 +121,26 @@ export class Approver {
    */
   async startReview(call: AskedCall, ask: AskVerdict): Promise<boolean> {
     if (!ask.autoReview.eligible) return false;
-    const preview = ask.judgedAs.tool === call.definition.name ? await call.definition.preview?.(call.args, call.ctx).catch(() => undefined) : undefined;
+    const preview =
+      ask.judgedAs.tool === call.definition.name
+        ? await call.definition.preview?.(call.args, call.ctx).catch(() => undefined)
+        : undefined;
     return this.auto.start(call.ctx, this.record(call, ask, preview));
   }
 
   /** The record the Auto reviewer is sent, with known secrets hidden (SIDE-1). */
   private record(call: AskedCall, ask: AskVerdict, preview: ApprovalPreview | undefined): SidecarRecord {
     const record = buildSidecarRecord({
-      tool: call.definition.name, judgements: call.judged.judgements, chosen: ask.judgedAs, args: call.rawArgs, actor: call.ctx.actor,
-      mode: call.mode, workspace: call.ctx.workspace, ...(preview ? { preview } : {}), rules: call.judged.rules, asks: ask.reason
+      tool: call.definition.name,
+      judgements: call.judged.judgements,
+      chosen: ask.judgedAs,
+      args: call.rawArgs,
+      actor: call.ctx.actor,
+      mode: call.mode,
+      workspace: call.ctx.workspace,
+      ...(preview ? { preview } : {}),
+      rules: call.judged.rules,
+      asks: ask.reason
     });
     return this.options.redactor ? this.options.redactor.redactDeep(record) : record;
   }

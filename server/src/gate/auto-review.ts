@@ -63,7 +63,11 @@ export class AutoReviewer {
     this.pending.get(key)?.stop.abort();
     const json = JSON.stringify(record);
     const stop = new AbortController();
-    this.pending.set(key, { json, stop, verdict: this.consult(ctx.autoApproval, record, AbortSignal.any([ctx.signal, stop.signal])) });
+    this.pending.set(key, {
+      json,
+      stop,
+      verdict: this.consult(ctx.autoApproval, record, AbortSignal.any([ctx.signal, stop.signal]))
+    });
     if (this.pending.size > MAX_TRACKED) this.dropOldest(this.pending, (p) => p.stop.abort());
     return true;
   }
@@ -120,8 +124,12 @@ export class AutoReviewer {
     }
     const turn = this.breaker.refuse(ctx);
     if (turn.tripped) {
-      const why = turn.streak >= AUTO_PAUSE_STREAK ? `${turn.streak} calls in a row` : `${turn.total} calls in this turn`;
-      ctx.note?.('warning', `Auto approval is paused for the rest of this turn: the reviewer did not clear ${why} (last: ${last}). You decide each call until the next message.`);
+      const why =
+        turn.streak >= AUTO_PAUSE_STREAK ? `${turn.streak} calls in a row` : `${turn.total} calls in this turn`;
+      ctx.note?.(
+        'warning',
+        `Auto approval is paused for the rest of this turn: the reviewer did not clear ${why} (last: ${last}). You decide each call until the next message.`
+      );
     }
   }
 
@@ -140,10 +148,29 @@ export class AutoReviewer {
     const latency = (): number => Math.round(performance.now() - started);
     try {
       const answer = await Promise.race([port.classify(record, both), expired]);
-      if (answer === 'timeout') return { record, outcome: 'timeout', reason: `no verdict within ${this.timeoutMs} ms`, model: 'unknown', latencyMs: latency() };
-      return { record, outcome: answer.outcome, reason: oneLine(answer.reason), model: answer.model, latencyMs: latency() };
+      if (answer === 'timeout')
+        return {
+          record,
+          outcome: 'timeout',
+          reason: `no verdict within ${this.timeoutMs} ms`,
+          model: 'unknown',
+          latencyMs: latency()
+        };
+      return {
+        record,
+        outcome: answer.outcome,
+        reason: oneLine(answer.reason),
+        model: answer.model,
+        latencyMs: latency()
+      };
     } catch (error) {
-      return { record, outcome: 'error', reason: oneLine(`the reviewer failed: ${error instanceof Error ? error.message : String(error)}`), model: 'unknown', latencyMs: latency() };
+      return {
+        record,
+        outcome: 'error',
+        reason: oneLine(`the reviewer failed: ${error instanceof Error ? error.message : String(error)}`),
+        model: 'unknown',
+        latencyMs: latency()
+      };
     } finally {
       clearTimeout(timer);
     }

@@ -66,7 +66,8 @@ export class Breaker {
   }
 
   private judge(count: { streak: number; total: number }): Tally {
-    const tripped = count.streak >= this.limits.streak || (this.limits.total !== undefined && count.total >= this.limits.total);
+    const tripped =
+      count.streak >= this.limits.streak || (this.limits.total !== undefined && count.total >= this.limits.total);
     return { ...count, tripped };
   }
 }

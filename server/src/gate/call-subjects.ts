@@ -14,7 +14,10 @@ import { resolveWorkspacePath } from '../workspace/workspace-path.js';
  * The canonical subjects of a call's path arguments.
  * @throws PathRefusedError when one escapes the workspace (the call must not run)
  */
-export async function canonicalPathSubjects(workspace: string, inputs: ReadonlyArray<string | undefined>): Promise<string[]> {
+export async function canonicalPathSubjects(
+  workspace: string,
+  inputs: ReadonlyArray<string | undefined>
+): Promise<string[]> {
   const subjects = new Set<string>();
   for (const input of inputs) {
     if (input === undefined) continue;
@@ -41,7 +44,12 @@ export type PathReach = 'rules' | 'answered';
  * Once a person has approved the call, their answer covers every file inside it, so only
  * a `deny` rule withholds one: the person approved the call, not an exception to a deny.
  */
-export function createPathGate(rules: readonly PolicyRule[], tool: string, tier: ToolTier, reach: PathReach = 'rules'): (relative: string) => boolean {
+export function createPathGate(
+  rules: readonly PolicyRule[],
+  tool: string,
+  tier: ToolTier,
+  reach: PathReach = 'rules'
+): (relative: string) => boolean {
   return (relative) => {
     const action = evaluatePolicy(rules, { tool, tier, subjects: [relative], subjectKind: 'path' }).action;
     return reach === 'answered' ? action !== 'deny' : action === 'allow';
@@ -55,8 +63,15 @@ export function createPathGate(rules: readonly PolicyRule[], tool: string, tier:
  */
 export function rulesForAlways(rules: readonly PolicyRule[], judgement: Judgement): PolicyRule[] {
   const subjects = judgement.subjects.length > 0 ? judgement.subjects : ['*'];
-  const asked = subjects.filter((subject) =>
-    evaluatePolicy(rules, { tool: judgement.tool, tier: judgement.tier, subjects: [subject], subjectKind: judgement.kind }).action !== 'allow');
+  const asked = subjects.filter(
+    (subject) =>
+      evaluatePolicy(rules, {
+        tool: judgement.tool,
+        tier: judgement.tier,
+        subjects: [subject],
+        subjectKind: judgement.kind
+      }).action !== 'allow'
+  );
   // A dangerous command asks although a rule allows it: "always" then names the command itself.
   const chosen = asked.length > 0 ? asked : subjects;
   return [...new Set(chosen)].map((subject) => ruleForAlways(judgement.tool, subject, judgement.kind));
@@ -92,12 +107,21 @@ export interface Judgement {
  * @throws PathRefusedError when a path argument escapes the workspace
  */
 export async function judgeCall(
-  definition: ToolDefinition, args: unknown, ctx: PolicyContext, rules: readonly PolicyRule[]
+  definition: ToolDefinition,
+  args: unknown,
+  ctx: PolicyContext,
+  rules: readonly PolicyRule[]
 ): Promise<{ judgement: Judgement; decision: PolicyDecision; judgements: Judgement[] }> {
   const paths = definition.paths ? await canonicalPathSubjects(ctx.workspace, definition.paths(args)) : [];
   const tier = definition.policyTier?.(args, ctx) ?? definition.tier;
   const judgements: Judgement[] = [
-    { tool: definition.name, tier, subjects: [...paths, ...(definition.policySubjects?.(args, ctx) ?? [])], kind: paths.length > 0 ? 'path' : 'text', danger: definition.dangerReason?.(args) },
+    {
+      tool: definition.name,
+      tier,
+      subjects: [...paths, ...(definition.policySubjects?.(args, ctx) ?? [])],
+      kind: paths.length > 0 ? 'path' : 'text',
+      danger: definition.dangerReason?.(args)
+    },
     ...(definition.alsoJudgedAs?.(args) ?? []).map((j) => ({ ...j, kind: 'text' as const }))
   ];
   return strictestJudgement(rules, judgements);
@@ -108,11 +132,17 @@ export async function judgeCall(
  * first — the tool itself — on ties), with its decision. Pure.
  */
 export function strictestJudgement(
-  rules: readonly PolicyRule[], judgements: Judgement[]
+  rules: readonly PolicyRule[],
+  judgements: Judgement[]
 ): { judgement: Judgement; decision: PolicyDecision; judgements: Judgement[] } {
   const judged = judgements.map((judgement) => ({
     judgement,
-    decision: evaluatePolicy(rules, { tool: judgement.tool, tier: judgement.tier, subjects: judgement.subjects, subjectKind: judgement.kind })
+    decision: evaluatePolicy(rules, {
+      tool: judgement.tool,
+      tier: judgement.tier,
+      subjects: judgement.subjects,
+      subjectKind: judgement.kind
+    })
   }));
   const strictness = ({ judgement, decision }: (typeof judged)[number]): number =>
     decision.action === 'deny' ? 2 : decision.action === 'ask' || judgement.danger ? 1 : 0;

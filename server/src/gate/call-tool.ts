@@ -41,8 +41,7 @@ export const CALL_TOOL_DECLARATION: ToolDeclaration = Object.freeze({
 
 /** What a model's tool call resolves to before it reaches the registry. */
 export type DispatchTarget =
-  | { kind: 'tool'; name: string; args: unknown; via?: typeof CALL_TOOL }
-  | { kind: 'invalid'; message: string };
+  { kind: 'tool'; name: string; args: unknown; via?: typeof CALL_TOOL } | { kind: 'invalid'; message: string };
 
 /**
  * The real tool a model call stands for: itself, or for `call_tool` the tool it names
@@ -56,18 +55,31 @@ export function dispatchTarget(toolName: string, input: unknown, isLoaded: (name
   }
   const { name, arguments: args, ...extra } = input as Record<string, unknown>;
   if (typeof name !== 'string' || name.trim() === '') {
-    return { kind: 'invalid', message: 'call_tool: `name` must be the name of a tool tool_search loaded, e.g. {"name": "grep", "arguments": {"pattern": "x"}}.' };
+    return {
+      kind: 'invalid',
+      message:
+        'call_tool: `name` must be the name of a tool tool_search loaded, e.g. {"name": "grep", "arguments": {"pattern": "x"}}.'
+    };
   }
   const extraKeys = Object.keys(extra);
   if (extraKeys.length > 0) {
-    return { kind: 'invalid', message: `call_tool: unknown key ${extraKeys.map((k) => JSON.stringify(k)).join(', ')}; put the tool's arguments inside "arguments".` };
+    return {
+      kind: 'invalid',
+      message: `call_tool: unknown key ${extraKeys.map((k) => JSON.stringify(k)).join(', ')}; put the tool's arguments inside "arguments".`
+    };
   }
   if (name === CALL_TOOL) return { kind: 'invalid', message: 'call_tool cannot call itself; name the tool to run.' };
   if (!isLoaded(name)) {
-    return { kind: 'invalid', message: `call_tool: ${name} is not loaded in this chat. Call tool_search {"query": "${name}"} first, then call_tool with arguments matching the schema it returns.` };
+    return {
+      kind: 'invalid',
+      message: `call_tool: ${name} is not loaded in this chat. Call tool_search {"query": "${name}"} first, then call_tool with arguments matching the schema it returns.`
+    };
   }
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    return { kind: 'invalid', message: `call_tool: \`arguments\` must be an object with ${name}'s arguments (as in the schema tool_search returned).` };
+    return {
+      kind: 'invalid',
+      message: `call_tool: \`arguments\` must be an object with ${name}'s arguments (as in the schema tool_search returned).`
+    };
   }
   return { kind: 'tool', name, args, via: CALL_TOOL };
 }
@@ -89,5 +101,10 @@ export function loadedTools(messages: readonly ModelMessage[]): Set<string> {
 export function parseLoaded(output: string): string[] {
   const line = output.split('\n').find((l) => l.startsWith(LOADED_PREFIX));
   if (!line) return [];
-  return line.slice(LOADED_PREFIX.length).replace(/\.$/, '').split(',').map((n) => n.trim()).filter((n) => /^[\w.-]+$/.test(n));
+  return line
+    .slice(LOADED_PREFIX.length)
+    .replace(/\.$/, '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => /^[\w.-]+$/.test(n));
 }

@@ -20,7 +20,8 @@ export { deferredIndex, deferredTools };
 export const INDEX_HEADING = 'Tools available by search (load with tool_search, call with call_tool):';
 
 /** The index's last line when MCP servers are configured (their tools are not listed one by one). */
-export const EXTERNAL_LINE = '- Tools of the configured MCP servers, named server__tool: search for what you need (e.g. tool_search "weather forecast").';
+export const EXTERNAL_LINE =
+  '- Tools of the configured MCP servers, named server__tool: search for what you need (e.g. tool_search "weather forecast").';
 
 /** A surface's catalog: what is declared in full, and what is only indexed. */
 export interface SurfaceCatalog {
@@ -37,8 +38,13 @@ export interface SurfaceCatalog {
  * altogether, neither declared nor indexed: `skill` while no skill is offered, so an
  * installation without skills pays nothing for them.
  */
-export function surfaceCatalog(registry: ToolRegistry, surface?: ToolSurface, hide?: ReadonlySet<string>): SurfaceCatalog {
-  const list = (s?: ToolSurface): ToolDefinition[] => (hide?.size ? registry.list(s).filter((t) => !hide.has(t.name)) : registry.list(s));
+export function surfaceCatalog(
+  registry: ToolRegistry,
+  surface?: ToolSurface,
+  hide?: ReadonlySet<string>
+): SurfaceCatalog {
+  const list = (s?: ToolSurface): ToolDefinition[] =>
+    hide?.size ? registry.list(s).filter((t) => !hide.has(t.name)) : registry.list(s);
   const deferred = deferredTools({ list }, surface);
   const skipped = new Set(deferred.map((t) => t.name));
   const fixed = list(surface).filter((t) => !skipped.has(t.name) && t.name !== 'tool_search');
@@ -51,7 +57,10 @@ export function surfaceCatalog(registry: ToolRegistry, surface?: ToolSurface, hi
     // whenever a server starts, and one server of 150 tools would swamp it.
     const indexed = deferred.filter((t) => t.deferred !== true);
     const external = registry.hasToolSources ? `\n${EXTERNAL_LINE}` : '';
-    declared.push({ ...fullDeclaration(registry, search.name), description: `${registry.modelDescription(search.name)}\n\n${INDEX_HEADING}\n${deferredIndex(indexed)}${external}` });
+    declared.push({
+      ...fullDeclaration(registry, search.name),
+      description: `${registry.modelDescription(search.name)}\n\n${INDEX_HEADING}\n${deferredIndex(indexed)}${external}`
+    });
     declared.push(CALL_TOOL_DECLARATION);
     declaredTools.push(search);
   }
@@ -65,7 +74,10 @@ export function declarations(registry: ToolRegistry, surface?: ToolSurface): Too
 
 /** Every tool on the surface declared in full, as before the catalog (the bench's `full_tokens`). */
 export function fullDeclarations(registry: ToolRegistry, surface?: ToolSurface): ToolDeclaration[] {
-  return registry.list(surface).filter((t) => t.name !== 'tool_search').map((t) => fullDeclaration(registry, t.name));
+  return registry
+    .list(surface)
+    .filter((t) => t.name !== 'tool_search')
+    .map((t) => fullDeclaration(registry, t.name));
 }
 
 function fullDeclaration(registry: ToolRegistry, name: string): ToolDeclaration {

@@ -43,7 +43,12 @@ export interface JudgedCall {
    * and what it also acts as), the strictest one and its decision. Absent when there is no
    * policy gate (tests, embedding) or the tool is pinned and was not judged.
    */
-  policy?: { rules: readonly PolicyRule[]; judgements: readonly Judgement[]; chosen: Judgement; decision: PolicyDecision };
+  policy?: {
+    rules: readonly PolicyRule[];
+    judgements: readonly Judgement[];
+    chosen: Judgement;
+    decision: PolicyDecision;
+  };
 }
 
 /** Who makes the call, and on which surface (the chat's mode or a sub-agent's profile). */
@@ -71,7 +76,10 @@ export type NotReviewed = 'off' | 'paused' | 'danger' | 'actor' | 'untrusted-out
 /** Let the call run; `reach` says how far it may walk into files (absent: no path gate). */
 export interface RunVerdict {
   kind: 'run';
-  decision: Extract<AuditDecision, 'pinned' | 'unchecked' | 'allowed-by-rule' | 'allowed-by-default' | 'approved-by-action'>;
+  decision: Extract<
+    AuditDecision,
+    'pinned' | 'unchecked' | 'allowed-by-rule' | 'allowed-by-default' | 'approved-by-action'
+  >;
   reach?: { kind: PathReach; tier: ToolTier };
 }
 
@@ -128,7 +136,10 @@ export function decideCall(judged: JudgedCall, actor: CallActor, floor: CallFloo
   const tier = chosen.tool === tool.name ? chosen.tier : tool.tier;
   const via = viaText(tool, chosen);
   if (decision.action === 'deny') {
-    const why = decision.source === 'rule' ? `the policy rule ${JSON.stringify(decision.rule)}` : `the default for ${chosen.tier}-tier tools`;
+    const why =
+      decision.source === 'rule'
+        ? `the policy rule ${JSON.stringify(decision.rule)}`
+        : `the default for ${chosen.tier}-tier tools`;
     return {
       kind: 'refuse',
       decision: decision.source === 'rule' ? 'denied-by-rule' : 'denied-by-default',
@@ -136,10 +147,15 @@ export function decideCall(judged: JudgedCall, actor: CallActor, floor: CallFloo
     };
   }
   if (decision.action === 'allow' && !danger) {
-    return { kind: 'run', decision: decision.source === 'rule' ? 'allowed-by-rule' : 'allowed-by-default', reach: { kind: 'rules', tier } };
+    return {
+      kind: 'run',
+      decision: decision.source === 'rule' ? 'allowed-by-rule' : 'allowed-by-default',
+      reach: { kind: 'rules', tier }
+    };
   }
   // A card's button (actor `user`) is its own approval; a deny above and the floor still hold.
-  if (actor.kind === 'user' && !danger) return { kind: 'run', decision: 'approved-by-action', reach: { kind: 'answered', tier } };
+  if (actor.kind === 'user' && !danger)
+    return { kind: 'run', decision: 'approved-by-action', reach: { kind: 'answered', tier } };
   return {
     kind: 'ask',
     reason: askReason(tool, chosen, decision, via),
@@ -157,20 +173,34 @@ export function decideCall(judged: JudgedCall, actor: CallActor, floor: CallFloo
  * the turn, and never an untrusted workspace's write or run that names places outside it.
  */
 function autoReviewOf(
-  chosen: Judgement, judgements: readonly Judgement[], actor: CallActor, floor: CallFloor, auto: AutoReviewState
+  chosen: Judgement,
+  judgements: readonly Judgement[],
+  actor: CallActor,
+  floor: CallFloor,
+  auto: AutoReviewState
 ): AskVerdict['autoReview'] {
   const never = (why: NotReviewed): AskVerdict['autoReview'] => ({ eligible: false, why });
   if (chosen.danger) return never('danger');
   if (!auto.enabled) return never('off');
   if (actor.kind !== 'model' && actor.kind !== 'kernel') return never('actor');
   if (auto.paused) return never('paused');
-  if (chosen.tier !== 'read' && !floor.workspaceTrusted && outsideWorkspaceWords(judgements, floor.workspace).length > 0) return never('untrusted-outside');
+  if (
+    chosen.tier !== 'read' &&
+    !floor.workspaceTrusted &&
+    outsideWorkspaceWords(judgements, floor.workspace).length > 0
+  )
+    return never('untrusted-outside');
   return { eligible: true };
 }
 
 /** What the person's answer to an ask means for the call. */
 export type AnswerVerdict =
-  | { kind: 'run'; decision: 'approved-once' | 'approved-always'; reach: AskVerdict['reach']; remember: readonly PolicyRule[] }
+  | {
+      kind: 'run';
+      decision: 'approved-once' | 'approved-always';
+      reach: AskVerdict['reach'];
+      remember: readonly PolicyRule[];
+    }
   | { kind: 'refuse'; decision: 'denied-by-person' | 'denied-expired' | 'denied-no-person'; message: string }
   /** The person stopped the turn while the call waited. */
   | { kind: 'stopped'; message: string };
@@ -187,17 +217,20 @@ export function decideAnswer(ask: AskVerdict, answer: ApprovalDecision, name: st
       return { kind: 'stopped', message: 'The user stopped the turn while this call waited for approval.' };
     case 'deny':
       return {
-        kind: 'refuse', decision: 'denied-by-person',
+        kind: 'refuse',
+        decision: 'denied-by-person',
         message: `Denied by the user: ${name} was not run.${answer.reason ? ` Their reason: ${answer.reason}` : ''} Do not retry the same call; adjust your approach.`
       };
     case 'expired':
       return {
-        kind: 'refuse', decision: 'denied-expired',
+        kind: 'refuse',
+        decision: 'denied-expired',
         message: `Not run: the approval request for ${name} expired without an answer. Do not retry it now; continue without it or ask the user with ask_user.`
       };
     case 'unavailable':
       return {
-        kind: 'refuse', decision: 'denied-no-person',
+        kind: 'refuse',
+        decision: 'denied-no-person',
         message: `Not run: ${name} needs the user's approval (${ask.reason}) and nobody is connected to approve it, so it is denied (fail-closed). Continue without it.`
       };
   }
@@ -206,9 +239,13 @@ export function decideAnswer(ask: AskVerdict, answer: ApprovalDecision, name: st
 /** Why a call asks, in words: the floor, a rule, or the tier's default. */
 function askReason(tool: GateTool, chosen: Judgement, decision: PolicyDecision, via: string): string {
   const danger = chosen.danger;
-  return (danger
-    ? `${(chosen.tool === tool.name && tool.dangerLabel) || 'dangerous command'}: ${danger} (always asks, whatever the policy says)`
-    : decision.source === 'rule' ? `policy rule ${JSON.stringify(decision.rule)}` : `${chosen.tier}-tier tools ask by default`) + via;
+  return (
+    (danger
+      ? `${(chosen.tool === tool.name && tool.dangerLabel) || 'dangerous command'}: ${danger} (always asks, whatever the policy says)`
+      : decision.source === 'rule'
+        ? `policy rule ${JSON.stringify(decision.rule)}`
+        : `${chosen.tier}-tier tools ask by default`) + via
+  );
 }
 
 /** How a call judged as another tool says so (` (it runs a process, so it is judged as shell)`). */

@@ -29,7 +29,11 @@ export interface ToolContext {
    * The background worker (`vibe_*`) whose run made the call; absent: the
    * chat's own agent (or the user). Approval cards name it; a review node's author is it.
    */
-  worker?: { id: string; label: string; /** Runs in the parent chat's kernel instead of its own private one. */ sharesKernel?: boolean };
+  worker?: {
+    id: string;
+    label: string;
+    /** Runs in the parent chat's kernel instead of its own private one. */ sharesKernel?: boolean;
+  };
   /**
    * The model settings of the turn the call belongs to (a worker spawned by it defaults to
    * them, VIBE-3); the kernel bridge passes them on with the rest of the context.

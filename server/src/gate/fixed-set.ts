@@ -31,7 +31,10 @@ export const FIXED_TOOLS: Readonly<Record<string, readonly string[]>> = {
 export const CATALOG_TOOLS: readonly string[] = ['tool_search', 'call_tool'];
 
 /** The fixed tool names for a surface (its own row, else `default`). */
-export function fixedToolNames(surface?: ToolSurface, table: Readonly<Record<string, readonly string[]>> = FIXED_TOOLS): ReadonlySet<string> {
+export function fixedToolNames(
+  surface?: ToolSurface,
+  table: Readonly<Record<string, readonly string[]>> = FIXED_TOOLS
+): ReadonlySet<string> {
   const row = (surface?.name !== undefined ? table[surface.name] : undefined) ?? table.default ?? [];
   return new Set(row);
 }

@@ -6,7 +6,14 @@ import { evaluatePolicy } from '../policy/policy.js';
 import { FULL_PROFILE, PINNED_TOOLS, projectSurface, type CapabilityProfile } from '../policy/profile.js';
 import type { ToolContext, ToolDefinition, ToolOutput, ToolTier } from './define-tool.js';
 import { FatalToolError, PathRefusedError, ToolInputError } from '../base/tool-errors.js';
-import type { ApprovalPort, AuditDecision, AuditSink, PolicyPort, SidecarAudit, WriteHook } from '../ports/gate-ports.js';
+import type {
+  ApprovalPort,
+  AuditDecision,
+  AuditSink,
+  PolicyPort,
+  SidecarAudit,
+  WriteHook
+} from '../ports/gate-ports.js';
 import type { AutoReviewerOptions } from './auto-review.js';
 import { shapeOutput } from '../workspace/output-shaping.js';
 import { raceAbort } from './race-abort.js';
@@ -17,7 +24,14 @@ import type { Redactor } from '../security/redaction.js';
 import { withWriteRecorder, type CheckpointPort } from '../workspace/write-capture.js';
 import { WithheldValues } from './withheld-values.js';
 import { Breaker, breakerStopsTurn } from './breaker.js';
-import { decideCall, decideSurface, withClasses, type CallActor, type CallVerdict, type JudgedCall } from './decide-call.js';
+import {
+  decideCall,
+  decideSurface,
+  withClasses,
+  type CallActor,
+  type CallVerdict,
+  type JudgedCall
+} from './decide-call.js';
 import { Approver, type AskedCall } from './approval.js';
 
 /** JSON schemas by zod schema (a tool's parameters never change once defined). */
@@ -113,7 +127,9 @@ export interface ToolRegistryOptions {
 }
 
 /** The policy gate's outcome: a failed result when the call must not run, else the path port. */
-type GateOutcome = { refused: Omit<Extract<ToolCallResult, { ok: false }>, 'durationMs'> } | { isPathAllowed?: (relative: string) => boolean };
+type GateOutcome =
+  | { refused: Omit<Extract<ToolCallResult, { ok: false }>, 'durationMs'> }
+  | { isPathAllowed?: (relative: string) => boolean };
 
 /** The policy's look at a judged call. */
 type JudgedPolicy = NonNullable<JudgedCall['policy']>;
@@ -159,7 +175,10 @@ export class ToolRegistry {
    */
   register<S extends z.ZodType>(definition: ToolDefinition<S>): void {
     if (this.tools.has(definition.name)) throw new Error(`Tool "${definition.name}" is already registered.`);
-    if (definition.name === CALL_TOOL) throw new Error(`"${CALL_TOOL}" is reserved for the catalog's dispatcher (gate/call-tool.ts); choose another name.`);
+    if (definition.name === CALL_TOOL)
+      throw new Error(
+        `"${CALL_TOOL}" is reserved for the catalog's dispatcher (gate/call-tool.ts); choose another name.`
+      );
     if (definition.deferred) this.ensureToolSearch(definition.name);
     this.tools.set(definition.name, definition);
   }
@@ -176,7 +195,10 @@ export class ToolRegistry {
   /** Registers `tool_search` (from {@link ToolRegistryOptions.toolSearch}) unless there is one. */
   private ensureToolSearch(forWhat: string): void {
     if (this.tools.has('tool_search')) return;
-    if (!this.options.toolSearch) throw new Error(`Cannot add ${forWhat}: deferred tools need tool_search, and this registry was built without toolSearch.`);
+    if (!this.options.toolSearch)
+      throw new Error(
+        `Cannot add ${forWhat}: deferred tools need tool_search, and this registry was built without toolSearch.`
+      );
     this.register(this.options.toolSearch(this));
   }
 
@@ -187,7 +209,9 @@ export class ToolRegistry {
 
   /** Lets every source (or those owning `name`) register its tools; `tool_search` calls it. */
   async loadSources(signal: AbortSignal, name?: string): Promise<void> {
-    await Promise.all(this.sources.filter((s) => name === undefined || s.owns(name)).map((s) => s.load(this, signal, name)));
+    await Promise.all(
+      this.sources.filter((s) => name === undefined || s.owns(name)).map((s) => s.load(this, signal, name))
+    );
   }
 
   /** The registered definition, if any. */
@@ -219,7 +243,10 @@ export class ToolRegistry {
     let schema = jsonSchemas.get(definition.parameters);
     if (!schema) {
       // `$schema` is noise for providers (and some strict validators reject unknown keywords).
-      const { $schema: _dialect, ...rest } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<string, unknown>;
+      const { $schema: _dialect, ...rest } = z.toJSONSchema(definition.parameters, { io: 'input' }) as Record<
+        string,
+        unknown
+      >;
       schema = withoutSafeIntegerBounds(rest);
       jsonSchemas.set(definition.parameters, schema);
     }
@@ -245,19 +272,50 @@ export class ToolRegistry {
     const gate: GateNote = { decision: 'unchecked', waitMs: 0 };
     const redactor = this.options.redactor;
     const progress = ctx.progress;
-    const safeCtx: ToolContext = redactor && progress
-      ? { ...ctx, progress: (u) => progress({ ...u, ...(u.lastLine !== undefined ? { lastLine: redactor.redact(u.lastLine, { partialTail: true }) } : {}) }) }
-      : ctx;
+    const safeCtx: ToolContext =
+      redactor && progress
+        ? {
+            ...ctx,
+            progress: (u) =>
+              progress({
+                ...u,
+                ...(u.lastLine !== undefined ? { lastLine: redactor.redact(u.lastLine, { partialTail: true }) } : {})
+              })
+          }
+        : ctx;
     try {
       const unwaited = await this.callUnobserved(name, rawArgs, safeCtx, gate);
       const raw = gate.waitMs > 0 ? { ...unwaited, waitMs: Math.round(gate.waitMs) } : unwaited;
       const result = redactor ? redactor.redactDeep(raw) : raw;
-      this.report(name, rawArgs, ctx, gate, result.ok ? result.outcome ?? 'ok' : result.denied ? 'denied' : result.status, result.durationMs, result.output, result.ok ? undefined : result.output);
+      this.report(
+        name,
+        rawArgs,
+        ctx,
+        gate,
+        result.ok ? (result.outcome ?? 'ok') : result.denied ? 'denied' : result.status,
+        result.durationMs,
+        result.output,
+        result.ok ? undefined : result.output
+      );
       return result;
     } catch (error) {
-      const message = redactor ? redactor.redact(error instanceof Error ? error.message : String(error)) : error instanceof Error ? error.message : String(error);
-      this.report(name, rawArgs, ctx, gate, 'fatal', Math.round(performance.now() - started - gate.waitMs), message, message);
-      if (redactor && error instanceof FatalToolError && error.message !== message) throw new FatalToolError(message, error.code, { cause: error });
+      const message = redactor
+        ? redactor.redact(error instanceof Error ? error.message : String(error))
+        : error instanceof Error
+          ? error.message
+          : String(error);
+      this.report(
+        name,
+        rawArgs,
+        ctx,
+        gate,
+        'fatal',
+        Math.round(performance.now() - started - gate.waitMs),
+        message,
+        message
+      );
+      if (redactor && error instanceof FatalToolError && error.message !== message)
+        throw new FatalToolError(message, error.code, { cause: error });
       throw error;
     }
   }
@@ -268,22 +326,53 @@ export class ToolRegistry {
   }
 
   private report(
-    name: string, args: unknown, ctx: ToolContext, gate: GateNote,
-    status: 'ok' | 'withheld' | 'error' | 'aborted' | 'fatal' | 'denied', durationMs: number, output: string, error?: string
+    name: string,
+    args: unknown,
+    ctx: ToolContext,
+    gate: GateNote,
+    status: 'ok' | 'withheld' | 'error' | 'aborted' | 'fatal' | 'denied',
+    durationMs: number,
+    output: string,
+    error?: string
   ): void {
     const decision = gate.decision;
-    const sidecar = gate.sidecar && this.options.redactor ? this.options.redactor.redactDeep(gate.sidecar) : gate.sidecar;
+    const sidecar =
+      gate.sidecar && this.options.redactor ? this.options.redactor.redactDeep(gate.sidecar) : gate.sidecar;
     const waited = gate.waitMs > 0 ? { waitMs: Math.round(gate.waitMs) } : {};
-    this.callEmitter.fire({ name, actor: ctx.actor, chatId: ctx.chatId, status: status === 'denied' ? 'error' : status, durationMs, ...waited, decision });
+    this.callEmitter.fire({
+      name,
+      actor: ctx.actor,
+      chatId: ctx.chatId,
+      status: status === 'denied' ? 'error' : status,
+      durationMs,
+      ...waited,
+      decision
+    });
     this.options.audit?.record({
-      time: new Date().toISOString(), chatId: ctx.chatId, ...(ctx.turnId ? { turnId: ctx.turnId } : {}),
-      ...(ctx.callId ? { callId: ctx.callId } : {}), actor: ctx.actor, tool: name, args, decision, status,
-      summary: summarize(output), durationMs, ...waited, ...(error !== undefined ? { error: summarize(error, 500) } : {}), ...(ctx.worker ? { worker: ctx.worker.id } : {}),
+      time: new Date().toISOString(),
+      chatId: ctx.chatId,
+      ...(ctx.turnId ? { turnId: ctx.turnId } : {}),
+      ...(ctx.callId ? { callId: ctx.callId } : {}),
+      actor: ctx.actor,
+      tool: name,
+      args,
+      decision,
+      status,
+      summary: summarize(output),
+      durationMs,
+      ...waited,
+      ...(error !== undefined ? { error: summarize(error, 500) } : {}),
+      ...(ctx.worker ? { worker: ctx.worker.id } : {}),
       ...(sidecar ? { sidecar } : {})
     });
   }
 
-  private async callUnobserved(name: string, rawArgs: unknown, ctx: ToolContext, gate: GateNote): Promise<ToolCallResult> {
+  private async callUnobserved(
+    name: string,
+    rawArgs: unknown,
+    ctx: ToolContext,
+    gate: GateNote
+  ): Promise<ToolCallResult> {
     const started = performance.now();
     // Run time: the person's approval wait is counted apart (gate.waitMs), never as the tool's time.
     const elapsed = (): number => Math.round(performance.now() - started - gate.waitMs);
@@ -295,8 +384,16 @@ export class ToolRegistry {
       gate.decision = 'unknown-tool';
       const why = this.sources.map((s) => s.explainMissing?.(name)).find((w) => w !== undefined);
       if (why) return fail('error', `Unknown tool "${name}": ${why}`, name, elapsed());
-      const names = this.list(profile).map((t) => t.name).join(', ') || '(none)';
-      return fail('error', `Unknown tool "${name}". Available tools: ${names}. Call one of these instead.`, name, elapsed());
+      const names =
+        this.list(profile)
+          .map((t) => t.name)
+          .join(', ') || '(none)';
+      return fail(
+        'error',
+        `Unknown tool "${name}". Available tools: ${names}. Call one of these instead.`,
+        name,
+        elapsed()
+      );
     }
     // The surface first: a call off it is refused before its arguments are read.
     const offSurface = decideSurface(withClasses(definition), { kind: ctx.actor, profile });
@@ -319,7 +416,15 @@ export class ToolRegistry {
     if (definition.relaysServerText && policy) {
       let values: ReturnType<WithheldValues['collect']> | undefined;
       const callCtx = ctx;
-      ctx = { ...ctx, withheldValues: () => (values ??= policy.rules().then((rules) => this.withheldValues.collect(callCtx.workspace, rules, definition.name, definition.tier, callCtx.signal))) };
+      ctx = {
+        ...ctx,
+        withheldValues: () =>
+          (values ??= policy
+            .rules()
+            .then((rules) =>
+              this.withheldValues.collect(callCtx.workspace, rules, definition.name, definition.tier, callCtx.signal)
+            ))
+      };
     }
 
     await this.beforeWrite(definition, parsed.data, ctx);
@@ -328,10 +433,15 @@ export class ToolRegistry {
     const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     const signal = AbortSignal.any([ctx.signal, timeout.signal]);
     // Every write the call makes keeps the turn's checkpoint first (workspace/write-capture.ts).
-    const recorder = definition.tier === 'read' ? undefined : this.options.checkpoints?.recorder({ chatId: ctx.chatId, turnId: ctx.turnId, workspace: ctx.workspace });
+    const recorder =
+      definition.tier === 'read'
+        ? undefined
+        : this.options.checkpoints?.recorder({ chatId: ctx.chatId, turnId: ctx.turnId, workspace: ctx.workspace });
     try {
       const execution = withWriteRecorder(recorder, () => definition.execute(parsed.data, { ...ctx, signal }));
-      const executed = await raceAbort(execution, signal, definition.abortGraceMs ?? 0).finally(() => recorder?.settle().catch(() => undefined));
+      const executed = await raceAbort(execution, signal, definition.abortGraceMs ?? 0).finally(() =>
+        recorder?.settle().catch(() => undefined)
+      );
       // Redacted before shaping: the full text shaping saves under .cellmate/outputs/ must not
       // hold a secret either (call() redacts the final result again, which is idempotent).
       const raw = this.options.redactor ? this.options.redactor.redactDeep(executed) : executed;
@@ -340,23 +450,48 @@ export class ToolRegistry {
         const shaped = await shapeOutput(raw.output, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
         return { ok: false, status: 'aborted', output: shaped.output, title: raw.title, durationMs: elapsed() };
       }
-      const output = await this.hideWithheldValues(definition, await this.afterWrite(definition, raw, ctx, signal), raw, ctx, signal);
+      const output = await this.hideWithheldValues(
+        definition,
+        await this.afterWrite(definition, raw, ctx, signal),
+        raw,
+        ctx,
+        signal
+      );
       this.breaker.pass(ctx);
       if ((definition.outputShaping ?? 'auto') === 'auto') {
-        const shaped = await shapeOutput(output.output, { workspace: ctx.workspace, toolName: name, chatId: ctx.chatId });
+        const shaped = await shapeOutput(output.output, {
+          workspace: ctx.workspace,
+          toolName: name,
+          chatId: ctx.chatId
+        });
         if (shaped.truncated) {
           return {
-            ok: true, durationMs: elapsed(), ...output, output: shaped.output,
-            metadata: { ...output.metadata, truncated: true, savedPath: shaped.savedPath, totalLines: shaped.totalLines, totalChars: shaped.totalChars }
+            ok: true,
+            durationMs: elapsed(),
+            ...output,
+            output: shaped.output,
+            metadata: {
+              ...output.metadata,
+              truncated: true,
+              savedPath: shaped.savedPath,
+              totalLines: shaped.totalLines,
+              totalChars: shaped.totalChars
+            }
           };
         }
       }
       return { ok: true, durationMs: elapsed(), ...output };
     } catch (error) {
       if (error instanceof FatalToolError) throw error;
-      if (ctx.signal.aborted) return fail('aborted', 'The user stopped this tool call before it finished.', name, elapsed());
+      if (ctx.signal.aborted)
+        return fail('aborted', 'The user stopped this tool call before it finished.', name, elapsed());
       if (timeout.signal.aborted) {
-        return fail('error', `${name} timed out after ${timeoutMs} ms and was stopped. Try a smaller request.`, name, elapsed());
+        return fail(
+          'error',
+          `${name} timed out after ${timeoutMs} ms and was stopped. Try a smaller request.`,
+          name,
+          elapsed()
+        );
       }
       const plain = error instanceof ToolInputError ? error.message : `${name} failed: ${describe(error)}`;
       const message = this.options.redactor ? this.options.redactor.redact(plain) : plain;
@@ -371,7 +506,13 @@ export class ToolRegistry {
    * The policy gate: the call judged ({@link judge}), its verdict ({@link decideCall}), and
    * the verdict carried out. Returns a failed result when the call must not run, else the path port.
    */
-  private async checkPolicy(definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, gate: GateNote): Promise<GateOutcome> {
+  private async checkPolicy(
+    definition: ToolDefinition,
+    args: unknown,
+    rawArgs: unknown,
+    ctx: ToolContext,
+    gate: GateNote
+  ): Promise<GateOutcome> {
     const name = definition.name;
     let judged: JudgedCall;
     try {
@@ -388,12 +529,16 @@ export class ToolRegistry {
         return { refused: await this.denied(ctx, verdict.message, name) };
       case 'run':
         gate.decision = verdict.decision;
-        return { isPathAllowed: verdict.reach && createPathGate(judged.policy!.rules, name, verdict.reach.tier, verdict.reach.kind) };
+        return {
+          isPathAllowed:
+            verdict.reach && createPathGate(judged.policy!.rules, name, verdict.reach.tier, verdict.reach.kind)
+        };
       case 'ask': {
         // decideCall asks, and hands out a path reach, only for a call the policy judged.
         const policy = judged.policy!;
         const outcome = await this.approver.ask(this.asked(definition, args, rawArgs, ctx, policy), verdict, gate);
-        if (outcome.kind === 'stopped') return { refused: { ok: false, status: 'aborted', output: outcome.message, title: name, denied: true } };
+        if (outcome.kind === 'stopped')
+          return { refused: { ok: false, status: 'aborted', output: outcome.message, title: name, denied: true } };
         gate.decision = outcome.decision;
         if (outcome.kind === 'refuse') return { refused: await this.denied(ctx, outcome.message, name) };
         return { isPathAllowed: createPathGate(policy.rules, name, outcome.reach.tier, outcome.reach.kind) };
@@ -452,7 +597,13 @@ export class ToolRegistry {
     }
   }
 
-  private asked(definition: ToolDefinition, args: unknown, rawArgs: unknown, ctx: ToolContext, judged: JudgedPolicy): AskedCall {
+  private asked(
+    definition: ToolDefinition,
+    args: unknown,
+    rawArgs: unknown,
+    ctx: ToolContext,
+    judged: JudgedPolicy
+  ): AskedCall {
     return { definition, args, rawArgs, ctx, mode: this.actorOf(ctx).profile.name, judged };
   }
 
@@ -473,15 +624,25 @@ export class ToolRegistry {
     }
     if (!policy) return true;
     const rules = await policy.rules();
-    return evaluatePolicy(rules, { tool, tier: definition?.tier ?? 'read', subjects, subjectKind: 'path' }).action === 'allow';
+    return (
+      evaluatePolicy(rules, { tool, tier: definition?.tier ?? 'read', subjects, subjectKind: 'path' }).action ===
+      'allow'
+    );
   }
 
   /** A denial result; counts towards the circuit breaker, which may end the turn. */
-  private async denied(ctx: ToolContext, output: string, name: string, durationMs = 0): Promise<Extract<ToolCallResult, { ok: false }>> {
+  private async denied(
+    ctx: ToolContext,
+    output: string,
+    name: string,
+    durationMs = 0
+  ): Promise<Extract<ToolCallResult, { ok: false }>> {
     const { streak: count, tripped } = this.breaker.refuse(ctx);
     if (tripped && breakerStopsTurn(ctx.actor)) {
       const goOn = this.options.approvals
-        ? await this.options.approvals.confirmContinue({ chatId: ctx.chatId, turnId: ctx.turnId, denials: count, last: output }, ctx.signal).catch(() => false)
+        ? await this.options.approvals
+            .confirmContinue({ chatId: ctx.chatId, turnId: ctx.turnId, denials: count, last: output }, ctx.signal)
+            .catch(() => false)
         : false;
       this.breaker.reset(ctx);
       if (!goOn) {
@@ -501,30 +662,59 @@ export class ToolRegistry {
     if (!hook?.beforeWrite || definition.tier !== 'write' || !definition.paths) return;
     const files = definition.paths(args).filter((p): p is string => typeof p === 'string');
     if (files.length === 0) return;
-    await hook.beforeWrite({ tool: definition.name, files, workspace: ctx.workspace, chatId: ctx.chatId }, ctx.signal).catch(() => undefined);
+    await hook
+      .beforeWrite({ tool: definition.name, files, workspace: ctx.workspace, chatId: ctx.chatId }, ctx.signal)
+      .catch(() => undefined);
   }
 
   /** Write-time diagnostics after a change, or the late ones after any other call (WDIAG-1). */
-  private async afterWrite(definition: ToolDefinition, output: ToolOutput, ctx: ToolContext, signal: AbortSignal): Promise<ToolOutput> {
+  private async afterWrite(
+    definition: ToolDefinition,
+    output: ToolOutput,
+    ctx: ToolContext,
+    signal: AbortSignal
+  ): Promise<ToolOutput> {
     const files = output.metadata?.changedFiles;
     const hook = this.options.writeHook;
     if (!hook) return output;
-    const change = { tool: definition.name, files: Array.isArray(files) ? (files as string[]) : [], workspace: ctx.workspace, chatId: ctx.chatId };
-    const extra = change.files.length > 0
-      ? await hook.afterWrite(change, signal).catch(() => undefined)
-      : await hook.pending?.(ctx.chatId).catch(() => undefined);
+    const change = {
+      tool: definition.name,
+      files: Array.isArray(files) ? (files as string[]) : [],
+      workspace: ctx.workspace,
+      chatId: ctx.chatId
+    };
+    const extra =
+      change.files.length > 0
+        ? await hook.afterWrite(change, signal).catch(() => undefined)
+        : await hook.pending?.(ctx.chatId).catch(() => undefined);
     if (!extra) return output;
-    return { ...output, output: `${output.output}\n\n${extra.text}`, ...(extra.display && !output.display ? { display: extra.display } : {}) };
+    return {
+      ...output,
+      output: `${output.output}\n\n${extra.text}`,
+      ...(extra.display && !output.display ? { display: extra.display } : {})
+    };
   }
 
   /**
    * A result that relays language-server text (the tool's own, or write-time diagnostics the
    * hook added) without the literal values of deny-ruled files (`withheld-values.ts`).
    */
-  private async hideWithheldValues(definition: ToolDefinition, output: ToolOutput, executed: ToolOutput, ctx: ToolContext, signal: AbortSignal): Promise<ToolOutput> {
+  private async hideWithheldValues(
+    definition: ToolDefinition,
+    output: ToolOutput,
+    executed: ToolOutput,
+    ctx: ToolContext,
+    signal: AbortSignal
+  ): Promise<ToolOutput> {
     const policy = this.options.policy;
     if (!policy || (!definition.relaysServerText && output === executed)) return output;
-    const values = await this.withheldValues.collect(ctx.workspace, await policy.rules(), definition.name, definition.tier, signal);
+    const values = await this.withheldValues.collect(
+      ctx.workspace,
+      await policy.rules(),
+      definition.name,
+      definition.tier,
+      signal
+    );
     return values.hideDeep(output);
   }
 }
@@ -561,7 +751,8 @@ function withoutSafeIntegerBounds(schema: Record<string, unknown>): Record<strin
     if (typeof value !== 'object' || value === null) return value;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      if ((k === 'maximum' && v === Number.MAX_SAFE_INTEGER) || (k === 'minimum' && v === Number.MIN_SAFE_INTEGER)) continue;
+      if ((k === 'maximum' && v === Number.MAX_SAFE_INTEGER) || (k === 'minimum' && v === Number.MIN_SAFE_INTEGER))
+        continue;
       out[k] = walk(v);
     }
     return out;

@@ -66,13 +66,18 @@ export function buildSidecarRecord(input: SidecarRecordInput): SidecarRecord {
     subjects: { paths: bounded(paths), commands: bounded(commands), hosts: bounded(hosts), other: bounded(other) },
     outsideWorkspace: bounded(new Set(wordsOutside(parsed, input.workspace))),
     danger: {
-      commands: parsed.flatMap((a) => a.commands).slice(0, MAX_LIST).map((c) => ({
-        name: c.dynamicName ? '(computed at run time)' : c.name,
-        args: c.args.slice(0, MAX_LIST).map((w) => cut(w.literal ? w.value : w.source)),
-        ...(c.via.length > 0 ? { via: c.via } : {})
-      })),
+      commands: parsed
+        .flatMap((a) => a.commands)
+        .slice(0, MAX_LIST)
+        .map((c) => ({
+          name: c.dynamicName ? '(computed at run time)' : c.name,
+          args: c.args.slice(0, MAX_LIST).map((w) => cut(w.literal ? w.value : w.source)),
+          ...(c.via.length > 0 ? { via: c.via } : {})
+        })),
       unparsed: parsed.some((a) => a.unparsed),
-      processCalls: input.judgements.filter((j) => j.tool !== input.tool).map((j) => ({ tool: j.tool, subjects: bounded(new Set(j.subjects)) }))
+      processCalls: input.judgements
+        .filter((j) => j.tool !== input.tool)
+        .map((j) => ({ tool: j.tool, subjects: bounded(new Set(j.subjects)) }))
     },
     change: input.preview ? changeOf(input.preview) : null,
     asks: cut(input.asks),
@@ -86,18 +91,37 @@ export function buildSidecarRecord(input: SidecarRecordInput): SidecarRecord {
  * untrusted workspace's call from the Auto reviewer.
  */
 export function outsideWorkspaceWords(judgements: readonly Judgement[], workspace: string): string[] {
-  const commands = new Set(judgements.filter((j) => j.kind !== 'path' && j.tool === 'shell').flatMap((j) => j.subjects));
-  return [...new Set(wordsOutside([...commands].map((c) => analyzeShell(c)), workspace))];
+  const commands = new Set(
+    judgements.filter((j) => j.kind !== 'path' && j.tool === 'shell').flatMap((j) => j.subjects)
+  );
+  return [
+    ...new Set(
+      wordsOutside(
+        [...commands].map((c) => analyzeShell(c)),
+        workspace
+      )
+    )
+  ];
 }
 
 function wordsOutside(parsed: ReadonlyArray<ReturnType<typeof analyzeShell>>, workspace: string): string[] {
   const words = parsed.flatMap((a) => a.commands.flatMap((c) => [...c.args, ...c.redirects.map((r) => r.target)]));
-  return words.filter((w) => w.literal).map((w) => w.value).filter((w) => isOutside(workspace, w));
+  return words
+    .filter((w) => w.literal)
+    .map((w) => w.value)
+    .filter((w) => isOutside(workspace, w));
 }
 
 /** The size and kind of a previewed change: files, lines and cells — counted, never quoted. */
 function changeOf(preview: ApprovalPreview): NonNullable<SidecarRecord['change']> {
-  const change = { files: [] as string[], linesAdded: 0, linesRemoved: 0, cellsAdded: 0, cellsRemoved: 0, cellsChanged: 0 };
+  const change = {
+    files: [] as string[],
+    linesAdded: 0,
+    linesRemoved: 0,
+    cellsAdded: 0,
+    cellsRemoved: 0,
+    cellsChanged: 0
+  };
   const count = (diff: string | undefined): void => {
     for (const line of (diff ?? '').split('\n')) {
       if (line.startsWith('+') && !line.startsWith('+++')) change.linesAdded += 1;
@@ -134,7 +158,9 @@ function isOutside(workspace: string, word: string): boolean {
 }
 
 function hostsIn(text: string): string[] {
-  return [...text.matchAll(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>]+/gi)].map((m) => urlHost(m[0])).filter((h): h is string => h !== undefined);
+  return [...text.matchAll(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>]+/gi)]
+    .map((m) => urlHost(m[0]))
+    .filter((h): h is string => h !== undefined);
 }
 
 function urlHost(text: string): string | undefined {
@@ -152,7 +178,8 @@ function stringLeaves(value: unknown, out: string[] = [], depth = 0): string[] {
   if (out.length >= MAX_LIST || depth > 4) return out;
   if (typeof value === 'string') out.push(value);
   else if (Array.isArray(value)) for (const v of value) stringLeaves(v, out, depth + 1);
-  else if (typeof value === 'object' && value !== null) for (const v of Object.values(value)) stringLeaves(v, out, depth + 1);
+  else if (typeof value === 'object' && value !== null)
+    for (const v of Object.values(value)) stringLeaves(v, out, depth + 1);
   return out;
 }
 

@@ -19,7 +19,8 @@ function describeIssue(issue: z.core.$ZodIssue, rawArgs: unknown): string {
     case 'invalid_type': {
       // zod's default text starts with "Invalid input"; anything else is the schema's own wording.
       const custom = issue.message.startsWith('Invalid input') ? undefined : lowerFirst(issue.message);
-      if (!got.found || got.value === undefined) return `${where} is required${custom ? ` and ${custom}` : ` (${issue.expected})`}`;
+      if (!got.found || got.value === undefined)
+        return `${where} is required${custom ? ` and ${custom}` : ` (${issue.expected})`}`;
       return `${where} ${custom ?? `must be ${article(issue.expected)}`}${gotText}`;
     }
     case 'too_small':

@@ -47,7 +47,13 @@ export class WithheldValues {
    * workspace that a `pyrightconfig.json` in it adds to the server's view (`extraPaths`),
    * which no tool may read.
    */
-  async collect(workspace: string, rules: readonly PolicyRule[], tool: string, tier: ToolTier, signal: AbortSignal): Promise<ValueSet> {
+  async collect(
+    workspace: string,
+    rules: readonly PolicyRule[],
+    tool: string,
+    tier: ToolTier,
+    signal: AbortSignal
+  ): Promise<ValueSet> {
     // Only a deny rule that can reach `read` or this tool names files to walk for (`shell rm*` does not).
     const anyDeny = rules.some((r) => r.action === 'deny' && (globMatch(r.tool, 'read') || globMatch(r.tool, tool)));
     const walked = await this.files(workspace, signal);
@@ -55,7 +61,10 @@ export class WithheldValues {
     const denied = (rel: string): boolean =>
       evaluatePolicy(rules, { tool: 'read', tier: 'read', subjects: [rel], subjectKind: 'path' }).action === 'deny' ||
       evaluatePolicy(rules, { tool, tier, subjects: [rel], subjectKind: 'path' }).action === 'deny';
-    const sources = [...(anyDeny ? walked.inside.filter(denied).map((rel) => path.join(workspace, rel)) : []), ...walked.outside];
+    const sources = [
+      ...(anyDeny ? walked.inside.filter(denied).map((rel) => path.join(workspace, rel)) : []),
+      ...walked.outside
+    ];
     const values = new Set<string>();
     for (const file of sources) {
       for (const v of await this.valuesOf(file)) {
@@ -68,7 +77,8 @@ export class WithheldValues {
 
   private files(workspace: string, signal: AbortSignal): Promise<Walked> {
     const now = Date.now();
-    if (this.walked && this.walked.workspace === workspace && now - this.walked.at < WALK_TTL_MS) return this.walked.files;
+    if (this.walked && this.walked.workspace === workspace && now - this.walked.at < WALK_TTL_MS)
+      return this.walked.files;
     const files = (async (): Promise<Walked> => {
       const inside: string[] = [];
       const configs: string[] = [];
@@ -163,7 +173,9 @@ export class ValueSet {
    */
   hide(text: string): string {
     if (this.quoted.size === 0) return text;
-    let out = text.replace(INNERMOST_QUOTED, (whole, _q: string, body: string) => (this.covers(body) ? WITHHELD : whole));
+    let out = text.replace(INNERMOST_QUOTED, (whole, _q: string, body: string) =>
+      this.covers(body) ? WITHHELD : whole
+    );
     out = out.replace(NUMBER, (n) => (n.length >= MIN_QUOTED_CHARS && this.quoted.has(n) ? WITHHELD : n));
     for (const v of this.anywhere) if (out.includes(v)) out = out.split(v).join(WITHHELD);
     return out;
@@ -213,14 +225,20 @@ export function literalValues(text: string): string[] {
     const decoded = decodeEscapes(m[2]!);
     if (decoded !== m[2]) add(decoded);
   }
-  for (const m of text.matchAll(NUMBER)) if (m[0].replace(/[-_.]/g, '').length >= MIN_QUOTED_CHARS) add(m[0].replace(/_/g, ''));
+  for (const m of text.matchAll(NUMBER))
+    if (m[0].replace(/[-_.]/g, '').length >= MIN_QUOTED_CHARS) add(m[0].replace(/_/g, ''));
   for (const m of text.matchAll(ASSIGNED)) if (m[1]!.length >= ANYWHERE_CHARS) add(m[1]!);
   return [...out];
 }
 
 function decodeEscapes(body: string): string {
   try {
-    return JSON.parse(`"${body.replace(/\\'/g, "'").replace(/\\`/g, '`').replace(/(?<!\\)"/g, '\\"')}"`) as string;
+    return JSON.parse(
+      `"${body
+        .replace(/\\'/g, "'")
+        .replace(/\\`/g, '`')
+        .replace(/(?<!\\)"/g, '\\"')}"`
+    ) as string;
   } catch {
     return body;
   }

@@ -29,7 +29,11 @@ export function outputsMaxBytes(env: NodeJS.ProcessEnv = process.env): number {
  * removes its oldest files until it is at most 80 % of it. Never throws (a file that
  * vanished meanwhile is skipped). Returns the names removed.
  */
-export async function noteSavedOutput(directory: string, bytes: number, maxBytes = outputsMaxBytes()): Promise<string[]> {
+export async function noteSavedOutput(
+  directory: string,
+  bytes: number,
+  maxBytes = outputsMaxBytes()
+): Promise<string[]> {
   const tracked = sinceScan.get(directory) ?? { bytes: 0, known: Number.POSITIVE_INFINITY };
   tracked.bytes += bytes;
   sinceScan.set(directory, tracked);
@@ -40,7 +44,12 @@ export async function noteSavedOutput(directory: string, bytes: number, maxBytes
   if (total > maxBytes) {
     for (const file of files.sort((a, b) => a.mtimeMs - b.mtimeMs || a.name.localeCompare(b.name))) {
       if (total <= maxBytes * PRUNE_TO) break;
-      if (await unlink(path.join(directory, file.name)).then(() => true, () => false)) {
+      if (
+        await unlink(path.join(directory, file.name)).then(
+          () => true,
+          () => false
+        )
+      ) {
         total -= file.size;
         removed.push(file.name);
       }
@@ -55,7 +64,14 @@ export async function removeChatOutputs(directory: string, chatId: string): Prom
   const prefix = `${chatId}${CHAT_PREFIX_SEPARATOR}`;
   const names = (await readdir(directory).catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
   const removed: string[] = [];
-  for (const name of names) if (await unlink(path.join(directory, name)).then(() => true, () => false)) removed.push(name);
+  for (const name of names)
+    if (
+      await unlink(path.join(directory, name)).then(
+        () => true,
+        () => false
+      )
+    )
+      removed.push(name);
   sinceScan.delete(directory); // rescan next time
   return removed;
 }

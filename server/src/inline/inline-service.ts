@@ -36,7 +36,11 @@ export interface InlineServiceOptions {
    * The names the asking connection's focused notebook kernel holds (silent inspection),
    * when that notebook is `notebookPath`; undefined when none is focused or it does not answer.
    */
-  kernelNames?: (origin: string | undefined, notebookPath: string | undefined, signal: AbortSignal) => Promise<string | undefined>;
+  kernelNames?: (
+    origin: string | undefined,
+    notebookPath: string | undefined,
+    signal: AbortSignal
+  ) => Promise<string | undefined>;
   /** Hides known secrets in what goes back to the pane (the registry's redactor). */
   redact?: (text: string) => string;
 }
@@ -52,7 +56,11 @@ export class InlineCompletionService {
    * the names it gave last. At most one inspection per connection and notebook runs at once,
    * so a burst of keystrokes never queues silent executes behind a busy kernel's cell.
    */
-  private async kernelNames(origin: string | undefined, notebookPath: string | undefined, signal: AbortSignal): Promise<string | undefined> {
+  private async kernelNames(
+    origin: string | undefined,
+    notebookPath: string | undefined,
+    signal: AbortSignal
+  ): Promise<string | undefined> {
     const inspect = this.options.kernelNames;
     if (!inspect) return undefined;
     const key = `${origin ?? ''}\u0000${notebookPath ?? ''}`;
@@ -80,16 +88,35 @@ export class InlineCompletionService {
    * or '' when aborted.
    * @throws CellmateError(ProviderUnavailable) when the fast tier cannot run
    */
-  async complete(params: InlineCompletionParams, origin: string | undefined, signal: AbortSignal, onDelta: (text: string) => void): Promise<{ text: string }> {
+  async complete(
+    params: InlineCompletionParams,
+    origin: string | undefined,
+    signal: AbortSignal,
+    onDelta: (text: string) => void
+  ): Promise<{ text: string }> {
     const settings = modelForTier(params.model, 'fast');
     const config = await loadConfigFile(this.options.env, signal);
-    const model = await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, fetch: this.options.fetch });
+    const model = await createLanguageModel(settings, {
+      env: this.options.env,
+      config,
+      workspace: this.options.workspace,
+      fetch: this.options.fetch
+    });
     const names = await this.kernelNames(origin, params.notebookPath, signal);
     if (signal.aborted) return { text: '' };
     let raw = '';
     let shown = '';
     const outcome = await streamStep(
-      { model, system: INLINE_SYSTEM, messages: [{ role: 'user', content: inlinePrompt(params, names) }], tools: [], signal, idleTimeoutMs: 30_000, maxRetries: 0, maxOutputTokens: INLINE_MAX_TOKENS },
+      {
+        model,
+        system: INLINE_SYSTEM,
+        messages: [{ role: 'user', content: inlinePrompt(params, names) }],
+        tools: [],
+        signal,
+        idleTimeoutMs: 30_000,
+        maxRetries: 0,
+        maxOutputTokens: INLINE_MAX_TOKENS
+      },
       {
         onTextDelta: (delta) => {
           raw += delta;
@@ -107,8 +134,13 @@ export class InlineCompletionService {
     if (outcome.end.kind === 'error') {
       const error = outcome.end.error;
       // A provider's error text is the server's: it may echo the key it was sent.
-      const said = knownKeys(this.options.env, config).reduce((text, key) => text.split(key).join('[redacted]'), error instanceof Error ? error.message : String(error));
-      throw providerUnavailable(`The fast model (${settings.provider}/${settings.model || settings.provider}) failed: ${this.options.redact ? this.options.redact(said) : said}`);
+      const said = knownKeys(this.options.env, config).reduce(
+        (text, key) => text.split(key).join('[redacted]'),
+        error instanceof Error ? error.message : String(error)
+      );
+      throw providerUnavailable(
+        `The fast model (${settings.provider}/${settings.model || settings.provider}) failed: ${this.options.redact ? this.options.redact(said) : said}`
+      );
     }
     return { text: cleanCompletion(raw, params.prefix, params.suffix) };
   }

@@ -30,6 +30,14 @@ export function createKernelManager(opts: {
     maxPrivateKernels: positive('CELLMATE_MAX_PRIVATE_KERNELS'),
     chatTitle: opts.chatTitle,
     onReaped: (chatId, language) => opts.logger.info(`stopped the idle private ${language} kernel of chat ${chatId}`),
-    ...(url ? { connectNotebookKernel: jupyterServerConnector({ baseUrl: url, token: opts.env.CELLMATE_JUPYTER_TOKEN ?? '', logger: opts.logger }) } : {})
+    ...(url
+      ? {
+          connectNotebookKernel: jupyterServerConnector({
+            baseUrl: url,
+            token: opts.env.CELLMATE_JUPYTER_TOKEN ?? '',
+            logger: opts.logger
+          })
+        }
+      : {})
   });
 }

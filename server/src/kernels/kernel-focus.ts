@@ -75,7 +75,8 @@ export class KernelFocus {
       this.turnOrigin.delete(chatId);
       this.prune(connection);
     }
-    for (const entry of this.connections.values()) for (const id of [...entry.chats.keys()]) if (!chatIds.has(id)) entry.chats.delete(id);
+    for (const entry of this.connections.values())
+      for (const id of [...entry.chats.keys()]) if (!chatIds.has(id)) entry.chats.delete(id);
   }
 
   /** Connections remembered (tests: a closed, unbound connection is forgotten). */

@@ -69,7 +69,10 @@ export const DEFAULT_MAX_PRIVATE_KERNELS = 4;
 
 /** Starting one more private kernel would pass the cap. */
 export class KernelLimitError extends Error {
-  constructor(message: string, readonly holders: Array<{ chatId: string; language: EvalLanguage }>) {
+  constructor(
+    message: string,
+    readonly holders: Array<{ chatId: string; language: EvalLanguage }>
+  ) {
     super(message);
     this.name = 'KernelLimitError';
   }
@@ -133,7 +136,13 @@ export class KernelManager {
   }
 
   /** The private kernels now running: which chat, which language, busy or idle since when. */
-  privateKernels(): Array<{ chatId: string; language: EvalLanguage; busy: boolean; idleSinceMs: number; pid: number | undefined }> {
+  privateKernels(): Array<{
+    chatId: string;
+    language: EvalLanguage;
+    busy: boolean;
+    idleSinceMs: number;
+    pid: number | undefined;
+  }> {
     return [...this.settled.entries()].map(([key, k]) => {
       const [chatId, language] = key.split('\u0000') as [string, EvalLanguage];
       return { chatId, language, busy: k.busy > 0, idleSinceMs: Date.now() - k.lastUsed, pid: k.kernel.pid };
@@ -143,15 +152,17 @@ export class KernelManager {
   /** Stops private kernels idle for longer than the idle period (runs on a timer too). */
   async reapIdle(now = Date.now()): Promise<void> {
     const idle = [...this.settled.entries()].filter(([, k]) => k.busy === 0 && now - k.lastUsed >= this.idleMs);
-    await Promise.all(idle.map(async ([key, k]) => {
-      if (this.settled.get(key) !== k) return;
-      this.privates.delete(key);
-      this.settled.delete(key);
-      this.reaped.add(key);
-      const [chatId, language] = key.split('\u0000') as [string, EvalLanguage];
-      this.options.onReaped?.(chatId, language);
-      await k.kernel.shutdown(1000).catch(() => undefined);
-    }));
+    await Promise.all(
+      idle.map(async ([key, k]) => {
+        if (this.settled.get(key) !== k) return;
+        this.privates.delete(key);
+        this.settled.delete(key);
+        this.reaped.add(key);
+        const [chatId, language] = key.split('\u0000') as [string, EvalLanguage];
+        this.options.onReaped?.(chatId, language);
+        await k.kernel.shutdown(1000).catch(() => undefined);
+      })
+    );
   }
 
   /** SIGKILLs every private kernel now (synchronous: for `process.on('exit')`). */
@@ -179,18 +190,28 @@ export class KernelManager {
   focusedKernel(chatId: string, language: EvalLanguage, connection?: string): NotebookKernelRef | undefined {
     const ref = this.focus.kernelFor({ chatId, ...(connection !== undefined ? { connection } : {}) });
     if (!ref || !this.options.connectNotebookKernel) return undefined;
-    const lang = LANGUAGE_OF[(ref.language ?? '').toLowerCase()] ?? (ref.name.startsWith('python') ? 'python' : ref.name === 'cellmate-js' ? 'javascript' : undefined);
+    const lang =
+      LANGUAGE_OF[(ref.language ?? '').toLowerCase()] ??
+      (ref.name.startsWith('python') ? 'python' : ref.name === 'cellmate-js' ? 'javascript' : undefined);
     return lang === language ? ref : undefined;
   }
 
   /** The kernel for one eval; starts, reconnects or replaces it as needed. */
-  async acquire(chatId: string, language: EvalLanguage, opts: { reset?: boolean; connection?: string } = {}): Promise<AcquiredKernel> {
+  async acquire(
+    chatId: string,
+    language: EvalLanguage,
+    opts: { reset?: boolean; connection?: string } = {}
+  ): Promise<AcquiredKernel> {
     if (this.disposed) throw new Error('the kernel manager is disposed');
     const ref = this.focusedKernel(chatId, language, opts.connection);
     return ref ? this.acquireShared(ref, language, opts) : this.acquirePrivate(chatId, language, opts);
   }
 
-  private async acquirePrivate(chatId: string, language: EvalLanguage, opts: { reset?: boolean }): Promise<AcquiredKernel> {
+  private async acquirePrivate(
+    chatId: string,
+    language: EvalLanguage,
+    opts: { reset?: boolean }
+  ): Promise<AcquiredKernel> {
     const key = `${chatId}\u0000${language}`;
     const notes: string[] = [];
     const existing = this.privates.get(key);
@@ -203,13 +224,19 @@ export class KernelManager {
       this.privates.delete(key);
       if (k && this.settled.get(key) === k) this.settled.delete(key);
       if (k) {
-        if (opts.reset) notes.push(`reset: started a clean ${language} kernel; all earlier variables and imports are gone.`);
-        else notes.push(`The previous ${language} kernel of this chat died or had to be stopped; this eval runs in a new kernel, so earlier variables and imports are gone.`);
+        if (opts.reset)
+          notes.push(`reset: started a clean ${language} kernel; all earlier variables and imports are gone.`);
+        else
+          notes.push(
+            `The previous ${language} kernel of this chat died or had to be stopped; this eval runs in a new kernel, so earlier variables and imports are gone.`
+          );
         await k.kernel.shutdown(1000).catch(() => undefined);
       }
     }
     if (this.reaped.delete(key)) {
-      notes.push(`This chat's ${language} kernel was stopped after ${Math.round(this.idleMs / 60_000)} min without an eval; this eval runs in a new kernel, so earlier variables and imports are gone.`);
+      notes.push(
+        `This chat's ${language} kernel was stopped after ${Math.round(this.idleMs / 60_000)} min without an eval; this eval runs in a new kernel, so earlier variables and imports are gone.`
+      );
     }
     this.checkLimit(chatId, language);
     const starting = this.startPrivate(language);
@@ -241,12 +268,18 @@ export class KernelManager {
   }
 
   private launch(language: EvalLanguage, cwd: string, signal?: AbortSignal): Promise<LaunchedKernel> {
-    const argv = language === 'python' ? this.options.pythonArgv ?? pythonKernelArgv(this.python()) : this.options.jsArgv ?? jsKernelArgv();
+    const argv =
+      language === 'python'
+        ? (this.options.pythonArgv ?? pythonKernelArgv(this.python()))
+        : (this.options.jsArgv ?? jsKernelArgv());
     return launchKernel({
       argv,
       cwd,
       // Secrets stay out (security/child-env.ts); the kernel exits when the companion dies (JPY_PARENT_PID).
-      env: childEnv(this.options.env ?? process.env, { MPLBACKEND: 'module://matplotlib_inline.backend_inline', JPY_PARENT_PID: String(process.pid) }),
+      env: childEnv(this.options.env ?? process.env, {
+        MPLBACKEND: 'module://matplotlib_inline.backend_inline',
+        JPY_PARENT_PID: String(process.pid)
+      }),
       kernelName: language === 'python' ? 'python3' : 'cellmate-js',
       ...(signal ? { signal } : {})
     });
@@ -295,8 +328,11 @@ export class KernelManager {
     return cellmatePython(this.options.env ?? process.env) ?? 'python3';
   }
 
-
-  private async acquireShared(ref: NotebookKernelRef, language: EvalLanguage, opts: { reset?: boolean }): Promise<AcquiredKernel> {
+  private async acquireShared(
+    ref: NotebookKernelRef,
+    language: EvalLanguage,
+    opts: { reset?: boolean }
+  ): Promise<AcquiredKernel> {
     const notes: string[] = [];
     let entry = this.shared.get(ref.id);
     if (!entry) {
@@ -310,12 +346,16 @@ export class KernelManager {
       k.session.kernelRestarted();
       k.restarted = false;
       k.broken = false;
-      notes.push(`reset: restarted the notebook's kernel (${ref.notebookPath ?? ref.name}); its variables are gone, for the notebook too.`);
+      notes.push(
+        `reset: restarted the notebook's kernel (${ref.notebookPath ?? ref.name}); its variables are gone, for the notebook too.`
+      );
     } else if (k.restarted || k.broken) {
       k.session.kernelRestarted();
       k.restarted = false;
       k.broken = false;
-      notes.push(`The notebook's kernel restarted since the last eval (or died); earlier variables and imports are gone.`);
+      notes.push(
+        `The notebook's kernel restarted since the last eval (or died); earlier variables and imports are gone.`
+      );
     }
     return { handle: k, notes };
   }
@@ -327,7 +367,13 @@ export class KernelManager {
       broken: false,
       restarted: false,
       session: new EvalSession(connection.client, language),
-      info: { id: ref.id, name: ref.name, language, origin: 'notebook', ...(ref.notebookPath ? { notebookPath: ref.notebookPath } : {}) }
+      info: {
+        id: ref.id,
+        name: ref.name,
+        language,
+        origin: 'notebook',
+        ...(ref.notebookPath ? { notebookPath: ref.notebookPath } : {})
+      }
     };
     connection.onRestart(() => {
       k.restarted = true;
@@ -345,7 +391,14 @@ export class KernelManager {
     }
     this.reaped.forEach((key) => !chatIds.has(key.split('\u0000')[0]!) && this.reaped.delete(key));
     this.focus.retainChats(chatIds);
-    await Promise.all(gone.map(([, p]) => p.then((k) => k.kernel.shutdown(2000), () => undefined)));
+    await Promise.all(
+      gone.map(([, p]) =>
+        p.then(
+          (k) => k.kernel.shutdown(2000),
+          () => undefined
+        )
+      )
+    );
   }
 
   /**
@@ -360,10 +413,17 @@ export class KernelManager {
       this.settled.delete(key);
       this.reaped.delete(key);
     }
-    const stopped = await Promise.all(starting.map((p) => p.then(async (k) => {
-      await k.kernel.shutdown(1000).catch(() => undefined);
-      return k.kernel.pid;
-    }, () => undefined)));
+    const stopped = await Promise.all(
+      starting.map((p) =>
+        p.then(
+          async (k) => {
+            await k.kernel.shutdown(1000).catch(() => undefined);
+            return k.kernel.pid;
+          },
+          () => undefined
+        )
+      )
+    );
     return stopped.filter((pid): pid is number => typeof pid === 'number');
   }
 
@@ -380,8 +440,18 @@ export class KernelManager {
     const fresh = [...this.fresh];
     await Promise.all([
       ...fresh.map((k) => k.shutdown(1000).catch(() => undefined)),
-      ...privates.map((p) => p.then((k) => k.kernel.shutdown(2000), () => undefined)),
-      ...shared.map((s) => s.then((k) => k.connection.client.dispose(), () => undefined))
+      ...privates.map((p) =>
+        p.then(
+          (k) => k.kernel.shutdown(2000),
+          () => undefined
+        )
+      ),
+      ...shared.map((s) =>
+        s.then(
+          (k) => k.connection.client.dispose(),
+          () => undefined
+        )
+      )
     ]);
   }
 }

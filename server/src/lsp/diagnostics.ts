@@ -29,13 +29,19 @@ export function serverUris(doc: SyncedDocument): string[] {
  * does not count), then no further publish for `quietMs`.
  */
 export function waitForPublish(
-  client: LspClient, uris: readonly string[], since: number, signal?: AbortSignal,
-  waitMs = DIAGNOSTICS_WAIT_MS, quietMs = DIAGNOSTICS_QUIET_MS, minVersion = 0
+  client: LspClient,
+  uris: readonly string[],
+  since: number,
+  signal?: AbortSignal,
+  waitMs = DIAGNOSTICS_WAIT_MS,
+  quietMs = DIAGNOSTICS_QUIET_MS,
+  minVersion = 0
 ): Promise<{ complete: boolean }> {
   if (uris.length > 0 && uris.every((u) => client.pullsFor(u))) return waitForPull(client, uris, signal, waitMs);
   const wanted = new Set(uris.map(normalizeUri));
   const seen = new Set<string>();
-  const counts = (p: PublishedDiagnostics | undefined): boolean => !!p && p.sequence > since && (p.version === undefined || p.version >= minVersion);
+  const counts = (p: PublishedDiagnostics | undefined): boolean =>
+    !!p && p.sequence > since && (p.version === undefined || p.version >= minVersion);
   for (const u of wanted) if (counts(client.diagnosticsOf(u))) seen.add(u);
   return new Promise((resolve) => {
     let quiet: NodeJS.Timeout | undefined;
@@ -64,7 +70,12 @@ export function waitForPublish(
   });
 }
 
-function waitForPull(client: LspClient, uris: readonly string[], signal: AbortSignal | undefined, waitMs: number): Promise<{ complete: boolean }> {
+function waitForPull(
+  client: LspClient,
+  uris: readonly string[],
+  signal: AbortSignal | undefined,
+  waitMs: number
+): Promise<{ complete: boolean }> {
   return new Promise((resolve) => {
     const finish = (complete: boolean): void => {
       clearTimeout(deadline);
@@ -75,18 +86,28 @@ function waitForPull(client: LspClient, uris: readonly string[], signal: AbortSi
     signal?.addEventListener('abort', onAbort, { once: true });
     const deadline = setTimeout(() => finish(false), waitMs);
     // Not cancelled by the deadline: a late answer still lands in the client's record.
-    void Promise.all(uris.map((u) => client.pull(u))).then(() => finish(true), () => finish(false));
+    void Promise.all(uris.map((u) => client.pull(u))).then(
+      () => finish(true),
+      () => finish(false)
+    );
   });
 }
 
 /** {@link waitForPublish} for a document just synced: publishes after its sync, for its version. */
-export function waitForDocument(doc: SyncedDocument, signal?: AbortSignal, waitMs = doc.waitMs, quietMs = DIAGNOSTICS_QUIET_MS): Promise<{ complete: boolean }> {
+export function waitForDocument(
+  doc: SyncedDocument,
+  signal?: AbortSignal,
+  waitMs = doc.waitMs,
+  quietMs = DIAGNOSTICS_QUIET_MS
+): Promise<{ complete: boolean }> {
   return waitForPublish(doc.served.client, serverUris(doc), doc.sequenceBefore, signal, waitMs, quietMs, doc.version);
 }
 
 /** The diagnostics a file has now, as the server last published them. */
 export function currentDiagnostics(doc: SyncedDocument): Array<{ uri: string; diagnostic: Diagnostic }> {
-  return serverUris(doc).flatMap((uri) => (doc.served.client.diagnosticsOf(uri)?.diagnostics ?? []).map((diagnostic) => ({ uri, diagnostic })));
+  return serverUris(doc).flatMap((uri) =>
+    (doc.served.client.diagnosticsOf(uri)?.diagnostics ?? []).map((diagnostic) => ({ uri, diagnostic }))
+  );
 }
 
 const SEVERITY = ['', 'error', 'warning', 'info', 'hint'] as const;
@@ -111,13 +132,25 @@ export interface ShownDiagnostic {
 }
 
 /** Turns server diagnostics into {@link ShownDiagnostic}s (locations mapped back to cells). */
-export async function describeDiagnostics(docs: DocumentSync, items: ReadonlyArray<{ uri: string; diagnostic: Diagnostic }>): Promise<ShownDiagnostic[]> {
+export async function describeDiagnostics(
+  docs: DocumentSync,
+  items: ReadonlyArray<{ uri: string; diagnostic: Diagnostic }>
+): Promise<ShownDiagnostic[]> {
   const out: ShownDiagnostic[] = [];
   for (const { uri, diagnostic: d } of items) {
     const at = await docs.describe(uri, d.range.start.line, d.range.start.character);
-    out.push({ severity: severityName(d), ...(d.code !== undefined ? { code: String(d.code) } : {}), message: d.message, at, key: diagnosticKey(d) });
+    out.push({
+      severity: severityName(d),
+      ...(d.code !== undefined ? { code: String(d.code) } : {}),
+      message: d.message,
+      at,
+      key: diagnosticKey(d)
+    });
   }
-  return out.sort((a, b) => a.at.path.localeCompare(b.at.path) || (a.at.cell?.index ?? 0) - (b.at.cell?.index ?? 0) || a.at.line - b.at.line);
+  return out.sort(
+    (a, b) =>
+      a.at.path.localeCompare(b.at.path) || (a.at.cell?.index ?? 0) - (b.at.cell?.index ?? 0) || a.at.line - b.at.line
+  );
 }
 
 /** One diagnostic as a line (plus its source line). */

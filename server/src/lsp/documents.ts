@@ -18,8 +18,7 @@ import { languageIdOf } from './server-table.js';
 
 /** A file as synced into its server. */
 export type SyncedDocument =
-  | ({ kind: 'text'; text: string } & SyncedCommon)
-  | ({ kind: 'notebook'; view: NotebookView } & SyncedCommon);
+  ({ kind: 'text'; text: string } & SyncedCommon) | ({ kind: 'notebook'; view: NotebookView } & SyncedCommon);
 
 interface SyncedCommon {
   served: Served;
@@ -56,7 +55,10 @@ export class DocumentSync {
   /** Per notebook: how many different contents were synced (cell URIs carry it). */
   private readonly generations = new Map<string, number>();
 
-  constructor(private readonly service: LspService, private readonly port?: NotebookPort) {}
+  constructor(
+    private readonly service: LspService,
+    private readonly port?: NotebookPort
+  ) {}
 
   /** Syncs a workspace file into its server (and saves it there); throws `LspUnavailableError`. */
   async sync(relative: string, absolute: string, signal?: AbortSignal): Promise<SyncedDocument> {
@@ -68,19 +70,50 @@ export class DocumentSync {
       const mode = served.entry.notebooks ?? 'concatenated';
       const key = normalizeUri(uri);
       const last = this.views.get(key);
-      const same = last && last.mode === mode && last.source.length === cells.length && last.source.every((c, i) => c.id === cells[i]!.id && c.source === cells[i]!.source && c.cellType === cells[i]!.cellType);
+      const same =
+        last &&
+        last.mode === mode &&
+        last.source.length === cells.length &&
+        last.source.every(
+          (c, i) => c.id === cells[i]!.id && c.source === cells[i]!.source && c.cellType === cells[i]!.cellType
+        );
       const generation = (this.generations.get(key) ?? 0) + (same ? 0 : 1);
       this.generations.set(key, generation);
-      const view = same ? last : buildNotebookView(absolute, cells, mode, languageIdOf(served.entry, absolute), generation);
+      const view = same
+        ? last
+        : buildNotebookView(absolute, cells, mode, languageIdOf(served.entry, absolute), generation);
       this.views.set(key, view);
-      const r = mode === 'native'
-        ? await served.client.syncNotebook(uri, view.cells)
-        : await served.client.sync(view.cells[0]!.uri, view.cells[0]!.languageId, view.cells[0]!.text, { save: true });
-      return { kind: 'notebook', served, relative, absolute, uri, view, sequenceBefore, waitMs: this.service.diagnosticsWaitMs, ...r };
+      const r =
+        mode === 'native'
+          ? await served.client.syncNotebook(uri, view.cells)
+          : await served.client.sync(view.cells[0]!.uri, view.cells[0]!.languageId, view.cells[0]!.text, {
+              save: true
+            });
+      return {
+        kind: 'notebook',
+        served,
+        relative,
+        absolute,
+        uri,
+        view,
+        sequenceBefore,
+        waitMs: this.service.diagnosticsWaitMs,
+        ...r
+      };
     }
     const text = await readFile(absolute, 'utf8');
     const r = await served.client.sync(uri, languageIdOf(served.entry, absolute), text, { save: true });
-    return { kind: 'text', served, relative, absolute, uri, text, sequenceBefore, waitMs: this.service.diagnosticsWaitMs, ...r };
+    return {
+      kind: 'text',
+      served,
+      relative,
+      absolute,
+      uri,
+      text,
+      sequenceBefore,
+      waitMs: this.service.diagnosticsWaitMs,
+      ...r
+    };
   }
 
   /** The cells of a notebook: the pane's open document when one has it, else the file. */
@@ -123,7 +156,14 @@ export class DocumentSync {
       const shown = relOrAbs(workspace, file);
       if (at) {
         const text = (view.source[at.index]?.source.split('\n')[at.line - 1] ?? '').trim();
-        return { path: shown, line: at.line, character: at.character, cell: { index: at.index, id: at.id }, text, label: `${shown} cell ${at.index + 1} (id ${at.id}) line ${at.line}` };
+        return {
+          path: shown,
+          line: at.line,
+          character: at.character,
+          cell: { index: at.index, id: at.id },
+          text,
+          label: `${shown} cell ${at.index + 1} (id ${at.id}) line ${at.line}`
+        };
       }
       return { path: shown, line: line + 1, character, text: '', label: `${shown} (between cells)` };
     }
@@ -131,7 +171,14 @@ export class DocumentSync {
     if (cell) {
       const shown = relOrAbs(workspace, cell.file);
       const text = (cell.source.split('\n')[line] ?? '').trim();
-      return { path: shown, line: line + 1, character, cell: { index: cell.index, id: cell.id }, text, label: `${shown} cell ${cell.index + 1} (id ${cell.id}) line ${line + 1}` };
+      return {
+        path: shown,
+        line: line + 1,
+        character,
+        cell: { index: cell.index, id: cell.id },
+        text,
+        label: `${shown} cell ${cell.index + 1} (id ${cell.id}) line ${line + 1}`
+      };
     }
     let file: string;
     try {
@@ -164,7 +211,10 @@ export class DocumentSync {
       const open = client.openText(uri);
       if (open !== undefined) return open.split('\n')[line];
     }
-    return readFile(file, 'utf8').then((t) => t.split('\n')[line], () => undefined);
+    return readFile(file, 'utf8').then(
+      (t) => t.split('\n')[line],
+      () => undefined
+    );
   }
 }
 

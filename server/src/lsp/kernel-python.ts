@@ -39,7 +39,9 @@ const BARE_PYTHON = /^python(\d+(\.\d+)?)?$/;
 /** The kernelspec name and language a notebook file names, if any. */
 export async function notebookKernelspec(notebook: string): Promise<{ name: string; language?: string } | undefined> {
   try {
-    const nb = JSON.parse(await readFile(notebook, 'utf8')) as { metadata?: { kernelspec?: { name?: unknown; language?: unknown } } };
+    const nb = JSON.parse(await readFile(notebook, 'utf8')) as {
+      metadata?: { kernelspec?: { name?: unknown; language?: unknown } };
+    };
     const spec = nb.metadata?.kernelspec;
     if (typeof spec?.name !== 'string' || !spec.name) return undefined;
     return { name: spec.name, ...(typeof spec.language === 'string' ? { language: spec.language } : {}) };
@@ -49,7 +51,11 @@ export async function notebookKernelspec(notebook: string): Promise<{ name: stri
 }
 
 /** Looks up a kernelspec's argv with jupyter_client, run by `python`. */
-function specArgv(python: string, name: string, env: NodeJS.ProcessEnv): Promise<{ argv: string[]; language?: string } | undefined> {
+function specArgv(
+  python: string,
+  name: string,
+  env: NodeJS.ProcessEnv
+): Promise<{ argv: string[]; language?: string } | undefined> {
   return new Promise((resolve) => {
     // -I: the companion's working folder and user site never shadow jupyter_client.
     execFile(python, ['-I', '-c', SPEC, name], { env: childEnv(env), timeout: 20_000, cwd: '/' }, (error, stdout) => {
@@ -57,7 +63,9 @@ function specArgv(python: string, name: string, env: NodeJS.ProcessEnv): Promise
       try {
         const spec = JSON.parse(stdout.trim().split('\n').pop() ?? '') as { argv?: unknown; language?: unknown };
         const argv = Array.isArray(spec.argv) ? spec.argv.filter((a): a is string => typeof a === 'string') : [];
-        resolve(argv.length ? { argv, ...(typeof spec.language === 'string' ? { language: spec.language } : {}) } : undefined);
+        resolve(
+          argv.length ? { argv, ...(typeof spec.language === 'string' ? { language: spec.language } : {}) } : undefined
+        );
       } catch {
         resolve(undefined);
       }
@@ -66,10 +74,13 @@ function specArgv(python: string, name: string, env: NodeJS.ProcessEnv): Promise
 }
 
 /** The interpreter of the kernel `notebook` names (see the module comment). */
-export async function kernelPythonFor(notebook: string, options: { workspace: string; env: NodeJS.ProcessEnv; trusted: boolean; cache?: SpecCache }): Promise<KernelPython> {
+export async function kernelPythonFor(
+  notebook: string,
+  options: { workspace: string; env: NodeJS.ProcessEnv; trusted: boolean; cache?: SpecCache }
+): Promise<KernelPython> {
   const jupyterPython = cellmatePython(options.env);
   const named = await notebookKernelspec(notebook);
-  if (!named) return { python: jupyterPython, note: 'the notebook names no kernel: Jupyter\'s Python' };
+  if (!named) return { python: jupyterPython, note: "the notebook names no kernel: Jupyter's Python" };
   if (!jupyterPython) return { python: undefined, note: 'no Python found for Jupyter (set CELLMATE_PYTHON)' };
   const key = `${jupyterPython}\u0000${named.name}`;
   let lookup = options.cache?.get(key);
@@ -79,19 +90,30 @@ export async function kernelPythonFor(notebook: string, options: { workspace: st
   }
   const spec = await lookup;
   if (!spec) return { python: jupyterPython, note: `kernel "${named.name}" is not installed: Jupyter's Python` };
-  if (spec.language && spec.language.toLowerCase() !== 'python') return { python: undefined, note: `kernel "${named.name}" is not a Python kernel` };
+  if (spec.language && spec.language.toLowerCase() !== 'python')
+    return { python: undefined, note: `kernel "${named.name}" is not a Python kernel` };
   const first = spec.argv[0]!;
   if (BARE_PYTHON.test(first)) return { python: jupyterPython };
   if (!path.isAbsolute(first) || !BARE_PYTHON.test(path.basename(first))) {
-    return { python: jupyterPython, note: `kernel "${named.name}" starts with ${JSON.stringify(first)}, not a Python interpreter: Jupyter's Python` };
+    return {
+      python: jupyterPython,
+      note: `kernel "${named.name}" starts with ${JSON.stringify(first)}, not a Python interpreter: Jupyter's Python`
+    };
   }
   const real = await realpath(first).catch(() => undefined);
-  if (!real) return { python: jupyterPython, note: `kernel "${named.name}"'s interpreter ${first} does not exist: Jupyter's Python` };
+  if (!real)
+    return {
+      python: jupyterPython,
+      note: `kernel "${named.name}"'s interpreter ${first} does not exist: Jupyter's Python`
+    };
   const top = await realpath(options.workspace).catch(() => path.resolve(options.workspace));
   const inside = (p: string): boolean => p === top || p.startsWith(top + path.sep);
   // Both the path as written and where it leads: a symlink out of the workspace is still the workspace's file.
   if (!options.trusted && (inside(path.resolve(first)) || inside(real))) {
-    return { python: jupyterPython, note: `kernel "${named.name}"'s interpreter ${path.relative(top, path.resolve(first))} is inside this untrusted workspace: Cellmate's Python instead (trust the workspace to use it)` };
+    return {
+      python: jupyterPython,
+      note: `kernel "${named.name}"'s interpreter ${path.relative(top, path.resolve(first))} is inside this untrusted workspace: Cellmate's Python instead (trust the workspace to use it)`
+    };
   }
   return { python: first };
 }

@@ -14,12 +14,27 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { findRootMarker, firstExecutable, isExecutableFile, pathDirs, projectFolders } from '../workspace/executables.js';
+import {
+  findRootMarker,
+  firstExecutable,
+  isExecutableFile,
+  pathDirs,
+  projectFolders
+} from '../workspace/executables.js';
 import type { ServerEntry } from './server-table.js';
 
 /** Nearest folder from `absoluteFile`'s folder up to `workspace` with one of `markers` (`workspace/executables.ts`). */
-export async function findRoot(absoluteFile: string, markers: readonly string[], workspace: string): Promise<{ root: string; marker: string } | undefined> {
-  const dir = (await stat(absoluteFile).then((s) => s.isDirectory(), () => false)) ? absoluteFile : path.dirname(absoluteFile);
+export async function findRoot(
+  absoluteFile: string,
+  markers: readonly string[],
+  workspace: string
+): Promise<{ root: string; marker: string } | undefined> {
+  const dir = (await stat(absoluteFile).then(
+    (s) => s.isDirectory(),
+    () => false
+  ))
+    ? absoluteFile
+    : path.dirname(absoluteFile);
   return findRootMarker(dir, markers, workspace);
 }
 
@@ -37,12 +52,21 @@ export interface ExecutableSearch {
 
 /** The folders searched, in order (see the module comment). */
 export function searchDirs(search: ExecutableSearch): string[] {
-  const project = projectFolders(search.trusted, [...new Set([search.root, search.workspace])].flatMap((d) => [path.join(d, 'node_modules', '.bin'), path.join(d, '.venv', 'bin')]));
+  const project = projectFolders(
+    search.trusted,
+    [...new Set([search.root, search.workspace])].flatMap((d) => [
+      path.join(d, 'node_modules', '.bin'),
+      path.join(d, '.venv', 'bin')
+    ])
+  );
   return [...new Set([...project, ...pathDirs(search.pathEnv), ...search.bundledBins])];
 }
 
 /** The absolute executable for `entry.command`, or undefined when none resolves. */
-export async function locateServer(entry: Pick<ServerEntry, 'command'>, search: ExecutableSearch): Promise<string | undefined> {
+export async function locateServer(
+  entry: Pick<ServerEntry, 'command'>,
+  search: ExecutableSearch
+): Promise<string | undefined> {
   return locateCommand(entry.command, search);
 }
 

@@ -22,5 +22,7 @@ export const OPEN_GATE: LocationGate = async () => 'show';
 /** The line a result appends when the gate dropped some of it (as grep says). */
 export function withheldLine(count: number, noun = 'location'): string[] {
   if (count === 0) return [];
-  return [`(${count} ${noun}${count === 1 ? '' : 's'} withheld: outside the workspace or not allowed to this tool by the policy)`];
+  return [
+    `(${count} ${noun}${count === 1 ? '' : 's'} withheld: outside the workspace or not allowed to this tool by the policy)`
+  ];
 }

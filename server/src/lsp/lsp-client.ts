@@ -19,9 +19,28 @@
  */
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import { CancellationTokenSource, createMessageConnection, Emitter, type Event, type MessageConnection } from 'vscode-jsonrpc/node.js';
-import type { Diagnostic, DiagnosticOptions, DocumentDiagnosticReport, InitializeResult, PublishDiagnosticsParams, ServerCapabilities } from 'vscode-languageserver-protocol';
-import { companionBudget, createFramedReader, createFramedWriter, FramingError, type FrameBudget } from '../framing/index.js';
+import {
+  CancellationTokenSource,
+  createMessageConnection,
+  Emitter,
+  type Event,
+  type MessageConnection
+} from 'vscode-jsonrpc/node.js';
+import type {
+  Diagnostic,
+  DiagnosticOptions,
+  DocumentDiagnosticReport,
+  InitializeResult,
+  PublishDiagnosticsParams,
+  ServerCapabilities
+} from 'vscode-languageserver-protocol';
+import {
+  companionBudget,
+  createFramedReader,
+  createFramedWriter,
+  FramingError,
+  type FrameBudget
+} from '../framing/index.js';
 import type { GroupProcess } from '../supervisor/index.js';
 import type { ServerEntry } from './server-table.js';
 
@@ -30,7 +49,11 @@ export const INITIALIZE_TIMEOUT_MS = 60_000;
 
 /** A request to the server failed or the server is gone. */
 export class LspRequestError extends Error {
-  constructor(message: string, readonly code: 'exited' | 'failed' | 'cancelled', options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly code: 'exited' | 'failed' | 'cancelled',
+    options?: { cause?: unknown }
+  ) {
     super(message, options);
     this.name = 'LspRequestError';
   }
@@ -77,7 +100,13 @@ export class LspClient {
   /** Fires on every `textDocument/publishDiagnostics` and every pulled answer. */
   readonly onDiagnostics: Event<PublishedDiagnostics> = this.diagnosticsEmitter.event;
 
-  private constructor(readonly entry: ServerEntry, readonly root: string, readonly process: LspProcess, log: (line: string) => void, budget: FrameBudget) {
+  private constructor(
+    readonly entry: ServerEntry,
+    readonly root: string,
+    readonly process: LspProcess,
+    log: (line: string) => void,
+    budget: FrameBudget
+  ) {
     const reader = createFramedReader(process.stdout, { log, budget: { shared: budget, name: entry.name } });
     // Past the shared budget the server is stopped (its output is no longer read); the supervisor starts it again on the next call.
     reader.onError((error) => {
@@ -103,7 +132,10 @@ export class LspClient {
     this.connection.onRequest('window/showMessageRequest', () => null);
     this.connection.onRequest('workspace/workspaceFolders', () => [{ uri: pathToFileURL(root).href, name: 'root' }]);
     // Edits are applied by Cellmate's own all-or-nothing edit, never on the server's say-so.
-    this.connection.onRequest('workspace/applyEdit', () => ({ applied: false, failureReason: 'Cellmate applies edits itself' }));
+    this.connection.onRequest('workspace/applyEdit', () => ({
+      applied: false,
+      failureReason: 'Cellmate applies edits itself'
+    }));
     this.connection.onNotification('window/logMessage', (p: { type: number; message: string }) => {
       if (p.type <= 2) log(`server: ${p.message.split('\n')[0]}`);
     });
@@ -117,32 +149,58 @@ export class LspClient {
   }
 
   /** Connects to a started process and runs `initialize` / `initialized`. */
-  static async start(entry: ServerEntry, root: string, process: LspProcess, log: (line: string) => void, budget: FrameBudget = companionBudget()): Promise<LspClient> {
+  static async start(
+    entry: ServerEntry,
+    root: string,
+    process: LspProcess,
+    log: (line: string) => void,
+    budget: FrameBudget = companionBudget()
+  ): Promise<LspClient> {
     const client = new LspClient(entry, root, process, log, budget);
     const rootUri = pathToFileURL(root).href;
-    const init = client.request<InitializeResult>('initialize', {
-      processId: globalThis.process.pid,
-      clientInfo: { name: 'cellmate' },
-      rootUri,
-      rootPath: root,
-      workspaceFolders: [{ uri: rootUri, name: 'root' }],
-      initializationOptions: entry.initializationOptions,
-      capabilities: {
-        workspace: { configuration: true, workspaceFolders: true, symbol: {}, applyEdit: false, workspaceEdit: { documentChanges: true }, diagnostics: { refreshSupport: true } },
-        textDocument: {
-          synchronization: { didSave: true, dynamicRegistration: false },
-          publishDiagnostics: { relatedInformation: false, versionSupport: true, codeDescriptionSupport: true },
-          diagnostic: { dynamicRegistration: false, relatedDocumentSupport: false },
-          definition: { linkSupport: true }, typeDefinition: { linkSupport: true }, implementation: { linkSupport: true },
-          references: {}, hover: { contentFormat: ['markdown', 'plaintext'] },
-          documentSymbol: { hierarchicalDocumentSymbolSupport: true },
-          codeAction: { codeActionLiteralSupport: { codeActionKind: { valueSet: ['', 'quickfix', 'refactor', 'source', 'source.organizeImports'] } }, isPreferredSupport: true },
-          rename: { prepareSupport: true }
-        },
-        notebookDocument: { synchronization: { dynamicRegistration: false, executionSummarySupport: false } },
-        window: { workDoneProgress: false }
-      }
-    }, undefined, INITIALIZE_TIMEOUT_MS);
+    const init = client.request<InitializeResult>(
+      'initialize',
+      {
+        processId: globalThis.process.pid,
+        clientInfo: { name: 'cellmate' },
+        rootUri,
+        rootPath: root,
+        workspaceFolders: [{ uri: rootUri, name: 'root' }],
+        initializationOptions: entry.initializationOptions,
+        capabilities: {
+          workspace: {
+            configuration: true,
+            workspaceFolders: true,
+            symbol: {},
+            applyEdit: false,
+            workspaceEdit: { documentChanges: true },
+            diagnostics: { refreshSupport: true }
+          },
+          textDocument: {
+            synchronization: { didSave: true, dynamicRegistration: false },
+            publishDiagnostics: { relatedInformation: false, versionSupport: true, codeDescriptionSupport: true },
+            diagnostic: { dynamicRegistration: false, relatedDocumentSupport: false },
+            definition: { linkSupport: true },
+            typeDefinition: { linkSupport: true },
+            implementation: { linkSupport: true },
+            references: {},
+            hover: { contentFormat: ['markdown', 'plaintext'] },
+            documentSymbol: { hierarchicalDocumentSymbolSupport: true },
+            codeAction: {
+              codeActionLiteralSupport: {
+                codeActionKind: { valueSet: ['', 'quickfix', 'refactor', 'source', 'source.organizeImports'] }
+              },
+              isPreferredSupport: true
+            },
+            rename: { prepareSupport: true }
+          },
+          notebookDocument: { synchronization: { dynamicRegistration: false, executionSummarySupport: false } },
+          window: { workDoneProgress: false }
+        }
+      },
+      undefined,
+      INITIALIZE_TIMEOUT_MS
+    );
     // The supervisor races this against the process's exit and quotes its stderr on failure.
     const result = await init;
     client.capabilities = result.capabilities;
@@ -170,12 +228,16 @@ export class LspClient {
       });
       const racers: Array<Promise<R>> = [reply, gone];
       if (timeoutMs !== undefined) {
-        racers.push(new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            source.cancel();
-            reject(new LspRequestError(`${this.entry.name} did not answer ${method} within ${timeoutMs} ms`, 'failed'));
-          }, timeoutMs);
-        }));
+        racers.push(
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => {
+              source.cancel();
+              reject(
+                new LspRequestError(`${this.entry.name} did not answer ${method} within ${timeoutMs} ms`, 'failed')
+              );
+            }, timeoutMs);
+          })
+        );
       }
       return await Promise.race(racers);
     } catch (error) {
@@ -183,7 +245,9 @@ export class LspClient {
       // Stopped by Cellmate: the connection is disposed before the exit is seen; the reason is what to say.
       if (this.stopReason) throw new LspRequestError(this.stopReason, 'exited', { cause: error });
       if (signal?.aborted) throw new LspRequestError(`${method} was cancelled`, 'cancelled', { cause: error });
-      throw new LspRequestError(`${this.entry.name} failed ${method}: ${(error as Error).message}`, 'failed', { cause: error });
+      throw new LspRequestError(`${this.entry.name} failed ${method}: ${(error as Error).message}`, 'failed', {
+        cause: error
+      });
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', cancel);
@@ -195,14 +259,26 @@ export class LspClient {
    * Makes the server see `text` for `uri` (didOpen the first time, a full-text didChange
    * after), then didSave. Returns the version sent; unchanged text sends nothing.
    */
-  async sync(uri: string, languageId: string, text: string, options: { save?: boolean } = {}): Promise<{ version: number; changed: boolean }> {
+  async sync(
+    uri: string,
+    languageId: string,
+    text: string,
+    options: { save?: boolean } = {}
+  ): Promise<{ version: number; changed: boolean }> {
     this.lastUsed = Date.now();
     const known = this.open.get(uri);
     if (known && known.text === text) return { version: known.version, changed: false };
     const version = (known?.version ?? 0) + 1;
     this.open.set(uri, { version, text });
-    if (!known) await this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version, text } });
-    else await this.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version }, contentChanges: [{ text }] });
+    if (!known)
+      await this.connection.sendNotification('textDocument/didOpen', {
+        textDocument: { uri, languageId, version, text }
+      });
+    else
+      await this.connection.sendNotification('textDocument/didChange', {
+        textDocument: { uri, version },
+        contentChanges: [{ text }]
+      });
     if (options.save) await this.connection.sendNotification('textDocument/didSave', { textDocument: { uri }, text });
     return { version, changed: true };
   }
@@ -216,7 +292,9 @@ export class LspClient {
 
   /** The text last synced for `uri`, if open. */
   openText(uri: string): string | undefined {
-    return this.open.get(uri)?.text ?? [...this.notebooks.values()].flatMap((n) => n.cells).find((c) => c.uri === uri)?.text;
+    return (
+      this.open.get(uri)?.text ?? [...this.notebooks.values()].flatMap((n) => n.cells).find((c) => c.uri === uri)?.text
+    );
   }
 
   /**
@@ -231,12 +309,18 @@ export class LspClient {
     const version = (known?.version ?? 0) + 1;
     if (known) {
       await this.connection.sendNotification('notebookDocument/didClose', {
-        notebookDocument: { uri }, cellTextDocuments: known.cells.map((c) => ({ uri: c.uri }))
+        notebookDocument: { uri },
+        cellTextDocuments: known.cells.map((c) => ({ uri: c.uri }))
       });
     }
     this.notebooks.set(uri, { version, cells });
     await this.connection.sendNotification('notebookDocument/didOpen', {
-      notebookDocument: { uri, notebookType: 'jupyter-notebook', version, cells: cells.map((c) => ({ kind: c.kind === 'code' ? 2 : 1, document: c.uri })) },
+      notebookDocument: {
+        uri,
+        notebookType: 'jupyter-notebook',
+        version,
+        cells: cells.map((c) => ({ kind: c.kind === 'code' ? 2 : 1, document: c.uri }))
+      },
       cellTextDocuments: cells.map((c) => ({ uri: c.uri, languageId: c.languageId, version, text: c.text }))
     });
     return { version, changed: true };
@@ -269,10 +353,16 @@ export class LspClient {
     const version = this.open.get(uri)?.version;
     const previous = this.pulled.get(key);
     const identifier = this.pullDiagnostics?.identifier;
-    const report = await this.request<DocumentDiagnosticReport>('textDocument/diagnostic', {
-      textDocument: { uri }, ...(identifier ? { identifier } : {}), ...(previous?.resultId ? { previousResultId: previous.resultId } : {})
-    }, signal);
-    const diagnostics = report.kind === 'full' ? report.items : previous?.diagnostics ?? [];
+    const report = await this.request<DocumentDiagnosticReport>(
+      'textDocument/diagnostic',
+      {
+        textDocument: { uri },
+        ...(identifier ? { identifier } : {}),
+        ...(previous?.resultId ? { previousResultId: previous.resultId } : {})
+      },
+      signal
+    );
+    const diagnostics = report.kind === 'full' ? report.items : (previous?.diagnostics ?? []);
     this.pulled.set(key, { ...(report.resultId ? { resultId: report.resultId } : {}), diagnostics });
     return this.record(uri, diagnostics, version);
   }
@@ -282,7 +372,12 @@ export class LspClient {
     const key = normalizeUri(uri);
     const known = this.published.get(key);
     if (known?.version !== undefined && version !== undefined && version < known.version) return known;
-    const record: PublishedDiagnostics = { uri, diagnostics, sequence: ++this.sequence, ...(version !== undefined ? { version } : {}) };
+    const record: PublishedDiagnostics = {
+      uri,
+      diagnostics,
+      sequence: ++this.sequence,
+      ...(version !== undefined ? { version } : {})
+    };
     this.published.set(key, record);
     this.diagnosticsEmitter.fire(record);
     return record;
@@ -329,7 +424,9 @@ export class LspClient {
 }
 
 function sameCells(a: readonly NotebookCellText[], b: readonly NotebookCellText[]): boolean {
-  return a.length === b.length && a.every((c, i) => c.uri === b[i]!.uri && c.text === b[i]!.text && c.kind === b[i]!.kind);
+  return (
+    a.length === b.length && a.every((c, i) => c.uri === b[i]!.uri && c.text === b[i]!.text && c.kind === b[i]!.kind)
+  );
 }
 
 /** URIs compared the way servers echo them (percent-encoding of `:` and case of drive letters vary). */

@@ -47,7 +47,11 @@ export type UnavailableReason = 'no-server' | 'no-root-marker' | 'executable-not
 
 /** A file has no usable server; `message` says why and what to do. */
 export class LspUnavailableError extends Error {
-  constructor(readonly reason: UnavailableReason, message: string, readonly entry?: ServerEntry) {
+  constructor(
+    readonly reason: UnavailableReason,
+    message: string,
+    readonly entry?: ServerEntry
+  ) {
     super(message);
     this.name = 'LspUnavailableError';
   }
@@ -150,10 +154,14 @@ export class LspService {
       this.tableProblems = [];
       const defaults = tableFiles(this.options.workspace, this.options.env);
       const files = this.options.tableFiles ?? defaults;
-      this.table = loadServerTable(files, (e) => {
-        this.tableProblems.push(e.message);
-        this.options.logger.warn(e.message);
-      }, { workspace: this.options.workspace, trusted: this.trusted(), homeFile: defaults[0] });
+      this.table = loadServerTable(
+        files,
+        (e) => {
+          this.tableProblems.push(e.message);
+          this.options.logger.warn(e.message);
+        },
+        { workspace: this.options.workspace, trusted: this.trusted(), homeFile: defaults[0] }
+      );
     }
     return this.table;
   }
@@ -162,18 +170,40 @@ export class LspService {
   async availability(absolute: string): Promise<Availability[]> {
     const entries = entriesFor(await this.servers(), absolute);
     const trusted = this.trusted();
-    return Promise.all(entries.map(async (entry): Promise<Availability> => {
-      const found = await findRoot(absolute, entry.rootMarkers, this.options.workspace) ?? notebookFolder(absolute, this.options.workspace);
-      if (!found) {
-        return { ok: false, entry, reason: 'no-root-marker', message: `${entry.name}: no root marker (${entry.rootMarkers.join(', ')}) between ${rel(this.options.workspace, path.dirname(absolute))} and the workspace root` };
-      }
-      const executable = await locateServer(entry, { root: found.root, workspace: this.options.workspace, pathEnv: this.options.env.PATH, bundledBins: this.options.bundledBins, trusted });
-      if (!executable) {
-        const where = trusted ? 'in node_modules/.bin or .venv/bin of the project, nor on PATH' : 'on PATH nor among the servers Cellmate ships (the project\'s own node_modules/.bin and .venv/bin count only in a workspace you trust)';
-        return { ok: false, entry, reason: 'executable-not-found', message: `${entry.name}: root ${rel(this.options.workspace, found.root)} (${found.marker}) found, but executable not found: "${entry.command}" is not ${where}` };
-      }
-      return { ok: true, entry, root: found.root, marker: found.marker, executable, trusted };
-    }));
+    return Promise.all(
+      entries.map(async (entry): Promise<Availability> => {
+        const found =
+          (await findRoot(absolute, entry.rootMarkers, this.options.workspace)) ??
+          notebookFolder(absolute, this.options.workspace);
+        if (!found) {
+          return {
+            ok: false,
+            entry,
+            reason: 'no-root-marker',
+            message: `${entry.name}: no root marker (${entry.rootMarkers.join(', ')}) between ${rel(this.options.workspace, path.dirname(absolute))} and the workspace root`
+          };
+        }
+        const executable = await locateServer(entry, {
+          root: found.root,
+          workspace: this.options.workspace,
+          pathEnv: this.options.env.PATH,
+          bundledBins: this.options.bundledBins,
+          trusted
+        });
+        if (!executable) {
+          const where = trusted
+            ? 'in node_modules/.bin or .venv/bin of the project, nor on PATH'
+            : "on PATH nor among the servers Cellmate ships (the project's own node_modules/.bin and .venv/bin count only in a workspace you trust)";
+          return {
+            ok: false,
+            entry,
+            reason: 'executable-not-found',
+            message: `${entry.name}: root ${rel(this.options.workspace, found.root)} (${found.marker}) found, but executable not found: "${entry.command}" is not ${where}`
+          };
+        }
+        return { ok: true, entry, root: found.root, marker: found.marker, executable, trusted };
+      })
+    );
   }
 
   /** The running (or just started) server for a file; throws {@link LspUnavailableError}. */
@@ -182,31 +212,58 @@ export class LspService {
     const all = await this.availability(absolute);
     const usable = all.find((a): a is Extract<Availability, { ok: true }> => a.ok);
     if (!usable) {
-      if (all.length === 0) throw new LspUnavailableError('no-server', `No language server is configured for ${path.extname(absolute) || 'files without an extension'} files (${rel(this.options.workspace, absolute)}). Add one in .cellmate/lsp.json.`);
+      if (all.length === 0)
+        throw new LspUnavailableError(
+          'no-server',
+          `No language server is configured for ${path.extname(absolute) || 'files without an extension'} files (${rel(this.options.workspace, absolute)}). Add one in .cellmate/lsp.json.`
+        );
       const first = all[0] as Extract<Availability, { ok: false }>;
-      throw new LspUnavailableError(first.reason, `${all.map((a) => (a.ok ? '' : a.message)).join('; ')}.`, first.entry);
+      throw new LspUnavailableError(
+        first.reason,
+        `${all.map((a) => (a.ok ? '' : a.message)).join('; ')}.`,
+        first.entry
+      );
     }
     // A notebook in a plain folder: its kernel's Python, so what the kernel imports resolves.
-    const interpreter = usable.marker === NOTEBOOK_FOLDER
-      ? await kernelPythonFor(absolute, { workspace: this.options.workspace, env: this.options.env, trusted: usable.trusted, cache: this.specs })
-      : undefined;
+    const interpreter =
+      usable.marker === NOTEBOOK_FOLDER
+        ? await kernelPythonFor(absolute, {
+            workspace: this.options.workspace,
+            env: this.options.env,
+            trusted: usable.trusted,
+            cache: this.specs
+          })
+        : undefined;
     const slot = this.slotFor(usable.entry, usable.root, usable.executable, usable.trusted, interpreter);
     slot.lastUsed = Date.now();
     if (!live(slot)) await this.makeRoom(slot);
     try {
       return { client: await slot.supervisor.get(signal), entry: usable.entry, root: usable.root };
     } catch (error) {
-      if (error instanceof SupervisorError && error.code === 'start-failed') throw new LspUnavailableError('start-failed', error.message, usable.entry);
+      if (error instanceof SupervisorError && error.code === 'start-failed')
+        throw new LspUnavailableError('start-failed', error.message, usable.entry);
       throw error;
     }
   }
 
-  private slotFor(entry: ServerEntry, root: string, executable: string, trusted: boolean, interpreter?: Slot['interpreter']): Slot {
+  private slotFor(
+    entry: ServerEntry,
+    root: string,
+    executable: string,
+    trusted: boolean,
+    interpreter?: Slot['interpreter']
+  ): Slot {
     const key = `${entry.name}\u0000${root}`;
     const known = this.slots.get(key);
     // A new executable (a project venv appeared), a change of trust (what the server may
     // load) or another kernel's Python gets a new supervisor; the old one stops.
-    if (known && known.executable === executable && known.trusted === trusted && known.interpreter?.python === interpreter?.python) return known;
+    if (
+      known &&
+      known.executable === executable &&
+      known.trusted === trusted &&
+      known.interpreter?.python === interpreter?.python
+    )
+      return known;
     if (known) void known.supervisor.dispose();
     const name = `${entry.name} for ${rel(this.options.workspace, root)}`;
     const log = (line: string): void => this.options.logger.info(`[${name}] ${line}`);
@@ -216,11 +273,26 @@ export class LspService {
       log: this.options.logger,
       retryHint: 'fix it and call lsp with action "reload" to try now',
       idleMs: this.options.idleMs ?? DEFAULT_LSP_IDLE_MS,
-      connect: (proc) => LspClient.start(launchEntry(entry, executable, trusted, this.pinned, interpreter?.python), root, proc, log, this.options.frameBudget),
+      connect: (proc) =>
+        LspClient.start(
+          launchEntry(entry, executable, trusted, this.pinned, interpreter?.python),
+          root,
+          proc,
+          log,
+          this.options.frameBudget
+        ),
       shutdown: (client) => client.shutdown(),
       disposeClient: (client) => client.dispose()
     });
-    const slot: Slot = { entry, root, executable, trusted, supervisor, lastUsed: Date.now(), ...(interpreter ? { interpreter } : {}) };
+    const slot: Slot = {
+      entry,
+      root,
+      executable,
+      trusted,
+      supervisor,
+      lastUsed: Date.now(),
+      ...(interpreter ? { interpreter } : {})
+    };
     this.slots.set(key, slot);
     return slot;
   }
@@ -231,15 +303,28 @@ export class LspService {
    * again on the next call that needs it.
    */
   private async makeRoom(wanted: Slot): Promise<void> {
-    const perWorkspace = this.options.maxServers ?? envCount(this.options.env.CELLMATE_LSP_MAX_SERVERS) ?? DEFAULT_MAX_SERVERS;
-    const total = this.options.maxServersTotal ?? envCount(this.options.env.CELLMATE_LSP_MAX_SERVERS_TOTAL) ?? DEFAULT_MAX_SERVERS_TOTAL;
+    const perWorkspace =
+      this.options.maxServers ?? envCount(this.options.env.CELLMATE_LSP_MAX_SERVERS) ?? DEFAULT_MAX_SERVERS;
+    const total =
+      this.options.maxServersTotal ??
+      envCount(this.options.env.CELLMATE_LSP_MAX_SERVERS_TOTAL) ??
+      DEFAULT_MAX_SERVERS_TOTAL;
     for (;;) {
       const mine = [...this.slots.values()].filter((s) => s !== wanted && live(s));
-      const all = [...services].flatMap((svc) => [...svc.slots.values()].map((slot) => ({ svc, slot }))).filter(({ slot }) => slot !== wanted && live(slot));
-      const victims = mine.length >= perWorkspace ? mine.map((slot) => ({ svc: this as LspService, slot })) : all.length >= total ? all : [];
+      const all = [...services]
+        .flatMap((svc) => [...svc.slots.values()].map((slot) => ({ svc, slot })))
+        .filter(({ slot }) => slot !== wanted && live(slot));
+      const victims =
+        mine.length >= perWorkspace
+          ? mine.map((slot) => ({ svc: this as LspService, slot }))
+          : all.length >= total
+            ? all
+            : [];
       const oldest = victims.sort((a, b) => a.slot.lastUsed - b.slot.lastUsed)[0];
       if (!oldest) return;
-      oldest.svc.options.logger.info(`[${oldest.slot.entry.name} for ${rel(oldest.svc.workspace, oldest.slot.root)}] stopped: ${mine.length >= perWorkspace ? `${perWorkspace} language servers run in this workspace already (CELLMATE_LSP_MAX_SERVERS)` : `${total} language servers run already (CELLMATE_LSP_MAX_SERVERS_TOTAL)`}; it was the least recently used`);
+      oldest.svc.options.logger.info(
+        `[${oldest.slot.entry.name} for ${rel(oldest.svc.workspace, oldest.slot.root)}] stopped: ${mine.length >= perWorkspace ? `${perWorkspace} language servers run in this workspace already (CELLMATE_LSP_MAX_SERVERS)` : `${total} language servers run already (CELLMATE_LSP_MAX_SERVERS_TOTAL)`}; it was the least recently used`
+      );
       oldest.svc.slots.delete(`${oldest.slot.entry.name}\u0000${oldest.slot.root}`);
       await oldest.slot.supervisor.dispose();
     }
@@ -261,7 +346,9 @@ export class LspService {
       this.slots.delete(key);
       const wasRunning = old?.supervisor.status().state === 'running';
       await old?.supervisor.dispose();
-      lines.push(`${a.entry.name} for ${rel(this.options.workspace, a.root)}: ${wasRunning ? 'stopped; it starts again on the next call' : 'not running; it starts on the next call'}`);
+      lines.push(
+        `${a.entry.name} for ${rel(this.options.workspace, a.root)}: ${wasRunning ? 'stopped; it starts again on the next call' : 'not running; it starts on the next call'}`
+      );
     }
     return lines.join('\n') || `No language server is configured for ${rel(this.options.workspace, absolute)}.`;
   }
@@ -274,25 +361,42 @@ export class LspService {
       const st = slot.supervisor.status();
       if (st.state === 'stopped' || st.state === 'disposed') continue;
       const failure = st.failure ? `; start failed: ${st.failure.message}` : '';
-      const python = slot.interpreter ? `, Python ${slot.interpreter.python ?? 'none'}${slot.interpreter.note ? ` (${slot.interpreter.note})` : " (the notebook kernel's)"}` : '';
-      running.push(`- ${slot.entry.name} for ${rel(this.options.workspace, slot.root)} (${st.state}${st.pid ? `, pid ${st.pid}` : ''}, ${slot.entry.source}${python}${st.restarts ? `, restarted ${st.restarts}×` : ''}${failure})`);
+      const python = slot.interpreter
+        ? `, Python ${slot.interpreter.python ?? 'none'}${slot.interpreter.note ? ` (${slot.interpreter.note})` : " (the notebook kernel's)"}`
+        : '';
+      running.push(
+        `- ${slot.entry.name} for ${rel(this.options.workspace, slot.root)} (${st.state}${st.pid ? `, pid ${st.pid}` : ''}, ${slot.entry.source}${python}${st.restarts ? `, restarted ${st.restarts}×` : ''}${failure})`
+      );
     }
-    lines.push(running.length ? `Running:\n${running.join('\n')}` : 'Running: none (servers start on the first request that needs one).');
+    lines.push(
+      running.length
+        ? `Running:\n${running.join('\n')}`
+        : 'Running: none (servers start on the first request that needs one).'
+    );
     const checks: string[] = [];
     for (const entry of await this.servers()) {
       if (probe && !entriesFor([entry], probe).length) continue;
       const file = probe ?? path.join(this.options.workspace, `probe${Object.keys(entry.languages)[0] ?? ''}`);
       const [a] = (await this.availability(file)).filter((x) => x.entry.name === entry.name);
       if (!a) continue;
-      checks.push(a.ok
-        ? `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): usable — root ${rel(this.options.workspace, a.root)} (${a.marker}), executable ${a.executable}`
-        : `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): not usable — ${a.reason === 'no-root-marker' ? 'no root marker' : 'executable not found'}: ${a.message}`);
+      checks.push(
+        a.ok
+          ? `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): usable — root ${rel(this.options.workspace, a.root)} (${a.marker}), executable ${a.executable}`
+          : `- ${entry.name} (${Object.keys(entry.languages).join(' ')}): not usable — ${a.reason === 'no-root-marker' ? 'no root marker' : 'executable not found'}: ${a.message}`
+      );
     }
-    lines.push(this.trusted()
-      ? 'Workspace trusted: its own node_modules/.bin and .venv/bin tools and interpreter are used.'
-      : 'Workspace not trusted: servers and checkers come from PATH and Cellmate\'s own, with Cellmate\'s Python and TypeScript — nothing from the workspace\'s node_modules or .venv runs (trusting it: "trustedWorkspaces" in ~/.cellmate/lsp.json).');
-    lines.push(`Servers for ${probe ? rel(this.options.workspace, probe) : 'the workspace root'}:\n${checks.join('\n') || '- none configured'}`);
-    if (this.tableProblems.length) lines.push(`Configuration problems (the rest of the table applies):\n${this.tableProblems.map((p) => `- ${p}`).join('\n')}`);
+    lines.push(
+      this.trusted()
+        ? 'Workspace trusted: its own node_modules/.bin and .venv/bin tools and interpreter are used.'
+        : "Workspace not trusted: servers and checkers come from PATH and Cellmate's own, with Cellmate's Python and TypeScript — nothing from the workspace's node_modules or .venv runs (trusting it: \"trustedWorkspaces\" in ~/.cellmate/lsp.json)."
+    );
+    lines.push(
+      `Servers for ${probe ? rel(this.options.workspace, probe) : 'the workspace root'}:\n${checks.join('\n') || '- none configured'}`
+    );
+    if (this.tableProblems.length)
+      lines.push(
+        `Configuration problems (the rest of the table applies):\n${this.tableProblems.map((p) => `- ${p}`).join('\n')}`
+      );
     return lines.join('\n');
   }
 

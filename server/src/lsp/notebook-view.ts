@@ -65,15 +65,28 @@ export function concatenatedUri(notebookFile: string): string {
 const SEPARATOR_LINES = 2;
 
 /** Builds the view of a notebook for a server (see the module comment). */
-export function buildNotebookView(notebookFile: string, cells: readonly ViewCell[], mode: 'native' | 'concatenated', languageId = 'python', generation = 0): NotebookView {
+export function buildNotebookView(
+  notebookFile: string,
+  cells: readonly ViewCell[],
+  mode: 'native' | 'concatenated',
+  languageId = 'python',
+  generation = 0
+): NotebookView {
   const uri = pathToFileURL(notebookFile).href;
   const code = cells.map((c, index) => ({ c, index })).filter(({ c }) => c.cellType === 'code');
   if (mode === 'native') {
-    const docs = code.map(({ c, index }) => ({ index, id: c.id, uri: cellUri(notebookFile, c.id, index, generation), text: neutraliseMagics(c.source).code }));
+    const docs = code.map(({ c, index }) => ({
+      index,
+      id: c.id,
+      uri: cellUri(notebookFile, c.id, index, generation),
+      text: neutraliseMagics(c.source).code
+    }));
     const byUri = new Map(docs.map((d) => [decodeSafe(d.uri), d]));
     const byIndex = new Map(docs.map((d) => [d.index, d]));
     return {
-      mode, uri, source: cells,
+      mode,
+      uri,
+      source: cells,
       cells: docs.map((d) => ({ uri: d.uri, kind: 'code', languageId, text: d.text })),
       toServer(index, line, character) {
         const d = byIndex.get(index);
@@ -100,7 +113,9 @@ export function buildNotebookView(notebookFile: string, cells: readonly ViewCell
     at += lines + SEPARATOR_LINES;
   }
   return {
-    mode, uri, source: cells,
+    mode,
+    uri,
+    source: cells,
     cells: [{ uri: virtualUri, kind: 'code', languageId, text: parts.join('\n'.repeat(SEPARATOR_LINES + 1)) }],
     toServer(index, line, character) {
       const s = spans.find((x) => x.index === index);

@@ -30,18 +30,25 @@ export function parseSymbol(symbol: string): { text: string; occurrence: number 
  */
 export function locateSymbol(lines: readonly string[], line: number, symbol: string, where: string): LinePosition {
   if (!Number.isInteger(line) || line < 1 || line > Math.max(lines.length, 1)) {
-    throw new ToolInputError(`line ${line} is outside ${where}, which has ${lines.length} line${lines.length === 1 ? '' : 's'}.`);
+    throw new ToolInputError(
+      `line ${line} is outside ${where}, which has ${lines.length} line${lines.length === 1 ? '' : 's'}.`
+    );
   }
   const { text, occurrence } = parseSymbol(symbol);
-  if (text.trim() === '') throw new ToolInputError('symbol must name the text on that line (e.g. a function name), not be empty.');
+  if (text.trim() === '')
+    throw new ToolInputError('symbol must name the text on that line (e.g. a function name), not be empty.');
   const source = lines[line - 1] ?? '';
   const starts: number[] = [];
   for (let at = source.indexOf(text); at >= 0; at = source.indexOf(text, at + 1)) starts.push(at);
   if (starts.length === 0) {
-    throw new ToolInputError(`"${text}" is not on line ${line} of ${where}; that line is: ${JSON.stringify(source)}. Give the line the symbol is on (read the file first).`);
+    throw new ToolInputError(
+      `"${text}" is not on line ${line} of ${where}; that line is: ${JSON.stringify(source)}. Give the line the symbol is on (read the file first).`
+    );
   }
   if (occurrence > starts.length) {
-    throw new ToolInputError(`"${text}" occurs ${starts.length} time${starts.length === 1 ? '' : 's'} on line ${line} of ${where} (${JSON.stringify(source)}), so #${occurrence} does not exist.`);
+    throw new ToolInputError(
+      `"${text}" occurs ${starts.length} time${starts.length === 1 ? '' : 's'} on line ${line} of ${where} (${JSON.stringify(source)}), so #${occurrence} does not exist.`
+    );
   }
   const start = starts[occurrence - 1]!;
   // Point at the first identifier character inside the match ("(foo" → f), else its start.

@@ -66,15 +66,28 @@ export const BUILTIN_SERVERS: readonly ServerEntry[] = [
     pullDiagnostics: true,
     // Standard checking (the errors a reviewer would flag, not basedpyright's "recommended" noise).
     settings: {
-      basedpyright: { analysis: { diagnosticMode: 'openFilesOnly', typeCheckingMode: 'standard', autoImportCompletions: true } },
-      python: { analysis: { diagnosticMode: 'openFilesOnly', typeCheckingMode: 'standard', autoImportCompletions: true } }
+      basedpyright: {
+        analysis: { diagnosticMode: 'openFilesOnly', typeCheckingMode: 'standard', autoImportCompletions: true }
+      },
+      python: {
+        analysis: { diagnosticMode: 'openFilesOnly', typeCheckingMode: 'standard', autoImportCompletions: true }
+      }
     },
     checker: { command: 'basedpyright', args: ['--outputjson'], format: 'pyright-json' },
     source: 'built-in'
   },
   {
     name: 'typescript',
-    languages: { '.ts': 'typescript', '.tsx': 'typescriptreact', '.mts': 'typescript', '.cts': 'typescript', '.js': 'javascript', '.jsx': 'javascriptreact', '.mjs': 'javascript', '.cjs': 'javascript' },
+    languages: {
+      '.ts': 'typescript',
+      '.tsx': 'typescriptreact',
+      '.mts': 'typescript',
+      '.cts': 'typescript',
+      '.js': 'javascript',
+      '.jsx': 'javascriptreact',
+      '.mjs': 'javascript',
+      '.cjs': 'javascript'
+    },
     command: 'typescript-language-server',
     args: ['--stdio'],
     rootMarkers: ['tsconfig.json', 'jsconfig.json', 'package.json'],
@@ -94,7 +107,13 @@ const entrySchema = z.strictObject({
   notebooks: z.enum(['native', 'concatenated']).optional(),
   initializationOptions: z.unknown().optional(),
   settings: z.record(z.string(), z.unknown()).optional(),
-  checker: z.strictObject({ command: z.string().min(1), args: z.array(z.string()), format: z.enum(['pyright-json', 'tsc', 'gnu']) }).optional(),
+  checker: z
+    .strictObject({
+      command: z.string().min(1),
+      args: z.array(z.string()),
+      format: z.enum(['pyright-json', 'tsc', 'gnu'])
+    })
+    .optional(),
   disabled: z.boolean().optional()
 });
 const fileSchema = z.strictObject({
@@ -135,7 +154,11 @@ export function tableFiles(workspace: string, env: NodeJS.ProcessEnv): string[] 
  * merged over the earlier one; a new one needs `languages`, `command` and `rootMarkers`).
  * A broken file is reported through `onProblem` and skipped, never fatal.
  */
-export async function loadServerTable(files: readonly string[], onProblem: (error: ServerTableError) => void = () => {}, options: ServerTableOptions = {}): Promise<ServerEntry[]> {
+export async function loadServerTable(
+  files: readonly string[],
+  onProblem: (error: ServerTableError) => void = () => {},
+  options: ServerTableOptions = {}
+): Promise<ServerEntry[]> {
   const table = new Map<string, ServerEntry>(BUILTIN_SERVERS.map((e) => [e.name, e]));
   const workspace = options.workspace === undefined ? undefined : path.resolve(options.workspace);
   const own = (file: string): boolean => workspace !== undefined && path.resolve(file).startsWith(workspace + path.sep);
@@ -150,8 +173,15 @@ export async function loadServerTable(files: readonly string[], onProblem: (erro
     try {
       parsedFiles.push({ file, parsed: fileSchema.parse(JSON.parse(text)) });
     } catch (error) {
-      const why = error instanceof z.ZodError ? error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ') : (error as Error).message;
-      onProblem(new ServerTableError(`${file}: ${why}. Expected {"servers": {"gopls": {"languages": [".go"], "command": "gopls", "args": [], "rootMarkers": ["go.mod"]}}}.`));
+      const why =
+        error instanceof z.ZodError
+          ? error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')
+          : (error as Error).message;
+      onProblem(
+        new ServerTableError(
+          `${file}: ${why}. Expected {"servers": {"gopls": {"languages": [".go"], "command": "gopls", "args": [], "rootMarkers": ["go.mod"]}}}.`
+        )
+      );
     }
   }
   const trusted = workspace === undefined || options.trusted === true;
@@ -163,11 +193,15 @@ export async function loadServerTable(files: readonly string[], onProblem: (erro
       if (untrusted) {
         const ignored = EXEC_KEYS.filter((k) => raw[k] !== undefined);
         if (ignored.length) {
-          raw = Object.fromEntries(Object.entries(raw).filter(([k]) => !(EXEC_KEYS as readonly string[]).includes(k))) as typeof raw;
-          onProblem(new ServerTableError(
-            `${file}: server "${name}": ignored ${ignored.map((k) => `"${k}"`).join(', ')} — a workspace's own file may start or steer a language server only in a workspace you trust; ` +
-              `${trustHint(workspace!, homeFile)}, or define the server there.`
-          ));
+          raw = Object.fromEntries(
+            Object.entries(raw).filter(([k]) => !(EXEC_KEYS as readonly string[]).includes(k))
+          ) as typeof raw;
+          onProblem(
+            new ServerTableError(
+              `${file}: server "${name}": ignored ${ignored.map((k) => `"${k}"`).join(', ')} — a workspace's own file may start or steer a language server only in a workspace you trust; ` +
+                `${trustHint(workspace!, homeFile)}, or define the server there.`
+            )
+          );
         }
       }
       if (raw.disabled) {
@@ -175,7 +209,12 @@ export async function loadServerTable(files: readonly string[], onProblem: (erro
         continue;
       }
       const before = table.get(name);
-      const languages = raw.languages === undefined ? before?.languages : Array.isArray(raw.languages) ? Object.fromEntries(raw.languages.map((ext) => [ext, ext.replace(/^\./, '')])) : raw.languages;
+      const languages =
+        raw.languages === undefined
+          ? before?.languages
+          : Array.isArray(raw.languages)
+            ? Object.fromEntries(raw.languages.map((ext) => [ext, ext.replace(/^\./, '')]))
+            : raw.languages;
       const command = raw.command ?? before?.command;
       const rootMarkers = raw.rootMarkers ?? before?.rootMarkers;
       if (!languages || !command || !rootMarkers) {
@@ -184,7 +223,10 @@ export async function loadServerTable(files: readonly string[], onProblem: (erro
       }
       table.set(name, {
         ...before,
-        name, languages, command, rootMarkers,
+        name,
+        languages,
+        command,
+        rootMarkers,
         args: raw.args ?? before?.args ?? [],
         ...(raw.notebooks ? { notebooks: raw.notebooks } : {}),
         ...(raw.initializationOptions !== undefined ? { initializationOptions: raw.initializationOptions } : {}),

@@ -32,7 +32,13 @@ const PYRIGHT = /^(based)?pyright(-langserver)?$/;
  * `interpreter`: the Python a notebook folder's server is given (its kernel's, already
  * judged by `kernel-python.ts`); a `pythonPath` the table sets still stands.
  */
-export function launchEntry(entry: ServerEntry, executable: string, trusted: boolean, pinned: PinnedTools, interpreter?: string): ServerEntry {
+export function launchEntry(
+  entry: ServerEntry,
+  executable: string,
+  trusted: boolean,
+  pinned: PinnedTools,
+  interpreter?: string
+): ServerEntry {
   const program = path.basename(executable);
   if (PYRIGHT.test(program) && (interpreter || !trusted)) {
     const settings = structuredClone((entry.settings ?? {}) as Record<string, unknown>);
@@ -51,7 +57,17 @@ export function launchEntry(entry: ServerEntry, executable: string, trusted: boo
 }
 
 /** A checker's arguments as it runs (pyright's CLI gets `--pythonpath` for the same reason as its server). */
-export function checkerArgs(executable: string, args: readonly string[], trusted: boolean, pinned: PinnedTools): string[] {
-  if (trusted || !PYRIGHT.test(path.basename(executable)) || args.some((a) => a === '--pythonpath' || a.startsWith('--pythonpath='))) return [...args];
+export function checkerArgs(
+  executable: string,
+  args: readonly string[],
+  trusted: boolean,
+  pinned: PinnedTools
+): string[] {
+  if (
+    trusted ||
+    !PYRIGHT.test(path.basename(executable)) ||
+    args.some((a) => a === '--pythonpath' || a.startsWith('--pythonpath='))
+  )
+    return [...args];
   return [...args, '--pythonpath', pinned.python ?? NO_PYTHON];
 }

@@ -23,8 +23,14 @@ export function editsByUri(edit: WorkspaceEdit): Map<string, TextEdit[]> {
   const add = (uri: string, edits: readonly TextEdit[]): void => void out.set(uri, [...(out.get(uri) ?? []), ...edits]);
   for (const [uri, edits] of Object.entries(edit.changes ?? {})) add(uri, edits);
   for (const dc of edit.documentChanges ?? []) {
-    if ('kind' in dc) throw new ToolInputError(`The server wants to ${dc.kind} a file (${'uri' in dc ? dc.uri : dc.oldUri}); Cellmate applies text edits only. Nothing was changed.`);
-    add(dc.textDocument.uri, dc.edits.filter((e): e is TextEdit => 'newText' in e));
+    if ('kind' in dc)
+      throw new ToolInputError(
+        `The server wants to ${dc.kind} a file (${'uri' in dc ? dc.uri : dc.oldUri}); Cellmate applies text edits only. Nothing was changed.`
+      );
+    add(
+      dc.textDocument.uri,
+      dc.edits.filter((e): e is TextEdit => 'newText' in e)
+    );
   }
   return out;
 }
@@ -42,7 +48,12 @@ interface CellTarget {
 }
 
 /** Turns a WorkspaceEdit into changes for `applyChanges`; also returns how many edits per file. */
-export async function toChanges(edit: WorkspaceEdit, client: LspClient, docs: DocumentSync, workspace: string): Promise<{ changes: Change[]; counts: Map<string, number> }> {
+export async function toChanges(
+  edit: WorkspaceEdit,
+  client: LspClient,
+  docs: DocumentSync,
+  workspace: string
+): Promise<{ changes: Change[]; counts: Map<string, number> }> {
   const textChanges: Change[] = [];
   const cellEdits = new Map<string, Map<string, { target: CellTarget; edits: TextEdit[] }>>();
   const counts = new Map<string, number>();
@@ -62,19 +73,32 @@ export async function toChanges(edit: WorkspaceEdit, client: LspClient, docs: Do
     }
     const file = fileURLToPath(uri);
     const expected = client.openText(uri) ?? (await readFile(file, 'utf8'));
-    textChanges.push({ kind: 'text', path: rel(workspace, file), expected, next: applyLspEdits(expected, edits, rel(workspace, file)) });
+    textChanges.push({
+      kind: 'text',
+      path: rel(workspace, file),
+      expected,
+      next: applyLspEdits(expected, edits, rel(workspace, file))
+    });
     count(rel(workspace, file), edits.length);
   }
   const notebookChanges: Change[] = [...cellEdits].map(([file, cells]) => ({
     kind: 'cells',
     path: rel(workspace, file),
-    cells: [...cells.values()].map(({ target, edits }) => ({ cell: target.cell, expected: target.source, next: applyToSource(target, edits, rel(workspace, file)) }))
+    cells: [...cells.values()].map(({ target, edits }) => ({
+      cell: target.cell,
+      expected: target.source,
+      next: applyToSource(target, edits, rel(workspace, file))
+    }))
   }));
   return { changes: [...textChanges, ...notebookChanges], counts };
 }
 
 /** The cells a URI's edits land in, or undefined when the URI is a plain file. */
-async function cellTargets(uri: string, edits: readonly TextEdit[], docs: DocumentSync): Promise<Array<{ target: CellTarget; edits: TextEdit[] }> | undefined> {
+async function cellTargets(
+  uri: string,
+  edits: readonly TextEdit[],
+  docs: DocumentSync
+): Promise<Array<{ target: CellTarget; edits: TextEdit[] }> | undefined> {
   const view = docs.viewOf(uri);
   if (view) {
     const file = fileURLToPath(view.uri);
@@ -82,18 +106,47 @@ async function cellTargets(uri: string, edits: readonly TextEdit[], docs: Docume
     for (const e of edits) {
       const start = view.fromServer(uri, e.range.start.line, e.range.start.character);
       const end = view.fromServer(uri, e.range.end.line, e.range.end.character);
-      if (!start || !end || start.index !== end.index) throw new ToolInputError(`The server's edit in ${path.basename(file)} spans more than one cell; nothing was changed.`);
+      if (!start || !end || start.index !== end.index)
+        throw new ToolInputError(
+          `The server's edit in ${path.basename(file)} spans more than one cell; nothing was changed.`
+        );
       const cell = view.source[start.index]!;
       const lineOffset = e.range.start.line - (start.line - 1);
-      const entry = byCell.get(start.index) ?? { target: { file, cell: cell.id, index: start.index, source: cell.source, served: neutraliseMagics(cell.source).code, lineOffset }, edits: [] };
+      const entry = byCell.get(start.index) ?? {
+        target: {
+          file,
+          cell: cell.id,
+          index: start.index,
+          source: cell.source,
+          served: neutraliseMagics(cell.source).code,
+          lineOffset
+        },
+        edits: []
+      };
       entry.edits.push(e);
       byCell.set(start.index, entry);
     }
     return [...byCell.values()];
   }
   const indexed = await docs.indexedCell(uri);
-  if (indexed) return [{ target: { file: indexed.file, cell: indexed.id, index: indexed.index, source: indexed.source, served: neutraliseMagics(indexed.source).code, lineOffset: 0 }, edits: [...edits] }];
-  if (/\.ipynb(#|$)/i.test(uri)) throw new ToolInputError(`The server's edit names ${uri}, a notebook cell Cellmate cannot place; nothing was changed.`);
+  if (indexed)
+    return [
+      {
+        target: {
+          file: indexed.file,
+          cell: indexed.id,
+          index: indexed.index,
+          source: indexed.source,
+          served: neutraliseMagics(indexed.source).code,
+          lineOffset: 0
+        },
+        edits: [...edits]
+      }
+    ];
+  if (/\.ipynb(#|$)/i.test(uri))
+    throw new ToolInputError(
+      `The server's edit names ${uri}, a notebook cell Cellmate cannot place; nothing was changed.`
+    );
   return undefined;
 }
 
@@ -103,11 +156,20 @@ async function cellTargets(uri: string, edits: readonly TextEdit[], docs: Docume
  * edit would corrupt the line, and the call fails.
  */
 function applyToSource(target: CellTarget, edits: readonly TextEdit[], file: string): string {
-  const local = edits.map((e) => ({ ...e, range: { start: { line: e.range.start.line - target.lineOffset, character: e.range.start.character }, end: { line: e.range.end.line - target.lineOffset, character: e.range.end.character } } }));
+  const local = edits.map((e) => ({
+    ...e,
+    range: {
+      start: { line: e.range.start.line - target.lineOffset, character: e.range.start.character },
+      end: { line: e.range.end.line - target.lineOffset, character: e.range.end.character }
+    }
+  }));
   for (const e of local) {
     const a = target.source.slice(offsetAt(target.source, e.range.start), offsetAt(target.source, e.range.end));
     const b = target.served.slice(offsetAt(target.served, e.range.start), offsetAt(target.served, e.range.end));
-    if (a !== b) throw new ToolInputError(`${file} cell ${target.index + 1} (id ${target.cell}) line ${e.range.start.line + 1}: the edit lands on IPython syntax (a magic); nothing was changed. Edit that line yourself.`);
+    if (a !== b)
+      throw new ToolInputError(
+        `${file} cell ${target.index + 1} (id ${target.cell}) line ${e.range.start.line + 1}: the edit lands on IPython syntax (a magic); nothing was changed. Edit that line yourself.`
+      );
   }
   return applyLspEdits(target.source, local, `${file} cell ${target.index + 1}`);
 }

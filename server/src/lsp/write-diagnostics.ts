@@ -13,7 +13,13 @@ import type { LspDisplay } from '@cellmate/protocol';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import type { WriteChange, WriteHook, WriteHookResult } from '../ports/gate-ports.js';
 import { resolveWorkspacePath } from '../workspace/workspace-path.js';
-import { describeDiagnostics, formatDiagnostic, serverUris, waitForDocument, type ShownDiagnostic } from './diagnostics.js';
+import {
+  describeDiagnostics,
+  formatDiagnostic,
+  serverUris,
+  waitForDocument,
+  type ShownDiagnostic
+} from './diagnostics.js';
 import type { DocumentSync, SyncedDocument } from './documents.js';
 
 /** Late publishes are watched this long after a write. */
@@ -47,13 +53,17 @@ export class WriteDiagnostics implements WriteHook {
   /** chat + file → the watch for late publishes. */
   private readonly watches = new Map<string, Watch>();
 
-  constructor(private readonly docs: DocumentSync, private readonly options: WriteDiagnosticsOptions = {}) {}
+  constructor(
+    private readonly docs: DocumentSync,
+    private readonly options: WriteDiagnosticsOptions = {}
+  ) {}
 
   async beforeWrite(change: WriteChange, signal: AbortSignal): Promise<void> {
     for (const input of change.files) {
       const doc = await this.trySync(change.workspace, input, signal);
       if (!doc) continue;
-      if (doc.changed || !this.hasPublish(doc)) await waitForDocument(doc, signal, this.options.baselineWaitMs ?? Math.max(BASELINE_WAIT_MS, doc.waitMs));
+      if (doc.changed || !this.hasPublish(doc))
+        await waitForDocument(doc, signal, this.options.baselineWaitMs ?? Math.max(BASELINE_WAIT_MS, doc.waitMs));
       this.mute(change.chatId, await this.current(doc));
     }
   }
@@ -65,14 +75,22 @@ export class WriteDiagnostics implements WriteHook {
       const doc = await this.trySync(change.workspace, input, signal);
       if (!doc) continue;
       // A server that has not published anything yet is still analysing its root: the longer wait.
-      const waitMs = doc.sequenceBefore === 0 ? this.options.baselineWaitMs ?? Math.max(BASELINE_WAIT_MS, doc.waitMs) : this.options.waitMs ?? doc.waitMs;
+      const waitMs =
+        doc.sequenceBefore === 0
+          ? (this.options.baselineWaitMs ?? Math.max(BASELINE_WAIT_MS, doc.waitMs))
+          : (this.options.waitMs ?? doc.waitMs);
       const wait = doc.changed ? await waitForDocument(doc, signal, waitMs) : { complete: true };
       fresh.push(...this.take(change.chatId, await this.current(doc)));
       if (!wait.complete) pendingNote = true;
       this.watch(change.chatId, doc);
     }
     fresh.unshift(...this.drainLate(change.chatId));
-    return render(fresh, pendingNote ? 'The server had not finished checking; diagnostics it reports later come with the next result.' : undefined);
+    return render(
+      fresh,
+      pendingNote
+        ? 'The server had not finished checking; diagnostics it reports later come with the next result.'
+        : undefined
+    );
   }
 
   async pending(chatId: string): Promise<WriteHookResult | undefined> {
@@ -105,9 +123,12 @@ export class WriteDiagnostics implements WriteHook {
   private async current(doc: SyncedDocument): Promise<ShownDiagnostic[]> {
     const items: Array<{ uri: string; diagnostic: Diagnostic }> = [];
     // Only documents still open: a late publish for cells of an earlier version is stale.
-    for (const uri of serverUris(doc).filter((u) => doc.served.client.isOpen(u))) for (const diagnostic of doc.served.client.diagnosticsOf(uri)?.diagnostics ?? []) items.push({ uri, diagnostic });
+    for (const uri of serverUris(doc).filter((u) => doc.served.client.isOpen(u)))
+      for (const diagnostic of doc.served.client.diagnosticsOf(uri)?.diagnostics ?? []) items.push({ uri, diagnostic });
     // Hints ("not accessed", unreachable code) are editor shading, not problems: never folded in.
-    return (await describeDiagnostics(this.docs, items)).filter((d) => d.severity !== 'hint').map((d) => ({ ...d, key: `${d.at.path}\u0000${d.key}` }));
+    return (await describeDiagnostics(this.docs, items))
+      .filter((d) => d.severity !== 'hint')
+      .map((d) => ({ ...d, key: `${d.at.path}\u0000${d.key}` }));
   }
 
   private journal(chatId: string): Set<string> {
@@ -147,7 +168,13 @@ export class WriteDiagnostics implements WriteHook {
     });
     const timer = setTimeout(() => w.dispose(), LATE_WATCH_MS);
     timer.unref();
-    const w: Watch = { dispose: () => { clearTimeout(timer); sub.dispose(); if (this.watches.get(id) === w) this.watches.delete(id); } };
+    const w: Watch = {
+      dispose: () => {
+        clearTimeout(timer);
+        sub.dispose();
+        if (this.watches.get(id) === w) this.watches.delete(id);
+      }
+    };
     this.watches.set(id, w);
   }
 
@@ -158,15 +185,30 @@ export class WriteDiagnostics implements WriteHook {
   }
 }
 
-function render(list: readonly ShownDiagnostic[], note?: string, heading = 'New diagnostics'): WriteHookResult | undefined {
+function render(
+  list: readonly ShownDiagnostic[],
+  note?: string,
+  heading = 'New diagnostics'
+): WriteHookResult | undefined {
   if (list.length === 0) return note ? { text: `(${note})` } : undefined;
   const shown = list.slice(0, MAX_NEW_DIAGNOSTICS);
   const lines = [`${heading} (${list.length}):`, ...shown.map(formatDiagnostic)];
-  if (list.length > shown.length) lines.push(`[… ${list.length - shown.length} more new diagnostics not shown; call lsp diagnostics on the file for all.]`);
+  if (list.length > shown.length)
+    lines.push(
+      `[… ${list.length - shown.length} more new diagnostics not shown; call lsp diagnostics on the file for all.]`
+    );
   if (note) lines.push(`(${note})`);
   const display: LspDisplay = {
-    kind: 'lsp', action: 'new-diagnostics',
-    locations: shown.map((d) => ({ path: d.at.path, line: d.at.line, text: d.at.text, note: d.message.split('\n')[0]!, severity: d.severity, ...(d.at.cell ? { cell: d.at.cell } : {}) })),
+    kind: 'lsp',
+    action: 'new-diagnostics',
+    locations: shown.map((d) => ({
+      path: d.at.path,
+      line: d.at.line,
+      text: d.at.text,
+      note: d.message.split('\n')[0]!,
+      severity: d.severity,
+      ...(d.at.cell ? { cell: d.at.cell } : {})
+    })),
     ...(list.length > shown.length ? { total: list.length } : {})
   };
   return { text: lines.join('\n'), display };

@@ -19,7 +19,9 @@ export interface ApprovedDescription {
 
 /** The hash of what a person approves: description and input schema together. */
 export function descriptionHash(description: string, inputSchema: unknown): string {
-  return createHash('sha256').update(JSON.stringify([description, inputSchema])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([description, inputSchema]))
+    .digest('hex');
 }
 
 /** See the module comment. */
@@ -28,7 +30,10 @@ export class ApprovedDescriptions {
   private loading: Promise<void> | undefined;
   private writing: Promise<void> = Promise.resolve();
 
-  constructor(readonly file: string, private readonly onProblem: (message: string) => void = () => {}) {}
+  constructor(
+    readonly file: string,
+    private readonly onProblem: (message: string) => void = () => {}
+  ) {}
 
   /** Reads the file once (a missing file is empty; a broken one is reported and replaced). */
   async load(): Promise<void> {
@@ -36,9 +41,11 @@ export class ApprovedDescriptions {
       try {
         const parsed: unknown = JSON.parse(await readFile(this.file, 'utf8'));
         this.entries = isEntries(parsed) ? parsed : {};
-        if (!isEntries(parsed)) this.onProblem(`${this.file} is not a map of approved MCP tool descriptions; starting from none`);
+        if (!isEntries(parsed))
+          this.onProblem(`${this.file} is not a map of approved MCP tool descriptions; starting from none`);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.onProblem(`could not read ${this.file}: ${(error as Error).message}; starting from none`);
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+          this.onProblem(`could not read ${this.file}: ${(error as Error).message}; starting from none`);
         this.entries = {};
       }
     })();
@@ -76,6 +83,16 @@ function key(identity: string, tool: string): string {
 }
 
 function isEntries(value: unknown): value is Record<string, ApprovedDescription> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) &&
-    Object.values(value).every((e) => typeof e === 'object' && e !== null && typeof (e as ApprovedDescription).hash === 'string' && typeof (e as ApprovedDescription).description === 'string');
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every(
+      (e) =>
+        typeof e === 'object' &&
+        e !== null &&
+        typeof (e as ApprovedDescription).hash === 'string' &&
+        typeof (e as ApprovedDescription).description === 'string'
+    )
+  );
 }

@@ -73,13 +73,15 @@ export function mcpConfigFiles(workspace: string, env: NodeJS.ProcessEnv): strin
   return [path.join(home, 'mcp.json'), path.join(workspace, '.cellmate', 'mcp.json')];
 }
 
-const EXAMPLE = '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}, "remote": {"url": "https://example.org/mcp"}}}';
+const EXAMPLE =
+  '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}, "remote": {"url": "https://example.org/mcp"}}}';
 
 /** Why a workspace's server was not started or contacted, and the one line that changes that (workspace trust: `security/workspace-trust.ts`). */
 export function untrustedMessage(config: McpServerConfig, homeFile: string, workspace: string): string {
-  const what = config.kind === 'stdio'
-    ? `a command (${JSON.stringify(config.command)}); commands from a workspace's files run`
-    : `a server at ${config.url}; servers from a workspace's files are contacted`;
+  const what =
+    config.kind === 'stdio'
+      ? `a command (${JSON.stringify(config.command)}); commands from a workspace's files run`
+      : `a server at ${config.url}; servers from a workspace's files are contacted`;
   return `not started: ${config.file} is the workspace's own file and defines ${what} only in a workspace you trust — ${trustHint(workspace, homeFile)}, or define the server there.`;
 }
 
@@ -89,7 +91,11 @@ export function untrustedMessage(config: McpServerConfig, homeFile: string, work
  * the same name from an earlier file: the name would carry the person's trust (approved
  * descriptions, their expectations) to the repository's server. It may disable one.
  */
-export async function loadMcpConfig(files: readonly string[], onProblem: (error: McpConfigError) => void = () => {}, workspaceFile?: string): Promise<McpServerConfig[]> {
+export async function loadMcpConfig(
+  files: readonly string[],
+  onProblem: (error: McpConfigError) => void = () => {},
+  workspaceFile?: string
+): Promise<McpServerConfig[]> {
   const servers = new Map<string, McpServerConfig>();
   for (const file of files) {
     let text: string;
@@ -107,13 +113,27 @@ export async function loadMcpConfig(files: readonly string[], onProblem: (error:
     }
     for (const [name, raw] of Object.entries(parsed.mcpServers)) {
       if (!SERVER_NAME.test(name)) {
-        onProblem(new McpConfigError(`${file}: server name ${JSON.stringify(name)} must be 1–40 letters, digits, "_" or "-" (it prefixes its tools' names).`));
+        onProblem(
+          new McpConfigError(
+            `${file}: server name ${JSON.stringify(name)} must be 1–40 letters, digits, "_" or "-" (it prefixes its tools' names).`
+          )
+        );
         continue;
       }
       const entry = parseEntry(file, name, raw, onProblem);
       const earlier = servers.get(name);
-      if (entry && entry !== 'disabled' && earlier && workspaceFile !== undefined && path.resolve(file) === path.resolve(workspaceFile)) {
-        onProblem(new McpConfigError(`${file}: server "${name}" is ignored: ${earlier.file} defines a server of that name, and a workspace's own file never replaces it (give the workspace's server another name).`));
+      if (
+        entry &&
+        entry !== 'disabled' &&
+        earlier &&
+        workspaceFile !== undefined &&
+        path.resolve(file) === path.resolve(workspaceFile)
+      ) {
+        onProblem(
+          new McpConfigError(
+            `${file}: server "${name}" is ignored: ${earlier.file} defines a server of that name, and a workspace's own file never replaces it (give the workspace's server another name).`
+          )
+        );
         continue;
       }
       if (entry === 'disabled') servers.delete(name);
@@ -123,21 +143,41 @@ export async function loadMcpConfig(files: readonly string[], onProblem: (error:
   return [...servers.values()];
 }
 
-function parseEntry(file: string, name: string, raw: unknown, onProblem: (error: McpConfigError) => void): McpServerConfig | 'disabled' | undefined {
+function parseEntry(
+  file: string,
+  name: string,
+  raw: unknown,
+  onProblem: (error: McpConfigError) => void
+): McpServerConfig | 'disabled' | undefined {
   const isHttp = typeof raw === 'object' && raw !== null && 'url' in raw;
   const result = isHttp ? httpEntry.safeParse(raw) : stdioEntry.safeParse(raw);
   if (!result.success) {
-    onProblem(new McpConfigError(`${file}: server "${name}": ${describe(result.error)}. A server has either {"command", "args", "env"} (stdio) or {"url", "headers"} (Streamable HTTP).`));
+    onProblem(
+      new McpConfigError(
+        `${file}: server "${name}": ${describe(result.error)}. A server has either {"command", "args", "env"} (stdio) or {"url", "headers"} (Streamable HTTP).`
+      )
+    );
     return undefined;
   }
   const data = result.data;
   if (data.disabled) return 'disabled';
-  if ('url' in data) return { kind: 'http', name, url: data.url, headers: data.headers ?? {}, tier: data.tier ?? 'exec', file };
+  if ('url' in data)
+    return { kind: 'http', name, url: data.url, headers: data.headers ?? {}, tier: data.tier ?? 'exec', file };
   const cwd = data.cwd ? path.resolve(path.dirname(file), data.cwd) : undefined;
-  return { kind: 'stdio', name, command: data.command, args: data.args ?? [], env: data.env ?? {}, ...(cwd ? { cwd } : {}), tier: data.tier ?? 'exec', file };
+  return {
+    kind: 'stdio',
+    name,
+    command: data.command,
+    args: data.args ?? [],
+    env: data.env ?? {},
+    ...(cwd ? { cwd } : {}),
+    tier: data.tier ?? 'exec',
+    file
+  };
 }
 
 function describe(error: unknown): string {
-  if (error instanceof z.ZodError) return error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ');
+  if (error instanceof z.ZodError)
+    return error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ');
   return error instanceof Error ? error.message : String(error);
 }

@@ -52,7 +52,13 @@ export class McpConnection {
   /**
    * @param onListChanged the server sent `notifications/tools/list_changed`: list again
    */
-  constructor(readonly config: McpServerConfig, workspace: string, log: Logger, supervisorOptions: { backoffInitialMs?: number } = {}, private readonly onListChanged: () => void = () => {}) {
+  constructor(
+    readonly config: McpServerConfig,
+    workspace: string,
+    log: Logger,
+    supervisorOptions: { backoffInitialMs?: number } = {},
+    private readonly onListChanged: () => void = () => {}
+  ) {
     if (config.kind === 'stdio') {
       this.supervisor = new ProcessSupervisor<Client>({
         name: `MCP server ${config.name}`,
@@ -80,7 +86,9 @@ export class McpConnection {
     if (config.kind !== 'http') throw new Error('unreachable');
     this.http ??= (async () => {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+      const transport = new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: config.headers }
+      });
       return connectClient(transport, signal ?? new AbortController().signal, this.onListChanged);
     })();
     try {
@@ -101,14 +109,24 @@ export class McpConnection {
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: MCP_REQUEST_TIMEOUT_MS });
-      for (const t of page.tools) tools.push({ name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), inputSchema: t.inputSchema as Record<string, unknown> });
+      for (const t of page.tools)
+        tools.push({
+          name: t.name,
+          ...(t.description !== undefined ? { description: t.description } : {}),
+          inputSchema: t.inputSchema as Record<string, unknown>
+        });
       cursor = page.nextCursor;
     } while (cursor);
     return tools;
   }
 
   /** Calls one tool by the server's own name. */
-  async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<McpCallResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number
+  ): Promise<McpCallResult> {
     const client = await this.client(signal);
     const result = await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs });
     return {

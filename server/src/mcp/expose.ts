@@ -26,7 +26,10 @@ export const MCP_AUDIT_CHAT = 'mcp';
  * answers cards for an MCP client, so whatever would ask is denied at once (fail-closed)
  * instead of waiting on a card no pane shows.
  */
-export function exposedRegistry(tools: Pick<ToolRegistry, 'get'>, parts: { policy: PolicyPort; audit: AuditSink; redactor: Pick<Redactor, 'redact' | 'redactDeep'> }): ToolRegistry {
+export function exposedRegistry(
+  tools: Pick<ToolRegistry, 'get'>,
+  parts: { policy: PolicyPort; audit: AuditSink; redactor: Pick<Redactor, 'redact' | 'redactDeep'> }
+): ToolRegistry {
   const definitions = EXPOSED_TOOLS.map((name) => tools.get(name)).filter((d) => d !== undefined);
   return new ToolRegistry(definitions, { policy: parts.policy, audit: parts.audit, redactor: parts.redactor });
 }
@@ -37,7 +40,8 @@ export async function createCellmateMcpServer(registry: ToolRegistry, workspace:
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/types.js')
   ]);
-  const exposed = (): string[] => EXPOSED_TOOLS.filter((name) => registry.get(name) !== undefined && !registry.get(name)!.deferred);
+  const exposed = (): string[] =>
+    EXPOSED_TOOLS.filter((name) => registry.get(name) !== undefined && !registry.get(name)!.deferred);
   const server = new Server({ name: 'cellmate', version: SERVER_VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: exposed().map((name) => ({
@@ -50,20 +54,35 @@ export async function createCellmateMcpServer(registry: ToolRegistry, workspace:
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     if (!exposed().includes(name)) {
-      return { isError: true, content: [{ type: 'text' as const, text: `Cellmate does not expose "${name}" over MCP. Exposed tools: ${exposed().join(', ')}.` }] };
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text' as const,
+            text: `Cellmate does not expose "${name}" over MCP. Exposed tools: ${exposed().join(', ')}.`
+          }
+        ]
+      };
     }
     let result: Awaited<ReturnType<ToolRegistry['call']>>;
     try {
       result = await registry.call(name, request.params.arguments ?? {}, {
-        workspace, signal: extra.signal, actor: 'mcp', chatId: MCP_AUDIT_CHAT, callId: String(extra.requestId)
+        workspace,
+        signal: extra.signal,
+        actor: 'mcp',
+        chatId: MCP_AUDIT_CHAT,
+        callId: String(extra.requestId)
       });
     } catch (error) {
       // A model turn ends on these (repeated denials: the circuit breaker); an MCP call just fails.
       if (!(error instanceof FatalToolError)) throw error;
       return { isError: true, content: [{ type: 'text' as const, text: error.message }] };
     }
-    const content: Array<{ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string }> = [{ type: 'text', text: result.output }];
-    if (result.ok) for (const a of result.attachments ?? []) content.push({ type: 'image', data: a.data, mimeType: a.mediaType });
+    const content: Array<{ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string }> = [
+      { type: 'text', text: result.output }
+    ];
+    if (result.ok)
+      for (const a of result.attachments ?? []) content.push({ type: 'image', data: a.data, mimeType: a.mediaType });
     return { isError: !result.ok, content };
   });
   return server;

@@ -18,7 +18,12 @@ server over stdin/stdout, with the workspace's policy files and audit log (actor
 export async function runMcpCommand(argv: readonly string[]): Promise<number> {
   let workspace: string;
   try {
-    const { values } = parseArgs({ args: [...argv], options: { workspace: { type: 'string' }, help: { type: 'boolean', default: false } }, strict: true, allowPositionals: false });
+    const { values } = parseArgs({
+      args: [...argv],
+      options: { workspace: { type: 'string' }, help: { type: 'boolean', default: false } },
+      strict: true,
+      allowPositionals: false
+    });
     if (values.help) {
       process.stderr.write(`${MCP_USAGE}\n`);
       return 0;
@@ -30,6 +35,12 @@ export async function runMcpCommand(argv: readonly string[]): Promise<number> {
   }
   // stdout is the protocol: nothing else may print there.
   console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args);
-  await serveMcpStdio({ workspace, env: process.env, logger: createStderrLogger('cellmate-mcp'), input: process.stdin, output: process.stdout });
+  await serveMcpStdio({
+    workspace,
+    env: process.env,
+    logger: createStderrLogger('cellmate-mcp'),
+    input: process.stdin,
+    output: process.stdout
+  });
   return 0;
 }

@@ -68,7 +68,9 @@ export class McpService implements ToolSource {
 
   constructor(private readonly options: McpServiceOptions) {
     const home = cellmateHome(options.env);
-    this.approvals = new ApprovedDescriptions(options.approvalsFile ?? path.join(home, 'mcp-approved.json'), (m) => options.logger.warn(m));
+    this.approvals = new ApprovedDescriptions(options.approvalsFile ?? path.join(home, 'mcp-approved.json'), (m) =>
+      options.logger.warn(m)
+    );
   }
 
   /** Reads the config files (once); servers are not started. */
@@ -80,7 +82,9 @@ export class McpService implements ToolSource {
       const trusted = isWorkspaceTrusted(this.options.workspace, this.options.env);
       for (const config of configs) {
         if (path.resolve(config.file) === workspaceFile && !trusted) {
-          this.options.logger.warn(`MCP server "${config.name}" ${untrustedMessage(config, homeFile, this.options.workspace)}`);
+          this.options.logger.warn(
+            `MCP server "${config.name}" ${untrustedMessage(config, homeFile, this.options.workspace)}`
+          );
           this.untrusted.push(config);
           continue;
         }
@@ -93,11 +97,22 @@ export class McpService implements ToolSource {
 
   private add(config: McpServerConfig): void {
     // The record must exist before its connection (the connection's callbacks refer to it); it is set on the next line.
-    const record: ServerRecord = { config, connection: undefined as unknown as McpConnection, entries: new Map(), problems: [] };
+    const record: ServerRecord = {
+      config,
+      connection: undefined as unknown as McpConnection,
+      entries: new Map(),
+      problems: []
+    };
     // tools/list_changed: the next search or call lists again (and judges the new texts).
-    record.connection = new McpConnection(config, this.options.workspace, this.options.logger, this.options.backoffInitialMs ? { backoffInitialMs: this.options.backoffInitialMs } : {}, () => {
-      record.stale = true;
-    });
+    record.connection = new McpConnection(
+      config,
+      this.options.workspace,
+      this.options.logger,
+      this.options.backoffInitialMs ? { backoffInitialMs: this.options.backoffInitialMs } : {},
+      () => {
+        record.stale = true;
+      }
+    );
     this.servers.set(config.name, record);
   }
 
@@ -121,7 +136,9 @@ export class McpService implements ToolSource {
   async load(sink: ToolSink, signal: AbortSignal, name?: string): Promise<void> {
     await this.configure();
     await this.approvals.load();
-    const wanted = [...this.servers.values()].filter((r) => name === undefined || name.startsWith(`${r.config.name}__`));
+    const wanted = [...this.servers.values()].filter(
+      (r) => name === undefined || name.startsWith(`${r.config.name}__`)
+    );
     await Promise.all(wanted.map((r) => this.loadServer(r, sink, signal)));
   }
 
@@ -140,12 +157,30 @@ export class McpService implements ToolSource {
   async status(): Promise<McpServerStatus[]> {
     await this.configure();
     const homeFile = mcpConfigFiles(this.options.workspace, this.options.env)[0]!;
-    return [...this.servers.values()].map((r): McpServerStatus => ({
-      name: r.config.name, transport: r.config.kind, file: r.config.file, tools: r.entries.size, problems: [...r.problems], ...r.connection.state()
-    })).concat(this.untrusted.map((config): McpServerStatus => {
-      const error = untrustedMessage(config, homeFile, this.options.workspace);
-      return { name: config.name, transport: config.kind, file: config.file, state: 'stopped', restarts: 0, error, tools: 0, problems: [error] };
-    }));
+    return [...this.servers.values()]
+      .map((r): McpServerStatus => ({
+        name: r.config.name,
+        transport: r.config.kind,
+        file: r.config.file,
+        tools: r.entries.size,
+        problems: [...r.problems],
+        ...r.connection.state()
+      }))
+      .concat(
+        this.untrusted.map((config): McpServerStatus => {
+          const error = untrustedMessage(config, homeFile, this.options.workspace);
+          return {
+            name: config.name,
+            transport: config.kind,
+            file: config.file,
+            state: 'stopped',
+            restarts: 0,
+            error,
+            tools: 0,
+            problems: [error]
+          };
+        })
+      );
   }
 
   /** Stops every server. */
@@ -164,33 +199,49 @@ export class McpService implements ToolSource {
         await this.register(record, listed, sink);
       } catch (error) {
         record.loading = undefined; // a failed start is retried by the next search
-        this.options.logger.warn(`MCP server ${record.config.name}: ${error instanceof Error ? error.message : String(error)}`);
+        this.options.logger.warn(
+          `MCP server ${record.config.name}: ${error instanceof Error ? error.message : String(error)}`
+        );
       }
     })();
     record.loading = loading;
     return loading;
   }
 
-  private async register(record: ServerRecord, listed: Awaited<ReturnType<McpConnection['listTools']>>, sink: ToolSink): Promise<void> {
+  private async register(
+    record: ServerRecord,
+    listed: Awaited<ReturnType<McpConnection['listTools']>>,
+    sink: ToolSink
+  ): Promise<void> {
     const ajv = await this.validators();
     const server = record.config.name;
-    const identity = record.config.kind === 'stdio' ? `stdio:${JSON.stringify([record.config.command, ...record.config.args])}` : `http:${record.config.url}`;
+    const identity =
+      record.config.kind === 'stdio'
+        ? `stdio:${JSON.stringify([record.config.command, ...record.config.args])}`
+        : `http:${record.config.url}`;
     const problems: string[] = [];
     const seen = new Map<string, string>();
     for (const tool of listed) {
       const name = qualifiedToolName(server, tool.name, (t) => createHash('sha256').update(t).digest('hex'));
       const clash = seen.get(name);
       if (clash !== undefined) {
-        problems.push(`"${tool.name}" is not available: its name ${name} is also the name of "${clash}" on the same server`);
+        problems.push(
+          `"${tool.name}" is not available: its name ${name} is also the name of "${clash}" on the same server`
+        );
         continue;
       }
       seen.set(name, tool.name);
       let validate: SchemaValidator;
       try {
-        const dialect = typeof tool.inputSchema.$schema === 'string' && /draft-0[467]/.test(tool.inputSchema.$schema) ? ajv.draft7 : ajv.draft2020;
+        const dialect =
+          typeof tool.inputSchema.$schema === 'string' && /draft-0[467]/.test(tool.inputSchema.$schema)
+            ? ajv.draft7
+            : ajv.draft2020;
         validate = dialect.compile(tool.inputSchema);
       } catch (error) {
-        problems.push(`"${tool.name}" is not available: its input schema does not compile (${(error as Error).message})`);
+        problems.push(
+          `"${tool.name}" is not available: its input schema does not compile (${(error as Error).message})`
+        );
         continue;
       }
       const existing = record.entries.get(name);
@@ -201,16 +252,25 @@ export class McpService implements ToolSource {
       }
       const taken = sink.get(name);
       if (taken) {
-        problems.push(`"${tool.name}" is not available: ${name} is already the name of another tool, which it may not shadow`);
+        problems.push(
+          `"${tool.name}" is not available: ${name} is already the name of another tool, which it may not shadow`
+        );
         continue;
       }
       const entry: McpToolEntry = { listed: tool, validate };
       record.entries.set(name, entry);
-      sink.register(createMcpTool(name, () => entry, {
-        server, identity, tier: record.config.tier,
-        // The card says what it talks to and whose file named it (a workspace's file is a cloned repository's).
-        origin: `${record.config.kind === 'stdio' ? [record.config.command, ...record.config.args].join(' ') : record.config.url}, configured in ${record.config.file}`, connection: record.connection, approvals: this.approvals, timeoutMs: this.options.callTimeoutMs ?? 120_000
-      }));
+      sink.register(
+        createMcpTool(name, () => entry, {
+          server,
+          identity,
+          tier: record.config.tier,
+          // The card says what it talks to and whose file named it (a workspace's file is a cloned repository's).
+          origin: `${record.config.kind === 'stdio' ? [record.config.command, ...record.config.args].join(' ') : record.config.url}, configured in ${record.config.file}`,
+          connection: record.connection,
+          approvals: this.approvals,
+          timeoutMs: this.options.callTimeoutMs ?? 120_000
+        })
+      );
     }
     record.problems = problems;
     for (const p of problems) this.options.logger.warn(`MCP server ${server}: ${p}`);
@@ -218,7 +278,11 @@ export class McpService implements ToolSource {
 
   private validators(): Promise<{ draft7: AjvLike; draft2020: AjvLike }> {
     this.ajv ??= (async () => {
-      const [{ Ajv }, { Ajv2020 }, formats] = await Promise.all([import('ajv'), import('ajv/dist/2020.js'), import('ajv-formats')]);
+      const [{ Ajv }, { Ajv2020 }, formats] = await Promise.all([
+        import('ajv'),
+        import('ajv/dist/2020.js'),
+        import('ajv-formats')
+      ]);
       // strict: false — a server's schema is used as given, unknown keywords included.
       const draft7 = new Ajv({ strict: false, allErrors: true });
       const draft2020 = new Ajv2020({ strict: false, allErrors: true });

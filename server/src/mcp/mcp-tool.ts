@@ -52,15 +52,22 @@ export interface McpToolDeps {
 
 /** Builds the registry tool; `entry()` is read on every use, so a re-listing takes effect at once. */
 export function createMcpTool(name: string, entry: () => McpToolEntry, deps: McpToolDeps): ToolDefinition {
-  const parameters = z.record(z.string(), z.unknown(), { error: 'must be an object of arguments' }).superRefine((value, ctx) => {
-    const current = entry();
-    if (current.validate(value)) return;
-    for (const e of current.validate.errors ?? []) {
-      const at = e.instancePath ? e.instancePath.slice(1).split('/') : [];
-      const extra = e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : e.params && 'missingProperty' in e.params ? ` (${String(e.params.missingProperty)})` : '';
-      ctx.addIssue({ code: 'custom', message: `${e.message ?? 'is invalid'}${extra}`, path: at });
-    }
-  });
+  const parameters = z
+    .record(z.string(), z.unknown(), { error: 'must be an object of arguments' })
+    .superRefine((value, ctx) => {
+      const current = entry();
+      if (current.validate(value)) return;
+      for (const e of current.validate.errors ?? []) {
+        const at = e.instancePath ? e.instancePath.slice(1).split('/') : [];
+        const extra =
+          e.params && 'additionalProperty' in e.params
+            ? ` (${String(e.params.additionalProperty)})`
+            : e.params && 'missingProperty' in e.params
+              ? ` (${String(e.params.missingProperty)})`
+              : '';
+        ctx.addIssue({ code: 'custom', message: `${e.message ?? 'is invalid'}${extra}`, path: at });
+      }
+    });
   const approvalText = (): { hash: string; description: string } => {
     const { listed } = entry();
     const description = listed.description ?? '(no description)';
@@ -92,17 +99,30 @@ export function createMcpTool(name: string, entry: () => McpToolEntry, deps: Mcp
     async execute(args, ctx): Promise<ToolOutput> {
       // Reached only when the text was approved before or a person just approved it (the floor asked).
       await deps.approvals.approve(deps.identity, entry().listed.name, approvalText());
-      const result = await deps.connection.callTool(entry().listed.name, args as Record<string, unknown>, ctx.signal, deps.timeoutMs);
+      const result = await deps.connection.callTool(
+        entry().listed.name,
+        args as Record<string, unknown>,
+        ctx.signal,
+        deps.timeoutMs
+      );
       const { text, attachments } = renderContent(result.content, result.structuredContent);
       if (result.isError) throw new ToolInputError(`${name} returned an error: ${text || '(no message)'}`);
-      return { title: `${deps.server}: ${entry().listed.name}`, output: text || '(no output)', ...(attachments.length > 0 ? { attachments } : {}), metadata: { mcpServer: deps.server, mcpTool: entry().listed.name } };
+      return {
+        title: `${deps.server}: ${entry().listed.name}`,
+        output: text || '(no output)',
+        ...(attachments.length > 0 ? { attachments } : {}),
+        metadata: { mcpServer: deps.server, mcpTool: entry().listed.name }
+      };
     }
   };
   return definition;
 }
 
 /** MCP content blocks → the model's text plus images. */
-export function renderContent(content: ReadonlyArray<Record<string, unknown>>, structured: unknown): { text: string; attachments: ToolAttachment[] } {
+export function renderContent(
+  content: ReadonlyArray<Record<string, unknown>>,
+  structured: unknown
+): { text: string; attachments: ToolAttachment[] } {
   const parts: string[] = [];
   const attachments: ToolAttachment[] = [];
   for (const block of content) {
@@ -112,8 +132,13 @@ export function renderContent(content: ReadonlyArray<Record<string, unknown>>, s
       parts.push(`[image ${block.mimeType}]`);
     } else if (block.type === 'resource' && typeof block.resource === 'object' && block.resource !== null) {
       const r = block.resource as Record<string, unknown>;
-      parts.push(typeof r.text === 'string' ? `[resource ${String(r.uri)}]\n${r.text}` : `[resource ${String(r.uri)} (${String(r.mimeType ?? 'binary')})]`);
-    } else if (block.type === 'resource_link') parts.push(`[resource link ${String(block.uri)}${block.name ? ` "${String(block.name)}"` : ''}]`);
+      parts.push(
+        typeof r.text === 'string'
+          ? `[resource ${String(r.uri)}]\n${r.text}`
+          : `[resource ${String(r.uri)} (${String(r.mimeType ?? 'binary')})]`
+      );
+    } else if (block.type === 'resource_link')
+      parts.push(`[resource link ${String(block.uri)}${block.name ? ` "${String(block.name)}"` : ''}]`);
     else parts.push(JSON.stringify(block));
   }
   if (parts.length === 0 && structured !== undefined) parts.push(JSON.stringify(structured, null, 1));

@@ -26,22 +26,34 @@ import { createCellmateMcpServer, exposedRegistry } from './expose.js';
 export const MCP_HTTP_MAX_BODY = 16 * 1024 * 1024;
 
 /** Serves one MCP session over stdio until the input ends; resolves once it closed. */
-export async function serveMcpStdio(options: { workspace: string; env: NodeJS.ProcessEnv; logger: Logger; input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<void> {
+export async function serveMcpStdio(options: {
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+}): Promise<void> {
   const { workspace, env, logger } = options;
   const lsp = new LspService({ workspace, env, logger, bundledBins: bundledServerBins(env) });
   const docs = new DocumentSync(lsp, new PaneHub());
   const harness = createHarness({
-    workspace, env,
+    workspace,
+    env,
     // The same table as the companion's, for what this process holds (no kernels, panes or chats);
     // `exposedRegistry` then picks the stateless tools MCP clients may call.
     tools: (ports) => builtinTools({ catalog: ports.catalog, lsp: { service: lsp, docs } }),
-    onProblem: (message, error) => logger.warn(error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`)
+    onProblem: (message, error) =>
+      logger.warn(
+        error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`
+      )
   });
   harness.redactor.addConfig(await loadConfigFile(env));
   const server = await createCellmateMcpServer(exposedRegistry(harness.registry, harness), workspace);
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
-  await server.connect(new StdioServerTransport(options.input as NodeJS.ReadStream, options.output as NodeJS.WriteStream));
+  await server.connect(
+    new StdioServerTransport(options.input as NodeJS.ReadStream, options.output as NodeJS.WriteStream)
+  );
   options.input.once('end', () => void server.close());
   await closed;
   await lsp.dispose();
@@ -56,7 +68,12 @@ export interface McpSocketEndpoint {
 }
 
 /** Listens on `socketPath` (mode 0600) and answers MCP over Streamable HTTP from `registry`. */
-export async function listenMcpSocket(socketPath: string, registry: ToolRegistry, workspace: string, logger: Logger): Promise<McpSocketEndpoint> {
+export async function listenMcpSocket(
+  socketPath: string,
+  registry: ToolRegistry,
+  workspace: string,
+  logger: Logger
+): Promise<McpSocketEndpoint> {
   await rm(socketPath, { force: true });
   const server = http.createServer((req, res) => {
     handle(req, res, registry, workspace).catch((error: unknown) => {
@@ -80,11 +97,22 @@ export async function listenMcpSocket(socketPath: string, registry: ToolRegistry
   };
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, registry: ToolRegistry, workspace: string): Promise<void> {
+async function handle(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  registry: ToolRegistry,
+  workspace: string
+): Promise<void> {
   if (req.method !== 'POST') {
     // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
     res.writeHead(405, { 'content-type': 'application/json', allow: 'POST' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless, use POST.' }, id: null }));
+    res.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless, use POST.' },
+        id: null
+      })
+    );
     return;
   }
   const body = await readBody(req);
@@ -93,7 +121,13 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, regis
     parsed = JSON.parse(body);
   } catch {
     res.writeHead(400, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON.' }, id: null }));
+    res.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        error: { code: -32700, message: 'Parse error: the body is not JSON.' },
+        id: null
+      })
+    );
     return;
   }
   const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');

@@ -55,7 +55,10 @@ export class ChatFiles<T> {
     mkdirSync(this.options.directory, { recursive: true, mode: 0o700 });
     const target = this.file(chatId);
     const temp = `${target}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify({ version: 1, [this.options.key]: value })}\n`, { encoding: 'utf8', mode: 0o600 });
+    writeFileSync(temp, `${JSON.stringify({ version: 1, [this.options.key]: value })}\n`, {
+      encoding: 'utf8',
+      mode: 0o600
+    });
     renameSync(temp, target);
     this.cache.set(chatId, value);
   }
@@ -84,7 +87,9 @@ export class ChatFiles<T> {
       } catch {
         // already gone: nothing to keep
       }
-      this.options.onProblem?.(`the ${this.options.noun} file of chat ${chatId} was unreadable (${error instanceof Error ? error.message : String(error)}); kept as ${aside}`);
+      this.options.onProblem?.(
+        `the ${this.options.noun} file of chat ${chatId} was unreadable (${error instanceof Error ? error.message : String(error)}); kept as ${aside}`
+      );
       return this.options.empty();
     }
   }

@@ -60,39 +60,76 @@ interface ModeSpec {
 
 const SPECS: readonly ModeSpec[] = [
   {
-    mode: 'agent', name: 'agent', label: 'Agent', selectable: true, maxTier: 'exec', worktree: 'writable',
+    mode: 'agent',
+    name: 'agent',
+    label: 'Agent',
+    selectable: true,
+    maxTier: 'exec',
+    worktree: 'writable',
     guidance: [{ text: 'You may read, edit and run code. Keep changes to what the user asked for.' }]
   },
   {
-    mode: 'plan', name: 'plan', label: 'Plan', selectable: true, maxTier: 'read', worktree: 'read-only',
-    artifact: 'submit_plan', ownTools: ['exit_plan_mode'],
-    nudge: 'Reminder: this chat is in Plan mode and your run ended without submit_plan. If a plan would help, call submit_plan now (then exit_plan_mode). If no plan is needed here, that is fine: say so in one sentence and stop.',
+    mode: 'plan',
+    name: 'plan',
+    label: 'Plan',
+    selectable: true,
+    maxTier: 'read',
+    worktree: 'read-only',
+    artifact: 'submit_plan',
+    ownTools: ['exit_plan_mode'],
+    nudge:
+      'Reminder: this chat is in Plan mode and your run ended without submit_plan. If a plan would help, call submit_plan now (then exit_plan_mode). If no plan is needed here, that is fine: say so in one sentence and stop.',
     guidance: [
       { text: 'You are planning, not doing: explore with the read-only tools; nothing here changes the workspace.' },
       { text: 'Deliver the plan with submit_plan: a goal and a dependency graph of steps.', needs: ['submit_plan'] },
-      { text: 'Then call exit_plan_mode for the user\'s approval and wait while it is pending; on approval the steps run in Agent mode, on rejection revise and submit again.', needs: ['exit_plan_mode'] },
+      {
+        text: "Then call exit_plan_mode for the user's approval and wait while it is pending; on approval the steps run in Agent mode, on rejection revise and submit again.",
+        needs: ['exit_plan_mode']
+      },
       { text: 'If no plan is needed (a question, a one-line change), say so instead of inventing one.' }
     ]
   },
   {
-    mode: 'review', name: 'review', label: 'Review', selectable: false, maxTier: 'write', worktree: 'read-only',
-    allow: ['add_review_node', 'approve_review_node', 'finalize_review'], artifact: 'finalize_review',
+    mode: 'review',
+    name: 'review',
+    label: 'Review',
+    selectable: false,
+    maxTier: 'write',
+    worktree: 'read-only',
+    allow: ['add_review_node', 'approve_review_node', 'finalize_review'],
+    artifact: 'finalize_review',
     ownTools: ['add_review_node', 'approve_review_node', 'finalize_review'],
     guidance: [
       { text: 'You review changes, not make them: read the diff and the code around it.' },
       { text: 'Record each finding with add_review_node.', needs: ['add_review_node'] },
-      { text: 'Publish the verdict with finalize_review; it runs lint, type-check and tests itself.', needs: ['finalize_review'] },
-      { text: 'Only a peer confirms a finding: approve_review_node another reviewer\'s once checked, never your own.', needs: ['approve_review_node'] }
+      {
+        text: 'Publish the verdict with finalize_review; it runs lint, type-check and tests itself.',
+        needs: ['finalize_review']
+      },
+      {
+        text: "Only a peer confirms a finding: approve_review_node another reviewer's once checked, never your own.",
+        needs: ['approve_review_node']
+      }
     ]
   },
   {
-    mode: 'orchestrate', name: 'orchestrate', label: 'Orchestrate', selectable: true, maxTier: 'read', worktree: 'read-only',
+    mode: 'orchestrate',
+    name: 'orchestrate',
+    label: 'Orchestrate',
+    selectable: true,
+    maxTier: 'read',
+    worktree: 'read-only',
     artifact: 'propose_orchestration',
     // MODE-5: nothing runs before the operator approves — no worker may be started or rerun here (they are read tier, VIBE-1).
     deny: ['vibe_spawn', 'vibe_send'],
     guidance: [
-      { text: 'You design the work, not run it: explore with the read-only tools; nothing here changes the workspace.' },
-      { text: 'Propose roles, a sub-task tree, a synthesis step and a budget with propose_orchestration, then end your turn: nothing runs until the user approves it in the pane (no tool can), and a re-proposal within 2 minutes is refused. On rejection, revise and propose again.', needs: ['propose_orchestration'] },
+      {
+        text: 'You design the work, not run it: explore with the read-only tools; nothing here changes the workspace.'
+      },
+      {
+        text: 'Propose roles, a sub-task tree, a synthesis step and a budget with propose_orchestration, then end your turn: nothing runs until the user approves it in the pane (no tool can), and a re-proposal within 2 minutes is refused. On rejection, revise and propose again.',
+        needs: ['propose_orchestration']
+      },
       { text: 'If the request fits one turn, say so instead of orchestrating it.' }
     ]
   }
@@ -103,19 +140,28 @@ const OWN_TOOLS = new Map(SPECS.map((s) => [s.mode, s.ownTools ?? []]));
 
 function compile(spec: ModeSpec): ModeProfile {
   const others = SPECS.filter((s) => s.mode !== spec.mode).flatMap((s) => OWN_TOOLS.get(s.mode) ?? []);
-  const deny = [...new Set([...(spec.deny ?? []), ...others])].filter((t) => !PINNED_TOOLS.has(t) && !(spec.ownTools ?? []).includes(t));
+  const deny = [...new Set([...(spec.deny ?? []), ...others])].filter(
+    (t) => !PINNED_TOOLS.has(t) && !(spec.ownTools ?? []).includes(t)
+  );
   // The posture is enforced, not described: a read-only mode refuses every world-changing class (MODE-7).
-  const refused = spec.worktree === 'read-only'
-    ? [...new Set([...(spec.refusedActionClasses ?? []), ...WORLD_CHANGING_CLASSES])]
-    : [...(spec.refusedActionClasses ?? [])];
+  const refused =
+    spec.worktree === 'read-only'
+      ? [...new Set([...(spec.refusedActionClasses ?? []), ...WORLD_CHANGING_CLASSES])]
+      : [...(spec.refusedActionClasses ?? [])];
   return Object.freeze({
-    mode: spec.mode, name: spec.name, label: spec.label, selectable: spec.selectable, maxTier: spec.maxTier,
+    mode: spec.mode,
+    name: spec.name,
+    label: spec.label,
+    selectable: spec.selectable,
+    maxTier: spec.maxTier,
     ...(spec.allow ? { allow: spec.allow } : {}),
     ...(deny.length ? { deny } : {}),
     ...(refused.length ? { refusedActionClasses: refused } : {}),
     ...(spec.artifact ? { artifact: spec.artifact } : {}),
     ...(spec.nudge ? { nudge: spec.nudge } : {}),
-    worktree: spec.worktree, ownTools: spec.ownTools ?? [], guidance: spec.guidance
+    worktree: spec.worktree,
+    ownTools: spec.ownTools ?? [],
+    guidance: spec.guidance
   });
 }
 
@@ -131,17 +177,25 @@ export const MODE_PROFILES: Readonly<Record<ChatMode, ModeProfile>> = Object.fre
  * profile, not a mode: the chat keeps its mode for the next turn.
  */
 export const EXPLAIN_PROFILE: ModeProfile = compile({
-  mode: 'agent', name: 'explain', label: 'Explain', selectable: false, maxTier: 'read', worktree: 'read-only',
+  mode: 'agent',
+  name: 'explain',
+  label: 'Explain',
+  selectable: false,
+  maxTier: 'read',
+  worktree: 'read-only',
   deny: ['vibe_spawn', 'vibe_send'],
   guidance: [
     { text: 'You explain, you do not change: nothing you can call edits a file or a cell, or runs code.' },
-    { text: 'Answer from the attached facts and what the read-only tools show; say which change would fix it and in which cell, without making it.' }
+    {
+      text: 'Answer from the attached facts and what the read-only tools show; say which change would fix it and in which cell, without making it.'
+    }
   ]
 });
 
 /** The profile a chat in `mode` runs its turns with. */
 export function profileOf(mode: ChatMode): ModeProfile {
   const profile = MODE_PROFILES[mode];
-  if (!profile) throw new RangeError(`Unknown mode "${String(mode)}"; the modes are ${Object.keys(MODE_PROFILES).join(', ')}.`);
+  if (!profile)
+    throw new RangeError(`Unknown mode "${String(mode)}"; the modes are ${Object.keys(MODE_PROFILES).join(', ')}.`);
   return profile;
 }

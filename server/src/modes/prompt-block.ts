@@ -10,9 +10,10 @@ import type { ModeProfile } from './profiles.js';
  */
 export function modePromptBlock(profile: ModeProfile, surface: readonly SurfaceTool[]): string {
   const names = new Set(surface.map((t) => t.name));
-  const posture = profile.worktree === 'read-only'
-    ? 'This mode is read-only: tools that change files, run processes or reach outside the workspace are refused.'
-    : 'This mode may change the workspace: writes and runs still go through the user\'s policy and approvals.';
+  const posture =
+    profile.worktree === 'read-only'
+      ? 'This mode is read-only: tools that change files, run processes or reach outside the workspace are refused.'
+      : "This mode may change the workspace: writes and runs still go through the user's policy and approvals.";
   const lines = profile.guidance.filter((g) => (g.needs ?? []).every((n) => names.has(n))).map((g) => `- ${g.text}`);
   const listed = [...names].sort();
   return [

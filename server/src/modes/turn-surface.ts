@@ -26,12 +26,23 @@ export interface TurnSurface {
  * `mode` may be a turn's own profile instead (an Explain turn's, `EXPLAIN_PROFILE`).
  * `hide`: tools left out of this turn's catalog and prompt (`skill` while no skill is offered).
  */
-export function turnSurface(registry: ToolRegistry, mode: ChatMode | ModeProfile, hide?: ReadonlySet<string>): TurnSurface {
+export function turnSurface(
+  registry: ToolRegistry,
+  mode: ChatMode | ModeProfile,
+  hide?: ReadonlySet<string>
+): TurnSurface {
   const profile = typeof mode === 'string' ? profileOf(mode) : mode;
   const surface = registry.list(profile).filter((t) => !hide?.has(t.name));
-  const nudge = profile.artifact && profile.nudge && surface.some((t) => t.name === profile.artifact)
-    ? { verb: profile.artifact, text: profile.nudge }
-    : undefined;
+  const nudge =
+    profile.artifact && profile.nudge && surface.some((t) => t.name === profile.artifact)
+      ? { verb: profile.artifact, text: profile.nudge }
+      : undefined;
   const catalog = surfaceCatalog(registry, profile, hide);
-  return { profile, declared: catalog.declaredTools, catalog, promptBlock: modePromptBlock(profile, surface), ...(nudge ? { nudge } : {}) };
+  return {
+    profile,
+    declared: catalog.declaredTools,
+    catalog,
+    promptBlock: modePromptBlock(profile, surface),
+    ...(nudge ? { nudge } : {})
+  };
 }

@@ -50,17 +50,30 @@ export function describeOutput(output: unknown, n = 0, how: OutputCut = {}): str
 }
 
 /** Cells `from`…`to` (array indices, `to` exclusive) of a notebook for the model, labelled `[1]`, `[2]` … */
-export function describeCells(cells: readonly NotebookCellData[], from = 0, to = cells.length, how: OutputCut = {}): string {
+export function describeCells(
+  cells: readonly NotebookCellData[],
+  from = 0,
+  to = cells.length,
+  how: OutputCut = {}
+): string {
   return cellEntries(cells, from, to, how).join('\n');
 }
 
 /** One text per cell (for paging), as {@link describeCells} shows them. */
-export function cellEntries(cells: readonly NotebookCellData[], from = 0, to = cells.length, how: OutputCut = {}): string[] {
+export function cellEntries(
+  cells: readonly NotebookCellData[],
+  from = 0,
+  to = cells.length,
+  how: OutputCut = {}
+): string[] {
   const entries: string[] = [];
   for (let i = from; i < Math.min(to, cells.length); i++) {
     const lines: string[] = [];
     const c = cells[i]!;
-    const mark = (c.metadata as { cellmate?: { created_by?: string } }).cellmate?.created_by === 'agent' ? ', made by the agent' : '';
+    const mark =
+      (c.metadata as { cellmate?: { created_by?: string } }).cellmate?.created_by === 'agent'
+        ? ', made by the agent'
+        : '';
     const exec = c.cell_type === 'code' ? `, execution_count ${c.execution_count ?? 'none'}` : '';
     lines.push(`[${i + 1}] id=${c.id} ${c.cell_type}${exec}${mark}`);
     lines.push(c.source.length ? c.source.replace(/^/gm, '    ') : '    (empty)');

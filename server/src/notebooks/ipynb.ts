@@ -56,7 +56,8 @@ export function parseNotebook(text: string): IpynbNotebook {
   if (!isObject(nb.metadata)) throw new NotebookFormatError('metadata is missing');
   if (!Array.isArray(nb.cells)) throw new NotebookFormatError('cells is not a list');
   nb.cells.forEach((c, i) => {
-    if (!isObject(c) || !CELL_TYPES.has(c.cell_type as string)) throw new NotebookFormatError(`cell ${i} has no valid cell_type`);
+    if (!isObject(c) || !CELL_TYPES.has(c.cell_type as string))
+      throw new NotebookFormatError(`cell ${i} has no valid cell_type`);
     if (typeof c.source !== 'string' && !(Array.isArray(c.source) && c.source.every((l) => typeof l === 'string'))) {
       throw new NotebookFormatError(`cell ${i} has no valid source`);
     }
@@ -106,10 +107,16 @@ export function toCellData(nb: IpynbNotebook, index: number): NotebookCellData {
  * applied then). Cells the planner made or changed get Jupyter's line-list source; every
  * other cell is the same object, so it serializes as it was read.
  */
-export function applyEdits(original: IpynbNotebook, ops: readonly NotebookEditOp[], mark: CellmateCellMark): { notebook: IpynbNotebook; insertedIds: string[] } {
+export function applyEdits(
+  original: IpynbNotebook,
+  ops: readonly NotebookEditOp[],
+  mark: CellmateCellMark
+): { notebook: IpynbNotebook; insertedIds: string[] } {
   const plan = planNotebookEdits(original.cells, ops, { mark, withIds: hasCellIds(original), newId: newCellId });
   const untouched = new Set<unknown>(original.cells);
-  const cells = plan.cells.map((c): IpynbCell => (untouched.has(c) ? (c as IpynbCell) : { ...c, source: sourceLines(sourceText(c.source)) }));
+  const cells = plan.cells.map((c): IpynbCell =>
+    untouched.has(c) ? (c as IpynbCell) : { ...c, source: sourceLines(sourceText(c.source)) }
+  );
   return { notebook: { ...original, cells }, insertedIds: plan.insertedIds };
 }
 

@@ -27,7 +27,16 @@ export interface NeutralisedCell {
 
 /** Cell magics whose body is Python (IPython runs it, or hands it to a Python, after the first line). */
 export const PYTHON_BODY_CELL_MAGICS: ReadonlySet<string> = new Set([
-  'time', 'timeit', 'capture', 'prun', 'debug', 'python', 'python3', 'pypy', 'memit', 'cython_inline'
+  'time',
+  'timeit',
+  'capture',
+  'prun',
+  'debug',
+  'python',
+  'python3',
+  'pypy',
+  'memit',
+  'cython_inline'
 ]);
 
 const LINE_MAGIC = /^(\s*)([%!].*)$/;

@@ -13,7 +13,11 @@ export const OPEN_DOCUMENTS_TIMEOUT_MS = 3_000;
 
 /** One pane that has a notebook open. */
 export interface PaneTarget {
-  request<K extends PaneRequestMethod>(method: K, params: PaneRequests[K]['params'], signal?: AbortSignal): Promise<PaneRequests[K]['result']>;
+  request<K extends PaneRequestMethod>(
+    method: K,
+    params: PaneRequests[K]['params'],
+    signal?: AbortSignal
+  ): Promise<PaneRequests[K]['result']>;
 }
 
 /** The notebook port the tools and the context expander use. */
@@ -72,7 +76,12 @@ function changes<K extends PaneRequestMethod>(method: K, params: PaneRequests[K]
 }
 
 /** A request to the pane; one that changes a notebook is announced to the call's checkpoint first. */
-async function request<K extends PaneRequestMethod>(conn: MessageConnection, method: K, params: PaneRequests[K]['params'], signal?: AbortSignal): Promise<PaneRequests[K]['result']> {
+async function request<K extends PaneRequestMethod>(
+  conn: MessageConnection,
+  method: K,
+  params: PaneRequests[K]['params'],
+  signal?: AbortSignal
+): Promise<PaneRequests[K]['result']> {
   const recorder = currentWriteRecorder();
   if (recorder && changes(method, params)) {
     const path = (params as { path: string }).path;

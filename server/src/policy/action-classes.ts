@@ -10,4 +10,6 @@ export { ACTION_CLASSES, type ActionClass };
 const HARMLESS_CLASSES: readonly ActionClass[] = ['read', 'network-read', 'ask-user'];
 
 /** The classes read-only modes refuse (MODE-7): everything but reading and asking. */
-export const WORLD_CHANGING_CLASSES: readonly ActionClass[] = ACTION_CLASSES.filter((c) => !HARMLESS_CLASSES.includes(c));
+export const WORLD_CHANGING_CLASSES: readonly ActionClass[] = ACTION_CLASSES.filter(
+  (c) => !HARMLESS_CLASSES.includes(c)
+);

@@ -6,11 +6,76 @@
 import type { ShellWord, SimpleCommand } from './shell-parse.js';
 
 /** Shells: their script comes from `-c`, a file, or standard input. */
-export const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'yash', 'rbash', 'busybox']);
+export const SHELLS = new Set([
+  'sh',
+  'bash',
+  'zsh',
+  'dash',
+  'ksh',
+  'mksh',
+  'ash',
+  'fish',
+  'csh',
+  'tcsh',
+  'yash',
+  'rbash',
+  'busybox'
+]);
 
-const ROOT_DIRS = new Set(['etc', 'usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32', 'boot', 'dev', 'proc', 'sys', 'var', 'opt', 'root', 'srv', 'snap', 'run']);
-const WRITE_PROTECTED_ROOT = new Set(['etc', 'boot', 'usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32', 'sys', 'proc', 'root']);
-const HOME_PROTECTED = new Set(['.ssh', '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.gnupg', '.aws', '.kube', '.docker', '.netrc', '.gitconfig', '.npmrc', '.pypirc', '.config']);
+const ROOT_DIRS = new Set([
+  'etc',
+  'usr',
+  'bin',
+  'sbin',
+  'lib',
+  'lib32',
+  'lib64',
+  'libx32',
+  'boot',
+  'dev',
+  'proc',
+  'sys',
+  'var',
+  'opt',
+  'root',
+  'srv',
+  'snap',
+  'run'
+]);
+const WRITE_PROTECTED_ROOT = new Set([
+  'etc',
+  'boot',
+  'usr',
+  'bin',
+  'sbin',
+  'lib',
+  'lib32',
+  'lib64',
+  'libx32',
+  'sys',
+  'proc',
+  'root'
+]);
+const HOME_PROTECTED = new Set([
+  '.ssh',
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.profile',
+  '.zshrc',
+  '.zprofile',
+  '.zshenv',
+  '.gnupg',
+  '.aws',
+  '.kube',
+  '.docker',
+  '.netrc',
+  '.gitconfig',
+  '.npmrc',
+  '.pypirc',
+  '.config'
+]);
 const HARMLESS_DEVICES = /^\/dev\/(null|zero|full|random|urandom|stdin|stdout|stderr|tty|fd\/\d+|shm(\/.*)?|pts\/\d+)$/;
 const BLOCK_DEVICE = /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk\/|mapper\/|loop|md|dm-|sr)/;
 const PRIVILEGE = new Set(['sudo', 'doas', 'su', 'pkexec', 'run0']);
@@ -23,13 +88,15 @@ export function commandDangers(cmd: SimpleCommand): string[] {
   for (const r of cmd.redirects) out.push(...redirectDangers(r.op, r.target));
   const rule = RULES[cmd.name];
   if (rule) out.push(...rule(cmd));
-  if (/^mkfs(\.\w+)?$|^(mke2fs|mkswap|wipefs|fdisk|sfdisk|cfdisk|sgdisk|parted|blkdiscard)$/.test(cmd.name)) out.push(`${cmd.name} formats or repartitions a disk`);
+  if (/^mkfs(\.\w+)?$|^(mke2fs|mkswap|wipefs|fdisk|sfdisk|cfdisk|sgdisk|parted|blkdiscard)$/.test(cmd.name))
+    out.push(`${cmd.name} formats or repartitions a disk`);
   if (/^(shutdown|reboot|halt|poweroff)$/.test(cmd.name)) out.push('stops the machine');
   if (/^(shred|srm|wipe)$/.test(cmd.name)) out.push(`${cmd.name} destroys data irrecoverably`);
   if (cmd.args.some((a) => /\.ssh\/authorized_keys\b/.test(a.value))) out.push('touches ~/.ssh/authorized_keys');
   // The companion's own environment holds the provider keys children never get.
   const words = [...cmd.args, ...cmd.redirects.map((r) => r.target)];
-  if (words.some((a) => /^\/proc\/[^/]+\/environ$/.test(a.literal ? a.value : a.source.replace(/["']/g, '')))) out.push("reads a process's environment (where secrets live)");
+  if (words.some((a) => /^\/proc\/[^/]+\/environ$/.test(a.literal ? a.value : a.source.replace(/["']/g, ''))))
+    out.push("reads a process's environment (where secrets live)");
   return out;
 }
 
@@ -56,22 +123,34 @@ const RULES: Record<string, Rule> = {
   chgrp: (cmd) => permissionChange(cmd),
   mv: (cmd) => {
     const { operands } = splitOptions(cmd.args);
-    const out = operands.slice(0, -1).map(criticalTarget).filter(Boolean).map((t) => `moves ${t}`);
+    const out = operands
+      .slice(0, -1)
+      .map(criticalTarget)
+      .filter(Boolean)
+      .map((t) => `moves ${t}`);
     return [...out, ...destination(cmd)];
   },
   cp: destination,
   install: destination,
   ln: destination,
-  rsync: (cmd) => [...destination(cmd), ...(cmd.args.some((a) => a.value.startsWith('--delete')) ? rsyncDelete(cmd) : [])],
+  rsync: (cmd) => [
+    ...destination(cmd),
+    ...(cmd.args.some((a) => a.value.startsWith('--delete')) ? rsyncDelete(cmd) : [])
+  ],
   tee: (cmd) => writes(splitOptions(cmd.args).operands),
   touch: (cmd) => writes(splitOptions(cmd.args).operands),
   truncate: () => ['truncate destroys file contents'],
-  sed: (cmd) => (cmd.args.some((a) => /^(-[a-zA-Z]*i|--in-place)/.test(a.value)) ? writes(splitOptions(cmd.args).operands) : []),
-  dd: (cmd) => cmd.args.filter((a) => a.value.startsWith('of=')).flatMap((a) => {
-    const target = { ...a, value: a.value.slice(3), source: a.source.replace(/^of=/, '') };
-    if (target.value.startsWith('/dev/') && !HARMLESS_DEVICES.test(target.value)) return [`dd writing to the device ${target.value}`];
-    return writeProtected(target) ? [`dd writing to ${target.value}`] : [];
-  }),
+  sed: (cmd) =>
+    cmd.args.some((a) => /^(-[a-zA-Z]*i|--in-place)/.test(a.value)) ? writes(splitOptions(cmd.args).operands) : [],
+  dd: (cmd) =>
+    cmd.args
+      .filter((a) => a.value.startsWith('of='))
+      .flatMap((a) => {
+        const target = { ...a, value: a.value.slice(3), source: a.source.replace(/^of=/, '') };
+        if (target.value.startsWith('/dev/') && !HARMLESS_DEVICES.test(target.value))
+          return [`dd writing to the device ${target.value}`];
+        return writeProtected(target) ? [`dd writing to ${target.value}`] : [];
+      }),
   curl: (cmd) => writes(optionValues(cmd.args, ['-o', '--output'])),
   wget: (cmd) => writes(optionValues(cmd.args, ['-O', '--output-document'])),
   git: gitDangers,
@@ -83,7 +162,8 @@ const RULES: Record<string, Rule> = {
   history: (cmd) => (cmd.args.some((a) => a.value === '-c') ? ['history -c erases the shell history'] : []),
   init: (cmd) => (cmd.args.some((a) => /^[06]$/.test(a.value)) ? ['stops the machine'] : []),
   telinit: (cmd) => (cmd.args.some((a) => /^[06]$/.test(a.value)) ? ['stops the machine'] : []),
-  systemctl: (cmd) => (cmd.args.some((a) => /^(poweroff|reboot|halt|kexec|suspend|hibernate)$/.test(a.value)) ? ['stops the machine'] : []),
+  systemctl: (cmd) =>
+    cmd.args.some((a) => /^(poweroff|reboot|halt|kexec|suspend|hibernate)$/.test(a.value)) ? ['stops the machine'] : [],
   kill: (cmd) => {
     const rest = cmd.args.map((a) => a.value);
     let i = 0;
@@ -91,12 +171,19 @@ const RULES: Record<string, Rule> = {
     else if (rest[0]?.startsWith('-') && rest[0] !== '--' && rest.length > 1) i = 1;
     return rest.slice(i).some((v) => v === '-1') ? ['kill -1 signals every process you own'] : [];
   },
-  nc: netShell, ncat: netShell, netcat: netShell,
-  socat: (cmd) => (cmd.args.some((a) => /(^|,|:)(exec|system):/i.test(a.value)) ? ['socat hands a program to a network connection'] : [])
+  nc: netShell,
+  ncat: netShell,
+  netcat: netShell,
+  socat: (cmd) =>
+    cmd.args.some((a) => /(^|,|:)(exec|system):/i.test(a.value))
+      ? ['socat hands a program to a network connection']
+      : []
 };
 
 function netShell(cmd: SimpleCommand): string[] {
-  return cmd.args.some((a) => /^-[a-zA-Z]*[ec]$/.test(a.value) || a.value === '--exec' || a.value === '--sh-exec') ? [`${cmd.name} hands a program to a network connection`] : [];
+  return cmd.args.some((a) => /^-[a-zA-Z]*[ec]$/.test(a.value) || a.value === '--exec' || a.value === '--sh-exec')
+    ? [`${cmd.name} hands a program to a network connection`]
+    : [];
 }
 
 function permissionChange(cmd: SimpleCommand): string[] {
@@ -156,8 +243,10 @@ function optionValues(args: readonly ShellWord[], names: string[]): ShellWord[] 
   args.forEach((a, i) => {
     for (const n of names) {
       if (a.value === n && args[i + 1]) out.push(args[i + 1]!);
-      else if (n.startsWith('--') && a.value.startsWith(`${n}=`)) out.push({ ...a, value: a.value.slice(n.length + 1) });
-      else if (!n.startsWith('--') && a.value.startsWith(n) && a.value.length > n.length && !a.value.startsWith('--')) out.push({ ...a, value: a.value.slice(n.length) });
+      else if (n.startsWith('--') && a.value.startsWith(`${n}=`))
+        out.push({ ...a, value: a.value.slice(n.length + 1) });
+      else if (!n.startsWith('--') && a.value.startsWith(n) && a.value.length > n.length && !a.value.startsWith('--'))
+        out.push({ ...a, value: a.value.slice(n.length) });
     }
   });
   return out;
@@ -204,13 +293,15 @@ export function criticalTarget(word: ShellWord): string | undefined {
   const first = segments[0] ?? '';
   const glob = /[*?[]/.test(first);
   if (root === '/') {
-    if (segments.length <= 1 || ROOT_DIRS.has(first) || glob || (first === 'home' && segments.length <= 2)) return `${shown} (the system)`;
+    if (segments.length <= 1 || ROOT_DIRS.has(first) || glob || (first === 'home' && segments.length <= 2))
+      return `${shown} (the system)`;
     return undefined;
   }
   if (root === '~') return segments.length <= 1 || glob ? `${shown} (your home folder)` : undefined;
   if (segments.length === 0) return `${shown} (the whole working folder)`;
   if (first === '..') return `${shown} (outside the working folder)`;
-  if (segments.length === 1 && /^(\*|\.\*|\*\*|\.\[!\.\]\*)$/.test(first)) return `${shown} (everything in the working folder)`;
+  if (segments.length === 1 && /^(\*|\.\*|\*\*|\.\[!\.\]\*)$/.test(first))
+    return `${shown} (everything in the working folder)`;
   return undefined;
 }
 
@@ -230,18 +321,21 @@ function writeProtected(word: ShellWord): boolean {
 function gitDangers(cmd: SimpleCommand): string[] {
   const args = cmd.args.map((a) => a.value);
   let i = 0;
-  while (i < args.length && args[i]!.startsWith('-')) i += /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path)$/.test(args[i]!) ? 2 : 1;
+  while (i < args.length && args[i]!.startsWith('-'))
+    i += /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path)$/.test(args[i]!) ? 2 : 1;
   const sub = args[i];
   const rest = cmd.args.slice(i + 1);
   const { flags, operands } = splitOptions(rest);
   if (sub === 'push') {
-    if (flags.has('f') || flags.has('--force') || flags.has('--force-with-lease') || flags.has('--force-if-includes')) return ['force push (rewrites the remote history)'];
+    if (flags.has('f') || flags.has('--force') || flags.has('--force-with-lease') || flags.has('--force-if-includes'))
+      return ['force push (rewrites the remote history)'];
     if (flags.has('--mirror')) return ['git push --mirror (overwrites every remote ref)'];
     if (flags.has('d') || flags.has('--delete') || flags.has('--prune')) return ['git push deletes remote branches'];
     if (operands.some((o) => o.value.startsWith('+'))) return ['force push (a +refspec rewrites the remote history)'];
     if (operands.slice(1).some((o) => o.value.startsWith(':'))) return ['git push deletes a remote branch'];
   }
-  if (sub === 'clean' && (flags.has('f') || flags.has('--force'))) return ['git clean deletes untracked files irrecoverably'];
+  if (sub === 'clean' && (flags.has('f') || flags.has('--force')))
+    return ['git clean deletes untracked files irrecoverably'];
   if (sub === 'reset' && flags.has('--hard')) return ['git reset --hard discards uncommitted changes'];
   return [];
 }

@@ -24,13 +24,15 @@ import type { PolicyRule } from './policy.js';
  * The home file may carry the trust list, `"trustedWorkspaces"`.
  */
 export const policyFileSchema = z.strictObject({
-  rules: z.array(
-    z.strictObject({
-      tool: z.string().min(1),
-      pattern: z.string().min(1),
-      action: z.enum(['allow', 'ask', 'deny'])
-    })
-  ).default([]),
+  rules: z
+    .array(
+      z.strictObject({
+        tool: z.string().min(1),
+        pattern: z.string().min(1),
+        action: z.enum(['allow', 'ask', 'deny'])
+      })
+    )
+    .default([]),
   trustedWorkspaces: z.union([z.literal(true), z.array(z.string())]).optional()
 });
 
@@ -82,7 +84,15 @@ export async function loadPolicyRules(
       const allows = parsed.filter((r) => r.action === 'allow');
       if (allows.length) {
         parsed = parsed.filter((r) => r.action !== 'allow');
-        sources.onProblem?.(file, `${allows.length} "allow" rule${allows.length === 1 ? '' : 's'} (${allows.slice(0, 3).map((r) => `${r.tool} ${r.pattern}`).join('; ')}${allows.length > 3 ? '; …' : ''}) not applied: a workspace's own policy file may only ask or deny unless you trust the workspace — ${trustHint(sources.workspace, homeFile)}`);
+        sources.onProblem?.(
+          file,
+          `${allows.length} "allow" rule${allows.length === 1 ? '' : 's'} (${allows
+            .slice(0, 3)
+            .map((r) => `${r.tool} ${r.pattern}`)
+            .join(
+              '; '
+            )}${allows.length > 3 ? '; …' : ''}) not applied: a workspace's own policy file may only ask or deny unless you trust the workspace — ${trustHint(sources.workspace, homeFile)}`
+        );
       }
     }
     cache.set(file, { stamp, rules: parsed });
@@ -92,7 +102,10 @@ export async function loadPolicyRules(
 }
 
 /** The rules of one file; a malformed or unreadable file contributes none and is reported. */
-async function parsePolicyFile(file: string, onProblem?: (file: string, message: string) => void): Promise<PolicyRule[]> {
+async function parsePolicyFile(
+  file: string,
+  onProblem?: (file: string, message: string) => void
+): Promise<PolicyRule[]> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');

@@ -12,7 +12,13 @@ export class PolicyStore implements PolicyPort {
   /** Parsed policy files, re-read only when their stat changes. */
   private readonly files = new Map<string, { stamp: string; rules: PolicyRule[] }>();
 
-  constructor(private readonly options: { workspace: string; env?: NodeJS.ProcessEnv; onProblem?: (file: string, message: string) => void }) {}
+  constructor(
+    private readonly options: {
+      workspace: string;
+      env?: NodeJS.ProcessEnv;
+      onProblem?: (file: string, message: string) => void;
+    }
+  ) {}
 
   async rules(): Promise<readonly PolicyRule[]> {
     return [...BUILTIN_RULES, ...(await loadPolicyRules(this.options, this.files)), ...this.session];

@@ -59,7 +59,10 @@ export function evaluatePolicy(rules: readonly PolicyRule[], request: PolicyRequ
 function decideOne(rules: readonly PolicyRule[], request: PolicyRequest, subject: string): PolicyDecision {
   for (let i = rules.length - 1; i >= 0; i--) {
     const rule = rules[i]!;
-    const matches = request.subjectKind === 'path' && subject !== '*' ? pathPatternMatches(rule.pattern, subject) : globMatch(rule.pattern, subject);
+    const matches =
+      request.subjectKind === 'path' && subject !== '*'
+        ? pathPatternMatches(rule.pattern, subject)
+        : globMatch(rule.pattern, subject);
     if (globMatch(rule.tool, request.tool) && matches) {
       return { action: rule.action, source: 'rule', rule, subject };
     }

@@ -25,8 +25,17 @@ const MAX_DEPTH = 6;
 
 /** Interpreters and the options that give them code inline. */
 const INTERPRETERS: Record<string, string[]> = {
-  python: ['-c'], node: ['-e', '--eval', '-p', '--print'], nodejs: ['-e', '--eval', '-p', '--print'], perl: ['-e', '-E'],
-  ruby: ['-e'], php: ['-r'], lua: ['-e'], deno: ['eval'], bun: ['-e', '--eval'], Rscript: ['-e'], osascript: ['-e']
+  python: ['-c'],
+  node: ['-e', '--eval', '-p', '--print'],
+  nodejs: ['-e', '--eval', '-p', '--print'],
+  perl: ['-e', '-E'],
+  ruby: ['-e'],
+  php: ['-r'],
+  lua: ['-e'],
+  deno: ['eval'],
+  bun: ['-e', '--eval'],
+  Rscript: ['-e'],
+  osascript: ['-e']
 };
 
 const cache = new Map<string, ShellAnalysis>();
@@ -54,7 +63,8 @@ function analyze(text: string, depth: number, out: ShellAnalysis): void {
     return;
   }
   for (const fn of parsed.functions) {
-    if (fn.calls.includes(fn.name) && fn.spawns) out.dangers.push(`fork bomb (the function ${fn.name} starts copies of itself)`);
+    if (fn.calls.includes(fn.name) && fn.spawns)
+      out.dangers.push(`fork bomb (the function ${fn.name} starts copies of itself)`);
   }
   for (const cmd of parsed.commands) visit(cmd, depth, out);
 }
@@ -81,7 +91,13 @@ function visit(cmd: SimpleCommand, depth: number, out: ShellAnalysis): void {
   } else if (name === 'find') findActions(cmd, depth, out);
   else if (name === 'watch' && cmd.args.length > 0) {
     // watch hands the rest of its words to `sh -c`.
-    nested({ value: '', literal: cmd.args.every((a) => a.literal), source: '' }, cmd.args.map((a) => a.value).join(' '), 'watch', depth, out);
+    nested(
+      { value: '', literal: cmd.args.every((a) => a.literal), source: '' },
+      cmd.args.map((a) => a.value).join(' '),
+      'watch',
+      depth,
+      out
+    );
   }
 }
 
@@ -141,8 +157,10 @@ function interpreterCode(cmd: SimpleCommand, codeOptions: string[], out: ShellAn
     }
     break; // `-`: the program comes from stdin
   }
-  if (cmd.stdin === 'pipe') out.dangers.push(`${pipeKind(cmd)} into an interpreter (${cmd.name} runs whatever it is sent as code)`);
-  else if (cmd.stdinText && !cmd.stdinText.literal) out.dangers.push(`${cmd.name} runs code computed at run time from a here-document`);
+  if (cmd.stdin === 'pipe')
+    out.dangers.push(`${pipeKind(cmd)} into an interpreter (${cmd.name} runs whatever it is sent as code)`);
+  else if (cmd.stdinText && !cmd.stdinText.literal)
+    out.dangers.push(`${cmd.name} runs code computed at run time from a here-document`);
 }
 
 /** `find … -delete`, `-exec CMD … ;` (each CMD is a command of its own). */
@@ -155,16 +173,42 @@ function findActions(cmd: SimpleCommand, depth: number, out: ShellAnalysis): voi
       const words: ShellWord[] = [];
       for (i++; i < args.length && args[i]!.value !== ';' && args[i]!.value !== '+'; i++) words.push(args[i]!);
       const resolved = unwrapCommand(words);
-      const sub: SimpleCommand = { ...resolved, argsFromInput: true, stdin: 'inherit', redirects: [], source: words.map((w) => w.source).join(' ') };
-      if (/^(rm|rmdir|unlink|shred|truncate|srm|wipe)$/.test(sub.name)) out.dangers.push(`find ${v} runs ${sub.name} on every match`);
-      if (SHELLS.has(sub.name) || sub.dynamicName) out.dangers.push(`find ${v} runs ${sub.dynamicName ? 'a command computed at run time' : sub.name} on every match`);
+      const sub: SimpleCommand = {
+        ...resolved,
+        argsFromInput: true,
+        stdin: 'inherit',
+        redirects: [],
+        source: words.map((w) => w.source).join(' ')
+      };
+      if (/^(rm|rmdir|unlink|shred|truncate|srm|wipe)$/.test(sub.name))
+        out.dangers.push(`find ${v} runs ${sub.name} on every match`);
+      if (SHELLS.has(sub.name) || sub.dynamicName)
+        out.dangers.push(
+          `find ${v} runs ${sub.dynamicName ? 'a command computed at run time' : sub.name} on every match`
+        );
       visit(sub, depth + 1, out);
     }
   }
 }
 
 const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'nc', 'ncat', 'http', 'lynx']);
-const DECODERS = new Set(['base64', 'base32', 'xxd', 'openssl', 'uudecode', 'gunzip', 'zcat', 'gzip', 'bzcat', 'xzcat', 'unzip', 'rev', 'tr', 'printf', 'od']);
+const DECODERS = new Set([
+  'base64',
+  'base32',
+  'xxd',
+  'openssl',
+  'uudecode',
+  'gunzip',
+  'zcat',
+  'gzip',
+  'bzcat',
+  'xzcat',
+  'unzip',
+  'rev',
+  'tr',
+  'printf',
+  'od'
+]);
 
 /** How the pipe into a shell or interpreter is described: a download, decoded text, or text. */
 function pipeKind(cmd: SimpleCommand): string {

@@ -57,8 +57,7 @@ export interface ShellFunction {
 
 /** The result of {@link parseShell}. */
 export type ParsedShell =
-  | { ok: true; commands: SimpleCommand[]; functions: ShellFunction[] }
-  | { ok: false; why: string };
+  { ok: true; commands: SimpleCommand[]; functions: ShellFunction[] } | { ok: false; why: string };
 
 /** Parses a command line; `ok: false` when bash's grammar does not accept it. */
 export function parseShell(text: string): ParsedShell {
@@ -74,7 +73,8 @@ export function parseShell(text: string): ParsedShell {
 function findBroken(node: SgNode): string | undefined {
   if (node.kind() === 'ERROR') return `it does not parse near ${JSON.stringify(node.text().slice(0, 40))}`;
   // tree-sitter inserts zero-width MISSING nodes for tokens it had to invent (`ls &&`).
-  if (node.isNamed() && node.isLeaf() && node.text() === '' && !String(node.kind()).startsWith('heredoc_')) return `it is incomplete (a ${node.kind()} is missing)`;
+  if (node.isNamed() && node.isLeaf() && node.text() === '' && !String(node.kind()).startsWith('heredoc_'))
+    return `it is incomplete (a ${node.kind()} is missing)`;
   for (const child of node.children()) {
     const found = findBroken(child);
     if (found) return found;
@@ -142,7 +142,14 @@ function simpleCommand(node: SgNode): SimpleCommand {
   const upstream = pipedFrom(node);
   if (upstream) stdin = 'pipe';
   const resolved = unwrapCommand(words);
-  return { ...resolved, stdin, ...(upstream ? { upstream } : {}), ...(stdinText ? { stdinText } : {}), redirects, source: node.text() };
+  return {
+    ...resolved,
+    stdin,
+    ...(upstream ? { upstream } : {}),
+    ...(stdinText ? { stdinText } : {}),
+    redirects,
+    source: node.text()
+  };
 }
 
 /**
@@ -157,12 +164,25 @@ function pipedFrom(node: SgNode): string[] | undefined {
       const names: string[] = [];
       const feeders = [...before];
       // `cat <<EOF | sh`: the pipeline sits inside the heredoc redirect of the first command.
-      const heredocOwner = n.parent()?.parent()?.kind() === 'heredoc_redirect' ? n.parent()?.parent()?.parent()?.field('body') : null;
+      const heredocOwner =
+        n.parent()?.parent()?.kind() === 'heredoc_redirect' ? n.parent()?.parent()?.parent()?.field('body') : null;
       if (heredocOwner) feeders.push(heredocOwner);
-      for (const f of feeders) f.findAll({ rule: { kind: 'command' } }).concat(f.kind() === 'command' ? [f] : []).forEach((c) => {
-        const w = c.field('name');
-        if (w) names.push(unwrapCommand([wordOf(w), ...c.children().filter((x) => x.isNamed() && x.kind() !== 'command_name' && !String(x.kind()).endsWith('redirect')).map(wordOf)]).name);
-      });
+      for (const f of feeders)
+        f.findAll({ rule: { kind: 'command' } })
+          .concat(f.kind() === 'command' ? [f] : [])
+          .forEach((c) => {
+            const w = c.field('name');
+            if (w)
+              names.push(
+                unwrapCommand([
+                  wordOf(w),
+                  ...c
+                    .children()
+                    .filter((x) => x.isNamed() && x.kind() !== 'command_name' && !String(x.kind()).endsWith('redirect'))
+                    .map(wordOf)
+                ]).name
+              );
+          });
       return names;
     }
     n = n.parent()?.kind() === 'redirected_statement' ? n.parent() : null;
@@ -176,12 +196,27 @@ function heredocWord(body: SgNode): ShellWord {
 }
 
 function redirectOf(node: SgNode): { op: string; target: ShellWord } {
-  const op = node.children().find((c) => !c.isNamed())?.text() ?? '>';
-  const dest = node.field('destination') ?? node.namedChildren().filter((c) => c.kind() !== 'file_descriptor').at(-1);
+  const op =
+    node
+      .children()
+      .find((c) => !c.isNamed())
+      ?.text() ?? '>';
+  const dest =
+    node.field('destination') ??
+    node
+      .namedChildren()
+      .filter((c) => c.kind() !== 'file_descriptor')
+      .at(-1);
   return { op, target: dest ? wordOf(dest) : { value: '', literal: true, source: '' } };
 }
 
-const EXPANSIONS = new Set(['simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion']);
+const EXPANSIONS = new Set([
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'process_substitution',
+  'arithmetic_expansion'
+]);
 
 /** A word node's value as bash would pass it, when it is known before running. */
 export function wordOf(node: SgNode): ShellWord {
@@ -209,7 +244,10 @@ function literalValue(node: SgNode): string | undefined {
       for (const part of node.children()) {
         if (!part.isNamed()) continue;
         if (part.kind() !== 'string_content') return undefined;
-        out += part.text().replace(/\\\n/g, '').replace(/\\([\\"$`])/g, '$1');
+        out += part
+          .text()
+          .replace(/\\\n/g, '')
+          .replace(/\\([\\"$`])/g, '$1');
       }
       return out;
     }
@@ -229,13 +267,30 @@ function literalValue(node: SgNode): string | undefined {
 
 /** Decodes the body of `$'…'` (bash's ANSI-C quoting). */
 function decodeAnsiC(body: string): string {
-  const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
-  return body.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (_, esc: string) => {
-    if (/^[xuU]/.test(esc)) return String.fromCodePoint(parseInt(esc.slice(1), 16));
-    if (/^[0-7]/.test(esc)) return String.fromCharCode(parseInt(esc, 8));
-    if (esc.startsWith('c')) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
-    return simple[esc] ?? `\\${esc}`;
-  });
+  const simple: Record<string, string> = {
+    n: '\n',
+    t: '\t',
+    r: '\r',
+    a: '\x07',
+    b: '\b',
+    e: '\x1b',
+    E: '\x1b',
+    f: '\f',
+    v: '\v',
+    '\\': '\\',
+    "'": "'",
+    '"': '"',
+    '?': '?'
+  };
+  return body.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (_, esc: string) => {
+      if (/^[xuU]/.test(esc)) return String.fromCodePoint(parseInt(esc.slice(1), 16));
+      if (/^[0-7]/.test(esc)) return String.fromCharCode(parseInt(esc, 8));
+      if (esc.startsWith('c')) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
+      return simple[esc] ?? `\\${esc}`;
+    }
+  );
 }
 
 /**
@@ -257,13 +312,44 @@ const WRAPPERS: Record<string, { argOpts: string; longArgOpts?: string[]; positi
   busybox: { argOpts: '' },
   chroot: { argOpts: '', longArgOpts: ['--userspec', '--groups'], positionals: 1 },
   watch: { argOpts: 'n', longArgOpts: ['--interval'] },
-  sudo: { argOpts: 'ugpCDhRTUr', longArgOpts: ['--user', '--group', '--prompt', '--close-from', '--chdir', '--host', '--chroot', '--command-timeout', '--other-user', '--role', '--type'], noRun: 'lvVkK' },
+  sudo: {
+    argOpts: 'ugpCDhRTUr',
+    longArgOpts: [
+      '--user',
+      '--group',
+      '--prompt',
+      '--close-from',
+      '--chdir',
+      '--host',
+      '--chroot',
+      '--command-timeout',
+      '--other-user',
+      '--role',
+      '--type'
+    ],
+    noRun: 'lvVkK'
+  },
   doas: { argOpts: 'uC' },
-  xargs: { argOpts: 'IEdLnPsaR', longArgOpts: ['--max-args', '--max-procs', '--replace', '--delimiter', '--arg-file', '--max-lines', '--max-chars', '--eof', '--process-slot-var'] }
+  xargs: {
+    argOpts: 'IEdLnPsaR',
+    longArgOpts: [
+      '--max-args',
+      '--max-procs',
+      '--replace',
+      '--delimiter',
+      '--arg-file',
+      '--max-lines',
+      '--max-chars',
+      '--eof',
+      '--process-slot-var'
+    ]
+  }
 };
 
 /** Looks through wrappers and paths to the command that really runs. */
-export function unwrapCommand(words: readonly ShellWord[]): Pick<SimpleCommand, 'name' | 'args' | 'dynamicName' | 'via' | 'argsFromInput' | 'splitString'> {
+export function unwrapCommand(
+  words: readonly ShellWord[]
+): Pick<SimpleCommand, 'name' | 'args' | 'dynamicName' | 'via' | 'argsFromInput' | 'splitString'> {
   const via: string[] = [];
   let rest = [...words];
   let argsFromInput = false;
@@ -273,7 +359,15 @@ export function unwrapCommand(words: readonly ShellWord[]): Pick<SimpleCommand, 
     if (!head.literal) return { name: '', args: rest.slice(1), dynamicName: true, via, argsFromInput };
     const name = basename(head.value);
     const spec = WRAPPERS[name];
-    if (name !== 'env' && !spec) return { name, args: rest.slice(1), dynamicName: false, via, argsFromInput, ...(splitString ? { splitString } : {}) };
+    if (name !== 'env' && !spec)
+      return {
+        name,
+        args: rest.slice(1),
+        dynamicName: false,
+        via,
+        argsFromInput,
+        ...(splitString ? { splitString } : {})
+      };
     let i = 1;
     let stop = false;
     if (name === 'env') {
@@ -325,7 +419,8 @@ export function unwrapCommand(words: readonly ShellWord[]): Pick<SimpleCommand, 
         break;
       }
     }
-    if (stop || (i >= rest.length && !splitString)) return { name, args: rest.slice(1), dynamicName: false, via, argsFromInput };
+    if (stop || (i >= rest.length && !splitString))
+      return { name, args: rest.slice(1), dynamicName: false, via, argsFromInput };
     via.push(name);
     if (name === 'xargs') argsFromInput = true;
     rest = rest.slice(i);

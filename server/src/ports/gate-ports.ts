@@ -45,7 +45,10 @@ export interface ApprovalPort {
    * The circuit breaker's question (HARN-6): after repeated denials, may the turn go on?
    * Resolves false when the person says stop, skips, or is not there.
    */
-  confirmContinue(request: { chatId: string; turnId?: string; denials: number; last: string }, signal: AbortSignal): Promise<boolean>;
+  confirmContinue(
+    request: { chatId: string; turnId?: string; denials: number; last: string },
+    signal: AbortSignal
+  ): Promise<boolean>;
 }
 
 /** How a call was let through or stopped. */
@@ -127,7 +130,14 @@ export interface SidecarRecord {
     processCalls: Array<{ tool: string; subjects: string[] }>;
   };
   /** The size and kind of the change, counted from the card's preview (no text of it). */
-  change: { files: string[]; linesAdded: number; linesRemoved: number; cellsAdded: number; cellsRemoved: number; cellsChanged: number } | null;
+  change: {
+    files: string[];
+    linesAdded: number;
+    linesRemoved: number;
+    cellsAdded: number;
+    cellsRemoved: number;
+    cellsChanged: number;
+  } | null;
   /** Why the policy asks, in words. */
   asks: string;
   /** The person's standing rules for this tool, in words (`allow shell git *`). */

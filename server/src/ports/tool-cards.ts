@@ -35,7 +35,9 @@ export function updateToolCards(chats: CardChats, chatId: string, update: CardUp
     update.onUnreadable?.(error);
     return;
   }
-  const cards = items.filter((i): i is ToolCallItem => (i as ToolCallItem).kind === 'tool' && update.match(i as ToolCallItem));
+  const cards = items.filter(
+    (i): i is ToolCallItem => (i as ToolCallItem).kind === 'tool' && update.match(i as ToolCallItem)
+  );
   for (const card of update.latestOnly ? cards.slice(-1) : cards) {
     const display = update.render(card);
     if (JSON.stringify(display) === JSON.stringify(card.display)) continue;

@@ -29,7 +29,9 @@ export interface ProviderEnv {
 export async function createLanguageModel(settings: ModelSettings, providerEnv: ProviderEnv): Promise<LanguageModel> {
   const { env, config, workspace, fetch } = providerEnv;
   if (!PROVIDER_KINDS.includes(settings.provider)) {
-    throw providerUnavailable(`Unknown provider "${String(settings.provider)}". Choose one of: ${PROVIDER_KINDS.join(', ')}.`);
+    throw providerUnavailable(
+      `Unknown provider "${String(settings.provider)}". Choose one of: ${PROVIDER_KINDS.join(', ')}.`
+    );
   }
   const modelId = typeof settings.model === 'string' ? settings.model.trim() : '';
   if (settings.provider === 'scripted') {
@@ -40,7 +42,9 @@ export async function createLanguageModel(settings: ModelSettings, providerEnv: 
     });
   }
   if (!modelId) {
-    throw providerUnavailable(`No model is set for provider "${settings.provider}". Set the model id in Settings → Cellmate (e.g. ${exampleModel(settings.provider)}).`);
+    throw providerUnavailable(
+      `No model is set for provider "${settings.provider}". Set the model id in Settings → Cellmate (e.g. ${exampleModel(settings.provider)}).`
+    );
   }
   const key = resolveApiKey(settings.provider, env, config);
   switch (settings.provider) {
@@ -58,7 +62,13 @@ export async function createLanguageModel(settings: ModelSettings, providerEnv: 
       const baseURL = checkBaseUrl(settings.baseUrl);
       const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
       // includeUsage asks the server for a usage chunk (stream_options.include_usage): the context meter needs it (CTX-1).
-      return createOpenAICompatible({ name: 'openai-compatible', baseURL, apiKey: key.value, fetch, includeUsage: true }).chatModel(modelId);
+      return createOpenAICompatible({
+        name: 'openai-compatible',
+        baseURL,
+        apiKey: key.value,
+        fetch,
+        includeUsage: true
+      }).chatModel(modelId);
     }
   }
 }
@@ -83,7 +93,9 @@ function checkBaseUrl(raw: string | undefined): string {
   try {
     url = new URL(value);
   } catch {
-    throw providerUnavailable(`The openai-compatible base URL "${value}" is not a valid URL. Use a full URL such as http://127.0.0.1:11434/v1.`);
+    throw providerUnavailable(
+      `The openai-compatible base URL "${value}" is not a valid URL. Use a full URL such as http://127.0.0.1:11434/v1.`
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw providerUnavailable(`The openai-compatible base URL "${value}" must start with http:// or https://.`);

@@ -26,16 +26,23 @@ export function demoScript(prompt?: LanguageModelV3Prompt): Script {
   if (notebook) {
     steps.push({
       text: `Last, a cell for **${notebook.path}**. Edits to your notebook come as a diff on a card, and nothing changes until you approve it:`,
-      toolCalls: [{
-        toolName: 'notebook_edit',
-        input: { path: notebook.path, edits: [{ action: 'insert', index: notebook.cells, cells: [{ cell_type: 'code', source: CELL_SOURCE }] }] }
-      }]
+      toolCalls: [
+        {
+          toolName: 'notebook_edit',
+          input: {
+            path: notebook.path,
+            edits: [{ action: 'insert', index: notebook.cells, cells: [{ cell_type: 'code', source: CELL_SOURCE }] }]
+          }
+        }
+      ]
     });
   }
   steps.push({
     text:
       'That was the demo: `eval` ran code in the kernel (the table and the plot above)' +
-      (notebook ? ', and `notebook_edit` proposed a cell as a diff' : '; open a notebook and run the demo again to see a cell edit proposed as a diff') +
+      (notebook
+        ? ', and `notebook_edit` proposed a cell as a diff'
+        : '; open a notebook and run the demo again to see a cell edit proposed as a diff') +
       ". I can't answer questions, because this is a script, not a model.\n\n" +
       'To talk to a real model, open Settings → Cellmate and pick a provider:\n' +
       '- **openai**: set `OPENAI_API_KEY` in the environment that starts JupyterLab (or `apiKeys.openai` in `~/.cellmate/config.json`);\n' +
@@ -56,7 +63,8 @@ function notebookInPrompt(prompt: LanguageModelV3Prompt): { path: string; cells:
 }
 
 /** The demo's data; its code keeps every helper inside a function, so the only name it leaves in the kernel is `cellmate_demo`. */
-const ROWS = '[("Lyon", 265, 49.5, 12), ("Porto", 198, 52.0, 7), ("Turin", 312, 47.25, 15), ("Ghent", 143, 55.0, 4), ("Bergen", 221, 61.5, 9), ("Split", 187, 44.75, 6)]';
+const ROWS =
+  '[("Lyon", 265, 49.5, 12), ("Porto", 198, 52.0, 7), ("Turin", 312, 47.25, 15), ("Ghent", 143, 55.0, 4), ("Bergen", 221, 61.5, 9), ("Split", 187, 44.75, 6)]';
 
 const TABLE_CODE = String.raw`def _cellmate_demo_table(rows):
     try:
@@ -95,4 +103,5 @@ const PLOT_CODE = String.raw`def _cellmate_demo_plot(rows):
 _cellmate_demo_plot(${ROWS})
 del _cellmate_demo_plot`;
 
-const CELL_SOURCE = '# From the Cellmate demo: the cities by revenue, largest first\ncellmate_demo.sort_values("revenue", ascending=False)';
+const CELL_SOURCE =
+  '# From the Cellmate demo: the cities by revenue, largest first\ncellmate_demo.sort_values("revenue", ascending=False)';

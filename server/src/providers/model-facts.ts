@@ -56,11 +56,21 @@ const DATED = /-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$/;
  * provider's own section, then anywhere (an OpenAI-compatible server often serves a
  * catalogued open model under its plain id). Pure over the catalog.
  */
-export function findCatalogModel(cat: Catalog, provider: ModelSettings['provider'], modelId: string): CatalogModel | undefined {
-  const id = modelId.trim().toLowerCase().replace(/^(openai|anthropic)[/:]/, '');
+export function findCatalogModel(
+  cat: Catalog,
+  provider: ModelSettings['provider'],
+  modelId: string
+): CatalogModel | undefined {
+  const id = modelId
+    .trim()
+    .toLowerCase()
+    .replace(/^(openai|anthropic)[/:]/, '');
   if (!id) return undefined;
   const plain = id.replace(DATED, '');
-  const sections = [...CATALOG_PROVIDERS[provider], ...Object.keys(cat).filter((p) => !CATALOG_PROVIDERS[provider].includes(p))];
+  const sections = [
+    ...CATALOG_PROVIDERS[provider],
+    ...Object.keys(cat).filter((p) => !CATALOG_PROVIDERS[provider].includes(p))
+  ];
   for (const matches of [
     (k: string) => k === id,
     (k: string) => k === plain,
@@ -95,7 +105,11 @@ export function serverWindow(entries: ReadonlyArray<Record<string, unknown>>, mo
 }
 
 /** The entries of an OpenAI-compatible server's `/v1/models` (cached per base URL; empty when it does not answer). */
-export async function fetchServerModels(baseUrl: string, apiKey: string | undefined, fetchImpl: typeof globalThis.fetch): Promise<Array<Record<string, unknown>>> {
+export async function fetchServerModels(
+  baseUrl: string,
+  apiKey: string | undefined,
+  fetchImpl: typeof globalThis.fetch
+): Promise<Array<Record<string, unknown>>> {
   const cached = serverModels.get(baseUrl);
   if (cached && Date.now() - cached.at < SERVER_MODELS_TTL_MS) return cached.models;
   const models = (async () => {
@@ -106,7 +120,9 @@ export async function fetchServerModels(baseUrl: string, apiKey: string | undefi
       });
       if (!response.ok) return [];
       const body = (await response.json()) as { data?: unknown };
-      return Array.isArray(body.data) ? (body.data.filter((e) => typeof e === 'object' && e !== null) as Array<Record<string, unknown>>) : [];
+      return Array.isArray(body.data)
+        ? (body.data.filter((e) => typeof e === 'object' && e !== null) as Array<Record<string, unknown>>)
+        : [];
     } catch {
       return []; // the server may not list models; the catalog or "unknown" remains
     }
@@ -126,15 +142,24 @@ export interface ModelFactsOptions {
 export async function modelFacts(settings: ModelSettings, options: ModelFactsOptions = {}): Promise<ModelFacts> {
   const cat = await loadCatalog();
   const entry = findCatalogModel(cat, settings.provider, settings.model ?? '');
-  const prices = entry?.cost && typeof entry.cost.input === 'number' && typeof entry.cost.output === 'number'
-    ? { input: entry.cost.input, output: entry.cost.output, ...(entry.cost.cache_read !== undefined ? { cacheRead: entry.cost.cache_read } : {}), ...(entry.cost.cache_write !== undefined ? { cacheWrite: entry.cost.cache_write } : {}) }
-    : undefined;
+  const prices =
+    entry?.cost && typeof entry.cost.input === 'number' && typeof entry.cost.output === 'number'
+      ? {
+          input: entry.cost.input,
+          output: entry.cost.output,
+          ...(entry.cost.cache_read !== undefined ? { cacheRead: entry.cost.cache_read } : {}),
+          ...(entry.cost.cache_write !== undefined ? { cacheWrite: entry.cost.cache_write } : {})
+        }
+      : undefined;
   const maxOutput = positive(entry?.limit?.output);
   const base = { ...(maxOutput ? { maxOutput } : {}), ...(prices ? { prices } : {}) };
   const configured = positive(settings.contextWindow);
   if (configured) return { window: configured, windowSource: 'settings', ...base };
   if (settings.provider === 'openai-compatible' && settings.baseUrl) {
-    const fromServer = serverWindow(await fetchServerModels(settings.baseUrl, options.apiKey, options.fetch ?? globalThis.fetch), settings.model);
+    const fromServer = serverWindow(
+      await fetchServerModels(settings.baseUrl, options.apiKey, options.fetch ?? globalThis.fetch),
+      settings.model
+    );
     if (fromServer) return { window: fromServer, windowSource: 'server', ...base };
   }
   const fromCatalog = positive(entry?.limit?.context);

@@ -35,7 +35,14 @@ export async function listModels(settings: ModelSettings, where: ModelListEnv): 
   const tiers: ModelTier[] = ['main', 'fast'];
   const tierSettings = tiers.map((tier) => ({ tier, s: modelForTier(settings, tier) }));
   for (const { tier, s } of tierSettings) {
-    if (s.model) add({ provider: s.provider, model: s.model, ...(s.baseUrl ? { baseUrl: s.baseUrl } : {}), source: 'settings', tier });
+    if (s.model)
+      add({
+        provider: s.provider,
+        model: s.model,
+        ...(s.baseUrl ? { baseUrl: s.baseUrl } : {}),
+        source: 'settings',
+        tier
+      });
   }
   for (const { s } of tierSettings) {
     for (const option of await providerModels(s, where)) add(option);
@@ -49,13 +56,22 @@ async function providerModels(s: ModelSettings, where: ModelListEnv): Promise<Mo
     case 'openai-compatible': {
       if (!s.baseUrl) return [];
       const entries = await fetchServerModels(s.baseUrl, key, where.fetch ?? globalThis.fetch);
-      return ids(entries.map((e) => e.id)).map((model) => ({ provider: s.provider, model, baseUrl: s.baseUrl, source: 'server' as const }));
+      return ids(entries.map((e) => e.id)).map((model) => ({
+        provider: s.provider,
+        model,
+        baseUrl: s.baseUrl,
+        source: 'server' as const
+      }));
     }
     case 'openai':
     case 'anthropic': {
       if (!key) return [];
       const section = (await loadCatalog())[s.provider]?.models ?? {};
-      return ids(Object.keys(section).sort()).map((model) => ({ provider: s.provider, model, source: 'catalog' as const }));
+      return ids(Object.keys(section).sort()).map((model) => ({
+        provider: s.provider,
+        model,
+        source: 'catalog' as const
+      }));
     }
     default:
       return [];

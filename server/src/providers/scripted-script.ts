@@ -47,12 +47,28 @@ const stepSchema = z.strictObject({
   error: z.string().optional()
 });
 
-const sidecarSchema = z.array(z.strictObject({
-  tool: z.string().optional(), subject: z.string().optional(), verdict: z.enum(['allow', 'ask']).optional(),
-  reason: z.string().optional(), raw: z.string().optional(), delayMs: z.number().int().min(0).max(600_000).optional()
-})).optional();
-const turnsSchema = z.strictObject({ turns: z.array(z.array(stepSchema)), reportUsage: z.boolean().optional(), sidecar: sidecarSchema });
-const stepsSchema = z.strictObject({ steps: z.array(stepSchema), reportUsage: z.boolean().optional(), sidecar: sidecarSchema });
+const sidecarSchema = z
+  .array(
+    z.strictObject({
+      tool: z.string().optional(),
+      subject: z.string().optional(),
+      verdict: z.enum(['allow', 'ask']).optional(),
+      reason: z.string().optional(),
+      raw: z.string().optional(),
+      delayMs: z.number().int().min(0).max(600_000).optional()
+    })
+  )
+  .optional();
+const turnsSchema = z.strictObject({
+  turns: z.array(z.array(stepSchema)),
+  reportUsage: z.boolean().optional(),
+  sidecar: sidecarSchema
+});
+const stepsSchema = z.strictObject({
+  steps: z.array(stepSchema),
+  reportUsage: z.boolean().optional(),
+  sidecar: sidecarSchema
+});
 
 /**
  * Validates a script's JSON. Pure.
@@ -70,7 +86,10 @@ export function parseScript(json: unknown, origin: string): Script {
         'Expected {"turns": [[Step, …], …]} or {"steps": [Step, …]} with Step = {text?, toolCalls?: [{toolName, input}], chunkDelayMs?, error?}.'
     );
   }
-  const extras = { ...(parsed.data.reportUsage ? { reportUsage: true } : {}), ...(parsed.data.sidecar ? { sidecar: parsed.data.sidecar as SidecarRule[] } : {}) };
+  const extras = {
+    ...(parsed.data.reportUsage ? { reportUsage: true } : {}),
+    ...(parsed.data.sidecar ? { sidecar: parsed.data.sidecar as SidecarRule[] } : {})
+  };
   return 'turns' in parsed.data
     ? { kind: 'turns', turns: parsed.data.turns as ScriptStep[][], ...extras }
     : { kind: 'every', steps: parsed.data.steps as ScriptStep[], ...extras };
@@ -91,7 +110,8 @@ export function scriptPosition(prompt: LanguageModelV3Prompt): ScriptPosition {
   for (const message of prompt) {
     if (message.role === 'user') {
       // A compacted conversation's summary stands for the person's messages it replaced.
-      const summarized = (message.providerOptions as { cellmate?: { summarizedUsers?: unknown } } | undefined)?.cellmate?.summarizedUsers;
+      const summarized = (message.providerOptions as { cellmate?: { summarizedUsers?: unknown } } | undefined)?.cellmate
+        ?.summarizedUsers;
       users += typeof summarized === 'number' && summarized >= 1 ? summarized : 1;
       assistantsSinceUser = 0;
     } else if (message.role === 'assistant') {
@@ -109,12 +129,28 @@ export function selectStep(script: Script, position: ScriptPosition): ScriptStep
 
 /** The scripted reviewer's answer to a record (the first matching rule; none: ask). Pure. */
 export function scriptedVerdict(script: Script, record: unknown): { text: string; delayMs: number } {
-  const r = (typeof record === 'object' && record !== null ? record : {}) as { tool?: unknown; calledAs?: unknown; subjects?: Record<string, unknown> };
-  const subjects = Object.values(r.subjects ?? {}).flatMap((v) => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []));
-  const rule = (script.sidecar ?? []).find((s) =>
-    (s.tool === undefined || s.tool === r.tool || s.tool === r.calledAs) && (s.subject === undefined || subjects.some((x) => x.includes(s.subject!))));
-  if (!rule) return { text: JSON.stringify({ verdict: 'ask', reason: 'scripted provider: no sidecar rule matched' }), delayMs: 0 };
-  return { text: rule.raw ?? JSON.stringify({ verdict: rule.verdict ?? 'ask', reason: rule.reason ?? 'scripted verdict' }), delayMs: rule.delayMs ?? 0 };
+  const r = (typeof record === 'object' && record !== null ? record : {}) as {
+    tool?: unknown;
+    calledAs?: unknown;
+    subjects?: Record<string, unknown>;
+  };
+  const subjects = Object.values(r.subjects ?? {}).flatMap((v) =>
+    Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []
+  );
+  const rule = (script.sidecar ?? []).find(
+    (s) =>
+      (s.tool === undefined || s.tool === r.tool || s.tool === r.calledAs) &&
+      (s.subject === undefined || subjects.some((x) => x.includes(s.subject!)))
+  );
+  if (!rule)
+    return {
+      text: JSON.stringify({ verdict: 'ask', reason: 'scripted provider: no sidecar rule matched' }),
+      delayMs: 0
+    };
+  return {
+    text: rule.raw ?? JSON.stringify({ verdict: rule.verdict ?? 'ask', reason: rule.reason ?? 'scripted verdict' }),
+    delayMs: rule.delayMs ?? 0
+  };
 }
 
 /** Splits text into word chunks (each word with its trailing whitespace). Pure. */

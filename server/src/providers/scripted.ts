@@ -65,7 +65,9 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
 
   async doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
     // The built-in demo follows the notebook the person has open (named in the prompt's context).
-    const script = this.options.scriptPath?.trim() ? await this.loadScript(options.abortSignal) : demoScript(options.prompt);
+    const script = this.options.scriptPath?.trim()
+      ? await this.loadScript(options.abortSignal)
+      : demoScript(options.prompt);
     const position = scriptPosition(options.prompt);
     if (this.options.scriptLogPath) {
       const tools = (options.tools ?? []).map((t) => t.name);
@@ -74,9 +76,14 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
     }
     const usage = script.reportUsage ? estimatedUsage(options) : ZERO_USAGE;
     // A compaction's summary request (CTX-3) answers from the prompt, not the script.
-    if ((options.providerOptions as { cellmate?: { purpose?: unknown } } | undefined)?.cellmate?.purpose === 'summary') return { stream: streamStep({ text: scriptedSummary(options), chunkDelayMs: 0 }, position, options.abortSignal, usage) };
+    if ((options.providerOptions as { cellmate?: { purpose?: unknown } } | undefined)?.cellmate?.purpose === 'summary')
+      return {
+        stream: streamStep({ text: scriptedSummary(options), chunkDelayMs: 0 }, position, options.abortSignal, usage)
+      };
     // The Auto reviewer's request (SIDE-1) answers from the script's `sidecar` rules and the record it was sent.
-    if ((options.providerOptions as { cellmate?: { purpose?: unknown } } | undefined)?.cellmate?.purpose === 'sidecar') {
+    if (
+      (options.providerOptions as { cellmate?: { purpose?: unknown } } | undefined)?.cellmate?.purpose === 'sidecar'
+    ) {
       const verdict = scriptedVerdict(script, sentRecord(options));
       if (verdict.delayMs > 0) await sleep(verdict.delayMs, options.abortSignal);
       return { stream: streamStep({ text: verdict.text, chunkDelayMs: 0 }, position, options.abortSignal, usage) };
@@ -153,8 +160,15 @@ function streamStep(
       });
     });
     const calls = (step.toolCalls ?? []).length > 0;
-    const output = usage === ZERO_USAGE ? 0 : Math.ceil(((step.text ?? '').length + JSON.stringify(step.toolCalls ?? []).length) / 4);
-    push({ type: 'finish', usage: { ...usage, outputTokens: { total: output, text: output, reasoning: 0 } }, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined } });
+    const output =
+      usage === ZERO_USAGE
+        ? 0
+        : Math.ceil(((step.text ?? '').length + JSON.stringify(step.toolCalls ?? []).length) / 4);
+    push({
+      type: 'finish',
+      usage: { ...usage, outputTokens: { total: output, text: output, reasoning: 0 } },
+      finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined }
+    });
   }
 
   let index = 0;
@@ -222,14 +236,19 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 function estimatedUsage(options: LanguageModelV3CallOptions): LanguageModelV3Usage {
   const chars = JSON.stringify(options.prompt).length + JSON.stringify(options.tools ?? []).length;
   const input = Math.ceil(chars / 4);
-  return { inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
+  return {
+    inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: 0, text: 0, reasoning: 0 }
+  };
 }
 
 /** The record inside the reviewer's request (`<record>…</record>`), parsed; undefined when absent. */
 function sentRecord(options: LanguageModelV3CallOptions): unknown {
   const text = options.prompt
     .filter((m) => m.role === 'user')
-    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join('')))
+    .map((m) =>
+      typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join('')
+    )
     .join('\n');
   const match = /<record>\n([\s\S]*)\n<\/record>/.exec(text);
   try {
@@ -243,8 +262,15 @@ function sentRecord(options: LanguageModelV3CallOptions): unknown {
 function scriptedSummary(options: LanguageModelV3CallOptions): string {
   const text = options.prompt
     .filter((m) => m.role === 'user')
-    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ')))
+    .map((m) =>
+      typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ')
+    )
     .join('\n');
-  const asked = text.split('\n').filter((l) => l.startsWith('Person: ')).map((l) => `- ${l.slice(8, 200)}`);
-  return ['Summary (scripted provider): the conversation so far, in the person\'s words:', ...asked.slice(-12)].join('\n');
+  const asked = text
+    .split('\n')
+    .filter((l) => l.startsWith('Person: '))
+    .map((l) => `- ${l.slice(8, 200)}`);
+  return ["Summary (scripted provider): the conversation so far, in the person's words:", ...asked.slice(-12)].join(
+    '\n'
+  );
 }

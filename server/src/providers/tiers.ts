@@ -27,7 +27,11 @@ export function modelForTier(settings: ModelSettings, tier: ModelTier): ModelSet
 
 /** Whether two settings name the same model on the same server. Pure. */
 export function sameModel(a: TierModel, b: TierModel): boolean {
-  return a.provider === b.provider && a.model === b.model && (a.provider !== 'openai-compatible' || trimUrl(a.baseUrl) === trimUrl(b.baseUrl));
+  return (
+    a.provider === b.provider &&
+    a.model === b.model &&
+    (a.provider !== 'openai-compatible' || trimUrl(a.baseUrl) === trimUrl(b.baseUrl))
+  );
 }
 
 /**
@@ -42,7 +46,12 @@ export function applyChatModel(settings: ModelSettings, choice: TierModel | unde
   checkChoice(choice, settings);
   // The main model's window does not describe another model: its facts come from the server or the catalog.
   const { contextWindow: _window, baseUrl: _baseUrl, ...rest } = settings;
-  return { ...rest, provider: choice.provider, model: choice.model, ...(choice.provider === 'openai-compatible' ? { baseUrl: trimUrl(choice.baseUrl) } : {}) };
+  return {
+    ...rest,
+    provider: choice.provider,
+    model: choice.model,
+    ...(choice.provider === 'openai-compatible' ? { baseUrl: trimUrl(choice.baseUrl) } : {})
+  };
 }
 
 /**
@@ -52,9 +61,16 @@ export function applyChatModel(settings: ModelSettings, choice: TierModel | unde
  */
 export function checkChoice(choice: TierModel, settings: ModelSettings): void {
   if (typeof choice !== 'object' || choice === null || !PROVIDER_KINDS.includes(choice.provider)) {
-    throw providerUnavailable(`The chat's model names an unknown provider "${String(choice.provider)}". Pick a model in the header again.`);
+    throw providerUnavailable(
+      `The chat's model names an unknown provider "${String(choice.provider)}". Pick a model in the header again.`
+    );
   }
-  if (typeof choice.model !== 'string' || !choice.model.trim() || (choice.baseUrl !== undefined && typeof choice.baseUrl !== 'string')) throw providerUnavailable('The chat\'s model has no id. Pick a model in the header again.');
+  if (
+    typeof choice.model !== 'string' ||
+    !choice.model.trim() ||
+    (choice.baseUrl !== undefined && typeof choice.baseUrl !== 'string')
+  )
+    throw providerUnavailable("The chat's model has no id. Pick a model in the header again.");
   if (choice.provider === 'openai-compatible') {
     const servers = [modelForTier(settings, 'main'), modelForTier(settings, 'fast')]
       .filter((t) => t.provider === 'openai-compatible' && t.baseUrl)
@@ -62,7 +78,7 @@ export function checkChoice(choice: TierModel, settings: ModelSettings): void {
     if (!servers.includes(trimUrl(choice.baseUrl))) {
       throw providerUnavailable(
         `The chat's model ${choice.model} is served by ${choice.baseUrl ?? '(no server)'}, which Settings → Cellmate does not name. ` +
-          'Pick a model in the header again (or set that server as a tier\'s base URL).'
+          "Pick a model in the header again (or set that server as a tier's base URL)."
       );
     }
   }

@@ -73,13 +73,25 @@ export class QuestionBroker implements ApprovalPort {
     if (!this.available) return Promise.resolve({ state: 'unavailable' });
     if (signal.aborted) return Promise.resolve({ state: 'unavailable' });
     const timeoutMs =
-      request.timeoutMs ?? (request.type === 'approval' ? this.options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS : this.options.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS);
+      request.timeoutMs ??
+      (request.type === 'approval'
+        ? (this.options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS)
+        : (this.options.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS));
     const questionId = newItemId();
     const item: QuestionItem = {
-      kind: 'question', id: questionId, questionId, time: new Date().toISOString(), turnId: request.turnId ?? '',
-      type: request.type, question: request.question, ...(request.context ? { context: request.context } : {}),
-      options: request.options, allowFreeText: request.allowFreeText, multiSelect: request.multiSelect,
-      ...(request.approval ? { approval: request.approval } : {}), state: 'pending',
+      kind: 'question',
+      id: questionId,
+      questionId,
+      time: new Date().toISOString(),
+      turnId: request.turnId ?? '',
+      type: request.type,
+      question: request.question,
+      ...(request.context ? { context: request.context } : {}),
+      options: request.options,
+      allowFreeText: request.allowFreeText,
+      multiSelect: request.multiSelect,
+      ...(request.approval ? { approval: request.approval } : {}),
+      state: 'pending',
       expiresAt: new Date(Date.now() + timeoutMs).toISOString()
     };
     this.options.sink.publish(request.chatId, { type: 'item-added', item });
@@ -108,7 +120,10 @@ export class QuestionBroker implements ApprovalPort {
    */
   answer(chatId: string, questionId: string, answer: QuestionAnswer): QuestionState {
     const entry = this.pending.get(key(chatId, questionId));
-    if (!entry) throw new QuestionNotPendingError(`Question ${questionId} is not pending in chat ${chatId} (answered, expired or unknown).`);
+    if (!entry)
+      throw new QuestionNotPendingError(
+        `Question ${questionId} is not pending in chat ${chatId} (answered, expired or unknown).`
+      );
     if (answer.action === 'skip') {
       entry.settle('skipped', answer);
       return 'skipped';
@@ -120,7 +135,8 @@ export class QuestionBroker implements ApprovalPort {
     }
     if (!item.multiSelect && selected.length > 1) throw new RangeError('This question takes one option.');
     const text = answer.text?.trim();
-    if (selected.length === 0 && !(item.allowFreeText && text)) throw new RangeError('Pick an option or write an answer.');
+    if (selected.length === 0 && !(item.allowFreeText && text))
+      throw new RangeError('Pick an option or write an answer.');
     entry.settle('answered', { action: 'answer', selected, ...(text ? { text } : {}) });
     return 'answered';
   }
@@ -131,17 +147,35 @@ export class QuestionBroker implements ApprovalPort {
   }
 
   async requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
-    const agent = request.actor === 'kernel' ? 'Code in a kernel wants' : request.actor === 'user' ? 'You asked' : 'The agent wants';
+    const agent =
+      request.actor === 'kernel'
+        ? 'Code in a kernel wants'
+        : request.actor === 'user'
+          ? 'You asked'
+          : 'The agent wants';
     // A worker's call names the worker: the person sees who runs beside the chat.
-    const who = request.worker ? `Worker "${request.worker.label}" (${request.worker.id}): ${request.actor === 'kernel' ? 'code in its kernel wants' : 'it wants'}` : agent;
+    const who = request.worker
+      ? `Worker "${request.worker.label}" (${request.worker.id}): ${request.actor === 'kernel' ? 'code in its kernel wants' : 'it wants'}`
+      : agent;
     const outcome = await this.ask(
       {
-        chatId: request.chatId, turnId: request.turnId, type: 'approval',
+        chatId: request.chatId,
+        turnId: request.turnId,
+        type: 'approval',
         question: `${who} to run ${request.tool}. Allow it?`,
         context: `${request.subject} — ${request.reason}`,
         options: APPROVAL_OPTIONS.map((o) => ({ ...o })),
-        allowFreeText: true, multiSelect: false,
-        approval: { tool: request.tool, args: request.args, pattern: request.pattern, ...(request.allows ? { allows: request.allows } : {}), ...(request.preview ? { preview: request.preview } : {}), reason: request.reason, ...(request.worker ? { worker: request.worker } : {}) }
+        allowFreeText: true,
+        multiSelect: false,
+        approval: {
+          tool: request.tool,
+          args: request.args,
+          pattern: request.pattern,
+          ...(request.allows ? { allows: request.allows } : {}),
+          ...(request.preview ? { preview: request.preview } : {}),
+          reason: request.reason,
+          ...(request.worker ? { worker: request.worker } : {})
+        }
       },
       signal
     );
@@ -163,14 +197,23 @@ export class QuestionBroker implements ApprovalPort {
     }
   }
 
-  async confirmContinue(request: { chatId: string; turnId?: string; denials: number; last: string }, signal: AbortSignal): Promise<boolean> {
+  async confirmContinue(
+    request: { chatId: string; turnId?: string; denials: number; last: string },
+    signal: AbortSignal
+  ): Promise<boolean> {
     const outcome = await this.ask(
       {
-        chatId: request.chatId, turnId: request.turnId, type: 'ask',
+        chatId: request.chatId,
+        turnId: request.turnId,
+        type: 'ask',
         question: `${request.denials} tool calls in a row were refused or denied. Let the agent continue this turn?`,
         context: request.last,
-        options: [{ label: 'Continue', description: 'the agent goes on and may try something else' }, { label: 'Stop the turn' }],
-        allowFreeText: false, multiSelect: false
+        options: [
+          { label: 'Continue', description: 'the agent goes on and may try something else' },
+          { label: 'Stop the turn' }
+        ],
+        allowFreeText: false,
+        multiSelect: false
       },
       signal
     );

@@ -11,9 +11,18 @@
 
 /** Variables that are secrets whatever their name looks like. */
 const SECRET_NAMES = new Set([
-  'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'CELLMATE_OPENAI_COMPATIBLE_API_KEY', 'CELLMATE_CONFIG', 'JUPYTER_TOKEN',
-  'JPY_API_TOKEN', 'JUPYTERHUB_API_TOKEN', 'AWS_ACCESS_KEY_ID', 'GOOGLE_APPLICATION_CREDENTIALS', 'PGPASSFILE',
-  'DOCKER_AUTH_CONFIG', 'NETRC'
+  'OPENAI_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'CELLMATE_OPENAI_COMPATIBLE_API_KEY',
+  'CELLMATE_CONFIG',
+  'JUPYTER_TOKEN',
+  'JPY_API_TOKEN',
+  'JUPYTERHUB_API_TOKEN',
+  'AWS_ACCESS_KEY_ID',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+  'PGPASSFILE',
+  'DOCKER_AUTH_CONFIG',
+  'NETRC'
 ]);
 
 /** Capabilities, not secret values, that tools rely on (git over ssh, X11). */
@@ -21,10 +30,21 @@ const NOT_SECRETS = new Set(['SSH_AUTH_SOCK', 'XAUTHORITY', 'GPG_AGENT_INFO']);
 
 /** Name shapes of secrets (case-insensitive). */
 const SECRET_SHAPES: readonly RegExp[] = [
-  /(^|_)API_?KEY(_|$)/i, /(^|_)TOKEN(_|$)/i, /(^|_)SECRET(S)?(_|$)/i, /SECRET_?KEY/i, /PASSWORD|PASSWD|PASSPHRASE/i,
-  /(PRIVATE|ACCESS|SIGNING|ENCRYPTION|MASTER|CLIENT|SERVICE_ACCOUNT)_?KEY/i, /CREDENTIAL/i, /(^|_)AUTH(_|$)/i,
-  /COOKIE/i, /^CELLMATE_JUPYTER_/i, /^AWS_(SESSION|SECURITY)_/i, /^GH_|^GITHUB_PAT/i, /(^|_)PAT$/i,
-  /(^|_)DSN$/i, /WEBHOOK/i
+  /(^|_)API_?KEY(_|$)/i,
+  /(^|_)TOKEN(_|$)/i,
+  /(^|_)SECRET(S)?(_|$)/i,
+  /SECRET_?KEY/i,
+  /PASSWORD|PASSWD|PASSPHRASE/i,
+  /(PRIVATE|ACCESS|SIGNING|ENCRYPTION|MASTER|CLIENT|SERVICE_ACCOUNT)_?KEY/i,
+  /CREDENTIAL/i,
+  /(^|_)AUTH(_|$)/i,
+  /COOKIE/i,
+  /^CELLMATE_JUPYTER_/i,
+  /^AWS_(SESSION|SECURITY)_/i,
+  /^GH_|^GITHUB_PAT/i,
+  /(^|_)PAT$/i,
+  /(^|_)DSN$/i,
+  /WEBHOOK/i
 ];
 
 /** Whether a variable is scrubbed: by name, or a URL value with a password (`scheme://user:pass@host`). */
@@ -69,5 +89,7 @@ export function childEnv(base: NodeJS.ProcessEnv = process.env, extra: Record<st
 
 /** The values {@link scrubEnv} would remove from `base` (what the redactor must hide). */
 export function scrubbedValues(base: NodeJS.ProcessEnv): string[] {
-  return scrubEnv(base).removed.map((name) => base[name]!).filter((v) => v.trim() !== '');
+  return scrubEnv(base)
+    .removed.map((name) => base[name]!)
+    .filter((v) => v.trim() !== '');
 }

@@ -44,7 +44,8 @@ function trustList(file: string): true | string[] {
   try {
     const value = (JSON.parse(readFileSync(file, 'utf8')) as { trustedWorkspaces?: unknown }).trustedWorkspaces;
     if (value === true) list = true;
-    else if (Array.isArray(value)) list = value.filter((p): p is string => typeof p === 'string').map((p) => path.resolve(p));
+    else if (Array.isArray(value))
+      list = value.filter((p): p is string => typeof p === 'string').map((p) => path.resolve(p));
   } catch {
     list = [];
   }

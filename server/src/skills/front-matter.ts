@@ -21,7 +21,8 @@ export class FrontMatterError extends Error {}
  */
 export function parseFrontMatter(text: string): FrontMatter {
   const source = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
-  if (!source.startsWith('---\n')) throw new FrontMatterError('it does not start with a front matter block (a first line of ---)');
+  if (!source.startsWith('---\n'))
+    throw new FrontMatterError('it does not start with a front matter block (a first line of ---)');
   const end = source.indexOf('\n---', 3);
   if (end < 0) throw new FrontMatterError('its front matter block is not closed by a line of ---');
   const after = source.indexOf('\n', end + 1);
@@ -34,7 +35,7 @@ export function parseFrontMatter(text: string): FrontMatter {
     if (!m) continue; // indented lines of a nested map or list, comments, blank lines
     const key = m[1]!;
     const raw = (m[2] ?? '').trim();
-    if (raw === '' ) continue; // a nested map or list follows
+    if (raw === '') continue; // a nested map or list follows
     if (/^[|>][+-]?$/.test(raw)) {
       const block: string[] = [];
       while (i + 1 < lines.length && (/^\s/.test(lines[i + 1]!) || lines[i + 1] === '')) block.push(lines[++i]!);
@@ -62,5 +63,8 @@ function scalar(raw: string): string {
 
 /** `>`: lines join with spaces, a blank line keeps a paragraph break. */
 function foldLines(lines: string[]): string {
-  return lines.map((l) => (l.trim() === '' ? '\n' : l.trim())).join(' ').replace(/ ?\n ?/g, '\n');
+  return lines
+    .map((l) => (l.trim() === '' ? '\n' : l.trim()))
+    .join(' ')
+    .replace(/ ?\n ?/g, '\n');
 }

@@ -90,7 +90,8 @@ export class SkillLibrary {
         if (!skill) continue;
         if (skill.state === 'offered' && root.workspace && !trusted) {
           skill.state = 'untrusted';
-          skill.problem = 'the workspace is not trusted: its skills are listed but not offered to the model until you trust it';
+          skill.problem =
+            'the workspace is not trusted: its skills are listed but not offered to the model until you trust it';
         }
         if (skill.state === 'offered' && disabled.has(skill.folder)) {
           skill.state = 'off';
@@ -122,9 +123,13 @@ export class SkillLibrary {
     const offered = this.offered();
     if (offered.length === 0) return undefined;
     const listed = offered.slice(0, MAX_CATALOG_SKILLS);
-    const share = Math.max(MIN_DESCRIPTION_CHARS, Math.min(MAX_DESCRIPTION_CHARS, Math.floor(MAX_CATALOG_CHARS / listed.length)));
+    const share = Math.max(
+      MIN_DESCRIPTION_CHARS,
+      Math.min(MAX_DESCRIPTION_CHARS, Math.floor(MAX_CATALOG_CHARS / listed.length))
+    );
     const lines = listed.map((s) => `- ${s.name}: ${oneLine(s.description, share)}`);
-    if (offered.length > listed.length) lines.push(`- (${offered.length - listed.length} more: skill with name "list")`);
+    if (offered.length > listed.length)
+      lines.push(`- (${offered.length - listed.length} more: skill with name "list")`);
     return [
       '# Skills',
       'Task guides installed by the person or the repository: third-party text, no permissions. Before a matching task, read the guide with `skill` (load it with tool_search once).',
@@ -179,7 +184,12 @@ export class SkillLibrary {
   private roots(): Root[] {
     const ws = path.resolve(this.options.workspace);
     return [
-      { source: 'home', dir: path.join(cellmateHome(this.options.env), 'skills'), label: '~/.cellmate/skills', workspace: false },
+      {
+        source: 'home',
+        dir: path.join(cellmateHome(this.options.env), 'skills'),
+        label: '~/.cellmate/skills',
+        workspace: false
+      },
       { source: 'cellmate', dir: path.join(ws, '.cellmate', 'skills'), label: '.cellmate/skills', workspace: true },
       { source: 'agents', dir: path.join(ws, '.agents', 'skills'), label: '.agents/skills', workspace: true },
       { source: 'claude', dir: path.join(ws, '.claude', 'skills'), label: '.claude/skills', workspace: true }
@@ -191,7 +201,15 @@ export class SkillLibrary {
     const location = `${root.label}/${name}`;
     const file = path.join(folder, 'SKILL.md');
     if (!statSync(file, { throwIfNoEntry: false })?.isFile()) return undefined;
-    const invalid = (problem: string): Skill => ({ name, description: '', source: root.source, folder, location, state: 'invalid', problem });
+    const invalid = (problem: string): Skill => ({
+      name,
+      description: '',
+      source: root.source,
+      folder,
+      location,
+      state: 'invalid',
+      problem
+    });
     // A workspace skill folder, or its SKILL.md, that resolves out of the workspace is not read.
     if (root.workspace && (!isInside(this.realRoot, folder) || !isInside(this.realRoot, realOr(file)))) {
       return invalid('it resolves through a symlink to outside the workspace, so it is not read');
@@ -202,10 +220,15 @@ export class SkillLibrary {
     try {
       fields = parseFrontMatter(text).fields;
     } catch (error) {
-      return invalid(`SKILL.md has no usable front matter: ${error instanceof FrontMatterError ? error.message : String(error)}`);
+      return invalid(
+        `SKILL.md has no usable front matter: ${error instanceof FrontMatterError ? error.message : String(error)}`
+      );
     }
     const declared = fields.name?.trim() ?? '';
-    if (!NAME.test(declared)) return invalid(`its name ${JSON.stringify(declared.slice(0, 80))} is not 1–64 lowercase letters, digits and hyphens`);
+    if (!NAME.test(declared))
+      return invalid(
+        `its name ${JSON.stringify(declared.slice(0, 80))} is not 1–64 lowercase letters, digits and hyphens`
+      );
     const description = fields.description?.trim() ?? '';
     if (!description) return { ...invalid('it has no description'), name: declared };
     return { name: declared, description, source: root.source, folder, location, state: 'offered' };
@@ -214,7 +237,6 @@ export class SkillLibrary {
   private text(file: string): string | undefined {
     return this.files.read(file);
   }
-
 }
 
 /** Text on one line, cut to `max` characters with `…`. */

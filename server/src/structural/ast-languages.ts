@@ -41,15 +41,20 @@ export function astGrep(): AstGrepNapi {
 export function dynamicLanguagePackage(name: DynamicLanguageName): Required<LanguagePackage> {
   const pkg = require(`@ast-grep/lang-${name}`) as LanguagePackage;
   return {
-    libraryPath: pkg.libraryPath, extensions: pkg.extensions,
-    languageSymbol: pkg.languageSymbol ?? `tree_sitter_${name}`, expandoChar: pkg.expandoChar ?? '$'
+    libraryPath: pkg.libraryPath,
+    extensions: pkg.extensions,
+    languageSymbol: pkg.languageSymbol ?? `tree_sitter_${name}`,
+    expandoChar: pkg.expandoChar ?? '$'
   };
 }
 
 /** Registers every dynamic language (idempotent) and returns `name` for `parse(name, …)`. */
 export function astGrepLanguage(name: DynamicLanguageName): DynamicLanguageName {
   if (!registered) {
-    astGrep().registerDynamicLanguage({ bash: dynamicLanguagePackage('bash'), python: dynamicLanguagePackage('python') });
+    astGrep().registerDynamicLanguage({
+      bash: dynamicLanguagePackage('bash'),
+      python: dynamicLanguagePackage('python')
+    });
     registered = true;
   }
   return name;

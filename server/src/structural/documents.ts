@@ -54,7 +54,11 @@ function notebookDocuments(file: string, text: string): SourceDocument[] | Noteb
   nb.cells.forEach((c: unknown, index: number) => {
     const cell = c as { cell_type?: unknown; source?: unknown; id?: unknown };
     if (cell?.cell_type !== 'code') return;
-    const source = Array.isArray(cell.source) ? cell.source.join('') : typeof cell.source === 'string' ? cell.source : undefined;
+    const source = Array.isArray(cell.source)
+      ? cell.source.join('')
+      : typeof cell.source === 'string'
+        ? cell.source
+        : undefined;
     if (source === undefined) return;
     const place: CellPlace = typeof cell.id === 'string' ? { index, id: cell.id } : { index };
     if (language === 'python') {

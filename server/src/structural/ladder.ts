@@ -46,14 +46,19 @@ interface Scaffold {
   wrap(snippet: string): { context: string; at: number };
 }
 
-const indent = (snippet: string, by: string): string => snippet.split('\n').map((l, i) => (i === 0 || l.length > 0 ? by + l : l)).join('\n');
+const indent = (snippet: string, by: string): string =>
+  snippet
+    .split('\n')
+    .map((l, i) => (i === 0 || l.length > 0 ? by + l : l))
+    .join('\n');
 
 function scaffolds(language: StructuralLanguage): Scaffold[] {
   const asIs: Scaffold = { rung: 'statement', wrap: (s) => ({ context: s, at: 0 }) };
   const argument: Scaffold = { rung: 'expression', wrap: (s) => ({ context: `__cm(${s})`, at: 5 }) };
-  const member: Scaffold = language === 'python'
-    ? { rung: 'class member', wrap: (s) => ({ context: `class __Cm:\n${indent(s, '    ')}\n`, at: 16 }) }
-    : { rung: 'class member', wrap: (s) => ({ context: `class __Cm {\n${s}\n}`, at: 13 }) };
+  const member: Scaffold =
+    language === 'python'
+      ? { rung: 'class member', wrap: (s) => ({ context: `class __Cm:\n${indent(s, '    ')}\n`, at: 16 }) }
+      : { rung: 'class member', wrap: (s) => ({ context: `class __Cm {\n${s}\n}`, at: 13 }) };
   return [asIs, argument, member];
 }
 
@@ -66,9 +71,10 @@ export function compilePattern(pattern: string, language: StructuralLanguage): C
     const { context, at } = scaffold.wrap(snippet);
     const root = astGrep().parse(lang, withExpando(context, language)).root();
     if (firstProblem(root)) continue;
-    const end = scaffold.rung === 'class member' && language === 'python'
-      ? context.replace(/\s+$/, '').length
-      : at + snippet.length;
+    const end =
+      scaffold.rung === 'class member' && language === 'python'
+        ? context.replace(/\s+$/, '').length
+        : at + snippet.length;
     // A trailing `;` is a sibling token of a TypeScript class field, not part of it.
     const node = exactNode(root, at, end) ?? (snippet.endsWith(';') ? exactNode(root, at, end - 1) : undefined);
     if (!node) continue;
@@ -77,12 +83,19 @@ export function compilePattern(pattern: string, language: StructuralLanguage): C
     // ast-grep's selector picks the first node of that kind in the context: it must be ours.
     const first = firstOfKind(root, selector);
     if (!first || first.range().start.index !== at || first.range().end.index !== nodeEnd) continue;
-    rungs.push({ rung: scaffold.rung, selector, matcher: { rule: { pattern: { context, selector } } }, words: literalLeaves(node, language) });
+    rungs.push({
+      rung: scaffold.rung,
+      selector,
+      matcher: { rule: { pattern: { context, selector } } },
+      words: literalLeaves(node, language)
+    });
   }
   const top = astGrep().parse(lang, withExpando(snippet, language)).root();
   const problem = firstProblem(top);
-  if (!problem) rungs.push({ rung: 'top level', matcher: { rule: { pattern: snippet } }, words: literalLeaves(top, language) });
-  if (rungs.length === 0) throw new UnparseablePatternError(pattern, language, problem ?? 'no single piece of code spans the whole pattern');
+  if (!problem)
+    rungs.push({ rung: 'top level', matcher: { rule: { pattern: snippet } }, words: literalLeaves(top, language) });
+  if (rungs.length === 0)
+    throw new UnparseablePatternError(pattern, language, problem ?? 'no single piece of code spans the whole pattern');
   // Check ast-grep itself accepts each rung's pattern (it may still refuse one).
   const usable = rungs.filter((r) => {
     try {
@@ -92,7 +105,8 @@ export function compilePattern(pattern: string, language: StructuralLanguage): C
       return false;
     }
   });
-  if (usable.length === 0) throw new UnparseablePatternError(pattern, language, problem ?? 'ast-grep refused every scaffold');
+  if (usable.length === 0)
+    throw new UnparseablePatternError(pattern, language, problem ?? 'ast-grep refused every scaffold');
   return { pattern, language, rungs: usable };
 }
 
@@ -124,8 +138,22 @@ function literalLeaves(node: SgNode, language: StructuralLanguage): string[] {
     const children = n.children();
     if (children.length === 0) {
       const text = n.text();
-      if (n.isNamed() && text.length > 0 && !text.includes(e) && !text.includes('$') && !/comment/i.test(String(n.kind()))) words.add(text);
-      else if (!n.isNamed() && language === 'python' && text.length > 1 && text === String(n.kind()) && !/\s/.test(text)) words.add(text);
+      if (
+        n.isNamed() &&
+        text.length > 0 &&
+        !text.includes(e) &&
+        !text.includes('$') &&
+        !/comment/i.test(String(n.kind()))
+      )
+        words.add(text);
+      else if (
+        !n.isNamed() &&
+        language === 'python' &&
+        text.length > 1 &&
+        text === String(n.kind()) &&
+        !/\s/.test(text)
+      )
+        words.add(text);
     }
     for (const c of children) stack.push(c);
   }
@@ -156,7 +184,14 @@ function exactNode(root: SgNode, start: number, end: number): SgNode | undefined
   while (n) {
     const r = n.range();
     if (r.start.index === start && r.end.index === end && n.isNamed() && n !== root) found = n;
-    n = n.children().find((c) => c.range().start.index <= start && c.range().end.index >= end && (c.range().end.index > c.range().start.index || start === end));
+    n = n
+      .children()
+      .find(
+        (c) =>
+          c.range().start.index <= start &&
+          c.range().end.index >= end &&
+          (c.range().end.index > c.range().start.index || start === end)
+      );
   }
   return found;
 }

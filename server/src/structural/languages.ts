@@ -13,15 +13,27 @@ export type StructuralLanguage = 'python' | 'javascript' | 'typescript' | 'tsx';
 export const STRUCTURAL_LANGUAGES: readonly StructuralLanguage[] = ['python', 'typescript', 'tsx', 'javascript'];
 
 const BY_EXTENSION: Record<string, StructuralLanguage> = {
-  '.py': 'python', '.pyi': 'python',
-  '.js': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript', '.jsx': 'javascript',
-  '.ts': 'typescript', '.mts': 'typescript', '.cts': 'typescript',
+  '.py': 'python',
+  '.pyi': 'python',
+  '.js': 'javascript',
+  '.mjs': 'javascript',
+  '.cjs': 'javascript',
+  '.jsx': 'javascript',
+  '.ts': 'typescript',
+  '.mts': 'typescript',
+  '.cts': 'typescript',
   '.tsx': 'tsx'
 };
 
 const ALIASES: Record<string, StructuralLanguage> = {
-  python: 'python', py: 'python', javascript: 'javascript', js: 'javascript', jsx: 'javascript',
-  typescript: 'typescript', ts: 'typescript', tsx: 'tsx'
+  python: 'python',
+  py: 'python',
+  javascript: 'javascript',
+  js: 'javascript',
+  jsx: 'javascript',
+  typescript: 'typescript',
+  ts: 'typescript',
+  tsx: 'tsx'
 };
 
 /** The language of a source file by its extension (`.ipynb` is handled per notebook). */
@@ -44,17 +56,22 @@ export const LANGUAGE_NAMES = 'python (py), typescript (ts), tsx, javascript (js
 export function notebookLanguage(metadata: Record<string, unknown>): StructuralLanguage | undefined {
   const info = metadata.language_info as { name?: unknown } | undefined;
   const spec = metadata.kernelspec as { language?: unknown } | undefined;
-  const name = typeof info?.name === 'string' ? info.name : typeof spec?.language === 'string' ? spec.language : 'python';
+  const name =
+    typeof info?.name === 'string' ? info.name : typeof spec?.language === 'string' ? spec.language : 'python';
   return parseLanguageName(name);
 }
 
 /** The name `parse(…)` / `findAll` take for a language. */
 export function napiLanguage(language: StructuralLanguage): string {
   switch (language) {
-    case 'python': return astGrepLanguage('python');
-    case 'javascript': return astGrep().Lang.JavaScript;
-    case 'typescript': return astGrep().Lang.TypeScript;
-    case 'tsx': return astGrep().Lang.Tsx;
+    case 'python':
+      return astGrepLanguage('python');
+    case 'javascript':
+      return astGrep().Lang.JavaScript;
+    case 'typescript':
+      return astGrep().Lang.TypeScript;
+    case 'tsx':
+      return astGrep().Lang.Tsx;
   }
 }
 

@@ -37,7 +37,14 @@ type Capture =
   | { name: string; nodes: Array<{ range: [number, number]; named: boolean }> };
 
 /** The match at [start, end) of `doc` with its captures: what both engines' reports become. */
-function assemble(doc: SourceDocument, start: number, end: number, line: number, column: number, found: Capture[]): StructuralMatch {
+function assemble(
+  doc: SourceDocument,
+  start: number,
+  end: number,
+  line: number,
+  column: number,
+  found: Capture[]
+): StructuralMatch {
   const slice = (r: readonly [number, number]): string => doc.source.slice(r[0], r[1]);
   const captures: Record<string, string | string[]> = {};
   const spans: Record<string, string> = {};
@@ -46,7 +53,8 @@ function assemble(doc: SourceDocument, start: number, end: number, line: number,
     if ('nodes' in c) {
       // Shown: the run's named nodes; rewritten: the whole run, separators included.
       captures[c.name] = c.nodes.filter((n) => n.named).map((n) => slice(n.range));
-      spanRanges[c.name] = c.nodes.length === 0 ? [start, start] : [c.nodes[0]!.range[0], c.nodes[c.nodes.length - 1]!.range[1]];
+      spanRanges[c.name] =
+        c.nodes.length === 0 ? [start, start] : [c.nodes[0]!.range[0], c.nodes[c.nodes.length - 1]!.range[1]];
       spans[c.name] = slice(spanRanges[c.name]!);
     } else if (c.range) {
       spanRanges[c.name] = c.range;
@@ -64,7 +72,8 @@ export function toMatch(doc: SourceDocument, node: SgNode, names: ReturnType<typ
     return [nr.start.index, nr.end.index];
   };
   const found = names.map(({ name, multi }): Capture => {
-    if (multi) return { name, nodes: node.getMultipleMatches(name).map((n) => ({ range: range(n), named: n.isNamed() })) };
+    if (multi)
+      return { name, nodes: node.getMultipleMatches(name).map((n) => ({ range: range(n), named: n.isNamed() })) };
     const n = node.getMatch(name);
     return { name, range: n ? range(n) : undefined };
   });
@@ -96,7 +105,13 @@ export function utf16Offsets(bytes: Buffer, text: string): (byte: number) => num
  * `doc.source` there (the file changed after it was read), or when a `$$$NAME` run's named
  * marks (`sg-cli.ts`) do not line up with its nodes: the caller searches the file with napi.
  */
-export function matchFromSg(doc: SourceDocument, m: SgJsonMatch, names: ReturnType<typeof captureNames>, at: (byte: number) => number, keys: NamedKeys): StructuralMatch | undefined {
+export function matchFromSg(
+  doc: SourceDocument,
+  m: SgJsonMatch,
+  names: ReturnType<typeof captureNames>,
+  at: (byte: number) => number,
+  keys: NamedKeys
+): StructuralMatch | undefined {
   const range = (n: SgJsonNode): [number, number] => [at(n.range.byteOffset.start), at(n.range.byteOffset.end)];
   const [start, end] = range(m);
   if (doc.source.slice(start, end) !== m.text) return undefined;

@@ -29,7 +29,14 @@ import { astGrep } from './ast-languages.js';
 import type { SourceDocument } from './documents.js';
 import type { CompiledPattern } from './ladder.js';
 import { napiLanguage, type StructuralLanguage } from './languages.js';
-import { matchFromSg, toMatch, utf16Offsets, type captureNames, type RungState, type StructuralMatch } from './matches.js';
+import {
+  matchFromSg,
+  toMatch,
+  utf16Offsets,
+  type captureNames,
+  type RungState,
+  type StructuralMatch
+} from './matches.js';
 import { cliTakes, namedKeys, sgCli, sgScan, type SgCli } from './sg-cli.js';
 
 /** A plain source file for ast-grep's threads, as the main thread read and prefiltered it. */
@@ -120,7 +127,10 @@ export class NativeSearch {
     batch.bytes += file.bytes.length;
     const stream = `${engine}:${file.language}`;
     const sent = this.sent.get(stream) ?? 0;
-    if (batch.files.length >= Math.min(BATCH[engine].files, FIRST_BATCH_FILES * 2 ** sent) || batch.bytes >= BATCH[engine].bytes) {
+    if (
+      batch.files.length >= Math.min(BATCH[engine].files, FIRST_BATCH_FILES * 2 ** sent) ||
+      batch.bytes >= BATCH[engine].bytes
+    ) {
       this.sent.set(stream, sent + 1);
       this.open.delete(key);
       this.queue.push(batch);
@@ -146,7 +156,9 @@ export class NativeSearch {
       const batch = this.queue.shift()!;
       // run() never rejects: its failures are kept for finish(), so an abandoned search leaves no unhandled rejection.
       const p: Promise<void> = this.run(batch)
-        .catch((e: unknown) => { this.failure ??= e; })
+        .catch((e: unknown) => {
+          this.failure ??= e;
+        })
         .finally(() => {
           this.running.delete(p);
           this.pump();
@@ -182,33 +194,61 @@ export class NativeSearch {
     this.parsed.napi += batch.files.length;
   }
 
-  private async runCli(cli: SgCli, batch: Batch, rungs: number[], compiled: CompiledPattern, state: RungState): Promise<void> {
+  private async runCli(
+    cli: SgCli,
+    batch: Batch,
+    rungs: number[],
+    compiled: CompiledPattern,
+    state: RungState
+  ): Promise<void> {
     const byPath = new Map(batch.files.map((f) => [f.absolute, f]));
     const multi = this.options.names.filter((n) => n.multi).map((n) => n.name);
     const keys = namedKeys(this.options.pattern, multi);
     // Each line becomes its match at once (a very common pattern's JSON is not kept around).
-    interface Hit { file: NativeFile; text: string; at: (byte: number) => number; doc: SourceDocument; built: Array<[number, StructuralMatch]>; changed: boolean }
+    interface Hit {
+      file: NativeFile;
+      text: string;
+      at: (byte: number) => number;
+      doc: SourceDocument;
+      built: Array<[number, StructuralMatch]>;
+      changed: boolean;
+    }
     const hits = new Map<string, Hit>();
-    await sgScan(cli, {
-      language: batch.language, pattern: this.options.pattern, multi, paths: [...byPath.keys()], signal: this.options.signal,
-      rungs: rungs.map((index) => ({ index, matcher: compiled.rungs[index]!.matcher }))
-    }, (m) => {
-      let hit = hits.get(m.file);
-      if (!hit) {
-        const file = byPath.get(m.file);
-        if (!file) throw new Error(`ast-grep reported a file it was not given: ${m.file}`);
-        const text = file.bytes.toString('utf8');
-        hit = { file, text, at: utf16Offsets(file.bytes, text), doc: { file: file.rel, language: file.language, source: text, parsed: text }, built: [], changed: false };
-        hits.set(m.file, hit);
+    await sgScan(
+      cli,
+      {
+        language: batch.language,
+        pattern: this.options.pattern,
+        multi,
+        paths: [...byPath.keys()],
+        signal: this.options.signal,
+        rungs: rungs.map((index) => ({ index, matcher: compiled.rungs[index]!.matcher }))
+      },
+      (m) => {
+        let hit = hits.get(m.file);
+        if (!hit) {
+          const file = byPath.get(m.file);
+          if (!file) throw new Error(`ast-grep reported a file it was not given: ${m.file}`);
+          const text = file.bytes.toString('utf8');
+          hit = {
+            file,
+            text,
+            at: utf16Offsets(file.bytes, text),
+            doc: { file: file.rel, language: file.language, source: text, parsed: text },
+            built: [],
+            changed: false
+          };
+          hits.set(m.file, hit);
+        }
+        if (hit.changed) return;
+        const match = matchFromSg(hit.doc, m, this.options.names, hit.at, keys);
+        if (match) hit.built.push([Number(m.ruleId.slice(1)), match]);
+        else {
+          hit.changed = true;
+          hit.built = [];
+        }
       }
-      if (hit.changed) return;
-      const match = matchFromSg(hit.doc, m, this.options.names, hit.at, keys);
-      if (match) hit.built.push([Number(m.ruleId.slice(1)), match]);
-      else {
-        hit.changed = true;
-        hit.built = [];
-      }
-    });
+    );
     const later: Array<Promise<void>> = [];
     for (const hit of hits.values()) {
       if (hit.changed) {
@@ -230,9 +270,10 @@ export class NativeSearch {
   private async runNapi(batch: Batch, rungs: number[], compiled: CompiledPattern, state: RungState): Promise<void> {
     const { signal } = this.options;
     const byPath = new Map(batch.files.map((f) => [f.absolute, f]));
-    const matcher: NapiConfig = rungs.length === 1
-      ? compiled.rungs[rungs[0]!]!.matcher
-      : { rule: { any: rungs.map((i) => compiled.rungs[i]!.matcher.rule) } };
+    const matcher: NapiConfig =
+      rungs.length === 1
+        ? compiled.rungs[rungs[0]!]!.matcher
+        : { rule: { any: rungs.map((i) => compiled.rungs[i]!.matcher.rule) } };
     const later: Array<Promise<void>> = [];
     let delivered = 0;
     let expected: number | undefined;
@@ -256,7 +297,11 @@ export class NativeSearch {
     };
     try {
       // Resolves with the number of files that had matches; their callbacks may still be queued.
-      expected = await astGrep().findInFiles(napiLanguage(batch.language), { paths: [...byPath.keys()], matcher }, onFile);
+      expected = await astGrep().findInFiles(
+        napiLanguage(batch.language),
+        { paths: [...byPath.keys()], matcher },
+        onFile
+      );
     } catch {
       // ast-grep refused the batch (nothing was delivered): the main thread searches it.
       for (const f of batch.files) await this.fallback(f, f.bytes.toString('utf8'));
@@ -268,7 +313,13 @@ export class NativeSearch {
   }
 
   /** Keeps one file's matches; returns the main-thread search when the file changed under us. */
-  private collect(byPath: Map<string, NativeFile>, nodes: SgNode[], rungs: number[], compiled: CompiledPattern, state: RungState): Promise<void> | undefined {
+  private collect(
+    byPath: Map<string, NativeFile>,
+    nodes: SgNode[],
+    rungs: number[],
+    compiled: CompiledPattern,
+    state: RungState
+  ): Promise<void> | undefined {
     if (nodes.length === 0) return undefined;
     const root = nodes[0]!.getRoot();
     const file = byPath.get(root.filename());
@@ -281,7 +332,8 @@ export class NativeSearch {
     const doc: SourceDocument = { file: file.rel, language: file.language, source: text, parsed: text };
     let kept = false;
     for (const node of nodes) {
-      const rung = rungs.length === 1 ? rungs[0]! : rungs.find((i) => i <= state.best && node.matches(compiled.rungs[i]!.matcher));
+      const rung =
+        rungs.length === 1 ? rungs[0]! : rungs.find((i) => i <= state.best && node.matches(compiled.rungs[i]!.matcher));
       if (rung === undefined || rung > state.best) continue;
       state.byRung[rung]!.push(toMatch(doc, node, this.options.names));
       state.best = Math.min(state.best, rung);

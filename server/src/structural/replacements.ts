@@ -31,9 +31,15 @@ export interface Replacement {
 
 /** Two replacements that cannot both be applied. */
 export class OverlapError extends ToolInputError {
-  constructor(readonly a: RewriteSite, readonly b: RewriteSite) {
-    const where = (s: RewriteSite): string => `op ${s.op + 1} at ${placeLabel(s.match.doc)} line ${s.match.line} (${JSON.stringify(s.match.text.split('\n')[0]!.slice(0, 60))})`;
-    super(`Overlapping replacements: ${where(a)} overlaps ${where(b)}. Nothing was staged. Make the patterns disjoint, or stage them in separate ast_edit calls (resolve the first before staging the second).`);
+  constructor(
+    readonly a: RewriteSite,
+    readonly b: RewriteSite
+  ) {
+    const where = (s: RewriteSite): string =>
+      `op ${s.op + 1} at ${placeLabel(s.match.doc)} line ${s.match.line} (${JSON.stringify(s.match.text.split('\n')[0]!.slice(0, 60))})`;
+    super(
+      `Overlapping replacements: ${where(a)} overlaps ${where(b)}. Nothing was staged. Make the patterns disjoint, or stage them in separate ast_edit calls (resolve the first before staging the second).`
+    );
     this.name = 'OverlapError';
   }
 }
@@ -42,7 +48,10 @@ export class OverlapError extends ToolInputError {
 export function checkTemplate(template: string, pattern: string, op: number): void {
   const known = new Set([...pattern.matchAll(/\$(?:\$\$)?([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!));
   for (const m of template.matchAll(/\$(?:\$\$)?([A-Z][A-Z0-9_]*)/g)) {
-    if (!known.has(m[1]!)) throw new ToolInputError(`op ${op + 1}: the rewrite uses $${m[1]} but the pattern has no such metavariable (it has ${known.size ? [...known].map((k) => `$${k}`).join(', ') : 'none'}).`);
+    if (!known.has(m[1]!))
+      throw new ToolInputError(
+        `op ${op + 1}: the rewrite uses $${m[1]} but the pattern has no such metavariable (it has ${known.size ? [...known].map((k) => `$${k}`).join(', ') : 'none'}).`
+      );
   }
 }
 
@@ -61,13 +70,19 @@ export function planReplacements(sites: readonly RewriteSite[]): Replacement[] {
     if (parent) {
       const p = parent.site;
       const same = p.match.start === site.match.start && p.match.end === site.match.end;
-      if (same || p.op !== site.op || site.match.end > p.match.end || !insideCapture(p.match, site.match)) throw new OverlapError(p, site);
+      if (same || p.op !== site.op || site.match.end > p.match.end || !insideCapture(p.match, site.match))
+        throw new OverlapError(p, site);
       parent.children.push(node);
     } else roots.push(node); // the stack is empty: it starts after every earlier site ends
     stack.push(node);
   }
   return roots.map((n) => ({
-    start: n.site.match.start, end: n.site.match.end, before: n.site.match.text, after: render(n), line: n.site.match.line, nested: count(n) - 1
+    start: n.site.match.start,
+    end: n.site.match.end,
+    before: n.site.match.text,
+    after: render(n),
+    line: n.site.match.line,
+    nested: count(n) - 1
   }));
 }
 
@@ -101,7 +116,10 @@ function render(n: Node): string {
     }
     return out + source.slice(at, b);
   };
-  return template.replace(/\$\$\$([A-Z][A-Z0-9_]*)|\$([A-Z][A-Z0-9_]*)/g, (_, multi: string | undefined, single: string | undefined) => capture((multi ?? single)!));
+  return template.replace(
+    /\$\$\$([A-Z][A-Z0-9_]*)|\$([A-Z][A-Z0-9_]*)/g,
+    (_, multi: string | undefined, single: string | undefined) => capture((multi ?? single)!)
+  );
 }
 
 /** `source` with the (sorted, disjoint) replacements applied. */

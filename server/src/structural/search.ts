@@ -95,13 +95,24 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     if (!state) found.set(language, (state = { best: c.rungs.length, byRung: c.rungs.map(() => []) }));
     return state;
   };
-  const result: SearchResult = { matches: [], rungs: {}, unparseable: [], filesSearched: 0, withheld: 0, badNotebooks: [], texts: new Map(), parsed: { cli: 0, napi: 0, main: 0 }, truncated: false };
+  const result: SearchResult = {
+    matches: [],
+    rungs: {},
+    unparseable: [],
+    filesSearched: 0,
+    withheld: 0,
+    badNotebooks: [],
+    texts: new Map(),
+    parsed: { cli: 0, napi: 0, main: 0 },
+    truncated: false
+  };
   // `maxMatches` reached stops the walk and the batches in flight; the caller's signal still rejects.
   const stop = new AbortController();
   const signal = AbortSignal.any([scope.signal, stop.signal]);
   const kept = (): number => {
     let n = 0;
-    for (const [language, state] of found) if (state.best < (compiled.get(language) as CompiledPattern).rungs.length) n += state.byRung[state.best]!.length;
+    for (const [language, state] of found)
+      if (state.best < (compiled.get(language) as CompiledPattern).rungs.length) n += state.byRung[state.best]!.length;
     return n;
   };
   const full = (): boolean => scope.maxMatches !== undefined && kept() >= scope.maxMatches;
@@ -127,7 +138,10 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
   };
 
   const native = new NativeSearch({
-    signal, pattern, names, engine: scope.engine,
+    signal,
+    pattern,
+    names,
+    engine: scope.engine,
     ladder: (language) => {
       const compiled = compile(language) as CompiledPattern; // only parseable languages are sent
       return { compiled, state: stateOf(language, compiled) };
@@ -214,7 +228,8 @@ export async function structuralSearch(pattern: string, scope: SearchScope): Pro
     // One by one: a spread of a very common pattern's matches overflows the call stack.
     if (state.best < c.rungs.length) for (const m of state.byRung[best]!) result.matches.push(m);
   }
-  if (result.filesSearched > 0 && result.unparseable.length === compiled.size && compiled.size > 0) throw result.unparseable[0]!;
+  if (result.filesSearched > 0 && result.unparseable.length === compiled.size && compiled.size > 0)
+    throw result.unparseable[0]!;
   result.matches.sort(byPlace);
   if (result.truncated && result.matches.length > scope.maxMatches!) result.matches.length = scope.maxMatches!;
   return result;

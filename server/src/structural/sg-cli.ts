@@ -62,12 +62,18 @@ export interface SgJsonMatch extends SgJsonNode {
 
 /** The name of each language in the CLI (Python: the config's custom language). */
 const CLI_LANGUAGE: Record<StructuralLanguage, string> = {
-  python: 'cellmatepython', javascript: 'javascript', typescript: 'typescript', tsx: 'tsx'
+  python: 'cellmatepython',
+  javascript: 'javascript',
+  typescript: 'typescript',
+  tsx: 'tsx'
 };
 
 /** The file extensions the CLI gives each language (it matches them case-sensitively). */
 const CLI_EXTENSIONS: Record<StructuralLanguage, readonly string[]> = {
-  python: ['py', 'pyi'], javascript: ['js', 'mjs', 'cjs', 'jsx'], typescript: ['ts', 'mts', 'cts'], tsx: ['tsx']
+  python: ['py', 'pyi'],
+  javascript: ['js', 'mjs', 'cjs', 'jsx'],
+  typescript: ['ts', 'mts', 'cts'],
+  tsx: ['tsx']
 };
 
 /** True when the CLI sees `file` as `language` (by its extension, as written). */
@@ -89,7 +95,8 @@ function platformPackage(): string | undefined {
   const { platform, arch } = process;
   if (platform === 'linux' && (arch === 'x64' || arch === 'arm64')) return `@ast-grep/cli-linux-${arch}-gnu`;
   if (platform === 'darwin' && (arch === 'x64' || arch === 'arm64')) return `@ast-grep/cli-darwin-${arch}`;
-  if (platform === 'win32' && (arch === 'x64' || arch === 'arm64' || arch === 'ia32')) return `@ast-grep/cli-win32-${arch}-msvc`;
+  if (platform === 'win32' && (arch === 'x64' || arch === 'arm64' || arch === 'ia32'))
+    return `@ast-grep/cli-win32-${arch}-msvc`;
   return undefined;
 }
 
@@ -121,7 +128,12 @@ export function findSgCli(env: NodeJS.ProcessEnv = process.env, options: { npm?:
   let binary: string | undefined;
   let version = '';
   for (const candidate of candidates(env, options.npm ?? true)) {
-    const probe = spawnSync(candidate, ['--version'], { encoding: 'utf8', env: {}, timeout: 10_000, windowsHide: true });
+    const probe = spawnSync(candidate, ['--version'], {
+      encoding: 'utf8',
+      env: {},
+      timeout: 10_000,
+      windowsHide: true
+    });
     const v = probe.status === 0 ? /^ast-grep (\d+\.\d+)\.\d+/.exec(probe.stdout.trim()) : null;
     if (v && v[1] === minor) {
       binary = candidate;
@@ -140,12 +152,21 @@ export function findSgCli(env: NodeJS.ProcessEnv = process.env, options: { npm?:
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const config = path.join(dir, 'sgconfig.yml');
   // JSON is YAML: no quoting rules to get wrong for the library's path.
-  writeFileSync(config, JSON.stringify({
-    ruleDirs: [],
-    customLanguages: {
-      [CLI_LANGUAGE.python]: { libraryPath: python.libraryPath, extensions: CLI_EXTENSIONS.python, expandoChar: python.expandoChar, languageSymbol: python.languageSymbol }
-    }
-  }), { mode: 0o600 });
+  writeFileSync(
+    config,
+    JSON.stringify({
+      ruleDirs: [],
+      customLanguages: {
+        [CLI_LANGUAGE.python]: {
+          libraryPath: python.libraryPath,
+          extensions: CLI_EXTENSIONS.python,
+          expandoChar: python.expandoChar,
+          languageSymbol: python.languageSymbol
+        }
+      }
+    }),
+    { mode: 0o600 }
+  );
   return { binary, config, version };
 }
 
@@ -177,7 +198,10 @@ export function namedKeys(pattern: string, multi: readonly string[]): NamedKeys 
 }
 
 /** Options every call takes: JSON lines, and no ignore file may drop a file it is named. */
-const OUTPUT = ['--json=stream', ...['hidden', 'dot', 'exclude', 'global', 'parent', 'vcs'].flatMap((k) => ['--no-ignore', k])];
+const OUTPUT = [
+  '--json=stream',
+  ...['hidden', 'dot', 'exclude', 'global', 'parent', 'vcs'].flatMap((k) => ['--no-ignore', k])
+];
 
 /**
  * `ast-grep run` for one rung with no `$$$NAME` to tell apart: a quarter less CPU per file
@@ -198,29 +222,61 @@ function runArgs(cli: SgCli, scan: SgScan): string[] | undefined {
     text = context;
     selector = ['--selector', kind];
   } else return undefined;
-  return ['run', '-c', cli.config, '--custom-languages', 'allow', '--lang', CLI_LANGUAGE[scan.language], '--pattern', text, ...selector, ...OUTPUT, '--', ...scan.paths];
+  return [
+    'run',
+    '-c',
+    cli.config,
+    '--custom-languages',
+    'allow',
+    '--lang',
+    CLI_LANGUAGE[scan.language],
+    '--pattern',
+    text,
+    ...selector,
+    ...OUTPUT,
+    '--',
+    ...scan.paths
+  ];
 }
 
 /** `ast-grep scan` with each rung as its own rule (`r<index>`) and the named marks of `$$$NAME` runs. */
 function scanArgs(cli: SgCli, scan: SgScan, node: string, keys: NamedKeys): string[] {
-  const rules = scan.rungs.map(({ index, matcher }) => JSON.stringify({
-    id: `r${index}`,
-    language: CLI_LANGUAGE[scan.language],
-    severity: 'hint',
-    rule: matcher.rule,
-    ...(scan.multi.length > 0
-      ? {
-          rewriters: [
-            { id: 'cellmate-named', rule: { pattern: `$${node}` }, fix: 'N' },
-            { id: 'cellmate-unnamed', rule: { regex: '[\\s\\S]*' }, fix: 'U' }
-          ],
-          transform: Object.fromEntries(scan.multi.map((name) => [keys[name], {
-            rewrite: { source: `$$$${name}`, rewriters: ['cellmate-named', 'cellmate-unnamed'], joinBy: '' }
-          }]))
-        }
-      : {})
-  }));
-  return ['scan', '-c', cli.config, '--custom-languages', 'allow', '--inline-rules', rules.join('\n---\n'), ...OUTPUT, '--', ...scan.paths];
+  const rules = scan.rungs.map(({ index, matcher }) =>
+    JSON.stringify({
+      id: `r${index}`,
+      language: CLI_LANGUAGE[scan.language],
+      severity: 'hint',
+      rule: matcher.rule,
+      ...(scan.multi.length > 0
+        ? {
+            rewriters: [
+              { id: 'cellmate-named', rule: { pattern: `$${node}` }, fix: 'N' },
+              { id: 'cellmate-unnamed', rule: { regex: '[\\s\\S]*' }, fix: 'U' }
+            ],
+            transform: Object.fromEntries(
+              scan.multi.map((name) => [
+                keys[name],
+                {
+                  rewrite: { source: `$$$${name}`, rewriters: ['cellmate-named', 'cellmate-unnamed'], joinBy: '' }
+                }
+              ])
+            )
+          }
+        : {})
+    })
+  );
+  return [
+    'scan',
+    '-c',
+    cli.config,
+    '--custom-languages',
+    'allow',
+    '--inline-rules',
+    rules.join('\n---\n'),
+    ...OUTPUT,
+    '--',
+    ...scan.paths
+  ];
 }
 
 /** Runs one scan; calls `onMatch` per match line. Rejects when the CLI fails (the caller falls back). */
@@ -236,7 +292,12 @@ export function sgScan(cli: SgCli, scan: SgScan, onMatch: (m: SgJsonMatch) => vo
       return;
     }
     // An empty environment: the CLI needs none, and the companion's (API keys) is not its business.
-    const child = spawn(cli.binary, args, { cwd: path.dirname(cli.config), env: {}, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    const child = spawn(cli.binary, args, {
+      cwd: path.dirname(cli.config),
+      env: {},
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true
+    });
     const onAbort = (): void => {
       child.kill('SIGKILL');
     };
@@ -278,7 +339,8 @@ export function sgScan(cli: SgCli, scan: SgScan, onMatch: (m: SgJsonMatch) => vo
       else if (failure !== undefined) reject(failure);
       else if (exited.error) reject(exited.error);
       // `run` exits 1 when nothing matched.
-      else if (exited.code !== 0 && !(ruleId !== undefined && exited.code === 1 && stderr.trim() === '')) reject(new Error(`ast-grep exited with ${exited.code}: ${stderr.trim().slice(0, 500)}`));
+      else if (exited.code !== 0 && !(ruleId !== undefined && exited.code === 1 && stderr.trim() === ''))
+        reject(new Error(`ast-grep exited with ${exited.code}: ${stderr.trim().slice(0, 500)}`));
       else resolve();
     };
     child.stdout.on('end', () => {

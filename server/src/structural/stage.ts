@@ -13,7 +13,13 @@ import { placeLabel, type SourceDocument } from './documents.js';
 import { firstProblem } from './ladder.js';
 import { napiLanguage, type StructuralLanguage } from './languages.js';
 import { neutraliseMagics, touchesMagic } from '../notebooks/magics.js';
-import { applyReplacements, checkTemplate, planReplacements, type Replacement, type RewriteSite } from './replacements.js';
+import {
+  applyReplacements,
+  checkTemplate,
+  planReplacements,
+  type Replacement,
+  type RewriteSite
+} from './replacements.js';
 import { structuralSearch, type SearchResult } from './search.js';
 import type { StagedFile } from './staged-edits.js';
 
@@ -66,12 +72,15 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
   for (const [i, op] of ops.entries()) {
     const result = await structuralSearch(op.pattern, { ...scope, keepTexts: true, maxMatches: MAX_EDIT_SITES });
     if (result.truncated) {
-      throw new ToolInputError(`${ops.length > 1 ? `Op ${i + 1}'s pattern` : 'The pattern'} matches more than ${MAX_EDIT_SITES.toLocaleString('en-US')} sites, the most one edit stages: nothing was staged. Narrow \`path\` or the pattern (ast_grep shows where it matches).`);
+      throw new ToolInputError(
+        `${ops.length > 1 ? `Op ${i + 1}'s pattern` : 'The pattern'} matches more than ${MAX_EDIT_SITES.toLocaleString('en-US')} sites, the most one edit stages: nothing was staged. Narrow \`path\` or the pattern (ast_grep shows where it matches).`
+      );
     }
     searches.push(result);
     for (const [file, text] of result.texts) {
       const seen = texts.get(file);
-      if (seen !== undefined && seen !== text) throw new ToolInputError(`${file} changed while the edit was being staged; run ast_edit again.`);
+      if (seen !== undefined && seen !== text)
+        throw new ToolInputError(`${file} changed while the edit was being staged; run ast_edit again.`);
       texts.set(file, text);
     }
     for (const match of result.matches) {
@@ -103,7 +112,8 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
     const expected = texts.get(file)!;
     for (const d of docs) {
       replacements += d.replacements.length;
-      for (const r of d.replacements) sites.push({ place: placeLabel(d.doc), line: r.line, before: r.before, after: r.after });
+      for (const r of d.replacements)
+        sites.push({ place: placeLabel(d.doc), line: r.line, before: r.before, after: r.after });
       const parsed = d.doc.magic ? neutraliseMagics(d.after).code : d.after;
       const problem = firstProblem(astGrep().parse(napiLanguage(d.doc.language), parsed).root());
       if (problem) brokenAfter.push(`${placeLabel(d.doc)}: ${problem}`);
@@ -111,7 +121,14 @@ export async function planStructuralEdit(ops: readonly RewriteOp[], scope: Stage
     if (docs[0]!.doc.cell) {
       const cells = docs.map((d) => ({ ...d.doc.cell!, before: d.doc.source, after: d.after }));
       files.push({ path: file, expected, cells });
-      diff.push({ path: file, cells: cells.map((c) => ({ index: c.index, ...(c.id ? { id: c.id } : {}), diff: unifiedDiff(c.before, c.after) })) });
+      diff.push({
+        path: file,
+        cells: cells.map((c) => ({
+          index: c.index,
+          ...(c.id ? { id: c.id } : {}),
+          diff: unifiedDiff(c.before, c.after)
+        }))
+      });
     } else {
       files.push({ path: file, expected, next: docs[0]!.after });
       diff.push({ path: file, diff: unifiedDiff(expected, docs[0]!.after) });

@@ -35,7 +35,9 @@ export interface StagedFile {
 function toChange(f: StagedFile): Change {
   if (!f.cells) return { kind: 'text', path: f.path, expected: f.expected, next: f.next ?? f.expected };
   return {
-    kind: 'cells', path: f.path, expectedFile: f.expected,
+    kind: 'cells',
+    path: f.path,
+    expectedFile: f.expected,
     cells: f.cells.map((c) => ({ cell: c.id ?? `#${c.index + 1}`, expected: c.before, next: c.after }))
   };
 }
@@ -85,12 +87,22 @@ export class StagedEdits {
   }
 
   /** Keeps an edit; returns it with its id and expiry. */
-  add(edit: Omit<StagedEdit, 'id' | 'createdAt' | 'expiresAt' | 'display'> & { display: Omit<DiffDisplay, 'editId' | 'expiresAt'> }): StagedEdit {
+  add(
+    edit: Omit<StagedEdit, 'id' | 'createdAt' | 'expiresAt' | 'display'> & {
+      display: Omit<DiffDisplay, 'editId' | 'expiresAt'>;
+    }
+  ): StagedEdit {
     this.sweep();
     const id = `edit_${this.boot}_${this.next++}`;
     const createdAt = this.now();
     const expiresAt = createdAt + this.ttlMs;
-    const staged: StagedEdit = { ...edit, id, createdAt, expiresAt, display: { ...edit.display, editId: id, expiresAt } };
+    const staged: StagedEdit = {
+      ...edit,
+      id,
+      createdAt,
+      expiresAt,
+      display: { ...edit.display, editId: id, expiresAt }
+    };
     this.edits.set(id, staged);
     return staged;
   }
@@ -101,11 +113,22 @@ export class StagedEdits {
     const edit = this.edits.get(id);
     if (edit) return edit;
     const gone = this.resolved.get(id);
-    if (gone === 'expired') throw new StagedEditError(`Staged edit ${id} expired (staged edits last ${Math.round(this.ttlMs / 60_000)} minutes). Nothing was written; run ast_edit again.`, id);
+    if (gone === 'expired')
+      throw new StagedEditError(
+        `Staged edit ${id} expired (staged edits last ${Math.round(this.ttlMs / 60_000)} minutes). Nothing was written; run ast_edit again.`,
+        id
+      );
     if (gone) throw new StagedEditError(`Staged edit ${id} was already ${gone}.`, id);
     const tag = /^edit_([0-9a-f]+)_\d+$/.exec(id)?.[1];
-    if (tag && tag !== this.boot) throw new StagedEditError(`Staged edit ${id} was staged before the Cellmate server restarted; staged edits do not survive a restart. Nothing was written; run ast_edit again.`, id);
-    throw new StagedEditError(`No staged edit ${JSON.stringify(id)}. Use the edit_id ast_edit returned (e.g. "edit_${this.boot}_1").`, id);
+    if (tag && tag !== this.boot)
+      throw new StagedEditError(
+        `Staged edit ${id} was staged before the Cellmate server restarted; staged edits do not survive a restart. Nothing was written; run ast_edit again.`,
+        id
+      );
+    throw new StagedEditError(
+      `No staged edit ${JSON.stringify(id)}. Use the edit_id ast_edit returned (e.g. "edit_${this.boot}_1").`,
+      id
+    );
   }
 
   /** Accepts (writes all files or none) or discards an edit. */
@@ -114,24 +137,42 @@ export class StagedEdits {
     const files = edit.files.map((f) => f.path);
     if (action === 'discard') {
       this.finish(id, 'discarded');
-      return { state: 'discarded', message: `Discarded ${id}: nothing was written (${edit.replacements} replacements in ${files.length} files dropped).`, files };
+      return {
+        state: 'discarded',
+        message: `Discarded ${id}: nothing was written (${edit.replacements} replacements in ${files.length} files dropped).`,
+        files
+      };
     }
     try {
       await applyChanges(edit.files.map(toChange), {
-        workspace: edit.workspace, ...(this.options.port ? { port: this.options.port } : {}), ...(this.options.fs ? { fs: this.options.fs } : {})
+        workspace: edit.workspace,
+        ...(this.options.port ? { port: this.options.port } : {}),
+        ...(this.options.fs ? { fs: this.options.fs } : {})
       });
     } catch (error) {
       if (error instanceof EditError && error.code === 'conflict') {
         this.finish(id, 'discarded');
-        throw new StagedEditError(`Rejected ${id}: ${error.files.join(', ')} changed after the edit was staged, so nothing was written (no file of the edit changed). Run ast_edit again on the current files.`, id, error.files[0]);
+        throw new StagedEditError(
+          `Rejected ${id}: ${error.files.join(', ')} changed after the edit was staged, so nothing was written (no file of the edit changed). Run ast_edit again on the current files.`,
+          id,
+          error.files[0]
+        );
       }
       if (error instanceof EditError && error.code === 'write-failed') {
-        throw new StagedEditError(`Could not apply ${id}: ${error.message} The edit is still staged (resolve again once the cause is fixed, or discard it).`, id, error.files[0]);
+        throw new StagedEditError(
+          `Could not apply ${id}: ${error.message} The edit is still staged (resolve again once the cause is fixed, or discard it).`,
+          id,
+          error.files[0]
+        );
       }
       throw error;
     }
     this.finish(id, 'accepted');
-    return { state: 'accepted', message: `Applied ${id}: ${edit.replacements} replacements in ${files.length} files (${files.join(', ')}).`, files };
+    return {
+      state: 'accepted',
+      message: `Applied ${id}: ${edit.replacements} replacements in ${files.length} files (${files.join(', ')}).`,
+      files
+    };
   }
 
   private finish(id: string, state: 'accepted' | 'discarded' | 'expired'): void {

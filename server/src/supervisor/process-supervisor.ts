@@ -157,7 +157,9 @@ export class ProcessSupervisor<T> {
       ...(this.running ? { pid: this.running.process.pid } : {}),
       restarts: this.restarts,
       ...(this.lastExit ? { lastExit: this.lastExit } : {}),
-      ...(state === 'failed' && this.failure ? { failure: { message: this.failure.message, retryAt: this.failure.retryAt } } : {})
+      ...(state === 'failed' && this.failure
+        ? { failure: { message: this.failure.message, retryAt: this.failure.retryAt } }
+        : {})
     };
   }
 
@@ -184,7 +186,11 @@ export class ProcessSupervisor<T> {
     if (this.o.shutdown && !r.process.exit) {
       const ac = new AbortController();
       const timer = setTimeout(() => ac.abort(), this.o.stopGraceMs);
-      await Promise.race([this.o.shutdown(r.client, ac.signal).catch(() => undefined), r.process.exited, new Promise((resolve) => ac.signal.addEventListener('abort', resolve))]);
+      await Promise.race([
+        this.o.shutdown(r.client, ac.signal).catch(() => undefined),
+        r.process.exited,
+        new Promise((resolve) => ac.signal.addEventListener('abort', resolve))
+      ]);
       clearTimeout(timer);
     }
     await r.process.stop(this.o.stopGraceMs);
@@ -226,7 +232,8 @@ export class ProcessSupervisor<T> {
         });
         this.restartTimer = undefined;
       }
-      if (ac.signal.aborted) throw new SupervisorError('aborted', `the start of ${this.o.name} was cancelled (stopped or shut down).`);
+      if (ac.signal.aborted)
+        throw new SupervisorError('aborted', `the start of ${this.o.name} was cancelled (stopped or shut down).`);
       return this.launch(ac.signal);
     })().finally(() => {
       if (this.starting === p) this.starting = undefined;
@@ -242,7 +249,10 @@ export class ProcessSupervisor<T> {
     try {
       proc = await GroupProcess.start(this.o.spawn, (line) => log.info(`[${name}] ${line}`));
     } catch (error) {
-      throw this.fail(`${name} could not be started: ${spawnReason(error, this.o.spawn.command, this.o.spawn.cwd)}.`, error);
+      throw this.fail(
+        `${name} could not be started: ${spawnReason(error, this.o.spawn.command, this.o.spawn.cwd)}.`,
+        error
+      );
     }
     log.info(`started ${name} (pid ${proc.pid}): ${[this.o.spawn.command, ...this.o.spawn.args].join(' ')}`);
     let timer: NodeJS.Timeout | undefined;
@@ -252,9 +262,18 @@ export class ProcessSupervisor<T> {
       throw new Error(`it exited during start-up (${describeExit(exit)})`);
     });
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`it did not become ready within ${Math.round(this.o.startTimeoutMs / 1000)} s`)), this.o.startTimeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`it did not become ready within ${Math.round(this.o.startTimeoutMs / 1000)} s`)),
+        this.o.startTimeoutMs
+      );
     });
-    const cancelled = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(new SupervisorError('aborted', `the start of ${name} was cancelled.`)), { once: true }));
+    const cancelled = new Promise<never>((_, reject) =>
+      ac.signal.addEventListener(
+        'abort',
+        () => reject(new SupervisorError('aborted', `the start of ${name} was cancelled.`)),
+        { once: true }
+      )
+    );
     cancelled.catch(() => undefined);
     let client: T;
     try {
@@ -264,7 +283,10 @@ export class ProcessSupervisor<T> {
       await proc.stop(this.o.stopGraceMs);
       if (error instanceof SupervisorError) throw error;
       const tail = lastLines(proc.stderrTail);
-      throw this.fail(`${name} failed to start: ${(error as Error).message ?? String(error)}.${tail ? ` Its stderr ended with: ${tail}` : ''}`, error);
+      throw this.fail(
+        `${name} failed to start: ${(error as Error).message ?? String(error)}.${tail ? ` Its stderr ended with: ${tail}` : ''}`,
+        error
+      );
     } finally {
       clearTimeout(timer);
       early.catch(() => undefined);
@@ -326,15 +348,20 @@ export class ProcessSupervisor<T> {
     clearTimeout(this.idleTimer);
     if (this.o.idleMs <= 0 || !this.running) return;
     const wait = Math.max(this.lastUsed + this.o.idleMs - Date.now(), 0);
-    this.idleTimer = setTimeout(() => {
-      if (!this.running || this.running.stopping) return;
-      if (this.holds > 0 || Date.now() - this.lastUsed < this.o.idleMs) {
-        this.armIdle();
-        return;
-      }
-      this.o.log.info(`${this.o.name} idle for ${Math.round(this.o.idleMs / 1000)} s: stopping it (it starts again on the next request).`);
-      void this.stop();
-    }, this.holds > 0 ? this.o.idleMs : wait);
+    this.idleTimer = setTimeout(
+      () => {
+        if (!this.running || this.running.stopping) return;
+        if (this.holds > 0 || Date.now() - this.lastUsed < this.o.idleMs) {
+          this.armIdle();
+          return;
+        }
+        this.o.log.info(
+          `${this.o.name} idle for ${Math.round(this.o.idleMs / 1000)} s: stopping it (it starts again on the next request).`
+        );
+        void this.stop();
+      },
+      this.holds > 0 ? this.o.idleMs : wait
+    );
     this.idleTimer.unref();
   }
 }

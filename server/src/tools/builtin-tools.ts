@@ -86,7 +86,14 @@ export interface ToolResources {
 
 /** The tools that need no live resource: files, search, shell. */
 export const GENERIC_TOOLS: readonly ToolDefinition[] = [
-  readTool, writeTool, editTool, applyPatchTool, grepTool, astGrepTool, globTool, shellTool
+  readTool,
+  writeTool,
+  editTool,
+  applyPatchTool,
+  grepTool,
+  astGrepTool,
+  globTool,
+  shellTool
 ];
 
 /** The built-in tools for the resources attached (TIER-3), in registration order. */
@@ -99,11 +106,16 @@ export function builtinTools(r: ToolResources = {}): ToolDefinition[] {
     ...(r.questions ? [createAskUserTool(r.questions)] : []),
     ...(r.catalog ? [createToolSearchTool(r.catalog)] : []),
     ...(kernels ? [createEvalTool(kernels)] : []),
-    ...(r.panes ? createNotebookTools({ port: r.panes, ...(kernels ? { runner: createKernelRunner(kernels) } : {}) }) : []),
+    ...(r.panes
+      ? createNotebookTools({ port: r.panes, ...(kernels ? { runner: createKernelRunner(kernels) } : {}) })
+      : []),
     ...(kernels
       ? [
           createNotebookAcceptOutputsTool(r.panes ? { port: r.panes } : {}),
-          createNotebookVerifyTool({ kernels: kernels.kernels, ...(kernels.idleTimeoutMs ? { idleTimeoutMs: kernels.idleTimeoutMs } : {}) }),
+          createNotebookVerifyTool({
+            kernels: kernels.kernels,
+            ...(kernels.idleTimeoutMs ? { idleTimeoutMs: kernels.idleTimeoutMs } : {})
+          }),
           createKernelStateTool({ kernels: focusedKernels(kernels.kernels), ...(r.panes ? { port: r.panes } : {}) })
         ]
       : []),
@@ -128,7 +140,11 @@ export function builtinTools(r: ToolResources = {}): ToolDefinition[] {
     ...(r.plans ? [createSubmitPlanTool(r.plans), createExitPlanModeTool(r.plans)] : []),
     ...(r.workers ? workerTools(r.workers) : []),
     ...(r.reviews
-      ? [createAddReviewNodeTool(r.reviews.store), createApproveReviewNodeTool(r.reviews.store), createFinalizeReviewTool(r.reviews.store, r.reviews.axes)]
+      ? [
+          createAddReviewNodeTool(r.reviews.store),
+          createApproveReviewNodeTool(r.reviews.store),
+          createFinalizeReviewTool(r.reviews.store, r.reviews.axes)
+        ]
       : []),
     ...(r.orchestrations ? [createProposeOrchestrationTool(r.orchestrations)] : []),
     ...(r.skills ? [createSkillTool(r.skills)] : [])

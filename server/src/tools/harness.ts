@@ -55,17 +55,39 @@ export function createHarness(options: HarnessOptions): HarnessServices {
   });
   // The companion's own environment and the one it was given (tests pass their own).
   const redactor = new Redactor(env, process.env);
-  const audit = new AuditLog(options.workspace, (e) => options.onProblem?.('could not write the audit log', e), auditLimitsFromEnv(env), redactor);
-  const policy = new PolicyStore({ workspace: options.workspace, env, onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`) });
+  const audit = new AuditLog(
+    options.workspace,
+    (e) => options.onProblem?.('could not write the audit log', e),
+    auditLimitsFromEnv(env),
+    redactor
+  );
+  const policy = new PolicyStore({
+    workspace: options.workspace,
+    env,
+    onProblem: (file, m) => options.onProblem?.(`ignoring the policy file ${file}: ${m}`)
+  });
   const registry = new ToolRegistry([], {
-    profile: options.profile, policy, approvals: questions, audit, writeHook: options.writeHook, redactor,
+    profile: options.profile,
+    policy,
+    approvals: questions,
+    audit,
+    writeHook: options.writeHook,
+    redactor,
     toolSearch: createToolSearchTool,
-    autoReview: { timeoutMs: positive(env.CELLMATE_SIDECAR_TIMEOUT_MS), isWorkspaceTrusted: (workspace) => isWorkspaceTrusted(workspace, env) },
+    autoReview: {
+      timeoutMs: positive(env.CELLMATE_SIDECAR_TIMEOUT_MS),
+      isWorkspaceTrusted: (workspace) => isWorkspaceTrusted(workspace, env)
+    },
     ...(options.checkpoints ? { checkpoints: options.checkpoints } : {})
   });
   for (const tool of options.tools({ questions, catalog: registry })) registry.register(tool);
   return {
-    presence, questions, audit, policy, registry, redactor,
+    presence,
+    questions,
+    audit,
+    policy,
+    registry,
+    redactor,
     bindSink(fn) {
       publish = fn;
     },

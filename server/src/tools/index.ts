@@ -1,9 +1,21 @@
 import { readTool } from './read/read.js';
 import { ToolRegistry, type ToolRegistryOptions } from '../gate/registry.js';
 
-export { defineTool, type ToolContext, type ToolDefinition, type ToolOutput, type ToolTier } from '../gate/define-tool.js';
+export {
+  defineTool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolOutput,
+  type ToolTier
+} from '../gate/define-tool.js';
 export { FatalToolError, PathRefusedError, ToolInputError } from '../base/tool-errors.js';
-export { ToolRegistry, type ToolCallRecord, type ToolCallResult, type ToolRegistryOptions, type ToolSurface } from '../gate/registry.js';
+export {
+  ToolRegistry,
+  type ToolCallRecord,
+  type ToolCallResult,
+  type ToolRegistryOptions,
+  type ToolSurface
+} from '../gate/registry.js';
 export { resolveWorkspacePath, type ResolvedWorkspacePath } from '../workspace/workspace-path.js';
 export { shapeOutput, planShape, OUTPUT_LIMITS, OUTPUTS_DIR, type ShapedOutput } from '../workspace/output-shaping.js';
 export { readTool } from './read/read.js';

@@ -76,7 +76,13 @@ export class CheckedMessageReader extends AbstractMessageReader implements Messa
         return;
       }
       this.onRejected(rejected);
-      void this.writer.write({ jsonrpc: '2.0', id: rejected.id, error: { code: rejected.code, message: rejected.message } } as Message).catch(() => undefined);
+      void this.writer
+        .write({
+          jsonrpc: '2.0',
+          id: rejected.id,
+          error: { code: rejected.code, message: rejected.message }
+        } as Message)
+        .catch(() => undefined);
     });
   }
 
@@ -90,17 +96,25 @@ export class CheckedMessageReader extends AbstractMessageReader implements Messa
 /** Why a decoded frame is not a message this connection can handle, or `undefined`. */
 export function classify(value: unknown): (RejectedFrame & { id: string | number | null }) | undefined {
   if (typeof value === 'object' && value !== null && NOT_JSON in value) {
-    return { code: PARSE_ERROR, id: null, message: `Parse error: the message body is not valid JSON (${(value as NotJson)[NOT_JSON]}).` };
+    return {
+      code: PARSE_ERROR,
+      id: null,
+      message: `Parse error: the message body is not valid JSON (${(value as NotJson)[NOT_JSON]}).`
+    };
   }
-  const invalid = (why: string, id: string | number | null = null) => ({ code: INVALID_REQUEST, id, message: `Invalid Request: ${why}` } as const);
-  if (Array.isArray(value)) return invalid('batch requests (JSON arrays) are not supported; send one request object per message.');
-  if (typeof value !== 'object' || value === null) return invalid(`a message must be a JSON object, not ${value === null ? 'null' : typeof value}.`);
+  const invalid = (why: string, id: string | number | null = null) =>
+    ({ code: INVALID_REQUEST, id, message: `Invalid Request: ${why}` }) as const;
+  if (Array.isArray(value))
+    return invalid('batch requests (JSON arrays) are not supported; send one request object per message.');
+  if (typeof value !== 'object' || value === null)
+    return invalid(`a message must be a JSON object, not ${value === null ? 'null' : typeof value}.`);
   const m = value as Record<string, unknown>;
   const id = m.id;
   const usableId = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
   if (m.jsonrpc !== '2.0') return invalid('"jsonrpc" must be exactly "2.0".', usableId);
   if ('method' in m) {
-    if (typeof m.method !== 'string' || m.method === '') return invalid('"method" must be a non-empty string.', usableId);
+    if (typeof m.method !== 'string' || m.method === '')
+      return invalid('"method" must be a non-empty string.', usableId);
     if ('id' in m && id !== null && usableId === null) return invalid('"id" must be a string, a number or null.');
     if ('params' in m && typeof m.params !== 'object' && m.params !== undefined) {
       return invalid('"params" must be an object or an array.', usableId);
@@ -108,5 +122,7 @@ export function classify(value: unknown): (RejectedFrame & { id: string | number
     return undefined;
   }
   const isResponse = ('result' in m || 'error' in m) && (usableId !== null || id === null);
-  return isResponse ? undefined : invalid('the object is neither a request (it has no "method") nor a response.', usableId);
+  return isResponse
+    ? undefined
+    : invalid('the object is neither a request (it has no "method") nor a response.', usableId);
 }

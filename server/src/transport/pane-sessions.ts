@@ -48,7 +48,10 @@ export class PaneSessions {
    * Whether `paneId` may change a person's setting now: `no-pane` (the connection was named
    * no pane), the chat whose running turn another pane started, or `ok`.
    */
-  maySetForPerson(paneId: string | undefined, runningChats: Iterable<string>): 'ok' | 'no-pane' | { runningIn: string } {
+  maySetForPerson(
+    paneId: string | undefined,
+    runningChats: Iterable<string>
+  ): 'ok' | 'no-pane' | { runningIn: string } {
     if (paneId === undefined) return 'no-pane';
     for (const chatId of runningChats) {
       const owner = this.owners.get(chatId);

@@ -15,5 +15,8 @@ export function checkParams<K extends RequestMethod>(method: K, params: unknown)
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? `"${issue.path.join('.')}"` : 'params';
-  throw new ResponseError(JsonRpcErrorCodes.InvalidParams, `Invalid params for ${method}: ${where} ${issue?.message ?? 'is invalid'}.`);
+  throw new ResponseError(
+    JsonRpcErrorCodes.InvalidParams,
+    `Invalid params for ${method}: ${where} ${issue?.message ?? 'is invalid'}.`
+  );
 }

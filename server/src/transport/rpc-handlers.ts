@@ -1,5 +1,17 @@
-import { DEFAULT_CHAT_PAGE, ErrorCodes, PROTOCOL_VERSION, type NotificationMethod, type Notifications, type RequestMethod } from '@cellmate/protocol';
-import { ResponseError, ErrorCodes as JsonRpcErrorCodes, type Disposable, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import {
+  DEFAULT_CHAT_PAGE,
+  ErrorCodes,
+  PROTOCOL_VERSION,
+  type NotificationMethod,
+  type Notifications,
+  type RequestMethod
+} from '@cellmate/protocol';
+import {
+  ResponseError,
+  ErrorCodes as JsonRpcErrorCodes,
+  type Disposable,
+  type MessageConnection
+} from 'vscode-jsonrpc/node.js';
 import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../base/errors.js';
 import { QuestionNotPendingError } from '../questions/question-broker.js';
@@ -21,7 +33,12 @@ export type Notify = <K extends NotificationMethod>(method: K, params: Notificat
  * names the connection (an opaque key): its `chat/context` focus is its own, and turns it
  * starts use it.
  */
-export function createRequestHandlers(services: CompanionServices, onInteractive: () => void = () => {}, origin = nextOrigin(), notify: Notify = () => {}): RequestHandlers {
+export function createRequestHandlers(
+  services: CompanionServices,
+  onInteractive: () => void = () => {},
+  origin = nextOrigin(),
+  notify: Notify = () => {}
+): RequestHandlers {
   const { chats: service, workspace, presence, questions, audit } = services;
   // Whether this connection is a person's pane (said `interactive: true` in hello), and which
   // pane the server named it (`pane-sessions.ts`): only the pane that owns a chat may answer
@@ -30,9 +47,16 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
   let paneId: string | undefined;
   const panes = paneSessionsOf(services);
   const personOnly = (what: string, chatId: string): void => {
-    if (!interactive) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, `Only a person's Cellmate pane can answer ${what}: this connection did not say \`interactive: true\` in cellmate/hello.`);
+    if (!interactive)
+      throw new ResponseError(
+        JsonRpcErrorCodes.InvalidRequest,
+        `Only a person's Cellmate pane can answer ${what}: this connection did not say \`interactive: true\` in cellmate/hello.`
+      );
     if (!panes.mayAnswer(chatId, paneId)) {
-      throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, `Only the Cellmate pane that started this chat's work can answer ${what}: answer it in that window (or send a message from this one first).`);
+      throw new ResponseError(
+        JsonRpcErrorCodes.InvalidRequest,
+        `Only the Cellmate pane that started this chat's work can answer ${what}: answer it in that window (or send a message from this one first).`
+      );
     }
   };
   /** This connection's pane started work in `chatId` (its cards are this pane's to answer). */
@@ -57,7 +81,14 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
         onInteractive();
       }
       const people = presence ? { interactiveConnections: presence.count } : {};
-      return { protocolVersion: PROTOCOL_VERSION, serverVersion: SERVER_VERSION, workspace, providers: await service.providers(), ...people, ...pane };
+      return {
+        protocolVersion: PROTOCOL_VERSION,
+        serverVersion: SERVER_VERSION,
+        workspace,
+        providers: await service.providers(),
+        ...people,
+        ...pane
+      };
     },
     'config/providers': () => service.providers(),
     'chat/list': () => service.list(),
@@ -74,20 +105,40 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/set-model': (params) => service.setModel(params.chatId, params.model, params.settings),
     'models/list': async (params) => ({ models: await service.models(params.model) }),
     'inline/complete': async (params, token) => {
-      if (!services.inline) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no inline completions.');
+      if (!services.inline)
+        throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no inline completions.');
       // The pane cancels the request when the person types on: the abort reaches the model's HTTP request.
       const controller = new AbortController();
       const listener = token.onCancellationRequested(() => controller.abort());
       try {
-        return await services.inline.complete(params, origin, controller.signal, (text) => notify('inline/delta', { requestId: params.requestId, text }));
+        return await services.inline.complete(params, origin, controller.signal, (text) =>
+          notify('inline/delta', { requestId: params.requestId, text })
+        );
       } finally {
         listener.dispose();
       }
     },
-    'chat/send': async (params) => claim(params.chatId, await service.send({ chatId: params.chatId, text: params.text, settings: params.model, context: params.context, origin })),
-    'context/complete': async (params) => ({ items: await service.completeMention(params.chatId, params.prefix, origin) }),
-    'chat/retry': async (params) => claim(params.chatId, await service.retry({ chatId: params.chatId, settings: params.model, origin })),
-    'chat/edit': async (params) => claim(params.chatId, await service.retry({ chatId: params.chatId, settings: params.model, text: params.text, origin })),
+    'chat/send': async (params) =>
+      claim(
+        params.chatId,
+        await service.send({
+          chatId: params.chatId,
+          text: params.text,
+          settings: params.model,
+          context: params.context,
+          origin
+        })
+      ),
+    'context/complete': async (params) => ({
+      items: await service.completeMention(params.chatId, params.prefix, origin)
+    }),
+    'chat/retry': async (params) =>
+      claim(params.chatId, await service.retry({ chatId: params.chatId, settings: params.model, origin })),
+    'chat/edit': async (params) =>
+      claim(
+        params.chatId,
+        await service.retry({ chatId: params.chatId, settings: params.model, text: params.text, origin })
+      ),
     'chat/abort': async (params) => ({ aborted: await service.abort(params.chatId) }),
     'chat/compact': (params) => service.compact(params.chatId, params.model),
     'chat/checkpoints': (params) => service.checkpoints(params.chatId),
@@ -99,28 +150,46 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     'chat/export': (params) => service.exportChat(params.chatId),
     'instructions/list': (params) => ({ files: service.instructions(params.chatId, params.notebookPath).files }),
     'plan/resolve': (params) => {
-      if (!services.plans) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no plan approvals.');
+      if (!services.plans)
+        throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no plan approvals.');
       personOnly('a plan', params.chatId);
       try {
-        return claim(params.chatId, services.plans.answer(params.chatId, params.planId, params.decision, params.model, params.reason, origin));
+        return claim(
+          params.chatId,
+          services.plans.answer(params.chatId, params.planId, params.decision, params.model, params.reason, origin)
+        );
       } catch (error) {
-        if (error instanceof PlanNotPendingError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
+        if (error instanceof PlanNotPendingError)
+          throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
         throw error;
       }
     },
     'orchestration/resolve': (params) => {
-      if (!services.orchestrations) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no orchestration approvals.');
+      if (!services.orchestrations)
+        throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server has no orchestration approvals.');
       personOnly('an orchestration', params.chatId);
       try {
-        return claim(params.chatId, services.orchestrations.answer(params.chatId, params.orchestrationId, params.decision, params.model, params.reason, origin));
+        return claim(
+          params.chatId,
+          services.orchestrations.answer(
+            params.chatId,
+            params.orchestrationId,
+            params.decision,
+            params.model,
+            params.reason,
+            origin
+          )
+        );
       } catch (error) {
-        if (error instanceof OrchestrationNotPendingError) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
+        if (error instanceof OrchestrationNotPendingError)
+          throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, error.message);
         throw error;
       }
     },
     'mcp/servers': async () => (await services.mcp?.status()) ?? [],
     'skills/list': () => services.skills?.list() ?? [],
-    'commands/list': () => (services.commands?.list() ?? []).map(({ name, description, source }) => ({ name, description, source })),
+    'commands/list': () =>
+      (services.commands?.list() ?? []).map(({ name, description, source }) => ({ name, description, source })),
     'commands/expand': (params) => {
       try {
         return { text: services.commands?.expand(params.name, params.arguments) ?? '' };
@@ -134,8 +203,16 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       // A skill the person turned off stays off until the person turns it on: no script, headless
       // client or cell of a running turn flips it (`pane-sessions.ts`).
       const may = panes.maySetForPerson(paneId, service.runningChats());
-      if (may === 'no-pane') throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'Only a person\'s Cellmate pane can turn a skill on or off: this connection is not a pane the server named (cellmate/hello with `interactive: true`).');
-      if (may !== 'ok') throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, `Skills cannot be turned on or off from this connection while a turn started from another Cellmate pane is running (chat ${may.runningIn}): use that pane, or wait until the turn ends.`);
+      if (may === 'no-pane')
+        throw new ResponseError(
+          JsonRpcErrorCodes.InvalidRequest,
+          "Only a person's Cellmate pane can turn a skill on or off: this connection is not a pane the server named (cellmate/hello with `interactive: true`)."
+        );
+      if (may !== 'ok')
+        throw new ResponseError(
+          JsonRpcErrorCodes.InvalidRequest,
+          `Skills cannot be turned on or off from this connection while a turn started from another Cellmate pane is running (chat ${may.runningIn}): use that pane, or wait until the turn ends.`
+        );
       try {
         return services.skills.setEnabled(params.folder, params.enabled);
       } catch (error) {
@@ -184,13 +261,16 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
     },
     'verify/accept': async (params) => {
       service.get(params.chatId); // ChatNotFound first
-      if (!services.verifyCards) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server verifies no notebooks.');
+      if (!services.verifyCards)
+        throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server verifies no notebooks.');
       personOnly('a verify card', params.chatId);
       const outcome = await services.verifyCards.accept(params.chatId, params.runId, params.path);
       if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, outcome.message);
       return { state: 'accepted' as const, message: outcome.message };
     },
-    'debug/terminate': async (params) => ({ terminated: (await services.debug?.terminate(params.chatId, params.sessionId)) !== undefined }),
+    'debug/terminate': async (params) => ({
+      terminated: (await services.debug?.terminate(params.chatId, params.sessionId)) !== undefined
+    }),
     'chat/context': (params) => {
       services.focus?.setContext(origin, params.chatId, params.kernel);
       return { ok: true as const };
@@ -202,21 +282,25 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
       try {
         return { state: questions.answer(params.chatId, params.questionId, params.answer) };
       } catch (error) {
-        if (error instanceof QuestionNotPendingError) throw new CellmateError(ErrorCodes.QuestionNotPending, error.message);
-        if (error instanceof RangeError) throw new ResponseError(JsonRpcErrorCodes.InvalidParams, `Invalid answer: ${error.message}`);
+        if (error instanceof QuestionNotPendingError)
+          throw new CellmateError(ErrorCodes.QuestionNotPending, error.message);
+        if (error instanceof RangeError)
+          throw new ResponseError(JsonRpcErrorCodes.InvalidParams, `Invalid answer: ${error.message}`);
         throw error;
       }
     },
     'edit/resolve': async (params) => {
       service.get(params.chatId); // ChatNotFound first
-      if (!services.editCards) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server stages no edits.');
+      if (!services.editCards)
+        throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, 'This server stages no edits.');
       personOnly('a diff card', params.chatId);
       const outcome = await services.editCards.resolve(params.chatId, params.editId, params.action);
       // A refusal (expired, stale file, denied path) is the tool's own message, for the card to show.
       if (!outcome.ok) throw new ResponseError(JsonRpcErrorCodes.InvalidRequest, outcome.message);
       return { state: outcome.state, message: outcome.message };
     },
-    'audit/metrics': async (params) => (audit ? audit.metrics(params.chatId) : { chatId: params.chatId ?? null, rows: [] })
+    'audit/metrics': async (params) =>
+      audit ? audit.metrics(params.chatId) : { chatId: params.chatId ?? null, rows: [] }
   };
 }
 
@@ -224,7 +308,11 @@ export function createRequestHandlers(services: CompanionServices, onInteractive
  * Serves one JSON-RPC connection: every protocol request, plus `chat/event` and
  * `chat/listChanged` notifications for all chats. Disposing detaches (turns keep running).
  */
-export function attachConnection(connection: MessageConnection, services: CompanionServices, logger: Logger): Disposable {
+export function attachConnection(
+  connection: MessageConnection,
+  services: CompanionServices,
+  logger: Logger
+): Disposable {
   const service = services.chats;
   // A connection that says `interactive: true` in hello is a person (questions may ask it).
   let presence: Disposable | undefined;
@@ -245,7 +333,9 @@ export function attachConnection(connection: MessageConnection, services: Compan
   }
   const subscriptions = [
     service.onEvent((envelope) => void sendNotification(connection, 'chat/event', envelope).catch(() => undefined)),
-    service.onListChanged((chats) => void sendNotification(connection, 'chat/listChanged', { chats }).catch(() => undefined))
+    service.onListChanged(
+      (chats) => void sendNotification(connection, 'chat/listChanged', { chats }).catch(() => undefined)
+    )
   ];
   return {
     dispose: () => {
@@ -263,7 +353,12 @@ function nextOrigin(): string {
   return `connection-${++originCount}`;
 }
 
-function register<K extends RequestMethod>(connection: MessageConnection, method: K, handlers: RequestHandlers, logger: Logger): void {
+function register<K extends RequestMethod>(
+  connection: MessageConnection,
+  method: K,
+  handlers: RequestHandlers,
+  logger: Logger
+): void {
   const handler = handlers[method];
   onRequest(connection, method, async (params, token) => {
     try {
@@ -280,5 +375,8 @@ export function toResponseError(method: string, error: unknown, logger: Logger):
   if (error instanceof CellmateError) return new ResponseError(error.code, error.message);
   logger.error(`${method} failed`, error);
   const message = error instanceof Error ? error.message : String(error);
-  return new ResponseError(JsonRpcErrorCodes.InternalError, `${method} failed inside the companion server: ${message}. See the server log.`);
+  return new ResponseError(
+    JsonRpcErrorCodes.InternalError,
+    `${method} failed inside the companion server: ${message}. See the server log.`
+  );
 }

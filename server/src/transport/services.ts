@@ -1,4 +1,11 @@
-import type { CustomCommandInfo, McpServerStatus, NotebookKernelRef, SkillInfo, TranscriptItem, WorkerSummary } from '@cellmate/protocol';
+import type {
+  CustomCommandInfo,
+  McpServerStatus,
+  NotebookKernelRef,
+  SkillInfo,
+  TranscriptItem,
+  WorkerSummary
+} from '@cellmate/protocol';
 import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ChatService } from '../chats/chat-service.js';
@@ -27,7 +34,13 @@ export interface CompanionServices {
    * `resolve` tool call the model makes, through the registry as actor `user` (policy deny
    * rules, the write hook's diagnostics and the audit log apply to the click too).
    */
-  editCards?: { resolve(chatId: string, editId: string, action: 'accept' | 'discard'): Promise<{ ok: true; state: 'accepted' | 'discarded'; message: string } | { ok: false; message: string }> };
+  editCards?: {
+    resolve(
+      chatId: string,
+      editId: string,
+      action: 'accept' | 'discard'
+    ): Promise<{ ok: true; state: 'accepted' | 'discarded'; message: string } | { ok: false; message: string }>;
+  };
   /** "Accept new outputs" on a verify card (`verify/accept`): `notebook_accept_outputs` through the registry as actor `user`. */
   verifyCards?: { accept(chatId: string, runId: string, path: string): Promise<{ ok: boolean; message: string }> };
   /** Tool metrics (`audit/metrics`). */

@@ -21,7 +21,11 @@ export interface SocketServer {
  * port. Each accepted connection is one JSON-RPC connection with Content-Length framing.
  * A stale socket file (nobody listening) is replaced; a live one is an error.
  */
-export async function listenOnSocket(socketPath: string, services: CompanionServices, logger: Logger): Promise<SocketServer> {
+export async function listenOnSocket(
+  socketPath: string,
+  services: CompanionServices,
+  logger: Logger
+): Promise<SocketServer> {
   await removeStaleSocket(socketPath);
   const connections = new Set<{ connection: MessageConnection; socket: net.Socket }>();
   const server = net.createServer((socket) => {
@@ -75,7 +79,9 @@ export function serveStream(
   logger: Logger
 ): MessageConnection {
   const writer = createFramedWriter(output);
-  const reader = new CheckedMessageReader(input, writer, (frame) => logger.warn(`answered a malformed JSON-RPC frame with ${frame.code}: ${frame.message}`));
+  const reader = new CheckedMessageReader(input, writer, (frame) =>
+    logger.warn(`answered a malformed JSON-RPC frame with ${frame.code}: ${frame.message}`)
+  );
   const connection = createMessageConnection(reader, writer);
   const attached = attachConnection(connection, services, logger);
   connection.onClose(() => attached.dispose());

@@ -12,9 +12,15 @@ export type RequestHandler<K extends RequestMethod> = (
 export type RequestHandlers = { [K in RequestMethod]: RequestHandler<K> };
 
 /** Registers a typed request handler (the method name and params come from the protocol). */
-export function onRequest<K extends RequestMethod>(connection: MessageConnection, method: K, handler: RequestHandler<K>): void {
+export function onRequest<K extends RequestMethod>(
+  connection: MessageConnection,
+  method: K,
+  handler: RequestHandler<K>
+): void {
   // vscode-jsonrpc's untyped overload: params arrive as whatever JSON the client sent.
-  connection.onRequest(method, (params: unknown, token: CancellationToken) => handler(params as Requests[K]['params'], token));
+  connection.onRequest(method, (params: unknown, token: CancellationToken) =>
+    handler(params as Requests[K]['params'], token)
+  );
 }
 
 /**
@@ -28,13 +34,18 @@ export async function sendRequest<K extends RequestMethod>(
 ): Promise<Requests[K]['result']> {
   const result: unknown = await connection.sendRequest(method, params);
   const problem = resultProblem(method, result);
-  if (problem !== undefined) throw new Error(`The server answered ${method} with a result the pane refuses (${problem}).`);
+  if (problem !== undefined)
+    throw new Error(`The server answered ${method} with a result the pane refuses (${problem}).`);
   // Checked against the method's result schema just above.
   return result as Requests[K]['result'];
 }
 
 /** Sends a typed notification. */
-export function sendNotification<K extends NotificationMethod>(connection: MessageConnection, method: K, params: Notifications[K]): Promise<void> {
+export function sendNotification<K extends NotificationMethod>(
+  connection: MessageConnection,
+  method: K,
+  params: Notifications[K]
+): Promise<void> {
   return connection.sendNotification(method, params);
 }
 

@@ -29,7 +29,11 @@ function firstLineDiff(a: string, b: string): string {
 }
 
 /** How the new outputs differ from the stored ones, or undefined when they match. */
-export function outputDifference(stored: readonly NbOutput[], fresh: readonly NbOutput[], tempRoots: readonly string[] = []): string | undefined {
+export function outputDifference(
+  stored: readonly NbOutput[],
+  fresh: readonly NbOutput[],
+  tempRoots: readonly string[] = []
+): string | undefined {
   const a = comparableOutputs(stored, tempRoots);
   const b = comparableOutputs(fresh, tempRoots);
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
@@ -41,12 +45,14 @@ export function outputDifference(stored: readonly NbOutput[], fresh: readonly Nb
       continue;
     }
     if (x.kind === 'error' && y.kind === 'error') {
-      if (x.ename !== y.ename || x.evalue !== y.evalue) return `output ${i + 1}: stored ${describe(x)}, now ${describe(y)}`;
+      if (x.ename !== y.ename || x.evalue !== y.evalue)
+        return `output ${i + 1}: stored ${describe(x)}, now ${describe(y)}`;
       continue;
     }
     if (x.kind === 'text' && y.kind === 'text') {
       if (x.channel !== y.channel) return `output ${i + 1}: stored ${describe(x)}, now ${describe(y)}`;
-      if (x.text !== y.text) return `output ${i + 1} (${x.channel.replace(/^(result|display):/, '')}) ${firstLineDiff(x.text, y.text)}`;
+      if (x.text !== y.text)
+        return `output ${i + 1} (${x.channel.replace(/^(result|display):/, '')}) ${firstLineDiff(x.text, y.text)}`;
     }
   }
   return undefined;

@@ -30,7 +30,8 @@ const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const ADDRESS = /\b0x[0-9a-fA-F]{6,16}\b/g;
 const ISO_TIME = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b/g;
 const CLOCK = /\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g;
-const TEMP_PATH = /(?:\/tmp|\/var\/tmp|\/private\/var\/folders|\/var\/folders)\/[^\s'"<>),\]]*|[A-Za-z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp\\[^\s'"<>),\]]*/g;
+const TEMP_PATH =
+  /(?:\/tmp|\/var\/tmp|\/private\/var\/folders|\/var\/folders)\/[^\s'"<>),\]]*|[A-Za-z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp\\[^\s'"<>),\]]*/g;
 /** `%time`/`%timeit` reports and similar durations: the whole line is timing, not result. */
 const TIMING_LINE = /^(?:CPU times:|Wall time:|.*\bper loop\b|.*\bloops? each\)|Elapsed time:|Time taken:).*$/gm;
 /** tqdm-style bars (`45%|████▌     | 45/100 [00:01<00:02, 30.1it/s]`). */
@@ -80,7 +81,10 @@ export function normaliseText(text: string, extraTempRoots: readonly string[] = 
  * representation, errors to type and message (the traceback holds paths and line numbers
  * of the run).
  */
-export function comparableOutputs(outputs: readonly NbOutput[], extraTempRoots: readonly string[] = []): ComparableOutput[] {
+export function comparableOutputs(
+  outputs: readonly NbOutput[],
+  extraTempRoots: readonly string[] = []
+): ComparableOutput[] {
   const merged: ComparableOutput[] = [];
   let stream: { channel: string; raw: string } | undefined;
   const flush = (): void => {
@@ -99,22 +103,37 @@ export function comparableOutputs(outputs: readonly NbOutput[], extraTempRoots: 
     }
     flush();
     if (o.output_type === 'error') {
-      merged.push({ kind: 'error', ename: String(o.ename ?? ''), evalue: normaliseText(String(o.evalue ?? ''), extraTempRoots) });
+      merged.push({
+        kind: 'error',
+        ename: String(o.ename ?? ''),
+        evalue: normaliseText(String(o.evalue ?? ''), extraTempRoots)
+      });
       continue;
     }
     const data = o.data ?? {};
     const mimes = Object.keys(data).filter((m) => !IGNORED_MIME.test(m));
     const image = IMAGE_MIME.find((m) => mimes.includes(m));
     if (image) {
-      merged.push({ kind: 'image', channel: o.output_type, mime: image, base64: joinText(data[image] as string | string[]).replace(/\s+/g, '') });
+      merged.push({
+        kind: 'image',
+        channel: o.output_type,
+        mime: image,
+        base64: joinText(data[image] as string | string[]).replace(/\s+/g, '')
+      });
       continue;
     }
     const mime = TEXT_MIME.find((m) => mimes.includes(m)) ?? mimes.sort()[0];
     if (!mime) continue;
     const value = data[mime];
-    const text = typeof value === 'string' || Array.isArray(value) ? joinText(value as string | string[]) : JSON.stringify(value);
+    const text =
+      typeof value === 'string' || Array.isArray(value) ? joinText(value as string | string[]) : JSON.stringify(value);
     const normal = normaliseText(text, extraTempRoots);
-    if (normal) merged.push({ kind: 'text', channel: `${o.output_type === 'execute_result' ? 'result' : 'display'}:${mime}`, text: normal });
+    if (normal)
+      merged.push({
+        kind: 'text',
+        channel: `${o.output_type === 'execute_result' ? 'result' : 'display'}:${mime}`,
+        text: normal
+      });
   }
   flush();
   return merged;

@@ -13,7 +13,11 @@ import { joinText, type NbOutput } from './normalise.js';
 import type { CellVerdict, NotebookVerdict, VerifiedCell } from './verdicts.js';
 
 /** Starts a fresh kernel of a language with `cwd` as its working directory. */
-export type FreshKernelLauncher = (language: EvalLanguage, cwd: string, signal?: AbortSignal) => Promise<LaunchedKernel>;
+export type FreshKernelLauncher = (
+  language: EvalLanguage,
+  cwd: string,
+  signal?: AbortSignal
+) => Promise<LaunchedKernel>;
 
 /** A parsed notebook as far as a run needs it. */
 export interface RunnableNotebook {
@@ -60,14 +64,28 @@ export function notebookLanguage(nb: RunnableNotebook): EvalLanguage | undefined
   return undefined;
 }
 
-const cellRef = (cell: { id?: string }, index: number): string => (typeof cell.id === 'string' && cell.id ? cell.id : `#${index + 1}`);
+const cellRef = (cell: { id?: string }, index: number): string =>
+  typeof cell.id === 'string' && cell.id ? cell.id : `#${index + 1}`;
 
 /** nbformat output of one IOPub message (undefined: not an output; 'clear': clear_output). */
 function toNbOutput(msg: AnyMessage): NbOutput | 'clear' | undefined {
   if (isMsgType(msg, 'stream')) return { output_type: 'stream', name: msg.content.name, text: msg.content.text };
-  if (isMsgType(msg, 'execute_result')) return { output_type: 'execute_result', data: msg.content.data, metadata: msg.content.metadata ?? {}, execution_count: msg.content.execution_count };
-  if (isMsgType(msg, 'display_data')) return { output_type: 'display_data', data: msg.content.data, metadata: msg.content.metadata ?? {} };
-  if (isMsgType(msg, 'error')) return { output_type: 'error', ename: msg.content.ename, evalue: msg.content.evalue, traceback: msg.content.traceback };
+  if (isMsgType(msg, 'execute_result'))
+    return {
+      output_type: 'execute_result',
+      data: msg.content.data,
+      metadata: msg.content.metadata ?? {},
+      execution_count: msg.content.execution_count
+    };
+  if (isMsgType(msg, 'display_data'))
+    return { output_type: 'display_data', data: msg.content.data, metadata: msg.content.metadata ?? {} };
+  if (isMsgType(msg, 'error'))
+    return {
+      output_type: 'error',
+      ename: msg.content.ename,
+      evalue: msg.content.evalue,
+      traceback: msg.content.traceback
+    };
   if (isMsgType(msg, 'clear_output')) return 'clear';
   return undefined;
 }
@@ -89,14 +107,21 @@ export async function runNotebook(opts: RunNotebookOptions): Promise<NotebookRun
   const started = Date.now();
   const outputs: NotebookRun['outputs'] = new Map();
   const code = opts.notebook.cells.map((c, index) => ({ c, index })).filter(({ c }) => c.cell_type === 'code');
-  const cells: VerifiedCell[] = code.map(({ c, index }) => ({ index, id: cellRef(c, index), status: 'not-run' as CellVerdict }));
+  const cells: VerifiedCell[] = code.map(({ c, index }) => ({
+    index,
+    id: cellRef(c, index),
+    status: 'not-run' as CellVerdict
+  }));
   const verdict = (status: NotebookVerdict['status'], extra: Partial<NotebookVerdict> = {}): NotebookRun => ({
     verdict: { path: opts.relative, status, seconds: (Date.now() - started) / 1000, cells, ...extra },
     outputs
   });
   const language = notebookLanguage(opts.notebook);
   const specName = opts.notebook.metadata?.kernelspec?.name ?? 'python3';
-  if (!language) return verdict('could-not-run', { reason: `its kernel "${specName}" is not one Cellmate can start (python3 or cellmate-js)` });
+  if (!language)
+    return verdict('could-not-run', {
+      reason: `its kernel "${specName}" is not one Cellmate can start (python3 or cellmate-js)`
+    });
   if (opts.signal.aborted) return verdict('aborted', { reason: 'the run was stopped before this notebook started' });
 
   let kernel: LaunchedKernel;
@@ -104,7 +129,9 @@ export async function runNotebook(opts: RunNotebookOptions): Promise<NotebookRun
     kernel = await opts.launch(language, opts.cwd, opts.signal);
   } catch (e) {
     if (opts.signal.aborted) return verdict('aborted', { reason: 'the run was stopped while its kernel started' });
-    return verdict('could-not-run', { reason: `its ${language} kernel did not start: ${String((e as Error).message).split('\n')[0]}` });
+    return verdict('could-not-run', {
+      reason: `its ${language} kernel did not start: ${String((e as Error).message).split('\n')[0]}`
+    });
   }
   // An abort while the kernel started fired no listener yet: end it here.
   if (opts.signal.aborted) {
@@ -125,7 +152,11 @@ export async function runNotebook(opts: RunNotebookOptions): Promise<NotebookRun
       cell.seconds = run.seconds;
       if (run.stop) {
         cell.status = 'error';
-        cell.error = { ename: run.stop === 'idle-timeout' ? 'IdleTimeout' : run.stop === 'aborted' ? 'Aborted' : 'KernelDied', evalue: run.why, frames: [] };
+        cell.error = {
+          ename: run.stop === 'idle-timeout' ? 'IdleTimeout' : run.stop === 'aborted' ? 'Aborted' : 'KernelDied',
+          evalue: run.why,
+          frames: []
+        };
         status = run.stop === 'aborted' ? 'aborted' : 'error';
         reason = run.why;
         break;
@@ -133,7 +164,11 @@ export async function runNotebook(opts: RunNotebookOptions): Promise<NotebookRun
       const err = run.outputs.find((o) => o.output_type === 'error');
       if (run.failed || err) {
         cell.status = 'error';
-        cell.error = { ename: err?.ename ?? 'Error', evalue: err?.evalue ?? '', frames: lastFrames(err?.traceback ?? []) };
+        cell.error = {
+          ename: err?.ename ?? 'Error',
+          evalue: err?.evalue ?? '',
+          frames: lastFrames(err?.traceback ?? [])
+        };
         status = 'error';
         continue;
       }
@@ -177,7 +212,7 @@ async function runCell(kernel: LaunchedKernel, source: string, opts: RunNotebook
     clearTimeout(timer);
     kernel.client.interrupt().catch(() => undefined);
     // A cell that ignores the interrupt (or an abort, which killed the kernel) ends the notebook's run.
-    setTimeout(giveUp, why === 'aborted' ? 0 : opts.interruptGraceMs ?? 10_000).unref();
+    setTimeout(giveUp, why === 'aborted' ? 0 : (opts.interruptGraceMs ?? 10_000)).unref();
   };
   const arm = (): void => {
     clearTimeout(timer);
@@ -196,7 +231,8 @@ async function runCell(kernel: LaunchedKernel, source: string, opts: RunNotebook
         if (o === 'clear') cellOutputs = [];
         else if (o) {
           const last = cellOutputs[cellOutputs.length - 1];
-          if (o.output_type === 'stream' && last?.output_type === 'stream' && last.name === o.name) last.text = joinText(last.text) + joinText(o.text);
+          if (o.output_type === 'stream' && last?.output_type === 'stream' && last.name === o.name)
+            last.text = joinText(last.text) + joinText(o.text);
           else cellOutputs.push(o);
         }
         if (o) arm();
@@ -205,19 +241,41 @@ async function runCell(kernel: LaunchedKernel, source: string, opts: RunNotebook
     running.catch(() => undefined);
     const r = await Promise.race([running, gaveUp]).catch((e: unknown) => e as Error);
     const seconds = (Date.now() - started) / 1000;
-    if (r === 'gave-up' || r instanceof Error || kernel.process.exitCode !== null || kernel.process.signalCode !== null) {
-      const why = stop === 'aborted'
-        ? 'the run was stopped (the turn was aborted)'
-        : stop === 'idle-timeout'
-          ? `no output for ${Math.round(idle / 1000)} s (the idle budget): the cell was interrupted and did not stop`
-          : 'the kernel died while running this cell';
+    if (
+      r === 'gave-up' ||
+      r instanceof Error ||
+      kernel.process.exitCode !== null ||
+      kernel.process.signalCode !== null
+    ) {
+      const why =
+        stop === 'aborted'
+          ? 'the run was stopped (the turn was aborted)'
+          : stop === 'idle-timeout'
+            ? `no output for ${Math.round(idle / 1000)} s (the idle budget): the cell was interrupted and did not stop`
+            : 'the kernel died while running this cell';
       return { outputs: cellOutputs, executionCount: null, failed: true, seconds, stop: stop ?? 'kernel-died', why };
     }
     if (stop) {
-      const why = stop === 'aborted' ? 'the run was stopped (the turn was aborted)' : `no output for ${Math.round(idle / 1000)} s (the idle budget): the cell was interrupted`;
-      return { outputs: cellOutputs, executionCount: r.reply.content.execution_count ?? null, failed: true, seconds, stop, why };
+      const why =
+        stop === 'aborted'
+          ? 'the run was stopped (the turn was aborted)'
+          : `no output for ${Math.round(idle / 1000)} s (the idle budget): the cell was interrupted`;
+      return {
+        outputs: cellOutputs,
+        executionCount: r.reply.content.execution_count ?? null,
+        failed: true,
+        seconds,
+        stop,
+        why
+      };
     }
-    return { outputs: cellOutputs, executionCount: r.reply.content.execution_count ?? null, failed: r.reply.content.status !== 'ok', seconds, why: '' };
+    return {
+      outputs: cellOutputs,
+      executionCount: r.reply.content.execution_count ?? null,
+      failed: r.reply.content.status !== 'ok',
+      seconds,
+      why: ''
+    };
   } finally {
     clearTimeout(timer);
     opts.signal.removeEventListener('abort', onAbort);

@@ -19,13 +19,24 @@ export interface TouchedNotebook {
  * The tools whose results name touched notebooks: those that change code as text. A
  * notebook tool's own edit or run is the person's notebook work, not a change of code it uses.
  */
-const CODE_CHANGING_TOOLS: ReadonlySet<string> = new Set(['resolve', 'lsp_rename', 'lsp_code_action', 'edit', 'write', 'apply_patch']);
+const CODE_CHANGING_TOOLS: ReadonlySet<string> = new Set([
+  'resolve',
+  'lsp_rename',
+  'lsp_code_action',
+  'edit',
+  'write',
+  'apply_patch'
+]);
 
 /** Notebooks at most named in one result (the rest are counted). */
 const MAX_NAMED = 20;
 
 /** The notebooks `files` (workspace-relative) touch: changed ones first, then importers. */
-export async function touchedNotebooks(graph: CodeGraph, files: readonly string[], signal: AbortSignal): Promise<TouchedNotebook[]> {
+export async function touchedNotebooks(
+  graph: CodeGraph,
+  files: readonly string[],
+  signal: AbortSignal
+): Promise<TouchedNotebook[]> {
   const isNotebook = (f: string): boolean => f.toLowerCase().endsWith('.ipynb');
   const out: TouchedNotebook[] = files.filter(isNotebook).map((path) => ({ path, why: 'changed' }));
   const modules = files.filter((f) => !isNotebook(f) && languageOfPath(f) !== undefined);
@@ -36,7 +47,11 @@ export async function touchedNotebooks(graph: CodeGraph, files: readonly string[
     if (!isNotebook(imp.file) || seen.has(imp.file)) continue;
     seen.add(imp.file);
     const cell = imp.cell ? ` in cell ${imp.cell.index + 1}` : '';
-    out.push({ path: imp.file, why: imp.depth === 1 ? `imports ${imp.imports}${cell}` : `imports ${imp.imports}${cell}, which leads to the change` });
+    out.push({
+      path: imp.file,
+      why:
+        imp.depth === 1 ? `imports ${imp.imports}${cell}` : `imports ${imp.imports}${cell}, which leads to the change`
+    });
   }
   return out;
 }

@@ -52,7 +52,12 @@ async function load(absolute: string): Promise<{ nb: RunnableNotebook & Record<s
   }
   try {
     const nb = JSON.parse(text) as RunnableNotebook & Record<string, unknown>;
-    if (!nb || typeof nb !== 'object' || !Array.isArray(nb.cells) || nb.cells.some((c) => !c || typeof c !== 'object' || typeof c.cell_type !== 'string')) {
+    if (
+      !nb ||
+      typeof nb !== 'object' ||
+      !Array.isArray(nb.cells) ||
+      nb.cells.some((c) => !c || typeof c !== 'object' || typeof c.cell_type !== 'string')
+    ) {
       return { error: 'it is not an nbformat 4 notebook (no "cells" list)' };
     }
     return { nb };
@@ -91,13 +96,23 @@ export async function verifyNotebooks(opts: VerifyOptions): Promise<VerifyRun> {
 async function pruneRuns(workspace: string): Promise<void> {
   const root = path.join(workspace, VERIFY_DIR);
   const runs = (await readdir(root).catch(() => [] as string[])).filter((r) => /^[0-9TZ]+-[0-9a-f]{6}$/.test(r)).sort();
-  await Promise.all(runs.slice(0, Math.max(0, runs.length - (KEPT_RUNS - 1))).map((r) => rm(path.join(root, r), { recursive: true, force: true })));
+  await Promise.all(
+    runs
+      .slice(0, Math.max(0, runs.length - (KEPT_RUNS - 1)))
+      .map((r) => rm(path.join(root, r), { recursive: true, force: true }))
+  );
 }
 
-async function verifyOne(relative: string, runId: string, opts: VerifyOptions, onStopping: (stopped: Promise<void>) => void): Promise<NotebookVerdict> {
+async function verifyOne(
+  relative: string,
+  runId: string,
+  opts: VerifyOptions,
+  onStopping: (stopped: Promise<void>) => void
+): Promise<NotebookVerdict> {
   const absolute = path.join(opts.workspace, relative);
   const loaded = await load(absolute);
-  if ('error' in loaded) return { path: relative, status: 'could-not-run', seconds: 0, cells: [], reason: loaded.error };
+  if ('error' in loaded)
+    return { path: relative, status: 'could-not-run', seconds: 0, cells: [], reason: loaded.error };
   const { verdict, outputs } = await runNotebook({
     relative,
     notebook: loaded.nb,
@@ -139,7 +154,10 @@ export class AcceptOutputsError extends Error {
  * that ran (matched by id, else by position); cells edited since keep theirs. Pure: the
  * caller writes it (through the edits path, with its stale check).
  */
-export function withAcceptedOutputs(current: string, savedCopy: string): { text: string; cells: number; skipped: number } {
+export function withAcceptedOutputs(
+  current: string,
+  savedCopy: string
+): { text: string; cells: number; skipped: number } {
   let nb: { cells: Array<Record<string, unknown>> };
   let copy: { cells: Array<Record<string, unknown>> };
   try {
@@ -148,13 +166,17 @@ export function withAcceptedOutputs(current: string, savedCopy: string): { text:
   } catch (e) {
     throw new AcceptOutputsError(`the notebook or the run's copy is not valid JSON (${(e as Error).message})`);
   }
-  if (!Array.isArray(nb?.cells) || !Array.isArray(copy?.cells)) throw new AcceptOutputsError('the notebook or the run\'s copy has no "cells" list');
+  if (!Array.isArray(nb?.cells) || !Array.isArray(copy?.cells))
+    throw new AcceptOutputsError('the notebook or the run\'s copy has no "cells" list');
   let cells = 0;
   let skipped = 0;
   copy.cells.forEach((ran, i) => {
     if (ran.cell_type !== 'code' || !Array.isArray(ran.outputs)) return;
-    const target = (typeof ran.id === 'string' ? nb.cells.find((c) => c.id === ran.id) : undefined) ?? (ran.id === undefined ? nb.cells[i] : undefined);
-    const src = (c: Record<string, unknown>): string => (Array.isArray(c.source) ? c.source.join('') : String(c.source ?? ''));
+    const target =
+      (typeof ran.id === 'string' ? nb.cells.find((c) => c.id === ran.id) : undefined) ??
+      (ran.id === undefined ? nb.cells[i] : undefined);
+    const src = (c: Record<string, unknown>): string =>
+      Array.isArray(c.source) ? c.source.join('') : String(c.source ?? '');
     if (!target || target.cell_type !== 'code' || src(target) !== src(ran)) {
       skipped++;
       return;

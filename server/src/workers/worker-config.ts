@@ -47,19 +47,30 @@ const section = z.strictObject({
   tiers: z.strictObject({ fast: settings.optional(), good: settings.optional() }).optional(),
   maxSteps: z.number().int().min(1).max(200).optional(),
   maxToolCalls: z.number().int().min(1).max(2000).optional(),
-  maxMinutes: z.number().min(0.05).max(24 * 60).optional(),
+  maxMinutes: z
+    .number()
+    .min(0.05)
+    .max(24 * 60)
+    .optional(),
   maxRunning: z.number().int().min(1).max(32).optional()
 });
 
 /** Parses the `workers` section of the config file's JSON. Pure. */
 export function parseWorkerConfig(json: unknown, origin = 'the config file'): WorkerConfig {
-  const base: WorkerConfig = { tiers: {}, budget: { ...DEFAULT_WORKER_BUDGET }, maxRunning: DEFAULT_MAX_RUNNING_WORKERS };
+  const base: WorkerConfig = {
+    tiers: {},
+    budget: { ...DEFAULT_WORKER_BUDGET },
+    maxRunning: DEFAULT_MAX_RUNNING_WORKERS
+  };
   const raw = typeof json === 'object' && json !== null ? (json as { workers?: unknown }).workers : undefined;
   if (raw === undefined) return base;
   const parsed = section.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ...base, problem: `the "workers" section of ${origin} is ignored: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+    return {
+      ...base,
+      problem: `the "workers" section of ${origin} is ignored: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`
+    };
   }
   const w = parsed.data;
   return {

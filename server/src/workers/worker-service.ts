@@ -39,7 +39,8 @@ import { summarizeWorker, type WorkerRecord, type WorkerStore } from './worker-s
 import { liveWorkerProfile, workerProfile } from './worker-surface.js';
 
 /** The answer format when `vibe_spawn` names none. */
-export const DEFAULT_OUTPUT_FORMAT = 'A short report in plain text: what you did, what you found (with file paths and line numbers where they matter), and anything left undone.';
+export const DEFAULT_OUTPUT_FORMAT =
+  'A short report in plain text: what you did, what you found (with file paths and line numbers where they matter), and anything left undone.';
 /** Characters of a run's final text kept as its result. */
 export const MAX_RESULT_CHARS = 2_000;
 /** How often item changes of a running worker go to the panes (state changes go at once). */
@@ -93,26 +94,52 @@ export class WorkerService implements WorkerPort {
   // ---- the vibe_* port ---------------------------------------------------------------
 
   async spawn(ctx: ToolContext, request: SpawnRequest): Promise<WorkerSummary> {
-    if (ctx.worker) throw new ToolInputError(`Workers cannot start workers (worker ${ctx.worker.id} asked). Do the task yourself, or report back what should be split.`);
+    if (ctx.worker)
+      throw new ToolInputError(
+        `Workers cannot start workers (worker ${ctx.worker.id} asked). Do the task yourself, or report back what should be split.`
+      );
     const parentMode = this.options.chatMode(ctx.chatId);
-    if (parentMode === undefined) throw new ToolInputError(`Chat ${ctx.chatId} does not exist, so no worker can be started for it.`);
+    if (parentMode === undefined)
+      throw new ToolInputError(`Chat ${ctx.chatId} does not exist, so no worker can be started for it.`);
     const config = await this.config();
     this.checkRunning(config, 'spawn');
     // Without a tier of its own in the config, a fast worker runs the turn's fast tier (the settings' `fast`).
-    const settings = config.tiers[request.tier] ?? (ctx.modelSettings && request.tier === 'fast' ? modelForTier(ctx.modelSettings, 'fast') : ctx.modelSettings);
+    const settings =
+      config.tiers[request.tier] ??
+      (ctx.modelSettings && request.tier === 'fast' ? modelForTier(ctx.modelSettings, 'fast') : ctx.modelSettings);
     if (!settings) {
-      throw new ToolInputError(`No model for the "${request.tier}" tier: this call has no turn whose model the worker could use. Set "workers": {"tiers": {"${request.tier}": {"provider": …, "model": …}}} in the companion's config file.`);
+      throw new ToolInputError(
+        `No model for the "${request.tier}" tier: this call has no turn whose model the worker could use. Set "workers": {"tiers": {"${request.tier}": {"provider": …, "model": …}}} in the companion's config file.`
+      );
     }
     const model = await this.model(settings);
     const now = new Date().toISOString();
     const record: WorkerRecord = {
-      id: `w-${randomUUID().replace(/-/g, '').slice(0, 8)}`, chatId: ctx.chatId, label: request.label, tier: request.tier, state: 'running',
-      createdAt: now, startedAt: now, settings, sharesKernel: request.shareKernel, toolCalls: 0,
-      surface: workerProfile(ctx.profile ?? profileOf(parentMode), request.access), parentMode
+      id: `w-${randomUUID().replace(/-/g, '').slice(0, 8)}`,
+      chatId: ctx.chatId,
+      label: request.label,
+      tier: request.tier,
+      state: 'running',
+      createdAt: now,
+      startedAt: now,
+      settings,
+      sharesKernel: request.shareKernel,
+      toolCalls: 0,
+      surface: workerProfile(ctx.profile ?? profileOf(parentMode), request.access),
+      parentMode
     };
     this.options.store.transcripts.create({
-      chat: { id: record.id, title: record.label, mode: parentMode, createdAt: now, updatedAt: now, items: [], running: false },
-      titleSource: 'user', messages: []
+      chat: {
+        id: record.id,
+        title: record.label,
+        mode: parentMode,
+        createdAt: now,
+        updatedAt: now,
+        items: [],
+        running: false
+      },
+      titleSource: 'user',
+      messages: []
     });
     const brief = assembleBrief({
       task: request.brief,
@@ -125,7 +152,10 @@ export class WorkerService implements WorkerPort {
 
   async send(ctx: ToolContext, workerId: string, message: string): Promise<WorkerSummary> {
     const record = this.own(ctx.chatId, workerId);
-    if (record.state === 'killed') throw new ToolInputError(`Worker ${workerId} "${record.label}" was killed and cannot be resumed. Start a new one with vibe_spawn.`);
+    if (record.state === 'killed')
+      throw new ToolInputError(
+        `Worker ${workerId} "${record.label}" was killed and cannot be resumed. Start a new one with vibe_spawn.`
+      );
     const text = `## Follow-up (from the main agent)\n${message.trim()}`;
     const live = this.live.get(workerId);
     if (live && record.state === 'running') {
@@ -137,16 +167,23 @@ export class WorkerService implements WorkerPort {
     const config = await this.config();
     this.checkRunning(config, 'send to');
     const spent = budgetSpent(record, config.budget);
-    if (spent) throw new ToolInputError(`Worker ${workerId} "${record.label}" has used up its budget (${spent}); a follow-up cannot run. Start a new worker with vibe_spawn for more work.`);
+    if (spent)
+      throw new ToolInputError(
+        `Worker ${workerId} "${record.label}" has used up its budget (${spent}); a follow-up cannot run. Start a new worker with vibe_spawn for more work.`
+      );
     this.startRun(record, await this.model(record.settings), config.budget, text);
     return this.summary(workerId);
   }
 
   /** @throws ToolInputError when `workers.maxRunning` workers run already */
   private checkRunning(config: WorkerConfig, verb: string): void {
-    const running = [...this.live.keys()].map((id) => this.options.store.get(id)).filter((r): r is WorkerRecord => r?.state === 'running');
+    const running = [...this.live.keys()]
+      .map((id) => this.options.store.get(id))
+      .filter((r): r is WorkerRecord => r?.state === 'running');
     if (running.length >= config.maxRunning) {
-      throw new ToolInputError(`${running.length} workers are running already, the limit (workers.maxRunning = ${config.maxRunning}): ${running.map((r) => `${r.id} "${r.label}"`).join(', ')}. Wait for one with vibe_wait or stop one with vibe_kill, then ${verb} again.`);
+      throw new ToolInputError(
+        `${running.length} workers are running already, the limit (workers.maxRunning = ${config.maxRunning}): ${running.map((r) => `${r.id} "${r.label}"`).join(', ')}. Wait for one with vibe_wait or stop one with vibe_kill, then ${verb} again.`
+      );
     }
   }
 
@@ -154,14 +191,20 @@ export class WorkerService implements WorkerPort {
     const record = this.own(ctx.chatId, workerId);
     if (ctx.actor === 'kernel' && !ctx.worker && record.sharesKernel && record.state === 'running') {
       // The cell waiting here holds the very kernel the worker's cells queue for: neither could go on.
-      throw new ToolInputError(`Worker ${workerId} "${record.label}" shares this chat's kernel, where this cell runs: its cells wait for this cell to end, so waiting for it here would never finish. Call vibe_wait outside a cell, or spawn workers a cell waits for with share_kernel false.`);
+      throw new ToolInputError(
+        `Worker ${workerId} "${record.label}" shares this chat's kernel, where this cell runs: its cells wait for this cell to end, so waiting for it here would never finish. Call vibe_wait outside a cell, or spawn workers a cell waits for with share_kernel false.`
+      );
     }
     const deadline = Date.now() + timeoutMs;
     const timer = new AbortController();
     const stop = AbortSignal.any([ctx.signal, timer.signal]);
     try {
       // A follow-up queued by vibe_send starts a new run as the previous one ends: wait for the chain.
-      for (let live = this.live.get(workerId); live && this.options.store.get(workerId)?.state === 'running'; live = this.live.get(workerId)) {
+      for (
+        let live = this.live.get(workerId);
+        live && this.options.store.get(workerId)?.state === 'running';
+        live = this.live.get(workerId)
+      ) {
         const left = deadline - Date.now();
         if (left <= 0 || stop.aborted) break;
         await Promise.race([live.run, sleep(left, undefined, { signal: stop }).catch(() => undefined)]);
@@ -173,7 +216,10 @@ export class WorkerService implements WorkerPort {
     return { worker, finished: worker.state !== 'running' };
   }
 
-  async kill(ctx: Pick<ToolContext, 'chatId'>, workerId: string): Promise<{ worker: WorkerSummary; killed: boolean; kernelPids: number[] }> {
+  async kill(
+    ctx: Pick<ToolContext, 'chatId'>,
+    workerId: string
+  ): Promise<{ worker: WorkerSummary; killed: boolean; kernelPids: number[] }> {
     const record = this.own(ctx.chatId, workerId);
     return this.stop(record);
   }
@@ -192,7 +238,10 @@ export class WorkerService implements WorkerPort {
 
   /** Owners of private kernels that must stay (workers not killed and not sharing), for kernel retention. */
   kernelOwners(): string[] {
-    return this.options.store.all().filter((r) => !r.sharesKernel && r.state !== 'killed').map((r) => r.id);
+    return this.options.store
+      .all()
+      .filter((r) => !r.sharesKernel && r.state !== 'killed')
+      .map((r) => r.id);
   }
 
   /** The chat was deleted: its workers are killed (kernels shut down) and forgotten. */
@@ -225,7 +274,13 @@ export class WorkerService implements WorkerPort {
     delete current.endedAt;
     store.put(current);
     const controller = new AbortController();
-    const live: LiveWorker = this.live.get(record.id) ?? { controller, run: Promise.resolve(), queued: [], model, budget };
+    const live: LiveWorker = this.live.get(record.id) ?? {
+      controller,
+      run: Promise.resolve(),
+      queued: [],
+      model,
+      budget
+    };
     live.controller = controller;
     live.model = model;
     live.budget = budget;
@@ -233,7 +288,11 @@ export class WorkerService implements WorkerPort {
     this.live.set(record.id, live);
     live.run = this.runOnce(current, live, userText).catch((error: unknown) => {
       this.options.logger.error(`worker ${record.id} crashed`, error);
-      this.end(record.id, 'failed', `Internal error: the worker's run crashed (${error instanceof Error ? error.message : String(error)}). See the server log.`);
+      this.end(
+        record.id,
+        'failed',
+        `Internal error: the worker's run crashed (${error instanceof Error ? error.message : String(error)}). See the server log.`
+      );
     });
     this.publishNow(record.id);
   }
@@ -247,23 +306,47 @@ export class WorkerService implements WorkerPort {
     store.transcripts.applyEvent(record.id, { type: 'item-added', item: user });
     store.transcripts.appendMessages(record.id, [{ role: 'user', content: userText }]);
     // Never more than the chat has now (worker-surface.ts): re-read at every call of the run.
-    const profile = liveWorkerProfile(record.surface, () => workerProfile(profileOf(this.options.chatMode(record.chatId) ?? 'plan')));
+    const profile = liveWorkerProfile(record.surface, () =>
+      workerProfile(profileOf(this.options.chatMode(record.chatId) ?? 'plan'))
+    );
     const catalog = surfaceCatalog(registry, profile);
     const started = Date.now();
-    const timer = setTimeout(() => this.abortRun(live, 'budget-time'), Math.max(0, live.budget.maxMs - (record.msUsed ?? 0)));
+    const timer = setTimeout(
+      () => this.abortRun(live, 'budget-time'),
+      Math.max(0, live.budget.maxMs - (record.msUsed ?? 0))
+    );
     timer.unref();
     let result: TurnResult;
     try {
       result = await runTurn(
         {
-          chatId: record.chatId, turnId, workspace, model: live.model, settings: record.settings, registry,
-          declared: catalog.declared, profile,
-          system: buildSystemPrompt({ workspace, tools: catalog.declaredTools, modeBlock: workerPromptBlock({ label: record.label, surface: { ...profile } }) }),
-          history: store.transcripts.get(record.id)?.messages ?? [], signal: live.controller.signal,
-          maxSteps: live.budget.maxSteps, maxRetries: 2,
+          chatId: record.chatId,
+          turnId,
+          workspace,
+          model: live.model,
+          settings: record.settings,
+          registry,
+          declared: catalog.declared,
+          profile,
+          system: buildSystemPrompt({
+            workspace,
+            tools: catalog.declaredTools,
+            modeBlock: workerPromptBlock({ label: record.label, surface: { ...profile } })
+          }),
+          history: store.transcripts.get(record.id)?.messages ?? [],
+          signal: live.controller.signal,
+          maxSteps: live.budget.maxSteps,
+          maxRetries: 2,
           worker: { id: record.id, label: record.label, sharesKernel: record.sharesKernel },
           ...(this.options.redact ? { redact: this.options.redact } : {}),
-          ...(this.options.chatAuto ? { autoApproval: createSidecarClassifier({ sidecarModel: () => live.model, enabled: () => this.options.chatAuto?.(record.chatId) === true }) } : {})
+          ...(this.options.chatAuto
+            ? {
+                autoApproval: createSidecarClassifier({
+                  sidecarModel: () => live.model,
+                  enabled: () => this.options.chatAuto?.(record.chatId) === true
+                })
+              }
+            : {})
         },
         {
           emit: (event) => {
@@ -294,7 +377,11 @@ export class WorkerService implements WorkerPort {
 
   private finishRun(record: WorkerRecord, live: LiveWorker, turnId: string, result: TurnResult): void {
     const items = this.options.store.transcripts.get(record.id)?.chat.items ?? [];
-    const text = items.filter((i): i is Extract<TranscriptItem, { kind: 'assistant' }> => i.kind === 'assistant' && i.turnId === turnId).map((i) => i.text.trim()).filter(Boolean).at(-1);
+    const text = items
+      .filter((i): i is Extract<TranscriptItem, { kind: 'assistant' }> => i.kind === 'assistant' && i.turnId === turnId)
+      .map((i) => i.text.trim())
+      .filter(Boolean)
+      .at(-1);
     const budget = live.budget;
     const tail = text ? ` Its last text:\n${text}` : '';
     let state: WorkerRecord['state'];
@@ -329,7 +416,14 @@ export class WorkerService implements WorkerPort {
         }
     }
     if (live.stop === 'budget-calls' || live.stop === 'budget-time') {
-      const notice: NoticeItem = { kind: 'notice', id: newItemId(), time: new Date().toISOString(), turnId, level: 'warning', text: lastResult.split('\n')[0]! };
+      const notice: NoticeItem = {
+        kind: 'notice',
+        id: newItemId(),
+        time: new Date().toISOString(),
+        turnId,
+        level: 'warning',
+        text: lastResult.split('\n')[0]!
+      };
       this.options.store.transcripts.applyEvent(record.id, { type: 'item-added', item: notice });
     }
     const next = live.queued.shift();
@@ -352,16 +446,28 @@ export class WorkerService implements WorkerPort {
     if (!r) return; // removed with its chat
     // A kill already recorded `killed` (and when); the run's end only adds its last text.
     const final = r.state === 'killed' ? 'killed' : state;
-    this.options.store.put({ ...r, state: final, endedAt: r.state === 'killed' && r.endedAt ? r.endedAt : new Date().toISOString(), lastResult: cut(lastResult) });
+    this.options.store.put({
+      ...r,
+      state: final,
+      endedAt: r.state === 'killed' && r.endedAt ? r.endedAt : new Date().toISOString(),
+      lastResult: cut(lastResult)
+    });
     this.publishNow(workerId);
   }
 
   /** Kills a worker: aborts its run, shuts its private kernel, marks it `killed`. */
-  private async stop(record: WorkerRecord, publish = true): Promise<{ worker: WorkerSummary; killed: boolean; kernelPids: number[] }> {
+  private async stop(
+    record: WorkerRecord,
+    publish = true
+  ): Promise<{ worker: WorkerSummary; killed: boolean; kernelPids: number[] }> {
     const live = this.live.get(record.id);
     const killed = record.state !== 'killed' && record.state !== 'interrupted';
     if (record.state !== 'killed') {
-      this.options.store.put({ ...record, state: 'killed', endedAt: record.state === 'running' || !record.endedAt ? new Date().toISOString() : record.endedAt });
+      this.options.store.put({
+        ...record,
+        state: 'killed',
+        endedAt: record.state === 'running' || !record.endedAt ? new Date().toISOString() : record.endedAt
+      });
       if (publish) this.publishNow(record.id);
     }
     if (live) {
@@ -369,7 +475,9 @@ export class WorkerService implements WorkerPort {
       this.abortRun(live, 'killed');
     }
     // The kernel goes first: a cell blocked in the kernel ends with it, and the run winds down.
-    const kernelPids = record.sharesKernel ? [] : await (this.options.kernels?.releaseChat(record.id) ?? Promise.resolve([]));
+    const kernelPids = record.sharesKernel
+      ? []
+      : await (this.options.kernels?.releaseChat(record.id) ?? Promise.resolve([]));
     if (live) await Promise.race([live.run, sleep(KILL_WAIT_MS)]);
     return { worker: this.summary(record.id), killed, kernelPids };
   }
@@ -381,7 +489,9 @@ export class WorkerService implements WorkerPort {
     const record = this.options.store.get(workerId);
     if (!record || record.chatId !== chatId) {
       const here = this.options.store.ofChat(chatId).map((r) => `${r.id} "${r.label}"`);
-      throw new ToolInputError(`Unknown worker "${workerId}" in this chat. ${here.length ? `Its workers: ${here.join(', ')}.` : 'This chat has no workers; start one with vibe_spawn.'}`);
+      throw new ToolInputError(
+        `Unknown worker "${workerId}" in this chat. ${here.length ? `Its workers: ${here.join(', ')}.` : 'This chat has no workers; start one with vibe_spawn.'}`
+      );
     }
     return record;
   }
@@ -399,9 +509,17 @@ export class WorkerService implements WorkerPort {
   private async model(settings: WorkerRecord['settings']): Promise<LanguageModel> {
     try {
       const config = await loadConfigFile(this.options.env);
-      return await createLanguageModel(settings, { env: this.options.env, config, workspace: this.options.workspace, ...(this.options.fetch ? { fetch: this.options.fetch } : {}) });
+      return await createLanguageModel(settings, {
+        env: this.options.env,
+        config,
+        workspace: this.options.workspace,
+        ...(this.options.fetch ? { fetch: this.options.fetch } : {})
+      });
     } catch (error) {
-      if (error instanceof CellmateError) throw new ToolInputError(`The worker's model (${settings.provider}/${settings.model}) is unusable: ${error.message}`);
+      if (error instanceof CellmateError)
+        throw new ToolInputError(
+          `The worker's model (${settings.provider}/${settings.model}) is unusable: ${error.message}`
+        );
       throw error;
     }
   }
@@ -428,17 +546,23 @@ export function workerPromptBlock(record: Pick<WorkerRecord, 'label' | 'surface'
     'You are a background worker started by the main agent of a Cellmate chat. You work alone on the task in the first message; nobody reads your intermediate text.',
     'Your final message is your result: the main agent receives it as it is, so give it in exactly the output format the task asks for.',
     'You cannot start workers. Calls that need approval ask the user, naming you.',
-    ...(record.surface.maxTier === 'read' ? ['Your surface is read-only: you can look, not change anything; say what should change instead.'] : [])
+    ...(record.surface.maxTier === 'read'
+      ? ['Your surface is read-only: you can look, not change anything; say what should change instead.']
+      : [])
   ].join('\n');
 }
 
 /** What of a worker's budget is used up over all its runs, or undefined while some is left. */
 function budgetSpent(record: WorkerRecord, budget: WorkerBudget): string | undefined {
-  if (record.toolCalls >= budget.maxToolCalls) return `${record.toolCalls} of ${budget.maxToolCalls} tool calls, workers.maxToolCalls`;
-  if ((record.msUsed ?? 0) >= budget.maxMs) return `${Math.round((record.msUsed ?? 0) / 1000)} of ${Math.round(budget.maxMs / 1000)} s, workers.maxMinutes`;
+  if (record.toolCalls >= budget.maxToolCalls)
+    return `${record.toolCalls} of ${budget.maxToolCalls} tool calls, workers.maxToolCalls`;
+  if ((record.msUsed ?? 0) >= budget.maxMs)
+    return `${Math.round((record.msUsed ?? 0) / 1000)} of ${Math.round(budget.maxMs / 1000)} s, workers.maxMinutes`;
   return undefined;
 }
 
 function cut(text: string): string {
-  return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}… (${text.length - MAX_RESULT_CHARS} more characters in the worker's transcript)` : text;
+  return text.length > MAX_RESULT_CHARS
+    ? `${text.slice(0, MAX_RESULT_CHARS)}… (${text.length - MAX_RESULT_CHARS} more characters in the worker's transcript)`
+    : text;
 }

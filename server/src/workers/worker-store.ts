@@ -10,7 +10,14 @@
  *   rename on every state change (a few per run). On open, a worker still `running` is
  *   marked `interrupted`: its run died with the previous companion.
  */
-import { chatModeOf, type ChatMode, type ModelSettings, type WorkerState, type WorkerSummary, type WorkerTier } from '@cellmate/protocol';
+import {
+  chatModeOf,
+  type ChatMode,
+  type ModelSettings,
+  type WorkerState,
+  type WorkerSummary,
+  type WorkerTier
+} from '@cellmate/protocol';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -40,17 +47,25 @@ export interface WorkerRecord {
   parentMode: ChatMode;
 }
 
-export const INTERRUPTED_RESULT = 'Interrupted: the companion restarted while this worker ran. Its transcript is kept; vibe_send gives it the task again.';
+export const INTERRUPTED_RESULT =
+  'Interrupted: the companion restarted while this worker ran. Its transcript is kept; vibe_send gives it the task again.';
 
 const FILE_VERSION = 1;
-const fileSchema = z.object({ version: z.literal(FILE_VERSION), workers: z.array(z.looseObject({ id: z.string(), chatId: z.string(), state: z.string() })) });
+const fileSchema = z.object({
+  version: z.literal(FILE_VERSION),
+  workers: z.array(z.looseObject({ id: z.string(), chatId: z.string(), state: z.string() }))
+});
 
 /** The workers' index file and transcripts. */
 export class WorkerStore {
   private readonly records = new Map<string, WorkerRecord>();
   private readonly file: string;
 
-  private constructor(readonly directory: string, readonly transcripts: ChatStore, private readonly logger: Logger) {
+  private constructor(
+    readonly directory: string,
+    readonly transcripts: ChatStore,
+    private readonly logger: Logger
+  ) {
     this.file = path.join(directory, 'workers.json');
   }
 
@@ -76,7 +91,9 @@ export class WorkerStore {
     } catch (error) {
       const aside = `${this.file}.unreadable-${Date.now()}`;
       renameSync(this.file, aside);
-      this.logger.error(`the workers index ${this.file} is unreadable (${(error as Error).message}); moved it to ${aside}`);
+      this.logger.error(
+        `the workers index ${this.file} is unreadable (${(error as Error).message}); moved it to ${aside}`
+      );
       return;
     }
     let changed = false;
@@ -90,7 +107,9 @@ export class WorkerStore {
         record.endedAt = now;
         record.lastResult = INTERRUPTED_RESULT;
         changed = true;
-        this.logger.warn(`worker ${record.id} of chat ${record.chatId} was running when the companion stopped; marked interrupted`);
+        this.logger.warn(
+          `worker ${record.id} of chat ${record.chatId} was running when the companion stopped; marked interrupted`
+        );
       }
       this.records.set(record.id, record);
     }
@@ -103,7 +122,9 @@ export class WorkerStore {
 
   /** A chat's workers, oldest first. */
   ofChat(chatId: string): WorkerRecord[] {
-    return [...this.records.values()].filter((r) => r.chatId === chatId).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+    return [...this.records.values()]
+      .filter((r) => r.chatId === chatId)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   }
 
   all(): WorkerRecord[] {
@@ -129,7 +150,9 @@ export class WorkerStore {
 
   private save(): void {
     const tmp = `${this.file}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify({ version: FILE_VERSION, workers: [...this.records.values()] })}\n`, { mode: 0o600 });
+    writeFileSync(tmp, `${JSON.stringify({ version: FILE_VERSION, workers: [...this.records.values()] })}\n`, {
+      mode: 0o600
+    });
     renameSync(tmp, this.file);
   }
 }
@@ -139,9 +162,18 @@ export function summarizeWorker(record: WorkerRecord, now = Date.now()): WorkerS
   const started = Date.parse(record.startedAt);
   const end = record.endedAt && record.state !== 'running' ? Date.parse(record.endedAt) : now;
   return {
-    id: record.id, chatId: record.chatId, label: record.label, tier: record.tier, state: record.state,
-    createdAt: record.createdAt, startedAt: record.startedAt, ...(record.endedAt && record.state !== 'running' ? { endedAt: record.endedAt } : {}),
-    elapsedMs: Math.max(0, end - started), model: `${record.settings.provider}/${record.settings.model || record.settings.provider}`,
-    sharesKernel: record.sharesKernel, toolCalls: record.toolCalls, ...(record.lastResult !== undefined ? { lastResult: record.lastResult } : {})
+    id: record.id,
+    chatId: record.chatId,
+    label: record.label,
+    tier: record.tier,
+    state: record.state,
+    createdAt: record.createdAt,
+    startedAt: record.startedAt,
+    ...(record.endedAt && record.state !== 'running' ? { endedAt: record.endedAt } : {}),
+    elapsedMs: Math.max(0, end - started),
+    model: `${record.settings.provider}/${record.settings.model || record.settings.provider}`,
+    sharesKernel: record.sharesKernel,
+    toolCalls: record.toolCalls,
+    ...(record.lastResult !== undefined ? { lastResult: record.lastResult } : {})
   };
 }

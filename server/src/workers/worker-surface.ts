@@ -15,7 +15,14 @@
 import type { CapabilityProfile, ToolTier } from '../ports/vocabulary.js';
 
 /** Tools a worker never has. */
-export const WORKER_DENIED_TOOLS: readonly string[] = ['vibe_spawn', 'vibe_send', 'vibe_wait', 'vibe_kill', 'vibe_list', 'exit_plan_mode'];
+export const WORKER_DENIED_TOOLS: readonly string[] = [
+  'vibe_spawn',
+  'vibe_send',
+  'vibe_wait',
+  'vibe_kill',
+  'vibe_list',
+  'exit_plan_mode'
+];
 
 const RANK: Record<ToolTier, number> = { read: 0, write: 1, exec: 2 };
 
@@ -38,7 +45,7 @@ export function workerProfile(parent: CapabilityProfile, access?: ToolTier): Cap
 
 /** The narrower of two profiles: the lower tier, both deny lists, both refused classes, only tools both allow. */
 export function intersectProfiles(a: CapabilityProfile, b: CapabilityProfile): CapabilityProfile {
-  const allow = a.allow && b.allow ? a.allow.filter((t) => b.allow!.includes(t)) : a.allow ?? b.allow;
+  const allow = a.allow && b.allow ? a.allow.filter((t) => b.allow!.includes(t)) : (a.allow ?? b.allow);
   const classes = [...new Set([...(a.refusedActionClasses ?? []), ...(b.refusedActionClasses ?? [])])];
   return {
     name: a.name === b.name ? a.name : `${a.name}, within ${b.name}`,
@@ -57,10 +64,20 @@ export function intersectProfiles(a: CapabilityProfile, b: CapabilityProfile): C
 export function liveWorkerProfile(spawned: CapabilityProfile, now: () => CapabilityProfile): CapabilityProfile {
   const current = (): CapabilityProfile => intersectProfiles(spawned, now());
   return {
-    get name() { return current().name; },
-    get maxTier() { return current().maxTier; },
-    get allow() { return current().allow; },
-    get deny() { return current().deny; },
-    get refusedActionClasses() { return current().refusedActionClasses; }
+    get name() {
+      return current().name;
+    },
+    get maxTier() {
+      return current().maxTier;
+    },
+    get allow() {
+      return current().allow;
+    },
+    get deny() {
+      return current().deny;
+    },
+    get refusedActionClasses() {
+      return current().refusedActionClasses;
+    }
   };
 }

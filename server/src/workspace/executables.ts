@@ -34,7 +34,11 @@ export function foldersUpToWorkspace(from: string, workspace: string): string[] 
 }
 
 /** The nearest folder from `from` up to the workspace root holding one of `markers` (first listed wins within a folder). */
-export function findRootMarker(from: string, markers: readonly string[], workspace: string): { root: string; marker: string } | undefined {
+export function findRootMarker(
+  from: string,
+  markers: readonly string[],
+  workspace: string
+): { root: string; marker: string } | undefined {
   for (const root of foldersUpToWorkspace(from, workspace)) {
     for (const marker of markers) if (existsSync(path.join(root, marker))) return { root, marker };
   }

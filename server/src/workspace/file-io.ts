@@ -12,10 +12,19 @@ import { resolveWorkspacePath, type ResolvedWorkspacePath } from './workspace-pa
 export async function writeFileAtomic(absolute: string, content: string | Uint8Array): Promise<void> {
   await currentWriteRecorder()?.beforeFile(absolute);
   await mkdir(path.dirname(absolute), { recursive: true });
-  const mode = await stat(absolute).then((s) => s.mode & 0o777, () => undefined);
-  const temp = path.join(path.dirname(absolute), `.${path.basename(absolute)}.cellmate-${randomBytes(4).toString('hex')}.tmp`);
+  const mode = await stat(absolute).then(
+    (s) => s.mode & 0o777,
+    () => undefined
+  );
+  const temp = path.join(
+    path.dirname(absolute),
+    `.${path.basename(absolute)}.cellmate-${randomBytes(4).toString('hex')}.tmp`
+  );
   try {
-    await writeFile(temp, content, { ...(typeof content === 'string' ? { encoding: 'utf8' as const } : {}), ...(mode !== undefined ? { mode } : {}) });
+    await writeFile(temp, content, {
+      ...(typeof content === 'string' ? { encoding: 'utf8' as const } : {}),
+      ...(mode !== undefined ? { mode } : {})
+    });
     await rename(temp, absolute);
   } catch (error) {
     await rm(temp, { force: true });

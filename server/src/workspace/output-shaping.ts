@@ -176,7 +176,12 @@ export async function shapeOutput(text: string, options: ShapeOptions): Promise<
  * the folder under its size cap (`housekeeping/saved-outputs.ts`); returns its
  * workspace-relative path.
  */
-export async function saveFullOutput(workspace: string, toolName: string, text: string, chatId?: string): Promise<string> {
+export async function saveFullOutput(
+  workspace: string,
+  toolName: string,
+  text: string,
+  chatId?: string
+): Promise<string> {
   const dir = path.join(workspace, OUTPUTS_DIR);
   await mkdir(dir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
@@ -243,7 +248,9 @@ export interface Page {
 export function page(input: PageInput): Page {
   const { entries, offset, limit, total, maxChars, noun, tool } = input;
   if (total > 0 && offset > total) {
-    throw new ToolInputError(`offset ${offset} is past the end (${total} ${total === 1 ? noun.one : noun.many}). Call ${tool} with an offset between 1 and ${total}.`);
+    throw new ToolInputError(
+      `offset ${offset} is past the end (${total} ${total === 1 ? noun.one : noun.many}). Call ${tool} with an offset between 1 and ${total}.`
+    );
   }
   const shown: string[] = [];
   let used = 0;
@@ -268,5 +275,11 @@ export function page(input: PageInput): Page {
   } else if (input.countWhenWhole) {
     note = `(${total} ${total === 1 ? noun.one : noun.many}${scope})`;
   }
-  return { text: note ? [...shown, note].join('\n') : shown.join('\n'), first, last, capped, ...(note ? { note } : {}) };
+  return {
+    text: note ? [...shown, note].join('\n') : shown.join('\n'),
+    first,
+    last,
+    capped,
+    ...(note ? { note } : {})
+  };
 }

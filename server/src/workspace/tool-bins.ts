@@ -16,7 +16,10 @@ const require = createRequire(import.meta.url);
 
 /** The folders in `$CELLMATE_TOOL_BINS` (the wheel's Python scripts folder), resolved, in order. */
 export function toolBinDirs(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env.CELLMATE_TOOL_BINS ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.resolve(dir));
+  return (env.CELLMATE_TOOL_BINS ?? '')
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.resolve(dir));
 }
 
 /** The folders of the shipped servers (those that are installed), in search order. */

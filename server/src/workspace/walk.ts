@@ -2,7 +2,14 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Folders never searched (noise, or Cellmate's own state). Reported in descriptions. */
-export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules', '.cellmate', '.venv', '__pycache__', '.ipynb_checkpoints']);
+export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
+  '.git',
+  'node_modules',
+  '.cellmate',
+  '.venv',
+  '__pycache__',
+  '.ipynb_checkpoints'
+]);
 
 /**
  * Yields regular files under `root` (absolute), depth-first in name order, as paths
@@ -57,14 +64,21 @@ export function globToRegExp(pattern: string): RegExp {
       }
       re += '[^/]*';
     } else if (c === '?') re += '[^/]';
-    else if (c === '{') { re += '(?:'; braces++; }
-    else if (c === '}' && braces > 0) { re += ')'; braces--; }
-    else if (c === ',' && braces > 0) re += '|';
+    else if (c === '{') {
+      re += '(?:';
+      braces++;
+    } else if (c === '}' && braces > 0) {
+      re += ')';
+      braces--;
+    } else if (c === ',' && braces > 0) re += '|';
     else if (c === '[') {
       const end = pattern.indexOf(']', i + 1);
       if (end < 0) re += '\\[';
       else {
-        re += `[${pattern.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        re += `[${pattern
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\')}]`;
         i = end;
       }
     } else re += c.replace(/[.+^$()|\\]/g, '\\$&');

@@ -37,16 +37,17 @@ export interface ResolvedWorkspacePath {
  * @param input the path as the model (or user) wrote it
  * @throws PathRefusedError with a message naming the workspace
  */
-export async function resolveWorkspacePath(
-  workspace: string,
-  input: unknown
-): Promise<ResolvedWorkspacePath> {
+export async function resolveWorkspacePath(workspace: string, input: unknown): Promise<ResolvedWorkspacePath> {
   if (typeof input !== 'string' || input.length === 0) {
-    throw new PathRefusedError(`Refused: the path is empty. Give a file path relative to the workspace ${workspace}, e.g. "notes.md".`);
+    throw new PathRefusedError(
+      `Refused: the path is empty. Give a file path relative to the workspace ${workspace}, e.g. "notes.md".`
+    );
   }
   const shown = JSON.stringify(input);
   if (input.includes('\0')) {
-    throw new PathRefusedError(`Refused: ${shown} contains a NUL byte. Paths must be plain text inside the workspace ${workspace}.`);
+    throw new PathRefusedError(
+      `Refused: ${shown} contains a NUL byte. Paths must be plain text inside the workspace ${workspace}.`
+    );
   }
   const outside = (detail = ''): PathRefusedError =>
     new PathRefusedError(
@@ -77,7 +78,12 @@ export async function resolveWorkspacePath(
     return resolveMissing(lexical, realRoot, shown, workspace, outside);
   }
   if (!isInside(realRoot, real)) throw outside(` (it resolves through a symlink to ${real})`);
-  return { absolute: real, relative: toRelative(realRoot, real), exists: true, lexicalRelative: toRelative(realRoot, lexical) };
+  return {
+    absolute: real,
+    relative: toRelative(realRoot, real),
+    exists: true,
+    lexicalRelative: toRelative(realRoot, lexical)
+  };
 }
 
 async function resolveMissing(
@@ -113,7 +119,12 @@ async function resolveMissing(
   // The nearest existing ancestor may itself be reached through a symlink (inside): the
   // canonical path is that ancestor's real path plus the missing rest.
   const canonical = path.join(await realpath(ancestor).catch(() => ancestor), path.relative(ancestor, lexical));
-  return { absolute: canonical, relative: toRelative(realRoot, canonical), exists: false, lexicalRelative: toRelative(realRoot, lexical) };
+  return {
+    absolute: canonical,
+    relative: toRelative(realRoot, canonical),
+    exists: false,
+    lexicalRelative: toRelative(realRoot, lexical)
+  };
 }
 
 function outsideLink(shown: string, workspace: string, what: string): PathRefusedError {

@@ -33,7 +33,16 @@ describe('abort while a tool runs', () => {
     const ws = await tempDir();
     const blocking = createBlockingTool();
     const model = await scriptSettings(ws, {
-      steps: [{ toolCalls: [{ toolName: 'wait_forever', input: {} }, { toolName: 'read', input: { path: 'x' } }], chunkDelayMs: 0 }, { text: 'never' }]
+      steps: [
+        {
+          toolCalls: [
+            { toolName: 'wait_forever', input: {} },
+            { toolName: 'read', input: { path: 'x' } }
+          ],
+          chunkDelayMs: 0
+        },
+        { text: 'never' }
+      ]
     });
     const h = await createHarness(ws, { registry: new ToolRegistry([readTool, blocking.tool]) });
     const chat = h.service.create();
@@ -56,7 +65,9 @@ describe('abort while a tool runs', () => {
   it('deleting a chat aborts its running turn first', async () => {
     const ws = await tempDir();
     const blocking = createBlockingTool();
-    const model = await scriptSettings(ws, { steps: [{ toolCalls: [{ toolName: 'wait_forever', input: {} }], chunkDelayMs: 0 }] });
+    const model = await scriptSettings(ws, {
+      steps: [{ toolCalls: [{ toolName: 'wait_forever', input: {} }], chunkDelayMs: 0 }]
+    });
     const h = await createHarness(ws, { registry: new ToolRegistry([blocking.tool]) });
     const chat = h.service.create();
     await h.service.send({ chatId: chat.id, text: 'go', settings: model });

@@ -42,7 +42,10 @@ interface Setup {
   notices(): NoticeItem[];
 }
 
-async function setup(script: unknown, opts: { answer?: ApprovalAnswer; trusted?: boolean; rules?: unknown[]; timeoutMs?: number } = {}): Promise<Setup & { settings: Awaited<ReturnType<typeof scriptSettings>> }> {
+async function setup(
+  script: unknown,
+  opts: { answer?: ApprovalAnswer; trusted?: boolean; rules?: unknown[]; timeoutMs?: number } = {}
+): Promise<Setup & { settings: Awaited<ReturnType<typeof scriptSettings>> }> {
   const ws = await tempDir();
   await mkdir(path.join(ws, '.cellmate'), { recursive: true });
   await writeFile(path.join(ws, 'notes.md'), `${INJECTION}\napi_key=${SECRET}\n`);
@@ -50,11 +53,21 @@ async function setup(script: unknown, opts: { answer?: ApprovalAnswer; trusted?:
   if (opts.rules) await writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: opts.rules }));
   const log = path.join(ws, 'prompts.jsonl');
   const home = path.join(ws, 'home');
-  const env = { HOME: home, CELLMATE_HOME: home, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_SCRIPT_LOG: log, SERVICE_API_TOKEN: SECRET, ...(opts.trusted === false ? {} : { CELLMATE_TRUSTED_WORKSPACES: ws }) };
+  const env = {
+    HOME: home,
+    CELLMATE_HOME: home,
+    CELLMATE_CONFIG: path.join(ws, 'none.json'),
+    CELLMATE_SCRIPT_LOG: log,
+    SERVICE_API_TOKEN: SECRET,
+    ...(opts.trusted === false ? {} : { CELLMATE_TRUSTED_WORKSPACES: ws })
+  };
   const { broker, approvals } = answeringPerson(opts.answer ?? 'once');
   const audit = new AuditLog(ws);
   const registry = new ToolRegistry(builtinTools({ questions: broker }), {
-    policy: new PolicyStore({ workspace: ws, env }), approvals: broker, audit, redactor: new Redactor(env),
+    policy: new PolicyStore({ workspace: ws, env }),
+    approvals: broker,
+    audit,
+    redactor: new Redactor(env),
     autoReview: { timeoutMs: opts.timeoutMs ?? 5_000, isWorkspaceTrusted: () => opts.trusted !== false }
   });
   const h = await createHarness(ws, { env, registry });
@@ -62,12 +75,28 @@ async function setup(script: unknown, opts: { answer?: ApprovalAnswer; trusted?:
   const chatId = h.service.create().id;
   h.service.setAuto(chatId, true);
   const settings = await scriptSettings(ws, script);
-  const toolEvents = (): ToolCallItem[] => h.events.map((e) => e.event).filter((e): e is Extract<ChatEvent, { type: 'item-updated' | 'item-added' }> => (e.type === 'item-added' || e.type === 'item-updated') && e.item.kind === 'tool').map((e) => e.item as ToolCallItem);
+  const toolEvents = (): ToolCallItem[] =>
+    h.events
+      .map((e) => e.event)
+      .filter(
+        (e): e is Extract<ChatEvent, { type: 'item-updated' | 'item-added' }> =>
+          (e.type === 'item-added' || e.type === 'item-updated') && e.item.kind === 'tool'
+      )
+      .map((e) => e.item as ToolCallItem);
   return {
-    h, ws, chatId, audit, settings,
+    h,
+    ws,
+    chatId,
+    audit,
+    settings,
     cards: () => approvals().length,
     async reviewerRequests() {
-      const lines = existsSync(log) ? (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { prompt: Array<{ role: string; content: unknown }> }) : [];
+      const lines = existsSync(log)
+        ? (await readFile(log, 'utf8'))
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as { prompt: Array<{ role: string; content: unknown }> })
+        : [];
       return lines.filter((l) => l.prompt[0]?.content === SIDECAR_SYSTEM).map((l) => JSON.stringify(l.prompt));
     },
     reviews() {
@@ -99,7 +128,9 @@ describe('SIDE-1 the Auto switch', () => {
     const other = first.service.create();
     expect(on.auto).toBeUndefined();
     expect(first.service.setAuto(on.id, true)).toMatchObject({ id: on.id, auto: true });
-    expect(first.events.filter((e) => e.event.type === 'auto-changed')).toEqual([{ chatId: on.id, event: { type: 'auto-changed', auto: true } }]);
+    expect(first.events.filter((e) => e.event.type === 'auto-changed')).toEqual([
+      { chatId: on.id, event: { type: 'auto-changed', auto: true } }
+    ]);
     const off = first.service.create();
     first.service.setAuto(off.id, true);
     first.service.setAuto(off.id, false);
@@ -127,13 +158,22 @@ describe('Auto approval with a stand-in reviewer (SIDE-1…3)', () => {
     expect(card.review).toEqual({ state: 'auto-approved', reason: 'routine write inside the project' });
     await s.audit.flush();
     const [entry] = (await s.audit.entries()).filter((e) => e.tool === 'write');
-    expect(entry).toMatchObject({ decision: 'auto-approved', status: 'ok', sidecar: { outcome: 'allow', reason: 'routine write inside the project', model: 'cellmate.scripted/scripted', record: { tool: 'write', subjects: { paths: ['out/report.md'] } } } });
+    expect(entry).toMatchObject({
+      decision: 'auto-approved',
+      status: 'ok',
+      sidecar: {
+        outcome: 'allow',
+        reason: 'routine write inside the project',
+        model: 'cellmate.scripted/scripted',
+        record: { tool: 'write', subjects: { paths: ['out/report.md'] } }
+      }
+    });
     expect(entry!.sidecar!.latencyMs).toBeGreaterThanOrEqual(0);
     const row = (await s.audit.metrics()).rows.find((r) => r.tool === 'write');
     expect(row).toMatchObject({ autoAllowed: 1, autoAsked: 0, autoTimedOut: 0 });
   });
 
-  it('SIDE-1: the reviewer runs on the fast tier when one is set; the chat\'s turns stay on the main model', async () => {
+  it("SIDE-1: the reviewer runs on the fast tier when one is set; the chat's turns stay on the main model", async () => {
     const s = await setup({
       turns: [[step('write', { path: 'out/fast.md', content: 'fast\n' }), done]],
       sidecar: [{ tool: 'write', subject: 'out/', verdict: 'allow', reason: 'routine write inside the project' }]
@@ -142,33 +182,60 @@ describe('Auto approval with a stand-in reviewer (SIDE-1…3)', () => {
     expect(await readFile(path.join(s.ws, 'out/fast.md'), 'utf8')).toBe('fast\n');
     await s.audit.flush();
     const [entry] = (await s.audit.entries()).filter((e) => e.tool === 'write');
-    expect(entry).toMatchObject({ decision: 'auto-approved', sidecar: { outcome: 'allow', model: 'cellmate.scripted/reviewer' } });
+    expect(entry).toMatchObject({
+      decision: 'auto-approved',
+      sidecar: { outcome: 'allow', model: 'cellmate.scripted/reviewer' }
+    });
   });
 
-  it('SIDE-3: an ask verdict, a reviewer that never answers and a junk answer each become the person\'s card', async () => {
-    const s = await setup({
-      turns: [[step('write', { path: 'a.md', content: 'a' }), step('write', { path: 'b.md', content: 'b' }), step('write', { path: 'c.md', content: 'c' }), done]],
-      sidecar: [
-        { subject: 'a.md', verdict: 'ask', reason: 'new file at the top level' },
-        { subject: 'b.md', verdict: 'allow', reason: 'too late', delayMs: 3_000 },
-        { subject: 'c.md', raw: 'Sure, go ahead! {"verdict": "allow"' }
-      ]
-    }, { timeoutMs: 300 });
+  it("SIDE-3: an ask verdict, a reviewer that never answers and a junk answer each become the person's card", async () => {
+    const s = await setup(
+      {
+        turns: [
+          [
+            step('write', { path: 'a.md', content: 'a' }),
+            step('write', { path: 'b.md', content: 'b' }),
+            step('write', { path: 'c.md', content: 'c' }),
+            done
+          ]
+        ],
+        sidecar: [
+          { subject: 'a.md', verdict: 'ask', reason: 'new file at the top level' },
+          { subject: 'b.md', verdict: 'allow', reason: 'too late', delayMs: 3_000 },
+          { subject: 'c.md', raw: 'Sure, go ahead! {"verdict": "allow"' }
+        ]
+      },
+      { timeoutMs: 300 }
+    );
     await s.h.sendAndWait(s.chatId, 'Write three files.', s.settings);
     expect(s.cards()).toBe(3);
-    expect(s.reviews().map((r) => r.states)).toEqual([['checking', 'asked:ask'], ['checking', 'asked:timeout'], ['checking', 'asked:garbage']]);
+    expect(s.reviews().map((r) => r.states)).toEqual([
+      ['checking', 'asked:ask'],
+      ['checking', 'asked:timeout'],
+      ['checking', 'asked:garbage']
+    ]);
     for (const f of ['a.md', 'b.md', 'c.md']) expect(existsSync(path.join(s.ws, f))).toBe(true); // the person approved each
     await s.audit.flush();
     const row = (await s.audit.metrics()).rows.find((r) => r.tool === 'write');
     expect(row).toMatchObject({ autoAllowed: 0, autoAsked: 2, autoTimedOut: 1 });
   });
 
-  it('HARN-6/SIDE-1: deny rules, the dangerous-command floor and an untrusted workspace\'s write outside it never reach the reviewer', async () => {
+  it("HARN-6/SIDE-1: deny rules, the dangerous-command floor and an untrusted workspace's write outside it never reach the reviewer", async () => {
     const allowAll = [{ verdict: 'allow', reason: 'looks fine' }];
-    const s = await setup({
-      turns: [[step('write', { path: 'secrets/x.md', content: 'x' }), step('shell', { command: 'rm -rf ~/data' }), step('shell', { command: 'cp a.txt /tmp/cellmate-auto-copy.txt' }), done]],
-      sidecar: allowAll
-    }, { answer: 'deny', trusted: false, rules: [{ tool: 'write', pattern: 'secrets/**', action: 'deny' }] });
+    const s = await setup(
+      {
+        turns: [
+          [
+            step('write', { path: 'secrets/x.md', content: 'x' }),
+            step('shell', { command: 'rm -rf ~/data' }),
+            step('shell', { command: 'cp a.txt /tmp/cellmate-auto-copy.txt' }),
+            done
+          ]
+        ],
+        sidecar: allowAll
+      },
+      { answer: 'deny', trusted: false, rules: [{ tool: 'write', pattern: 'secrets/**', action: 'deny' }] }
+    );
     await s.h.sendAndWait(s.chatId, 'Do the three things.', s.settings);
     expect(existsSync(path.join(s.ws, 'secrets/x.md'))).toBe(false);
     expect(await s.reviewerRequests()).toEqual([]);
@@ -179,39 +246,76 @@ describe('Auto approval with a stand-in reviewer (SIDE-1…3)', () => {
 
   it('SIDE-3/HARN-6: three refusals in a row pause Auto for the rest of the turn, and the transcript says so', async () => {
     const s = await setup({
-      turns: [[...[1, 2, 3, 4].map((n) => step('write', { path: `f${n}.md`, content: String(n) })), done], [step('write', { path: 'g.md', content: 'g' }), done]],
+      turns: [
+        [...[1, 2, 3, 4].map((n) => step('write', { path: `f${n}.md`, content: String(n) })), done],
+        [step('write', { path: 'g.md', content: 'g' }), done]
+      ],
       sidecar: [{ verdict: 'ask', reason: 'unsure' }]
     });
     await s.h.sendAndWait(s.chatId, 'Write four files.', s.settings);
     expect(s.cards()).toBe(4);
     expect((await s.reviewerRequests()).length).toBe(3); // the fourth went straight to the person
-    expect(s.notices().map((n) => n.text)).toEqual([expect.stringMatching(/^Auto approval is paused for the rest of this turn: the reviewer did not clear 3 calls in a row/)]);
-    expect(s.reviews().map((r) => r.states)).toEqual([['checking', 'asked:ask'], ['checking', 'asked:ask'], ['checking', 'asked:ask'], []]);
+    expect(s.notices().map((n) => n.text)).toEqual([
+      expect.stringMatching(
+        /^Auto approval is paused for the rest of this turn: the reviewer did not clear 3 calls in a row/
+      )
+    ]);
+    expect(s.reviews().map((r) => r.states)).toEqual([
+      ['checking', 'asked:ask'],
+      ['checking', 'asked:ask'],
+      ['checking', 'asked:ask'],
+      []
+    ]);
     // The next turn starts with Auto on again.
     await s.h.sendAndWait(s.chatId, 'One more.', s.settings);
     expect((await s.reviewerRequests()).length).toBe(4);
   });
 
-  it('SIDE-3: four calls in one step are all reviewed early; the one after the breaker trips is the person\'s, its card not left checking…', async () => {
+  it("SIDE-3: four calls in one step are all reviewed early; the one after the breaker trips is the person's, its card not left checking…", async () => {
     const s = await setup({
-      turns: [[{ toolCalls: [1, 2, 3, 4].map((n) => ({ toolName: 'write', input: { path: `f${n}.md`, content: String(n) } })), chunkDelayMs: 0 }, done]],
+      turns: [
+        [
+          {
+            toolCalls: [1, 2, 3, 4].map((n) => ({
+              toolName: 'write',
+              input: { path: `f${n}.md`, content: String(n) }
+            })),
+            chunkDelayMs: 0
+          },
+          done
+        ]
+      ],
       sidecar: [{ verdict: 'ask', reason: 'unsure' }]
     });
     await s.h.sendAndWait(s.chatId, 'Write four files.', s.settings);
     expect(s.cards()).toBe(4);
     expect(s.notices().filter((n) => n.text.startsWith('Auto approval is paused'))).toHaveLength(1);
-    const final = s.h.service.get(s.chatId).items.filter((i): i is ToolCallItem => i.kind === 'tool').map((i) => i.review);
+    const final = s.h.service
+      .get(s.chatId)
+      .items.filter((i): i is ToolCallItem => i.kind === 'tool')
+      .map((i) => i.review);
     expect(final).toEqual([
       ...[1, 2, 3].map(() => ({ state: 'asked', outcome: 'ask', reason: 'unsure' })),
       { state: 'asked', outcome: 'ask', reason: 'Auto approval is off or paused for this turn' }
     ]);
   });
 
-  it('SIDE-3: the person\'s denials count too: a reviewer that keeps handing over calls the person refuses stops', async () => {
-    const s = await setup({
-      turns: [[step('shell', { command: 'git push origin main' }), step('shell', { command: 'rm -rf ~/x' }), step('shell', { command: 'rm -rf ~/y' }), step('write', { path: 'w.md', content: 'w' }), done]],
-      sidecar: [{ verdict: 'ask', reason: 'publishes outside the machine' }]
-    }, { answer: 'deny' });
+  it("SIDE-3: the person's denials count too: a reviewer that keeps handing over calls the person refuses stops", async () => {
+    const s = await setup(
+      {
+        turns: [
+          [
+            step('shell', { command: 'git push origin main' }),
+            step('shell', { command: 'rm -rf ~/x' }),
+            step('shell', { command: 'rm -rf ~/y' }),
+            step('write', { path: 'w.md', content: 'w' }),
+            done
+          ]
+        ],
+        sidecar: [{ verdict: 'ask', reason: 'publishes outside the machine' }]
+      },
+      { answer: 'deny' }
+    );
     await s.h.sendAndWait(s.chatId, 'Go.', s.settings);
     // One ask + the person's three denials: the breaker trips before the write, which the reviewer never sees.
     expect((await s.reviewerRequests()).length).toBe(1);
@@ -220,10 +324,24 @@ describe('Auto approval with a stand-in reviewer (SIDE-1…3)', () => {
 
   it('SIDE-1/HARN-10: a secret and an "ignore previous instructions" in a file, the conversation and a command never appear in a reviewer request', async () => {
     const s = await setup({
-      turns: [[step('read', { path: 'notes.md' }), step('write', { path: 'summary.md', content: `${INJECTION}\n${SECRET}\n` }), step('shell', { command: `python -m pytest -q  # ${INJECTION}` }), done]],
-      sidecar: [{ tool: 'write', verdict: 'allow', reason: 'routine' }, { tool: 'shell', verdict: 'allow', reason: 'runs the tests' }]
+      turns: [
+        [
+          step('read', { path: 'notes.md' }),
+          step('write', { path: 'summary.md', content: `${INJECTION}\n${SECRET}\n` }),
+          step('shell', { command: `python -m pytest -q  # ${INJECTION}` }),
+          done
+        ]
+      ],
+      sidecar: [
+        { tool: 'write', verdict: 'allow', reason: 'routine' },
+        { tool: 'shell', verdict: 'allow', reason: 'runs the tests' }
+      ]
     });
-    await s.h.sendAndWait(s.chatId, `${INJECTION}. My key is ${SECRET}. Summarise notes.md and run the tests.`, s.settings);
+    await s.h.sendAndWait(
+      s.chatId,
+      `${INJECTION}. My key is ${SECRET}. Summarise notes.md and run the tests.`,
+      s.settings
+    );
     const requests = await s.reviewerRequests();
     expect(requests.length).toBe(2);
     for (const r of requests) {

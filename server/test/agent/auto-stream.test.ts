@@ -17,7 +17,10 @@ import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 
-const USAGE = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
+const USAGE = {
+  inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 0, text: 0, reasoning: 0 }
+};
 
 /** A model that streams a tool call, then more text for `trailMs`; its reviewer answers after `verdictMs`. */
 class StreamingStandIn implements LanguageModelV3 {
@@ -27,7 +30,10 @@ class StreamingStandIn implements LanguageModelV3 {
   readonly supportedUrls = {};
   readonly marks: Record<string, number> = {};
 
-  constructor(private readonly trailMs: number, private readonly verdictMs: number) {}
+  constructor(
+    private readonly trailMs: number,
+    private readonly verdictMs: number
+  ) {}
 
   async doGenerate(): Promise<never> {
     throw new Error('stream only');
@@ -38,9 +44,18 @@ class StreamingStandIn implements LanguageModelV3 {
     const parts: Array<LanguageModelV3StreamPart | number> = [];
     if (purpose === 'sidecar') {
       this.marks.reviewAsked = performance.now();
-      parts.push(this.verdictMs, { type: 'text-delta', id: 'v', delta: '{"verdict": "allow", "reason": "routine write"}' });
+      parts.push(this.verdictMs, {
+        type: 'text-delta',
+        id: 'v',
+        delta: '{"verdict": "allow", "reason": "routine write"}'
+      });
     } else if (options.prompt.filter((m) => m.role === 'assistant').length === 0) {
-      parts.push({ type: 'tool-call', toolCallId: 'c1', toolName: 'write', input: JSON.stringify({ path: 'out.md', content: 'x\n' }) });
+      parts.push({
+        type: 'tool-call',
+        toolCallId: 'c1',
+        toolName: 'write',
+        input: JSON.stringify({ path: 'out.md', content: 'x\n' })
+      });
       for (let i = 0; i < 10; i++) parts.push(this.trailMs / 10, { type: 'text-delta', id: 't', delta: `word${i} ` });
       parts.push(-1); // marks the main stream's end
     } else parts.push({ type: 'text-delta', id: 't2', delta: 'Done.' });
@@ -68,12 +83,23 @@ describe('SIDE-2: the review runs while the model streams', () => {
     const ws = await tempDir();
     const model = new StreamingStandIn(300, 100);
     // No approval port: a call that needed a person would be denied, so the file proves the verdict let it through.
-    const registry = new ToolRegistry(builtinTools(), { policy: new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home') } }), autoReview: { isWorkspaceTrusted: () => true } });
+    const registry = new ToolRegistry(builtinTools(), {
+      policy: new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home') } }),
+      autoReview: { isWorkspaceTrusted: () => true }
+    });
     const events: Array<{ at: number; event: ChatEvent }> = [];
     const result = await runTurn(
       {
-        chatId: 'c', turnId: 't', workspace: ws, model, settings: { provider: 'openai', model: 'streaming' }, registry, system: 'sys',
-        history: [{ role: 'user', content: 'write it' }], signal: new AbortController().signal, maxRetries: 0,
+        chatId: 'c',
+        turnId: 't',
+        workspace: ws,
+        model,
+        settings: { provider: 'openai', model: 'streaming' },
+        registry,
+        system: 'sys',
+        history: [{ role: 'user', content: 'write it' }],
+        signal: new AbortController().signal,
+        maxRetries: 0,
         autoApproval: createSidecarClassifier({ sidecarModel: () => model, enabled: () => true })
       },
       { emit: (event) => events.push({ at: performance.now(), event }), appendMessages: () => undefined }
@@ -83,7 +109,9 @@ describe('SIDE-2: the review runs while the model streams', () => {
     const { reviewAsked, mainFinished, verdictSent } = model.marks;
     expect(reviewAsked).toBeLessThan(mainFinished!); // asked while the model was still streaming
     expect(verdictSent).toBeLessThan(mainFinished!); // and its answer was hidden behind the stream
-    const reviews = events.filter((e) => e.event.type === 'item-updated' && e.event.item.kind === 'tool').map((e) => ({ at: e.at, review: ((e.event as { item: ToolCallItem }).item).review }));
+    const reviews = events
+      .filter((e) => e.event.type === 'item-updated' && e.event.item.kind === 'tool')
+      .map((e) => ({ at: e.at, review: (e.event as { item: ToolCallItem }).item.review }));
     const checking = reviews.find((r) => r.review?.state === 'checking');
     expect(checking!.at).toBeLessThan(mainFinished!);
     expect(reviews.at(-1)!.review).toEqual({ state: 'auto-approved', reason: 'routine write' });

@@ -1,9 +1,20 @@
-import { PROTOCOL_VERSION, type ChatEvent, type CompactionItem, type ModelSettings, type ToolCallItem } from '@cellmate/protocol';
+import {
+  PROTOCOL_VERSION,
+  type ChatEvent,
+  type CompactionItem,
+  type ModelSettings,
+  type ToolCallItem
+} from '@cellmate/protocol';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sendRequest } from '../../src/transport/typed-rpc.js';
 import { buildServer, startCompanion, type Companion } from '../helpers/companion.js';
-import { startProviderStandIn, type ProviderStandIn, type StandInRequest, type StandInStep } from '../helpers/provider-stand-in.js';
+import {
+  startProviderStandIn,
+  type ProviderStandIn,
+  type StandInRequest,
+  type StandInStep
+} from '../helpers/provider-stand-in.js';
 import { connectClient, type TestClient } from '../helpers/rpc-client.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -42,12 +53,15 @@ function lastMessage(request: StandInRequest): { role: string; content: unknown 
  * tools declared) are answered with a short summary.
  */
 function analyst(request: StandInRequest): StandInStep {
-  if (!Array.isArray(request.body.tools) || request.body.tools.length === 0) return { text: 'Summary: the person is exploring the sales table df in the kernel.' };
+  if (!Array.isArray(request.body.tools) || request.body.tools.length === 0)
+    return { text: 'Summary: the person is exploring the sales table df in the kernel.' };
   const last = lastMessage(request);
   if (last.role === 'tool') return { text: 'Done.' };
   const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
   const code = text.startsWith('eval:') ? text.slice(5) : TABLE;
-  return { toolCalls: [{ name: 'eval', input: { code, description: 'Run the analysis step in Python', language: 'python' } }] };
+  return {
+    toolCalls: [{ name: 'eval', input: { code, description: 'Run the analysis step in Python', language: 'python' } }]
+  };
 }
 
 async function startChat(window: number): Promise<{ chatId: string; model: ModelSettings }> {
@@ -79,7 +93,8 @@ describe('a long analysis chat against a 16k-window model (CTX-1, CTX-3)', () =>
     const window = 16_000;
     const { chatId, model } = await startChat(window);
     expect(await turn(chatId, `eval:${SETUP}`, model)).toMatchObject({ reason: 'stop' });
-    for (let i = 0; i < 58; i++) expect(await turn(chatId, `Show me the table again (${i})`, model)).toMatchObject({ reason: 'stop' });
+    for (let i = 0; i < 58; i++)
+      expect(await turn(chatId, `Show me the table again (${i})`, model)).toMatchObject({ reason: 'stop' });
     expect(await turn(chatId, 'eval:print(df.shape)', model)).toMatchObject({ reason: 'stop' });
 
     // No request was refused, and every one fitted the window.
@@ -93,9 +108,13 @@ describe('a long analysis chat against a 16k-window model (CTX-1, CTX-3)', () =>
     expect(last.status).toBe('ok');
     expect(last.output).toContain('(200, 4)');
     // The summary the model read names df with its columns, from the kernel itself.
-    const summarised = standIn!.requests.filter((r) => JSON.stringify(r.body.messages).includes('Context compacted by Cellmate'));
+    const summarised = standIn!.requests.filter((r) =>
+      JSON.stringify(r.body.messages).includes('Context compacted by Cellmate')
+    );
     expect(summarised.length).toBeGreaterThan(0);
-    expect(JSON.stringify(summarised.at(-1)!.body.messages)).toMatch(/df: pandas\.DataFrame 200×4; columns \(4\): city, month, sales, returns/);
+    expect(JSON.stringify(summarised.at(-1)!.body.messages)).toMatch(
+      /df: pandas\.DataFrame 200×4; columns \(4\): city, month, sales, returns/
+    );
     // Usage was counted and shown: a usage item per turn, the meter's figures on the chat.
     expect(items('usage').length).toBe(60);
     const chat = await sendRequest(client!.connection, 'chat/get', { chatId, limit: 10_000 });

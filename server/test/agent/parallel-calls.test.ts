@@ -64,14 +64,25 @@ describe('HARN-8: parallel read-tier calls in one step', () => {
     const { registry, log } = tools();
     const promptLog = path.join(ws, 'prompts.jsonl');
     const reads = ['a', 'b', 'c'].map((id) => ({ toolName: 'slow_read', input: { id, group: 'g', size: 3 } }));
-    const model = await scriptSettings(ws, { steps: [{ toolCalls: reads, chunkDelayMs: 0 }, { text: 'done', chunkDelayMs: 0 }] });
-    const h = await createHarness(ws, { registry, env: { CELLMATE_SCRIPT_LOG: promptLog, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
+    const model = await scriptSettings(ws, {
+      steps: [
+        { toolCalls: reads, chunkDelayMs: 0 },
+        { text: 'done', chunkDelayMs: 0 }
+      ]
+    });
+    const h = await createHarness(ws, {
+      registry,
+      env: { CELLMATE_SCRIPT_LOG: promptLog, CELLMATE_CONFIG: path.join(ws, 'none.json') }
+    });
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'go', model);
     const cards = after.items.filter((i): i is ToolCallItem => i.kind === 'tool');
     expect(cards.map((c) => c.output)).toEqual(['a: together', 'b: together', 'c: together']);
     expect(log.slice(0, 3)).toEqual(['start a', 'start b', 'start c']);
-    const prompts = (await readFile(promptLog, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { prompt: Array<{ role: string; content: unknown }> });
+    const prompts = (await readFile(promptLog, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { prompt: Array<{ role: string; content: unknown }> });
     const results = prompts[1]!.prompt.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content));
     expect(results.join('\n').match(/[abc]: together/g)).toEqual(['a: together', 'b: together', 'c: together']);
     await h.dispose();
@@ -107,7 +118,14 @@ describe('HARN-8: parallel read-tier calls in one step', () => {
 
   it('batches: runs of parallel-safe calls together, every other call alone', () => {
     const safe = (c: string): boolean => c.startsWith('r');
-    expect(parallelBatches(['r1', 'r2', 'w', 'r3', 'x', 'y', 'r4', 'r5'], safe)).toEqual([[0, 1], [2], [3], [4], [5], [6, 7]]);
+    expect(parallelBatches(['r1', 'r2', 'w', 'r3', 'x', 'y', 'r4', 'r5'], safe)).toEqual([
+      [0, 1],
+      [2],
+      [3],
+      [4],
+      [5],
+      [6, 7]
+    ]);
     expect(parallelBatches([], safe)).toEqual([]);
   });
 });

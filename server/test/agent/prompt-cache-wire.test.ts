@@ -3,7 +3,13 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type ServerHandle } from '../../src/server.js';
-import { startProviderStandIn, type ProviderStandIn, type StandInRequest, type StandInStep, type WireProvider } from '../helpers/provider-stand-in.js';
+import {
+  startProviderStandIn,
+  type ProviderStandIn,
+  type StandInRequest,
+  type StandInStep,
+  type WireProvider
+} from '../helpers/provider-stand-in.js';
 import { tempDir } from '../helpers/temp.js';
 
 // CTX-2: the stable prefix is marked for the provider's prompt cache, and the cache serves it.
@@ -19,9 +25,16 @@ afterEach(async () => {
 /** One read per turn, then a one-line answer. */
 function reader(provider: WireProvider): (request: StandInRequest) => StandInStep {
   return (request) => {
-    const messages = (provider === 'anthropic' ? request.body.messages : request.body.input) as Array<{ role?: string; type?: string; content?: unknown }>;
+    const messages = (provider === 'anthropic' ? request.body.messages : request.body.input) as Array<{
+      role?: string;
+      type?: string;
+      content?: unknown;
+    }>;
     const last = messages.at(-1)!;
-    const isResult = provider === 'anthropic' ? JSON.stringify(last.content).includes('tool_result') : last.type === 'function_call_output';
+    const isResult =
+      provider === 'anthropic'
+        ? JSON.stringify(last.content).includes('tool_result')
+        : last.type === 'function_call_output';
     return isResult ? { text: 'Read it.' } : { toolCalls: [{ name: 'read', input: { path: 'data/table.txt' } }] };
   };
 }
@@ -29,10 +42,17 @@ function reader(provider: WireProvider): (request: StandInRequest) => StandInSte
 async function chatOf(provider: WireProvider, turns: number): Promise<ProviderStandIn> {
   const ws = await tempDir();
   await mkdir(path.join(ws, 'data'));
-  await writeFile(path.join(ws, 'data', 'table.txt'), Array.from({ length: 120 }, (_, i) => `row ${i}\tHaifa\t${i * 7}\t${i % 13}`).join('\n'));
+  await writeFile(
+    path.join(ws, 'data', 'table.txt'),
+    Array.from({ length: 120 }, (_, i) => `row ${i}\tHaifa\t${i * 7}\t${i % 13}`).join('\n')
+  );
   standIn = await startProviderStandIn(provider, reader(provider));
   server = await startServer({
-    workspace: ws, stdio: { input: new PassThrough(), output: new PassThrough() }, kernels: false, maxRetries: 0, fetch: standIn.fetch,
+    workspace: ws,
+    stdio: { input: new PassThrough(), output: new PassThrough() },
+    kernels: false,
+    maxRetries: 0,
+    fetch: standIn.fetch,
     env: { ...standIn.env, PATH: process.env.PATH ?? '', CELLMATE_CONFIG: path.join(ws, 'no-config.json') }
   });
   const chat = server.service.create();
@@ -44,7 +64,7 @@ async function chatOf(provider: WireProvider, turns: number): Promise<ProviderSt
 }
 
 describe('prompt caching over the real wires (CTX-2)', () => {
-  it('Anthropic: cache_control on the system prompt, the previous request\'s end and the newest message; the cache serves most input after turn 10', async () => {
+  it("Anthropic: cache_control on the system prompt, the previous request's end and the newest message; the cache serves most input after turn 10", async () => {
     const s = await chatOf('anthropic', 14);
     for (const r of s.requests) {
       const system = r.body.system as Array<{ cache_control?: unknown }>;
@@ -73,7 +93,8 @@ describe('prompt caching over the real wires (CTX-2)', () => {
     expect([...keys][0]).toEqual(expect.any(String));
     const first = JSON.stringify(s.requests[0]!.body.input);
     const prefix = first.slice(0, first.lastIndexOf('}'));
-    for (const r of s.requests.slice(1)) expect(JSON.stringify(r.body.input).startsWith(prefix.slice(0, prefix.length - 200))).toBe(true);
+    for (const r of s.requests.slice(1))
+      expect(JSON.stringify(r.body.input).startsWith(prefix.slice(0, prefix.length - 200))).toBe(true);
     expect(JSON.stringify(s.requests[0]!.body.tools)).toBe(JSON.stringify(s.requests.at(-1)!.body.tools));
   }, 60_000);
 });

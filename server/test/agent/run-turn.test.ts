@@ -14,12 +14,16 @@ describe('agent loop with the scripted provider', () => {
     await writeFile(path.join(ws, 'notes.md'), 'first\nsecond\nthird\n');
     const log = path.join(ws, 'prompts.jsonl');
     const model = await scriptSettings(ws, {
-      turns: [[
-        { text: 'Let me read it.', toolCalls: [{ toolName: 'read', input: { path: 'notes.md' } }], chunkDelayMs: 0 },
-        { text: 'It has three lines.', chunkDelayMs: 0 }
-      ]]
+      turns: [
+        [
+          { text: 'Let me read it.', toolCalls: [{ toolName: 'read', input: { path: 'notes.md' } }], chunkDelayMs: 0 },
+          { text: 'It has three lines.', chunkDelayMs: 0 }
+        ]
+      ]
     });
-    const h = await createHarness(ws, { env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
+    const h = await createHarness(ws, {
+      env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') }
+    });
     const chat = h.service.create();
     const { turnId } = await h.service.send({ chatId: chat.id, text: 'How long is notes.md?', settings: model });
     await h.service.waitForTurn(chat.id);
@@ -27,7 +31,14 @@ describe('agent loop with the scripted provider', () => {
 
     expect(after.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     const card = after.items[2] as ToolCallItem;
-    expect(card).toMatchObject({ name: 'read', status: 'ok', actor: 'model', args: { path: 'notes.md' }, title: 'notes.md (lines 1–3 of 3)', callId: 'call_t0_s0_0' });
+    expect(card).toMatchObject({
+      name: 'read',
+      status: 'ok',
+      actor: 'model',
+      args: { path: 'notes.md' },
+      title: 'notes.md (lines 1–3 of 3)',
+      callId: 'call_t0_s0_0'
+    });
     expect(card.output).toBe('     1\tfirst\n     2\tsecond\n     3\tthird');
     expect(card.durationMs).toBeGreaterThanOrEqual(0);
     expect(after.items[3]).toMatchObject({ kind: 'assistant', text: 'It has three lines.', streaming: false });
@@ -39,12 +50,20 @@ describe('agent loop with the scripted provider', () => {
     expect(evs[0]).toBe('turn-started');
     expect(evs.at(-1)).toBe('turn-ended');
     expect(h.events.at(-1)!.event).toEqual({ type: 'turn-ended', turnId, reason: 'stop' });
-    const deltas = h.events.filter((e) => e.event.type === 'text-delta').map((e) => (e.event as { delta: string }).delta);
+    const deltas = h.events
+      .filter((e) => e.event.type === 'text-delta')
+      .map((e) => (e.event as { delta: string }).delta);
     expect(deltas.join('')).toBe('Let me read it.It has three lines.');
 
     // The model received the tool result in its second call.
-    const prompts = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    expect(prompts.map((p) => [p.turn, p.step])).toEqual([[0, 0], [0, 1]]);
+    const prompts = (await readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(prompts.map((p) => [p.turn, p.step])).toEqual([
+      [0, 0],
+      [0, 1]
+    ]);
     expect(prompts[0].tools).toEqual(['read']);
     expect(prompts[0].prompt[0].role).toBe('system');
     expect(prompts[0].prompt[0].content).toContain(ws);
@@ -66,8 +85,14 @@ describe('agent loop with the scripted provider', () => {
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'go', model);
     const cards = after.items.filter((i): i is ToolCallItem => i.kind === 'tool');
-    expect(cards[0]).toMatchObject({ status: 'error', output: expect.stringContaining('"offset" must be a positive integer') });
-    expect(cards[1]).toMatchObject({ status: 'error', output: 'Unknown tool "nope". Available tools: read. Call one of these instead.' });
+    expect(cards[0]).toMatchObject({
+      status: 'error',
+      output: expect.stringContaining('"offset" must be a positive integer')
+    });
+    expect(cards[1]).toMatchObject({
+      status: 'error',
+      output: 'Unknown tool "nope". Available tools: read. Call one of these instead.'
+    });
     expect(h.events.at(-1)!.event).toMatchObject({ type: 'turn-ended', reason: 'stop' });
     await h.dispose();
   });
@@ -91,13 +116,18 @@ describe('agent loop with the scripted provider', () => {
     expect(await h.service.abort(chat.id)).toBe(false);
     // The history stays valid: the next turn runs.
     const next = await scriptSettings(ws, { steps: [{ text: 'again', chunkDelayMs: 0 }] }, 'next.json');
-    expect((await h.sendAndWait(chat.id, 'continue', next)).items.at(-1)).toMatchObject({ kind: 'assistant', text: 'again' });
+    expect((await h.sendAndWait(chat.id, 'continue', next)).items.at(-1)).toMatchObject({
+      kind: 'assistant',
+      text: 'again'
+    });
     await h.dispose();
   });
 
   it('turns a script error step into an error notice and reason error', async () => {
     const ws = await tempDir();
-    const model = await scriptSettings(ws, { steps: [{ text: 'Partial', error: 'simulated provider outage', chunkDelayMs: 0 }] });
+    const model = await scriptSettings(ws, {
+      steps: [{ text: 'Partial', error: 'simulated provider outage', chunkDelayMs: 0 }]
+    });
     const h = await createHarness(ws);
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'hi', model);
@@ -106,7 +136,11 @@ describe('agent loop with the scripted provider', () => {
     expect((notice as { text: string }).text).toContain('simulated provider outage');
     expect(after.items.find((i) => i.kind === 'assistant')).toMatchObject({ text: 'Partial', streaming: false });
     const ended = h.events.at(-1)!.event;
-    expect(ended).toMatchObject({ type: 'turn-ended', reason: 'error', error: expect.stringContaining('simulated provider outage') });
+    expect(ended).toMatchObject({
+      type: 'turn-ended',
+      reason: 'error',
+      error: expect.stringContaining('simulated provider outage')
+    });
     await h.dispose();
   });
 
@@ -116,7 +150,9 @@ describe('agent loop with the scripted provider', () => {
     const h = await createHarness(ws);
     const chat = h.service.create();
     await h.service.send({ chatId: chat.id, text: 'one', settings: model });
-    await expect(h.service.send({ chatId: chat.id, text: 'two', settings: model })).rejects.toMatchObject({ code: -32011 });
+    await expect(h.service.send({ chatId: chat.id, text: 'two', settings: model })).rejects.toMatchObject({
+      code: -32011
+    });
     await h.service.abort(chat.id);
     await h.dispose();
   });
@@ -130,7 +166,10 @@ describe('agent loop with the scripted provider', () => {
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'loop', model);
     expect(after.items.filter((i) => i.kind === 'tool')).toHaveLength(3);
-    expect(after.items.at(-1)).toMatchObject({ kind: 'notice', text: expect.stringContaining('Stopped after 3 model steps') });
+    expect(after.items.at(-1)).toMatchObject({
+      kind: 'notice',
+      text: expect.stringContaining('Stopped after 3 model steps')
+    });
     expect(h.events.at(-1)!.event).toMatchObject({ reason: 'max-steps' });
     await h.dispose();
   });
@@ -166,7 +205,11 @@ describe('agent loop with the scripted provider', () => {
     const h = await createHarness(ws);
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'x', { provider: 'scripted', model: '', scriptPath: '../evil.json' });
-    expect(after.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error', text: expect.stringContaining('is outside the workspace') });
+    expect(after.items.at(-1)).toMatchObject({
+      kind: 'notice',
+      level: 'error',
+      text: expect.stringContaining('is outside the workspace')
+    });
     await h.dispose();
   });
 });

@@ -11,15 +11,32 @@ import { createSidecarClassifier, SIDECAR_SYSTEM } from '../../src/agent/sidecar
 import { loadConfigFile } from '../../src/config/config-file.js';
 import type { SidecarRecord } from '../../src/ports/gate-ports.js';
 import { createLanguageModel } from '../../src/providers/create-model.js';
-import { startProviderStandIn, systemPrompt, type ProviderStandIn, type WireProvider } from '../helpers/provider-stand-in.js';
+import {
+  startProviderStandIn,
+  systemPrompt,
+  type ProviderStandIn,
+  type WireProvider
+} from '../helpers/provider-stand-in.js';
 import { tempDir } from '../helpers/temp.js';
 
 const record: SidecarRecord = {
-  tool: 'write', tier: 'write', actor: 'model', mode: 'agent',
-  subjects: { paths: ['notes/summary.md'], commands: [], hosts: [], other: [] }, outsideWorkspace: [],
+  tool: 'write',
+  tier: 'write',
+  actor: 'model',
+  mode: 'agent',
+  subjects: { paths: ['notes/summary.md'], commands: [], hosts: [], other: [] },
+  outsideWorkspace: [],
   danger: { commands: [], unparsed: false, processCalls: [] },
-  change: { files: ['notes/summary.md'], linesAdded: 3, linesRemoved: 0, cellsAdded: 0, cellsRemoved: 0, cellsChanged: 0 },
-  asks: 'write-tier tools ask by default', rules: []
+  change: {
+    files: ['notes/summary.md'],
+    linesAdded: 3,
+    linesRemoved: 0,
+    cellsAdded: 0,
+    cellsRemoved: 0,
+    cellsChanged: 0
+  },
+  asks: 'write-tier tools ask by default',
+  rules: []
 };
 
 let standIn: ProviderStandIn | undefined;
@@ -30,10 +47,18 @@ afterEach(async () => {
 
 describe.each(['openai', 'anthropic'] as WireProvider[])('the reviewer on the %s wire', (provider) => {
   it('SIDE-1: one request, fixed system text, the record as data, no tools; the JSON verdict comes back', async () => {
-    standIn = await startProviderStandIn(provider, [{ text: '{"verdict": "allow", "reason": "a note inside the project"}' }, { text: 'I think this is fine.' }]);
+    standIn = await startProviderStandIn(provider, [
+      { text: '{"verdict": "allow", "reason": "a note inside the project"}' },
+      { text: 'I think this is fine.' }
+    ]);
     const ws = await tempDir();
     const env = { ...standIn.env, CELLMATE_CONFIG: path.join(ws, 'none.json') };
-    const model = await createLanguageModel(standIn.settings, { env, config: await loadConfigFile(env), workspace: ws, fetch: standIn.fetch });
+    const model = await createLanguageModel(standIn.settings, {
+      env,
+      config: await loadConfigFile(env),
+      workspace: ws,
+      fetch: standIn.fetch
+    });
     const classifier = createSidecarClassifier({ sidecarModel: () => model, enabled: () => true });
     const verdict = await classifier.classify(record, new AbortController().signal);
     expect(verdict).toMatchObject({ outcome: 'allow', reason: 'a note inside the project' });

@@ -1,6 +1,13 @@
 // Issue #9 (turn cost): the history is validated once per message, not once per step, and a
 // malformed history still ends the turn with a clear error instead of reaching the provider.
-import { assistantModelMessageSchema, modelMessageSchema, systemModelMessageSchema, toolModelMessageSchema, userModelMessageSchema, type ModelMessage } from 'ai';
+import {
+  assistantModelMessageSchema,
+  modelMessageSchema,
+  systemModelMessageSchema,
+  toolModelMessageSchema,
+  userModelMessageSchema,
+  type ModelMessage
+} from 'ai';
 import type { ChatEvent } from '@cellmate/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { convertToLanguageModelPrompt } from 'ai/internal';
@@ -12,8 +19,14 @@ import { tempDir } from '../helpers/temp.js';
 
 const turn = (i: number): ModelMessage[] => [
   { role: 'user', content: [{ type: 'text', text: `run ${i}` }] },
-  { role: 'assistant', content: [{ type: 'tool-call', toolCallId: `c${i}`, toolName: 'eval', input: { code: 'pass' } }] },
-  { role: 'tool', content: [{ type: 'tool-result', toolCallId: `c${i}`, toolName: 'eval', output: { type: 'text', value: 'ok' } }] },
+  {
+    role: 'assistant',
+    content: [{ type: 'tool-call', toolCallId: `c${i}`, toolName: 'eval', input: { code: 'pass' } }]
+  },
+  {
+    role: 'tool',
+    content: [{ type: 'tool-result', toolCallId: `c${i}`, toolName: 'eval', output: { type: 'text', value: 'ok' } }]
+  },
   { role: 'assistant', content: 'done' }
 ];
 
@@ -21,7 +34,12 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('step prompt (issue #9)', () => {
   it('validates a message object once, however many steps see it', async () => {
-    const spies = [systemModelMessageSchema, userModelMessageSchema, assistantModelMessageSchema, toolModelMessageSchema].map((s) => vi.spyOn(s, 'safeParse'));
+    const spies = [
+      systemModelMessageSchema,
+      userModelMessageSchema,
+      assistantModelMessageSchema,
+      toolModelMessageSchema
+    ].map((s) => vi.spyOn(s, 'safeParse'));
     const calls = () => spies.reduce((n, s) => n + s.mock.calls.length, 0);
     const history = [...turn(1), ...turn(2)];
     await checkHistory(history);
@@ -31,7 +49,7 @@ describe('step prompt (issue #9)', () => {
     expect(calls()).toBe(history.length + 4); // only the four new messages
   });
 
-  it('the role\'s own schema accepts exactly what the ModelMessage union accepts', async () => {
+  it("the role's own schema accepts exactly what the ModelMessage union accepts", async () => {
     const cases: unknown[] = [
       ...turn(1),
       { role: 'system', content: 'be brief' },
@@ -39,9 +57,36 @@ describe('step prompt (issue #9)', () => {
       { role: 'user', content: [{ type: 'image', image: 'aGk=', mediaType: 'image/png' }] },
       { role: 'user', content: [{ type: 'tool-call', toolCallId: 'x', toolName: 'eval', input: {} }] },
       { role: 'assistant', content: [{ type: 'tool-call', toolName: 'eval' }] },
-      { role: 'assistant', content: [{ type: 'reasoning', text: 'hm' }, { type: 'text', text: 'ok' }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'eval', output: { type: 'error-text', value: 'boom' } }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'eval', output: { type: 'content', value: [{ type: 'text', text: 'x' }, { type: 'image-data', data: 'aGk=', mediaType: 'image/png' }] } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'hm' },
+          { type: 'text', text: 'ok' }
+        ]
+      },
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool-result', toolCallId: 'c', toolName: 'eval', output: { type: 'error-text', value: 'boom' } }
+        ]
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'c',
+            toolName: 'eval',
+            output: {
+              type: 'content',
+              value: [
+                { type: 'text', text: 'x' },
+                { type: 'image-data', data: 'aGk=', mediaType: 'image/png' }
+              ]
+            }
+          }
+        ]
+      },
       { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'eval', output: { type: 'text' } }] },
       { role: 'tool', content: 'not parts' },
       { role: 'user' },
@@ -51,39 +96,71 @@ describe('step prompt (issue #9)', () => {
     ];
     for (const m of cases) {
       const union = modelMessageSchema.safeParse(m).success;
-      const ours = await checkHistory([m as ModelMessage]).then(() => true, (e: unknown) => {
-        expect(e).toBeInstanceOf(InvalidHistoryError);
-        return false;
-      });
+      const ours = await checkHistory([m as ModelMessage]).then(
+        () => true,
+        (e: unknown) => {
+          expect(e).toBeInstanceOf(InvalidHistoryError);
+          return false;
+        }
+      );
       expect(ours, JSON.stringify(m)).toBe(union);
     }
   });
 
   it('a message with no known role is named with the roles there are', async () => {
-    await expect(checkHistory([...turn(1), { role: 'robot', content: 'hi' } as unknown as ModelMessage])).rejects.toThrow(
-      /malformed at message 5: unknown role "robot" \(expected system, user, assistant or tool\)/
-    );
+    await expect(
+      checkHistory([...turn(1), { role: 'robot', content: 'hi' } as unknown as ModelMessage])
+    ).rejects.toThrow(/malformed at message 5: unknown role "robot" \(expected system, user, assistant or tool\)/);
   });
 
   it('names the first malformed message', async () => {
-    const bad = [...turn(1), { role: 'assistant', content: [{ type: 'tool-call', toolName: 'eval' }] } as unknown as ModelMessage];
+    const bad = [
+      ...turn(1),
+      { role: 'assistant', content: [{ type: 'tool-call', toolName: 'eval' }] } as unknown as ModelMessage
+    ];
     await expect(checkHistory(bad)).rejects.toThrow(InvalidHistoryError);
     await expect(checkHistory(bad)).rejects.toThrow(/malformed at message 5/);
   });
 
-  it('within a turn only the new messages are converted, and the prompt is the converter\'s own for the whole history', async () => {
+  it("within a turn only the new messages are converted, and the prompt is the converter's own for the whole history", async () => {
     const ws = await tempDir();
     const model = new ScriptedLanguageModel('scripted', { workspace: ws });
     const full = async (history: ModelMessage[]) =>
-      convertToLanguageModelPrompt({ prompt: { system: 'sys', messages: history }, supportedUrls: {}, download: undefined });
+      convertToLanguageModelPrompt({
+        prompt: { system: 'sys', messages: history },
+        supportedUrls: {},
+        download: undefined
+      });
     const signal = new AbortController().signal;
     const history: ModelMessage[] = [...turn(1), { role: 'user', content: 'go on' }];
     const first = await stepPrompt(model, 'sys', history, signal);
     expect(first.prompt).toEqual(await full(history));
     // A step's output: a call, then its result (with an image), then text.
     history.push(
-      { role: 'assistant', content: [{ type: 'text', text: 'looking' }, { type: 'tool-call', toolCallId: 'x1', toolName: 'eval', input: { code: 'plot()' } }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'x1', toolName: 'eval', output: { type: 'content', value: [{ type: 'text', text: 'ok' }, { type: 'image-data', data: 'aGk=', mediaType: 'image/png' }] } }] }
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'looking' },
+          { type: 'tool-call', toolCallId: 'x1', toolName: 'eval', input: { code: 'plot()' } }
+        ]
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'x1',
+            toolName: 'eval',
+            output: {
+              type: 'content',
+              value: [
+                { type: 'text', text: 'ok' },
+                { type: 'image-data', data: 'aGk=', mediaType: 'image/png' }
+              ]
+            }
+          }
+        ]
+      }
     );
     const second = await stepPrompt(model, 'sys', history, signal);
     expect(second.prompt).toEqual(await full(history));
@@ -92,7 +169,10 @@ describe('step prompt (issue #9)', () => {
     expect(second.prompt[first.prompt.length - 1]).toBe(first.prompt[first.prompt.length - 1]);
     // Two tool messages in a row are merged by the converter: a tail starting with a tool
     // message is converted with everything before it.
-    history.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'x0', toolName: 'eval', output: { type: 'text', value: 'late' } }] });
+    history.push({
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: 'x0', toolName: 'eval', output: { type: 'text', value: 'late' } }]
+    });
     const third = await stepPrompt(model, 'sys', history, signal);
     expect(third.prompt).toEqual(await full(history));
     // A history that changed before the tail (a retry cut it) is converted whole again.
@@ -111,9 +191,24 @@ describe('step prompt (issue #9)', () => {
     const model = new ScriptedLanguageModel('scripted', { workspace: ws });
     const doStream = vi.spyOn(model, 'doStream');
     const events: ChatEvent[] = [];
-    const history = [...turn(1), { role: 'tool', content: 'not parts' } as unknown as ModelMessage, { role: 'user', content: 'hi' } as ModelMessage];
+    const history = [
+      ...turn(1),
+      { role: 'tool', content: 'not parts' } as unknown as ModelMessage,
+      { role: 'user', content: 'hi' } as ModelMessage
+    ];
     const result = await runTurn(
-      { chatId: 'c', turnId: 't', workspace: ws, model, settings: { provider: 'scripted', model: 'scripted' }, registry: new ToolRegistry([]), system: 'sys', history, signal: new AbortController().signal, maxRetries: 0 },
+      {
+        chatId: 'c',
+        turnId: 't',
+        workspace: ws,
+        model,
+        settings: { provider: 'scripted', model: 'scripted' },
+        registry: new ToolRegistry([]),
+        system: 'sys',
+        history,
+        signal: new AbortController().signal,
+        maxRetries: 0
+      },
       { emit: (e) => events.push(e), appendMessages: () => {} }
     );
     expect(result.reason).toBe('error');

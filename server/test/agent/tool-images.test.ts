@@ -41,20 +41,34 @@ describe('images in tool results (EVAL-3)', () => {
     expect(modelAcceptsImages(settings)).toBe(expected);
   });
 
-  it.each([true, false])('acceptsImages=%s: the model gets media parts only when it accepts images; the card always gets the display', async (accepts) => {
-    const ws = await tempDir();
-    const log = path.join(ws, 'prompts.jsonl');
-    const model = await scriptSettings(ws, { steps: [{ toolCalls: [{ toolName: 'figure', input: {} }], chunkDelayMs: 0 }, { text: 'ok', chunkDelayMs: 0 }] });
-    const h = await createHarness(ws, { registry: new ToolRegistry([figure]), env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
-    const chat = h.service.create();
-    await h.service.send({ chatId: chat.id, text: 'plot it', settings: { ...model, acceptsImages: accepts } });
-    await h.service.waitForTurn(chat.id);
-    const card = h.service.get(chat.id).items.find((i) => i.kind === 'tool');
-    expect(card).toMatchObject({ status: 'ok', display: { kind: 'eval', outputs: [{ 'image/png': PNG }] } });
-    const prompts = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    const tool = JSON.stringify(prompts[1].prompt.find((m: { role: string }) => m.role === 'tool'));
-    expect(tool).toContain('shown to the user in the transcript');
-    expect(tool.includes(PNG)).toBe(accepts);
-    await h.dispose();
-  });
+  it.each([true, false])(
+    'acceptsImages=%s: the model gets media parts only when it accepts images; the card always gets the display',
+    async (accepts) => {
+      const ws = await tempDir();
+      const log = path.join(ws, 'prompts.jsonl');
+      const model = await scriptSettings(ws, {
+        steps: [
+          { toolCalls: [{ toolName: 'figure', input: {} }], chunkDelayMs: 0 },
+          { text: 'ok', chunkDelayMs: 0 }
+        ]
+      });
+      const h = await createHarness(ws, {
+        registry: new ToolRegistry([figure]),
+        env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') }
+      });
+      const chat = h.service.create();
+      await h.service.send({ chatId: chat.id, text: 'plot it', settings: { ...model, acceptsImages: accepts } });
+      await h.service.waitForTurn(chat.id);
+      const card = h.service.get(chat.id).items.find((i) => i.kind === 'tool');
+      expect(card).toMatchObject({ status: 'ok', display: { kind: 'eval', outputs: [{ 'image/png': PNG }] } });
+      const prompts = (await readFile(log, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const tool = JSON.stringify(prompts[1].prompt.find((m: { role: string }) => m.role === 'tool'));
+      expect(tool).toContain('shown to the user in the transcript');
+      expect(tool.includes(PNG)).toBe(accepts);
+      await h.dispose();
+    }
+  );
 });

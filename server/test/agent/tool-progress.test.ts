@@ -30,11 +30,18 @@ const printer = defineTool({
 describe('tool-progress events (issue #5)', () => {
   it('a running tool reports its last line, throttled, to the panes only (not the chat file)', async () => {
     const ws = await tempDir();
-    const model = await scriptSettings(ws, { steps: [{ toolCalls: [{ toolName: 'printer', input: {} }], chunkDelayMs: 0 }, { text: 'ok', chunkDelayMs: 0 }] });
+    const model = await scriptSettings(ws, {
+      steps: [
+        { toolCalls: [{ toolName: 'printer', input: {} }], chunkDelayMs: 0 },
+        { text: 'ok', chunkDelayMs: 0 }
+      ]
+    });
     const h = await createHarness(ws, { registry: new ToolRegistry([printer]) });
     const chat = await h.sendAndWait(h.service.create().id, 'go', model);
     const card = chat.items.find((i) => i.kind === 'tool')!;
-    const progress = h.events.map((e) => e.event).filter((e): e is Extract<ChatEvent, { type: 'tool-progress' }> => e.type === 'tool-progress');
+    const progress = h.events
+      .map((e) => e.event)
+      .filter((e): e is Extract<ChatEvent, { type: 'tool-progress' }> => e.type === 'tool-progress');
     expect(progress.length).toBeGreaterThanOrEqual(2);
     expect(progress.length).toBeLessThanOrEqual(5);
     expect(progress.every((p) => p.itemId === card.id && typeof p.elapsedMs === 'number')).toBe(true);

@@ -5,8 +5,23 @@ import type { Chat, TranscriptItem } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
 import { applyChatEvent, itemIndexOf } from '../../src/chats/apply-event.js';
 
-const note = (id: string, text = id): TranscriptItem => ({ kind: 'notice', id, time: '2026-01-01T00:00:00Z', turnId: 't', level: 'info', text });
-const chat = (items: TranscriptItem[] = []): Chat => ({ id: 'c', title: 'c', mode: 'agent', createdAt: '', updatedAt: '', running: false, items });
+const note = (id: string, text = id): TranscriptItem => ({
+  kind: 'notice',
+  id,
+  time: '2026-01-01T00:00:00Z',
+  turnId: 't',
+  level: 'info',
+  text
+});
+const chat = (items: TranscriptItem[] = []): Chat => ({
+  id: 'c',
+  title: 'c',
+  mode: 'agent',
+  createdAt: '',
+  updatedAt: '',
+  running: false,
+  items
+});
 const linear = (c: Chat, id: string): number => c.items.findIndex((i) => i.id === id);
 
 describe('itemIndexOf', () => {
@@ -33,7 +48,10 @@ describe('itemIndexOf', () => {
   it('updates, streams into and removes the right items of a long transcript', () => {
     const c = chat();
     for (let i = 0; i < 5000; i++) applyChatEvent(c, { type: 'item-added', item: note(`n${i}`) });
-    applyChatEvent(c, { type: 'item-added', item: { kind: 'assistant', id: 'a1', time: '', turnId: 't', text: '', streaming: true } });
+    applyChatEvent(c, {
+      type: 'item-added',
+      item: { kind: 'assistant', id: 'a1', time: '', turnId: 't', text: '', streaming: true }
+    });
     applyChatEvent(c, { type: 'text-delta', itemId: 'a1', delta: 'Hel' });
     applyChatEvent(c, { type: 'text-delta', itemId: 'a1', delta: 'lo' });
     applyChatEvent(c, { type: 'text-delta', itemId: 'n7', delta: 'ignored: not an assistant item' });

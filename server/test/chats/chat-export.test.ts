@@ -31,9 +31,30 @@ const FIGURE = [
 
 const SCRIPT = {
   steps: [
-    { text: 'Tabulating the squares.', chunkDelayMs: 0, toolCalls: [{ toolName: 'eval', input: { description: 'Tabulate the first squares', code: 'squares = [i * i for i in range(4)]\nfor i, s in enumerate(squares):\n    print(i, s)' } }] },
-    { chunkDelayMs: 0, toolCalls: [{ toolName: 'eval', input: { description: 'Sum the squares', code: 'sum(squares)' } }] },
-    { chunkDelayMs: 0, toolCalls: [{ toolName: 'eval', input: { description: 'Plot the squares', code: FIGURE } }, { toolName: 'read', input: { path: 'notes.md' } }] },
+    {
+      text: 'Tabulating the squares.',
+      chunkDelayMs: 0,
+      toolCalls: [
+        {
+          toolName: 'eval',
+          input: {
+            description: 'Tabulate the first squares',
+            code: 'squares = [i * i for i in range(4)]\nfor i, s in enumerate(squares):\n    print(i, s)'
+          }
+        }
+      ]
+    },
+    {
+      chunkDelayMs: 0,
+      toolCalls: [{ toolName: 'eval', input: { description: 'Sum the squares', code: 'sum(squares)' } }]
+    },
+    {
+      chunkDelayMs: 0,
+      toolCalls: [
+        { toolName: 'eval', input: { description: 'Plot the squares', code: FIGURE } },
+        { toolName: 'read', input: { path: 'notes.md' } }
+      ]
+    },
     { text: 'The squares sum to **14**; the plot is above.', chunkDelayMs: 0 }
   ]
 };
@@ -69,17 +90,33 @@ afterEach(async () => {
 describe('exporting a chat (issue #28 item 4)', () => {
   it('writes Markdown with the figure beside it and a notebook that validates and re-runs to the same outputs', async () => {
     const ws = await tempDir();
-    await (await import('node:fs/promises')).writeFile(path.join(ws, 'notes.md'), 'Squares are **fun**. ```fenced``` text.\n');
+    await (
+      await import('node:fs/promises')
+    ).writeFile(path.join(ws, 'notes.md'), 'Squares are **fun**. ```fenced``` text.\n');
     const model = await scriptSettings(ws, SCRIPT);
     handle = await startServer({
-      workspace: ws, stdio: { input: new PassThrough(), output: new PassThrough() }, logger: silentLogger, maxRetries: 0,
-      env: { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'none-policy.json'), CELLMATE_PYTHON: PYTHON }
+      workspace: ws,
+      stdio: { input: new PassThrough(), output: new PassThrough() },
+      logger: silentLogger,
+      maxRetries: 0,
+      env: {
+        PATH: process.env.PATH,
+        HOME: ws,
+        CELLMATE_CONFIG: path.join(ws, 'none.json'),
+        CELLMATE_POLICY: path.join(ws, 'none-policy.json'),
+        CELLMATE_PYTHON: PYTHON
+      }
     });
     const chat = handle.service.create('Squares analysis');
     await handle.service.send({ chatId: chat.id, text: 'Tabulate and plot the first four squares.', settings: model });
     await handle.service.waitForTurn(chat.id);
     const tools = handle.service.get(chat.id).items.filter((i) => i.kind === 'tool');
-    expect(tools.map((t) => (t.kind === 'tool' ? [t.name, t.status] : []))).toEqual([['eval', 'ok'], ['eval', 'ok'], ['eval', 'ok'], ['read', 'ok']]);
+    expect(tools.map((t) => (t.kind === 'tool' ? [t.name, t.status] : []))).toEqual([
+      ['eval', 'ok'],
+      ['eval', 'ok'],
+      ['eval', 'ok'],
+      ['read', 'ok']
+    ]);
 
     const result = await handle.service.exportChat(chat.id);
     expect(result.markdown).toMatch(/^exports\/squares-analysis-\d{8}-\d{6}\.md$/);
@@ -101,12 +138,24 @@ describe('exporting a chat (issue #28 item 4)', () => {
     expect(md).toContain('````text\n');
     expect(md).toContain('**Tool `read`**');
 
-    const { stdout } = await promisify(execFile)(PYTHON, ['-c', CHECK, path.join(ws, result.notebook)], { timeout: 120_000 });
+    const { stdout } = await promisify(execFile)(PYTHON, ['-c', CHECK, path.join(ws, result.notebook)], {
+      timeout: 120_000
+    });
     const { before, after } = JSON.parse(stdout) as { before: unknown[]; after: unknown[] };
     expect(before).toEqual([[['text', '0 0\n1 1\n2 4\n3 9\n']], [['text', '14']], [['image/png', true]]]);
     expect(after).toEqual(before);
-    const nb = JSON.parse(await readFile(path.join(ws, result.notebook), 'utf8')) as { cells: Array<{ cell_type: string; source: string }> };
-    expect(nb.cells.map((c) => c.cell_type)).toEqual(['markdown', 'markdown', 'code', 'code', 'code', 'markdown', 'markdown']);
+    const nb = JSON.parse(await readFile(path.join(ws, result.notebook), 'utf8')) as {
+      cells: Array<{ cell_type: string; source: string }>;
+    };
+    expect(nb.cells.map((c) => c.cell_type)).toEqual([
+      'markdown',
+      'markdown',
+      'code',
+      'code',
+      'code',
+      'markdown',
+      'markdown'
+    ]);
     expect(await readdir(path.join(ws, 'exports'))).toHaveLength(3);
   }, 180_000);
 
@@ -114,16 +163,32 @@ describe('exporting a chat (issue #28 item 4)', () => {
     expect(exportStem('../../etc/passwd', new Date('2026-12-03T04:05:06Z'))).toBe('etc-passwd-20261203-040506');
     expect(exportStem('<img src=x>', new Date('2026-12-03T04:05:06Z'))).toBe('img-src-x-20261203-040506');
     const chat: Chat = {
-      id: 'c1', title: 'T', mode: 'agent', createdAt: '', updatedAt: '', running: false,
-      items: [{
-        kind: 'tool', id: 'i1', time: '', turnId: 't', callId: 'k', name: 'eval', actor: 'model', status: 'ok',
-        args: { code: 'display(HTML(x))', description: 'show html' },
-        display: { kind: 'eval', outputs: [{ 'text/html': '<script>window.__pwned = 1</script>' }] }
-      }]
+      id: 'c1',
+      title: 'T',
+      mode: 'agent',
+      createdAt: '',
+      updatedAt: '',
+      running: false,
+      items: [
+        {
+          kind: 'tool',
+          id: 'i1',
+          time: '',
+          turnId: 't',
+          callId: 'k',
+          name: 'eval',
+          actor: 'model',
+          status: 'ok',
+          args: { code: 'display(HTML(x))', description: 'show html' },
+          display: { kind: 'eval', outputs: [{ 'text/html': '<script>window.__pwned = 1</script>' }] }
+        }
+      ]
     };
     const files = renderExport(chat, 'stem', 'now');
     expect(files.markdown).not.toContain('<script');
     expect(files.markdown).toContain('[HTML output](stem_files/output-1.html)');
-    expect(files.assets).toEqual([{ path: 'stem_files/output-1.html', content: '<script>window.__pwned = 1</script>', encoding: 'utf8' }]);
+    expect(files.assets).toEqual([
+      { path: 'stem_files/output-1.html', content: '<script>window.__pwned = 1</script>', encoding: 'utf8' }
+    ]);
   });
 });

@@ -16,11 +16,26 @@ const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtur
 const T0 = '2026-12-01T10:00:00.000Z';
 
 function newRecord(id: string): ChatRecord {
-  return { chat: { id, title: 'Journal', mode: 'agent', createdAt: T0, updatedAt: T0, items: [], running: false }, titleSource: 'user', messages: [] };
+  return {
+    chat: { id, title: 'Journal', mode: 'agent', createdAt: T0, updatedAt: T0, items: [], running: false },
+    titleSource: 'user',
+    messages: []
+  };
 }
 
 function toolItem(n: number, status: ToolCallItem['status'] = 'ok'): ToolCallItem {
-  return { kind: 'tool', id: `item-${n}`, time: T0, turnId: 'turn-1', callId: `call-${n}`, name: 'read', args: { path: `f${n}.txt` }, actor: 'model', status, output: `line ${n}\n`.repeat(3) };
+  return {
+    kind: 'tool',
+    id: `item-${n}`,
+    time: T0,
+    turnId: 'turn-1',
+    callId: `call-${n}`,
+    name: 'read',
+    args: { path: `f${n}.txt` },
+    actor: 'model',
+    status,
+    output: `line ${n}\n`.repeat(3)
+  };
 }
 
 async function storeWith(dir: string, items: number): Promise<ChatStore> {
@@ -124,11 +139,18 @@ describe('chat journal (issue #15)', () => {
     const before = h.service.get(busyId!).items;
     const after = await h.sendAndWait(busyId!, 'One more question', model);
     await h.dispose();
-    expect(readFileSync(path.join(dir, `${busyId}.json`), 'utf8')).toBe(readFileSync(path.join(fixtures, `${busyId}.json`), 'utf8'));
+    expect(readFileSync(path.join(dir, `${busyId}.json`), 'utf8')).toBe(
+      readFileSync(path.join(fixtures, `${busyId}.json`), 'utf8')
+    );
     const again = await createHarness(ws);
     expect(again.service.get(busyId!).items).toEqual(after.items);
     expect(after.items.slice(0, before.length)).toEqual(before);
-    expect(again.service.list().map((c) => c.title).sort()).toEqual([...originals.values()].map((o) => o.chat.title).sort());
+    expect(
+      again.service
+        .list()
+        .map((c) => c.title)
+        .sort()
+    ).toEqual([...originals.values()].map((o) => o.chat.title).sort());
     await again.dispose();
   });
 
@@ -138,9 +160,15 @@ describe('chat journal (issue #15)', () => {
     await mkdir(dir, { recursive: true });
     const meta = (id: string) => ({ id, title: `old ${id}`, mode: 'chat', createdAt: T0, running: false });
     const journalId = '3f0c2a71-9a4e-4c55-8d0e-5b7e6f1a2b3c';
-    writeFileSync(journal(dir, journalId), `${JSON.stringify({ s: 1, u: T0, t: 'chat', chat: meta(journalId), titleSource: 'user' })}\n`);
+    writeFileSync(
+      journal(dir, journalId),
+      `${JSON.stringify({ s: 1, u: T0, t: 'chat', chat: meta(journalId), titleSource: 'user' })}\n`
+    );
     const snapshotId = '8b1d4e62-0c7f-4a93-9e15-2d6a7c8f9e01';
-    writeFileSync(path.join(dir, `${snapshotId}.json`), `${JSON.stringify({ version: 2, seq: 0, chat: { ...meta(snapshotId), updatedAt: T0, items: [] }, titleSource: 'user', messages: [] })}\n`);
+    writeFileSync(
+      path.join(dir, `${snapshotId}.json`),
+      `${JSON.stringify({ version: 2, seq: 0, chat: { ...meta(snapshotId), updatedAt: T0, items: [] }, titleSource: 'user', messages: [] })}\n`
+    );
     const h = await createHarness(ws);
     expect(h.service.get(journalId).mode).toBe('agent');
     expect(h.service.get(snapshotId).mode).toBe('agent');
@@ -160,7 +188,8 @@ describe('chat journal (issue #15)', () => {
     store.create(newRecord('c1'));
     for (let i = 0; i < 20; i++) {
       store.applyEvent('c1', { type: 'item-added', item: toolItem(i, 'running') });
-      for (let k = 0; k < 4; k++) store.applyEvent('c1', { type: 'item-updated', item: { ...toolItem(i), title: `update ${k}` } });
+      for (let k = 0; k < 4; k++)
+        store.applyEvent('c1', { type: 'item-updated', item: { ...toolItem(i), title: `update ${k}` } });
       store.appendMessages('c1', [{ role: 'user', content: `message ${i}` }]);
     }
     const beforeSnapshot = readFileSync(journal(dir));
@@ -184,7 +213,11 @@ describe('chat journal (issue #15)', () => {
     const states: Record<string, Record<string, Buffer>> = {
       'snapshot temp written, nothing renamed': { 'c1.jsonl': journalDuring, 'c1.json.1.abc.tmp': snapshotAfter },
       'snapshot renamed, long journal kept': { 'c1.json': snapshotAfter, 'c1.jsonl': journalDuring },
-      'snapshot renamed, journal temp written': { 'c1.json': snapshotAfter, 'c1.jsonl': journalDuring, 'c1.jsonl.1.abc.tmp': journalAfter },
+      'snapshot renamed, journal temp written': {
+        'c1.json': snapshotAfter,
+        'c1.jsonl': journalDuring,
+        'c1.jsonl.1.abc.tmp': journalAfter
+      },
       'both renamed': { 'c1.json': snapshotAfter, 'c1.jsonl': journalAfter }
     };
     for (const [name, files] of Object.entries(states)) {
@@ -194,7 +227,10 @@ describe('chat journal (issue #15)', () => {
       const again = await ChatStore.open({ directory: trial, logger: silentLogger });
       expect(itemsOf(again), name).toEqual(expected);
       expect(again.get('c1')!.messages, name).toEqual(expectedMessages);
-      expect((await readdir(trial)).filter((f) => f.endsWith('.tmp')), name).toEqual([]);
+      expect(
+        (await readdir(trial)).filter((f) => f.endsWith('.tmp')),
+        name
+      ).toEqual([]);
       await again.dispose();
     }
     expect(beforeSnapshot.length).toBeGreaterThan(0);
@@ -222,7 +258,12 @@ describe('chat journal (issue #15)', () => {
     }
     const loaded = (store as unknown as { entries: Map<string, { record?: unknown }> }).entries; // white-box: what is in memory
     expect([...loaded.values()].filter((e) => e.record).length).toBe(2);
-    expect(store.summaries().map((s) => s.id).sort()).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
+    expect(
+      store
+        .summaries()
+        .map((s) => s.id)
+        .sort()
+    ).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
     expect(itemsOf(store, 'c0').map((i) => i.id)).toEqual(['item-0']);
     store.applyEvent('c0', { type: 'item-added', item: toolItem(50) });
     expect([...loaded.values()].filter((e) => e.record).length).toBe(2);

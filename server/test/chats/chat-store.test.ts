@@ -14,7 +14,13 @@ describe('chat persistence', () => {
     const ws = await tempDir();
     await writeFile(path.join(ws, 'notes.md'), 'one\ntwo\n');
     const model = await scriptSettings(ws, {
-      turns: [[{ text: 'Reading.', toolCalls: [{ toolName: 'read', input: { path: 'notes.md' } }], chunkDelayMs: 0 }, { text: 'Two lines.', chunkDelayMs: 0 }], [{ text: 'Second answer.', chunkDelayMs: 0 }]]
+      turns: [
+        [
+          { text: 'Reading.', toolCalls: [{ toolName: 'read', input: { path: 'notes.md' } }], chunkDelayMs: 0 },
+          { text: 'Two lines.', chunkDelayMs: 0 }
+        ],
+        [{ text: 'Second answer.', chunkDelayMs: 0 }]
+      ]
     });
     const first = await createHarness(ws);
     const chat = first.service.create();
@@ -23,7 +29,12 @@ describe('chat persistence', () => {
     await first.dispose();
 
     const second = await createHarness(ws);
-    expect(second.service.list().map((c) => c.id).sort()).toEqual([chat.id, renamed.id].sort());
+    expect(
+      second.service
+        .list()
+        .map((c) => c.id)
+        .sort()
+    ).toEqual([chat.id, renamed.id].sort());
     const after = second.service.get(chat.id);
     expect(after).toEqual(before);
     expect(after.title).toBe('How many lines are in notes.md?');
@@ -42,17 +53,27 @@ describe('chat persistence', () => {
     const ws = await tempDir();
     const h = await createHarness(ws);
     const chat = h.service.create();
-    await h.sendAndWait(chat.id, 'hi', { provider: 'scripted', model: '' , scriptPath: '' } as ModelSettings);
+    await h.sendAndWait(chat.id, 'hi', { provider: 'scripted', model: '', scriptPath: '' } as ModelSettings);
     await h.dispose();
     const files = await readdir(chatsDir(ws));
     expect(files).toEqual([`${chat.id}.jsonl`]);
-    const records = (await readFile(path.join(chatsDir(ws), files[0]!), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+    const records = (await readFile(path.join(chatsDir(ws), files[0]!), 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(records.map((r) => r.s)).toEqual(records.map((_, i) => i + 1));
     expect(records[0]).toMatchObject({ t: 'chat', titleSource: 'default', chat: { id: chat.id, running: false } });
-    expect([...records].reverse().find((r: { t: string }) => r.t === 'chat')).toMatchObject({ titleSource: 'auto', chat: { running: false } });
+    expect([...records].reverse().find((r: { t: string }) => r.t === 'chat')).toMatchObject({
+      titleSource: 'auto',
+      chat: { running: false }
+    });
     // Streamed text is never written delta by delta: each assistant item is written when added and when final.
-    const assistantIds = h.service.get(chat.id).items.filter((i) => i.kind === 'assistant').map((i) => i.id);
-    for (const id of assistantIds) expect(records.filter((r) => r.t === 'item' && r.item.id === id).length).toBeLessThanOrEqual(2);
+    const assistantIds = h.service
+      .get(chat.id)
+      .items.filter((i) => i.kind === 'assistant')
+      .map((i) => i.id);
+    for (const id of assistantIds)
+      expect(records.filter((r) => r.t === 'item' && r.item.id === id).length).toBeLessThanOrEqual(2);
     expect(records.some((r) => r.t === 'messages')).toBe(true);
   });
 
@@ -75,14 +96,21 @@ describe('chat persistence', () => {
 
   it('marks a chat that was mid-turn as interrupted on load', async () => {
     const ws = await tempDir();
-    const model = await scriptSettings(ws, { steps: [{ text: 'a b c d e f g h i j k l m n o p q r s t u v w x y z', chunkDelayMs: 200 }] });
+    const model = await scriptSettings(ws, {
+      steps: [{ text: 'a b c d e f g h i j k l m n o p q r s t u v w x y z', chunkDelayMs: 200 }]
+    });
     const h = await createHarness(ws);
     const chat = h.service.create();
     await h.service.send({ chatId: chat.id, text: 'long answer please', settings: model });
     await h.waitForEvent((e) => e.type === 'text-delta');
     await h.dispose(); // like SIGTERM mid-turn: the journal ends with the chat running
     const lastChatRecord = async () =>
-      (await readFile(path.join(chatsDir(ws), `${chat.id}.jsonl`), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l)).reverse().find((r: { t: string }) => r.t === 'chat');
+      (await readFile(path.join(chatsDir(ws), `${chat.id}.jsonl`), 'utf8'))
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .reverse()
+        .find((r: { t: string }) => r.t === 'chat');
     expect((await lastChatRecord()).chat.running).toBe(true);
 
     const after = await createHarness(ws);

@@ -12,17 +12,28 @@ import { tempDir } from '../helpers/temp.js';
 describe('chats dropped from memory', () => {
   it('a turn started while its chat is dropped from memory (during the send’s awaits) uses the reloaded chat', async () => {
     const ws = await tempDir();
-    const store = await ChatStore.open({ directory: path.join(ws, '.cellmate', 'chats'), logger: silentLogger, maxLoaded: 1 });
+    const store = await ChatStore.open({
+      directory: path.join(ws, '.cellmate', 'chats'),
+      logger: silentLogger,
+      maxLoaded: 1
+    });
     let other = '';
     const service = new ChatService({
-      workspace: ws, store, registry: createDefaultRegistry(), logger: silentLogger, env: { CELLMATE_CONFIG: path.join(ws, 'none.json') }, maxRetries: 0,
+      workspace: ws,
+      store,
+      registry: createDefaultRegistry(),
+      logger: silentLogger,
+      env: { CELLMATE_CONFIG: path.join(ws, 'none.json') },
+      maxRetries: 0,
       // Runs between the send's first look at the chat and the turn: opening another chat drops this one.
       expandContext: async () => {
         store.get(other);
         return undefined;
       }
     });
-    const model = await scriptSettings(ws, { turns: [[{ text: 'First answer.', chunkDelayMs: 0 }], [{ text: 'Second answer.', chunkDelayMs: 0 }]] });
+    const model = await scriptSettings(ws, {
+      turns: [[{ text: 'First answer.', chunkDelayMs: 0 }], [{ text: 'Second answer.', chunkDelayMs: 0 }]]
+    });
     const a = service.create('A');
     other = service.create('B').id;
     for (const text of ['one', 'two']) {
@@ -30,7 +41,12 @@ describe('chats dropped from memory', () => {
       await service.waitForTurn(a.id);
     }
     const chat = service.get(a.id);
-    expect(chat.items.map((i) => (i.kind === 'user' || i.kind === 'assistant' ? i.text : i.kind))).toEqual(['one', 'First answer.', 'two', 'Second answer.']);
+    expect(chat.items.map((i) => (i.kind === 'user' || i.kind === 'assistant' ? i.text : i.kind))).toEqual([
+      'one',
+      'First answer.',
+      'two',
+      'Second answer.'
+    ]);
     expect(store.get(a.id)!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     await service.dispose();
   });

@@ -34,7 +34,10 @@ function isCompleted(item: TranscriptItem): boolean {
 }
 
 /** The pane's view: the last version of each item it received, kept when completed. */
-function completedItems(events: Array<{ chatId: string; event: ChatEvent }>, chatId: string): Map<string, TranscriptItem> {
+function completedItems(
+  events: Array<{ chatId: string; event: ChatEvent }>,
+  chatId: string
+): Map<string, TranscriptItem> {
   const latest = new Map<string, TranscriptItem>();
   for (const { chatId: id, event } of events) {
     if (id !== chatId) continue;
@@ -61,15 +64,23 @@ describe('kill -9 of the companion during a long turn (issue #15)', () => {
     const ws = await tempDir();
     const socket = path.join(ws, 's.sock');
     await mkdir(path.join(ws, 'src'));
-    for (let f = 0; f < 5; f++) await writeFile(path.join(ws, 'src', `m${f}.py`), `def f${f}():\n    return ${f}\n`.repeat(20));
+    for (let f = 0; f < 5; f++)
+      await writeFile(path.join(ws, 'src', `m${f}.py`), `def f${f}():\n    return ${f}\n`.repeat(20));
     const calls = [
       { toolName: 'read', input: { path: 'src/m1.py' } },
       { toolName: 'grep', input: { pattern: 'return 3' } },
       { toolName: 'glob', input: { pattern: 'src/*.py' } }
     ];
-    const steps = Array.from({ length: 400 }, (_, i) => ({ text: `Step ${i} looks at the code.`, chunkDelayMs: 1, toolCalls: [calls[i % 3], calls[(i + 1) % 3]] }));
+    const steps = Array.from({ length: 400 }, (_, i) => ({
+      text: `Step ${i} looks at the code.`,
+      chunkDelayMs: 1,
+      toolCalls: [calls[i % 3], calls[(i + 1) % 3]]
+    }));
     await writeFile(path.join(ws, 'long.json'), JSON.stringify({ steps }));
-    await writeFile(path.join(ws, 'short.json'), JSON.stringify({ steps: [{ text: 'Done after the restarts.', chunkDelayMs: 0 }] }));
+    await writeFile(
+      path.join(ws, 'short.json'),
+      JSON.stringify({ steps: [{ text: 'Done after the restarts.', chunkDelayMs: 0 }] })
+    );
     const long = { provider: 'scripted' as const, model: 'scripted', scriptPath: 'long.json' };
     const seed = Number(process.env.KILL9_SEED ?? Date.now() % 100_000);
     const random = prng(seed);
@@ -79,7 +90,7 @@ describe('kill -9 of the companion during a long turn (issue #15)', () => {
     const seen = new Map<string, TranscriptItem>(); // everything completed the client was ever told
     let killedWithNewItems = 0;
     for (let trial = 0; trial < 24; trial++) {
-      companion = await startCompanion(ws, socket, { CELLMATE_MAX_STEPS: "1000" });
+      companion = await startCompanion(ws, socket, { CELLMATE_MAX_STEPS: '1000' });
       client = await connectClient(socket);
       await sendRequest(client.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION });
       chatId ??= (await sendRequest(client.connection, 'chat/create', {})).id;
@@ -96,13 +107,21 @@ describe('kill -9 of the companion during a long turn (issue #15)', () => {
       const killed = new Promise<void>((resolve) => {
         const kill = () => void companion!.kill9().then(resolve);
         if (byTime) setTimeout(kill, 20 + Math.floor(random() * 400));
-        else client!.onEvent(() => (events.length === killAfter || events.at(-1)!.event.type === 'turn-ended') && kill());
+        else
+          client!.onEvent(() => (events.length === killAfter || events.at(-1)!.event.type === 'turn-ended') && kill());
       });
       // Not awaited: a kill may land before the reply (the connection then never answers).
-      void sendRequest(client.connection, 'chat/send', { chatId, text: `Trial ${trial}: go through the code`, model: long }).catch(() => undefined);
+      void sendRequest(client.connection, 'chat/send', {
+        chatId,
+        text: `Trial ${trial}: go through the code`,
+        model: long
+      }).catch(() => undefined);
       await killed;
       const ended = events.find((e) => e.event.type === 'turn-ended');
-      expect(ended, `${context}, trial ${trial}: the turn ended before the kill; companion stderr:\n${companion.stderr()}`).toBeUndefined();
+      expect(
+        ended,
+        `${context}, trial ${trial}: the turn ended before the kill; companion stderr:\n${companion.stderr()}`
+      ).toBeUndefined();
       await new Promise((resolve) => setTimeout(resolve, 20)); // whatever was already in the socket buffer counts as received
       const received = completedItems(events, chatId);
       if ([...received.keys()].some((id) => !seen.has(id))) killedWithNewItems++;
@@ -121,7 +140,11 @@ describe('kill -9 of the companion during a long turn (issue #15)', () => {
     const byId = new Map(final.items.map((i) => [i.id, i]));
     for (const [id, item] of seen) expect(byId.get(id), `${context}: item ${id}`).toEqual(item);
     const from = client.events.length;
-    await sendRequest(client.connection, 'chat/send', { chatId: chatId!, text: 'Wrap up', model: { provider: 'scripted', model: 'scripted', scriptPath: 'short.json' } });
+    await sendRequest(client.connection, 'chat/send', {
+      chatId: chatId!,
+      text: 'Wrap up',
+      model: { provider: 'scripted', model: 'scripted', scriptPath: 'short.json' }
+    });
     expect(await client.turnEnded(chatId!, from)).toMatchObject({ type: 'turn-ended', reason: 'stop' });
     const after = await sendRequest(client.connection, 'chat/get', { chatId: chatId!, limit: 2 });
     expect(after.items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Done after the restarts.', streaming: false });

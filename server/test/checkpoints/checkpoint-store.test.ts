@@ -18,13 +18,27 @@ import { PaneHub } from '../../src/notebooks/pane-hub.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { tempDir } from '../helpers/temp.js';
 
-const NOTEBOOK = JSON.stringify({
-  nbformat: 4, nbformat_minor: 5, metadata: { kernelspec: { name: 'python3', language: 'python' } },
-  cells: [
-    { cell_type: 'code', id: 'c1', metadata: {}, source: ['x = 1\n', 'print(x)'], outputs: [{ output_type: 'stream', name: 'stdout', text: ['1\n'] }], execution_count: 3 },
-    { cell_type: 'markdown', id: 'm1', metadata: {}, source: ['# notes'] }
-  ]
-}, null, 1) + '\n';
+const NOTEBOOK =
+  JSON.stringify(
+    {
+      nbformat: 4,
+      nbformat_minor: 5,
+      metadata: { kernelspec: { name: 'python3', language: 'python' } },
+      cells: [
+        {
+          cell_type: 'code',
+          id: 'c1',
+          metadata: {},
+          source: ['x = 1\n', 'print(x)'],
+          outputs: [{ output_type: 'stream', name: 'stdout', text: ['1\n'] }],
+          execution_count: 3
+        },
+        { cell_type: 'markdown', id: 'm1', metadata: {}, source: ['# notes'] }
+      ]
+    },
+    null,
+    1
+  ) + '\n';
 
 async function rig(limits?: Partial<CheckpointLimits>) {
   const ws = await tempDir();
@@ -32,17 +46,29 @@ async function rig(limits?: Partial<CheckpointLimits>) {
   await writeFile(path.join(ws, 'nb.ipynb'), NOTEBOOK);
   // Not UTF-8: kept and restored as bytes.
   await writeFile(path.join(ws, 'bin.dat'), Buffer.from([0xff, 0x00, 0xfe, 0x0a]));
-  const checkpoints = new CheckpointStore({ directory: path.join(ws, '.cellmate', 'chats', 'checkpoints'), ...(limits ? { limits } : {}) });
+  const checkpoints = new CheckpointStore({
+    directory: path.join(ws, '.cellmate', 'chats', 'checkpoints'),
+    ...(limits ? { limits } : {})
+  });
   const port = new PaneHub();
-  const registry = new ToolRegistry([...builtinTools(), ...(createNotebookTools({ port }) as unknown as ToolDefinition[])], { checkpoints });
+  const registry = new ToolRegistry(
+    [...builtinTools(), ...(createNotebookTools({ port }) as unknown as ToolDefinition[])],
+    { checkpoints }
+  );
   const h = await createHarness(ws, { registry });
   // The service's rewind needs the store and the port the tools write through.
   Object.assign((h.service as unknown as { options: object }).options, { checkpoints, notebookPort: port });
   return { ws, h, checkpoints };
 }
 
-const write = (p: string, content: string) => ({ toolCalls: [{ toolName: 'write', input: { path: p, content } }], chunkDelayMs: 0 });
-const edit = (p: string, oldString: string, newString: string) => ({ toolCalls: [{ toolName: 'edit', input: { path: p, old_string: oldString, new_string: newString } }], chunkDelayMs: 0 });
+const write = (p: string, content: string) => ({
+  toolCalls: [{ toolName: 'write', input: { path: p, content } }],
+  chunkDelayMs: 0
+});
+const edit = (p: string, oldString: string, newString: string) => ({
+  toolCalls: [{ toolName: 'edit', input: { path: p, old_string: oldString, new_string: newString } }],
+  chunkDelayMs: 0
+});
 const done = { text: 'done', chunkDelayMs: 0 };
 
 async function read(ws: string, p: string): Promise<string | null> {
@@ -56,7 +82,19 @@ describe('checkpoints and rewind', () => {
       turns: [
         [write('a.txt', 'new file\n'), edit('b.txt', 'b original', 'b turn one'), done],
         [edit('b.txt', 'b turn one', 'b turn two'), write('sub/c.txt', 'c\n'), done],
-        [{ toolCalls: [{ toolName: 'notebook_edit', input: { path: 'nb.ipynb', edits: [{ action: 'replace', cell_id: 'c1', source: 'y = 2\nprint(y)' }] } }], chunkDelayMs: 0 }, write('bin.dat', 'text now'), done],
+        [
+          {
+            toolCalls: [
+              {
+                toolName: 'notebook_edit',
+                input: { path: 'nb.ipynb', edits: [{ action: 'replace', cell_id: 'c1', source: 'y = 2\nprint(y)' }] }
+              }
+            ],
+            chunkDelayMs: 0
+          },
+          write('bin.dat', 'text now'),
+          done
+        ],
         [done]
       ]
     });
@@ -73,7 +111,10 @@ describe('checkpoints and rewind', () => {
 
     // Undo the second turn only: b.txt back to what turn one left, c.txt (created) removed.
     const preview = await h.service.rewindPreview({ chatId: chat.id, itemId: users[1]!.id, scope: 'turn' });
-    expect(preview.files.map((f) => [f.path, f.action])).toEqual([['b.txt', 'restore'], ['sub/c.txt', 'remove']]);
+    expect(preview.files.map((f) => [f.path, f.action])).toEqual([
+      ['b.txt', 'restore'],
+      ['sub/c.txt', 'remove']
+    ]);
     expect(preview.files[0]!.diff).toContain('-b turn two');
     expect(preview.files[0]!.diff).toContain('+b turn one');
     const undone = await h.service.rewind({ chatId: chat.id, itemId: users[1]!.id, scope: 'turn' });
@@ -85,7 +126,12 @@ describe('checkpoints and rewind', () => {
 
     // Rewind to the first message: every turn from it on, each path to its oldest content.
     const all = await h.service.rewindPreview({ chatId: chat.id, itemId: users[0]!.id, scope: 'from' });
-    expect(all.files.map((f) => [f.path, f.action]).sort()).toEqual([['a.txt', 'remove'], ['b.txt', 'restore'], ['bin.dat', 'restore'], ['nb.ipynb', 'restore']]);
+    expect(all.files.map((f) => [f.path, f.action]).sort()).toEqual([
+      ['a.txt', 'remove'],
+      ['b.txt', 'restore'],
+      ['bin.dat', 'restore'],
+      ['nb.ipynb', 'restore']
+    ]);
     // The notebook's diff is per cell, outputs noted.
     const nb = all.files.find((f) => f.path === 'nb.ipynb')!;
     expect(nb.cells?.[0]).toMatchObject({ id: 'c1', note: 'outputs restored' });
@@ -106,13 +152,18 @@ describe('checkpoints and rewind', () => {
 
   it('HARN-6: a file the person changed after the agent is a conflict: shown, kept unless overwrite is asked for', async () => {
     const { ws, h } = await rig();
-    const model = await scriptSettings(ws, { turns: [[write('a.txt', 'agent\n'), edit('b.txt', 'b original', 'b agent'), done]] });
+    const model = await scriptSettings(ws, {
+      turns: [[write('a.txt', 'agent\n'), edit('b.txt', 'b original', 'b agent'), done]]
+    });
     const chat = h.service.create();
     await h.sendAndWait(chat.id, 'change', model);
     await writeFile(path.join(ws, 'b.txt'), 'b agent\nand my own line\n');
     const user = h.service.get(chat.id).items[0]!;
     const preview = await h.service.rewindPreview({ chatId: chat.id, itemId: user.id, scope: 'turn' });
-    expect(preview.files.map((f) => [f.path, f.action])).toEqual([['a.txt', 'remove'], ['b.txt', 'conflict']]);
+    expect(preview.files.map((f) => [f.path, f.action])).toEqual([
+      ['a.txt', 'remove'],
+      ['b.txt', 'conflict']
+    ]);
     expect(preview.files[1]!.why).toMatch(/changed after the agent changed it/);
     expect(preview.summary).toMatch(/1 changed since the agent's edit/);
 
@@ -124,8 +175,12 @@ describe('checkpoints and rewind', () => {
     // Still offered (the conflict kept its checkpoint); now the person says overwrite.
     // A rewind names a user message of the chat; anything else is refused with the protocol's code.
     const assistant = h.service.get(chat.id).items.find((i) => i.kind === 'assistant')!;
-    await expect(h.service.rewindPreview({ chatId: chat.id, itemId: assistant.id, scope: 'turn' })).rejects.toMatchObject({ code: ErrorCodes.ItemNotFound });
-    await expect(h.service.rewind({ chatId: chat.id, itemId: 'nope', scope: 'from' })).rejects.toMatchObject({ code: ErrorCodes.ItemNotFound });
+    await expect(
+      h.service.rewindPreview({ chatId: chat.id, itemId: assistant.id, scope: 'turn' })
+    ).rejects.toMatchObject({ code: ErrorCodes.ItemNotFound });
+    await expect(h.service.rewind({ chatId: chat.id, itemId: 'nope', scope: 'from' })).rejects.toMatchObject({
+      code: ErrorCodes.ItemNotFound
+    });
 
     const forced = await h.service.rewind({ chatId: chat.id, itemId: user.id, scope: 'turn', overwrite: true });
     expect(forced.restored).toEqual(['b.txt']);
@@ -138,13 +193,22 @@ describe('checkpoints and rewind', () => {
     const { ws, h, checkpoints } = await rig({ maxEntryBytes: 2000, maxChatBytes: 3000 });
     await writeFile(path.join(ws, 'big.txt'), big);
     const model = await scriptSettings(ws, {
-      turns: [[write('big.txt', 'small now'), done], ...Array.from({ length: 6 }, (_, i) => [write(`f${i}.txt`, `${i}`.repeat(300)), done])]
+      turns: [
+        [write('big.txt', 'small now'), done],
+        ...Array.from({ length: 6 }, (_, i) => [write(`f${i}.txt`, `${i}`.repeat(300)), done])
+      ]
     });
     const chat = h.service.create();
     await h.sendAndWait(chat.id, 'shrink big', model);
     const first = h.service.get(chat.id).items[0]!;
     const preview = await h.service.rewindPreview({ chatId: chat.id, itemId: first.id, scope: 'turn' });
-    expect(preview.files).toEqual([expect.objectContaining({ path: 'big.txt', action: 'unavailable', why: expect.stringMatching(/4000 bytes\) was too large to keep/) })]);
+    expect(preview.files).toEqual([
+      expect.objectContaining({
+        path: 'big.txt',
+        action: 'unavailable',
+        why: expect.stringMatching(/4000 bytes\) was too large to keep/)
+      })
+    ]);
     const result = await h.service.rewind({ chatId: chat.id, itemId: first.id, scope: 'turn' });
     expect(result.skipped).toEqual(['big.txt']);
     expect(await read(ws, 'big.txt')).toBe('small now');
@@ -164,13 +228,34 @@ describe('checkpoints and rewind', () => {
 
   it('HARN-6: kept as it happens — one appended line per kept content; a line torn by a kill is skipped and the rest still restores', async () => {
     const { ws, h } = await rig();
-    const model = await scriptSettings(ws, { turns: [[{ toolCalls: [{ toolName: 'apply_patch', input: { patch: '--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b original\n+b patched\n' } }], chunkDelayMs: 0 }, write('a.txt', 'a\n'), done]] });
+    const model = await scriptSettings(ws, {
+      turns: [
+        [
+          {
+            toolCalls: [
+              {
+                toolName: 'apply_patch',
+                input: { patch: '--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b original\n+b patched\n' }
+              }
+            ],
+            chunkDelayMs: 0
+          },
+          write('a.txt', 'a\n'),
+          done
+        ]
+      ]
+    });
     const chat = h.service.create();
     await h.sendAndWait(chat.id, 'patch', model);
     const user = h.service.get(chat.id).items[0]!;
     const file = path.join(ws, '.cellmate', 'chats', 'checkpoints', chat.id, `${user.turnId}.jsonl`);
     // A header, then per path its content before and what each call left.
-    expect((await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).t ?? 'header')).toEqual(['header', 'before', 'after', 'before', 'after']);
+    expect(
+      (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).t ?? 'header')
+    ).toEqual(['header', 'before', 'after', 'before', 'after']);
     await writeFile(file, `${await readFile(file, 'utf8')}{"t":"before","path":"x.txt","sta`);
     const result = await h.service.rewind({ chatId: chat.id, itemId: user.id, scope: 'turn' });
     expect(result.restored.sort()).toEqual(['a.txt', 'b.txt']);
@@ -194,7 +279,7 @@ describe('checkpoints and rewind', () => {
     await h.dispose();
   });
 
-  it('HARN-5: a rewind refuses what a planted checkpoint names outside the workspace, or in Cellmate\'s own folder', async () => {
+  it("HARN-5: a rewind refuses what a planted checkpoint names outside the workspace, or in Cellmate's own folder", async () => {
     const { ws, h, checkpoints } = await rig();
     const outside = await tempDir();
     await writeFile(path.join(outside, 'victim.txt'), 'keep me');
@@ -207,8 +292,16 @@ describe('checkpoints and rewind', () => {
     await mkdir(path.join(ws, '.cellmate'), { recursive: true });
     await writeFile(path.join(ws, '.cellmate', 'policy.json'), policy);
     const keepMe = { kind: 'bytes' as const, base64: Buffer.from('keep me').toString('base64') };
-    turn.entries.push({ path: path.relative(ws, path.join(outside, 'victim.txt')), before: { kind: 'absent' }, after: keepMe });
-    turn.entries.push({ path: '.cellmate/policy.json', before: { kind: 'absent' }, after: { kind: 'bytes', base64: Buffer.from(policy).toString('base64') } });
+    turn.entries.push({
+      path: path.relative(ws, path.join(outside, 'victim.txt')),
+      before: { kind: 'absent' },
+      after: keepMe
+    });
+    turn.entries.push({
+      path: '.cellmate/policy.json',
+      before: { kind: 'absent' },
+      after: { kind: 'bytes', base64: Buffer.from(policy).toString('base64') }
+    });
     checkpoints.save(chat.id, turn);
     const preview = await h.service.rewindPreview({ chatId: chat.id, itemId: user.id, scope: 'turn' });
     expect(preview.files.map((f) => f.path)).toEqual(['a.txt']);
@@ -220,6 +313,10 @@ describe('checkpoints and rewind', () => {
   });
 
   it('names what undone Python cells bind at top level (the kernel keeps them)', async () => {
-    expect(await assignedNames('import pandas as pd\nfrom x import a, b as c\ndf = pd.read_csv("f")\nx, (y, z) = 1, (2, 3)\ndef top(): pass\nclass K: pass\nfor i in range(3):\n    total = i\n%matplotlib inline\nn += 1\nobj.attr = 5\n')).toEqual(['pd', 'a', 'c', 'df', 'x', 'y', 'z', 'top', 'K', 'i', 'total', 'n']);
+    expect(
+      await assignedNames(
+        'import pandas as pd\nfrom x import a, b as c\ndf = pd.read_csv("f")\nx, (y, z) = 1, (2, 3)\ndef top(): pass\nclass K: pass\nfor i in range(3):\n    total = i\n%matplotlib inline\nn += 1\nobj.attr = 5\n'
+      )
+    ).toEqual(['pd', 'a', 'c', 'df', 'x', 'y', 'z', 'top', 'K', 'i', 'total', 'n']);
   });
 });

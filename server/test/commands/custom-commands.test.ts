@@ -10,14 +10,19 @@ describe('custom slash commands', () => {
     const home = await tempDir('cellmate-home-');
     await mkdir(path.join(ws, '.cellmate', 'commands'), { recursive: true });
     await mkdir(path.join(home, 'commands'), { recursive: true });
-    await writeFile(path.join(ws, '.cellmate', 'commands', 'explain-df.md'), '---\ndescription: Explain a DataFrame\n---\nDescribe the DataFrame $ARGUMENTS: shape, dtypes, nulls.\n');
+    await writeFile(
+      path.join(ws, '.cellmate', 'commands', 'explain-df.md'),
+      '---\ndescription: Explain a DataFrame\n---\nDescribe the DataFrame $ARGUMENTS: shape, dtypes, nulls.\n'
+    );
     await writeFile(path.join(ws, '.cellmate', 'commands', 'tidy.md'), '# Tidy the notebook\nRemove unused imports.\n');
     await writeFile(path.join(ws, '.cellmate', 'commands', 'Bad Name.md'), 'x');
     await writeFile(path.join(ws, '.cellmate', 'commands', 'mine.md'), 'WORKSPACE VERSION');
     await writeFile(path.join(home, 'commands', 'mine.md'), 'HOME VERSION $ARGUMENTS');
     const commands = new CustomCommands({ workspace: ws, env: { CELLMATE_HOME: home } });
     expect(commands.list().map(({ name, description, source }) => [name, description, source])).toEqual([
-      ['explain-df', 'Explain a DataFrame', 'workspace'], ['mine', 'HOME VERSION $ARGUMENTS', 'home'], ['tidy', 'Tidy the notebook', 'workspace']
+      ['explain-df', 'Explain a DataFrame', 'workspace'],
+      ['mine', 'HOME VERSION $ARGUMENTS', 'home'],
+      ['tidy', 'Tidy the notebook', 'workspace']
     ]);
     expect(commands.expand('explain-df', 'sales')).toBe('Describe the DataFrame sales: shape, dtypes, nulls.');
     expect(commands.expand('tidy', 'keep pandas')).toBe('# Tidy the notebook\nRemove unused imports.\n\nkeep pandas');

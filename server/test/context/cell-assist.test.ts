@@ -15,7 +15,12 @@ import { summarizeVariables } from '../../src/context/kernel-inspect.js';
 import { cellNames, traceOrigins } from '../../src/structural/graph/def-use.js';
 import { EXPLAIN_PROFILE } from '../../src/modes/profiles.js';
 
-const PYTHON = path.join(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..'), '.venv', 'bin', 'python');
+const PYTHON = path.join(
+  path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..'),
+  '.venv',
+  'bin',
+  'python'
+);
 
 const SOURCES = [
   'import pandas as pd\nraw = pd.DataFrame({"units": [3, 5, 2], "price": [10.0, 4.5, 20.0]})',
@@ -24,7 +29,14 @@ const SOURCES = [
   'top = sales.sort_values("units", ascending=False)\ndef share(x, total=1):\n    helper = x / total\n    return helper',
   'print("top rows", len(top))\ntotal = top["revenue"].sum()'
 ];
-const cell = (i: number, outputs: unknown[] = []): NotebookCellData => ({ id: `c${i + 1}`, cell_type: 'code', source: SOURCES[i]!, metadata: {}, outputs, execution_count: i + 1 });
+const cell = (i: number, outputs: unknown[] = []): NotebookCellData => ({
+  id: `c${i + 1}`,
+  cell_type: 'code',
+  source: SOURCES[i]!,
+  metadata: {},
+  outputs,
+  execution_count: i + 1
+});
 
 describe('def/use over notebook cells (Fix/Explain)', () => {
   it('binds, changes and reads per cell; parameters, attributes and keywords are no reads', async () => {
@@ -42,7 +54,9 @@ describe('def/use over notebook cells (Fix/Explain)', () => {
   });
 
   it('from m import a binds a (and an alias), never the module m', async () => {
-    const [names] = await cellNames([{ cellType: 'code', source: 'from helpers import clean, load as read_rows\nimport os.path\n' }]);
+    const [names] = await cellNames([
+      { cellType: 'code', source: 'from helpers import clean, load as read_rows\nimport os.path\n' }
+    ]);
     expect(names!.binds).toEqual(['clean', 'read_rows', 'os']);
   });
 
@@ -60,7 +74,12 @@ describe('def/use over notebook cells (Fix/Explain)', () => {
   });
 
   it('finds the failing line in IPython tracebacks (ANSI colours, old and new frame headers)', () => {
-    expect(failingLine(['\u001b[0;31mKeyError\u001b[0m', 'Cell \u001b[0;32mIn[5], line 2\u001b[0m\n      1 print(1)\n----> 2 total = top["revenue"]'])).toBe(2);
+    expect(
+      failingLine([
+        '\u001b[0;31mKeyError\u001b[0m',
+        'Cell \u001b[0;32mIn[5], line 2\u001b[0m\n      1 print(1)\n----> 2 total = top["revenue"]'
+      ])
+    ).toBe(2);
     expect(failingLine(['Input In [7], in <cell line: 3>()\n      1 x\n----> 3 y'])).toBe(3);
     expect(failingLine(['----> 4 y'])).toBe(4);
     expect(failingLine(['nothing here'])).toBeUndefined();
@@ -79,18 +98,25 @@ describe.skipIf(!existsSync(PYTHON))('the Fix block with a live kernel (issue #2
   let traceback: string[];
   beforeAll(async () => {
     kernel = await launchKernel({ argv: pythonKernelArgv(PYTHON), kernelName: 'python3' });
-    for (const s of SOURCES.slice(0, 4)) expect((await kernel.client.execute(s.replace('%time ', ''), { timeoutMs: 60_000 })).reply.content.status).toBe('ok');
+    for (const s of SOURCES.slice(0, 4))
+      expect((await kernel.client.execute(s.replace('%time ', ''), { timeoutMs: 60_000 })).reply.content.status).toBe(
+        'ok'
+      );
     const failed = await kernel.client.execute(SOURCES[4]!, { timeoutMs: 60_000 });
     const err = failed.iopub.find((m) => m.header.msg_type === 'error')!.content as { traceback: string[] };
     traceback = err.traceback;
   }, 90_000);
   afterAll(async () => kernel?.shutdown(2000));
 
-  it('EVAL-2: carries the traceback, the failing line, where its names come from and the kernel\'s columns', async () => {
-    const cells = SOURCES.map((_, i) => cell(i, i === 4 ? [{ output_type: 'error', ename: 'KeyError', evalue: "'revenue'", traceback }] : []));
+  it("EVAL-2: carries the traceback, the failing line, where its names come from and the kernel's columns", async () => {
+    const cells = SOURCES.map((_, i) =>
+      cell(i, i === 4 ? [{ output_type: 'error', ename: 'KeyError', evalue: "'revenue'", traceback }] : [])
+    );
     const asked: string[][] = [];
     const block = await cellAssistBlock({
-      notebookPath: 'sales.ipynb', cells, assist: { action: 'fix', cell: 4, cellId: 'c5' },
+      notebookPath: 'sales.ipynb',
+      cells,
+      assist: { action: 'fix', cell: 4, cellId: 'c5' },
       kernelFacts: (names) => {
         asked.push(names);
         return summarizeVariables(kernel.client, names);
@@ -105,26 +131,53 @@ describe.skipIf(!existsSync(PYTHON))('the Fix block with a live kernel (issue #2
     expect(block).toContain('- sales: assigned in [2] (id c2); changed in [3] (id c3); built from raw');
     expect(asked).toEqual([['top', 'sales', 'raw', 'pd']]);
     // The kernel's facts: the column the failing line wants is not there, the misspelt one is.
-    expect(block).toMatch(/sales: pandas\.DataFrame 3×4\n\s+columns \(4\): units \(int64\), price \(float64\), revnue \(float64\), month \((object|str)\)/);
+    expect(block).toMatch(
+      /sales: pandas\.DataFrame 3×4\n\s+columns \(4\): units \(int64\), price \(float64\), revnue \(float64\), month \((object|str)\)/
+    );
     expect(block).not.toMatch(/^\s+pd: /m); // modules are no facts
   });
 
-  it('HARN-2: a long chained traceback keeps the cell\'s own frame and the error, and says what it left out', async () => {
-    const lib = (n: number) => Array.from({ length: n }, (_, i) => `File /site-packages/pandas/core/x.py:${i}, in f\n    frame ${i}`).join('\n');
-    const tb = [`KeyError Traceback\n${lib(80)}\nKeyError: 'revenue'\n\nThe above exception was the direct cause of the following exception:\n`, 'KeyError Traceback', 'Cell In[5], line 2\n      1 print("top rows", len(top))\n----> 2 total = top["revenue"].sum()', lib(120), "KeyError: 'revenue'"];
-    const cells = SOURCES.map((_, i) => cell(i, i === 4 ? [{ output_type: 'error', ename: 'KeyError', evalue: "'revenue'", traceback: tb }] : []));
-    const block = await cellAssistBlock({ notebookPath: 'sales.ipynb', cells, assist: { action: 'fix', cell: 4 }, kernelFacts: async () => [] });
+  it("HARN-2: a long chained traceback keeps the cell's own frame and the error, and says what it left out", async () => {
+    const lib = (n: number) =>
+      Array.from({ length: n }, (_, i) => `File /site-packages/pandas/core/x.py:${i}, in f\n    frame ${i}`).join('\n');
+    const tb = [
+      `KeyError Traceback\n${lib(80)}\nKeyError: 'revenue'\n\nThe above exception was the direct cause of the following exception:\n`,
+      'KeyError Traceback',
+      'Cell In[5], line 2\n      1 print("top rows", len(top))\n----> 2 total = top["revenue"].sum()',
+      lib(120),
+      "KeyError: 'revenue'"
+    ];
+    const cells = SOURCES.map((_, i) =>
+      cell(i, i === 4 ? [{ output_type: 'error', ename: 'KeyError', evalue: "'revenue'", traceback: tb }] : [])
+    );
+    const block = await cellAssistBlock({
+      notebookPath: 'sales.ipynb',
+      cells,
+      assist: { action: 'fix', cell: 4 },
+      kernelFacts: async () => []
+    });
     const shown = block.slice(block.indexOf('Traceback:'), block.indexOf('The failing line'));
     expect(shown.length).toBeLessThan(5_500); // 4,000 kept, the markers and the indent
-    expect(shown).toMatch(/\[cut: the first \d+ of \d+ characters not shown \(earlier exceptions and frames\); call notebook_read/);
-    expect(shown).toContain('Cell In[5], line 2\n          1 print("top rows", len(top))\n    ----> 2 total = top["revenue"].sum()');
+    expect(shown).toMatch(
+      /\[cut: the first \d+ of \d+ characters not shown \(earlier exceptions and frames\); call notebook_read/
+    );
+    expect(shown).toContain(
+      'Cell In[5], line 2\n          1 print("top rows", len(top))\n    ----> 2 total = top["revenue"].sum()'
+    );
     expect(shown).toMatch(/characters of library frames not shown[\s\S]*KeyError: 'revenue'\s*$/);
   });
 
   it('Explain says it edits nothing; a cell moved since is found by its id', async () => {
-    const cells = SOURCES.map((_, i) => cell(i, i === 4 ? [{ output_type: 'error', ename: 'KeyError', evalue: "'revenue'", traceback }] : []));
+    const cells = SOURCES.map((_, i) =>
+      cell(i, i === 4 ? [{ output_type: 'error', ename: 'KeyError', evalue: "'revenue'", traceback }] : [])
+    );
     const moved = [{ id: 'md', cell_type: 'markdown' as const, source: '# Sales', metadata: {} }, ...cells];
-    const block = await cellAssistBlock({ notebookPath: 'sales.ipynb', cells: moved, assist: { action: 'explain', cell: 4, cellId: 'c5' }, kernelFacts: async () => [] });
+    const block = await cellAssistBlock({
+      notebookPath: 'sales.ipynb',
+      cells: moved,
+      assist: { action: 'explain', cell: 4, cellId: 'c5' },
+      kernelFacts: async () => []
+    });
     expect(block).toContain('Explain the error of cell [6] in sales.ipynb. Do not edit or run anything');
     expect(block).toContain('The kernel holds none of these names now');
   });

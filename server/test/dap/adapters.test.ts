@@ -33,6 +33,8 @@ describe('DBG-4: where a process adapter comes from', () => {
     chmodSync(path.join(real, 'dlv'), 0o755);
     const env = { PATH: [plain, folder, real].join(path.delimiter) };
     expect(await findExecutable('delve', { workspace: base, env })).toEqual([path.join(real, 'dlv'), 'dap']);
-    expect(await findExecutable('delve', { workspace: base, env: { PATH: [plain, folder].join(path.delimiter) } })).toBeUndefined();
+    expect(
+      await findExecutable('delve', { workspace: base, env: { PATH: [plain, folder].join(path.delimiter) } })
+    ).toBeUndefined();
   });
 });

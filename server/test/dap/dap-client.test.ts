@@ -26,18 +26,37 @@ function pair() {
     if (r) void adapterOut.write(r as unknown as Message);
   });
   return {
-    client, received, toClient,
+    client,
+    received,
+    toClient,
     onRequest: (fn: typeof respond) => (respond = fn),
     send: (m: Record<string, unknown>) => adapterOut.write(m as unknown as Message)
   };
 }
 
 describe('DapClient', () => {
-  it('resolves the response body; success:false rejects with the adapter\'s formatted message', async () => {
+  it("resolves the response body; success:false rejects with the adapter's formatted message", async () => {
     const p = pair();
-    p.onRequest((m) => m.command === 'threads'
-      ? { seq: 1, type: 'response', request_seq: m.seq, command: 'threads', success: true, body: { threads: [{ id: 7, name: 'main' }] } }
-      : { seq: 2, type: 'response', request_seq: m.seq, command: m.command, success: false, message: 'x', body: { error: { id: 1, format: 'no such frame {id}', variables: { id: '42' } } } });
+    p.onRequest((m) =>
+      m.command === 'threads'
+        ? {
+            seq: 1,
+            type: 'response',
+            request_seq: m.seq,
+            command: 'threads',
+            success: true,
+            body: { threads: [{ id: 7, name: 'main' }] }
+          }
+        : {
+            seq: 2,
+            type: 'response',
+            request_seq: m.seq,
+            command: m.command,
+            success: false,
+            message: 'x',
+            body: { error: { id: 1, format: 'no such frame {id}', variables: { id: '42' } } }
+          }
+    );
     expect(await p.client.request('threads', undefined)).toEqual({ threads: [{ id: 7, name: 'main' }] });
     const err = await p.client.request('scopes', { frameId: 42 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DapRequestError);
@@ -51,7 +70,9 @@ describe('DapClient', () => {
     p.client.onEvent((e) => events.push(e.event));
     await p.send({ seq: 1, type: 'request', command: 'runInTerminal', arguments: { args: ['x'] } });
     await p.send({ seq: 2, type: 'event', event: 'stopped', body: { reason: 'breakpoint' } });
-    await expect.poll(() => p.received.find((m) => m.type === 'response')).toMatchObject({ request_seq: 1, command: 'runInTerminal', success: false });
+    await expect
+      .poll(() => p.received.find((m) => m.type === 'response'))
+      .toMatchObject({ request_seq: 1, command: 'runInTerminal', success: false });
     await expect.poll(() => events).toEqual(['stopped']);
     p.client.dispose();
   });

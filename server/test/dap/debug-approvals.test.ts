@@ -17,12 +17,19 @@ describe.skipIf(!HAVE_PYTHON)('debug approvals: fewer, better questions', () => 
   beforeAll(async () => {
     rig = await debugRig({
       stopWaitMs: 30_000,
-      gate: (ws) => ({ policy: new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, '.home'), CELLMATE_TRUSTED_WORKSPACES: ws } }), approvals: person.broker })
+      gate: (ws) => ({
+        policy: new PolicyStore({
+          workspace: ws,
+          env: { HOME: path.join(ws, '.home'), CELLMATE_TRUSTED_WORKSPACES: ws }
+        }),
+        approvals: person.broker
+      })
     });
   }, 60_000);
   afterAll(async () => rig?.dispose());
 
-  const asked = (): string[] => person.approvals().map((c) => JSON.stringify((c.approval!.args as { action: string }).action));
+  const asked = (): string[] =>
+    person.approvals().map((c) => JSON.stringify((c.approval!.args as { action: string }).action));
 
   it('views are read tier, control of an allowed session asks nothing, evaluate asks once with "Always" in words', async () => {
     expect((await rig.call({ action: 'status' })).ok).toBe(true);

@@ -32,7 +32,13 @@ describe.skipIf(!HAVE_PYTHON)('debug actions before the policy', () => {
   let registry: ToolRegistry;
   let calls = 0;
   const call = (args: Record<string, unknown>, chatId = 'chat-1') => {
-    const ctx: ToolContext = { workspace: rig.ws, signal: new AbortController().signal, actor: 'model', chatId, turnId: `turn-${++calls}` };
+    const ctx: ToolContext = {
+      workspace: rig.ws,
+      signal: new AbortController().signal,
+      actor: 'model',
+      chatId,
+      turnId: `turn-${++calls}`
+    };
     return registry.call('debug', args, ctx);
   };
 
@@ -57,8 +63,14 @@ describe.skipIf(!HAVE_PYTHON)('debug actions before the policy', () => {
         }
       }
     });
-    const policy = new PolicyStore({ workspace: rig.ws, env: { HOME: home, CELLMATE_HOME: path.join(home, '.cellmate') } });
-    registry = new ToolRegistry([createDebugTool({ sessions: rig.sessions, kernels: rig.kernels })], { policy, approvals: broker });
+    const policy = new PolicyStore({
+      workspace: rig.ws,
+      env: { HOME: home, CELLMATE_HOME: path.join(home, '.cellmate') }
+    });
+    registry = new ToolRegistry([createDebugTool({ sessions: rig.sessions, kernels: rig.kernels })], {
+      policy,
+      approvals: broker
+    });
   }, 60_000);
   afterAll(async () => {
     registry?.dispose();
@@ -72,7 +84,11 @@ describe.skipIf(!HAVE_PYTHON)('debug actions before the policy', () => {
   }
 
   it('with debug allowed: evaluate answers; rmtree in evaluate or in a breakpoint condition is refused by the shell deny rule', async () => {
-    await rules([{ tool: 'debug', pattern: '*', action: 'allow' }, { tool: 'eval', pattern: '*', action: 'allow' }, { tool: 'shell', pattern: 'rm*', action: 'deny' }]);
+    await rules([
+      { tool: 'debug', pattern: '*', action: 'allow' },
+      { tool: 'eval', pattern: '*', action: 'allow' },
+      { tool: 'shell', pattern: 'rm*', action: 'deny' }
+    ]);
     await runInKernel(rig, 'keep = 41\nitems = [3, 5, 7]');
     expect((await call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3] })).ok).toBe(true);
     const run = await call({ action: 'run_cell', file: 'nb.ipynb', cell: 'cell1' });
@@ -80,12 +96,23 @@ describe.skipIf(!HAVE_PYTHON)('debug actions before the policy', () => {
     const fine = await call({ action: 'evaluate', expression: 'len(items) + keep' });
     expect(fine.ok, fine.output).toBe(true);
     expect(fine.output).toContain('44');
-    for (const expression of [`__import__('shutil').rmtree(${JSON.stringify(victim)})`, `__import__('os').system('rm -rf ${victim}')`]) {
+    for (const expression of [
+      `__import__('shutil').rmtree(${JSON.stringify(victim)})`,
+      `__import__('os').system('rm -rf ${victim}')`
+    ]) {
       const r = await call({ action: 'evaluate', expression });
       expect(r.ok).toBe(false);
-      expect(r.output).toMatch(/^Denied: shell on "rm[^"]*" \(.*\) is denied by the policy rule \{"tool":"shell","pattern":"rm\*","action":"deny"\}/);
+      expect(r.output).toMatch(
+        /^Denied: shell on "rm[^"]*" \(.*\) is denied by the policy rule \{"tool":"shell","pattern":"rm\*","action":"deny"\}/
+      );
     }
-    const cond = await call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3], condition: `__import__('shutil').rmtree(${JSON.stringify(victim)}) or True` });
+    const cond = await call({
+      action: 'breakpoints',
+      file: 'nb.ipynb',
+      cell: 'cell1',
+      lines: [3],
+      condition: `__import__('shutil').rmtree(${JSON.stringify(victim)}) or True`
+    });
     expect(cond.output).toMatch(/^Denied: shell on "rm/);
     await call({ action: 'continue' });
     expect(await readdir(victim)).toEqual(['keep.txt']);
@@ -109,6 +136,10 @@ describe.skipIf(!HAVE_PYTHON)('debug actions before the policy', () => {
     expect(attach.ok).toBe(false);
     expect(cards).toHaveLength(3);
     // The first card's "Always" wrote a rule for `continue` alone; the others would cover one expression, one port.
-    expect(cards.map((c) => c.approval?.pattern)).toEqual(['continue', 'evaluate secret_value', 'attach 127.0.0.1:5678']);
+    expect(cards.map((c) => c.approval?.pattern)).toEqual([
+      'continue',
+      'evaluate secret_value',
+      'attach 127.0.0.1:5678'
+    ]);
   }, 60_000);
 });

@@ -16,7 +16,12 @@ describe('debug: what the model sees (HARN-1)', () => {
     const registry = new ToolRegistry([]);
     const tool = createDebugTool({ sessions: new DebugSessionManager() });
     registry.register(tool);
-    const declared = { name: tool.name, tier: tool.tier, parameters: registry.inputJsonSchema('debug'), description: registry.modelDescription('debug') };
+    const declared = {
+      name: tool.name,
+      tier: tool.tier,
+      parameters: registry.inputJsonSchema('debug'),
+      description: registry.modelDescription('debug')
+    };
     await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('../tools/__schemas__/debug.json');
     expect(tool.tier).toBe('exec');
     expect(tool.parallelSafe).toBe(false);
@@ -29,7 +34,11 @@ describe('debug: what the model sees (HARN-1)', () => {
 describe('debug adapters: which half is missing (DBG-4)', () => {
   const call = async (ws: string, env: NodeJS.ProcessEnv) => {
     const registry = new ToolRegistry([createDebugTool({ sessions: new DebugSessionManager(), env })]);
-    const r = await registry.call('debug', { action: 'adapters' }, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'c' });
+    const r = await registry.call(
+      'debug',
+      { action: 'adapters' },
+      { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'c' }
+    );
     registry.dispose();
     return r.output.split('\n');
   };
@@ -41,10 +50,14 @@ describe('debug adapters: which half is missing (DBG-4)', () => {
     // A PATH with only a `dlv` (and no lldb-dap, no python3), and no Cellmate Python either.
     await writeFile(path.join(bin, 'dlv'), '#!/bin/sh\n', { mode: 0o755 });
     const lines = await call(ws, { PATH: bin, CELLMATE_PYTHON: path.join(bin, 'no-python') });
-    expect(lines).toContain('lldb: not usable here (marker CMakeLists.txt found) — executable missing: needs lldb-dap ($CELLMATE_LLDB_DAP, else lldb-dap or lldb-dap-<n> on PATH; Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)');
-    expect(lines).toContain(`delve: not usable here (executable \`${path.join(bin, 'dlv')} dap\` found) — root marker missing: no go.mod in the workspace root`);
+    expect(lines).toContain(
+      'lldb: not usable here (marker CMakeLists.txt found) — executable missing: needs lldb-dap ($CELLMATE_LLDB_DAP, else lldb-dap or lldb-dap-<n> on PATH; Debian: `apt-get install lldb-19` gives /usr/bin/lldb-dap-19)'
+    );
+    expect(lines).toContain(
+      `delve: not usable here (executable \`${path.join(bin, 'dlv')} dap\` found) — root marker missing: no go.mod in the workspace root`
+    );
     expect(lines.find((l) => l.startsWith('debugpy:'))).toBe(
-      'debugpy: not usable here — root marker missing: no pyproject.toml / setup.py / requirements.txt in the workspace root; executable missing: needs a Python with debugpy (in a trusted workspace the project .venv/bin or venv/bin python first; then python3 on PATH, then Cellmate\'s own Python; `pip install debugpy`) (both halves missing: a root marker (pyproject.toml, setup.py, requirements.txt) and the executable)'
+      "debugpy: not usable here — root marker missing: no pyproject.toml / setup.py / requirements.txt in the workspace root; executable missing: needs a Python with debugpy (in a trusted workspace the project .venv/bin or venv/bin python first; then python3 on PATH, then Cellmate's own Python; `pip install debugpy`) (both halves missing: a root marker (pyproject.toml, setup.py, requirements.txt) and the executable)"
     );
     expect(lines.at(-1)).toMatch(/^kernel: usable for notebook cells/);
   });
@@ -69,7 +82,11 @@ describe('debug adapters: which half is missing (DBG-4)', () => {
     for (const exe of ['lldb-dap', 'dlv']) await writeFile(path.join(bin, exe), '#!/bin/sh\n', { mode: 0o755 });
     await writeFile(path.join(tools, 'dlv'), '#!/bin/sh\n', { mode: 0o755 });
     await writeFile(path.join(tools, 'not-executable'), '', { mode: 0o644 });
-    const lines = await call(ws, { PATH: bin, CELLMATE_DLV: path.join(tools, 'dlv'), CELLMATE_LLDB_DAP: path.join(tools, 'not-executable') });
+    const lines = await call(ws, {
+      PATH: bin,
+      CELLMATE_DLV: path.join(tools, 'dlv'),
+      CELLMATE_LLDB_DAP: path.join(tools, 'not-executable')
+    });
     expect(lines).toContain(`delve: usable — marker go.mod, adapter \`${path.join(tools, 'dlv')} dap\``);
     expect(lines.find((l) => l.startsWith('lldb:'))).toBe(
       `lldb: not usable here (marker CMakeLists.txt found) — executable missing ($CELLMATE_LLDB_DAP=${path.join(tools, 'not-executable')} is not an executable file): needs lldb-dap ($CELLMATE_LLDB_DAP, else lldb-dap or lldb-dap-<n> on PATH; Debian: \`apt-get install lldb-19\` gives /usr/bin/lldb-dap-19)`
@@ -81,10 +98,22 @@ describe('debug adapters: which half is missing (DBG-4)', () => {
     await mkdir(path.join(ws, 'src'));
     await writeFile(path.join(ws, 'src', 'main.go'), 'package main\nfunc main() {}\n');
     const { processLauncher } = await import('../../src/dap/process-adapter.js');
-    const registry = new ToolRegistry([createDebugTool({ sessions: new DebugSessionManager(), env: { PATH: '' }, launchProcess: processLauncher({ env: { PATH: '' } }) })]);
-    const r = await registry.call('debug', { action: 'launch', program: 'src/main.go' }, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'c' });
+    const registry = new ToolRegistry([
+      createDebugTool({
+        sessions: new DebugSessionManager(),
+        env: { PATH: '' },
+        launchProcess: processLauncher({ env: { PATH: '' } })
+      })
+    ]);
+    const r = await registry.call(
+      'debug',
+      { action: 'launch', program: 'src/main.go' },
+      { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'c' }
+    );
     expect(r.ok).toBe(false);
-    expect(r.output).toContain('delve: not usable here — root marker missing: no go.mod in src or above it within the workspace; executable missing: needs dlv ($CELLMATE_DLV, else dlv on PATH;');
+    expect(r.output).toContain(
+      'delve: not usable here — root marker missing: no go.mod in src or above it within the workspace; executable missing: needs dlv ($CELLMATE_DLV, else dlv on PATH;'
+    );
     registry.dispose();
   });
 });
@@ -131,15 +160,21 @@ describe.skipIf(!HAVE_PYTHON)('debug sessions: one per chat, hard TTL (DBG-2)', 
     expect(again.output).toContain(`a cell is still running under the debugger (session ${id}, stopped)`);
     const launch = await rig.call({ action: 'launch', program: 'x.py' });
     expect(launch.ok).toBe(false);
-    expect(launch.output).toMatch(new RegExp(`already running in this chat: session ${id} \\(kernel: this chat's private Python kernel, stopped`));
+    expect(launch.output).toMatch(
+      new RegExp(`already running in this chat: session ${id} \\(kernel: this chat's private Python kernel, stopped`)
+    );
     // Another chat is independent.
     expect((await rig.call({ action: 'status' }, 'chat-2')).output).toBe('No debug session is running in this chat.');
 
     // TTL: wait for the session to end by itself (bounded wait, no timing assertion).
-    const ended = new Promise<void>((resolve) => rig.sessions.onDidChange((e) => e.session.id === id && e.session.state === 'ended' && resolve()));
+    const ended = new Promise<void>((resolve) =>
+      rig.sessions.onDidChange((e) => e.session.id === id && e.session.state === 'ended' && resolve())
+    );
     await ended;
     const status = await rig.call({ action: 'status' });
-    expect(status.output).toContain(`the previous debug session ${id} (kernel) ended: the session reached its 10-second limit and was terminated`);
+    expect(status.output).toContain(
+      `the previous debug session ${id} (kernel) ended: the session reached its 10-second limit and was terminated`
+    );
     expect(status.output).toContain('No debug session is running in this chat.');
     // The stopped cell ran on, the kernel's debugger is off again, the kernel's state is kept.
     expect(await runInKernel(rig, 'print(keep, result)')).toBe('41 15\n');

@@ -48,7 +48,9 @@ describe.skipIf(!HAVE_PYTHON)('debug: programs under debugpy', () => {
 
   it('adapters: debugpy usable through the project .venv python', async () => {
     const r = await rig.call({ action: 'adapters' });
-    expect(r.output).toContain(`debugpy: usable — marker requirements.txt, adapter \`${path.join(rig.ws, '.venv', 'bin', 'python')} -m debugpy.adapter\``);
+    expect(r.output).toContain(
+      `debugpy: usable — marker requirements.txt, adapter \`${path.join(rig.ws, '.venv', 'bin', 'python')} -m debugpy.adapter\``
+    );
   }, 60_000);
 
   it('off-by-one: breakpoint, launch, variables, evaluate in the frame, continue, output', async () => {
@@ -69,7 +71,11 @@ describe.skipIf(!HAVE_PYTHON)('debug: programs under debugpy', () => {
     const vars = await rig.call({ action: 'variables', reference: locals });
     expect(vars.output).toMatch(/^i \(int\) = 0$/m);
     expect(vars.output).toMatch(/^values \(list\) = \[4, 8, 15, 16\] \[expand: reference=\d+\]$/m);
-    const ev = await rig.call({ action: 'evaluate', expression: 'len(range(len(values) - 1)), len(values)', frame_id: frameId });
+    const ev = await rig.call({
+      action: 'evaluate',
+      expression: 'len(range(len(values) - 1)), len(values)',
+      frame_id: frameId
+    });
     expect(ev.output).toMatch(/^\(3, 4\) \(tuple\)/);
 
     // Second launch while this one runs: refused, naming the running session (DBG-2).
@@ -102,7 +108,9 @@ describe.skipIf(!HAVE_PYTHON)('debug: programs under debugpy', () => {
       await new Promise((r) => setTimeout(r, 100));
       status = await rig.call({ action: 'status' }, 'chat-kill');
     }
-    expect(status.output).toMatch(/the previous debug session \w+ \(debugpy\) ended: the debugpy debug adapter went away: the adapter process ended \(signal SIGKILL\)/);
+    expect(status.output).toMatch(
+      /the previous debug session \w+ \(debugpy\) ended: the debugpy debug adapter went away: the adapter process ended \(signal SIGKILL\)/
+    );
     expect(status.output).toContain('No debug session is running in this chat.');
     expect(await leftOver(path.join(rig.ws, 'avg.py'))).toEqual([]);
     await rig.call({ action: 'breakpoints', file: 'avg.py', lines: [] }, 'chat-kill');

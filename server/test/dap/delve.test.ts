@@ -40,7 +40,9 @@ const PROGRAM = [
 const LOCAL_DLV = path.join(REPO, '.tools', 'bin', 'dlv');
 const DLV = process.env.CELLMATE_DLV || (existsSync(LOCAL_DLV) ? LOCAL_DLV : undefined);
 /** Without a dlv, PATH is emptied of it too (Debian's too-old delve must not be picked up by chance). */
-const env: NodeJS.ProcessEnv = DLV ? { ...process.env, CELLMATE_DLV: DLV } : { ...process.env, CELLMATE_DLV: '', PATH: '/nonexistent' };
+const env: NodeJS.ProcessEnv = DLV
+  ? { ...process.env, CELLMATE_DLV: DLV }
+  : { ...process.env, CELLMATE_DLV: '', PATH: '/nonexistent' };
 
 describe('debug: a Go program under delve', () => {
   let rig: DebugRig;
@@ -55,46 +57,65 @@ describe('debug: a Go program under delve', () => {
   }, 300_000);
   afterAll(async () => rig?.dispose());
 
-  it(DLV ? 'adapters: delve usable with go.mod and $CELLMATE_DLV' : 'adapters: dlv is missing and adapters says so precisely', async () => {
-    const r = await rig.call({ action: 'adapters' });
-    if (DLV) expect(r.output).toContain(`delve: usable — marker go.mod, adapter \`${DLV} dap\``);
-    else expect(r.output).toContain('delve: not usable here (marker go.mod found) — executable missing: needs dlv ($CELLMATE_DLV, else dlv on PATH;');
-  }, 60_000);
+  it(
+    DLV
+      ? 'adapters: delve usable with go.mod and $CELLMATE_DLV'
+      : 'adapters: dlv is missing and adapters says so precisely',
+    async () => {
+      const r = await rig.call({ action: 'adapters' });
+      if (DLV) expect(r.output).toContain(`delve: usable — marker go.mod, adapter \`${DLV} dap\``);
+      else
+        expect(r.output).toContain(
+          'delve: not usable here (marker go.mod found) — executable missing: needs dlv ($CELLMATE_DLV, else dlv on PATH;'
+        );
+    },
+    60_000
+  );
 
-  it(DLV ? 'main.go: breakpoint, launch, variables, evaluate in the frame, continue, output' : 'launch without dlv is refused with the missing half', async () => {
-    const bp = await rig.call({ action: 'breakpoints', file: 'cmd/sum/main.go', lines: [8] });
-    expect(bp.output).toContain('line 8: total += values[i] — pending, not verified yet');
-    const launch = await rig.call({ action: 'launch', program: 'cmd/sum/main.go' });
-    if (!DLV) {
-      expect(launch.ok).toBe(false);
-      expect(launch.output).toContain('debug launch: delve: not usable here (marker go.mod found) — executable missing');
-      return;
-    }
-    expect(launch.ok, launch.output).toBe(true);
-    expect(launch.output).toMatch(/Started debug session \w+ \(delve: cmd\/sum\/main\.go\)/);
-    expect(launch.output).toContain('line 8: total += values[i] — set, verified');
-    expect(launch.output).toMatch(/Stopped \(breakpoint[^)]*\) in main\.sum at .*main\.go, line 8: total \+= values\[i\]/);
+  it(
+    DLV
+      ? 'main.go: breakpoint, launch, variables, evaluate in the frame, continue, output'
+      : 'launch without dlv is refused with the missing half',
+    async () => {
+      const bp = await rig.call({ action: 'breakpoints', file: 'cmd/sum/main.go', lines: [8] });
+      expect(bp.output).toContain('line 8: total += values[i] — pending, not verified yet');
+      const launch = await rig.call({ action: 'launch', program: 'cmd/sum/main.go' });
+      if (!DLV) {
+        expect(launch.ok).toBe(false);
+        expect(launch.output).toContain(
+          'debug launch: delve: not usable here (marker go.mod found) — executable missing'
+        );
+        return;
+      }
+      expect(launch.ok, launch.output).toBe(true);
+      expect(launch.output).toMatch(/Started debug session \w+ \(delve: cmd\/sum\/main\.go\)/);
+      expect(launch.output).toContain('line 8: total += values[i] — set, verified');
+      expect(launch.output).toMatch(
+        /Stopped \(breakpoint[^)]*\) in main\.sum at .*main\.go, line 8: total \+= values\[i\]/
+      );
 
-    const stack = await rig.call({ action: 'stack' });
-    const top = stack.output.split('\n')[0]!;
-    expect(top).toMatch(/^frame \d+ main\.sum — .*main\.go, line 8: total \+= values\[i\]$/);
-    expect(stack.output).toMatch(/main\.main — .*main\.go, line 15: fmt\.Println\("sum:", sum\(data\)\)/);
-    const frameId = Number(/^frame (\d+)/.exec(top)![1]);
-    const scopes = await rig.call({ action: 'scopes', frame_id: frameId });
-    const locals = Number(/^Locals: reference=(\d+)/m.exec(scopes.output)![1]);
-    const vars = await rig.call({ action: 'variables', reference: locals });
-    expect(vars.output).toMatch(/^total \(int\) = 0$/m);
-    expect(vars.output).toMatch(/^i \(int\) = 0$/m);
-    const ev = await rig.call({ action: 'evaluate', expression: 'len(values) - 1', frame_id: frameId });
-    expect(ev.output).toMatch(/^3 \(int\)/);
+      const stack = await rig.call({ action: 'stack' });
+      const top = stack.output.split('\n')[0]!;
+      expect(top).toMatch(/^frame \d+ main\.sum — .*main\.go, line 8: total \+= values\[i\]$/);
+      expect(stack.output).toMatch(/main\.main — .*main\.go, line 15: fmt\.Println\("sum:", sum\(data\)\)/);
+      const frameId = Number(/^frame (\d+)/.exec(top)![1]);
+      const scopes = await rig.call({ action: 'scopes', frame_id: frameId });
+      const locals = Number(/^Locals: reference=(\d+)/m.exec(scopes.output)![1]);
+      const vars = await rig.call({ action: 'variables', reference: locals });
+      expect(vars.output).toMatch(/^total \(int\) = 0$/m);
+      expect(vars.output).toMatch(/^i \(int\) = 0$/m);
+      const ev = await rig.call({ action: 'evaluate', expression: 'len(values) - 1', frame_id: frameId });
+      expect(ev.output).toMatch(/^3 \(int\)/);
 
-    await rig.call({ action: 'breakpoints', file: 'cmd/sum/main.go', lines: [] });
-    const cont = await rig.call({ action: 'continue' });
-    expect(cont.output).toContain('The program finished.');
-    const out = await rig.call({ action: 'output' });
-    expect(out.output).toContain('sum: 27');
-    const end = await rig.call({ action: 'terminate' });
-    expect(end.output).toMatch(/Terminated debug session \w+ \(delve: cmd\/sum\/main\.go\)/);
-    expect(await leftOver(path.join(rig.ws, 'cmd'))).toEqual([]);
-  }, 180_000);
+      await rig.call({ action: 'breakpoints', file: 'cmd/sum/main.go', lines: [] });
+      const cont = await rig.call({ action: 'continue' });
+      expect(cont.output).toContain('The program finished.');
+      const out = await rig.call({ action: 'output' });
+      expect(out.output).toContain('sum: 27');
+      const end = await rig.call({ action: 'terminate' });
+      expect(end.output).toMatch(/Terminated debug session \w+ \(delve: cmd\/sum\/main\.go\)/);
+      expect(await leftOver(path.join(rig.ws, 'cmd'))).toEqual([]);
+    },
+    180_000
+  );
 });

@@ -28,7 +28,11 @@ describe.skipIf(!HAVE_PYTHON)('debug cards follow a session that ends on its own
   it('DBG-2: the TTL ends the session: its latest card becomes ended with the reason, the earlier one keeps its stop marked session-ended', async () => {
     const model = await scriptSettings(rig.ws, {
       steps: [
-        { toolCalls: [{ toolName: 'debug', input: { action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3] } }] },
+        {
+          toolCalls: [
+            { toolName: 'debug', input: { action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3] } }
+          ]
+        },
         { toolCalls: [{ toolName: 'debug', input: { action: 'run_cell', file: 'nb.ipynb', cell: 'cell1' } }] },
         { toolCalls: [{ toolName: 'debug', input: { action: 'stack' } }] },
         { text: 'stopped' }
@@ -40,9 +44,20 @@ describe.skipIf(!HAVE_PYTHON)('debug cards follow a session that ends on its own
     await handle.session.client.execute('items = [3, 5, 7]');
     await h.sendAndWait(chat.id, 'debug it', model);
     const cards = (): DebugDisplay[] =>
-      h.service.get(chat.id).items.flatMap((i) => (i.kind === 'tool' && (i as ToolCallItem).display?.kind === 'debug' ? [(i as ToolCallItem).display as DebugDisplay] : []));
+      h.service
+        .get(chat.id)
+        .items.flatMap((i) =>
+          i.kind === 'tool' && (i as ToolCallItem).display?.kind === 'debug'
+            ? [(i as ToolCallItem).display as DebugDisplay]
+            : []
+        );
     expect(cards().map((c) => c.state)).toEqual(['stopped', 'stopped']);
-    const updated = await h.waitForEvent((e) => e.type === 'item-updated' && (e.item as ToolCallItem).display?.kind === 'debug' && ((e.item as ToolCallItem).display as DebugDisplay).state === 'ended');
+    const updated = await h.waitForEvent(
+      (e) =>
+        e.type === 'item-updated' &&
+        (e.item as ToolCallItem).display?.kind === 'debug' &&
+        ((e.item as ToolCallItem).display as DebugDisplay).state === 'ended'
+    );
     const display = (updated as { item: ToolCallItem }).item.display as DebugDisplay;
     expect(display.state).toBe('ended');
     expect(display.reason).toMatch(/^ended: the session reached its 4-second limit/);

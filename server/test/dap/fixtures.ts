@@ -24,11 +24,23 @@ export const CELLS = [
 ];
 
 export function notebookJson(cells: readonly string[]): string {
-  return JSON.stringify({
-    nbformat: 4, nbformat_minor: 5,
-    metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
-    cells: cells.map((source, i) => ({ id: `cell${i}`, cell_type: 'code', metadata: {}, execution_count: null, outputs: [], source }))
-  }, null, 1);
+  return JSON.stringify(
+    {
+      nbformat: 4,
+      nbformat_minor: 5,
+      metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
+      cells: cells.map((source, i) => ({
+        id: `cell${i}`,
+        cell_type: 'code',
+        metadata: {},
+        execution_count: null,
+        outputs: [],
+        source
+      }))
+    },
+    null,
+    1
+  );
 }
 
 export interface DebugRig {
@@ -41,20 +53,38 @@ export interface DebugRig {
 }
 
 /** A workspace with `nb.ipynb`, real private kernels and the debug tool. */
-export async function debugRig(opts: DebugSessionManagerOptions & Partial<DebugToolOptions> & {
-  /** The policy and the person answering its cards (default: no policy gate). */
-  gate?: (workspace: string) => Pick<ToolRegistryOptions, 'policy' | 'approvals'>;
-} = {}): Promise<DebugRig> {
+export async function debugRig(
+  opts: DebugSessionManagerOptions &
+    Partial<DebugToolOptions> & {
+      /** The policy and the person answering its cards (default: no policy gate). */
+      gate?: (workspace: string) => Pick<ToolRegistryOptions, 'policy' | 'approvals'>;
+    } = {}
+): Promise<DebugRig> {
   const ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-debug-')));
   await writeFile(path.join(ws, 'nb.ipynb'), notebookJson(CELLS));
-  const kernels = new KernelManager({ workspace: ws, maxPrivateKernels: 8, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'] });
-  const sessions = new DebugSessionManager({ stopWaitMs: opts.stopWaitMs ?? 60_000, ...(opts.ttlMs ? { ttlMs: opts.ttlMs } : {}) });
+  const kernels = new KernelManager({
+    workspace: ws,
+    maxPrivateKernels: 8,
+    pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}']
+  });
+  const sessions = new DebugSessionManager({
+    stopWaitMs: opts.stopWaitMs ?? 60_000,
+    ...(opts.ttlMs ? { ttlMs: opts.ttlMs } : {})
+  });
   const { gate, ...toolOptions } = opts;
   const registry = new ToolRegistry([], gate?.(ws) ?? {});
   registry.register(createDebugTool({ sessions, kernels, ...toolOptions }));
-  const ctx = (chatId: string): ToolContext => ({ workspace: ws, signal: new AbortController().signal, actor: 'model', chatId });
+  const ctx = (chatId: string): ToolContext => ({
+    workspace: ws,
+    signal: new AbortController().signal,
+    actor: 'model',
+    chatId
+  });
   return {
-    ws, kernels, sessions, registry,
+    ws,
+    kernels,
+    sessions,
+    registry,
     call: (args, chatId = 'chat-1') => registry.call('debug', args, ctx(chatId)),
     async dispose() {
       await sessions.dispose();
@@ -69,7 +99,9 @@ export async function debugRig(opts: DebugSessionManagerOptions & Partial<DebugT
 export async function runInKernel(rig: DebugRig, code: string, chatId = 'chat-1'): Promise<string> {
   const { handle } = await rig.kernels.acquire(chatId, 'python');
   const r = await handle.session.client.execute(code);
-  return r.iopub.flatMap((m) => (m.header.msg_type === 'stream' ? [(m.content as { text: string }).text] : [])).join('');
+  return r.iopub
+    .flatMap((m) => (m.header.msg_type === 'stream' ? [(m.content as { text: string }).text] : []))
+    .join('');
 }
 
 /** The processes whose command line mentions `needle` (checked for leaks, never killed here). */

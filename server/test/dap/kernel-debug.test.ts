@@ -12,7 +12,7 @@ import { KernelDapChannel } from '../../src/dap/kernel-channel.js';
 import { createEvalTool } from '../../src/tools/eval/eval.js';
 import { debugRig, HAVE_PYTHON, notebookJson, runInKernel, type DebugRig } from './fixtures.js';
 
-describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own debugger', () => {
+describe.skipIf(!HAVE_PYTHON)("debug: notebook cells under the kernel's own debugger", () => {
   let rig: DebugRig;
   beforeAll(async () => {
     rig = await debugRig();
@@ -28,16 +28,24 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
     const run = await rig.call({ action: 'run_cell', file: 'nb.ipynb', cell: 'cell1' });
     expect(run.ok, run.output).toBe(true);
     expect(run.output).toContain('line 3: total += items[i] — set, verified');
-    expect(run.output).toMatch(/Stopped \(breakpoint\) in <module> at nb\.ipynb cell 2 \(id cell1\), line 3: total \+= items\[i\]/);
+    expect(run.output).toMatch(
+      /Stopped \(breakpoint\) in <module> at nb\.ipynb cell 2 \(id cell1\), line 3: total \+= items\[i\]/
+    );
     const display = run.ok ? run.display : undefined;
     expect(display?.kind).toBe('debug');
     if (display?.kind === 'debug') {
       expect(display.state).toBe('stopped');
-      expect(display.frames?.[0]).toMatchObject({ line: 3, sourceLine: '    total += items[i]', cell: { notebook: 'nb.ipynb', cellId: 'cell1', index: 1 } });
+      expect(display.frames?.[0]).toMatchObject({
+        line: 3,
+        sourceLine: '    total += items[i]',
+        cell: { notebook: 'nb.ipynb', cellId: 'cell1', index: 1 }
+      });
     }
 
     const stack = await rig.call({ action: 'stack' });
-    expect(stack.output).toMatch(/^frame (\d+) <module> — nb\.ipynb cell 2 \(id cell1\), line 3: total \+= items\[i\]$/m);
+    expect(stack.output).toMatch(
+      /^frame (\d+) <module> — nb\.ipynb cell 2 \(id cell1\), line 3: total \+= items\[i\]$/m
+    );
     const frameId = Number(/^frame (\d+)/.exec(stack.output)![1]);
     const scopes = await rig.call({ action: 'scopes', frame_id: frameId });
     const ref = Number(/reference=(\d+)/.exec(scopes.output)![1]);
@@ -62,7 +70,7 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
     expect(await runInKernel(rig, 'print(keep)')).toBe('41\n');
   }, 120_000);
 
-  it('another client of the kernel debugger replacing the cell\'s breakpoints does not undo the agent\'s: they are set again before a resume (issue #12)', async () => {
+  it("another client of the kernel debugger replacing the cell's breakpoints does not undo the agent's: they are set again before a resume (issue #12)", async () => {
     await runInKernel(rig, 'keep = 41\nitems = [3, 5, 7]');
     await rig.call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3] });
     const run = await rig.call({ action: 'run_cell', file: 'nb.ipynb', cell: 'cell1' });
@@ -90,9 +98,12 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
     expect(cleared.output).toContain('The cell finished without error.');
   }, 120_000);
 
-  it('a breakpoint in a module the cell imports stops there, under the kernel\'s debugger', async () => {
+  it("a breakpoint in a module the cell imports stops there, under the kernel's debugger", async () => {
     await writeFile(path.join(rig.ws, 'helper.py'), 'def scale(x):\n    doubled = x * 2\n    return doubled + 1\n');
-    await writeFile(path.join(rig.ws, 'nb2.ipynb'), notebookJson(['import helper\nvalue = helper.scale(20)\nprint(value)']));
+    await writeFile(
+      path.join(rig.ws, 'nb2.ipynb'),
+      notebookJson(['import helper\nvalue = helper.scale(20)\nprint(value)'])
+    );
     const bp = await rig.call({ action: 'breakpoints', file: 'helper.py', lines: [3] });
     expect(bp.output).toContain('line 3: return doubled + 1 — pending, not verified yet');
     const run = await rig.call({ action: 'run_cell', file: 'nb2.ipynb', cell: '#1' });
@@ -100,7 +111,9 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
     expect(run.output).toMatch(/Stopped \(breakpoint\) in scale at .*helper\.py, line 3: return doubled \+ 1/);
     expect((await rig.call({ action: 'evaluate', expression: 'doubled' })).output).toMatch(/^40 \(int\)/);
     await rig.call({ action: 'breakpoints', file: 'helper.py', lines: [] });
-    expect((await rig.call({ action: 'continue' })).output).toContain('The cell finished without error.\nLast output:\n41');
+    expect((await rig.call({ action: 'continue' })).output).toContain(
+      'The cell finished without error.\nLast output:\n41'
+    );
     await rig.call({ action: 'terminate' });
   }, 120_000);
 
@@ -110,7 +123,9 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
     expect(ex.output).toContain('stop on uncaught exceptions (applied when the session starts)');
     const run = await rig.call({ action: 'run_cell', file: 'nb.ipynb', cell: '#3' });
     expect(run.ok, run.output).toBe(true);
-    expect(run.output).toMatch(/Stopped \(exception ZeroDivisionError: division by zero\) in \S+ at nb\.ipynb cell 3 \(id cell2\), line (3|5): /);
+    expect(run.output).toMatch(
+      /Stopped \(exception ZeroDivisionError: division by zero\) in \S+ at nb\.ipynb cell 3 \(id cell2\), line (3|5): /
+    );
     const stack = await rig.call({ action: 'stack' });
     const lines = stack.output.split('\n');
     // The frame where it raised is in the cell, the helper's line 3, with its own locals.
@@ -128,7 +143,12 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
 
   it('eval while run_cell is paused: refused at once with where it is paused; runs again after continue', async () => {
     rig.registry.register(createEvalTool({ kernels: rig.kernels, registry: () => rig.registry }));
-    const evalCall = (code: string) => rig.registry.call('eval', { code, description: 'Print a kernel variable' }, { workspace: rig.ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' });
+    const evalCall = (code: string) =>
+      rig.registry.call(
+        'eval',
+        { code, description: 'Print a kernel variable' },
+        { workspace: rig.ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' }
+      );
     await runInKernel(rig, 'keep = 41\nitems = [3, 5, 7]');
     await rig.call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [3] });
     const run = await rig.call({ action: 'run_cell', file: 'nb.ipynb', cell: 'cell1' });
@@ -137,7 +157,9 @@ describe.skipIf(!HAVE_PYTHON)('debug: notebook cells under the kernel\'s own deb
     // Queued behind the paused cell this would wait for the idle budget (minutes): the test's timeout would fail it.
     const refused = await evalCall('print(keep)');
     expect(refused.ok).toBe(false);
-    expect(refused.output).toContain(`The kernel is paused in the debugger at nb.ipynb cell 2 (id cell1), line 3: total += items[i] (debug session ${session}). Nothing else can run in that kernel until the debugged cell goes on: call debug continue (or step) until it finishes, or debug terminate, then run this again.`);
+    expect(refused.output).toContain(
+      `The kernel is paused in the debugger at nb.ipynb cell 2 (id cell1), line 3: total += items[i] (debug session ${session}). Nothing else can run in that kernel until the debugged cell goes on: call debug continue (or step) until it finishes, or debug terminate, then run this again.`
+    );
     await rig.call({ action: 'breakpoints', file: 'nb.ipynb', cell: 'cell1', lines: [] });
     expect((await rig.call({ action: 'continue' })).output).toContain('The cell finished without error.');
     const after = await evalCall('print(keep, result)');

@@ -13,7 +13,14 @@ import { fileURLToPath } from 'node:url';
 import type { NotebookSourceChange } from '@cellmate/protocol';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node.js';
 import { describe, expect, it } from 'vitest';
-import { applyChanges, EditError, locateCellSources, nodeEditFs, type Change, type EditFs } from '../../src/edits/index.js';
+import {
+  applyChanges,
+  EditError,
+  locateCellSources,
+  nodeEditFs,
+  type Change,
+  type EditFs
+} from '../../src/edits/index.js';
 import { PathRefusedError } from '../../src/base/tool-errors.js';
 import { PaneHub } from '../../src/notebooks/pane-hub.js';
 import { tempDir } from '../helpers/temp.js';
@@ -58,7 +65,12 @@ const rename = (s: string) => s.replaceAll('greet', 'hello');
 /** The change a rename of greet → hello computes from FILES. */
 function renameChanges(): Change[] {
   return [
-    ...['helper.py', 'app/main.py', 'app/cli.py'].map((p): Change => ({ kind: 'text', path: p, expected: FILES[p]!, next: rename(FILES[p]!) })),
+    ...['helper.py', 'app/main.py', 'app/cli.py'].map((p): Change => ({
+      kind: 'text',
+      path: p,
+      expected: FILES[p]!,
+      next: rename(FILES[p]!)
+    })),
     ...['nb/one.ipynb', 'nb/two.ipynb'].map((p): Change => ({
       kind: 'cells',
       path: p,
@@ -85,7 +97,13 @@ describe('applyChanges', () => {
   it('a rename across 3 .py files and 2 notebooks: all changed; notebooks valid, outputs/ids/metadata byte-identical', async () => {
     const ws = await workspace();
     const applied = await applyChanges(renameChanges(), { workspace: ws });
-    expect(applied.map((a) => `${a.how} ${a.path}`)).toEqual(['modified helper.py', 'modified app/main.py', 'modified app/cli.py', 'modified nb/one.ipynb', 'modified nb/two.ipynb']);
+    expect(applied.map((a) => `${a.how} ${a.path}`)).toEqual([
+      'modified helper.py',
+      'modified app/main.py',
+      'modified app/cli.py',
+      'modified nb/one.ipynb',
+      'modified nb/two.ipynb'
+    ]);
     const after = await snapshot(ws);
     for (const p of ['helper.py', 'app/main.py', 'app/cli.py']) expect(after[p]).toBe(rename(FILES[p]!));
     for (const p of ['nb/one.ipynb', 'nb/two.ipynb']) {
@@ -94,7 +112,12 @@ describe('applyChanges', () => {
       expect(cells[1]!.source.join('')).toBe(rename(CELL1));
       expect(cells[2]!.source.join('')).toBe('greet'); // not part of the change
     }
-    execFileSync(PYTHON, ['-c', 'import nbformat, sys\nfor p in sys.argv[1:]: nbformat.validate(nbformat.read(p, as_version=4))', path.join(ws, 'nb/one.ipynb'), path.join(ws, 'nb/two.ipynb')]);
+    execFileSync(PYTHON, [
+      '-c',
+      'import nbformat, sys\nfor p in sys.argv[1:]: nbformat.validate(nbformat.read(p, as_version=4))',
+      path.join(ws, 'nb/one.ipynb'),
+      path.join(ws, 'nb/two.ipynb')
+    ]);
     expect(Object.keys(after).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 
@@ -106,7 +129,9 @@ describe('applyChanges', () => {
     expect(error).toBeInstanceOf(EditError);
     expect(error.code).toBe('conflict');
     expect(error.files).toEqual(['app/cli.py']);
-    expect(error.message).toBe('Nothing was changed: a file is not what the edit was computed from.\n- app/cli.py: changed since the edit was computed\nRead it again and recompute the edit.');
+    expect(error.message).toBe(
+      'Nothing was changed: a file is not what the edit was computed from.\n- app/cli.py: changed since the edit was computed\nRead it again and recompute the edit.'
+    );
     expect(await snapshot(ws)).toEqual(before);
   });
 
@@ -126,8 +151,15 @@ describe('applyChanges', () => {
   it('a snapshot of the whole notebook (expectedFile) is compared byte for byte', async () => {
     const ws = await workspace();
     await writeFile(path.join(ws, 'nb/one.ipynb'), NOTEBOOK.replace('"tags": [', '"tags": ["x", '));
-    const change: Change = { kind: 'cells', path: 'nb/one.ipynb', expectedFile: NOTEBOOK, cells: [{ cell: 'c0ffee01', expected: CELL1, next: 'x' }] };
-    await expect(applyChanges([change], { workspace: ws })).rejects.toThrow(/nb\/one\.ipynb: changed since the edit was computed \(the file differs from the snapshot\)/);
+    const change: Change = {
+      kind: 'cells',
+      path: 'nb/one.ipynb',
+      expectedFile: NOTEBOOK,
+      cells: [{ cell: 'c0ffee01', expected: CELL1, next: 'x' }]
+    };
+    await expect(applyChanges([change], { workspace: ws })).rejects.toThrow(
+      /nb\/one\.ipynb: changed since the edit was computed \(the file differs from the snapshot\)/
+    );
   });
 
   it('creates and deletes; a create over an existing file and an edit of a missing one are conflicts', async () => {
@@ -169,7 +201,8 @@ describe('applyChanges', () => {
       ...nodeEditFs,
       write: async (abs, text) => {
         writes.push(path.relative(ws, abs));
-        if (path.relative(ws, abs) === 'nb/one.ipynb' && text !== NOTEBOOK) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+        if (path.relative(ws, abs) === 'nb/one.ipynb' && text !== NOTEBOOK)
+          throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
         return nodeEditFs.write(abs, text);
       }
     };
@@ -197,7 +230,9 @@ describe('applyChanges', () => {
         return nodeEditFs.write(abs, text);
       }
     };
-    const error = (await applyChanges(renameChanges(), { workspace: ws, fs: failing }).catch((e: unknown) => e)) as EditError;
+    const error = (await applyChanges(renameChanges(), { workspace: ws, fs: failing }).catch(
+      (e: unknown) => e
+    )) as EditError;
     expect(error.message).toBe(
       'Writing app/cli.py failed (EIO: i/o error). Restoring failed for helper.py (EROFS: read-only file system): that file holds the new content; the others of helper.py, app/main.py were restored.'
     );
@@ -211,12 +246,20 @@ describe('applyChanges', () => {
     await writeFile(path.join(ws, 'broken.ipynb'), '{"cells": [');
     const before = await snapshot(ws);
     const first = { kind: 'text', path: 'helper.py', expected: FILES['helper.py']!, next: 'x' } as Change;
-    await expect(applyChanges([first, { kind: 'text', path: '../outside.py', expected: null, next: 'x' }], { workspace: ws })).rejects.toBeInstanceOf(PathRefusedError);
-    await expect(applyChanges([first, { ...first, path: './helper.py' } as Change], { workspace: ws })).rejects.toThrow('helper.py appears twice in the change set');
-    await expect(applyChanges([first, { kind: 'text', path: 'latin.txt', expected: 'café\n', next: 'x' }], { workspace: ws })).rejects.toThrow('latin.txt is not UTF-8 text');
-    await expect(applyChanges([first, { kind: 'cells', path: 'broken.ipynb', cells: [{ cell: '#1', expected: '', next: 'x' }] }], { workspace: ws })).rejects.toThrow(
-      /^broken\.ipynb is not a valid nbformat 4 notebook/
+    await expect(
+      applyChanges([first, { kind: 'text', path: '../outside.py', expected: null, next: 'x' }], { workspace: ws })
+    ).rejects.toBeInstanceOf(PathRefusedError);
+    await expect(applyChanges([first, { ...first, path: './helper.py' } as Change], { workspace: ws })).rejects.toThrow(
+      'helper.py appears twice in the change set'
     );
+    await expect(
+      applyChanges([first, { kind: 'text', path: 'latin.txt', expected: 'café\n', next: 'x' }], { workspace: ws })
+    ).rejects.toThrow('latin.txt is not UTF-8 text');
+    await expect(
+      applyChanges([first, { kind: 'cells', path: 'broken.ipynb', cells: [{ cell: '#1', expected: '', next: 'x' }] }], {
+        workspace: ws
+      })
+    ).rejects.toThrow(/^broken\.ipynb is not a valid nbformat 4 notebook/);
     expect(await snapshot(ws)).toEqual(before);
   });
 });
@@ -243,7 +286,8 @@ function paneWith(openPath: string, cells: Array<{ id: string; source: string }>
     for (const c of p.changes) {
       const cell = cells.find((x) => x.id === c.cellId);
       if (!cell) throw new Error(`no cell "${c.cellId}" in the open notebook`);
-      if (cell.source !== c.expected) throw new Error(`cell "${c.cellId}" is not the text the change was computed from: it was edited since`);
+      if (cell.source !== c.expected)
+        throw new Error(`cell "${c.cellId}" is not the text the change was computed from: it was edited since`);
     }
     if (p.dryRun) return { changed: 0 };
     if (failApply) throw new Error('the notebook was closed');
@@ -260,10 +304,17 @@ function paneWith(openPath: string, cells: Array<{ id: string; source: string }>
 describe('applyChanges with an open notebook', () => {
   it('changes the open document through its pane (dry run first), not the file on disk', async () => {
     const ws = await workspace();
-    const { hub, cells, calls, asked } = paneWith('nb/one.ipynb', [{ id: 'c0ffee01', source: CELL1 }, { id: 'c0ffee04', source: CELL4 }]);
+    const { hub, cells, calls, asked } = paneWith('nb/one.ipynb', [
+      { id: 'c0ffee01', source: CELL1 },
+      { id: 'c0ffee04', source: CELL4 }
+    ]);
     const applied = await applyChanges(renameChanges(), { workspace: ws, port: hub });
     expect(asked.openDocuments).toBe(1); // once for both notebooks of the change set
-    expect(applied.find((x) => x.path === 'nb/one.ipynb')).toEqual({ path: 'nb/one.ipynb', how: 'open-notebook', cells: ['c0ffee01', 'c0ffee04'] });
+    expect(applied.find((x) => x.path === 'nb/one.ipynb')).toEqual({
+      path: 'nb/one.ipynb',
+      how: 'open-notebook',
+      cells: ['c0ffee01', 'c0ffee04']
+    });
     expect(cells.map((c) => c.source)).toEqual([rename(CELL1), rename(CELL4)]);
     expect(calls.map((c) => c.dryRun)).toEqual([true, false]);
     expect(await readFile(path.join(ws, 'nb/one.ipynb'), 'utf8')).toBe(NOTEBOOK);
@@ -273,10 +324,17 @@ describe('applyChanges with an open notebook', () => {
   it('a cell edited in the open notebook since: nothing written, the error names the notebook and the cell', async () => {
     const ws = await workspace();
     const before = await snapshot(ws);
-    const { hub, calls } = paneWith('nb/one.ipynb', [{ id: 'c0ffee01', source: `${CELL1}\n# typing…` }, { id: 'c0ffee04', source: CELL4 }]);
-    const error = (await applyChanges(renameChanges(), { workspace: ws, port: hub }).catch((e: unknown) => e)) as EditError;
+    const { hub, calls } = paneWith('nb/one.ipynb', [
+      { id: 'c0ffee01', source: `${CELL1}\n# typing…` },
+      { id: 'c0ffee04', source: CELL4 }
+    ]);
+    const error = (await applyChanges(renameChanges(), { workspace: ws, port: hub }).catch(
+      (e: unknown) => e
+    )) as EditError;
     expect(error.code).toBe('conflict');
-    expect(error.message).toContain('- nb/one.ipynb: open in JupyterLab, and cell "c0ffee01" is not the text the change was computed from: it was edited since');
+    expect(error.message).toContain(
+      '- nb/one.ipynb: open in JupyterLab, and cell "c0ffee01" is not the text the change was computed from: it was edited since'
+    );
     expect(calls.every((c) => c.dryRun)).toBe(true);
     expect(await snapshot(ws)).toEqual(before);
   });
@@ -284,10 +342,21 @@ describe('applyChanges with an open notebook', () => {
   it('the pane failing to apply after the disk writes: the disk is rolled back', async () => {
     const ws = await workspace();
     const before = await snapshot(ws);
-    const { hub } = paneWith('nb/one.ipynb', [{ id: 'c0ffee01', source: CELL1 }, { id: 'c0ffee04', source: CELL4 }], true);
-    const error = (await applyChanges(renameChanges(), { workspace: ws, port: hub }).catch((e: unknown) => e)) as EditError;
+    const { hub } = paneWith(
+      'nb/one.ipynb',
+      [
+        { id: 'c0ffee01', source: CELL1 },
+        { id: 'c0ffee04', source: CELL4 }
+      ],
+      true
+    );
+    const error = (await applyChanges(renameChanges(), { workspace: ws, port: hub }).catch(
+      (e: unknown) => e
+    )) as EditError;
     expect(error.code).toBe('write-failed');
-    expect(error.message).toMatch(/^Could not change nb\/one\.ipynb in JupyterLab \(the notebook was closed\)\. The 4 files already written \(.*\) were restored: nothing was changed\.$/);
+    expect(error.message).toMatch(
+      /^Could not change nb\/one\.ipynb in JupyterLab \(the notebook was closed\)\. The 4 files already written \(.*\) were restored: nothing was changed\.$/
+    );
     expect(await snapshot(ws)).toEqual(before);
   });
 });

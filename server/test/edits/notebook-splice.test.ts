@@ -18,7 +18,8 @@ const RAW = readFileSync(path.join(here, 'fixtures', 'greetings.ipynb'), 'utf8')
 type Read = { cells: Array<{ source: string }> };
 /** Validates notebooks with nbformat (the venv's; one Python for all), returning them as nbformat reads them. */
 function nbformatRead(...texts: string[]): Read[] {
-  const script = 'import nbformat, sys, json\nout = []\nfor t in json.load(sys.stdin):\n    nb = nbformat.reads(t, as_version=4)\n    nbformat.validate(nb)\n    out.append(nb)\nprint(json.dumps(out))';
+  const script =
+    'import nbformat, sys, json\nout = []\nfor t in json.load(sys.stdin):\n    nb = nbformat.reads(t, as_version=4)\n    nbformat.validate(nb)\n    out.append(nb)\nprint(json.dumps(out))';
   return JSON.parse(execFileSync(PYTHON, ['-c', script], { input: JSON.stringify(texts), encoding: 'utf8' })) as Read[];
 }
 
@@ -48,17 +49,31 @@ describe('spliceCellSources', () => {
     const before = JSON.parse(RAW) as { cells: Array<Record<string, unknown>> };
     const after = JSON.parse(next) as { cells: Array<Record<string, unknown>> };
     // Parsed: the same notebook except the three sources.
-    expect(after.cells.map((c, i) => ([0, 1, 4].includes(i) ? { ...c, source: before.cells[i]!.source } : c))).toEqual(before.cells);
-    expect(join(after.cells[1]!.source as string[])).toBe('from helper import hello\n\nmessage = hello("wörld")\nprint(message)');
+    expect(after.cells.map((c, i) => ([0, 1, 4].includes(i) ? { ...c, source: before.cells[i]!.source } : c))).toEqual(
+      before.cells
+    );
+    expect(join(after.cells[1]!.source as string[])).toBe(
+      'from helper import hello\n\nmessage = hello("wörld")\nprint(message)'
+    );
     // Jupyter's own shape: a list of lines, indented like the rest of the file.
-    expect(next).toContain('   "source": [\n    "from helper import hello\\n",\n    "\\n",\n    "message = hello(\\"wörld\\")\\n",\n    "print(message)"\n   ]');
+    expect(next).toContain(
+      '   "source": [\n    "from helper import hello\\n",\n    "\\n",\n    "message = hello(\\"wörld\\")\\n",\n    "print(message)"\n   ]'
+    );
     const [read] = nbformatRead(next) as [Read];
     expect(read.cells[4]!.source).toBe('import matplotlib\n%matplotlib inline\nplot(hello)\n');
     expect(read.cells[1]!.source).toContain('hello("wörld")');
   });
 
-  it('an empty source list gets the file\'s indentation; a string source stays a string; emptying gives []', () => {
-    const asString = JSON.stringify({ ...JSON.parse(RAW), cells: [{ cell_type: 'code', id: 'a', metadata: {}, execution_count: null, outputs: [], source: 'x = 1' }] }, null, 1) + '\n';
+  it("an empty source list gets the file's indentation; a string source stays a string; emptying gives []", () => {
+    const asString =
+      JSON.stringify(
+        {
+          ...JSON.parse(RAW),
+          cells: [{ cell_type: 'code', id: 'a', metadata: {}, execution_count: null, outputs: [], source: 'x = 1' }]
+        },
+        null,
+        1
+      ) + '\n';
     expect(spliceCellSources(asString, [{ index: 0, source: 'x = 2\ny = 3' }])).toContain('"source": "x = 2\\ny = 3"');
     const filled = spliceCellSources(RAW, [{ index: 3, source: 'a = 1\nb = 2' }]);
     expect(filled).toContain('   "source": [\n    "a = 1\\n",\n    "b = 2"\n   ]');
@@ -90,6 +105,11 @@ describe('spliceCellSources', () => {
   it('bad input is an EditError: not JSON, no such cell, a cell twice', () => {
     expect(() => spliceCellSources(RAW.slice(0, -5), [{ index: 0, source: 'x' }])).toThrow(EditError);
     expect(() => spliceCellSources(RAW, [{ index: 17, source: 'x' }])).toThrow(/no cell 18/);
-    expect(() => spliceCellSources(RAW, [{ index: 1, source: 'x' }, { index: 1, source: 'y' }])).toThrow(/changed twice/);
+    expect(() =>
+      spliceCellSources(RAW, [
+        { index: 1, source: 'x' },
+        { index: 1, source: 'y' }
+      ])
+    ).toThrow(/changed twice/);
   });
 });

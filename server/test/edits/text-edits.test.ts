@@ -4,7 +4,16 @@
  * ranges → offsets (LSP clamping rules, CRLF and CR line ends).
  */
 import { describe, expect, it } from 'vitest';
-import { applyLspEdits, applyOffsetEdits, EditError, findOverlaps, lineRangeEdit, offsetAt, positionAt, type OffsetEdit } from '../../src/edits/index.js';
+import {
+  applyLspEdits,
+  applyOffsetEdits,
+  EditError,
+  findOverlaps,
+  lineRangeEdit,
+  offsetAt,
+  positionAt,
+  type OffsetEdit
+} from '../../src/edits/index.js';
 
 const e = (start: number, end: number, text = 'X'): OffsetEdit => ({ start, end, text });
 
@@ -35,11 +44,16 @@ describe('applyOffsetEdits', () => {
     }
     expect(error).toBeInstanceOf(EditError);
     expect((error as EditError).code).toBe('overlap');
-    expect((error as EditError).message).toMatch(/^src\/a\.py: edits 1 \(1:\d+–1:\d+\) and 2 \(1:\d+–1:\d+\) overlap; combine them/);
+    expect((error as EditError).message).toMatch(
+      /^src\/a\.py: edits 1 \(1:\d+–1:\d+\) and 2 \(1:\d+–1:\d+\) overlap; combine them/
+    );
   });
 
   it('findOverlaps lists every overlapping pair by index', () => {
-    expect(findOverlaps([e(0, 2), e(5, 6), e(1, 3), e(5, 7)])).toEqual([[0, 2], [1, 3]]);
+    expect(findOverlaps([e(0, 2), e(5, 6), e(1, 3), e(5, 7)])).toEqual([
+      [0, 2],
+      [1, 3]
+    ]);
     expect(findOverlaps([e(0, 1), e(1, 2), e(2, 3)])).toEqual([]);
   });
 

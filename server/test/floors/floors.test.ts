@@ -47,7 +47,9 @@ describe('folder floors (renovation: one direction)', () => {
     withLine('workspace/file-io.ts', "import { readTool } from '../tools/read/read.js';", () => {
       const result = check(copy);
       expect(result.ok).toBe(false);
-      expect(result.output).toContain('workspace/file-io.ts: imports ../tools/read/read.js ("tools" is above "workspace")');
+      expect(result.output).toContain(
+        'workspace/file-io.ts: imports ../tools/read/read.js ("tools" is above "workspace")'
+      );
     });
     expect(check(copy).ok).toBe(true);
   });

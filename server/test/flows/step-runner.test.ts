@@ -11,7 +11,12 @@ const step = (key: string, depends_on: string[] = []): RunnableStep => ({ key, d
 const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
 
 /** A step body whose steps end when the test says so; records starts and the results each step saw. */
-function gated(): { run: (s: RunnableStep, results: ReadonlyMap<string, StepOutcome>) => Promise<StepOutcome>; started: string[]; saw: Map<string, string[]>; end(key: string, outcome?: StepOutcome): void } {
+function gated(): {
+  run: (s: RunnableStep, results: ReadonlyMap<string, StepOutcome>) => Promise<StepOutcome>;
+  started: string[];
+  saw: Map<string, string[]>;
+  end(key: string, outcome?: StepOutcome): void;
+} {
   const started: string[] = [];
   const saw = new Map<string, string[]>();
   const ends = new Map<string, (o: StepOutcome) => void>();
@@ -35,7 +40,12 @@ describe('runSteps (SPEC MODE-3, MODE-5)', () => {
   it('MODE-3: runs the steps one at a time in the given order, each after the one before has ended, and reports every outcome', async () => {
     const g = gated();
     const states: string[] = [];
-    const run = runSteps({ steps: [step('a'), step('b', ['a']), step('c')], signal: new AbortController().signal, run: g.run, onState: (s, state) => states.push(`${s.key}:${state}`) });
+    const run = runSteps({
+      steps: [step('a'), step('b', ['a']), step('c')],
+      signal: new AbortController().signal,
+      run: g.run,
+      onState: (s, state) => states.push(`${s.key}:${state}`)
+    });
     await tick();
     expect(g.started).toEqual(['a']);
     g.end('a');
@@ -56,14 +66,23 @@ describe('runSteps (SPEC MODE-3, MODE-5)', () => {
     const g = gated();
     const states: string[] = [];
     const steps = [step('load'), step('clean', ['load']), step('chart', ['clean'])];
-    const run = runSteps({ steps, signal: new AbortController().signal, run: g.run, onState: (s, state) => states.push(`${s.key}:${state}`) });
+    const run = runSteps({
+      steps,
+      signal: new AbortController().signal,
+      run: g.run,
+      onState: (s, state) => states.push(`${s.key}:${state}`)
+    });
     await tick();
     g.end('load');
     await tick();
     g.end('clean', { ok: false, reason: 'its turn ended (error)' });
     const report = await run;
     expect(g.started).toEqual(['load', 'clean']);
-    expect(report.failed).toEqual({ step: steps[1], index: 1, outcome: { ok: false, reason: 'its turn ended (error)' } });
+    expect(report.failed).toEqual({
+      step: steps[1],
+      index: 1,
+      outcome: { ok: false, reason: 'its turn ended (error)' }
+    });
     expect(states).toEqual(['load:running', 'load:done', 'clean:running', 'clean:stopped']);
   });
 
@@ -90,7 +109,9 @@ describe('runSteps (SPEC MODE-3, MODE-5)', () => {
     await tick();
     abort.abort();
     let done = false;
-    void run.then(() => { done = true; });
+    void run.then(() => {
+      done = true;
+    });
     await tick();
     expect(done).toBe(false); // the running step is left to end (its executor hears the signal)
     g.end('a', { ok: false, skipped: true, reason: 'the run was stopped' });
@@ -103,14 +124,26 @@ describe('runSteps (SPEC MODE-3, MODE-5)', () => {
     const abort = new AbortController();
     abort.abort();
     const started: string[] = [];
-    const report = await runSteps({ steps: [step('a')], signal: abort.signal, run: async (s) => { started.push(s.key); return { ok: true }; } });
+    const report = await runSteps({
+      steps: [step('a')],
+      signal: abort.signal,
+      run: async (s) => {
+        started.push(s.key);
+        return { ok: true };
+      }
+    });
     expect(started).toEqual([]);
     expect(report).toEqual({ results: new Map() });
   });
 
   it('MODE-5: with width 2, independent steps run together and a dependent one waits for both', async () => {
     const g = gated();
-    const run = runSteps({ steps: [step('a'), step('b'), step('c', ['a', 'b'])], width: 2, signal: new AbortController().signal, run: g.run });
+    const run = runSteps({
+      steps: [step('a'), step('b'), step('c', ['a', 'b'])],
+      width: 2,
+      signal: new AbortController().signal,
+      run: g.run
+    });
     await tick();
     expect(g.started).toEqual(['a', 'b']);
     g.end('b');
@@ -125,7 +158,12 @@ describe('runSteps (SPEC MODE-3, MODE-5)', () => {
 
   it('MODE-5: when one of two running steps fails, the other is awaited and nothing new starts', async () => {
     const g = gated();
-    const run = runSteps({ steps: [step('a'), step('b'), step('c')], width: 2, signal: new AbortController().signal, run: g.run });
+    const run = runSteps({
+      steps: [step('a'), step('b'), step('c')],
+      width: 2,
+      signal: new AbortController().signal,
+      run: g.run
+    });
     await tick();
     g.end('a', { ok: false, reason: 'its turn ended (error)' });
     await tick();
@@ -138,7 +176,11 @@ describe('runSteps (SPEC MODE-3, MODE-5)', () => {
   });
 
   it('MODE-3: a step depending on a key that is not a step (a hand-edited file) is reported, not waited for', async () => {
-    const report = await runSteps({ steps: [step('a', ['ghost'])], signal: new AbortController().signal, run: async () => ({ ok: true }) });
+    const report = await runSteps({
+      steps: [step('a', ['ghost'])],
+      signal: new AbortController().signal,
+      run: async () => ({ ok: true })
+    });
     expect(report.failed?.step.key).toBe('a');
     expect(report.failed?.outcome.reason).toBe('it depends on [ghost], which never finished');
   });

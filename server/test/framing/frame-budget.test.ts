@@ -64,8 +64,21 @@ describe('DBG-6 LSP-5: the budget shared by language servers and debug adapters'
     await writeFile(path.join(ws, 'big', 'a.flood'), `flood=${60 * MiB}\n`);
     await writeFile(path.join(ws, 'small', 'b.flood'), `flood=${4 * MiB}\n`);
     const table = path.join(parent, 'lsp.json');
-    await writeFile(table, JSON.stringify({ servers: { flood: { languages: ['.flood'], command: 'node', args: [FLOOD], rootMarkers: ['flood.root'] } } }));
-    service = new LspService({ workspace: ws, env: process.env, logger: silentLogger, bundledBins: [], tableFiles: [table], diagnosticsWaitMs: 30_000, frameBudget: budget });
+    await writeFile(
+      table,
+      JSON.stringify({
+        servers: { flood: { languages: ['.flood'], command: 'node', args: [FLOOD], rootMarkers: ['flood.root'] } }
+      })
+    );
+    service = new LspService({
+      workspace: ws,
+      env: process.env,
+      logger: silentLogger,
+      bundledBins: [],
+      tableFiles: [table],
+      diagnosticsWaitMs: 30_000,
+      frameBudget: budget
+    });
     registry = new ToolRegistry([createLspTool(service, new DocumentSync(service)) as unknown as ToolDefinition]);
   }, 30_000);
 
@@ -75,16 +88,31 @@ describe('DBG-6 LSP-5: the budget shared by language servers and debug adapters'
     await rm(parent, { recursive: true, force: true });
   });
 
-  const hover = (file: string) => registry.call('lsp', { action: 'hover', file, line: 1, symbol: 'flood' }, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'budget' });
+  const hover = (file: string) =>
+    registry.call(
+      'lsp',
+      { action: 'hover', file, line: 1, symbol: 'flood' },
+      { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'budget' }
+    );
 
   it('two servers and an adapter flood at once: the largest is stopped with a clear error, the others answer, the next call restarts it', async () => {
-    const adapter = await startAdapterProcess(['node', FLOOD, '--dap', '--bytes', String(4 * MiB)], { cwd: ws, name: 'flood', budget });
+    const adapter = await startAdapterProcess(['node', FLOOD, '--dap', '--bytes', String(4 * MiB)], {
+      cwd: ws,
+      name: 'flood',
+      budget
+    });
     const dap = new DapClient(adapter.reader, adapter.writer, 'flood', false);
     try {
       await dap.request('initialize', { adapterID: 'flood' } as never);
-      const [big, small, evaluated] = await Promise.all([hover('big/a.flood'), hover('small/b.flood'), dap.request('evaluate', { expression: 'x' } as never, { timeoutMs: 60_000 })]);
+      const [big, small, evaluated] = await Promise.all([
+        hover('big/a.flood'),
+        hover('small/b.flood'),
+        dap.request('evaluate', { expression: 'x' } as never, { timeoutMs: 60_000 })
+      ]);
       expect(big.ok).toBe(false);
-      expect(big.output).toMatch(/^lsp failed: flood had sent \d+(\.\d)? MiB not yet read as whole messages while the language servers and debug adapters together held \d+(\.\d)? MiB, past the companion's budget of 16 MiB \(CELLMATE_FRAME_BUDGET_MB\); it is no longer read\. Cellmate stopped flood; the next lsp call starts it again/);
+      expect(big.output).toMatch(
+        /^lsp failed: flood had sent \d+(\.\d)? MiB not yet read as whole messages while the language servers and debug adapters together held \d+(\.\d)? MiB, past the companion's budget of 16 MiB \(CELLMATE_FRAME_BUDGET_MB\); it is no longer read\. Cellmate stopped flood; the next lsp call starts it again/
+      );
       expect(small.ok, small.output).toBe(true);
       expect(small.output).toContain('flood xxxx');
       expect((evaluated as { result: string }).result).toHaveLength(4 * MiB);
@@ -101,11 +129,17 @@ describe('DBG-6 LSP-5: the budget shared by language servers and debug adapters'
   }, 120_000);
 
   it('a debug adapter alone past the budget is stopped and its session request fails saying why', async () => {
-    const adapter = await startAdapterProcess(['node', FLOOD, '--dap', '--bytes', String(40 * MiB)], { cwd: ws, name: 'flood', budget });
+    const adapter = await startAdapterProcess(['node', FLOOD, '--dap', '--bytes', String(40 * MiB)], {
+      cwd: ws,
+      name: 'flood',
+      budget
+    });
     const dap = new DapClient(adapter.reader, adapter.writer, 'flood', false);
     try {
       await dap.request('initialize', { adapterID: 'flood' } as never);
-      await expect(dap.request('evaluate', { expression: 'x' } as never, { timeoutMs: 60_000 })).rejects.toThrow(/the flood debug adapter had sent .* past the companion's budget of 16 MiB \(CELLMATE_FRAME_BUDGET_MB\); it is no longer read\. Cellmate stopped the adapter and ended the session; debug launch starts a new one/);
+      await expect(dap.request('evaluate', { expression: 'x' } as never, { timeoutMs: 60_000 })).rejects.toThrow(
+        /the flood debug adapter had sent .* past the companion's budget of 16 MiB \(CELLMATE_FRAME_BUDGET_MB\); it is no longer read\. Cellmate stopped the adapter and ended the session; debug launch starts a new one/
+      );
       expect(await adapter.exited).toMatch(/SIGKILL/);
       expect(budget.usedBytes).toBe(0);
     } finally {

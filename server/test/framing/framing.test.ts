@@ -13,12 +13,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StreamMessageReader, type Message } from 'vscode-jsonrpc/node.js';
 import { describe, expect, it } from 'vitest';
-import { createFramedReader, createFramedWriter, FramingError, type FramingErrorCode } from '../../src/framing/index.js';
+import {
+  createFramedReader,
+  createFramedWriter,
+  FramingError,
+  type FramingErrorCode
+} from '../../src/framing/index.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const SESSION = readFileSync(path.join(fixtures, 'lsp-session.bin'));
 const EXPECTED = JSON.parse(readFileSync(path.join(fixtures, 'lsp-session.json'), 'utf8')) as Message[];
-const BANNER = Buffer.from('basedpyright-langserver: starting (pid 4242)\nWARNING: no virtualenv found, using /usr/bin/python3\r\n\n');
+const BANNER = Buffer.from(
+  'basedpyright-langserver: starting (pid 4242)\nWARNING: no virtualenv found, using /usr/bin/python3\r\n\n'
+);
 
 /** Deterministic PRNG (mulberry32) so a failure names a reproducible seed. */
 function rng(seed: number): () => number {
@@ -36,7 +43,7 @@ function rng(seed: number): () => number {
 function chunk(bytes: Buffer, random: () => number): Buffer[] {
   const scale = [1, 3, 16, 200, 2000, 20_000][Math.floor(random() * 6)]!;
   const out: Buffer[] = [];
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const n = 1 + Math.floor(random() * scale);
     out.push(bytes.subarray(i, i + n));
     i += n;
@@ -58,7 +65,10 @@ interface Decoded {
 function decode(chunks: Buffer[], options: { stallTimeoutMs?: number; end?: boolean } = {}): Promise<Decoded> {
   const stream = new EventEmitter() as unknown as NodeJS.ReadableStream;
   const result: Decoded = { messages: [], errors: [], logged: [] };
-  const reader = createFramedReader(stream, { log: (l) => result.logged.push(l), stallTimeoutMs: options.stallTimeoutMs });
+  const reader = createFramedReader(stream, {
+    log: (l) => result.logged.push(l),
+    stallTimeoutMs: options.stallTimeoutMs
+  });
   return new Promise((resolve) => {
     reader.onError((e) => result.errors.push(e));
     reader.onClose(() => resolve(result));
@@ -89,7 +99,9 @@ describe('framing: the recorded session', () => {
     for (let seed = 1; seed <= 10_000; seed++) {
       const got = await decode(chunk(bytes, rng(seed)));
       if (got.errors.length > 0 || got.messages.length !== EXPECTED.length) {
-        throw new Error(`seed ${seed}: ${got.messages.length} messages, errors ${got.errors.map((e) => e.message).join('; ')}`);
+        throw new Error(
+          `seed ${seed}: ${got.messages.length} messages, errors ${got.errors.map((e) => e.message).join('; ')}`
+        );
       }
       expect(got.messages, `seed ${seed}`).toEqual(EXPECTED);
       expect(got.logged, `seed ${seed}`).toEqual([
@@ -119,13 +131,30 @@ const CORRUPTIONS: Corruption[] = [
   { kind: 'non-numeric length', code: 'bad-length', make: (b) => frame(b, 'Content-Length: 12a\r\n\r\n') },
   { kind: 'negative length', code: 'bad-length', make: (b) => frame(b, 'Content-Length: -5\r\n\r\n') },
   { kind: 'LF-only header', code: 'bad-header', make: (b) => frame(b, `Content-Length: ${Buffer.byteLength(b)}\n\n`) },
-  { kind: 'no Content-Length', code: 'bad-header', make: (b) => frame(b, 'Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n') },
-  { kind: 'malformed second header line', code: 'bad-header', make: (b) => frame(b, `Content-Length: ${Buffer.byteLength(b)}\r\nnot a header\r\n\r\n`) },
-  { kind: 'latin-1 charset', code: 'bad-charset', make: (b) => frame(b, `Content-Length: ${Buffer.byteLength(b)}\r\nContent-Type: application/json; charset=latin1\r\n\r\n`) },
+  {
+    kind: 'no Content-Length',
+    code: 'bad-header',
+    make: (b) => frame(b, 'Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n')
+  },
+  {
+    kind: 'malformed second header line',
+    code: 'bad-header',
+    make: (b) => frame(b, `Content-Length: ${Buffer.byteLength(b)}\r\nnot a header\r\n\r\n`)
+  },
+  {
+    kind: 'latin-1 charset',
+    code: 'bad-charset',
+    make: (b) =>
+      frame(b, `Content-Length: ${Buffer.byteLength(b)}\r\nContent-Type: application/json; charset=latin1\r\n\r\n`)
+  },
   { kind: 'huge length', code: 'too-large', make: () => frame('{}', 'Content-Length: 999999999999\r\n\r\n') },
   { kind: 'non-JSON body', code: 'not-json', make: (b) => frame(`${b.slice(0, -1)}`) },
   { kind: 'JSON array body', code: 'not-object', make: (b) => frame(`[${b}]`) },
-  { kind: 'too short a length', code: 'not-json', make: (b) => frame(b, `Content-Length: ${Math.floor(Buffer.byteLength(b) / 2)}\r\n\r\n`) }
+  {
+    kind: 'too short a length',
+    code: 'not-json',
+    make: (b) => frame(b, `Content-Length: ${Math.floor(Buffer.byteLength(b) / 2)}\r\n\r\n`)
+  }
 ];
 
 describe('framing: garbage', () => {
@@ -150,7 +179,10 @@ describe('framing: garbage', () => {
       // After each corruption the scanner resynchronises at the next header.
       const got = await decode(chunk(Buffer.concat(parts), random));
       expect(got.messages, `seed ${seed}`).toEqual(want);
-      expect(got.errors.map((e) => (e as FramingError).code), `seed ${seed}`).toEqual(codes);
+      expect(
+        got.errors.map((e) => (e as FramingError).code),
+        `seed ${seed}`
+      ).toEqual(codes);
       expect(got.errors.every((e) => e instanceof FramingError && e.message.length > 20)).toBe(true);
     }
   }, 300_000);
@@ -159,9 +191,13 @@ describe('framing: garbage', () => {
     for (let seed = 1; seed <= 2_000; seed++) {
       const random = rng(seed);
       const bytes = Buffer.from(Buffer.concat([BANNER, SESSION]));
-      for (let k = 0; k < 1 + random() * 8; k++) bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 256);
+      for (let k = 0; k < 1 + random() * 8; k++)
+        bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 256);
       const got = await decode(chunk(bytes, random));
-      expect(got.errors.every((e) => e instanceof FramingError), `seed ${seed}`).toBe(true);
+      expect(
+        got.errors.every((e) => e instanceof FramingError),
+        `seed ${seed}`
+      ).toBe(true);
       expect(got.messages.length).toBeLessThanOrEqual(EXPECTED.length);
     }
   }, 300_000);
@@ -218,13 +254,25 @@ describe('framing: the writer', () => {
 
   it('hands each message to the stream as one write, at once and in call order (issue #9: no wait between messages)', async () => {
     const chunks: Buffer[] = [];
-    const sink = new Writable({ write(chunk: Buffer, _enc, callback) { chunks.push(chunk); setTimeout(callback, 5); } });
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, callback) {
+        chunks.push(chunk);
+        setTimeout(callback, 5);
+      }
+    });
     const writer = createFramedWriter(sink);
-    const messages = Array.from({ length: 20 }, (_, i) => ({ jsonrpc: '2.0', method: 'chat/event', params: { i, text: 'é'.repeat(i) } }));
+    const messages = Array.from({ length: 20 }, (_, i) => ({
+      jsonrpc: '2.0',
+      method: 'chat/event',
+      params: { i, text: 'é'.repeat(i) }
+    }));
     const pending = messages.map((m) => writer.write(m as Message));
     // Every message reached the stream synchronously, before any write's callback ran: the
     // first is being written, the rest are buffered in the stream, none waits in the writer.
-    const frameBytes = (m: unknown) => { const n = Buffer.byteLength(JSON.stringify(m)); return n + `Content-Length: ${n}\r\n\r\n`.length; };
+    const frameBytes = (m: unknown) => {
+      const n = Buffer.byteLength(JSON.stringify(m));
+      return n + `Content-Length: ${n}\r\n\r\n`.length;
+    };
     const total = messages.reduce((sum, m) => sum + frameBytes(m), 0);
     expect(chunks).toHaveLength(1);
     expect(sink.writableLength).toBe(total); // counts the chunk being written too
@@ -238,7 +286,11 @@ describe('framing: the writer', () => {
   });
 
   it('a failed write rejects and is reported on onError', async () => {
-    const sink = new Writable({ write(_chunk, _enc, callback) { callback(new Error('EPIPE: the other end is gone')); } });
+    const sink = new Writable({
+      write(_chunk, _enc, callback) {
+        callback(new Error('EPIPE: the other end is gone'));
+      }
+    });
     sink.on('error', () => {}); // the stream re-emits it; the writer's own listener reports it
     const writer = createFramedWriter(sink);
     const errors: Error[] = [];

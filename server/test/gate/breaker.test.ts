@@ -17,7 +17,7 @@ describe('Breaker: repeated refusals per turn (HARN-6, SIDE-3)', () => {
     expect(breaker.refuse(turn)).toEqual({ streak: 4, total: 6, tripped: true });
   });
 
-  it('SIDE-3: trips at the turn\'s total even when passes break every streak', () => {
+  it("SIDE-3: trips at the turn's total even when passes break every streak", () => {
     const breaker = new Breaker({ streak: 3, total: 5 });
     for (let i = 0; i < 4; i++) {
       expect(breaker.refuse(turn).tripped).toBe(false);

@@ -13,7 +13,11 @@ export type ApprovalAnswer = 'once' | 'always' | 'deny';
 const CHOICE: Record<ApprovalAnswer, number> = { once: 0, always: 1, deny: 2 };
 
 /** A broker with a person attached who answers approval cards with `answer`; `cards` lists every card shown. */
-export function answeringPerson(answer: ApprovalAnswer): { broker: QuestionBroker; cards: QuestionItem[]; approvals(): QuestionItem[] } {
+export function answeringPerson(answer: ApprovalAnswer): {
+  broker: QuestionBroker;
+  cards: QuestionItem[];
+  approvals(): QuestionItem[];
+} {
   const presence = new Presence();
   presence.attach();
   const cards: QuestionItem[] = [];
@@ -26,7 +30,12 @@ export function answeringPerson(answer: ApprovalAnswer): { broker: QuestionBroke
         if (event.type !== 'item-added' || event.item.kind !== 'question') return;
         const item = event.item;
         cards.push(item);
-        queueMicrotask(() => broker.answer(chatId, item.questionId, { action: 'answer', selected: [item.type === 'approval' ? CHOICE[answer] : 1] }));
+        queueMicrotask(() =>
+          broker.answer(chatId, item.questionId, {
+            action: 'answer',
+            selected: [item.type === 'approval' ? CHOICE[answer] : 1]
+          })
+        );
       }
     }
   });

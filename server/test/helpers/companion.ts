@@ -25,7 +25,11 @@ export interface Companion {
 }
 
 /** Starts the built companion on `socketPath` and waits for its ready line. */
-export async function startCompanion(workspace: string, socketPath: string, env: NodeJS.ProcessEnv = {}): Promise<Companion> {
+export async function startCompanion(
+  workspace: string,
+  socketPath: string,
+  env: NodeJS.ProcessEnv = {}
+): Promise<Companion> {
   const proc = spawn(process.execPath, [mainJs, '--socket', socketPath, '--workspace', workspace], {
     cwd: workspace,
     env: { PATH: process.env.PATH, HOME: workspace, CELLMATE_CONFIG: path.join(workspace, 'none.json'), ...env },

@@ -116,7 +116,11 @@ export async function startProviderStandIn(
     req.on('end', () => {
       if (req.method === 'GET' && req.url?.endsWith('/models')) {
         // An OpenAI-compatible server's model list, with its window as vLLM words it (max_model_len); not a model request.
-        const data = (options.models ?? ['stand-in-model']).map((id) => ({ id, object: 'model', ...(window !== undefined ? { max_model_len: window } : {}) }));
+        const data = (options.models ?? ['stand-in-model']).map((id) => ({
+          id,
+          object: 'model',
+          ...(window !== undefined ? { max_model_len: window } : {})
+        }));
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
         return;
       }
@@ -127,7 +131,12 @@ export async function startProviderStandIn(
       const request: StandInRequest = { url: req.url ?? '', headers: req.headers, body, usage, overflow };
       requests.push(request);
       if (overflow) {
-        const { status, error } = overflowError(provider, options.overflowStyle ?? 'openai', usage.promptTokens, window!);
+        const { status, error } = overflowError(
+          provider,
+          options.overflowStyle ?? 'openai',
+          usage.promptTokens,
+          window!
+        );
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(error));
         return;
       }
@@ -143,15 +152,32 @@ export async function startProviderStandIn(
       answer(request, body, usage, res);
     });
   });
-  const answer = (request: StandInRequest, body: Record<string, unknown>, usage: StandInRequest['usage'], res: http.ServerResponse): void => {
+  const answer = (
+    request: StandInRequest,
+    body: Record<string, unknown>,
+    usage: StandInRequest['usage'],
+    res: http.ServerResponse
+  ): void => {
     const index = answered++;
     const step = typeof steps === 'function' ? steps(request, index) : steps[index];
     if (!step) {
-      res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"the stand-in has no more scripted steps"}}');
+      res
+        .writeHead(500, { 'content-type': 'application/json' })
+        .end('{"error":{"message":"the stand-in has no more scripted steps"}}');
       return;
     }
-    usage.outputTokens = Math.max(1, Math.ceil(((step.text ?? '').length + (step.toolCalls ?? []).reduce((n, c) => n + c.name.length + JSON.stringify(c.input).length, 0)) / 4));
-    const withUsage = provider !== 'openai-compatible' || !options.usageOnlyWhenAsked || (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    usage.outputTokens = Math.max(
+      1,
+      Math.ceil(
+        ((step.text ?? '').length +
+          (step.toolCalls ?? []).reduce((n, c) => n + c.name.length + JSON.stringify(c.input).length, 0)) /
+          4
+      )
+    );
+    const withUsage =
+      provider !== 'openai-compatible' ||
+      !options.usageOnlyWhenAsked ||
+      (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     request.answeredAt = performance.timeOrigin + performance.now();
     for (const frame of FRAMES[provider](step, index, withUsage ? usage : undefined)) res.write(frame);
@@ -166,27 +192,39 @@ export async function startProviderStandIn(
     if (!origin || !url.startsWith(origin)) throw new Error(`the stand-in for ${provider} got a request for ${url}`);
     return globalThis.fetch(local + url.slice(origin.length), init);
   };
-  const settings: ModelSettings = provider === 'openai-compatible'
-    ? { provider, model: 'stand-in-model', baseUrl: `${local}/v1` }
-    : { provider, model: provider === 'openai' ? 'gpt-4.1' : 'claude-sonnet-4-5' };
+  const settings: ModelSettings =
+    provider === 'openai-compatible'
+      ? { provider, model: 'stand-in-model', baseUrl: `${local}/v1` }
+      : { provider, model: provider === 'openai' ? 'gpt-4.1' : 'claude-sonnet-4-5' };
   const env: Record<string, string> = {
     openai: { OPENAI_API_KEY: 'sk-stand-in' },
     anthropic: { ANTHROPIC_API_KEY: 'sk-ant-stand-in' },
     'openai-compatible': { CELLMATE_OPENAI_COMPATIBLE_API_KEY: 'sk-stand-in' }
   }[provider];
   return {
-    provider, requests, settings, env, fetch: redirected,
-    setWindow: (n) => { window = n; },
+    provider,
+    requests,
+    settings,
+    env,
+    fetch: redirected,
+    setWindow: (n) => {
+      window = n;
+    },
     promptTokens: () => requests.map((r) => r.usage.promptTokens),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    })
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      })
   };
 }
 
 /** Prompt tokens of a request body as the stand-in counts them (no cache involved). */
-export function countPromptTokens(provider: WireProvider, body: Record<string, unknown>, tokenizer?: Tokenizer): number {
+export function countPromptTokens(
+  provider: WireProvider,
+  body: Record<string, unknown>,
+  tokenizer?: Tokenizer
+): number {
   return new PromptAccounting(provider, tokenizer).promptTokens(body);
 }
 
@@ -195,29 +233,81 @@ export function countPromptTokens(provider: WireProvider, body: Record<string, u
  * the service sends them. Ollama's runner refuses with a 500 (its OpenAI layer calls it an
  * `api_error`), so a client that only looks at 400s misses it.
  */
-export function overflowError(provider: WireProvider, style: OverflowStyle, tokens: number, window: number): { status: number; error: unknown } {
+export function overflowError(
+  provider: WireProvider,
+  style: OverflowStyle,
+  tokens: number,
+  window: number
+): { status: number; error: unknown } {
   if (provider === 'anthropic') {
-    return { status: 400, error: { type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${window} maximum` } } };
+    return {
+      status: 400,
+      error: {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${window} maximum` }
+      }
+    };
   }
   const which = provider === 'openai' ? 'openai' : style;
   switch (which) {
     case 'vllm':
-      return { status: 400, error: { error: { message: `This model's maximum context length is ${window} tokens. However, your request has ${tokens} input tokens. Please reduce the length of the input messages.`, type: 'BadRequestError', param: null, code: 400 } } };
+      return {
+        status: 400,
+        error: {
+          error: {
+            message: `This model's maximum context length is ${window} tokens. However, your request has ${tokens} input tokens. Please reduce the length of the input messages.`,
+            type: 'BadRequestError',
+            param: null,
+            code: 400
+          }
+        }
+      };
     case 'llamacpp':
-      return { status: 400, error: { error: { code: 400, message: `request (${tokens} tokens) exceeds the available context size (${window} tokens), try increasing it`, type: 'exceed_context_size_error', n_prompt_tokens: tokens, n_ctx: window } } };
+      return {
+        status: 400,
+        error: {
+          error: {
+            code: 400,
+            message: `request (${tokens} tokens) exceeds the available context size (${window} tokens), try increasing it`,
+            type: 'exceed_context_size_error',
+            n_prompt_tokens: tokens,
+            n_ctx: window
+          }
+        }
+      };
     case 'ollama':
-      return { status: 500, error: { error: { message: 'the input length exceeds the context length', type: 'api_error', param: null, code: null } } };
+      return {
+        status: 500,
+        error: {
+          error: { message: 'the input length exceeds the context length', type: 'api_error', param: null, code: null }
+        }
+      };
     default:
-      return { status: 400, error: { error: { message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } } };
+      return {
+        status: 400,
+        error: {
+          error: {
+            message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+            type: 'invalid_request_error',
+            param: 'messages',
+            code: 'context_length_exceeded'
+          }
+        }
+      };
   }
 }
 
 /** The tools a request declared, normalised to name/description/schema (any provider's body). */
-export function declaredTools(provider: WireProvider, body: Record<string, unknown>): Array<{ name: string; description: string; parameters: unknown }> {
+export function declaredTools(
+  provider: WireProvider,
+  body: Record<string, unknown>
+): Array<{ name: string; description: string; parameters: unknown }> {
   const tools = (body.tools ?? []) as Array<Record<string, unknown>>;
   return tools.map((t) => {
-    if (provider === 'anthropic') return { name: String(t.name), description: String(t.description), parameters: t.input_schema };
-    if (provider === 'openai') return { name: String(t.name), description: String(t.description), parameters: t.parameters };
+    if (provider === 'anthropic')
+      return { name: String(t.name), description: String(t.description), parameters: t.input_schema };
+    if (provider === 'openai')
+      return { name: String(t.name), description: String(t.description), parameters: t.parameters };
     const f = t.function as Record<string, unknown>;
     return { name: String(f.name), description: String(f.description), parameters: f.parameters };
   });
@@ -230,7 +320,10 @@ export function systemPrompt(provider: WireProvider, body: Record<string, unknow
     return typeof system === 'string' ? system : (system ?? []).map((s) => s.text).join('\n');
   }
   const messages = (provider === 'openai' ? body.input : body.messages) as Array<{ role: string; content: unknown }>;
-  return messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+  return messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)))
+    .join('\n');
 }
 
 const data = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
@@ -239,7 +332,9 @@ type Billed = StandInRequest['usage'];
 
 const FRAMES: Record<WireProvider, (step: StandInStep, index: number, usage: Billed | undefined) => string[]> = {
   openai(step, n, usage) {
-    const frames = [data({ type: 'response.created', response: { id: `resp_${n}`, created_at: 1_700_000_000, model: 'gpt-4.1' } })];
+    const frames = [
+      data({ type: 'response.created', response: { id: `resp_${n}`, created_at: 1_700_000_000, model: 'gpt-4.1' } })
+    ];
     let out = 0;
     if (step.text) {
       const id = `msg_${n}`;
@@ -253,18 +348,43 @@ const FRAMES: Record<WireProvider, (step: StandInStep, index: number, usage: Bil
       const args = JSON.stringify(call.input);
       const item = { type: 'function_call', id, call_id: `call_${n}_${i}`, name: call.name };
       frames.push(data({ type: 'response.output_item.added', output_index: out, item: { ...item, arguments: '' } }));
-      frames.push(data({ type: 'response.function_call_arguments.delta', item_id: id, output_index: out, delta: args }));
-      frames.push(data({ type: 'response.output_item.done', output_index: out, item: { ...item, arguments: args, status: 'completed' } }));
+      frames.push(
+        data({ type: 'response.function_call_arguments.delta', item_id: id, output_index: out, delta: args })
+      );
+      frames.push(
+        data({
+          type: 'response.output_item.done',
+          output_index: out,
+          item: { ...item, arguments: args, status: 'completed' }
+        })
+      );
       out++;
     }
     const u = usage!;
-    frames.push(data({ type: 'response.completed', response: { usage: { input_tokens: u.promptTokens, input_tokens_details: { cached_tokens: u.cachedTokens }, output_tokens: u.outputTokens, output_tokens_details: { reasoning_tokens: 0 } } } }));
+    frames.push(
+      data({
+        type: 'response.completed',
+        response: {
+          usage: {
+            input_tokens: u.promptTokens,
+            input_tokens_details: { cached_tokens: u.cachedTokens },
+            output_tokens: u.outputTokens,
+            output_tokens_details: { reasoning_tokens: 0 }
+          }
+        }
+      })
+    );
     return frames;
   },
   anthropic(step, n, usage) {
     const u = usage!;
     // input_tokens is the uncached part; the cache's read and write are reported beside it.
-    const start = { input_tokens: u.promptTokens - u.cachedTokens - u.cacheWriteTokens, cache_read_input_tokens: u.cachedTokens, cache_creation_input_tokens: u.cacheWriteTokens, output_tokens: 1 };
+    const start = {
+      input_tokens: u.promptTokens - u.cachedTokens - u.cacheWriteTokens,
+      cache_read_input_tokens: u.cachedTokens,
+      cache_creation_input_tokens: u.cacheWriteTokens,
+      output_tokens: 1
+    };
     const frames = [
       `event: message_start\n${data({ type: 'message_start', message: { id: `msg_${n}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: start } })}`
     ];
@@ -276,28 +396,73 @@ const FRAMES: Record<WireProvider, (step: StandInStep, index: number, usage: Bil
       index++;
     }
     for (const [i, call] of (step.toolCalls ?? []).entries()) {
-      frames.push(data({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: `toolu_${n}_${i}`, name: call.name, input: {} } }));
-      frames.push(data({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.input) } }));
+      frames.push(
+        data({
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: `toolu_${n}_${i}`, name: call.name, input: {} }
+        })
+      );
+      frames.push(
+        data({
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.input) }
+        })
+      );
       frames.push(data({ type: 'content_block_stop', index }));
       index++;
     }
     const stop = step.toolCalls?.length ? 'tool_use' : 'end_turn';
-    frames.push(data({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: u.outputTokens } }));
+    frames.push(
+      data({
+        type: 'message_delta',
+        delta: { stop_reason: stop, stop_sequence: null },
+        usage: { output_tokens: u.outputTokens }
+      })
+    );
     frames.push(data({ type: 'message_stop' }));
     return frames;
   },
   'openai-compatible'(step, n, usage) {
-    const base = { id: `chatcmpl-${n}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: 'stand-in-model' };
+    const base = {
+      id: `chatcmpl-${n}`,
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'stand-in-model'
+    };
     const chunk = (delta: Record<string, unknown>, finish: string | null = null): string =>
       data({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
     const frames = [chunk({ role: 'assistant', content: step.text ?? '' })];
     for (const [i, call] of (step.toolCalls ?? []).entries()) {
-      frames.push(chunk({ tool_calls: [{ index: i, id: `call_${n}_${i}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.input) } }] }));
+      frames.push(
+        chunk({
+          tool_calls: [
+            {
+              index: i,
+              id: `call_${n}_${i}`,
+              type: 'function',
+              function: { name: call.name, arguments: JSON.stringify(call.input) }
+            }
+          ]
+        })
+      );
     }
     frames.push(chunk({}, step.toolCalls?.length ? 'tool_calls' : 'stop'));
     if (usage) {
       // As OpenAI's chat API sends it: a last chunk with no choices.
-      frames.push(data({ ...base, choices: [], usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.outputTokens, total_tokens: usage.promptTokens + usage.outputTokens, prompt_tokens_details: { cached_tokens: usage.cachedTokens } } }));
+      frames.push(
+        data({
+          ...base,
+          choices: [],
+          usage: {
+            prompt_tokens: usage.promptTokens,
+            completion_tokens: usage.outputTokens,
+            total_tokens: usage.promptTokens + usage.outputTokens,
+            prompt_tokens_details: { cached_tokens: usage.cachedTokens }
+          }
+        })
+      );
     }
     frames.push('data: [DONE]\n\n');
     return frames;

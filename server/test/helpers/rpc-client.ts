@@ -1,6 +1,11 @@
 import type { ChatEvent, ChatSummary } from '@cellmate/protocol';
 import net from 'node:net';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection
+} from 'vscode-jsonrpc/node.js';
 import { onNotification } from '../../src/transport/typed-rpc.js';
 
 /** A JSON-RPC client on a Unix socket that records notifications and every raw byte received. */

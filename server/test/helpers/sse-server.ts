@@ -5,7 +5,11 @@ import type { AddressInfo } from 'node:net';
 export interface RecordedRequest {
   url: string;
   headers: http.IncomingHttpHeaders;
-  body: { messages: Array<{ role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }>; stream?: boolean; tools?: unknown };
+  body: {
+    messages: Array<{ role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }>;
+    stream?: boolean;
+    tools?: unknown;
+  };
 }
 
 /** What the fake server does for the n-th request. */
@@ -34,7 +38,9 @@ export async function startFakeOpenAI(responders: Responder[]): Promise<FakeOpen
       const index = requests.push(recorded) - 1;
       const responder = responders[index];
       if (!responder) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"no more scripted responses"}}');
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end('{"error":{"message":"no more scripted responses"}}');
         return;
       }
       responder(recorded, res, index);

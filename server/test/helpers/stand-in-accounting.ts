@@ -58,7 +58,10 @@ export class PromptAccounting {
   /** Anthropic: prefixes written at breakpoints. OpenAI: every block-boundary prefix seen. */
   private readonly cached = new Set<string>();
 
-  constructor(private readonly provider: Wire, private readonly tokenizer: Tokenizer = quarterChars) {}
+  constructor(
+    private readonly provider: Wire,
+    private readonly tokenizer: Tokenizer = quarterChars
+  ) {}
 
   /** Prompt tokens of a request body, without touching the cache. */
   promptTokens(body: Record<string, unknown>): number {
@@ -69,7 +72,10 @@ export class PromptAccounting {
    * Prompt tokens and cache figures of a request. What the request leaves in the cache is
    * recorded only if `accept(promptTokens)`: a refused request was never processed.
    */
-  bill(body: Record<string, unknown>, accept: (promptTokens: number) => boolean = () => true): StandInUsage & { accepted: boolean } {
+  bill(
+    body: Record<string, unknown>,
+    accept: (promptTokens: number) => boolean = () => true
+  ): StandInUsage & { accepted: boolean } {
     const blocks = this.blocks(body);
     const prefixes: string[] = [];
     const cumulative: number[] = [];
@@ -82,9 +88,10 @@ export class PromptAccounting {
       cumulative.push(total);
     }
     const accepted = accept(total);
-    const usage = this.provider === 'anthropic'
-      ? this.billAnthropic(blocks, prefixes, cumulative, total, accepted)
-      : this.billOpenAI(prefixes, cumulative, total, accepted);
+    const usage =
+      this.provider === 'anthropic'
+        ? this.billAnthropic(blocks, prefixes, cumulative, total, accepted)
+        : this.billOpenAI(prefixes, cumulative, total, accepted);
     return { ...usage, accepted };
   }
 
@@ -93,7 +100,13 @@ export class PromptAccounting {
    * ending within the lookback before one of this request's breakpoints, that an earlier
    * request wrote; the write is the rest up to the last breakpoint.
    */
-  private billAnthropic(blocks: Block[], prefixes: string[], cumulative: number[], total: number, commit: boolean): StandInUsage {
+  private billAnthropic(
+    blocks: Block[],
+    prefixes: string[],
+    cumulative: number[],
+    total: number,
+    commit: boolean
+  ): StandInUsage {
     const breakpoints = blocks.flatMap((b, i) => (b.breakpoint ? [i] : []));
     let read = 0;
     for (const bp of breakpoints) {
@@ -122,7 +135,8 @@ export class PromptAccounting {
         break;
       }
     }
-    const cachedTokens = common >= OPENAI_MIN_CACHE_TOKENS ? Math.floor(common / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP : 0;
+    const cachedTokens =
+      common >= OPENAI_MIN_CACHE_TOKENS ? Math.floor(common / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP : 0;
     if (commit) for (const p of prefixes) this.cached.add(p);
     return { promptTokens: total, cachedTokens, cacheWriteTokens: 0 };
   }
@@ -138,7 +152,11 @@ export class PromptAccounting {
         cost = {
           hash: sha1(tag + walked.json),
           tokens: this.tokenizer(walked.text) + walked.imageTokens,
-          breakpoint: typeof value === 'object' && value !== null && 'cache_control' in value && (value as { cache_control?: unknown }).cache_control != null
+          breakpoint:
+            typeof value === 'object' &&
+            value !== null &&
+            'cache_control' in value &&
+            (value as { cache_control?: unknown }).cache_control != null
         };
         this.blockMemo.set(raw, cost);
       }
@@ -189,7 +207,9 @@ function canonical(value: unknown, provider: Wire): { json: string; text: string
     }
     if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
-      const keys = Object.keys(o).filter((k) => k !== 'cache_control' && o[k] !== undefined).sort();
+      const keys = Object.keys(o)
+        .filter((k) => k !== 'cache_control' && o[k] !== undefined)
+        .sort();
       const parts = keys.map((k) => {
         const [json, text] = walk(o[k], o);
         return [`${JSON.stringify(k)}:${json}`, `${JSON.stringify(k)}:${text}`];
@@ -206,7 +226,14 @@ function canonical(value: unknown, provider: Wire): { json: string; text: string
 /** The base64 payload of an image string: a data URL, or Anthropic's `{type: 'base64', media_type: 'image/…', data}`. */
 function imageData(text: string, parent?: Record<string, unknown>): string | undefined {
   if (text.startsWith('data:image/')) return text.slice(text.indexOf(',') + 1);
-  if (parent && parent.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/') && parent.data === text) return text;
+  if (
+    parent &&
+    parent.type === 'base64' &&
+    typeof parent.media_type === 'string' &&
+    parent.media_type.startsWith('image/') &&
+    parent.data === text
+  )
+    return text;
   return undefined;
 }
 

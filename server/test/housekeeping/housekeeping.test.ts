@@ -12,13 +12,30 @@ import { tempDir } from '../helpers/temp.js';
 // Issue #15 (housekeeping), SPEC HARN-7: the audit log and saved outputs stay bounded and go with their chat.
 
 function entry(chatId: string, n: number): AuditEntry {
-  return { time: new Date().toISOString(), chatId, turnId: 't', callId: `call-${n}`, actor: 'model', tool: 'read', args: { path: `f${n}` }, decision: 'allow', status: 'ok', durationMs: 1 } as unknown as AuditEntry;
+  return {
+    time: new Date().toISOString(),
+    chatId,
+    turnId: 't',
+    callId: `call-${n}`,
+    actor: 'model',
+    tool: 'read',
+    args: { path: `f${n}` },
+    decision: 'allow',
+    status: 'ok',
+    durationMs: 1
+  } as unknown as AuditEntry;
 }
 
 describe('audit log housekeeping', () => {
   it('rotates a chat log past its size limit, keeping one older generation, and reads both in order', async () => {
     const ws = await tempDir();
-    const log = new AuditLog(ws, (e) => { throw e; }, { maxBytes: 2_000, maxAgeMs: DEFAULT_AUDIT_LIMITS.maxAgeMs });
+    const log = new AuditLog(
+      ws,
+      (e) => {
+        throw e;
+      },
+      { maxBytes: 2_000, maxAgeMs: DEFAULT_AUDIT_LIMITS.maxAgeMs }
+    );
     for (let n = 0; n < 100; n++) log.record(entry('c1', n));
     log.record(entry('c2', 0));
     await log.flush();
@@ -42,7 +59,13 @@ describe('audit log housekeeping', () => {
     await writeFile(path.join(dir, 'old.jsonl'), '{}\n');
     const old = new Date(Date.now() - 3 * 24 * 3600 * 1000);
     await utimes(path.join(dir, 'old.jsonl'), old, old);
-    const log = new AuditLog(ws, (e) => { throw e; }, auditLimitsFromEnv({ CELLMATE_AUDIT_MAX_AGE_DAYS: '2' }));
+    const log = new AuditLog(
+      ws,
+      (e) => {
+        throw e;
+      },
+      auditLimitsFromEnv({ CELLMATE_AUDIT_MAX_AGE_DAYS: '2' })
+    );
     log.record(entry('new', 0));
     await log.flush();
     expect(await readdir(dir)).toEqual(['new.jsonl']);
@@ -74,10 +97,29 @@ describe('saved outputs housekeeping', () => {
   it('a deleted chat takes its audit log and its saved outputs with it (real server, real tools)', async () => {
     const ws = await tempDir();
     // A shell command with a long output (saved in full by output shaping), allowed by a policy rule.
-    await writeFile(path.join(ws, 'policy.json'), JSON.stringify({ rules: [{ tool: 'shell', pattern: 'seq *', action: 'allow' }] }));
-    const model = await scriptSettings(ws, { steps: [{ text: 'Counting.', chunkDelayMs: 0, toolCalls: [{ toolName: 'shell', input: { command: 'seq 1 3000' } }] }, { text: 'Done.', chunkDelayMs: 0 }] });
-    const env = { CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'policy.json'), HOME: ws, PATH: process.env.PATH };
-    const server = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), logger: silentLogger, env, kernels: false });
+    await writeFile(
+      path.join(ws, 'policy.json'),
+      JSON.stringify({ rules: [{ tool: 'shell', pattern: 'seq *', action: 'allow' }] })
+    );
+    const model = await scriptSettings(ws, {
+      steps: [
+        { text: 'Counting.', chunkDelayMs: 0, toolCalls: [{ toolName: 'shell', input: { command: 'seq 1 3000' } }] },
+        { text: 'Done.', chunkDelayMs: 0 }
+      ]
+    });
+    const env = {
+      CELLMATE_CONFIG: path.join(ws, 'none.json'),
+      CELLMATE_POLICY: path.join(ws, 'policy.json'),
+      HOME: ws,
+      PATH: process.env.PATH
+    };
+    const server = await startServer({
+      workspace: ws,
+      socketPath: path.join(ws, 's.sock'),
+      logger: silentLogger,
+      env,
+      kernels: false
+    });
     try {
       const keep = server.service.create('keep');
       const gone = server.service.create('gone');

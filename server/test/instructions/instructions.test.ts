@@ -11,7 +11,10 @@ interface LoggedCall {
 }
 
 async function systemPrompts(log: string): Promise<string[]> {
-  const lines = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as LoggedCall);
+  const lines = (await readFile(log, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as LoggedCall);
   return lines.map((l) => String(l.prompt.find((m) => m.role === 'system')?.content ?? ''));
 }
 
@@ -30,24 +33,38 @@ describe('instruction files in the model request (SKILL-1)', () => {
     await writeFile(path.join(ws, 'analysis', 'q3', 'sales.ipynb'), '{}');
 
     const model = await scriptSettings(ws, { steps: [{ text: 'ok', chunkDelayMs: 0 }] });
-    const h = await createHarness(ws, { env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_HOME: home } });
+    const h = await createHarness(ws, {
+      env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_HOME: home }
+    });
     const chat = h.service.create();
-    await h.service.send({ chatId: chat.id, text: 'hello', settings: model, context: { notebookPath: 'analysis/q3/sales.ipynb' } });
+    await h.service.send({
+      chatId: chat.id,
+      text: 'hello',
+      settings: model,
+      context: { notebookPath: 'analysis/q3/sales.ipynb' }
+    });
     await h.service.waitForTurn(chat.id);
 
     let [system] = await systemPrompts(log);
     expect(system).toContain('# Instructions files');
     expect(system).toContain('not permissions');
-    const order = ['~/.cellmate/AGENTS.md', 'AGENTS.md"', 'analysis/CLAUDE.md', 'analysis/q3/AGENTS.md'].map((label) => system!.indexOf(`file="${label}`));
+    const order = ['~/.cellmate/AGENTS.md', 'AGENTS.md"', 'analysis/CLAUDE.md', 'analysis/q3/AGENTS.md'].map((label) =>
+      system!.indexOf(`file="${label}`)
+    );
     expect(order.every((i) => i > 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order); // nearest last
-    expect(system).toContain('<instructions file="analysis/q3/AGENTS.md" source="from the repository, a folder above the focused file">\nQ3 rule: plot with seaborn.\n</instructions>');
+    expect(system).toContain(
+      '<instructions file="analysis/q3/AGENTS.md" source="from the repository, a folder above the focused file">\nQ3 rule: plot with seaborn.\n</instructions>'
+    );
     expect(system).toContain('source="from the person\'s home"');
     expect(system).not.toContain('SHADOWED');
     // The block comes after Cellmate's own rules.
     expect(system!.indexOf('# Instructions files')).toBeGreaterThan(system!.indexOf('Be concise.'));
     expect(h.service.instructions(chat.id).files.map((f) => [f.label, f.scope])).toEqual([
-      ['~/.cellmate/AGENTS.md', 'home'], ['AGENTS.md', 'workspace'], ['analysis/CLAUDE.md', 'folder'], ['analysis/q3/AGENTS.md', 'folder']
+      ['~/.cellmate/AGENTS.md', 'home'],
+      ['AGENTS.md', 'workspace'],
+      ['analysis/CLAUDE.md', 'folder'],
+      ['analysis/q3/AGENTS.md', 'folder']
     ]);
 
     // Edit the nested file (same size, a later mtime) and send again: the next turn sees it.
@@ -63,7 +80,9 @@ describe('instruction files in the model request (SKILL-1)', () => {
     [, system] = await systemPrompts(log);
     expect(system).toContain('Q3 rule: plot with plotnine');
     expect(system).not.toContain('seaborn');
-    expect(system).toContain(`[truncated: ${MAX_FILE_CHARS} of ${big.length} characters shown; read \`AGENTS.md\` for the rest]`);
+    expect(system).toContain(
+      `[truncated: ${MAX_FILE_CHARS} of ${big.length} characters shown; read \`AGENTS.md\` for the rest]`
+    );
     const files = h.service.instructions(chat.id).files;
     expect(files.find((f) => f.label === 'AGENTS.md')).toMatchObject({ chars: big.length, shown: MAX_FILE_CHARS });
 

@@ -17,7 +17,11 @@ const pythonArgv = [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}
 const jsArgv = [process.execPath, JS_MAIN, '-f', '{connection_file}'];
 
 beforeAll(() => {
-  const build = spawnSync(process.execPath, [path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', 'server'], { cwd: REPO, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', 'server'],
+    { cwd: REPO, encoding: 'utf8' }
+  );
   if (build.status !== 0) throw new Error(`tsc -b server failed:\n${build.stdout}${build.stderr}`);
 }, 120_000);
 
@@ -76,7 +80,10 @@ describe('private kernel bounds', () => {
     const m = manager({ workspace: ws, idleMs: 60 * 60_000 });
     const { handle } = await m.acquire('a', 'javascript');
     const pid = m.privateKernels()[0]!.pid!;
-    const running = handle.session.run({ code: 'await new Promise((r) => setTimeout(r, 1500)); 42', idleTimeoutMs: 30_000 });
+    const running = handle.session.run({
+      code: 'await new Promise((r) => setTimeout(r, 1500)); 42',
+      idleTimeoutMs: 30_000
+    });
     await until('the eval to start', () => m.privateKernels()[0]?.busy === true);
     await m.reapIdle(Date.now() + 2 * 60 * 60_000); // far past the idle period, but busy
     expect(m.privateKernels()).toHaveLength(1);
@@ -95,23 +102,30 @@ describe('private kernel bounds', () => {
     await until('the idle kernel to be reaped', () => m.privateKernels().length === 0);
   }, 30_000);
 
-  it.each(['python', 'javascript'] as const)('a %s kernel exits when the companion process is killed with SIGKILL', async (language) => {
-    const ws = await tempDir();
-    const dist = path.join(REPO, 'server', 'dist', 'kernels', 'kernel-manager.js');
-    const script = `
+  it.each(['python', 'javascript'] as const)(
+    'a %s kernel exits when the companion process is killed with SIGKILL',
+    async (language) => {
+      const ws = await tempDir();
+      const dist = path.join(REPO, 'server', 'dist', 'kernels', 'kernel-manager.js');
+      const script = `
       const { KernelManager } = await import(${JSON.stringify(dist)});
       const m = new KernelManager({ workspace: ${JSON.stringify(ws)}, pythonArgv: ${JSON.stringify(pythonArgv)}, jsArgv: ${JSON.stringify(jsArgv)} });
       await m.acquire('a', ${JSON.stringify(language)});
       console.log(JSON.stringify(m.privateKernels()[0].pid));
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
-    const pid = await new Promise<number>((resolve, reject) => {
-      child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-      child.once('exit', (code) => reject(new Error(`companion stand-in exited ${code}`)));
-    });
-    expect(alive(pid)).toBe(true);
-    // Kill only the companion (not its process group): the kernel must notice by itself.
-    process.kill(child.pid!, 'SIGKILL');
-    await until(`the orphaned ${language} kernel ${pid} to exit`, () => !alive(pid));
-  }, 60_000);
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        detached: true
+      });
+      const pid = await new Promise<number>((resolve, reject) => {
+        child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+        child.once('exit', (code) => reject(new Error(`companion stand-in exited ${code}`)));
+      });
+      expect(alive(pid)).toBe(true);
+      // Kill only the companion (not its process group): the kernel must notice by itself.
+      process.kill(child.pid!, 'SIGKILL');
+      await until(`the orphaned ${language} kernel ${pid} to exit`, () => !alive(pid));
+    },
+    60_000
+  );
 });

@@ -18,8 +18,16 @@ describe('bundledServerBins', () => {
 
   it('a command only in a $CELLMATE_TOOL_BINS folder resolves when that folder is not on PATH', async () => {
     const folder = path.dirname(process.execPath); // holds an executable `node`
-    const search = (env: NodeJS.ProcessEnv) => ({ root: '/nonexistent', workspace: '/nonexistent', pathEnv: '/nonexistent-path', bundledBins: bundledServerBins(env), trusted: false });
-    expect(await locateCommand(path.basename(process.execPath), search({ CELLMATE_TOOL_BINS: folder }))).toBe(path.join(folder, path.basename(process.execPath)));
+    const search = (env: NodeJS.ProcessEnv) => ({
+      root: '/nonexistent',
+      workspace: '/nonexistent',
+      pathEnv: '/nonexistent-path',
+      bundledBins: bundledServerBins(env),
+      trusted: false
+    });
+    expect(await locateCommand(path.basename(process.execPath), search({ CELLMATE_TOOL_BINS: folder }))).toBe(
+      path.join(folder, path.basename(process.execPath))
+    );
     expect(await locateCommand(path.basename(process.execPath), search({}))).toBeUndefined();
     expect(await locateCommand('no-such-language-server', search({ CELLMATE_TOOL_BINS: folder }))).toBeUndefined();
   });

@@ -21,7 +21,11 @@ const at = { file: 'pkg/needs_import.py', line: 3, symbol: 'dedent' };
 
 describe('lsp_code_action (LSP-4)', () => {
   it('applies the listed missing-import fix; the file gains the import and nothing else changes', async () => {
-    const f = await lspFixture(['py'], { flat: true, writeTools: true, extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition] });
+    const f = await lspFixture(['py'], {
+      flat: true,
+      writeTools: true,
+      extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition]
+    });
     open.push(f);
     const file = path.join(f.workspace, at.file);
     const before = await readFile(file, 'utf8');
@@ -35,13 +39,23 @@ describe('lsp_code_action (LSP-4)', () => {
     const after = await readFile(file, 'utf8');
     expect(after).toContain('from textwrap import dedent');
     // Only the import was added: removing that line gives back the file as it was.
-    expect(after.split('\n').filter((l) => l !== 'from textwrap import dedent').join('\n').replace(/^\n+/, '')).toBe(before.replace(/^\n+/, ''));
+    expect(
+      after
+        .split('\n')
+        .filter((l) => l !== 'from textwrap import dedent')
+        .join('\n')
+        .replace(/^\n+/, '')
+    ).toBe(before.replace(/^\n+/, ''));
     const d = await f.call('lsp', { action: 'diagnostics', file: at.file });
     expect(d.output).not.toContain('"dedent" is not defined');
   }, 90_000);
 
   it('a title that no longer matches, or a number past the list, changes nothing and lists what is offered', async () => {
-    const f = await lspFixture(['py'], { flat: true, writeTools: true, extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition] });
+    const f = await lspFixture(['py'], {
+      flat: true,
+      writeTools: true,
+      extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition]
+    });
     open.push(f);
     const file = path.join(f.workspace, at.file);
     const before = await readFile(file, 'utf8');
@@ -51,14 +65,26 @@ describe('lsp_code_action (LSP-4)', () => {
     expect(stale.output).toContain('Nothing was changed.');
     const past = await f.call('lsp_code_action', { ...at, choice: 99 });
     expect(past.ok).toBe(false);
-    expect(past.output).toMatch(/There is no action 99 at pkg\/needs_import\.py line 3\. The server offers now:\n1\. from textwrap import dedent/);
+    expect(past.output).toMatch(
+      /There is no action 99 at pkg\/needs_import\.py line 3\. The server offers now:\n1\. from textwrap import dedent/
+    );
     expect(await readFile(file, 'utf8')).toBe(before);
   }, 90_000);
 
   it('answered "Approve once" on the default policy: the fix is written', async () => {
     const person = answeringPerson('once');
-    const gate = (ws: string) => ({ policy: new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, '.home'), CELLMATE_TRUSTED_WORKSPACES: ws } }), approvals: person.broker });
-    const f = await lspFixture(['py'], { flat: true, gate, extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition] });
+    const gate = (ws: string) => ({
+      policy: new PolicyStore({
+        workspace: ws,
+        env: { HOME: path.join(ws, '.home'), CELLMATE_TRUSTED_WORKSPACES: ws }
+      }),
+      approvals: person.broker
+    });
+    const f = await lspFixture(['py'], {
+      flat: true,
+      gate,
+      extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition]
+    });
     open.push(f);
     const r = await f.call('lsp_code_action', { ...at, choice: 1, title: 'from textwrap import dedent' });
     expect(person.approvals().map((c) => c.approval!.tool)).toEqual(['lsp_code_action']);

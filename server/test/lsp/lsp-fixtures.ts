@@ -31,36 +31,78 @@ export interface LspFixture {
   docs: DocumentSync;
   registry: ToolRegistry;
   /** Calls a registered tool as the model would; returns the result text (throws on error results). */
-  call(name: string, args: Record<string, unknown>, chatId?: string): Promise<{ output: string; display?: unknown; ok: boolean }>;
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    chatId?: string
+  ): Promise<{ output: string; display?: unknown; ok: boolean }>;
   dispose(): Promise<void>;
 }
 
 /** Copies fixtures into one temporary workspace (each under its own name, or at the top with `flat`). */
-export async function lspFixture(names: string[], options: Partial<LspServiceOptions> & {
-  port?: NotebookPort;
-  flat?: boolean;
-  /** Registers write, edit, apply_patch and the notebook tools with write-time diagnostics. */
-  writeTools?: boolean | WriteDiagnosticsOptions;
-  extraTools?: (f: { service: LspService; docs: DocumentSync }) => ToolDefinition[];
-  /** The policy and the person answering its cards (default: no policy gate). */
-  gate?: (workspace: string) => Pick<ToolRegistryOptions, 'policy' | 'approvals'>;
-} = {}): Promise<LspFixture> {
+export async function lspFixture(
+  names: string[],
+  options: Partial<LspServiceOptions> & {
+    port?: NotebookPort;
+    flat?: boolean;
+    /** Registers write, edit, apply_patch and the notebook tools with write-time diagnostics. */
+    writeTools?: boolean | WriteDiagnosticsOptions;
+    extraTools?: (f: { service: LspService; docs: DocumentSync }) => ToolDefinition[];
+    /** The policy and the person answering its cards (default: no policy gate). */
+    gate?: (workspace: string) => Pick<ToolRegistryOptions, 'policy' | 'approvals'>;
+  } = {}
+): Promise<LspFixture> {
   // Not helpers/temp's tempDir: a fixture lives for a whole describe block (beforeAll), not one test.
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-lsp-')));
-  for (const n of names) await cp(path.join(here, '..', 'fixtures', 'lsp', n), options.flat ? workspace : path.join(workspace, n), { recursive: true });
+  for (const n of names)
+    await cp(path.join(here, '..', 'fixtures', 'lsp', n), options.flat ? workspace : path.join(workspace, n), {
+      recursive: true
+    });
   // A generous diagnostics wait: tests run beside others on a loaded machine, and a wait returns
   // as soon as the publish arrives (the late path is tested with an explicit wait of 0).
-  const service = new LspService({ workspace, env: process.env, logger: silentLogger, bundledBins: BUNDLED_BINS, tableFiles: [], diagnosticsWaitMs: 60_000, ...options });
+  const service = new LspService({
+    workspace,
+    env: process.env,
+    logger: silentLogger,
+    bundledBins: BUNDLED_BINS,
+    tableFiles: [],
+    diagnosticsWaitMs: 60_000,
+    ...options
+  });
   const docs = new DocumentSync(service, options.port);
-  const writeHook = options.writeTools ? new WriteDiagnostics(docs, typeof options.writeTools === 'object' ? options.writeTools : {}) : undefined;
+  const writeHook = options.writeTools
+    ? new WriteDiagnostics(docs, typeof options.writeTools === 'object' ? options.writeTools : {})
+    : undefined;
   const writeTools: ToolDefinition[] = options.writeTools
-    ? [writeTool, editTool, applyPatchTool, ...(createNotebookTools({ port: options.port ?? { find: async () => undefined } }) as unknown as ToolDefinition[])]
+    ? [
+        writeTool,
+        editTool,
+        applyPatchTool,
+        ...(createNotebookTools({
+          port: options.port ?? { find: async () => undefined }
+        }) as unknown as ToolDefinition[])
+      ]
     : [];
-  const registry = new ToolRegistry([createLspTool(service, docs) as unknown as ToolDefinition, ...writeTools, ...(options.extraTools?.({ service, docs }) ?? [])], { ...(writeHook ? { writeHook } : {}), ...options.gate?.(workspace) });
+  const registry = new ToolRegistry(
+    [
+      createLspTool(service, docs) as unknown as ToolDefinition,
+      ...writeTools,
+      ...(options.extraTools?.({ service, docs }) ?? [])
+    ],
+    { ...(writeHook ? { writeHook } : {}), ...options.gate?.(workspace) }
+  );
   return {
-    workspace, service, docs, registry,
+    workspace,
+    service,
+    docs,
+    registry,
     async call(name, args, chatId = 'chat-1') {
-      const r = await registry.call(name, args, { workspace, signal: new AbortController().signal, actor: 'model', chatId });
+      const r = await registry.call(name, args, {
+        workspace,
+        signal: new AbortController().signal,
+        actor: 'model',
+        chatId
+      });
       return { output: r.output, ok: r.ok, ...(r.ok && r.display ? { display: r.display } : {}) };
     },
     async dispose() {

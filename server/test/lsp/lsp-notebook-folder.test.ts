@@ -23,12 +23,20 @@ import { BUNDLED_BINS, REPO } from './lsp-fixtures.js';
 
 const VENV_PYTHON = path.join(REPO, '.venv', 'bin', 'python');
 
-const notebook = (kernel: string, cells: string[]) => JSON.stringify({
-  cells: cells.map((source, i) => ({ cell_type: 'code', id: `c${i + 1}`, metadata: {}, source, outputs: [], execution_count: null })),
-  metadata: { kernelspec: { name: kernel, display_name: kernel, language: 'python' } },
-  nbformat: 4,
-  nbformat_minor: 5
-});
+const notebook = (kernel: string, cells: string[]) =>
+  JSON.stringify({
+    cells: cells.map((source, i) => ({
+      cell_type: 'code',
+      id: `c${i + 1}`,
+      metadata: {},
+      source,
+      outputs: [],
+      execution_count: null
+    })),
+    metadata: { kernelspec: { name: kernel, display_name: kernel, language: 'python' } },
+    nbformat: 4,
+    nbformat_minor: 5
+  });
 
 let parent: string;
 let ws: string;
@@ -42,12 +50,25 @@ async function put(file: string, text: string, mode = 0o644): Promise<void> {
   await chmod(file, mode);
 }
 
-function lsp(extraEnv: NodeJS.ProcessEnv = {}): (args: Record<string, unknown>) => Promise<{ ok: boolean; output: string }> {
-  const service = new LspService({ workspace: ws, env: { ...env, ...extraEnv }, logger: silentLogger, bundledBins: BUNDLED_BINS, diagnosticsWaitMs: 60_000 });
+function lsp(
+  extraEnv: NodeJS.ProcessEnv = {}
+): (args: Record<string, unknown>) => Promise<{ ok: boolean; output: string }> {
+  const service = new LspService({
+    workspace: ws,
+    env: { ...env, ...extraEnv },
+    logger: silentLogger,
+    bundledBins: BUNDLED_BINS,
+    diagnosticsWaitMs: 60_000
+  });
   services.push(service);
   const registry = new ToolRegistry([createLspTool(service, new DocumentSync(service)) as unknown as ToolDefinition]);
   return async (args) => {
-    const r = await registry.call('lsp', args, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' });
+    const r = await registry.call('lsp', args, {
+      workspace: ws,
+      signal: new AbortController().signal,
+      actor: 'model',
+      chatId: 'chat-1'
+    });
     return { ok: r.ok, output: r.output };
   };
 }
@@ -59,18 +80,40 @@ beforeAll(async () => {
   const home = path.join(parent, 'home');
   await mkdir(home, { recursive: true });
   // PATH without the project venv and node_modules: the python basedpyright would find on its own has no pandas.
-  const PATH = (process.env.PATH ?? '').split(path.delimiter).filter((d) => !d.includes('node_modules') && !d.includes('.venv')).join(path.delimiter);
+  const PATH = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((d) => !d.includes('node_modules') && !d.includes('.venv'))
+    .join(path.delimiter);
   env = {
-    ...process.env, PATH, HOME: home, CELLMATE_HOME: home, CELLMATE_PYTHON: VENV_PYTHON, CELLMATE_TRUSTED_WORKSPACES: '',
+    ...process.env,
+    PATH,
+    HOME: home,
+    CELLMATE_HOME: home,
+    CELLMATE_PYTHON: VENV_PYTHON,
+    CELLMATE_TRUSTED_WORKSPACES: '',
     // Kernelspecs installed outside the workspace, where Jupyter looks (JUPYTER_PATH).
-    JUPYTER_PATH: path.join(parent, 'jupyter'), JUPYTER_DATA_DIR: path.join(home, 'jupyter-data')
+    JUPYTER_PATH: path.join(parent, 'jupyter'),
+    JUPYTER_DATA_DIR: path.join(home, 'jupyter-data')
   };
-  await put(path.join(ws, 'study', 'plain.ipynb'), notebook('python3', ['import pandas as pd\ndf = pd.DataFrame({"a": [1, 2]})', 'import surely_not_installed_pkg\nprint(df.shape)']));
+  await put(
+    path.join(ws, 'study', 'plain.ipynb'),
+    notebook('python3', [
+      'import pandas as pd\ndf = pd.DataFrame({"a": [1, 2]})',
+      'import surely_not_installed_pkg\nprint(df.shape)'
+    ])
+  );
   // A kernel whose interpreter is a program inside the workspace (a planted "venv" that logs, then runs Python).
   await put(path.join(ws, 'study', 'evil.ipynb'), notebook('inside', ['import pandas as pd']));
   const planted = path.join(ws, 'env', 'bin', 'python');
   await put(planted, `#!/bin/sh\necho planted-python >> '${marker}'\nexec '${VENV_PYTHON}' "$@"\n`, 0o755);
-  await put(path.join(parent, 'jupyter', 'kernels', 'inside', 'kernel.json'), JSON.stringify({ argv: [planted, '-m', 'ipykernel_launcher', '-f', '{connection_file}'], display_name: 'inside', language: 'python' }));
+  await put(
+    path.join(parent, 'jupyter', 'kernels', 'inside', 'kernel.json'),
+    JSON.stringify({
+      argv: [planted, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+      display_name: 'inside',
+      language: 'python'
+    })
+  );
 }, 30_000);
 
 afterEach(async () => {
@@ -82,12 +125,12 @@ afterAll(async () => {
 });
 
 describe('lsp on a notebook in a folder with no root marker (LSP-2, issue #27)', () => {
-  it('precondition: the python on the companion\'s PATH cannot import pandas (the kernel\'s can)', () => {
+  it("precondition: the python on the companion's PATH cannot import pandas (the kernel's can)", () => {
     expect(() => execFileSync('python3', ['-c', 'import pandas'], { env, stdio: 'ignore' })).toThrow();
     expect(() => execFileSync(VENV_PYTHON, ['-c', 'import pandas'], { stdio: 'ignore' })).not.toThrow();
   });
 
-  it('LSP-2: diagnostics use the notebook folder as root and the kernel\'s Python: no false import error for pandas', async () => {
+  it("LSP-2: diagnostics use the notebook folder as root and the kernel's Python: no false import error for pandas", async () => {
     const call = lsp();
     const r = await call({ action: 'diagnostics', file: 'study/plain.ipynb' });
     expect(r.ok).toBe(true);
@@ -100,14 +143,14 @@ describe('lsp on a notebook in a folder with no root marker (LSP-2, issue #27)',
     expect(status.output).toContain(`Python ${VENV_PYTHON} (the notebook kernel's)`);
   }, 120_000);
 
-  it('LSP-2, trusted: the kernel\'s Python still wins over whatever python basedpyright would find itself', async () => {
+  it("LSP-2, trusted: the kernel's Python still wins over whatever python basedpyright would find itself", async () => {
     const r = await lsp({ CELLMATE_TRUSTED_WORKSPACES: ws })({ action: 'diagnostics', file: 'study/plain.ipynb' });
     expect(r.ok).toBe(true);
     expect(r.output).not.toMatch(/"pandas" could not be resolved/);
     expect(r.output).toMatch(/"surely_not_installed_pkg" could not be resolved/);
   }, 120_000);
 
-  it('LSP-2, untrusted: a kernelspec whose interpreter is inside the workspace never runs; Cellmate\'s Python instead', async () => {
+  it("LSP-2, untrusted: a kernelspec whose interpreter is inside the workspace never runs; Cellmate's Python instead", async () => {
     const call = lsp();
     const r = await call({ action: 'diagnostics', file: 'study/evil.ipynb' });
     expect(r.ok).toBe(true);
@@ -117,7 +160,7 @@ describe('lsp on a notebook in a folder with no root marker (LSP-2, issue #27)',
     expect(await readFile(marker, 'utf8').catch(() => '')).toBe('');
   }, 120_000);
 
-  it('LSP-2, trusted: the same kernel\'s interpreter is the one basedpyright runs', async () => {
+  it("LSP-2, trusted: the same kernel's interpreter is the one basedpyright runs", async () => {
     const call = lsp({ CELLMATE_TRUSTED_WORKSPACES: ws });
     const r = await call({ action: 'diagnostics', file: 'study/evil.ipynb' });
     expect(r.ok).toBe(true);

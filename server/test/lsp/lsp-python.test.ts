@@ -24,8 +24,11 @@ describe('lsp on basedpyright (Python fixture)', () => {
     expect(r.output.split('\n')[0]).toMatch(/^12 references of "load_data"/);
     expect(r.output).toContain('analysis.ipynb cell 2 (id c-load) line 2  from pkg.util import load_data');
     expect(r.output).toContain('analysis.ipynb cell 2 (id c-load) line 3  rows = load_data("a.txt")');
-    expect(r.output).toContain('analysis.ipynb cell 3 (id c-count) line 2  total = len(rows) + len(load_data("b.txt"))');
-    for (const at of ['pkg/util.py:1', 'pkg/main.py:1', 'pkg/other.py:1', 'pkg/other.py:5', 'pkg/needs_import.py:4']) expect(r.output).toContain(at);
+    expect(r.output).toContain(
+      'analysis.ipynb cell 3 (id c-count) line 2  total = len(rows) + len(load_data("b.txt"))'
+    );
+    for (const at of ['pkg/util.py:1', 'pkg/main.py:1', 'pkg/other.py:1', 'pkg/other.py:5', 'pkg/needs_import.py:4'])
+      expect(r.output).toContain(at);
     // Two uses on one line are two references.
     expect(r.output.split('\n').filter((l) => l.startsWith('pkg/main.py:3 '))).toHaveLength(2);
   }, 60_000);
@@ -56,7 +59,9 @@ describe('lsp on basedpyright (Python fixture)', () => {
 
   it('code_actions offer the missing import; diagnostics name the undefined name', async () => {
     const d = await f.call('lsp', { action: 'diagnostics', file: 'pkg/needs_import.py' });
-    expect(d.output).toContain('1 diagnostic in pkg/needs_import.py:\npkg/needs_import.py:3 [error] "dedent" is not defined (reportUndefinedVariable)\n    joined = dedent("  a")');
+    expect(d.output).toContain(
+      '1 diagnostic in pkg/needs_import.py:\npkg/needs_import.py:3 [error] "dedent" is not defined (reportUndefinedVariable)\n    joined = dedent("  a")'
+    );
     const r = await f.call('lsp', { action: 'code_actions', file: 'pkg/needs_import.py', line: 3, symbol: 'dedent' });
     expect(r.output).toMatch(/^1\. from textwrap import dedent \[quickfix\]$/m);
   }, 60_000);

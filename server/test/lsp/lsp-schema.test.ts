@@ -12,13 +12,30 @@ import { ToolRegistry } from '../../src/gate/registry.js';
 
 describe('lsp tools: what the model sees', () => {
   it('lsp, lsp_rename and lsp_code_action schema and description snapshots; examples valid', async () => {
-    const service = new LspService({ workspace: os.tmpdir(), env: {}, logger: silentLogger, bundledBins: [], tableFiles: [] });
+    const service = new LspService({
+      workspace: os.tmpdir(),
+      env: {},
+      logger: silentLogger,
+      bundledBins: [],
+      tableFiles: []
+    });
     const docs = new DocumentSync(service);
-    const tools = [createLspTool(service, docs) as unknown as ToolDefinition, createLspRenameTool(docs) as unknown as ToolDefinition, createLspCodeActionTool(docs) as unknown as ToolDefinition];
+    const tools = [
+      createLspTool(service, docs) as unknown as ToolDefinition,
+      createLspRenameTool(docs) as unknown as ToolDefinition,
+      createLspCodeActionTool(docs) as unknown as ToolDefinition
+    ];
     const registry = new ToolRegistry(tools);
     for (const tool of tools) {
-      const declared = { name: tool.name, tier: tool.tier, parameters: registry.inputJsonSchema(tool.name), description: registry.modelDescription(tool.name) };
-      await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot(`../tools/__schemas__/${tool.name}.json`);
+      const declared = {
+        name: tool.name,
+        tier: tool.tier,
+        parameters: registry.inputJsonSchema(tool.name),
+        description: registry.modelDescription(tool.name)
+      };
+      await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot(
+        `../tools/__schemas__/${tool.name}.json`
+      );
       for (const example of tool.examples) expect(tool.parameters.safeParse(example.args).success).toBe(true);
       for (const word of [/When to use/, /cannot/, /Returns/, /Cost/]) expect(tool.description).toMatch(word);
     }

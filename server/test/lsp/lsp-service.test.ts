@@ -27,7 +27,10 @@ async function fixture(...args: Parameters<typeof lspFixture>): Promise<LspFixtu
  */
 async function trustedFixture(): Promise<LspFixture> {
   const home = await mkdtemp(path.join(os.tmpdir(), 'cellmate-lsp-home-'));
-  const f = await fixture([], { tableFiles: undefined, env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: home } });
+  const f = await fixture([], {
+    tableFiles: undefined,
+    env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: home }
+  });
   await writeFile(path.join(home, 'lsp.json'), JSON.stringify({ trustedWorkspaces: [f.workspace] }));
   return f;
 }
@@ -43,7 +46,9 @@ describe('which server may answer (LSP-2)', () => {
     const f = await fixture([]);
     await writeFile(path.join(f.workspace, 'loose.py'), 'x = 1\n');
     const status = await f.call('lsp', { action: 'status', file: 'loose.py' });
-    expect(status.output).toMatch(/basedpyright \(\.py \.pyi \.ipynb\): not usable — no root marker: .*pyproject\.toml/);
+    expect(status.output).toMatch(
+      /basedpyright \(\.py \.pyi \.ipynb\): not usable — no root marker: .*pyproject\.toml/
+    );
     const call = await f.call('lsp', { action: 'hover', file: 'loose.py', line: 1, symbol: 'x' });
     expect(call.ok).toBe(false);
     expect(call.output).toContain('no root marker');
@@ -53,14 +58,19 @@ describe('which server may answer (LSP-2)', () => {
   it('marker present but the executable hidden from PATH (and not shipped): "executable not found"', async () => {
     const f = await fixture(['py'], { flat: true, bundledBins: [], env: { ...process.env, PATH: '/usr/bin:/bin' } });
     const status = await f.call('lsp', { action: 'status', file: 'pkg/util.py' });
-    expect(status.output).toMatch(/basedpyright .*: not usable — executable not found: .*root \. \(pyproject\.toml\) found, but executable not found: "basedpyright-langserver"/);
+    expect(status.output).toMatch(
+      /basedpyright .*: not usable — executable not found: .*root \. \(pyproject\.toml\) found, but executable not found: "basedpyright-langserver"/
+    );
     const call = await f.call('lsp', { action: 'definition', file: 'pkg/main.py', line: 3, symbol: 'load_data' });
     expect(call.ok).toBe(false);
     expect(call.output).toContain('executable not found');
   });
 
-  it('a workspace\'s own .cellmate/lsp.json starts no command until the home file trusts the workspace', async () => {
-    const f = await fixture([], { tableFiles: undefined, env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: '/nonexistent/.cellmate' } });
+  it("a workspace's own .cellmate/lsp.json starts no command until the home file trusts the workspace", async () => {
+    const f = await fixture([], {
+      tableFiles: undefined,
+      env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: '/nonexistent/.cellmate' }
+    });
     const ran = path.join(f.workspace, 'ran.txt');
     await writeFile(path.join(f.workspace, 'go.mod'), 'module x\n');
     await writeFile(path.join(f.workspace, 'main.go'), 'package main\n');
@@ -69,18 +79,29 @@ describe('which server may answer (LSP-2)', () => {
     await script(path.join(f.workspace, 'evil.sh'), `echo ran >> ${ran}\nexit 1`);
     await mkdir(path.join(f.workspace, '.cellmate'));
     // A new server, a built-in's command and settings replaced, and a file that trusts itself.
-    await writeFile(path.join(f.workspace, '.cellmate', 'lsp.json'), JSON.stringify({
-      trustedWorkspaces: true,
-      servers: {
-        gopls: { languages: ['.go'], command: path.join(f.workspace, 'evil.sh'), rootMarkers: ['go.mod'] },
-        basedpyright: { command: path.join(f.workspace, 'evil.sh'), settings: { python: { pythonPath: path.join(f.workspace, 'evil.sh') } }, notebooks: 'concatenated' }
-      }
-    }));
+    await writeFile(
+      path.join(f.workspace, '.cellmate', 'lsp.json'),
+      JSON.stringify({
+        trustedWorkspaces: true,
+        servers: {
+          gopls: { languages: ['.go'], command: path.join(f.workspace, 'evil.sh'), rootMarkers: ['go.mod'] },
+          basedpyright: {
+            command: path.join(f.workspace, 'evil.sh'),
+            settings: { python: { pythonPath: path.join(f.workspace, 'evil.sh') } },
+            notebooks: 'concatenated'
+          }
+        }
+      })
+    );
     const status = (await f.call('lsp', { action: 'status' })).output;
     expect(status).toContain('Configuration problems');
-    expect(status).toMatch(/server "gopls": ignored "command" — a workspace's own file may start or steer a language server only in a workspace you trust; add "trustedWorkspaces": \[".*"\] to \/nonexistent\/\.cellmate\/lsp\.json/);
+    expect(status).toMatch(
+      /server "gopls": ignored "command" — a workspace's own file may start or steer a language server only in a workspace you trust; add "trustedWorkspaces": \[".*"\] to \/nonexistent\/\.cellmate\/lsp\.json/
+    );
     expect(status).toMatch(/server "basedpyright": ignored "command", "settings"/);
-    expect((await f.call('lsp', { action: 'symbols', file: 'main.go' })).output).toContain('No language server is configured for .go files');
+    expect((await f.call('lsp', { action: 'symbols', file: 'main.go' })).output).toContain(
+      'No language server is configured for .go files'
+    );
     // basedpyright keeps its own command and settings (what the file may set, it did).
     const [entry] = (await f.service.servers()).filter((e) => e.name === 'basedpyright');
     expect(entry).toMatchObject({ command: 'basedpyright-langserver', notebooks: 'concatenated' });
@@ -94,7 +115,10 @@ describe('which server may answer (LSP-2)', () => {
     await writeFile(path.join(f.workspace, 'go.mod'), 'module x\n');
     await writeFile(path.join(f.workspace, 'main.go'), 'package main\n');
     await mkdir(path.join(f.workspace, '.cellmate'));
-    await writeFile(path.join(f.workspace, '.cellmate', 'lsp.json'), JSON.stringify({ servers: { gopls: { languages: ['.go'], command: 'my-gopls', rootMarkers: ['go.mod'] } } }));
+    await writeFile(
+      path.join(f.workspace, '.cellmate', 'lsp.json'),
+      JSON.stringify({ servers: { gopls: { languages: ['.go'], command: 'my-gopls', rootMarkers: ['go.mod'] } } })
+    );
     const before = await f.call('lsp', { action: 'status', file: 'main.go' });
     expect(before.output).toMatch(/gopls \(\.go\): not usable — executable not found/);
     const bin = path.join(f.workspace, '.venv', 'bin', 'my-gopls');
@@ -111,11 +135,14 @@ describe('which server may answer (LSP-2)', () => {
     const mine = path.join(f.workspace, '.venv', 'bin', 'basedpyright-langserver');
     await script(mine, 'exit 0');
     expect((await f.call('lsp', { action: 'status', file: 'a.py' })).output).toContain(`executable ${mine}`);
-    const untrusted = await fixture([], { env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: '/nonexistent/.cellmate' } });
+    const untrusted = await fixture([], {
+      env: { ...process.env, HOME: '/nonexistent', CELLMATE_HOME: '/nonexistent/.cellmate' }
+    });
     await writeFile(path.join(untrusted.workspace, 'pyproject.toml'), '[project]\nname = "x"\n');
     await writeFile(path.join(untrusted.workspace, 'a.py'), 'x = 1\n');
     await script(path.join(untrusted.workspace, '.venv', 'bin', 'basedpyright-langserver'), 'exit 0');
-    const status = (await f.call('lsp', { action: 'status', file: 'a.py' }), await untrusted.call('lsp', { action: 'status', file: 'a.py' })).output;
+    const status = (await f.call('lsp', { action: 'status', file: 'a.py' }),
+    await untrusted.call('lsp', { action: 'status', file: 'a.py' })).output;
     expect(status).not.toContain(path.join(untrusted.workspace, '.venv'));
     expect(status).toContain('Workspace not trusted');
   });
@@ -128,7 +155,9 @@ describe('lifecycle (LSP-5)', () => {
     await writeFile(path.join(f.workspace, 'other', 'pyproject.toml'), '[project]\nname = "o"\n');
     await writeFile(path.join(f.workspace, 'other', 'o.py'), 'def f() -> int:\n    return 1\n');
     expect((await f.call('lsp', { action: 'status' })).output).toContain('Running: none');
-    expect((await f.call('lsp', { action: 'hover', file: 'py/pkg/util.py', line: 1, symbol: 'load_data' })).ok).toBe(true);
+    expect((await f.call('lsp', { action: 'hover', file: 'py/pkg/util.py', line: 1, symbol: 'load_data' })).ok).toBe(
+      true
+    );
     expect((await f.call('lsp', { action: 'hover', file: 'other/o.py', line: 1, symbol: 'f' })).ok).toBe(true);
     const status = (await f.call('lsp', { action: 'status' })).output;
     expect(status).toMatch(/- basedpyright for py \(running, pid \d+/);
@@ -154,14 +183,22 @@ describe('lifecycle (LSP-5)', () => {
     const runs = path.join(f.workspace, 'runs.txt');
     await writeFile(path.join(f.workspace, 'x.toml'), '');
     await writeFile(path.join(f.workspace, 'a.broken'), 'a\n');
-    await script(path.join(f.workspace, '.venv', 'bin', 'broken-ls'), `echo run >> ${runs}\necho "cannot start: missing config" >&2\nexit 3`);
+    await script(
+      path.join(f.workspace, '.venv', 'bin', 'broken-ls'),
+      `echo run >> ${runs}\necho "cannot start: missing config" >&2\nexit 3`
+    );
     await mkdir(path.join(f.workspace, '.cellmate'));
-    await writeFile(path.join(f.workspace, '.cellmate', 'lsp.json'), JSON.stringify({ servers: { broken: { languages: ['.broken'], command: 'broken-ls', rootMarkers: ['x.toml'] } } }));
+    await writeFile(
+      path.join(f.workspace, '.cellmate', 'lsp.json'),
+      JSON.stringify({ servers: { broken: { languages: ['.broken'], command: 'broken-ls', rootMarkers: ['x.toml'] } } })
+    );
     const first = await f.call('lsp', { action: 'symbols', file: 'a.broken' });
     expect(first.ok).toBe(false);
     expect(first.output).toMatch(/broken for \. failed to start: .*exit code 3.*cannot start: missing config/);
     const second = await f.call('lsp', { action: 'symbols', file: 'a.broken' });
-    expect(second.output).toMatch(/failed to start: .*cannot start: missing config.* It is not started again until \d\d:\d\d:\d\d UTC/);
+    expect(second.output).toMatch(
+      /failed to start: .*cannot start: missing config.* It is not started again until \d\d:\d\d:\d\d UTC/
+    );
     expect((await readFile(runs, 'utf8')).trim().split('\n')).toHaveLength(1);
     await f.call('lsp', { action: 'reload', file: 'a.broken' });
     await f.call('lsp', { action: 'symbols', file: 'a.broken' });
@@ -178,7 +215,8 @@ describe('bounded: language servers per workspace and in all (least recently use
       await writeFile(path.join(f.workspace, `r${i}`, 'a.py'), `def f${i}() -> int:\n    return "not an int"\n`);
     }
   }
-  const runningCount = async (f: LspFixture): Promise<number> => ((await f.service.status()).match(/\(running, pid \d+/g) ?? []).length;
+  const runningCount = async (f: LspFixture): Promise<number> =>
+    ((await f.service.status()).match(/\(running, pid \d+/g) ?? []).length;
 
   it('a glob over 4 roots answers for every file with never more than 2 servers running (maxServers 2)', async () => {
     const f = await fixture([], { maxServers: 2 });
@@ -204,7 +242,7 @@ describe('bounded: language servers per workspace and in all (least recently use
     expect(status).toMatch(/basedpyright for r3 \(running/);
   }, 180_000);
 
-  it('the total cap counts every workspace\'s servers: a third server in another workspace stops the least recently used one', async () => {
+  it("the total cap counts every workspace's servers: a third server in another workspace stops the least recently used one", async () => {
     const a = await fixture([], { maxServersTotal: 2 });
     const b = await fixture([], { maxServersTotal: 2 });
     await roots(a, 2);
@@ -215,6 +253,8 @@ describe('bounded: language servers per workspace and in all (least recently use
     expect((await runningCount(a)) + (await runningCount(b))).toBe(2);
     expect((await a.call('lsp', { action: 'status' })).output).not.toMatch(/basedpyright for r0 \(running/);
     // The stopped one starts again when it is needed.
-    expect((await a.call('lsp', { action: 'hover', file: 'r0/a.py', line: 1, symbol: 'f0' })).output).toContain('def f0() -> int');
+    expect((await a.call('lsp', { action: 'hover', file: 'r0/a.py', line: 1, symbol: 'f0' })).output).toContain(
+      'def f0() -> int'
+    );
   }, 180_000);
 });

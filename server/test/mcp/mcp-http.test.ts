@@ -33,12 +33,28 @@ async function httpServer(tool = 'shout'): Promise<{ url: string; auth: string[]
     const id = req.headers['mcp-session-id'];
     let transport = typeof id === 'string' ? transports.get(id) : undefined;
     if (!transport) {
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void transports.set(sid, transport!) });
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => void transports.set(sid, transport!)
+      });
       const mcp = new Server({ name: 'http-fixture', version: '1.0.0' }, { capabilities: { tools: {} } });
       mcp.setRequestHandler(ListToolsRequestSchema, async () => ({
-        tools: [{ name: tool, description: 'Upper-case a word.', inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { word: { type: 'string' } }, required: ['word'] } }]
+        tools: [
+          {
+            name: tool,
+            description: 'Upper-case a word.',
+            inputSchema: {
+              $schema: 'http://json-schema.org/draft-07/schema#',
+              type: 'object',
+              properties: { word: { type: 'string' } },
+              required: ['word']
+            }
+          }
+        ]
       }));
-      mcp.setRequestHandler(CallToolRequestSchema, async (r) => ({ content: [{ type: 'text', text: String(r.params.arguments?.word).toUpperCase() }] }));
+      mcp.setRequestHandler(CallToolRequestSchema, async (r) => ({
+        content: [{ type: 'text', text: String(r.params.arguments?.word).toUpperCase() }]
+      }));
       await mcp.connect(transport);
     }
     await transport.handleRequest(req, res);
@@ -52,7 +68,11 @@ async function httpServer(tool = 'shout'): Promise<{ url: string; auth: string[]
 }
 
 /** A workspace and a home folder, each with its mcp.json (home: the person's own; it may trust the workspace). */
-async function service(home: Record<string, unknown>, workspace: Record<string, unknown> = {}, trusted = false): Promise<{ registry: ToolRegistry; mcp: McpService; ws: string; homeFile: string }> {
+async function service(
+  home: Record<string, unknown>,
+  workspace: Record<string, unknown> = {},
+  trusted = false
+): Promise<{ registry: ToolRegistry; mcp: McpService; ws: string; homeFile: string }> {
   const ws = await tempDir();
   const homeDir = path.join(await tempDir(), 'home');
   await mkdir(path.join(ws, '.cellmate'), { recursive: true });
@@ -68,7 +88,13 @@ async function service(home: Record<string, unknown>, workspace: Record<string, 
   return { registry, mcp, ws, homeFile };
 }
 
-const ctx = (ws: string) => ({ workspace: ws, signal: new AbortController().signal, actor: 'model' as const, chatId: 'c', turnId: 't' });
+const ctx = (ws: string) => ({
+  workspace: ws,
+  signal: new AbortController().signal,
+  actor: 'model' as const,
+  chatId: 'c',
+  turnId: 't'
+});
 
 describe('MCP client over Streamable HTTP (issue #14)', () => {
   it('lists, validates and calls a url server with the configured headers', async () => {
@@ -82,7 +108,7 @@ describe('MCP client over Streamable HTTP (issue #14)', () => {
     expect((await s.mcp.status())[0]).toMatchObject({ name: 'web', transport: 'http', state: 'running', tools: 1 });
   });
 
-  it('a url server in an untrusted workspace\'s own mcp.json is listed, stopped, and receives nothing until the workspace is trusted', async () => {
+  it("a url server in an untrusted workspace's own mcp.json is listed, stopped, and receives nothing until the workspace is trusted", async () => {
     const listener = await httpServer('steal');
     const s = await service({}, { evil: { url: listener.url, headers: { Authorization: 'Bearer repo-token' } } });
     const found = await s.registry.call('tool_search', { query: 'upper-case a word' }, ctx(s.ws));
@@ -96,11 +122,13 @@ describe('MCP client over Streamable HTTP (issue #14)', () => {
     expect(listener.requests()).toBe(0);
     // The person trusts the workspace: its server is contacted on the next search.
     await writeFile(s.homeFile, JSON.stringify({ mcpServers: {}, trustedWorkspaces: [s.ws] }));
-    expect((await s.registry.call('tool_search', { query: 'upper-case a word' }, ctx(s.ws))).output).toContain('"name": "evil__steal"');
+    expect((await s.registry.call('tool_search', { query: 'upper-case a word' }, ctx(s.ws))).output).toContain(
+      '"name": "evil__steal"'
+    );
     expect(listener.requests()).toBeGreaterThan(0);
   });
 
-  it('a workspace entry never replaces the person\'s own server of the same name, trusted or not', async () => {
+  it("a workspace entry never replaces the person's own server of the same name, trusted or not", async () => {
     for (const trusted of [false, true]) {
       const mine = await httpServer('shout');
       const theirs = await httpServer('steal');
@@ -123,6 +151,8 @@ describe('MCP client over Streamable HTTP (issue #14)', () => {
     expect(status!.error).toBeTruthy();
     const call = await s.registry.call('gone__tool', {}, ctx(s.ws));
     expect(call).toMatchObject({ ok: false });
-    expect(call.output).toMatch(/^Unknown tool "gone__tool": the MCP server "gone" is not available \(.+\)\. Continue without it; the user can fix it in .*mcp\.json\.$/);
+    expect(call.output).toMatch(
+      /^Unknown tool "gone__tool": the MCP server "gone" is not available \(.+\)\. Continue without it; the user can fix it in .*mcp\.json\.$/
+    );
   });
 });

@@ -25,7 +25,11 @@ import { tempDir } from '../helpers/temp.js';
 /** A read tool that records the profile each call's context carried. */
 function profileSpy(seen: Array<CapabilityProfile | undefined>): ToolDefinition {
   return defineTool({
-    name: 'whoami', tier: 'read', description: 'Records the surface.', parameters: z.object({}), examples: [],
+    name: 'whoami',
+    tier: 'read',
+    description: 'Records the surface.',
+    parameters: z.object({}),
+    examples: [],
     execute: async (_args, ctx) => {
       seen.push(ctx.profile);
       return { title: 'ok', output: ctx.profile?.name ?? '(none)' };
@@ -33,10 +37,22 @@ function profileSpy(seen: Array<CapabilityProfile | undefined>): ToolDefinition 
   }) as unknown as ToolDefinition;
 }
 
-const logLines = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { turn: number; step: number; tools: string[]; prompt: Array<{ role: string; content: unknown }> });
+const logLines = async (file: string) =>
+  (await readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          turn: number;
+          step: number;
+          tools: string[];
+          prompt: Array<{ role: string; content: unknown }>;
+        }
+    );
 
-describe('a chat\'s mode in its turns (MODE-1/2)', () => {
-  it('declared tools, the system prompt and every call\'s context come from the chat\'s mode; a switch applies from the next turn', async () => {
+describe("a chat's mode in its turns (MODE-1/2)", () => {
+  it("declared tools, the system prompt and every call's context come from the chat's mode; a switch applies from the next turn", async () => {
     const ws = await tempDir();
     const seen: Array<CapabilityProfile | undefined> = [];
     const registry = new ToolRegistry([...builtinTools(), profileSpy(seen)]);
@@ -51,12 +67,21 @@ describe('a chat\'s mode in its turns (MODE-1/2)', () => {
         ],
         // Turn 2 (agent, after the switch): the same write runs.
         [
-          { toolCalls: [{ toolName: 'whoami', input: {} }, { toolName: 'write', input: { path: 'x.txt', content: 'x' } }], chunkDelayMs: 0 },
+          {
+            toolCalls: [
+              { toolName: 'whoami', input: {} },
+              { toolName: 'write', input: { path: 'x.txt', content: 'x' } }
+            ],
+            chunkDelayMs: 0
+          },
           { text: 'Written.', chunkDelayMs: 0 }
         ]
       ]
     });
-    const h = await createHarness(ws, { registry, env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
+    const h = await createHarness(ws, {
+      registry,
+      env: { CELLMATE_SCRIPT_LOG: log, CELLMATE_CONFIG: path.join(ws, 'none.json') }
+    });
     const chat = h.service.create();
     expect(chat.mode).toBe('agent');
     expect(h.service.setMode(chat.id, 'plan')).toMatchObject({ id: chat.id, mode: 'plan' });
@@ -68,7 +93,9 @@ describe('a chat\'s mode in its turns (MODE-1/2)', () => {
     await h.service.waitForTurn(chat.id);
     const first = h.service.get(chat.id);
     const refusedWrite = first.items.find((i): i is ToolCallItem => i.kind === 'tool' && i.name === 'write')!;
-    expect(refusedWrite.output).toBe('Refused: write is a write-tier tool and the "plan" surface allows only read tools. It is not available here; do not retry it.');
+    expect(refusedWrite.output).toBe(
+      'Refused: write is a write-tier tool and the "plan" surface allows only read tools. It is not available here; do not retry it.'
+    );
     expect(existsSync(path.join(ws, 'x.txt'))).toBe(false);
     expect(first.mode).toBe('agent');
 
@@ -106,13 +133,20 @@ describe('a chat\'s mode in its turns (MODE-1/2)', () => {
     await store.dispose();
   });
 
-  it('MODE-8: chat/set-mode takes only the modes a person may pick (and `chat`, the Agent mode\'s earlier name); review is the system\'s', () => {
+  it("MODE-8: chat/set-mode takes only the modes a person may pick (and `chat`, the Agent mode's earlier name); review is the system's", () => {
     expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'plan' })).toEqual({ chatId: 'c', mode: 'plan' });
     // MODE-8: Agent, Plan, Orchestrate.
-    expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'orchestrate' })).toEqual({ chatId: 'c', mode: 'orchestrate' });
+    expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'orchestrate' })).toEqual({
+      chatId: 'c',
+      mode: 'orchestrate'
+    });
     expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'agent' })).toEqual({ chatId: 'c', mode: 'agent' });
     expect(checkParams('chat/set-mode', { chatId: 'c', mode: 'chat' })).toEqual({ chatId: 'c', mode: 'agent' }); // MODE-1: the Agent mode's earlier name
-    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'review' })).toThrow(/mode.*must be one of agent, plan, orchestrate \(review is started by the system\)/);
-    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'nope' })).toThrow(/must be one of agent, plan, orchestrate/);
+    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'review' })).toThrow(
+      /mode.*must be one of agent, plan, orchestrate \(review is started by the system\)/
+    );
+    expect(() => checkParams('chat/set-mode', { chatId: 'c', mode: 'nope' })).toThrow(
+      /must be one of agent, plan, orchestrate/
+    );
   });
 });

@@ -21,16 +21,26 @@ import { ToolRegistry } from '../../src/gate/registry.js';
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
 
-describe.skipIf(!existsSync(PYTHON))('Plan profile through a real kernel\'s tool() channel', () => {
+describe.skipIf(!existsSync(PYTHON))("Plan profile through a real kernel's tool() channel", () => {
   let ws: string;
   let kernels: KernelManager;
   let registry: ToolRegistry;
-  const ctx = (chatId: string): ToolContext => ({ workspace: ws, signal: new AbortController().signal, actor: 'model', chatId, turnId: 't', profile: profileOf('plan') });
+  const ctx = (chatId: string): ToolContext => ({
+    workspace: ws,
+    signal: new AbortController().signal,
+    actor: 'model',
+    chatId,
+    turnId: 't',
+    profile: profileOf('plan')
+  });
 
   beforeAll(async () => {
     ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-plan-kernel-')));
     await writeFile(path.join(ws, 'notes.md'), 'alpha\n');
-    kernels = new KernelManager({ workspace: ws, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'] });
+    kernels = new KernelManager({
+      workspace: ws,
+      pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}']
+    });
     registry = new ToolRegistry(builtinTools());
     registry.register(createEvalTool({ kernels, registry: () => registry, idleTimeoutMs: 30_000 }));
   }, 60_000);
@@ -40,11 +50,18 @@ describe.skipIf(!existsSync(PYTHON))('Plan profile through a real kernel\'s tool
     if (ws) await rm(ws, { recursive: true, force: true });
   });
 
-  it('a forced write and a shell magic from the cell are refused with the registry\'s message; read works', async () => {
-    const refusal = 'Refused: write is a write-tier tool and the "plan" surface allows only read tools. It is not available here; do not retry it.';
+  it("a forced write and a shell magic from the cell are refused with the registry's message; read works", async () => {
+    const refusal =
+      'Refused: write is a write-tier tool and the "plan" surface allows only read tools. It is not available here; do not retry it.';
     // The model forcing eval itself is refused the same way.
-    const forcedEval = await registry.call('eval', { code: '1', description: 'force a cell in plan mode' }, ctx('plan-model'));
-    expect(forcedEval.output).toBe('Refused: eval is an exec-tier tool and the "plan" surface allows only read tools. It is not available here; do not retry it.');
+    const forcedEval = await registry.call(
+      'eval',
+      { code: '1', description: 'force a cell in plan mode' },
+      ctx('plan-model')
+    );
+    expect(forcedEval.output).toBe(
+      'Refused: eval is an exec-tier tool and the "plan" surface allows only read tools. It is not available here; do not retry it.'
+    );
     const direct = await registry.call('write', { path: 'x.txt', content: 'x' }, ctx('plan-direct'));
     expect(direct.output).toBe(refusal);
 
@@ -60,10 +77,15 @@ describe.skipIf(!existsSync(PYTHON))('Plan profile through a real kernel\'s tool
       'except Exception as e:',
       '    print("shell:", type(e).__name__, e)'
     ].join('\n');
-    const result = await evalTool.execute({ code, description: 'force a write from a plan-mode cell', language: 'python', reset: false }, ctx('plan-kernel'));
+    const result = await evalTool.execute(
+      { code, description: 'force a write from a plan-mode cell', language: 'python', reset: false },
+      ctx('plan-kernel')
+    );
     expect(result.output).toContain(`ToolError: ${refusal}`);
     expect(result.output).toMatch(/read: 1\talpha/);
-    expect(result.output).toContain('Refused: shell is an exec-tier tool and the "plan" surface allows only read tools.');
+    expect(result.output).toContain(
+      'Refused: shell is an exec-tier tool and the "plan" surface allows only read tools.'
+    );
     expect(existsSync(path.join(ws, 'x.txt'))).toBe(false);
     expect(existsSync(path.join(ws, 'pwned'))).toBe(false);
   }, 90_000);

@@ -27,7 +27,11 @@ import { createSubmitPlanTool } from '../../src/tools/submit_plan/submit_plan.js
 import { tempDir } from '../helpers/temp.js';
 
 /** Each mode's own tools: on its surface, off every other mode's. */
-const OWN = { plan: ['exit_plan_mode'], review: ['add_review_node', 'approve_review_node', 'finalize_review'], orchestrate: [] as string[] };
+const OWN = {
+  plan: ['exit_plan_mode'],
+  review: ['add_review_node', 'approve_review_node', 'finalize_review'],
+  orchestrate: [] as string[]
+};
 
 describe('mode prompt blocks (MODE-2)', () => {
   it.each([['plan'], ['review'], ['orchestrate']] as const)('%s block: exactly its surface', async (mode) => {
@@ -41,8 +45,13 @@ describe('mode prompt blocks (MODE-2)', () => {
       createExitPlanModeTool(plans) as unknown as ToolDefinition,
       createAddReviewNodeTool(reviews) as unknown as ToolDefinition,
       createApproveReviewNodeTool(reviews) as unknown as ToolDefinition,
-      createFinalizeReviewTool(reviews, createReviewAxes({ registry: (): ToolRegistry => registry, env: {} })) as unknown as ToolDefinition,
-      createProposeOrchestrationTool(new OrchestrationStore(path.join(ws, 'orchestrations'))) as unknown as ToolDefinition
+      createFinalizeReviewTool(
+        reviews,
+        createReviewAxes({ registry: (): ToolRegistry => registry, env: {} })
+      ) as unknown as ToolDefinition,
+      createProposeOrchestrationTool(
+        new OrchestrationStore(path.join(ws, 'orchestrations'))
+      ) as unknown as ToolDefinition
     ]);
     const profile = profileOf(mode);
     const surface = registry.list(profile);
@@ -50,7 +59,8 @@ describe('mode prompt blocks (MODE-2)', () => {
     const listed = [...block.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
     expect(listed).toEqual(surface.map((t) => t.name).sort());
     expect(listed).toEqual(expect.arrayContaining(['submit_plan', 'propose_orchestration', 'ask_user', ...OWN[mode]]));
-    for (const [other, tools] of Object.entries(OWN)) if (other !== mode) for (const t of tools) expect(listed).not.toContain(t);
+    for (const [other, tools] of Object.entries(OWN))
+      if (other !== mode) for (const t of tools) expect(listed).not.toContain(t);
     await expect(`${block}\n`).toMatchFileSnapshot(`__snapshots__/${mode}-prompt-block.md`);
   });
 });

@@ -11,12 +11,19 @@ import { documentsOf } from '../../src/structural/documents.js';
 /** What `lsp` serves for a one-cell notebook (the native cell document and the concatenated fallback). */
 function lspViews(source: string): string[] {
   const cells = [{ id: 'c1', cellType: 'code' as const, source }];
-  return (['native', 'concatenated'] as const).map((mode) => buildNotebookView('/w/nb.ipynb', cells, mode).cells[0]!.text);
+  return (['native', 'concatenated'] as const).map(
+    (mode) => buildNotebookView('/w/nb.ipynb', cells, mode).cells[0]!.text
+  );
 }
 
 /** What structural search parses for the same cell in a Python notebook. */
 function structuralView(source: string): string {
-  const nb = { metadata: { kernelspec: { language: 'python', name: 'python3' } }, nbformat: 4, nbformat_minor: 5, cells: [{ id: 'c1', cell_type: 'code', source, metadata: {}, outputs: [] }] };
+  const nb = {
+    metadata: { kernelspec: { language: 'python', name: 'python3' } },
+    nbformat: 4,
+    nbformat_minor: 5,
+    cells: [{ id: 'c1', cell_type: 'code', source, metadata: {}, outputs: [] }]
+  };
   const docs = documentsOf('nb.ipynb', JSON.stringify(nb));
   if (!Array.isArray(docs) || docs.length !== 1) throw new Error(`expected one document, got ${JSON.stringify(docs)}`);
   return docs[0]!.parsed;

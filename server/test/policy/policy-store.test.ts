@@ -28,7 +28,10 @@ describe('PolicyStore (HARN-6)', () => {
   it('applies an edit to the next call, and stops applying a deleted file', async () => {
     const ws = await workspace();
     const file = path.join(ws, '.cellmate', 'policy.json');
-    const store = new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home'), CELLMATE_TRUSTED_WORKSPACES: ws } });
+    const store = new PolicyStore({
+      workspace: ws,
+      env: { HOME: path.join(ws, 'home'), CELLMATE_TRUSTED_WORKSPACES: ws }
+    });
     expect(await userRules(store)).toEqual([]);
 
     await fs.writeFile(file, JSON.stringify({ rules: [{ tool: 'shell', pattern: 'git *', action: 'allow' }] }));
@@ -37,7 +40,10 @@ describe('PolicyStore (HARN-6)', () => {
     expect(await userRules(store)).toEqual([{ tool: 'shell', pattern: 'git *', action: 'allow' }]);
 
     // Same length, different content: the stat stamp (size/mtime/ctime) still changes.
-    await fs.writeFile(file, JSON.stringify({ rules: [{ tool: 'shell', pattern: 'git *', action: 'deny!' }] }).replace('deny!', 'deny'));
+    await fs.writeFile(
+      file,
+      JSON.stringify({ rules: [{ tool: 'shell', pattern: 'git *', action: 'deny!' }] }).replace('deny!', 'deny')
+    );
     expect(await userRules(store)).toEqual([{ tool: 'shell', pattern: 'git *', action: 'deny' }]);
 
     await fs.rm(file);
@@ -48,11 +54,29 @@ describe('PolicyStore (HARN-6)', () => {
     const ws = await workspace();
     const problems: string[] = [];
     const home = path.join(ws, 'home');
-    await fs.writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: 'shell', pattern: '*', action: 'allow' }, { tool: 'eval', pattern: '*', action: 'ask' }, { tool: 'write', pattern: '.env', action: 'deny' }] }));
-    const store = new PolicyStore({ workspace: ws, env: { HOME: home }, onProblem: (f, m) => problems.push(`${f}: ${m}`) });
-    expect(await userRules(store)).toEqual([{ tool: 'eval', pattern: '*', action: 'ask' }, { tool: 'write', pattern: '.env', action: 'deny' }]);
+    await fs.writeFile(
+      path.join(ws, '.cellmate', 'policy.json'),
+      JSON.stringify({
+        rules: [
+          { tool: 'shell', pattern: '*', action: 'allow' },
+          { tool: 'eval', pattern: '*', action: 'ask' },
+          { tool: 'write', pattern: '.env', action: 'deny' }
+        ]
+      })
+    );
+    const store = new PolicyStore({
+      workspace: ws,
+      env: { HOME: home },
+      onProblem: (f, m) => problems.push(`${f}: ${m}`)
+    });
+    expect(await userRules(store)).toEqual([
+      { tool: 'eval', pattern: '*', action: 'ask' },
+      { tool: 'write', pattern: '.env', action: 'deny' }
+    ]);
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toContain(`1 "allow" rule (shell *) not applied: a workspace's own policy file may only ask or deny unless you trust the workspace — add "trustedWorkspaces": [${JSON.stringify(ws)}] to ${path.join(home, '.cellmate', 'policy.json')}`);
+    expect(problems[0]).toContain(
+      `1 "allow" rule (shell *) not applied: a workspace's own policy file may only ask or deny unless you trust the workspace — add "trustedWorkspaces": [${JSON.stringify(ws)}] to ${path.join(home, '.cellmate', 'policy.json')}`
+    );
     // The workspace's own .cellmate/ folder cannot trust it, even as the home folder.
     await fs.writeFile(path.join(ws, '.cellmate', 'mcp.json'), JSON.stringify({ trustedWorkspaces: true }));
     const inside = new PolicyStore({ workspace: ws, env: { HOME: home, CELLMATE_HOME: path.join(ws, '.cellmate') } });
@@ -72,7 +96,11 @@ describe('PolicyStore (HARN-6)', () => {
       JSON.stringify({ rules: [{ tool: 'write', pattern: '*', action: 'allow' }] })
     );
     await fs.writeFile(path.join(ws, '.cellmate', 'policy.json'), '{"rules": [ oops');
-    const store = new PolicyStore({ workspace: ws, env: { HOME: home }, onProblem: (f, m) => problems.push(`${f}: ${m}`) });
+    const store = new PolicyStore({
+      workspace: ws,
+      env: { HOME: home },
+      onProblem: (f, m) => problems.push(`${f}: ${m}`)
+    });
     expect(await userRules(store)).toEqual([{ tool: 'write', pattern: '*', action: 'allow' }]);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(path.join(ws, '.cellmate', 'policy.json'));

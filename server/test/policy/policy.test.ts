@@ -3,7 +3,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { dangerousCommandReason } from '../../src/policy/dangerous-command.js';
-import { evaluatePolicy, globMatch, pathPatternMatches, ruleForAlways, type PolicyRule } from '../../src/policy/policy.js';
+import {
+  evaluatePolicy,
+  globMatch,
+  pathPatternMatches,
+  ruleForAlways,
+  type PolicyRule
+} from '../../src/policy/policy.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
@@ -48,13 +54,22 @@ describe('evaluatePolicy (HARN-6)', () => {
   });
 
   it('with several subjects the strictest wins (a patch touching an allowed and a denied file)', () => {
-    const decision = evaluatePolicy(rules, { tool: 'write', tier: 'write', subjects: ['notes/a.md', 'notes/secret.txt'] });
+    const decision = evaluatePolicy(rules, {
+      tool: 'write',
+      tier: 'write',
+      subjects: ['notes/a.md', 'notes/secret.txt']
+    });
     expect(decision).toMatchObject({ action: 'deny', subject: 'notes/secret.txt' });
-    expect(evaluatePolicy(rules, { tool: 'write', tier: 'write', subjects: ['notes/a.md', 'other.md'] }).action).toBe('ask');
+    expect(evaluatePolicy(rules, { tool: 'write', tier: 'write', subjects: ['notes/a.md', 'other.md'] }).action).toBe(
+      'ask'
+    );
   });
 
   it('last match wins: a later allow overrides an earlier deny', () => {
-    const r: PolicyRule[] = [{ tool: 'shell', pattern: '*', action: 'deny' }, { tool: 'shell', pattern: 'ls*', action: 'allow' }];
+    const r: PolicyRule[] = [
+      { tool: 'shell', pattern: '*', action: 'deny' },
+      { tool: 'shell', pattern: 'ls*', action: 'allow' }
+    ];
     expect(evaluatePolicy(r, { tool: 'shell', tier: 'exec', subjects: ['ls -la'] }).action).toBe('allow');
     expect(evaluatePolicy(r, { tool: 'shell', tier: 'exec', subjects: ['cat x'] }).action).toBe('deny');
   });
@@ -109,12 +124,19 @@ describe('dangerous-command floor (HARN-6)', () => {
     expect(dangerousCommandReason(command)).toBeTypeOf('string');
   });
 
-  it.each(['ls -la', 'rm -rf build/', 'rm notes.tmp', 'git push origin main', 'curl -O https://example.com/data.csv', 'python -m pytest -q', 'dd if=a of=b', 'echo "ssh is fine"', 'cat ~/.bashrc'])(
-    'lets %j through to the policy',
-    (command) => {
-      expect(dangerousCommandReason(command)).toBeUndefined();
-    }
-  );
+  it.each([
+    'ls -la',
+    'rm -rf build/',
+    'rm notes.tmp',
+    'git push origin main',
+    'curl -O https://example.com/data.csv',
+    'python -m pytest -q',
+    'dd if=a of=b',
+    'echo "ssh is fine"',
+    'cat ~/.bashrc'
+  ])('lets %j through to the policy', (command) => {
+    expect(dangerousCommandReason(command)).toBeUndefined();
+  });
 });
 
 describe('shell subjects: compound commands are judged part by part (HARN-5/6)', () => {
@@ -135,14 +157,20 @@ describe('shell subjects: compound commands are judged part by part (HARN-5/6)',
 
   it('a rule "git *" does not allow a chained command', () => {
     const r: PolicyRule[] = [{ tool: 'shell', pattern: 'git *', action: 'allow' }];
-    expect(evaluatePolicy(r, { tool: 'shell', tier: 'exec', subjects: shellSubjects('git status; rm -rf data') })).toMatchObject({ action: 'ask', subject: 'rm -rf data' });
-    expect(evaluatePolicy(r, { tool: 'shell', tier: 'exec', subjects: shellSubjects('git add . && git commit -m x') }).action).toBe('allow');
+    expect(
+      evaluatePolicy(r, { tool: 'shell', tier: 'exec', subjects: shellSubjects('git status; rm -rf data') })
+    ).toMatchObject({ action: 'ask', subject: 'rm -rf data' });
+    expect(
+      evaluatePolicy(r, { tool: 'shell', tier: 'exec', subjects: shellSubjects('git add . && git commit -m x') }).action
+    ).toBe('allow');
   });
 
   it('"always for this pattern" matches exactly that subject: a * in it stays literal', () => {
     const always = ruleForAlways('shell', 'ls *.py');
     expect(evaluatePolicy([always], { tool: 'shell', tier: 'exec', subjects: ['ls *.py'] }).action).toBe('allow');
-    expect(evaluatePolicy([always], { tool: 'shell', tier: 'exec', subjects: ['ls secrets/; curl x.py'] }).action).toBe('ask');
+    expect(evaluatePolicy([always], { tool: 'shell', tier: 'exec', subjects: ['ls secrets/; curl x.py'] }).action).toBe(
+      'ask'
+    );
     expect(globMatch('a\\*b', 'a*b')).toBe(true);
     expect(globMatch('a\\*b', 'axxb')).toBe(false);
   });
@@ -180,8 +208,12 @@ describe('path rules match canonical paths like .gitignore (HARN-5/6)', () => {
   it('"always" for a path is anchored: it does not cover the same name elsewhere', () => {
     const rule = ruleForAlways('write', 'notes.md', 'path');
     expect(rule.pattern).toBe('/notes.md');
-    expect(evaluatePolicy([rule], { tool: 'write', tier: 'write', subjects: ['notes.md'], subjectKind: 'path' }).action).toBe('allow');
-    expect(evaluatePolicy([rule], { tool: 'write', tier: 'write', subjects: ['deep/notes.md'], subjectKind: 'path' }).action).toBe('ask');
+    expect(
+      evaluatePolicy([rule], { tool: 'write', tier: 'write', subjects: ['notes.md'], subjectKind: 'path' }).action
+    ).toBe('allow');
+    expect(
+      evaluatePolicy([rule], { tool: 'write', tier: 'write', subjects: ['deep/notes.md'], subjectKind: 'path' }).action
+    ).toBe('ask');
   });
 });
 
@@ -196,19 +228,36 @@ describe("the README's .env rule, with the subjects the real tools supply (throu
     const readme = await readFile(path.join(REPO, 'README.md'), 'utf8');
     const example = /`(\{"rules": \[[\s\S]*?\]\})`/.exec(readme)?.[1];
     expect(example).toBeDefined();
-    const rules: PolicyRule[] = [{ tool: 'write', pattern: '*', action: 'allow' }, ...(JSON.parse(example!.replace(/\s*\n\s*/g, ' ')) as { rules: PolicyRule[] }).rules];
+    const rules: PolicyRule[] = [
+      { tool: 'write', pattern: '*', action: 'allow' },
+      ...(JSON.parse(example!.replace(/\s*\n\s*/g, ' ')) as { rules: PolicyRule[] }).rules
+    ];
     expect(rules).toContainEqual({ tool: '*', pattern: '.env', action: 'deny' });
-    const registry = new ToolRegistry(builtinTools({}), { policy: { rules: async () => rules, remember: () => undefined } });
+    const registry = new ToolRegistry(builtinTools({}), {
+      policy: { rules: async () => rules, remember: () => undefined }
+    });
     let turn = 0;
     // A fresh turn per call, so the circuit breaker (3 denials in a turn) stays out of it.
-    const ctx = () => ({ workspace: ws, signal: new AbortController().signal, actor: 'model' as const, chatId: 'c', turnId: `t${turn++}` });
+    const ctx = () => ({
+      workspace: ws,
+      signal: new AbortController().signal,
+      actor: 'model' as const,
+      chatId: 'c',
+      turnId: `t${turn++}`
+    });
     for (const p of ['.env', './.env', 'sub/../.env', path.join(ws, '.env'), 'env-link']) {
-      expect((await registry.call('read', { path: p }, ctx())).output, p).toBe(`Denied: read on ".env" is denied by the policy rule {"tool":"*","pattern":".env","action":"deny"}. Do not retry it; choose another approach or ask the user.`);
-      expect((await registry.call('write', { path: p, content: 'x' }, ctx())).output, p).toMatch(/^Denied: write on "\.env"/);
+      expect((await registry.call('read', { path: p }, ctx())).output, p).toBe(
+        `Denied: read on ".env" is denied by the policy rule {"tool":"*","pattern":".env","action":"deny"}. Do not retry it; choose another approach or ask the user.`
+      );
+      expect((await registry.call('write', { path: p, content: 'x' }, ctx())).output, p).toMatch(
+        /^Denied: write on "\.env"/
+      );
     }
     expect((await registry.call('read', { path: 'a.md' }, ctx())).ok).toBe(true);
     const grep = await registry.call('grep', { pattern: 'TOKEN' }, ctx());
-    expect(grep.output).toBe('a.md:1: TOKEN in docs\n(1 match in 1 file)\n(1 file withheld: the policy does not allow this tool to read it)');
+    expect(grep.output).toBe(
+      'a.md:1: TOKEN in docs\n(1 match in 1 file)\n(1 file withheld: the policy does not allow this tool to read it)'
+    );
     const glob = await registry.call('glob', { pattern: '*' }, ctx());
     expect(glob.output).not.toMatch(/^\.env$/m);
     expect(glob.output).toContain('withheld');

@@ -198,7 +198,7 @@ describe('shell subjects use the resolved command name (HARN-5)', () => {
     'ls; rm victim.txt',
     'echo $(rm victim.txt)',
     'bash -c "rm victim.txt"',
-    'sh -c \'cd . && rm victim.txt\'',
+    "sh -c 'cd . && rm victim.txt'",
     'eval rm victim.txt',
     'find . -name victim.txt -exec rm {} \\;',
     '(rm victim.txt)'
@@ -208,7 +208,9 @@ describe('shell subjects use the resolved command name (HARN-5)', () => {
   });
 
   it.each(['ls -la', 'echo rm', 'grep -r rm .', 'git rm --cached x'])('%j is not an rm', (command) => {
-    expect(evaluatePolicy(deny, { tool: 'shell', tier: 'exec', subjects: shellSubjects(command) }).action).toBe('allow');
+    expect(evaluatePolicy(deny, { tool: 'shell', tier: 'exec', subjects: shellSubjects(command) }).action).toBe(
+      'allow'
+    );
   });
 
   it('resolves wrappers and paths in the subject text', () => {

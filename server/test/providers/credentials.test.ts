@@ -14,9 +14,17 @@ describe('provider credentials', () => {
     const env = { CELLMATE_CONFIG: file, OPENAI_API_KEY: 'from-env' };
     const config = await loadConfigFile(env);
     expect(resolveApiKey('openai', env, config)).toEqual({ value: 'from-env', source: 'OPENAI_API_KEY' });
-    expect(resolveApiKey('anthropic', env, config)).toEqual({ value: 'ant-file', source: `${file} (apiKeys.anthropic)` });
+    expect(resolveApiKey('anthropic', env, config)).toEqual({
+      value: 'ant-file',
+      source: `${file} (apiKeys.anthropic)`
+    });
     const statuses = providerStatuses(env, config);
-    expect(statuses.map((s) => [s.kind, s.keyConfigured])).toEqual([['openai', true], ['anthropic', true], ['openai-compatible', true], ['scripted', true]]);
+    expect(statuses.map((s) => [s.kind, s.keyConfigured])).toEqual([
+      ['openai', true],
+      ['anthropic', true],
+      ['openai-compatible', true],
+      ['scripted', true]
+    ]);
     expect(JSON.stringify(statuses)).not.toMatch(/from-env|from-file|ant-file/);
   });
 
@@ -38,10 +46,19 @@ describe('provider credentials', () => {
     const ws = await tempDir();
     const env = { CELLMATE_CONFIG: path.join(ws, 'none.json') };
     const providerEnv = { env, config: await loadConfigFile(env), workspace: ws };
-    await expect(createLanguageModel({ provider: 'openai', model: 'gpt-4.1' }, providerEnv)).rejects.toThrow(expect.objectContaining({ code: -32012, message: expect.stringContaining('No API key for openai') }));
-    await expect(createLanguageModel({ provider: 'anthropic', model: '' }, providerEnv)).rejects.toThrow(/No model is set/);
-    await expect(createLanguageModel({ provider: 'bogus' as 'openai', model: 'x' }, providerEnv)).rejects.toThrow(/Unknown provider "bogus"/);
-    const model = await createLanguageModel({ provider: 'openai', model: 'gpt-4.1' }, { ...providerEnv, env: { ...env, OPENAI_API_KEY: 'k' } });
+    await expect(createLanguageModel({ provider: 'openai', model: 'gpt-4.1' }, providerEnv)).rejects.toThrow(
+      expect.objectContaining({ code: -32012, message: expect.stringContaining('No API key for openai') })
+    );
+    await expect(createLanguageModel({ provider: 'anthropic', model: '' }, providerEnv)).rejects.toThrow(
+      /No model is set/
+    );
+    await expect(createLanguageModel({ provider: 'bogus' as 'openai', model: 'x' }, providerEnv)).rejects.toThrow(
+      /Unknown provider "bogus"/
+    );
+    const model = await createLanguageModel(
+      { provider: 'openai', model: 'gpt-4.1' },
+      { ...providerEnv, env: { ...env, OPENAI_API_KEY: 'k' } }
+    );
     expect(typeof model).toBe('object');
   });
 });

@@ -22,22 +22,36 @@ describe('openai-compatible provider over real HTTP + SSE', () => {
       sse([
         chunk({ role: 'assistant', content: 'Let me ' }),
         chunk({ content: 'look.' }),
-        chunk({ tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: 'read', arguments: '' } }] }),
+        chunk({
+          tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: 'read', arguments: '' } }]
+        }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"pa' } }] }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: 'th": "notes' } }] }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '.md"}' } }] }),
         chunk({}, 'tool_calls'),
         'data: [DONE]\n\n'
       ]),
-      sse([chunk({ role: 'assistant', content: 'It has ' }), chunk({ content: 'two lines.' }), chunk({}, 'stop'), 'data: [DONE]\n\n'])
+      sse([
+        chunk({ role: 'assistant', content: 'It has ' }),
+        chunk({ content: 'two lines.' }),
+        chunk({}, 'stop'),
+        'data: [DONE]\n\n'
+      ])
     ]);
-    const h = await createHarness(ws, { env: { CELLMATE_OPENAI_COMPATIBLE_API_KEY: 'sk-local-test', CELLMATE_CONFIG: path.join(ws, 'none.json') } });
+    const h = await createHarness(ws, {
+      env: { CELLMATE_OPENAI_COMPATIBLE_API_KEY: 'sk-local-test', CELLMATE_CONFIG: path.join(ws, 'none.json') }
+    });
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'What is in notes.md?', settings(server.baseUrl));
 
     expect(after.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(after.items[1]).toMatchObject({ text: 'Let me look.', streaming: false });
-    expect(after.items[2] as ToolCallItem).toMatchObject({ callId: 'call_abc', name: 'read', args: { path: 'notes.md' }, status: 'ok' });
+    expect(after.items[2] as ToolCallItem).toMatchObject({
+      callId: 'call_abc',
+      name: 'read',
+      args: { path: 'notes.md' },
+      status: 'ok'
+    });
     expect(after.items[3]).toMatchObject({ text: 'It has two lines.' });
     expect(h.events.at(-1)!.event).toMatchObject({ type: 'turn-ended', reason: 'stop' });
 
@@ -58,13 +72,17 @@ describe('openai-compatible provider over real HTTP + SSE', () => {
 
   it('ends the turn with a clear error notice on a malformed chunk, even if the server keeps the connection open', async () => {
     const ws = await tempDir();
-    server = await startFakeOpenAI([sse([chunk({ role: 'assistant', content: 'Hel' }), 'data: {not json\n\n'], { end: false })]);
+    server = await startFakeOpenAI([
+      sse([chunk({ role: 'assistant', content: 'Hel' }), 'data: {not json\n\n'], { end: false })
+    ]);
     const h = await createHarness(ws);
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'hi', settings(server.baseUrl));
     const notice = after.items.at(-1)!;
     expect(notice).toMatchObject({ kind: 'notice', level: 'error' });
-    expect((notice as { text: string }).text).toMatch(/openai-compatible server at http:\/\/127\.0\.0\.1:\d+\/v1 sent a malformed response/);
+    expect((notice as { text: string }).text).toMatch(
+      /openai-compatible server at http:\/\/127\.0\.0\.1:\d+\/v1 sent a malformed response/
+    );
     expect(h.events.at(-1)!.event).toMatchObject({ type: 'turn-ended', reason: 'error' });
     expect(after.running).toBe(false);
     await h.dispose();
@@ -72,11 +90,17 @@ describe('openai-compatible provider over real HTTP + SSE', () => {
 
   it('ends the turn with an error when the server answers garbage instead of SSE', async () => {
     const ws = await tempDir();
-    server = await startFakeOpenAI([(_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>not an API</html>')]);
+    server = await startFakeOpenAI([
+      (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>not an API</html>')
+    ]);
     const h = await createHarness(ws);
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'hi', settings(server.baseUrl));
-    expect(after.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error', text: expect.stringContaining('Check that the base URL points at an OpenAI-compatible API') });
+    expect(after.items.at(-1)).toMatchObject({
+      kind: 'notice',
+      level: 'error',
+      text: expect.stringContaining('Check that the base URL points at an OpenAI-compatible API')
+    });
     expect(h.events.at(-1)!.event).toMatchObject({ type: 'turn-ended', reason: 'error' });
     await h.dispose();
   });
@@ -84,12 +108,16 @@ describe('openai-compatible provider over real HTTP + SSE', () => {
   it('explains an HTTP error', async () => {
     const ws = await tempDir();
     server = await startFakeOpenAI([
-      (_req, res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"Invalid API key"}}')
+      (_req, res) =>
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"Invalid API key"}}')
     ]);
     const h = await createHarness(ws);
     const chat = h.service.create();
     const after = await h.sendAndWait(chat.id, 'hi', settings(server.baseUrl));
-    expect(after.items.at(-1)).toMatchObject({ kind: 'notice', text: expect.stringMatching(/rejected the API key \(HTTP 401\): Invalid API key/) });
+    expect(after.items.at(-1)).toMatchObject({
+      kind: 'notice',
+      text: expect.stringMatching(/rejected the API key \(HTTP 401\): Invalid API key/)
+    });
     expect(h.events.at(-1)!.event).toMatchObject({ reason: 'error' });
     await h.dispose();
   });
@@ -109,9 +137,15 @@ describe('openai-compatible provider over real HTTP + SSE', () => {
     const ws = await tempDir();
     const h = await createHarness(ws);
     const chat = h.service.create();
-    await expect(h.service.send({ chatId: chat.id, text: 'hi', settings: { provider: 'openai-compatible', model: 'm' } })).rejects.toMatchObject({ code: -32012, message: expect.stringContaining('needs a base URL') });
-    await expect(h.service.send({ chatId: chat.id, text: 'hi', settings: settings('not a url') })).rejects.toMatchObject({ code: -32012, message: expect.stringContaining('is not a valid URL') });
-    await expect(h.service.send({ chatId: chat.id, text: 'hi', settings: settings('ftp://x/v1') })).rejects.toMatchObject({ code: -32012 });
+    await expect(
+      h.service.send({ chatId: chat.id, text: 'hi', settings: { provider: 'openai-compatible', model: 'm' } })
+    ).rejects.toMatchObject({ code: -32012, message: expect.stringContaining('needs a base URL') });
+    await expect(
+      h.service.send({ chatId: chat.id, text: 'hi', settings: settings('not a url') })
+    ).rejects.toMatchObject({ code: -32012, message: expect.stringContaining('is not a valid URL') });
+    await expect(
+      h.service.send({ chatId: chat.id, text: 'hi', settings: settings('ftp://x/v1') })
+    ).rejects.toMatchObject({ code: -32012 });
     expect(h.service.get(chat.id).items).toEqual([]);
     await h.dispose();
   });

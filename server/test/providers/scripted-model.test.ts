@@ -11,7 +11,9 @@ import { ScriptedLanguageModel, SENT_AT_PLACEHOLDER } from '../../src/providers/
 import { tempDir } from '../helpers/temp.js';
 
 async function deltas(model: ScriptedLanguageModel): Promise<string[]> {
-  const { stream } = await model.doStream({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }] } as never);
+  const { stream } = await model.doStream({
+    prompt: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }]
+  } as never);
   const out: string[] = [];
   const reader = stream.getReader();
   for (;;) {
@@ -25,7 +27,10 @@ async function deltas(model: ScriptedLanguageModel): Promise<string[]> {
 describe('scripted model', () => {
   it('replaces {{sent_at}} with the wall clock (ms, µs precision) as the chunk leaves; other text is untouched', async () => {
     const ws = await tempDir();
-    await writeFile(path.join(ws, 's.json'), JSON.stringify({ steps: [{ text: `at ${SENT_AT_PLACEHOLDER} done`, chunkDelayMs: 0 }] }));
+    await writeFile(
+      path.join(ws, 's.json'),
+      JSON.stringify({ steps: [{ text: `at ${SENT_AT_PLACEHOLDER} done`, chunkDelayMs: 0 }] })
+    );
     const model = new ScriptedLanguageModel('m', { workspace: ws, scriptPath: 's.json' });
     const before = performance.timeOrigin + performance.now();
     const got = await deltas(model);

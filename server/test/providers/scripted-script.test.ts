@@ -10,7 +10,11 @@ describe('scripted script', () => {
     ['first call', [{ role: 'system', content: 's' }, user('a')], { turn: 0, step: 0 }],
     ['after one tool step', [user('a'), assistant('x'), { role: 'tool', content: [] }], { turn: 0, step: 1 }],
     ['second turn', [user('a'), assistant('x'), user('b')], { turn: 1, step: 0 }],
-    ['second turn, step 2', [user('a'), assistant('x'), user('b'), assistant('y'), assistant('z')], { turn: 1, step: 2 }]
+    [
+      'second turn, step 2',
+      [user('a'), assistant('x'), user('b'), assistant('y'), assistant('z')],
+      { turn: 1, step: 2 }
+    ]
   ])('position: %s', (_label, prompt, expected) => {
     expect(scriptPosition(prompt)).toEqual(expected);
   });
@@ -25,7 +29,9 @@ describe('scripted script', () => {
   });
 
   it('rejects malformed scripts with the expected format in the message', () => {
-    expect(() => parseScript({ turns: [{ text: 'a' }] }, 'script.json')).toThrow(/script.json is not a valid script at turns.0.*Expected \{"turns"/);
+    expect(() => parseScript({ turns: [{ text: 'a' }] }, 'script.json')).toThrow(
+      /script.json is not a valid script at turns.0.*Expected \{"turns"/
+    );
     expect(() => parseScript({ steps: [{ txt: 'a' }] }, 'script.json')).toThrow(/not a valid script/);
   });
 

@@ -20,7 +20,11 @@ afterEach(async () => {
 });
 
 async function standIn(models: string[], window?: number): Promise<ProviderStandIn> {
-  const s = await startProviderStandIn('openai-compatible', (request) => ({ text: `Answered by ${String(request.body.model)}.` }), { models, ...(window ? { window } : {}) });
+  const s = await startProviderStandIn(
+    'openai-compatible',
+    (request) => ({ text: `Answered by ${String(request.body.model)}.` }),
+    { models, ...(window ? { window } : {}) }
+  );
   standIns.push(s);
   return s;
 }
@@ -34,13 +38,24 @@ describe('modelForTier (VIBE-3, CTX-3: the fast tier)', () => {
     expect(modelForTier({ ...main, fast: { provider: 'openai', model: 'gpt-4.1-mini' } }, 'main')).toEqual(main);
   });
 
-  it('a fast tier names its own provider, model and server, without the main model\'s window', () => {
-    const fast = modelForTier({ ...main, fast: { provider: 'openai-compatible', model: 'qwen2.5-coder', baseUrl: 'http://127.0.0.1:11434/v1' } }, 'fast');
-    expect(fast).toEqual({ provider: 'openai-compatible', model: 'qwen2.5-coder', baseUrl: 'http://127.0.0.1:11434/v1', acceptsImages: true });
+  it("a fast tier names its own provider, model and server, without the main model's window", () => {
+    const fast = modelForTier(
+      {
+        ...main,
+        fast: { provider: 'openai-compatible', model: 'qwen2.5-coder', baseUrl: 'http://127.0.0.1:11434/v1' }
+      },
+      'fast'
+    );
+    expect(fast).toEqual({
+      provider: 'openai-compatible',
+      model: 'qwen2.5-coder',
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      acceptsImages: true
+    });
   });
 });
 
-describe('a chat\'s own model (the header\'s picker)', () => {
+describe("a chat's own model (the header's picker)", () => {
   it('the next request goes to the picked model; the choice is journaled and survives a new store', async () => {
     const ws = await tempDir();
     const server = await standIn(['alpha-coder', 'beta-analyst']);
@@ -49,7 +64,13 @@ describe('a chat\'s own model (the header\'s picker)', () => {
     const h = await createHarness(ws, { env });
     const chat = h.service.create();
     await h.sendAndWait(chat.id, 'one', settings);
-    expect(h.service.setModel(chat.id, { provider: 'openai-compatible', model: 'beta-analyst', baseUrl: server.settings.baseUrl }, settings)).toEqual({
+    expect(
+      h.service.setModel(
+        chat.id,
+        { provider: 'openai-compatible', model: 'beta-analyst', baseUrl: server.settings.baseUrl },
+        settings
+      )
+    ).toEqual({
       model: { provider: 'openai-compatible', model: 'beta-analyst', baseUrl: server.settings.baseUrl }
     });
     await h.sendAndWait(chat.id, 'two', settings);
@@ -57,11 +78,21 @@ describe('a chat\'s own model (the header\'s picker)', () => {
     await h.dispose();
 
     const again = await createHarness(ws, { env });
-    expect(again.service.get(chat.id).model).toEqual({ provider: 'openai-compatible', model: 'beta-analyst', baseUrl: server.settings.baseUrl });
+    expect(again.service.get(chat.id).model).toEqual({
+      provider: 'openai-compatible',
+      model: 'beta-analyst',
+      baseUrl: server.settings.baseUrl
+    });
     await again.sendAndWait(chat.id, 'three', settings);
     expect(server.requests.at(-1)!.body.model).toBe('beta-analyst');
     // Picking the settings' own model again means "follow the settings".
-    expect(again.service.setModel(chat.id, { provider: 'openai-compatible', model: 'alpha-coder', baseUrl: server.settings.baseUrl }, settings)).toEqual({ model: null });
+    expect(
+      again.service.setModel(
+        chat.id,
+        { provider: 'openai-compatible', model: 'alpha-coder', baseUrl: server.settings.baseUrl },
+        settings
+      )
+    ).toEqual({ model: null });
     expect(again.service.get(chat.id).model).toBeUndefined();
     await again.dispose();
   });
@@ -72,13 +103,23 @@ describe('a chat\'s own model (the header\'s picker)', () => {
     const settings: ModelSettings = { ...server.settings, model: 'alpha-coder' };
     const h = await createHarness(ws, { env: { ...server.env, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
     const chat = h.service.create();
-    const evil = { provider: 'openai-compatible' as const, model: 'alpha-coder', baseUrl: 'http://attacker.example/v1' };
-    expect(() => h.service.setModel(chat.id, evil, settings)).toThrow(/http:\/\/attacker\.example\/v1, which Settings → Cellmate does not name/);
+    const evil = {
+      provider: 'openai-compatible' as const,
+      model: 'alpha-coder',
+      baseUrl: 'http://attacker.example/v1'
+    };
+    expect(() => h.service.setModel(chat.id, evil, settings)).toThrow(
+      /http:\/\/attacker\.example\/v1, which Settings → Cellmate does not name/
+    );
     await h.dispose();
 
     // A repository ships a chat file whose journal picks that server: the turn refuses before any request.
     const file = path.join(ws, '.cellmate', 'chats', `${chat.id}.jsonl`);
-    await writeFile(file, `${JSON.stringify({ s: 1_000, u: new Date().toISOString(), t: 'chat', chat: { id: chat.id, title: 'x', mode: 'agent', createdAt: new Date().toISOString(), running: false, model: evil }, titleSource: 'user' })}\n`, { flag: 'a' });
+    await writeFile(
+      file,
+      `${JSON.stringify({ s: 1_000, u: new Date().toISOString(), t: 'chat', chat: { id: chat.id, title: 'x', mode: 'agent', createdAt: new Date().toISOString(), running: false, model: evil }, titleSource: 'user' })}\n`,
+      { flag: 'a' }
+    );
     const again = await createHarness(ws, { env: { ...server.env, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
     await expect(again.service.send({ chatId: chat.id, text: 'hi', settings })).rejects.toThrow(/does not name/);
     expect(server.requests).toHaveLength(0);
@@ -86,14 +127,19 @@ describe('a chat\'s own model (the header\'s picker)', () => {
     await again.dispose();
   });
 
-  it('CTX-3: a manual compaction\'s summary goes to the fast tier, the turns to the main model', async () => {
+  it("CTX-3: a manual compaction's summary goes to the fast tier, the turns to the main model", async () => {
     const ws = await tempDir();
     const mainServer = await standIn(['big-model']);
     const fastServer = await standIn(['small-model']);
-    const settings: ModelSettings = { ...mainServer.settings, model: 'big-model', fast: { provider: 'openai-compatible', model: 'small-model', baseUrl: fastServer.settings.baseUrl } };
+    const settings: ModelSettings = {
+      ...mainServer.settings,
+      model: 'big-model',
+      fast: { provider: 'openai-compatible', model: 'small-model', baseUrl: fastServer.settings.baseUrl }
+    };
     const h = await createHarness(ws, { env: { ...mainServer.env, CELLMATE_CONFIG: path.join(ws, 'none.json') } });
     const chat = h.service.create();
-    for (const text of ['first question', 'second question', 'third question']) await h.sendAndWait(chat.id, text, settings);
+    for (const text of ['first question', 'second question', 'third question'])
+      await h.sendAndWait(chat.id, text, settings);
     const result = await h.service.compact(chat.id, settings);
     expect(result.compacted).toBe(true);
     expect(mainServer.requests.map((r) => r.body.model)).toEqual(['big-model', 'big-model', 'big-model']);
@@ -104,11 +150,18 @@ describe('a chat\'s own model (the header\'s picker)', () => {
 });
 
 describe('models/list: what the picker offers', () => {
-  it('lists the tiers\' models first, then the server\'s /v1/models; ids that are not plain names are dropped', async () => {
+  it("lists the tiers' models first, then the server's /v1/models; ids that are not plain names are dropped", async () => {
     const ws = await tempDir();
     const server = await standIn(['alpha-coder', 'beta-analyst', '<img src=x onerror=alert(1)>', 'x'.repeat(500)]);
-    const settings: ModelSettings = { ...server.settings, model: 'alpha-coder', fast: { provider: 'openai-compatible', model: 'beta-analyst', baseUrl: server.settings.baseUrl } };
-    const models = await listModels(settings, { env: server.env, config: { path: path.join(ws, 'none.json'), config: { apiKeys: {} } } });
+    const settings: ModelSettings = {
+      ...server.settings,
+      model: 'alpha-coder',
+      fast: { provider: 'openai-compatible', model: 'beta-analyst', baseUrl: server.settings.baseUrl }
+    };
+    const models = await listModels(settings, {
+      env: server.env,
+      config: { path: path.join(ws, 'none.json'), config: { apiKeys: {} } }
+    });
     expect(models.map((m) => [m.model, m.source, m.tier ?? ''])).toEqual([
       ['alpha-coder', 'settings', 'main'],
       ['beta-analyst', 'settings', 'fast']
@@ -120,7 +173,10 @@ describe('models/list: what the picker offers', () => {
     const config = { path: path.join(ws, 'none.json'), config: { apiKeys: {} } };
     const without = await listModels({ provider: 'openai', model: 'gpt-4.1' }, { env: {}, config });
     expect(without.map((m) => m.model)).toEqual(['gpt-4.1']);
-    const withKey = await listModels({ provider: 'openai', model: 'gpt-4.1' }, { env: { OPENAI_API_KEY: 'sk-test' }, config });
+    const withKey = await listModels(
+      { provider: 'openai', model: 'gpt-4.1' },
+      { env: { OPENAI_API_KEY: 'sk-test' }, config }
+    );
     expect(withKey.length).toBeGreaterThan(5);
     expect(withKey.filter((m) => m.source === 'catalog').every((m) => m.provider === 'openai')).toBe(true);
     expect(withKey.some((m) => m.model === 'gpt-4.1-mini')).toBe(true);

@@ -8,27 +8,65 @@ import { MIN_SECRET_CHARS, Redactor } from '../../src/security/redaction.js';
 
 describe('child environment scrub', () => {
   it.each([
-    'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'CELLMATE_OPENAI_COMPATIBLE_API_KEY', 'CELLMATE_JUPYTER_TOKEN', 'CELLMATE_JUPYTER_URL',
-    'JUPYTER_TOKEN', 'JUPYTERHUB_API_TOKEN', 'HF_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN', 'MY_SERVICE_SECRET', 'DB_PASSWORD',
-    'PGPASSWORD', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'GOOGLE_APPLICATION_CREDENTIALS',
-    'AZURE_CLIENT_SECRET', 'STRIPE_API_KEY', 'SLACK_WEBHOOK_URL', 'SENTRY_DSN', 'npm_config__auth', 'CELLMATE_CONFIG'
+    'OPENAI_API_KEY',
+    'ANTHROPIC_API_KEY',
+    'CELLMATE_OPENAI_COMPATIBLE_API_KEY',
+    'CELLMATE_JUPYTER_TOKEN',
+    'CELLMATE_JUPYTER_URL',
+    'JUPYTER_TOKEN',
+    'JUPYTERHUB_API_TOKEN',
+    'HF_TOKEN',
+    'GITHUB_TOKEN',
+    'GH_TOKEN',
+    'MY_SERVICE_SECRET',
+    'DB_PASSWORD',
+    'PGPASSWORD',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'GOOGLE_APPLICATION_CREDENTIALS',
+    'AZURE_CLIENT_SECRET',
+    'STRIPE_API_KEY',
+    'SLACK_WEBHOOK_URL',
+    'SENTRY_DSN',
+    'npm_config__auth',
+    'CELLMATE_CONFIG'
   ])('removes %s', (name) => {
     expect(isSecretVariable(name, 'value-1234567')).toBe(true);
     expect(childEnv({ [name]: 'value-1234567', PATH: '/bin' })).toEqual({ PATH: '/bin' });
   });
 
-  it.each(['PATH', 'HOME', 'LANG', 'PYTHONPATH', 'VIRTUAL_ENV', 'SSH_AUTH_SOCK', 'TOKENIZERS_PARALLELISM', 'CELLMATE_PYTHON', 'KEYBOARD'])(
-    'keeps %s',
-    (name) => {
-      expect(isSecretVariable(name, '/x')).toBe(false);
-    }
-  );
+  it.each([
+    'PATH',
+    'HOME',
+    'LANG',
+    'PYTHONPATH',
+    'VIRTUAL_ENV',
+    'SSH_AUTH_SOCK',
+    'TOKENIZERS_PARALLELISM',
+    'CELLMATE_PYTHON',
+    'KEYBOARD'
+  ])('keeps %s', (name) => {
+    expect(isSecretVariable(name, '/x')).toBe(false);
+  });
 
   it('removes URLs with a password whatever the name; the allowlist lets names through', () => {
-    expect(scrubEnv({ DATABASE_URL: 'postgres://me:hunter22@db/x', PLAIN_URL: 'https://example.com' }).env).toEqual({ PLAIN_URL: 'https://example.com' });
-    const env = { CELLMATE_ENV_ALLOW: 'HF_TOKEN, MY_APP_*', HF_TOKEN: 'hf_abcdefgh', MY_APP_SECRET: 's3cretvalue', OTHER_SECRET: 'x1234567' };
+    expect(scrubEnv({ DATABASE_URL: 'postgres://me:hunter22@db/x', PLAIN_URL: 'https://example.com' }).env).toEqual({
+      PLAIN_URL: 'https://example.com'
+    });
+    const env = {
+      CELLMATE_ENV_ALLOW: 'HF_TOKEN, MY_APP_*',
+      HF_TOKEN: 'hf_abcdefgh',
+      MY_APP_SECRET: 's3cretvalue',
+      OTHER_SECRET: 'x1234567'
+    };
     const out = scrubEnv(env, { EXTRA: '1' });
-    expect(out.env).toEqual({ CELLMATE_ENV_ALLOW: 'HF_TOKEN, MY_APP_*', HF_TOKEN: 'hf_abcdefgh', MY_APP_SECRET: 's3cretvalue', EXTRA: '1' });
+    expect(out.env).toEqual({
+      CELLMATE_ENV_ALLOW: 'HF_TOKEN, MY_APP_*',
+      HF_TOKEN: 'hf_abcdefgh',
+      MY_APP_SECRET: 's3cretvalue',
+      EXTRA: '1'
+    });
     expect(out.removed).toEqual(['OTHER_SECRET']);
   });
 });
@@ -39,7 +77,11 @@ describe('Redactor', () => {
     const r = new Redactor({ OPENAI_API_KEY: key, SHORT_TOKEN: 'abc', PATH: '/usr/bin' });
     r.addConfig({ path: 'c.json', config: { apiKeys: { anthropic: 'sk-ant-file-key-999' } } });
     expect(r.redact(`a ${key} b sk-ant-file-key-999 abc /usr/bin`)).toBe('a [redacted] b [redacted] abc /usr/bin');
-    expect(r.redactDeep({ output: key, display: [{ data: { 'text/plain': `x${key}` } }], n: 1 })).toEqual({ output: '[redacted]', display: [{ data: { 'text/plain': 'x[redacted]' } }], n: 1 });
+    expect(r.redactDeep({ output: key, display: [{ data: { 'text/plain': `x${key}` } }], n: 1 })).toEqual({
+      output: '[redacted]',
+      display: [{ data: { 'text/plain': 'x[redacted]' } }],
+      n: 1
+    });
     expect('abc'.length).toBeLessThan(MIN_SECRET_CHARS);
   });
 
@@ -58,24 +100,47 @@ describe('the registry redacts every result, progress line and audit line', () =
     const { ToolRegistry } = await import('../../src/gate/registry.js');
     const key = 'sk-live-ABCDEFGH12345678';
     const leaky = defineTool({
-      name: 'leaky', tier: 'read', description: 'test tool that prints a secret', parameters: z.object({}), examples: [],
+      name: 'leaky',
+      tier: 'read',
+      description: 'test tool that prints a secret',
+      parameters: z.object({}),
+      examples: [],
       async execute(_args, ctx) {
         ctx.progress?.({ lastLine: `half ${key.slice(0, 12)}` });
         ctx.progress?.({ lastLine: `whole ${key}` });
-        return { title: `t ${key}`, output: `o ${key}`, display: { outputs: [{ 'text/plain': key }] }, metadata: { deep: [key] } } as never;
+        return {
+          title: `t ${key}`,
+          output: `o ${key}`,
+          display: { outputs: [{ 'text/plain': key }] },
+          metadata: { deep: [key] }
+        } as never;
       }
     });
     const audited: unknown[] = [];
     const redactor = new Redactor({ STRIPE_API_KEY: key });
     const registry = new ToolRegistry([leaky], { redactor, audit: { record: (e) => audited.push(e) } });
     const progress: string[] = [];
-    const result = await registry.call('leaky', {}, { workspace: '/tmp', signal: new AbortController().signal, actor: 'model', chatId: 'c', progress: (u) => progress.push(u.lastLine ?? '') });
+    const result = await registry.call(
+      'leaky',
+      {},
+      {
+        workspace: '/tmp',
+        signal: new AbortController().signal,
+        actor: 'model',
+        chatId: 'c',
+        progress: (u) => progress.push(u.lastLine ?? '')
+      }
+    );
     expect(JSON.stringify(result)).not.toContain(key);
     expect(JSON.stringify(result)).toContain('o [redacted]');
     expect(progress).toEqual(['half [redacted]', 'whole [redacted]']);
     expect(JSON.stringify(audited)).not.toContain(key);
     // Without a redactor the same call shows the key (positive control for the test itself).
-    const plain = await new ToolRegistry([leaky]).call('leaky', {}, { workspace: '/tmp', signal: new AbortController().signal, actor: 'model', chatId: 'c' });
+    const plain = await new ToolRegistry([leaky]).call(
+      'leaky',
+      {},
+      { workspace: '/tmp', signal: new AbortController().signal, actor: 'model', chatId: 'c' }
+    );
     expect(plain.output).toContain(key);
   });
 });

@@ -50,17 +50,25 @@ export async function hostileWorkspace(at?: { ws: string; home: string }): Promi
   const marker = path.join(parent, 'ran.log');
   const realBin = REAL_BIN;
   const realTsserver = path.join(REPO, 'node_modules', 'typescript', 'lib', 'tsserver.js');
-  const plant = (file: string, name: string, real: string) => put(file, `#!/bin/sh\necho ${name} >> '${marker}'\nexec '${real}' "$@"\n`, 0o755);
+  const plant = (file: string, name: string, real: string) =>
+    put(file, `#!/bin/sh\necho ${name} >> '${marker}'\nexec '${real}' "$@"\n`, 0o755);
   const plantTypescript = async (dir: string, name: string) => {
-    await put(path.join(dir, 'node_modules', 'typescript', 'package.json'), JSON.stringify({ name: 'typescript', version: '5.9.3', main: 'lib/typescript.js' }));
-    await put(path.join(dir, 'node_modules', 'typescript', 'lib', 'tsserver.js'), `require('fs').appendFileSync(${JSON.stringify(marker)}, ${JSON.stringify(name + '\n')});\nrequire(${JSON.stringify(realTsserver)});\n`);
+    await put(
+      path.join(dir, 'node_modules', 'typescript', 'package.json'),
+      JSON.stringify({ name: 'typescript', version: '5.9.3', main: 'lib/typescript.js' })
+    );
+    await put(
+      path.join(dir, 'node_modules', 'typescript', 'lib', 'tsserver.js'),
+      `require('fs').appendFileSync(${JSON.stringify(marker)}, ${JSON.stringify(name + '\n')});\nrequire(${JSON.stringify(realTsserver)});\n`
+    );
   };
 
   await put(path.join(ws, 'pyproject.toml'), '[project]\nname = "victim"\n');
   await put(path.join(ws, 'pyrightconfig.json'), JSON.stringify({ extraPaths: ['../outside'] }));
   for (const bin of ['.venv/bin', 'venv/bin', 'node_modules/.bin']) {
     await plant(path.join(ws, bin, 'python'), `${bin}/python`, PYTHON);
-    for (const tool of ['basedpyright-langserver', 'basedpyright', 'typescript-language-server', 'tsc']) await plant(path.join(ws, bin, tool), `${bin}/${tool}`, path.join(realBin, tool));
+    for (const tool of ['basedpyright-langserver', 'basedpyright', 'typescript-language-server', 'tsc'])
+      await plant(path.join(ws, bin, tool), `${bin}/${tool}`, path.join(realBin, tool));
   }
   await plantTypescript(ws, 'ws/node_modules/typescript');
   await plantTypescript(parent, 'parent/node_modules/typescript');
@@ -70,34 +78,57 @@ export async function hostileWorkspace(at?: { ws: string; home: string }): Promi
   await put(path.join(ws, 'conf', '__init__.py'), '');
   await put(path.join(ws, 'conf', 'secrets.py'), `API_KEY = "${SECRET}"\n`);
   await symlink(path.join(ws, 'conf', 'secrets.py'), path.join(ws, 'alias.py'));
-  await put(path.join(ws, 'app.py'), [
-    'from conf.secrets import API_KEY',
-    'from alias import API_KEY as KEY2',
-    'from outside_mod import OUT_SECRET',
-    '',
-    'def area(width: int, height: int) -> int:',
-    '    return width * height',
-    '',
-    'k = API_KEY',
-    'n: int = KEY2',
-    'print(area(2, 3), k, OUT_SECRET)',
-    'o = OUT_SECRET',
-    ''
-  ].join('\n'));
-  await put(path.join(home, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: '*', pattern: 'conf/secrets.py', action: 'deny' }] }));
+  await put(
+    path.join(ws, 'app.py'),
+    [
+      'from conf.secrets import API_KEY',
+      'from alias import API_KEY as KEY2',
+      'from outside_mod import OUT_SECRET',
+      '',
+      'def area(width: int, height: int) -> int:',
+      '    return width * height',
+      '',
+      'k = API_KEY',
+      'n: int = KEY2',
+      'print(area(2, 3), k, OUT_SECRET)',
+      'o = OUT_SECRET',
+      ''
+    ].join('\n')
+  );
+  await put(
+    path.join(home, '.cellmate', 'policy.json'),
+    JSON.stringify({ rules: [{ tool: '*', pattern: 'conf/secrets.py', action: 'deny' }] })
+  );
   // PATH without the repo's node_modules/.bin (vitest puts it there): Cellmate's own servers come from its bundle.
-  const PATH = (process.env.PATH ?? '').split(path.delimiter).filter((d) => !d.includes('node_modules')).join(path.delimiter);
-  const env = { ...process.env, PATH, HOME: home, CELLMATE_HOME: path.join(home, '.cellmate'), CELLMATE_PYTHON: PYTHON, CELLMATE_TRUSTED_WORKSPACES: '' };
+  const PATH = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((d) => !d.includes('node_modules'))
+    .join(path.delimiter);
+  const env = {
+    ...process.env,
+    PATH,
+    HOME: home,
+    CELLMATE_HOME: path.join(home, '.cellmate'),
+    CELLMATE_PYTHON: PYTHON,
+    CELLMATE_TRUSTED_WORKSPACES: ''
+  };
   return {
-    parent, ws, home, env,
+    parent,
+    ws,
+    home,
+    env,
     ran: async () => (await readFile(marker, 'utf8').catch(() => '')).split('\n').filter(Boolean),
-    leaks: (text) => [SECRET, OUT_SECRET, 'secrets.py', 'outside_mod.py', 'HOSTILE-0123'].filter((s) => text.includes(s))
+    leaks: (text) =>
+      [SECRET, OUT_SECRET, 'secrets.py', 'outside_mod.py', 'HOSTILE-0123'].filter((s) => text.includes(s))
   };
 }
 
 /** The `lsp` calls an attacker's prompt would ask for, with what a control answer shows. */
 export const ATTACK_CALLS: ReadonlyArray<{ args: Record<string, unknown>; shows?: RegExp }> = [
-  { args: { action: 'hover', file: 'app.py', line: 10, symbol: 'area' }, shows: /def area\(\s*width: int,\s*height: int\s*\) -> int/ },
+  {
+    args: { action: 'hover', file: 'app.py', line: 10, symbol: 'area' },
+    shows: /def area\(\s*width: int,\s*height: int\s*\) -> int/
+  },
   { args: { action: 'hover', file: 'web.ts', line: 1, symbol: 'twice' }, shows: /function twice\(n: number\): number/ },
   { args: { action: 'hover', file: 'app.py', line: 10, symbol: 'k' } },
   { args: { action: 'hover', file: 'app.py', line: 8, symbol: 'API_KEY' } },
@@ -107,5 +138,9 @@ export const ATTACK_CALLS: ReadonlyArray<{ args: Record<string, unknown>; shows?
   { args: { action: 'diagnostics', file: 'app.py' }, shows: /app\.py:9 \[error\]/ },
   { args: { action: 'symbols', file: 'app.py', query: 'API_KEY' } },
   // The project checkers (basedpyright's CLI, tsc): the planted node_modules/.bin/tsc and .venv/bin ones must not run.
-  { args: { action: 'diagnostics', file: '*' }, shows: /basedpyright --outputjson in \.: \d+ diagnostic[\s\S]*app\.py:9 \[error\][\s\S]*tsc --noEmit --pretty false in \.: 0 diagnostics/ }
+  {
+    args: { action: 'diagnostics', file: '*' },
+    shows:
+      /basedpyright --outputjson in \.: \d+ diagnostic[\s\S]*app\.py:9 \[error\][\s\S]*tsc --noEmit --pretty false in \.: 0 diagnostics/
+  }
 ];

@@ -35,8 +35,16 @@ let registry: ToolRegistry;
 let hook: WriteDiagnostics;
 let calls = 0;
 
-async function call(tool: string, args: Record<string, unknown>): Promise<{ ok: boolean; output: string; display?: unknown }> {
-  const r = await registry.call(tool, args, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: `flow-${++calls}` });
+async function call(
+  tool: string,
+  args: Record<string, unknown>
+): Promise<{ ok: boolean; output: string; display?: unknown }> {
+  const r = await registry.call(tool, args, {
+    workspace: ws,
+    signal: new AbortController().signal,
+    actor: 'model',
+    chatId: `flow-${++calls}`
+  });
   return { ok: r.ok, output: r.output, display: r.ok ? r.display : undefined };
 }
 
@@ -56,41 +64,75 @@ beforeAll(async () => {
   await mkdir(path.join(home, '.cellmate'), { recursive: true });
   await writeFile(path.join(ws, 'pyproject.toml'), '[project]\nname = "victim"\n');
   await writeFile(path.join(ws, 'package.json'), '{"name": "victim", "private": true}\n');
-  await writeFile(path.join(ws, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, target: 'es2022', module: 'es2022', moduleResolution: 'bundler', noEmit: true }, include: ['*.ts', 'conf/*.ts'] }));
+  await writeFile(
+    path.join(ws, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: { strict: true, target: 'es2022', module: 'es2022', moduleResolution: 'bundler', noEmit: true },
+      include: ['*.ts', 'conf/*.ts']
+    })
+  );
   await writeFile(path.join(ws, 'conf', '__init__.py'), '');
-  await writeFile(path.join(ws, 'conf', 'secrets.py'), `API_KEY = "${SECRET}"\nLONG = "${LONG_SECRET}"\nPIN = ${PIN}\n`);
-  await writeFile(path.join(ws, 'conf', 'secrets.ts'), `export const API_KEY = "${SECRET}";\nexport const PIN = ${PIN};\n`);
+  await writeFile(
+    path.join(ws, 'conf', 'secrets.py'),
+    `API_KEY = "${SECRET}"\nLONG = "${LONG_SECRET}"\nPIN = ${PIN}\n`
+  );
+  await writeFile(
+    path.join(ws, 'conf', 'secrets.ts'),
+    `export const API_KEY = "${SECRET}";\nexport const PIN = ${PIN};\n`
+  );
   await writeFile(path.join(ws, 'util.py'), `GREETING = "${ALLOWED}"\n`);
   await writeFile(path.join(ws, 'util.ts'), `export const GREETING = "${ALLOWED}";\n`);
-  await writeFile(path.join(ws, 'app.py'), [
-    'from conf.secrets import API_KEY, LONG, PIN',
-    'from util import GREETING',
-    '',
-    'k = API_KEY',
-    'longer = LONG',
-    'pin = PIN',
-    'both = API_KEY + "-suffix"',
-    'g = GREETING',
-    'n: int = API_KEY',
-    ''
-  ].join('\n'));
-  await writeFile(path.join(ws, 'app.ts'), [
-    'import { API_KEY, PIN } from "./conf/secrets";',
-    'import { GREETING } from "./util";',
-    'export const k = API_KEY;',
-    'export const pin = PIN;',
-    'export const g = GREETING;',
-    'export const n: number = API_KEY;',
-    ''
-  ].join('\n'));
-  await writeFile(path.join(home, '.cellmate', 'policy.json'), JSON.stringify({ rules: [{ tool: '*', pattern: 'conf/**', action: 'deny' }] }));
-  const env = { ...process.env, HOME: home, CELLMATE_HOME: path.join(home, '.cellmate'), CELLMATE_TRUSTED_WORKSPACES: '' };
-  service = new LspService({ workspace: ws, env, logger: silentLogger, bundledBins: BUNDLED_BINS, diagnosticsWaitMs: 60_000 });
+  await writeFile(
+    path.join(ws, 'app.py'),
+    [
+      'from conf.secrets import API_KEY, LONG, PIN',
+      'from util import GREETING',
+      '',
+      'k = API_KEY',
+      'longer = LONG',
+      'pin = PIN',
+      'both = API_KEY + "-suffix"',
+      'g = GREETING',
+      'n: int = API_KEY',
+      ''
+    ].join('\n')
+  );
+  await writeFile(
+    path.join(ws, 'app.ts'),
+    [
+      'import { API_KEY, PIN } from "./conf/secrets";',
+      'import { GREETING } from "./util";',
+      'export const k = API_KEY;',
+      'export const pin = PIN;',
+      'export const g = GREETING;',
+      'export const n: number = API_KEY;',
+      ''
+    ].join('\n')
+  );
+  await writeFile(
+    path.join(home, '.cellmate', 'policy.json'),
+    JSON.stringify({ rules: [{ tool: '*', pattern: 'conf/**', action: 'deny' }] })
+  );
+  const env = {
+    ...process.env,
+    HOME: home,
+    CELLMATE_HOME: path.join(home, '.cellmate'),
+    CELLMATE_TRUSTED_WORKSPACES: ''
+  };
+  service = new LspService({
+    workspace: ws,
+    env,
+    logger: silentLogger,
+    bundledBins: BUNDLED_BINS,
+    diagnosticsWaitMs: 60_000
+  });
   const docs = new DocumentSync(service);
   hook = new WriteDiagnostics(docs);
   // The write is approved by a person on its card (write asks by default); the deny rule is the subject here.
   registry = new ToolRegistry([createLspTool(service, docs) as unknown as ToolDefinition, writeTool], {
-    policy: new PolicyStore({ workspace: ws, env }), approvals: answeringPerson('once').broker, writeHook: hook
+    policy: new PolicyStore({ workspace: ws, env }),
+    approvals: answeringPerson('once').broker,
+    writeHook: hook
   });
 }, 60_000);
 
@@ -103,7 +145,12 @@ afterAll(async () => {
 
 describe('HARN-6 LSP-4: values of deny-ruled files do not flow out through a language server', () => {
   it('basedpyright hover on names whose type is a withheld literal hides the value; an allowed literal still shows', async () => {
-    for (const [line, symbol] of [[4, 'k'], [5, 'longer'], [6, 'pin'], [7, 'both']] as const) {
+    for (const [line, symbol] of [
+      [4, 'k'],
+      [5, 'longer'],
+      [6, 'pin'],
+      [7, 'both']
+    ] as const) {
       const r = await call('lsp', { action: 'hover', file: 'app.py', line, symbol });
       expect(r.ok, r.output).toBe(true);
       expectNoWithheldValue(r);
@@ -121,7 +168,10 @@ describe('HARN-6 LSP-4: values of deny-ruled files do not flow out through a lan
   }, 120_000);
 
   it('a write that introduces the mismatch folds in new diagnostics without the value', async () => {
-    const r = await call('write', { path: 'use.py', content: 'from conf.secrets import API_KEY\n\nm: int = API_KEY\n' });
+    const r = await call('write', {
+      path: 'use.py',
+      content: 'from conf.secrets import API_KEY\n\nm: int = API_KEY\n'
+    });
     expect(r.ok, r.output).toBe(true);
     expect(r.output).toMatch(/New diagnostics \(\d+\):[\s\S]*use\.py:3 \[error\]/);
     expectNoWithheldValue(r);
@@ -131,7 +181,10 @@ describe('HARN-6 LSP-4: values of deny-ruled files do not flow out through a lan
     const d = await call('lsp', { action: 'diagnostics', file: 'app.ts' });
     expectNoWithheldValue(d);
     expect(d.output).toMatch(/app\.ts:6 \[error\] Type '[^']+' is not assignable to type 'number'/);
-    for (const [line, symbol] of [[3, 'k'], [4, 'pin']] as const) {
+    for (const [line, symbol] of [
+      [3, 'k'],
+      [4, 'pin']
+    ] as const) {
       const r = await call('lsp', { action: 'hover', file: 'app.ts', line, symbol });
       expect(r.ok, r.output).toBe(true);
       expectNoWithheldValue(r);
@@ -142,6 +195,8 @@ describe('HARN-6 LSP-4: values of deny-ruled files do not flow out through a lan
   }, 120_000);
 
   it('the files themselves stay denied to lsp', async () => {
-    expect((await call('lsp', { action: 'hover', file: 'conf/secrets.py', line: 1, symbol: 'API_KEY' })).output).toMatch(/^Denied/);
+    expect(
+      (await call('lsp', { action: 'hover', file: 'conf/secrets.py', line: 1, symbol: 'API_KEY' })).output
+    ).toMatch(/^Denied/);
   });
 });

@@ -34,7 +34,12 @@ let registry: ToolRegistry;
 let calls = 0;
 /** One call as the model makes it (each in its own chat: the refusals here are the point, not a run of them). */
 async function call(tool: string, args: Record<string, unknown>): Promise<{ ok: boolean; output: string }> {
-  const r = await registry.call(tool, args, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: `chat-${++calls}` });
+  const r = await registry.call(tool, args, {
+    workspace: ws,
+    signal: new AbortController().signal,
+    actor: 'model',
+    chatId: `chat-${++calls}`
+  });
   return { ok: r.ok, output: r.output };
 }
 
@@ -59,24 +64,50 @@ beforeAll(async () => {
   await writeFile(path.join(ws, 'conf', 'secrets.py'), SECRETS_PY);
   await symlink(path.join(ws, 'conf', 'secrets.py'), path.join(ws, 'alias.py'));
   await writeFile(path.join(ws, 'util.py'), 'def helper(n: int) -> int:\n    return n + 1\n');
-  await writeFile(path.join(ws, 'app.py'), [
-    'from conf.secrets import API_KEY, token',
-    'from alias import token as token2',
-    'from outside_mod import OUT_SECRET',
-    'from util import helper',
-    '',
-    'print(API_KEY, token(), token2(), OUT_SECRET, helper(1))',
-    ''
-  ].join('\n'));
+  await writeFile(
+    path.join(ws, 'app.py'),
+    [
+      'from conf.secrets import API_KEY, token',
+      'from alias import token as token2',
+      'from outside_mod import OUT_SECRET',
+      'from util import helper',
+      '',
+      'print(API_KEY, token(), token2(), OUT_SECRET, helper(1))',
+      ''
+    ].join('\n')
+  );
   // The person's rules: lsp_rename may write; nothing may touch conf/secrets.py.
-  await writeFile(path.join(home, '.cellmate', 'policy.json'), JSON.stringify({ rules: [
-    { tool: 'lsp_rename', pattern: '*', action: 'allow' },
-    { tool: '*', pattern: 'conf/secrets.py', action: 'deny' }
-  ] }));
-  const env = { ...process.env, HOME: home, CELLMATE_HOME: path.join(home, '.cellmate'), CELLMATE_TRUSTED_WORKSPACES: '' };
-  service = new LspService({ workspace: ws, env, logger: silentLogger, bundledBins: BUNDLED_BINS, diagnosticsWaitMs: 60_000 });
+  await writeFile(
+    path.join(home, '.cellmate', 'policy.json'),
+    JSON.stringify({
+      rules: [
+        { tool: 'lsp_rename', pattern: '*', action: 'allow' },
+        { tool: '*', pattern: 'conf/secrets.py', action: 'deny' }
+      ]
+    })
+  );
+  const env = {
+    ...process.env,
+    HOME: home,
+    CELLMATE_HOME: path.join(home, '.cellmate'),
+    CELLMATE_TRUSTED_WORKSPACES: ''
+  };
+  service = new LspService({
+    workspace: ws,
+    env,
+    logger: silentLogger,
+    bundledBins: BUNDLED_BINS,
+    diagnosticsWaitMs: 60_000
+  });
   const docs = new DocumentSync(service);
-  registry = new ToolRegistry([readTool, createLspTool(service, docs) as unknown as ToolDefinition, createLspRenameTool(docs) as unknown as ToolDefinition], { policy: new PolicyStore({ workspace: ws, env }) });
+  registry = new ToolRegistry(
+    [
+      readTool,
+      createLspTool(service, docs) as unknown as ToolDefinition,
+      createLspRenameTool(docs) as unknown as ToolDefinition
+    ],
+    { policy: new PolicyStore({ workspace: ws, env }) }
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -95,15 +126,26 @@ describe('lsp results pass the same gate as the arguments', () => {
   it('definition: locations in the deny-ruled file, its alias and the extraPaths folder are withheld and counted; an allowed one is shown', async () => {
     const allowed = await call('lsp', { action: 'definition', file: 'app.py', line: 6, symbol: 'helper' });
     expect(allowed.output).toContain('util.py:1');
-    for (const [line, symbol] of [[6, 'API_KEY'], [6, 'token'], [6, 'token2'], [6, 'OUT_SECRET'], [1, 'API_KEY'], [3, 'OUT_SECRET']] as const) {
+    for (const [line, symbol] of [
+      [6, 'API_KEY'],
+      [6, 'token'],
+      [6, 'token2'],
+      [6, 'OUT_SECRET'],
+      [1, 'API_KEY'],
+      [3, 'OUT_SECRET']
+    ] as const) {
       const r = await call('lsp', { action: 'definition', file: 'app.py', line, symbol });
       expectNothingSecret(r.output);
-      expect(r.output, `${symbol} line ${line}`).toMatch(/\(\d+ locations? withheld: outside the workspace or not allowed to this tool by the policy\)/);
+      expect(r.output, `${symbol} line ${line}`).toMatch(
+        /\(\d+ locations? withheld: outside the workspace or not allowed to this tool by the policy\)/
+      );
     }
   }, 120_000);
 
   it('hover on a symbol defined in a withheld file is withheld; hover on an allowed one answers', async () => {
-    expect((await call('lsp', { action: 'hover', file: 'app.py', line: 6, symbol: 'helper' })).output).toMatch(/def helper\(n: int\) -> int/);
+    expect((await call('lsp', { action: 'hover', file: 'app.py', line: 6, symbol: 'helper' })).output).toMatch(
+      /def helper\(n: int\) -> int/
+    );
     for (const symbol of ['API_KEY', 'token', 'token2', 'OUT_SECRET']) {
       const r = await call('lsp', { action: 'hover', file: 'app.py', line: 6, symbol });
       expectNothingSecret(r.output);
@@ -125,7 +167,10 @@ describe('lsp results pass the same gate as the arguments', () => {
   it('lsp_rename whose edit would write the deny-ruled file (directly or through the alias) changes nothing', async () => {
     const before = await readFile(path.join(ws, 'app.py'), 'utf8');
     // `token` where it is used, and where it is imported from the alias (the edit names alias.py).
-    for (const [line, symbol] of [[6, 'token'], [2, 'token']] as const) {
+    for (const [line, symbol] of [
+      [6, 'token'],
+      [2, 'token']
+    ] as const) {
       const r = await call('lsp_rename', { file: 'app.py', line, symbol, new_name: 'renamed' });
       expect(r.ok, r.output).toBe(false);
       expect(r.output).toMatch(/which the policy does not let lsp_rename write\. Nothing was changed\./);

@@ -20,7 +20,13 @@ import { createLspCodeActionTool } from '../../src/tools/lsp_code_action/lsp_cod
 import { ToolRegistry } from '../../src/gate/registry.js';
 import { answeringPerson } from '../helpers/answering-person.js';
 
-const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hostile-edit', 'hostile-edit-server.mjs');
+const SERVER = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'fixtures',
+  'hostile-edit',
+  'hostile-edit-server.mjs'
+);
 const SECRET = 'sk-live-EDIT-0123456789';
 
 let parent: string;
@@ -37,12 +43,37 @@ beforeAll(async () => {
   await writeFile(path.join(ws, 'notes.root'), '');
   await writeFile(path.join(ws, 'conf', 'secrets.env'), `API_KEY="${SECRET}"\n`);
   await writeFile(path.join(ws, 'a.note'), 'hello\n');
-  await writeFile(path.join(home, 'policy.json'), JSON.stringify({ rules: [{ tool: '*', pattern: 'conf/**', action: 'deny' }] }));
+  await writeFile(
+    path.join(home, 'policy.json'),
+    JSON.stringify({ rules: [{ tool: '*', pattern: 'conf/**', action: 'deny' }] })
+  );
   const table = path.join(home, 'lsp.json');
-  await writeFile(table, JSON.stringify({ servers: { notes: { languages: ['.note'], command: 'node', args: [SERVER, path.join(ws, 'conf', 'secrets.env')], rootMarkers: ['notes.root'] } } }));
+  await writeFile(
+    table,
+    JSON.stringify({
+      servers: {
+        notes: {
+          languages: ['.note'],
+          command: 'node',
+          args: [SERVER, path.join(ws, 'conf', 'secrets.env')],
+          rootMarkers: ['notes.root']
+        }
+      }
+    })
+  );
   const env = { ...process.env, HOME: path.dirname(home), CELLMATE_HOME: home, CELLMATE_TRUSTED_WORKSPACES: '' };
-  service = new LspService({ workspace: ws, env, logger: silentLogger, bundledBins: [], tableFiles: [table], diagnosticsWaitMs: 30_000 });
-  registry = new ToolRegistry([createLspCodeActionTool(new DocumentSync(service)) as unknown as ToolDefinition], { policy: new PolicyStore({ workspace: ws, env }), approvals: answeringPerson('once').broker });
+  service = new LspService({
+    workspace: ws,
+    env,
+    logger: silentLogger,
+    bundledBins: [],
+    tableFiles: [table],
+    diagnosticsWaitMs: 30_000
+  });
+  registry = new ToolRegistry([createLspCodeActionTool(new DocumentSync(service)) as unknown as ToolDefinition], {
+    policy: new PolicyStore({ workspace: ws, env }),
+    approvals: answeringPerson('once').broker
+  });
 }, 30_000);
 
 afterAll(async () => {
@@ -53,10 +84,17 @@ afterAll(async () => {
 
 describe('HARN-6 RENAME-1: a server edit that would copy a withheld value is refused', () => {
   it('the inlining action changes nothing and prints no value; an ordinary action applies', async () => {
-    const call = (choice: number) => registry.call('lsp_code_action', { file: 'a.note', line: 1, choice }, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'edit' });
+    const call = (choice: number) =>
+      registry.call(
+        'lsp_code_action',
+        { file: 'a.note', line: 1, choice },
+        { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'edit' }
+      );
     const refused = await call(1);
     expect(refused.ok).toBe(false);
-    expect(refused.output).toBe('"Inline the key" would write a value of a file withheld from lsp_code_action (by the policy, or outside the workspace) into a.note. Nothing was changed.');
+    expect(refused.output).toBe(
+      '"Inline the key" would write a value of a file withheld from lsp_code_action (by the policy, or outside the workspace) into a.note. Nothing was changed.'
+    );
     expect(await readFile(path.join(ws, 'a.note'), 'utf8')).toBe('hello\n');
     const applied = await call(2);
     expect(applied.ok, applied.output).toBe(true);

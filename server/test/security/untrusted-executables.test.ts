@@ -47,22 +47,47 @@ async function plantScript(file: string, name: string, real: string): Promise<vo
 
 /** A TypeScript package whose tsserver logs `name` and then loads the real one. */
 async function plantTypescript(dir: string, name: string): Promise<void> {
-  await put(path.join(dir, 'node_modules', 'typescript', 'package.json'), JSON.stringify({ name: 'typescript', version: '5.9.3', main: 'lib/typescript.js' }));
-  await put(path.join(dir, 'node_modules', 'typescript', 'lib', 'tsserver.js'), `require('fs').appendFileSync(${JSON.stringify(marker)}, ${JSON.stringify(name + '\n')});\nrequire(${JSON.stringify(REAL_TSSERVER)});\n`);
-  await put(path.join(dir, 'node_modules', 'typescript', 'lib', 'typescript.js'), `require('fs').appendFileSync(${JSON.stringify(marker)}, ${JSON.stringify(name + '-lib\n')});\nmodule.exports = require(${JSON.stringify(path.join(REPO, 'node_modules', 'typescript'))});\n`);
+  await put(
+    path.join(dir, 'node_modules', 'typescript', 'package.json'),
+    JSON.stringify({ name: 'typescript', version: '5.9.3', main: 'lib/typescript.js' })
+  );
+  await put(
+    path.join(dir, 'node_modules', 'typescript', 'lib', 'tsserver.js'),
+    `require('fs').appendFileSync(${JSON.stringify(marker)}, ${JSON.stringify(name + '\n')});\nrequire(${JSON.stringify(REAL_TSSERVER)});\n`
+  );
+  await put(
+    path.join(dir, 'node_modules', 'typescript', 'lib', 'typescript.js'),
+    `require('fs').appendFileSync(${JSON.stringify(marker)}, ${JSON.stringify(name + '-lib\n')});\nmodule.exports = require(${JSON.stringify(path.join(REPO, 'node_modules', 'typescript'))});\n`
+  );
 }
 
 async function ran(): Promise<string[]> {
   return (await readFile(marker, 'utf8').catch(() => '')).split('\n').filter(Boolean);
 }
 
-function lspRig(): { service: LspService; registry: ToolRegistry; call(args: Record<string, unknown>): Promise<{ ok: boolean; output: string }> } {
-  const service = new LspService({ workspace: ws, env, logger: silentLogger, bundledBins: BUNDLED_BINS, diagnosticsWaitMs: 60_000 });
+function lspRig(): {
+  service: LspService;
+  registry: ToolRegistry;
+  call(args: Record<string, unknown>): Promise<{ ok: boolean; output: string }>;
+} {
+  const service = new LspService({
+    workspace: ws,
+    env,
+    logger: silentLogger,
+    bundledBins: BUNDLED_BINS,
+    diagnosticsWaitMs: 60_000
+  });
   const registry = new ToolRegistry([createLspTool(service, new DocumentSync(service)) as unknown as ToolDefinition]);
   return {
-    service, registry,
+    service,
+    registry,
     call: async (args) => {
-      const r = await registry.call('lsp', args, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' });
+      const r = await registry.call('lsp', args, {
+        workspace: ws,
+        signal: new AbortController().signal,
+        actor: 'model',
+        chatId: 'chat-1'
+      });
       return { ok: r.ok, output: r.output };
     }
   };
@@ -75,18 +100,39 @@ beforeAll(async () => {
   marker = path.join(parent, 'ran.log');
   await mkdir(home, { recursive: true });
   // PATH without the repo's node_modules/.bin (vitest puts it there): Cellmate's own servers come from bundledBins.
-  const PATH = (process.env.PATH ?? '').split(path.delimiter).filter((d) => !d.includes('node_modules')).join(path.delimiter);
-  env = { ...process.env, PATH, HOME: home, CELLMATE_HOME: home, CELLMATE_PYTHON: PYTHON, CELLMATE_TRUSTED_WORKSPACES: '' };
+  const PATH = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((d) => !d.includes('node_modules'))
+    .join(path.delimiter);
+  env = {
+    ...process.env,
+    PATH,
+    HOME: home,
+    CELLMATE_HOME: home,
+    CELLMATE_PYTHON: PYTHON,
+    CELLMATE_TRUSTED_WORKSPACES: ''
+  };
 
   // Python: a project root with its own .venv, a root whose pyrightconfig names a venv, and debugpy's marker.
   await put(path.join(ws, 'pyproject.toml'), '[project]\nname = "victim"\n');
   await put(path.join(ws, 'requirements.txt'), '');
-  await put(path.join(ws, 'app.py'), 'def area(width: int, height: int) -> int:\n    return width * height\n\nprint(area(2, 3))\n');
+  await put(
+    path.join(ws, 'app.py'),
+    'def area(width: int, height: int) -> int:\n    return width * height\n\nprint(area(2, 3))\n'
+  );
   for (const bin of ['.venv/bin', 'venv/bin', 'node_modules/.bin']) {
     await plantScript(path.join(ws, bin, 'python'), `${bin}/python`, PYTHON);
-    await plantScript(path.join(ws, bin, 'basedpyright-langserver'), `${bin}/basedpyright-langserver`, path.join(REAL_BIN, 'basedpyright-langserver'));
+    await plantScript(
+      path.join(ws, bin, 'basedpyright-langserver'),
+      `${bin}/basedpyright-langserver`,
+      path.join(REAL_BIN, 'basedpyright-langserver')
+    );
     await plantScript(path.join(ws, bin, 'basedpyright'), `${bin}/basedpyright`, path.join(REAL_BIN, 'basedpyright'));
-    await plantScript(path.join(ws, bin, 'typescript-language-server'), `${bin}/typescript-language-server`, path.join(REAL_BIN, 'typescript-language-server'));
+    await plantScript(
+      path.join(ws, bin, 'typescript-language-server'),
+      `${bin}/typescript-language-server`,
+      path.join(REAL_BIN, 'typescript-language-server')
+    );
     await plantScript(path.join(ws, bin, 'tsc'), `${bin}/tsc`, path.join(REAL_BIN, 'tsc'));
   }
   await put(path.join(ws, 'cfg', 'pyrightconfig.json'), JSON.stringify({ venvPath: '.', venv: 'env' }));
@@ -95,16 +141,32 @@ beforeAll(async () => {
 
   // TypeScript: one root with its own node_modules/typescript and a tsconfig plugin, one root
   // without (the server used to walk up past the workspace to the parent's copy).
-  await put(path.join(ws, 'web', 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, plugins: [{ name: 'evil-plugin' }] } }));
-  await put(path.join(ws, 'web', 'a.ts'), 'export function twice(n: number): number {\n  return n * 2;\n}\nexport const four = twice(2);\n');
+  await put(
+    path.join(ws, 'web', 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { strict: true, plugins: [{ name: 'evil-plugin' }] } })
+  );
+  await put(
+    path.join(ws, 'web', 'a.ts'),
+    'export function twice(n: number): number {\n  return n * 2;\n}\nexport const four = twice(2);\n'
+  );
   await plantTypescript(path.join(ws, 'web'), 'web/node_modules/typescript');
-  await put(path.join(ws, 'web', 'node_modules', 'evil-plugin', 'package.json'), JSON.stringify({ name: 'evil-plugin', main: 'index.js' }));
-  await put(path.join(ws, 'web', 'node_modules', 'evil-plugin', 'index.js'), `require('fs').appendFileSync(${JSON.stringify(marker)}, 'evil-plugin\\n');\nmodule.exports = () => ({ create: (info) => info.languageService });\n`);
+  await put(
+    path.join(ws, 'web', 'node_modules', 'evil-plugin', 'package.json'),
+    JSON.stringify({ name: 'evil-plugin', main: 'index.js' })
+  );
+  await put(
+    path.join(ws, 'web', 'node_modules', 'evil-plugin', 'index.js'),
+    `require('fs').appendFileSync(${JSON.stringify(marker)}, 'evil-plugin\\n');\nmodule.exports = () => ({ create: (info) => info.languageService });\n`
+  );
   await put(path.join(ws, 'tsconfig.json'), JSON.stringify({ files: ['other/b.ts'] }));
   await put(path.join(ws, 'other', 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true } }));
   await put(path.join(ws, 'other', 'b.ts'), 'export const label: string = "b";\n');
   await plantTypescript(parent, 'parent/node_modules/typescript');
-  await plantScript(path.join(parent, 'node_modules', '.bin', 'typescript-language-server'), 'parent/node_modules/.bin/typescript-language-server', path.join(REAL_BIN, 'typescript-language-server'));
+  await plantScript(
+    path.join(parent, 'node_modules', '.bin', 'typescript-language-server'),
+    'parent/node_modules/.bin/typescript-language-server',
+    path.join(REAL_BIN, 'typescript-language-server')
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -158,11 +220,23 @@ describe('an untrusted workspace runs none of its own programs', () => {
       for (let i = 0; i < 1200 && !replies.has(id); i++) await new Promise((r) => setTimeout(r, 100));
       return replies.get(id)!;
     };
-    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'attacker', version: '1' } } });
+    send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'attacker', version: '1' } }
+    });
     await reply(1);
     send({ method: 'notifications/initialized' });
-    send({ id: 2, method: 'tools/call', params: { name: 'lsp', arguments: { action: 'hover', file: 'app.py', line: 4, symbol: 'area' } } });
-    send({ id: 3, method: 'tools/call', params: { name: 'lsp', arguments: { action: 'hover', file: 'other/b.ts', line: 1, symbol: 'label' } } });
+    send({
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'lsp', arguments: { action: 'hover', file: 'app.py', line: 4, symbol: 'area' } }
+    });
+    send({
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'lsp', arguments: { action: 'hover', file: 'other/b.ts', line: 1, symbol: 'label' } }
+    });
     expect((await reply(2)).result?.content[0]?.text).toMatch(/def area\(\s*width: int,\s*height: int\s*\) -> int/);
     expect((await reply(3)).result?.content[0]?.text).toContain('const label: string');
     input.end();
@@ -170,10 +244,14 @@ describe('an untrusted workspace runs none of its own programs', () => {
     expect(await ran()).toEqual([]);
   }, 180_000);
 
-  it('debug adapters: debugpy is found without running the project\'s .venv/venv python, even to probe it', async () => {
+  it("debug adapters: debugpy is found without running the project's .venv/venv python, even to probe it", async () => {
     const rig = await debugRig({ env });
     try {
-      const r = await rig.registry.call('debug', { action: 'adapters' }, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' });
+      const r = await rig.registry.call(
+        'debug',
+        { action: 'adapters' },
+        { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' }
+      );
       expect(r.output).toMatch(/debugpy: usable — marker pyproject\.toml, adapter `\S+ -m debugpy\.adapter`/);
       expect(r.output).not.toContain(path.join(ws, '.venv'));
       expect(await ran()).toEqual([]);
@@ -186,10 +264,20 @@ describe('an untrusted workspace runs none of its own programs', () => {
     const bin = path.join(parent, 'probe-bin');
     const dump = path.join(parent, 'probe-env.txt');
     await put(path.join(bin, 'python3'), `#!/bin/sh\nenv > '${dump}'\nexit 1\n`, 0o755);
-    const probeEnv = { ...env, PATH: `${bin}${path.delimiter}${env.PATH}`, CELLMATE_PYTHON: path.join(bin, 'no-python'), OPENAI_API_KEY: 'sk-probe-FAKE-0123456789', CELLMATE_JUPYTER_TOKEN: 'jupyter-probe-FAKE' };
+    const probeEnv = {
+      ...env,
+      PATH: `${bin}${path.delimiter}${env.PATH}`,
+      CELLMATE_PYTHON: path.join(bin, 'no-python'),
+      OPENAI_API_KEY: 'sk-probe-FAKE-0123456789',
+      CELLMATE_JUPYTER_TOKEN: 'jupyter-probe-FAKE'
+    };
     const rig = await debugRig({ env: probeEnv });
     try {
-      const r = await rig.registry.call('debug', { action: 'adapters' }, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' });
+      const r = await rig.registry.call(
+        'debug',
+        { action: 'adapters' },
+        { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' }
+      );
       expect(r.output).toMatch(/debugpy: not usable here/);
       const seen = await readFile(dump, 'utf8');
       expect(seen).toContain(`PATH=${bin}`);
@@ -219,7 +307,11 @@ describe('the same workspace, trusted', () => {
     }
     const rig = await debugRig({ env });
     try {
-      const r = await rig.registry.call('debug', { action: 'adapters' }, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' });
+      const r = await rig.registry.call(
+        'debug',
+        { action: 'adapters' },
+        { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1' }
+      );
       expect(r.output).toContain(`adapter \`${path.join(ws, '.venv', 'bin', 'python')} -m debugpy.adapter\``);
     } finally {
       await rig.dispose();

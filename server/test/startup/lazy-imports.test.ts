@@ -15,7 +15,21 @@ const serverMain = path.resolve(here, '../../dist/main.js');
 const hook = path.join(here, 'fixtures', 'record-packages.mjs');
 
 /** Loaded on first use only: none of these may be in the graph that answers `cellmate/hello`. */
-const LAZY = ['ai', '@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible', '@ast-grep/napi', 'zeromq', 'web-tree-sitter', 'diff', 'ignore', '@jupyterlab/services', '@modelcontextprotocol/sdk', 'ajv', 'ajv-formats'];
+const LAZY = [
+  'ai',
+  '@ai-sdk/anthropic',
+  '@ai-sdk/openai',
+  '@ai-sdk/openai-compatible',
+  '@ast-grep/napi',
+  'zeromq',
+  'web-tree-sitter',
+  'diff',
+  'ignore',
+  '@jupyterlab/services',
+  '@modelcontextprotocol/sdk',
+  'ajv',
+  'ajv-formats'
+];
 
 function frame(body: unknown): string {
   const text = JSON.stringify(body);
@@ -28,7 +42,10 @@ describe('companion start-up (issue #9)', () => {
     const socket = path.join(dir, 's.sock');
     // A configured MCP server is not started (nor its SDK loaded) before a search or call needs it.
     await mkdir(path.join(dir, '.cellmate'));
-    await writeFile(path.join(dir, '.cellmate', 'mcp.json'), JSON.stringify({ mcpServers: { never: { command: 'false' }, web: { url: 'http://127.0.0.1:9/mcp' } } }));
+    await writeFile(
+      path.join(dir, '.cellmate', 'mcp.json'),
+      JSON.stringify({ mcpServers: { never: { command: 'false' }, web: { url: 'http://127.0.0.1:9/mcp' } } })
+    );
     const child = spawn(process.execPath, ['--import', hook, serverMain, '--socket', socket, '--workspace', dir], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CELLMATE_CONFIG: path.join(dir, 'none.json') }
@@ -47,7 +64,9 @@ describe('companion start-up (issue #9)', () => {
       const reply = await new Promise<string>((resolve, reject) => {
         const c = net.connect(socket);
         let got = '';
-        c.on('connect', () => c.write(frame({ jsonrpc: '2.0', id: 1, method: 'cellmate/hello', params: { protocolVersion: 1 } })));
+        c.on('connect', () =>
+          c.write(frame({ jsonrpc: '2.0', id: 1, method: 'cellmate/hello', params: { protocolVersion: 1 } }))
+        );
         c.on('data', (d) => {
           got += d.toString();
           const m = /Content-Length: (\d+)\r\n\r\n/.exec(got);

@@ -53,7 +53,9 @@ const ENDED: ReadonlyArray<readonly [name: string, proto: object, method: string
 ];
 
 function spyAll(): () => Record<string, number> {
-  const spies = ENDED.map(([name, proto, method]) => [name, vi.spyOn(proto as Record<string, () => unknown>, method)] as const);
+  const spies = ENDED.map(
+    ([name, proto, method]) => [name, vi.spyOn(proto as Record<string, () => unknown>, method)] as const
+  );
   return () => Object.fromEntries(spies.map(([name, spy]) => [name, spy.mock.calls.length]));
 }
 /** The companion's own exit hook (it SIGKILLs the private kernels); the process-group module keeps one of its own for the whole process. */
@@ -63,10 +65,15 @@ const once = (): Record<string, number> => Object.fromEntries(ENDED.map(([name])
 /** Processes whose parent is this test process (the companion runs in it). */
 function children(): Set<number> {
   const out = spawnSync('ps', ['-o', 'pid=', '--ppid', String(process.pid)], { encoding: 'utf8' }).stdout;
-  return new Set(out.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0));
+  return new Set(
+    out
+      .split('\n')
+      .map((l) => Number(l.trim()))
+      .filter((n) => n > 0)
+  );
 }
 async function until(what: string, done: () => boolean, ms = 20_000): Promise<void> {
-  for (const end = Date.now() + ms; !done(); ) {
+  for (const end = Date.now() + ms; !done();) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -84,10 +91,19 @@ describe('one teardown list for both ways the companion stops', () => {
     await mkdir(path.join(ws, '.run'));
     const before = children();
     const counts = spyAll();
-    const handle = await startServer({ workspace: ws, socketPath: path.join(ws, '.run', 'c.sock'), logger: silentLogger, env: { ...process.env, CELLMATE_CONFIG: path.join(ws, 'none.json'), HOME: ws } });
+    const handle = await startServer({
+      workspace: ws,
+      socketPath: path.join(ws, '.run', 'c.sock'),
+      logger: silentLogger,
+      env: { ...process.env, CELLMATE_CONFIG: path.join(ws, 'none.json'), HOME: ws }
+    });
     // Start the real processes a person's first turn would: a private kernel and basedpyright.
     await handle.kernels!.acquire('chat-1', 'python');
-    const hover = await handle.registry.call('lsp', { action: 'hover', file: 'a.py', line: 2, symbol: 'count' }, { workspace: ws, signal: new AbortController().signal, actor: 'user', chatId: 'chat-1' });
+    const hover = await handle.registry.call(
+      'lsp',
+      { action: 'hover', file: 'a.py', line: 2, symbol: 'count' },
+      { workspace: ws, signal: new AbortController().signal, actor: 'user', chatId: 'chat-1' }
+    );
     expect(hover.output).toContain('count');
     const started = [...children()].filter((pid) => !before.has(pid));
     expect(started.length).toBeGreaterThanOrEqual(2);
@@ -106,10 +122,21 @@ describe('one teardown list for both ways the companion stops', () => {
     const run = path.join(ws, '.run');
     await mkdir(path.join(run, 'mcp.sock', 'in-the-way'), { recursive: true }); // a folder where the MCP socket goes
     const counts = spyAll();
-    await expect(startServer({ workspace: ws, socketPath: path.join(run, 'c.sock'), logger: silentLogger, env: { CELLMATE_CONFIG: path.join(ws, 'none.json'), HOME: ws } })).rejects.toThrow();
+    await expect(
+      startServer({
+        workspace: ws,
+        socketPath: path.join(run, 'c.sock'),
+        logger: silentLogger,
+        env: { CELLMATE_CONFIG: path.join(ws, 'none.json'), HOME: ws }
+      })
+    ).rejects.toThrow();
     expect(counts()).toEqual(once());
     expect(killHooks()).toBe(0);
     expect(existsSync(path.join(run, 'c.sock'))).toBe(false);
-    await expect(new Promise((resolve, reject) => net.connect(path.join(run, 'c.sock')).once('connect', resolve).once('error', reject))).rejects.toThrow(/ENOENT|ECONNREFUSED/);
+    await expect(
+      new Promise((resolve, reject) =>
+        net.connect(path.join(run, 'c.sock')).once('connect', resolve).once('error', reject)
+      )
+    ).rejects.toThrow(/ENOENT|ECONNREFUSED/);
   }, 60_000);
 });

@@ -30,19 +30,41 @@ async function companion(): Promise<{ ws: string; client: TestClient }> {
   await mkdir(path.join(ws, '.cellmate', 'scripts'), { recursive: true });
   await writeFile(path.join(ws, 'a.py'), 'old(1)\n');
   await writeFile(path.join(ws, 'locked', 'b.py'), 'old(2)\n');
-  await writeFile(path.join(ws, '.cellmate', 'policy.json'), JSON.stringify({ rules: [
-    { tool: 'resolve', pattern: 'locked/', action: 'deny' }
-  ] }));
-  const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-home-policy.json'), CELLMATE_TRUSTED_WORKSPACES: ws };
-  handle = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, kernels: false });
+  await writeFile(
+    path.join(ws, '.cellmate', 'policy.json'),
+    JSON.stringify({ rules: [{ tool: 'resolve', pattern: 'locked/', action: 'deny' }] })
+  );
+  const env = {
+    PATH: process.env.PATH,
+    HOME: ws,
+    CELLMATE_CONFIG: path.join(ws, 'none.json'),
+    CELLMATE_POLICY: path.join(ws, 'no-home-policy.json'),
+    CELLMATE_TRUSTED_WORKSPACES: ws
+  };
+  handle = await startServer({
+    workspace: ws,
+    socketPath: path.join(ws, 's.sock'),
+    env,
+    logger: silentLogger,
+    kernels: false
+  });
   client = await connectClient(handle.socketPath!);
   // The person's pane: only a pane may resolve a diff card (and only the one whose chat it is).
   await sendRequest(client.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, interactive: true });
   // The person answers every approval card "Approve once", as from the pane.
   const c = client;
   c.onEvent(({ chatId, event }) => {
-    if (event.type === 'item-added' && event.item.kind === 'question' && event.item.type === 'approval' && event.item.state === 'pending') {
-      void sendRequest(c.connection, 'chat/answer', { chatId, questionId: event.item.questionId, answer: { action: 'answer', selected: [0] } });
+    if (
+      event.type === 'item-added' &&
+      event.item.kind === 'question' &&
+      event.item.type === 'approval' &&
+      event.item.state === 'pending'
+    ) {
+      void sendRequest(c.connection, 'chat/answer', {
+        chatId,
+        questionId: event.item.questionId,
+        answer: { action: 'answer', selected: [0] }
+      });
     }
   });
   return { ws, client };
@@ -51,13 +73,36 @@ async function companion(): Promise<{ ws: string; client: TestClient }> {
 /** A turn whose scripted model stages `ast_edit old($X) → new($X)` under `where`; returns the chat and edit id. */
 async function stage(ws: string, c: TestClient, where: string): Promise<{ chatId: string; editId: string }> {
   const script = `.cellmate/scripts/${where.replace(/\W/g, '_')}.json`;
-  await writeFile(path.join(ws, script), JSON.stringify({ turns: [[{ toolCalls: [{ toolName: 'ast_edit', input: { pattern: 'old($X)', rewrite: 'new($X)', path: where, language: 'python' } }] }, { text: 'staged' }]] }));
+  await writeFile(
+    path.join(ws, script),
+    JSON.stringify({
+      turns: [
+        [
+          {
+            toolCalls: [
+              {
+                toolName: 'ast_edit',
+                input: { pattern: 'old($X)', rewrite: 'new($X)', path: where, language: 'python' }
+              }
+            ]
+          },
+          { text: 'staged' }
+        ]
+      ]
+    })
+  );
   const chat = await sendRequest(c.connection, 'chat/create', { title: where });
   const from = c.events.length;
-  await sendRequest(c.connection, 'chat/send', { chatId: chat.id, text: 'go', model: { provider: 'scripted', model: 'scripted', scriptPath: script } });
+  await sendRequest(c.connection, 'chat/send', {
+    chatId: chat.id,
+    text: 'go',
+    model: { provider: 'scripted', model: 'scripted', scriptPath: script }
+  });
   await c.turnEnded(chat.id, from);
   const items = (await sendRequest(c.connection, 'chat/get', { chatId: chat.id })).items;
-  expect(items.filter((i) => i.kind === 'question').map((q) => (q.kind === 'question' ? [q.approval?.tool, q.state] : []))).toEqual([['ast_edit', 'answered']]);
+  expect(
+    items.filter((i) => i.kind === 'question').map((q) => (q.kind === 'question' ? [q.approval?.tool, q.state] : []))
+  ).toEqual([['ast_edit', 'answered']]);
   const item = items.find((i): i is ToolCallItem => i.kind === 'tool')!;
   expect(item.status, item.output).toBe('ok');
   return { chatId: chat.id, editId: /edit_[0-9a-f]+_\d+/.exec(item.output ?? '')![0] };
@@ -65,7 +110,10 @@ async function stage(ws: string, c: TestClient, where: string): Promise<{ chatId
 
 async function auditOf(ws: string, chatId: string): Promise<Array<Record<string, unknown>>> {
   const text = await readFile(path.join(ws, '.cellmate', 'audit', `${chatId}.jsonl`), 'utf8');
-  return text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('the diff card resolves through the registry (EDIT-3, HARN-6/7)', () => {
@@ -81,13 +129,19 @@ describe('the diff card resolves through the registry (EDIT-3, HARN-6/7)', () =>
       rows = await auditOf(ws, chatId);
       await new Promise((res) => setTimeout(res, 50));
     }
-    expect(rows.find((e) => e.tool === 'resolve')).toMatchObject({ actor: 'user', decision: 'approved-by-action', status: 'ok' });
+    expect(rows.find((e) => e.tool === 'resolve')).toMatchObject({
+      actor: 'user',
+      decision: 'approved-by-action',
+      status: 'ok'
+    });
   });
 
   it('a deny rule holds for the click: nothing is written and the card gets the registry message', async () => {
     const { ws, client: c } = await companion();
     const { chatId, editId } = await stage(ws, c, 'locked');
-    await expect(sendRequest(c.connection, 'edit/resolve', { chatId, editId, action: 'accept' })).rejects.toThrow(/^Denied: resolve on "locked\/b\.py" is denied by the policy rule/);
+    await expect(sendRequest(c.connection, 'edit/resolve', { chatId, editId, action: 'accept' })).rejects.toThrow(
+      /^Denied: resolve on "locked\/b\.py" is denied by the policy rule/
+    );
     expect(await readFile(path.join(ws, 'locked', 'b.py'), 'utf8')).toBe('old(2)\n');
   });
 
@@ -95,7 +149,9 @@ describe('the diff card resolves through the registry (EDIT-3, HARN-6/7)', () =>
     const { ws, client: c } = await companion();
     const { editId } = await stage(ws, c, 'a.py');
     const other = await sendRequest(c.connection, 'chat/create', { title: 'other' });
-    await expect(sendRequest(c.connection, 'edit/resolve', { chatId: other.id, editId, action: 'accept' })).rejects.toThrow(/belongs to another chat/);
+    await expect(
+      sendRequest(c.connection, 'edit/resolve', { chatId: other.id, editId, action: 'accept' })
+    ).rejects.toThrow(/belongs to another chat/);
     expect(await readFile(path.join(ws, 'a.py'), 'utf8')).toBe('old(1)\n');
   });
 });

@@ -7,18 +7,30 @@ import { tempDir } from '../helpers/temp.js';
 export function codeCell(id: string, source: string, output = `out ${id}`): Record<string, unknown> {
   const lines = source.split(/(?<=\n)/);
   return {
-    cell_type: 'code', execution_count: 1, id, metadata: { tags: ['keep'], collapsed: false },
-    outputs: [{ name: 'stdout', output_type: 'stream', text: [`${output}\n`] }], source: lines
+    cell_type: 'code',
+    execution_count: 1,
+    id,
+    metadata: { tags: ['keep'], collapsed: false },
+    outputs: [{ name: 'stdout', output_type: 'stream', text: [`${output}\n`] }],
+    source: lines
   };
 }
 
 /** A Python notebook's JSON as Jupyter writes it (indent 1, trailing newline). */
 export function notebookJson(cells: Array<Record<string, unknown>>, language = 'python'): string {
-  return `${JSON.stringify({
-    cells,
-    metadata: { kernelspec: { display_name: language, language, name: language === 'python' ? 'python3' : 'cellmate-js' }, language_info: { name: language } },
-    nbformat: 4, nbformat_minor: 5
-  }, null, 1)}\n`;
+  return `${JSON.stringify(
+    {
+      cells,
+      metadata: {
+        kernelspec: { display_name: language, language, name: language === 'python' ? 'python3' : 'cellmate-js' },
+        language_info: { name: language }
+      },
+      nbformat: 4,
+      nbformat_minor: 5
+    },
+    null,
+    1
+  )}\n`;
 }
 
 /** Writes `files` into a fresh temporary workspace and returns its path. */

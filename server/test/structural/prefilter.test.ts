@@ -15,12 +15,20 @@ import { structuralSearch } from '../../src/structural/search.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const lib = path.join(repo, '.venv', 'lib');
-const corpus = path.join(lib, readdirSync(lib).find((d) => d.startsWith('python'))!, 'site-packages', 'pip');
-const sg = ['ast-grep', 'sg'].map((b) => path.join(repo, 'node_modules', '@ast-grep', 'cli', b)).find((b) => spawnSync(b, ['--version']).status === 0)!;
+const corpus = path.join(
+  lib,
+  readdirSync(lib).find((d) => d.startsWith('python'))!,
+  'site-packages',
+  'pip'
+);
+const sg = ['ast-grep', 'sg']
+  .map((b) => path.join(repo, 'node_modules', '@ast-grep', 'cli', b))
+  .find((b) => spawnSync(b, ['--version']).status === 0)!;
 
 describe('literal words of a pattern (AST-3)', () => {
   it('are its named leaves that are not metavariables, comments or strings holding one', () => {
-    const words = (p: string, l: 'python' | 'typescript' = 'python') => [...compilePattern(p, l).rungs[0]!.words].sort();
+    const words = (p: string, l: 'python' | 'typescript' = 'python') =>
+      [...compilePattern(p, l).rungs[0]!.words].sort();
     expect(words('if $X is not None: $X.close()')).toEqual(['None', 'close', 'if', 'is', 'not']);
     expect(words('isinstance($X, $T)')).toEqual(['isinstance']);
     expect(words('$F($$$A)')).toEqual([]);
@@ -46,8 +54,17 @@ describe('the prefilter loses no match (AST-3, against sg on real code)', () => 
     'logger.debug($$$A)',
     '"utf-8"'
   ])('%s', async (pattern) => {
-    const ours = await structuralSearch(pattern, { workspace: corpus, path: '.', language: 'python', signal: new AbortController().signal });
-    const out = execFileSync(sg, ['run', '--pattern', pattern, '--lang', 'python', '--json=stream', '--no-ignore', 'parent', '.'], { cwd: corpus, maxBuffer: 1 << 28 });
+    const ours = await structuralSearch(pattern, {
+      workspace: corpus,
+      path: '.',
+      language: 'python',
+      signal: new AbortController().signal
+    });
+    const out = execFileSync(
+      sg,
+      ['run', '--pattern', pattern, '--lang', 'python', '--json=stream', '--no-ignore', 'parent', '.'],
+      { cwd: corpus, maxBuffer: 1 << 28 }
+    );
     const theirs = out.toString('utf8').split('\n').filter(Boolean).length;
     expect(theirs).toBeGreaterThan(0);
     expect(ours.matches.length).toBe(theirs);

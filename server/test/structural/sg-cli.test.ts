@@ -17,19 +17,31 @@ import { fixtureRepo } from './fixture.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const lib = path.join(repo, '.venv', 'lib');
-const corpus = path.join(lib, readdirSync(lib).find((d) => d.startsWith('python'))!, 'site-packages');
+const corpus = path.join(
+  lib,
+  readdirSync(lib).find((d) => d.startsWith('python'))!,
+  'site-packages'
+);
 
 const search = (workspace: string, pattern: string, more: Partial<SearchScope> = {}) =>
   structuralSearch(pattern, { workspace, path: '.', signal: new AbortController().signal, ...more });
 
 const shape = (m: StructuralMatch) => ({
-  file: m.doc.file, start: m.start, end: m.end, line: m.line, column: m.column, text: m.text,
-  captures: m.captures, spans: m.spans, spanRanges: m.spanRanges
+  file: m.doc.file,
+  start: m.start,
+  end: m.end,
+  line: m.line,
+  column: m.column,
+  text: m.text,
+  captures: m.captures,
+  spans: m.spans,
+  spanRanges: m.spanRanges
 });
 
 const FILES: Record<string, string> = {
   'uni.py': 'x = "é😀"; foo(1)\n名前 = foo("日本", b)\r\nfoo(a,  # note\n    *rest, k=2,\n)\n\tfoo()\n',
-  'defs.py': 'def g(a, *, b):\n    return a\n\ndef h(p, /, q=1, **kw):\n    pass\nfrom x import (p, q)\nfrom y import r, s\n',
+  'defs.py':
+    'def g(a, *, b):\n    return a\n\ndef h(p, /, q=1, **kw):\n    pass\nfrom x import (p, q)\nfrom y import r, s\n',
   'UPPER.PY': 'foo(up)\n',
   'app.js': 'console.log("é", 1);\nconst o = { a: 1, b: [2, 3], };\nfunction f(a, b = "😀") { return a; }\n',
   'mod.ts': 'function add(a: number, b: number): number {\n  return a + b;\n}\nconsole.log(add(1, 2));\n',
@@ -100,9 +112,15 @@ describe('the CLI door reports what napi reports (AST-2, AST-3)', () => {
     expect(byText.has('UPPER.PY:foo(up)')).toBe(true);
     expect(r.parsed).toMatchObject({ cli: 1, napi: 1 });
     const defs = await search(ws, 'def $F($$$P):\n    $$$B', { engine: 'cli' });
-    expect(defs.matches.map((m) => m.captures.P)).toEqual([['a', '*', 'b'], ['p', '/', 'q=1', '**kw']]);
+    expect(defs.matches.map((m) => m.captures.P)).toEqual([
+      ['a', '*', 'b'],
+      ['p', '/', 'q=1', '**kw']
+    ]);
     const froms = await search(ws, 'from $M import $$$N', { engine: 'cli' });
-    expect(froms.matches.map((m) => m.captures.N)).toEqual([['p', 'q'], ['r', 's']]);
+    expect(froms.matches.map((m) => m.captures.N)).toEqual([
+      ['p', 'q'],
+      ['r', 's']
+    ]);
   });
 
   it("Cellmate's own metavariables never collide with the pattern's", async () => {
@@ -110,7 +128,10 @@ describe('the CLI door reports what napi reports (AST-2, AST-3)', () => {
     const pattern = '$CMNODE($$$CMNAMED0X)';
     const cli = await search(ws, pattern, { engine: 'cli' });
     const napi = await search(ws, pattern, { engine: 'napi' });
-    expect(cli.matches.map((m) => m.captures)).toEqual([{ CMNODE: 'foo', CMNAMED0X: ['x', 'y'] }, { CMNODE: 'foo', CMNAMED0X: ['z'] }]);
+    expect(cli.matches.map((m) => m.captures)).toEqual([
+      { CMNODE: 'foo', CMNAMED0X: ['x', 'y'] },
+      { CMNODE: 'foo', CMNAMED0X: ['z'] }
+    ]);
     expect(cli.matches.map(shape)).toEqual(napi.matches.map(shape));
   });
 });
@@ -119,7 +140,8 @@ describe("the CLI runs on Cellmate's terms (AST-3, security)", () => {
   it("a workspace's sgconfig.yml, .ignore and hidden files change nothing: its native library is never loaded", async () => {
     const ws = await fixtureRepo({
       // Were this config read with custom languages allowed, the CLI would dlopen ./evil.so (and fail here).
-      'sgconfig.yml': 'ruleDirs: [rules]\ncustomLanguages:\n  python:\n    libraryPath: ./evil.so\n    extensions: [py]\n',
+      'sgconfig.yml':
+        'ruleDirs: [rules]\ncustomLanguages:\n  python:\n    libraryPath: ./evil.so\n    extensions: [py]\n',
       'rules/r.yml': 'id: x\nlanguage: python\nrule: { pattern: $A }\n',
       '.ignore': '*.py\n',
       '.hidden.py': 'h += 1\n',
@@ -128,26 +150,39 @@ describe("the CLI runs on Cellmate's terms (AST-3, security)", () => {
       'sub/b.py': 'b += 1\n'
     });
     const r = await search(ws, '$A += $B', { engine: 'cli' });
-    expect(r.matches.map((m) => `${m.doc.file}:${m.text}`)).toEqual(['.hidden.py:h += 1', 'a.py:a += 1', 'sub/b.py:b += 1']);
+    expect(r.matches.map((m) => `${m.doc.file}:${m.text}`)).toEqual([
+      '.hidden.py:h += 1',
+      'a.py:a += 1',
+      'sub/b.py:b += 1'
+    ]);
     expect(r.parsed).toEqual({ cli: 3, napi: 0, main: 0 });
   });
 
   it('the CLI runs with an empty environment (no API key reaches it); an abort kills it and no ast-grep process is left', async () => {
     process.env.CELLMATE_TEST_API_KEY = 'sk-not-for-children';
     const controller = new AbortController();
-    const pending = structuralSearch('$A[$B] = $C', { workspace: corpus, path: '.', language: 'python', signal: controller.signal, engine: 'cli' });
-    const children = (): string[] => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      } catch {
-        return [];
-      }
-      // pid (comm) state ppid …
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return ppid === process.pid && comm.startsWith('ast-grep') ? [`${pid} ${comm}`] : [];
+    const pending = structuralSearch('$A[$B] = $C', {
+      workspace: corpus,
+      path: '.',
+      language: 'python',
+      signal: controller.signal,
+      engine: 'cli'
     });
+    const children = (): string[] =>
+      readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .flatMap((pid) => {
+          let stat: string;
+          try {
+            stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          } catch {
+            return [];
+          }
+          // pid (comm) state ppid …
+          const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          return ppid === process.pid && comm.startsWith('ast-grep') ? [`${pid} ${comm}`] : [];
+        });
     // Read a running CLI's environment (a batch may end between two looks), then abort.
     let environ: string | undefined;
     for (let i = 0; i < 400 && environ === undefined; i++) {

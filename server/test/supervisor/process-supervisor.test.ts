@@ -12,7 +12,12 @@ import { createMessageConnection, type MessageConnection } from 'vscode-jsonrpc/
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/config/logger.js';
 import { createFramedReader, createFramedWriter } from '../../src/framing/index.js';
-import { ProcessSupervisor, SupervisorError, type ExitEvent, type ProcessSupervisorOptions } from '../../src/supervisor/index.js';
+import {
+  ProcessSupervisor,
+  SupervisorError,
+  type ExitEvent,
+  type ProcessSupervisorOptions
+} from '../../src/supervisor/index.js';
 import { tempDir } from '../helpers/temp.js';
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'framed-server.mjs');
@@ -30,7 +35,12 @@ interface Client {
 
 function recordingLog(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`) };
+  return {
+    lines,
+    info: (m) => lines.push(`info ${m}`),
+    warn: (m) => lines.push(`warn ${m}`),
+    error: (m) => lines.push(`error ${m}`)
+  };
 }
 
 const supervisors: ProcessSupervisor<Client>[] = [];
@@ -91,12 +101,13 @@ function alive(pid: number): boolean {
   }
 }
 
-const nextExit = (s: ProcessSupervisor<Client>) => new Promise<ExitEvent>((resolve) => {
-  const d = s.onDidExit((e) => {
-    d.dispose();
-    resolve(e);
+const nextExit = (s: ProcessSupervisor<Client>) =>
+  new Promise<ExitEvent>((resolve) => {
+    const d = s.onDidExit((e) => {
+      d.dispose();
+      resolve(e);
+    });
   });
-});
 
 describe('ProcessSupervisor', () => {
   it('starts lazily in its own process group; the banner and stderr go to the log; dispose leaves nothing in the group', async () => {
@@ -108,7 +119,9 @@ describe('ProcessSupervisor', () => {
     // Its own group, shared with what it started.
     expect(groupMembers(ping.pid).sort()).toEqual([ping.pid, ping.grandchild!].sort());
     expect(groupMembers(process.pid)).not.toContain(ping.pid);
-    expect(log.lines).toContain('info [fixture stdout] skipped output that is not a frame (byte 0): fixture server 1.0 starting (banner on stdout)');
+    expect(log.lines).toContain(
+      'info [fixture stdout] skipped output that is not a frame (byte 0): fixture server 1.0 starting (banner on stdout)'
+    );
     expect(log.lines).toContain('info [fixture server] fixture: listening on stdio');
     await supervisor.dispose();
     expect(groupMembers(ping.pid)).toEqual([]);
@@ -127,13 +140,22 @@ describe('ProcessSupervisor', () => {
     expect(supervisor.status()).toMatchObject({ state: 'running', restarts: 1, lastExit: { signal: 'SIGKILL' } });
     // The orphaned worker of the killed server went with its group.
     expect(alive(first.grandchild!)).toBe(false);
-    expect(log.lines.some((l) => l.startsWith(`warn fixture server (pid ${first.pid}) exited unexpectedly with signal SIGKILL`) && l.includes('restarting in 50 ms'))).toBe(true);
+    expect(
+      log.lines.some(
+        (l) =>
+          l.startsWith(`warn fixture server (pid ${first.pid}) exited unexpectedly with signal SIGKILL`) &&
+          l.includes('restarting in 50 ms')
+      )
+    ).toBe(true);
   });
 
   it('a server that cannot start is spawned once: later calls get the cached error (why, stderr, when it retries) until the retry time', async () => {
     const dir = await tempDir();
     const count = path.join(dir, 'starts');
-    const { supervisor } = supervise(['--crash', '3', '--count', count], { failedStartRetryMs: 400, retryHint: 'reload retries now' });
+    const { supervisor } = supervise(['--crash', '3', '--count', count], {
+      failedStartRetryMs: 400,
+      retryHint: 'reload retries now'
+    });
     const first = await supervisor.get().catch((e: unknown) => e);
     expect(first).toBeInstanceOf(SupervisorError);
     expect((first as SupervisorError).message).toMatch(
@@ -141,7 +163,10 @@ describe('ProcessSupervisor', () => {
     );
     for (let i = 0; i < 5; i++) await expect(supervisor.get()).rejects.toMatchObject({ code: 'start-failed' });
     expect(readFileSync(count, 'utf8').trim().split('\n')).toHaveLength(1);
-    expect(supervisor.status()).toMatchObject({ state: 'failed', failure: { message: expect.stringContaining('exit code 3') } });
+    expect(supervisor.status()).toMatchObject({
+      state: 'failed',
+      failure: { message: expect.stringContaining('exit code 3') }
+    });
     // After the retry time, one more attempt.
     await new Promise((r) => setTimeout(r, (first as SupervisorError).retryAt! - Date.now() + 20));
     await expect(supervisor.get()).rejects.toMatchObject({ code: 'start-failed' });
@@ -161,7 +186,9 @@ describe('ProcessSupervisor', () => {
     });
     const error = (await supervisor.get().catch((e: unknown) => e)) as SupervisorError;
     expect(error.code).toBe('start-failed');
-    expect(error.message).toContain('ghost-langserver could not be started: the executable "cellmate-no-such-langserver" was not found');
+    expect(error.message).toContain(
+      'ghost-langserver could not be started: the executable "cellmate-no-such-langserver" was not found'
+    );
     expect(log.lines.filter((l) => l.startsWith('warn'))).toHaveLength(1);
     await supervisor.dispose();
   });
@@ -181,7 +208,9 @@ describe('ProcessSupervisor', () => {
     });
     await failed;
     const error = (await supervisor.get().catch((e: unknown) => e)) as SupervisorError;
-    expect(error.message).toMatch(/exited unexpectedly with exit code 7 after .* It crashed 3 times in a row\. It is not started again until/);
+    expect(error.message).toMatch(
+      /exited unexpectedly with exit code 7 after .* It crashed 3 times in a row\. It is not started again until/
+    );
     expect(readFileSync(count, 'utf8').trim().split('\n')).toHaveLength(3);
   });
 

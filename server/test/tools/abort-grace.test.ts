@@ -19,13 +19,22 @@ const stopper = (name: string, reportAfterMs: number, abortGraceMs?: number) =>
     ...(abortGraceMs !== undefined ? { abortGraceMs } : {}),
     execute: (_args, ctx) =>
       new Promise((resolve) => {
-        ctx.signal.addEventListener('abort', () => setTimeout(() => resolve({ title: 'sleep — aborted', output: 'partial\n[Interrupted: the user stopped the turn.]' }), reportAfterMs));
+        ctx.signal.addEventListener('abort', () =>
+          setTimeout(
+            () => resolve({ title: 'sleep — aborted', output: 'partial\n[Interrupted: the user stopped the turn.]' }),
+            reportAfterMs
+          )
+        );
       })
   });
 
 async function callAndAbort(registry: ToolRegistry, name: string) {
   const controller = new AbortController();
-  const pending = registry.call(name, {}, { workspace: '/tmp', signal: controller.signal, actor: 'model', chatId: 'c' });
+  const pending = registry.call(
+    name,
+    {},
+    { workspace: '/tmp', signal: controller.signal, actor: 'model', chatId: 'c' }
+  );
   setTimeout(() => controller.abort(), 20);
   return pending;
 }
@@ -34,11 +43,24 @@ describe('abortGraceMs (issue #5)', () => {
   const registry = new ToolRegistry([stopper('graceful', 50, 2000), stopper('slow', 500, 100), stopper('plain', 50)]);
 
   it('the tool’s own interrupted result is kept', async () => {
-    expect(await callAndAbort(registry, 'graceful')).toMatchObject({ ok: false, status: 'aborted', title: 'sleep — aborted', output: 'partial\n[Interrupted: the user stopped the turn.]' });
+    expect(await callAndAbort(registry, 'graceful')).toMatchObject({
+      ok: false,
+      status: 'aborted',
+      title: 'sleep — aborted',
+      output: 'partial\n[Interrupted: the user stopped the turn.]'
+    });
   });
 
   it('past the grace, or without one, the generic stop text', async () => {
-    expect(await callAndAbort(registry, 'slow')).toMatchObject({ ok: false, status: 'aborted', output: 'The user stopped this tool call before it finished.' });
-    expect(await callAndAbort(registry, 'plain')).toMatchObject({ ok: false, status: 'aborted', output: 'The user stopped this tool call before it finished.' });
+    expect(await callAndAbort(registry, 'slow')).toMatchObject({
+      ok: false,
+      status: 'aborted',
+      output: 'The user stopped this tool call before it finished.'
+    });
+    expect(await callAndAbort(registry, 'plain')).toMatchObject({
+      ok: false,
+      status: 'aborted',
+      output: 'The user stopped this tool call before it finished.'
+    });
   });
 });

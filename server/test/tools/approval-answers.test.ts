@@ -18,7 +18,6 @@ import { codeCell, notebookJson } from '../structural/fixture.js';
 import { tempDir } from '../helpers/temp.js';
 import { answeringPerson, type ApprovalAnswer } from '../helpers/answering-person.js';
 
-
 const audits: AuditLog[] = [];
 afterEach(async () => {
   await Promise.all(audits.splice(0).map((a) => a.flush()));
@@ -38,16 +37,32 @@ async function harness(answer: ApprovalAnswer, files: Record<string, string> = {
   const { broker, cards, approvals } = answeringPerson(answer);
   const audit = new AuditLog(ws);
   audits.push(audit);
-  const policy = new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home'), CELLMATE_TRUSTED_WORKSPACES: ws } });
-  const tools = [...builtinTools({ questions: broker }), ...(createNotebookTools({ port: { find: async () => undefined } }) as unknown as ToolDefinition[])];
+  const policy = new PolicyStore({
+    workspace: ws,
+    env: { HOME: path.join(ws, 'home'), CELLMATE_TRUSTED_WORKSPACES: ws }
+  });
+  const tools = [
+    ...builtinTools({ questions: broker }),
+    ...(createNotebookTools({ port: { find: async () => undefined } }) as unknown as ToolDefinition[])
+  ];
   const registry = new ToolRegistry(tools, { policy, approvals: broker, audit });
-  const ctx = { workspace: ws, signal: new AbortController().signal, actor: 'model' as const, chatId: 'chat1', turnId: 'turn1' };
+  const ctx = {
+    workspace: ws,
+    signal: new AbortController().signal,
+    actor: 'model' as const,
+    chatId: 'chat1',
+    turnId: 'turn1'
+  };
   const read = (f: string): Promise<string | undefined> => readFile(path.join(ws, f), 'utf8').catch(() => undefined);
   return { ws, registry, ctx, cards, read, audit, policy, approvals };
 }
 
 const NOTEBOOK = notebookJson([codeCell('c1', 'x = load_data(1)'), codeCell('c2', 'print(x)')]);
-const FILES = { 'a.txt': 'one\ntwo\n', 'pkg/util.py': 'def f():\n    return load_data(2)\n', 'analysis.ipynb': NOTEBOOK };
+const FILES = {
+  'a.txt': 'one\ntwo\n',
+  'pkg/util.py': 'def f():\n    return load_data(2)\n',
+  'analysis.ipynb': NOTEBOOK
+};
 
 /** One write or exec tool: its call, and what it leaves on disk when it runs. */
 interface Row {
@@ -59,31 +74,38 @@ interface Row {
 
 const ROWS: Row[] = [
   {
-    tool: 'write', args: { path: 'new.txt', content: 'hello\n' },
+    tool: 'write',
+    args: { path: 'new.txt', content: 'hello\n' },
     check: async (read, ran) => expect(await read('new.txt')).toBe(ran ? 'hello\n' : undefined)
   },
   {
-    tool: 'edit', args: { path: 'a.txt', old_string: 'two', new_string: 'deux' },
+    tool: 'edit',
+    args: { path: 'a.txt', old_string: 'two', new_string: 'deux' },
     check: async (read, ran) => expect(await read('a.txt')).toBe(ran ? 'one\ndeux\n' : 'one\ntwo\n')
   },
   {
-    tool: 'apply_patch', args: { patch: '--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+zwei\n' },
+    tool: 'apply_patch',
+    args: { patch: '--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+zwei\n' },
     check: async (read, ran) => expect(await read('a.txt')).toBe(ran ? 'one\nzwei\n' : 'one\ntwo\n')
   },
   {
-    tool: 'notebook_edit', args: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'c2', source: 'print(x * 2)' }] },
+    tool: 'notebook_edit',
+    args: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'c2', source: 'print(x * 2)' }] },
     check: async (read, ran) => {
-      const cells = (JSON.parse((await read('analysis.ipynb'))!) as { cells: Array<{ source: string | string[] }> }).cells;
+      const cells = (JSON.parse((await read('analysis.ipynb'))!) as { cells: Array<{ source: string | string[] }> })
+        .cells;
       expect([cells[1]!.source].flat().join('')).toBe(ran ? 'print(x * 2)' : 'print(x)');
     }
   },
   {
-    tool: 'shell', args: { command: 'echo ran > shell.txt' },
+    tool: 'shell',
+    args: { command: 'echo ran > shell.txt' },
     check: async (read, ran) => expect(await read('shell.txt')).toBe(ran ? 'ran\n' : undefined)
   },
   {
     // Staging writes nothing; what the answer decides is whether both files are staged.
-    tool: 'ast_edit', args: { pattern: 'load_data($A)', rewrite: 'read_rows($A)' },
+    tool: 'ast_edit',
+    args: { pattern: 'load_data($A)', rewrite: 'read_rows($A)' },
     check: async (read) => {
       expect(await read('pkg/util.py')).toBe(FILES['pkg/util.py']);
       expect(await read('analysis.ipynb')).toBe(NOTEBOOK);
@@ -103,10 +125,18 @@ const ALLOWS: Record<string, string> = {
 const PREVIEWS: Record<string, unknown> = {
   write: { summary: 'write · new.txt (new file)', files: [{ path: 'new.txt', diff: '@@ -1,0 +1,1 @@\n+hello' }] },
   edit: { summary: 'edit · a.txt', files: [{ path: 'a.txt', diff: '@@ -1,2 +1,2 @@\n one\n-two\n+deux' }] },
-  apply_patch: { summary: 'apply_patch · a.txt', files: [{ path: 'a.txt', diff: '@@ -1,2 +1,2 @@\n one\n-two\n+zwei' }] },
+  apply_patch: {
+    summary: 'apply_patch · a.txt',
+    files: [{ path: 'a.txt', diff: '@@ -1,2 +1,2 @@\n one\n-two\n+zwei' }]
+  },
   notebook_edit: {
     summary: 'notebook_edit · analysis.ipynb cell 2',
-    files: [{ path: 'analysis.ipynb', cells: [{ index: 1, id: 'c2', diff: '@@ -1,1 +1,1 @@\n-print(x)\n+print(x * 2)', note: 'outputs cleared' }] }]
+    files: [
+      {
+        path: 'analysis.ipynb',
+        cells: [{ index: 1, id: 'c2', diff: '@@ -1,1 +1,1 @@\n-print(x)\n+print(x * 2)', note: 'outputs cleared' }]
+      }
+    ]
   }
 };
 
@@ -133,7 +163,8 @@ describe('answers × tools: what runs and what is written (default policy, no al
         // "Always" is remembered: the same call asks no second question.
         const again = await h.registry.call(row.tool, row.args, h.ctx);
         expect(h.approvals()).toHaveLength(answer === 'always' ? 1 : 2);
-        if (answer === 'always' && row.tool === 'ast_edit') expect(again.output).toMatch(/^\(proposed\) 2 replacements in 2 files/);
+        if (answer === 'always' && row.tool === 'ast_edit')
+          expect(again.output).toMatch(/^\(proposed\) 2 replacements in 2 files/);
       });
     }
   }
@@ -153,11 +184,20 @@ describe('answers × tools: what runs and what is written (default policy, no al
   it('"Always" on a multi-file resolve remembers every file it asked about', async () => {
     const h = await harness('always', FILES);
     const staged = await h.registry.call('ast_edit', { pattern: 'load_data($A)', rewrite: 'read_rows($A)' }, h.ctx);
-    await h.registry.call('resolve', { edit_id: staged.ok ? (staged.metadata!.editId as string) : '', action: 'accept' }, h.ctx);
+    await h.registry.call(
+      'resolve',
+      { edit_id: staged.ok ? (staged.metadata!.editId as string) : '', action: 'accept' },
+      h.ctx
+    );
     const resolveCard = h.approvals().find((c) => c.approval!.tool === 'resolve')!;
     expect(resolveCard.approval!.pattern.split(', ').sort()).toEqual(['/analysis.ipynb', '/pkg/util.py']);
     const rules = await h.policy.rules();
-    expect(rules.filter((r) => r.tool === 'resolve').map((r) => r.pattern).sort()).toEqual(['/analysis.ipynb', '/pkg/util.py']);
+    expect(
+      rules
+        .filter((r) => r.tool === 'resolve')
+        .map((r) => r.pattern)
+        .sort()
+    ).toEqual(['/analysis.ipynb', '/pkg/util.py']);
   });
 });
 
@@ -170,7 +210,10 @@ describe('the per-file gate follows the answer', () => {
   });
 
   it('after "Approve once", a language server\'s or walk\'s file a deny rule covers is refused; others pass', async () => {
-    const h = await harness('once', FILES, [{ tool: 'grep', pattern: '*', action: 'ask' }, { tool: 'grep', pattern: 'a.txt', action: 'deny' }]);
+    const h = await harness('once', FILES, [
+      { tool: 'grep', pattern: '*', action: 'ask' },
+      { tool: 'grep', pattern: 'a.txt', action: 'deny' }
+    ]);
     const result = await h.registry.call('grep', { pattern: 'load_data|one' }, h.ctx);
     expect(h.approvals()).toHaveLength(1);
     expect(result.output).toMatch(/2 matches/);
@@ -203,7 +246,10 @@ describe('the per-file gate follows the answer', () => {
   });
 
   it('a call that changed nothing because files were withheld is counted as withheld, not success', async () => {
-    const h = await harness('once', FILES, [{ tool: '*', pattern: 'pkg', action: 'deny' }, { tool: '*', pattern: 'analysis.ipynb', action: 'deny' }]);
+    const h = await harness('once', FILES, [
+      { tool: '*', pattern: 'pkg', action: 'deny' },
+      { tool: '*', pattern: 'analysis.ipynb', action: 'deny' }
+    ]);
     const result = await h.registry.call('ast_edit', { pattern: 'load_data($A)', rewrite: 'read_rows($A)' }, h.ctx);
     expect(result).toMatchObject({ ok: true, outcome: 'withheld', title: 'ast_edit: nothing to change' });
     await h.registry.call('write', { path: 'new.txt', content: 'x' }, h.ctx);

@@ -51,16 +51,23 @@ describe('approval wait shown apart from run time', () => {
     const registry = new ToolRegistry(builtinTools({ questions: broker }), { policy, approvals: broker, audit });
     const h = await createHarness(ws, { registry });
     const model = await scriptSettings(ws, {
-      steps: [{ toolCalls: [{ toolName: 'write', input: { path: 'out.txt', content: 'hello\n' } }], chunkDelayMs: 0 }, { text: 'done', chunkDelayMs: 0 }]
+      steps: [
+        { toolCalls: [{ toolName: 'write', input: { path: 'out.txt', content: 'hello\n' } }], chunkDelayMs: 0 },
+        { text: 'done', chunkDelayMs: 0 }
+      ]
     });
     const chat = h.service.create();
     await h.sendAndWait(chat.id, 'write it', model);
     expect(await readFile(path.join(ws, 'out.txt'), 'utf8')).toBe('hello\n');
 
     // The card: running and waiting while the approval card waits, then the wait so far, then the result.
-    const updates = h.events.flatMap((e) => (e.event.type === 'item-updated' && e.event.item.kind === 'tool' ? [e.event.item as ToolCallItem] : []));
+    const updates = h.events.flatMap((e) =>
+      e.event.type === 'item-updated' && e.event.item.kind === 'tool' ? [e.event.item as ToolCallItem] : []
+    );
     const waiting = updates.findIndex((u) => u.waiting === true && u.status === 'running');
-    const answered = updates.findIndex((u, i) => i > waiting && u.status === 'running' && !u.waiting && typeof u.waitMs === 'number');
+    const answered = updates.findIndex(
+      (u, i) => i > waiting && u.status === 'running' && !u.waiting && typeof u.waitMs === 'number'
+    );
     expect(waiting).toBeGreaterThanOrEqual(0);
     expect(answered).toBeGreaterThan(waiting);
     const card = h.service.get(chat.id).items.find((i): i is ToolCallItem => i.kind === 'tool')!;
@@ -72,12 +79,25 @@ describe('approval wait shown apart from run time', () => {
 
     await audit.flush();
     const entries = (await readFile(path.join(ws, '.cellmate', 'audit', `${chat.id}.jsonl`), 'utf8'))
-      .trim().split('\n').map((l) => JSON.parse(l) as AuditEntry);
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AuditEntry);
     const entry = entries.find((e) => e.tool === 'write')!;
-    expect(entry).toMatchObject({ decision: 'approved-once', status: 'ok', durationMs: card.durationMs, waitMs: card.waitMs });
+    expect(entry).toMatchObject({
+      decision: 'approved-once',
+      status: 'ok',
+      durationMs: card.durationMs,
+      waitMs: card.waitMs
+    });
 
     const [row] = computeMetrics([entry, { tool: 'write', status: 'ok' as const, durationMs: 10 }]);
-    expect(row).toMatchObject({ tool: 'write', calls: 2, waitedCalls: 1, meanWaitMs: card.waitMs, meanDurationMs: Math.round((card.durationMs! + 10) / 2) });
+    expect(row).toMatchObject({
+      tool: 'write',
+      calls: 2,
+      waitedCalls: 1,
+      meanWaitMs: card.waitMs,
+      meanDurationMs: Math.round((card.durationMs! + 10) / 2)
+    });
     await h.dispose();
   }, 30_000);
 });

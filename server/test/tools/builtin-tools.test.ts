@@ -26,7 +26,19 @@ import { WorkerStore } from '../../src/workers/worker-store.js';
 import { tempDir } from '../helpers/temp.js';
 
 // What TIER-3 says each resource brings, written out by hand (not read from the table).
-const ALWAYS = ['apply_patch', 'ast_edit', 'ast_grep', 'code_graph', 'edit', 'glob', 'grep', 'read', 'resolve', 'shell', 'write'];
+const ALWAYS = [
+  'apply_patch',
+  'ast_edit',
+  'ast_grep',
+  'code_graph',
+  'edit',
+  'glob',
+  'grep',
+  'read',
+  'resolve',
+  'shell',
+  'write'
+];
 const BRINGS = {
   catalog: ['tool_search'],
   questions: ['ask_user'],
@@ -53,19 +65,35 @@ afterEach(async () => {
 });
 
 /** Real resources (none of them starts a process until a tool uses it), keyed like {@link BRINGS}. */
-async function realResources(ws: string, registry: () => ToolRegistry): Promise<Required<Omit<ToolResources, 'catalog' | 'edits' | 'graphs'>>> {
+async function realResources(
+  ws: string,
+  registry: () => ToolRegistry
+): Promise<Required<Omit<ToolResources, 'catalog' | 'edits' | 'graphs'>>> {
   const panes = new PaneHub();
   const lsp = new LspService({ workspace: ws, env: {}, logger: silentLogger, bundledBins: [] });
   const workers = new WorkerService({
-    workspace: ws, env: {}, logger: silentLogger, store: await WorkerStore.open(path.join(ws, 'workers'), silentLogger), registry,
-    chatMode: () => 'agent', publish: () => undefined
+    workspace: ws,
+    env: {},
+    logger: silentLogger,
+    store: await WorkerStore.open(path.join(ws, 'workers'), silentLogger),
+    registry,
+    chatMode: () => 'agent',
+    publish: () => undefined
   });
   const kernels = new KernelManager({ workspace: ws });
   const sessions = new DebugSessionManager();
   const plans = new PlanStore(path.join(ws, 'plans'));
   const reviews = new ReviewStore(path.join(ws, 'reviews'));
   const orchestrations = new OrchestrationStore(path.join(ws, 'orchestrations'));
-  disposals.push(() => workers.dispose(), () => kernels.dispose(), () => sessions.dispose(), () => lsp.dispose(), () => plans.dispose(), () => reviews.dispose(), () => orchestrations.dispose());
+  disposals.push(
+    () => workers.dispose(),
+    () => kernels.dispose(),
+    () => sessions.dispose(),
+    () => lsp.dispose(),
+    () => plans.dispose(),
+    () => reviews.dispose(),
+    () => orchestrations.dispose()
+  );
   return {
     questions: new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() }),
     panes,
@@ -115,9 +143,18 @@ describe('TIER-3: one table decides which built-in tools exist for the resources
     const ws = await tempDir();
     for (const [options, resources] of [
       [{}, Object.keys(BRINGS) as Resource[]],
-      [{ kernels: false, workers: false }, (Object.keys(BRINGS) as Resource[]).filter((r) => r !== 'kernels' && r !== 'workers')]
+      [
+        { kernels: false, workers: false },
+        (Object.keys(BRINGS) as Resource[]).filter((r) => r !== 'kernels' && r !== 'workers')
+      ]
     ] as const) {
-      const handle = await startServer({ workspace: ws, stdio: { input: new PassThrough(), output: new PassThrough() }, logger: silentLogger, env: {}, ...options });
+      const handle = await startServer({
+        workspace: ws,
+        stdio: { input: new PassThrough(), output: new PassThrough() },
+        logger: silentLogger,
+        env: {},
+        ...options
+      });
       try {
         expect(handle.registry.list().map((t) => t.name)).toEqual(expected(...resources));
       } finally {
@@ -130,13 +167,22 @@ describe('TIER-3: one table decides which built-in tools exist for the resources
     const ws = await tempDir();
     const input = new PassThrough();
     const output = new PassThrough();
-    const served = serveMcpStdio({ workspace: ws, env: { HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json') }, logger: silentLogger, input, output });
+    const served = serveMcpStdio({
+      workspace: ws,
+      env: { HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json') },
+      logger: silentLogger,
+      input,
+      output
+    });
     const replies = new Map<number, { result?: { tools?: Array<{ name: string }> } }>();
     let buffer = '';
     output.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
       for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-        const message = JSON.parse(buffer.slice(0, nl)) as { id?: number; result?: { tools?: Array<{ name: string }> } };
+        const message = JSON.parse(buffer.slice(0, nl)) as {
+          id?: number;
+          result?: { tools?: Array<{ name: string }> };
+        };
         buffer = buffer.slice(nl + 1);
         if (typeof message.id === 'number') replies.set(message.id, message);
       }
@@ -146,7 +192,11 @@ describe('TIER-3: one table decides which built-in tools exist for the resources
       for (let i = 0; i < 200 && !replies.has(id); i++) await new Promise((r) => setTimeout(r, 50));
       return replies.get(id);
     };
-    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } });
+    send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } }
+    });
     await reply(1);
     send({ method: 'notifications/initialized' });
     send({ id: 2, method: 'tools/list', params: {} });
@@ -161,7 +211,9 @@ describe('TIER-3: one table decides which built-in tools exist for the resources
   it('TIER-3 HARN-11: a registry built without tool_search refuses a deferred tool instead of hiding it; with toolSearch it brings tool_search along', () => {
     const deferred = { ...builtinTools()[0]!, name: 'ext__thing', deferred: true };
     expect(() => new ToolRegistry([]).register(deferred)).toThrow(/deferred tools need tool_search/);
-    expect(() => new ToolRegistry([]).addToolSource({ owns: () => false, load: async () => {} })).toThrow(/deferred tools need tool_search/);
+    expect(() => new ToolRegistry([]).addToolSource({ owns: () => false, load: async () => {} })).toThrow(
+      /deferred tools need tool_search/
+    );
     const registry = new ToolRegistry([], { toolSearch: createToolSearchTool });
     registry.register(deferred);
     expect(registry.list().map((t) => t.name)).toEqual(['ext__thing', 'tool_search']);

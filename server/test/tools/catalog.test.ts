@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
-import { declarations, FIXED_TOOLS, fixedToolNames, fullDeclarations, INDEX_HEADING, surfaceCatalog } from '../../src/gate/catalog.js';
+import {
+  declarations,
+  FIXED_TOOLS,
+  fixedToolNames,
+  fullDeclarations,
+  INDEX_HEADING,
+  surfaceCatalog
+} from '../../src/gate/catalog.js';
 import { CALL_TOOL_DECLARATION, parseLoaded } from '../../src/gate/call-tool.js';
 import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
 import { defineTool, type ToolDefinition } from '../../src/gate/define-tool.js';
@@ -20,7 +27,12 @@ registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);
 describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
   for (const tool of builtinTools({ questions: broker })) {
     it(`${tool.name}`, async () => {
-      const declared = { name: tool.name, tier: tool.tier, parameters: registry.inputJsonSchema(tool.name), description: registry.modelDescription(tool.name) };
+      const declared = {
+        name: tool.name,
+        tier: tool.tier,
+        parameters: registry.inputJsonSchema(tool.name),
+        description: registry.modelDescription(tool.name)
+      };
       await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot(`__schemas__/${tool.name}.json`);
       expect(tool.examples.length).toBeGreaterThanOrEqual(1);
       expect(tool.examples.length).toBeLessThanOrEqual(5);
@@ -35,23 +47,42 @@ describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
   it('skill (registered beside the built-ins where a skill library is attached)', async () => {
     const tool = createSkillTool(new SkillLibrary({ workspace: process.cwd(), env: {} }));
     const own = new ToolRegistry([tool as unknown as ToolDefinition]);
-    const declared = { name: tool.name, tier: tool.tier, parameters: own.inputJsonSchema(tool.name), description: own.modelDescription(tool.name) };
+    const declared = {
+      name: tool.name,
+      tier: tool.tier,
+      parameters: own.inputJsonSchema(tool.name),
+      description: own.modelDescription(tool.name)
+    };
     await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('__schemas__/skill.json');
     for (const example of tool.examples) expect(tool.parameters.safeParse(example.args).success).toBe(true);
     for (const part of [/When to use/, /cannot/, /Returns/, /Cost/]) expect(tool.description).toMatch(part);
   });
 
   it('tool_search', async () => {
-    const declared = { name: 'tool_search', tier: 'read', parameters: registry.inputJsonSchema('tool_search'), description: registry.modelDescription('tool_search') };
+    const declared = {
+      name: 'tool_search',
+      tier: 'read',
+      parameters: registry.inputJsonSchema('tool_search'),
+      description: registry.modelDescription('tool_search')
+    };
     await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('__schemas__/tool_search.json');
-    await expect(`${JSON.stringify(CALL_TOOL_DECLARATION, null, 2)}\n`).toMatchFileSnapshot('__schemas__/call_tool.json');
+    await expect(`${JSON.stringify(CALL_TOOL_DECLARATION, null, 2)}\n`).toMatchFileSnapshot(
+      '__schemas__/call_tool.json'
+    );
   });
 
   it('the catalog declares the fixed tools in full, then tool_search with one index line per other tool, then call_tool (HARN-11, issue #14)', () => {
-    const names = builtinTools({ questions: broker }).map((t) => t.name).sort();
+    const names = builtinTools({ questions: broker })
+      .map((t) => t.name)
+      .sort();
     const full = fullDeclarations(registry);
     expect(full.map((d) => d.name)).toEqual(names);
-    for (const d of full) expect(d).toEqual({ name: d.name, description: registry.modelDescription(d.name), parameters: registry.inputJsonSchema(d.name) });
+    for (const d of full)
+      expect(d).toEqual({
+        name: d.name,
+        description: registry.modelDescription(d.name),
+        parameters: registry.inputJsonSchema(d.name)
+      });
     const declared = declarations(registry);
     const fixed = names.filter((n) => FIXED_TOOLS.default!.includes(n));
     expect(fixed).toEqual(['ask_user', 'read']);
@@ -81,8 +112,12 @@ describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
     expect(readOnly.deferred.map((t) => t.name)).not.toContain('edit');
     expect(surfaceCatalog(registry).deferred.map((t) => t.name)).toContain('edit');
     expect(readOnly.deferred.map((t) => t.name)).toContain('grep');
-    expect([...fixedToolNames({ name: 'review', maxTier: 'read' }, { default: ['read'], review: ['grep', 'read'] })]).toEqual(['grep', 'read']);
-    expect([...fixedToolNames({ name: 'other', maxTier: 'read' }, { default: ['read'], review: ['grep'] })]).toEqual(['read']);
+    expect([
+      ...fixedToolNames({ name: 'review', maxTier: 'read' }, { default: ['read'], review: ['grep', 'read'] })
+    ]).toEqual(['grep', 'read']);
+    expect([...fixedToolNames({ name: 'other', maxTier: 'read' }, { default: ['read'], review: ['grep'] })]).toEqual([
+      'read'
+    ]);
     // A registry without tool_search declares everything (nothing could load the rest).
     const bare = new ToolRegistry(builtinTools());
     expect(declarations(bare).map((d) => d.name)).toEqual(fullDeclarations(bare).map((d) => d.name));
@@ -103,8 +138,12 @@ describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
 
 describe('tool search (HARN-11)', () => {
   const hidden = defineTool({
-    name: 'lsp_rename', tier: 'write', deferred: true, description: 'Rename a symbol across the workspace with the language server.\nMore text.',
-    parameters: z.strictObject({ symbol: z.string() }), examples: [{ args: { symbol: 'x' }, comment: 'rename' }],
+    name: 'lsp_rename',
+    tier: 'write',
+    deferred: true,
+    description: 'Rename a symbol across the workspace with the language server.\nMore text.',
+    parameters: z.strictObject({ symbol: z.string() }),
+    examples: [{ args: { symbol: 'x' }, comment: 'rename' }],
     execute: async (args) => ({ title: 'renamed', output: `renamed ${args.symbol}` })
   });
 
@@ -126,7 +165,9 @@ describe('tool search (HARN-11)', () => {
     // exact names load exactly those tools, whatever the limit
     const two = await reg.call('tool_search', { query: 'grep, lsp_rename glob', limit: 1 }, ctx);
     expect(parseLoaded(two.output)).toEqual(['grep', 'lsp_rename', 'glob']);
-    expect((await reg.call('tool_search', { query: 'nothing-like-this' }, ctx)).output).toMatch(/^No tool matches "nothing-like-this"\. Tools available by search: .*lsp_rename/);
+    expect((await reg.call('tool_search', { query: 'nothing-like-this' }, ctx)).output).toMatch(
+      /^No tool matches "nothing-like-this"\. Tools available by search: .*lsp_rename/
+    );
     // then callable by name, through the same wrapper
     expect((await reg.call('lsp_rename', { symbol: 'a' }, ctx)).output).toBe('renamed a');
     // on a read-only surface it is neither found nor callable
@@ -142,6 +183,8 @@ describe('tool search (HARN-11)', () => {
     expect(reg.get('tool_search')).toBeDefined();
     expect(declarations(reg).map((d) => d.name)).toEqual(['tool_search', 'call_tool']);
     // The dispatcher's name cannot be taken by a tool (it would never run).
-    expect(() => reg.register({ ...hidden, name: 'call_tool' } as unknown as ToolDefinition)).toThrow(/"call_tool" is reserved/);
+    expect(() => reg.register({ ...hidden, name: 'call_tool' } as unknown as ToolDefinition)).toThrow(
+      /"call_tool" is reserved/
+    );
   });
 });

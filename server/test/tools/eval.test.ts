@@ -44,7 +44,12 @@ describe('eval: what the model sees (HARN-1)', () => {
     const registry = new ToolRegistry([]);
     const tool = createEvalTool({ kernels: new KernelManager({ workspace: os.tmpdir() }), registry: () => registry });
     registry.register(tool);
-    const declared = { name: tool.name, tier: tool.tier, parameters: registry.inputJsonSchema('eval'), description: registry.modelDescription('eval') };
+    const declared = {
+      name: tool.name,
+      tier: tool.tier,
+      parameters: registry.inputJsonSchema('eval'),
+      description: registry.modelDescription('eval')
+    };
     await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('__schemas__/eval.json');
     for (const example of tool.examples) expect(tool.parameters.safeParse(example.args).success).toBe(true);
     for (const word of [/When to use/, /cannot/, /Returns/, /Cost/]) expect(tool.description).toMatch(word);
@@ -57,7 +62,11 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
   let kernels: KernelManager;
   let registry: ToolRegistry;
   const ctx = (over: Partial<ToolContext> = {}): ToolContext => ({
-    workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-1', ...over
+    workspace: ws,
+    signal: new AbortController().signal,
+    actor: 'model',
+    chatId: 'chat-1',
+    ...over
   });
   const evalCall = (args: Record<string, unknown>, over?: Partial<ToolContext>) =>
     registry.call('eval', { description: 'a test cell with enough words here', ...args }, ctx(over));
@@ -66,7 +75,12 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-eval-tool-')));
     await writeFile(path.join(ws, 'notes.md'), 'alpha\nbeta\n');
     // Several chats each get kernels here: more than the companion's default cap (4).
-    kernels = new KernelManager({ workspace: ws, maxPrivateKernels: 16, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'], jsArgv: [process.execPath, JS_MAIN, '-f', '{connection_file}'] });
+    kernels = new KernelManager({
+      workspace: ws,
+      maxPrivateKernels: 16,
+      pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+      jsArgv: [process.execPath, JS_MAIN, '-f', '{connection_file}']
+    });
     registry = new ToolRegistry([readTool, writeStandIn, shellTool]);
     // A generous idle budget: importing matplotlib or formatting a long traceback prints
     // nothing for seconds on a loaded machine. EVAL-6 uses its own 2 s registry below.
@@ -78,7 +92,7 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     if (ws) await rm(ws, { recursive: true, force: true });
   });
 
-  it('EVAL-1: a 4-word description runs (label, don\'t gate); a long one is cut for the card and the result says so; language must be python or javascript', async () => {
+  it("EVAL-1: a 4-word description runs (label, don't gate); a long one is cut for the card and the result says so; language must be python or javascript", async () => {
     const short = await evalCall({ code: '6 * 7', description: 'Plot units by region' });
     expect(short).toMatchObject({ ok: true, title: 'Plot units by region' });
     expect(short.output).toContain('Out: 42');
@@ -87,7 +101,9 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     const cut = await evalCall({ code: '1 + 1', description: long });
     expect(cut.ok).toBe(true);
     expect(cut.title).toBe('Compute the grand total of every unit sold in every region of the company for…');
-    expect(cut.output).toContain(`Note: description is longer than ${MAX_DESCRIPTION_CHARS} characters; the card shows "${cut.title}"`);
+    expect(cut.output).toContain(
+      `Note: description is longer than ${MAX_DESCRIPTION_CHARS} characters; the card shows "${cut.title}"`
+    );
     const blank = await evalCall({ code: '\nprint("hi")', description: '  ' });
     expect(blank).toMatchObject({ ok: true, title: 'Run: print("hi")' });
     expect(blank.output).toContain('Note: description was empty; the card shows "Run: print("hi")"');
@@ -128,7 +144,9 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
   }, 30_000);
 
   it('EVAL-5: x = !cmd runs through the shell tool and still returns every line (past the 200-line cut too)', async () => {
-    const r = await evalCall({ code: 'x = !printf "a\\nb\\n"\ny = !seq 1 500\nprint(x, len(y), y[0], y[-1])\n!exit 3' });
+    const r = await evalCall({
+      code: 'x = !printf "a\\nb\\n"\ny = !seq 1 500\nprint(x, len(y), y[0], y[-1])\n!exit 3'
+    });
     expect(r.output).toMatch(/^\['a', 'b'\] 500 1 500$/m);
     expect(r.output).toContain('[exit code 3]');
   }, 30_000);
@@ -136,7 +154,10 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
   it('EVAL-5: Python and JS cells call tool("read") and get the file', async () => {
     const py = await evalCall({ code: 'print(tool("read", {"path": "notes.md"}))' });
     expect(py.output).toContain('     1\talpha\n     2\tbeta');
-    const js = await evalCall({ code: 'console.log(await tool("read", { path: "notes.md" }))', language: 'javascript' });
+    const js = await evalCall({
+      code: 'console.log(await tool("read", { path: "notes.md" }))',
+      language: 'javascript'
+    });
     expect(js.output).toContain('[javascript · cellmate-js kernel private to this chat]');
     expect(js.output).toContain('     1\talpha\n     2\tbeta');
   }, 60_000);
@@ -148,15 +169,29 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     const evalTool = registry.list().find((t) => t.name === 'eval')!;
     const readOnly = { profile: { name: 'read-only', maxTier: 'read' } } as Partial<ToolContext>;
     // (separate chats: the circuit breaker counts refusals per chat)
-    const direct = await registry.call('write', { path: 'x.txt', content: 'x' }, ctx({ ...readOnly, chatId: 'ro-direct' }));
+    const direct = await registry.call(
+      'write',
+      { path: 'x.txt', content: 'x' },
+      ctx({ ...readOnly, chatId: 'ro-direct' })
+    );
     expect(direct.ok).toBe(false);
     const py = await evalTool.execute(
-      { code: 'try:\n    tool("write", {"path": "x.txt", "content": "x"})\nexcept ToolError as e:\n    print("ToolError:", e)', description: 'try a write from a read-only surface', language: 'python', reset: false },
+      {
+        code: 'try:\n    tool("write", {"path": "x.txt", "content": "x"})\nexcept ToolError as e:\n    print("ToolError:", e)',
+        description: 'try a write from a read-only surface',
+        language: 'python',
+        reset: false
+      },
       ctx({ ...readOnly, chatId: 'ro-py' })
     );
     expect(py.output).toContain(`ToolError: ${direct.output}`);
     const js = await evalTool.execute(
-      { code: 'try { await tool("write", { path: "x.txt", content: "x" }) } catch (e) { console.log(e.name + ": " + e.message) }', description: 'try a write from a read-only surface', language: 'javascript', reset: false },
+      {
+        code: 'try { await tool("write", { path: "x.txt", content: "x" }) } catch (e) { console.log(e.name + ": " + e.message) }',
+        description: 'try a write from a read-only surface',
+        language: 'javascript',
+        reset: false
+      },
       ctx({ ...readOnly, chatId: 'ro-js' })
     );
     expect(js.output).toContain(`ToolError: ${direct.output}`);
@@ -180,20 +215,28 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
   }, 30_000);
 
   it('an error keeps its whole traceback (no silent tail): a deep one is shaped head + tail with the rest saved', async () => {
-    const r = await evalCall({ code: 'def down(n):\n    if n == 0:\n        raise ValueError("at the bottom")\n    return down(n - 1)\ndown(30)' });
+    const r = await evalCall({
+      code: 'def down(n):\n    if n == 0:\n        raise ValueError("at the bottom")\n    return down(n - 1)\ndown(30)'
+    });
     expect(r.ok && r.output).toContain('Error: ValueError: at the bottom');
     // 30 frames: the first call (line 5, "down(30)") is still there.
     expect(r.output).toMatch(/Traceback:\n[\s\S]*down\(30\)[\s\S]*at the bottom/);
     expect(r.output).not.toMatch(/last \d+ of \d+ lines/);
     const deep = await evalCall({ code: 'down(60)' });
-    expect(deep.output).toMatch(/lines omitted \(lines \d+–\d+ of \d+, \d+ characters in all\)\. Full output saved to \.cellmate\/outputs\//);
+    expect(deep.output).toMatch(
+      /lines omitted \(lines \d+–\d+ of \d+, \d+ characters in all\)\. Full output saved to \.cellmate\/outputs\//
+    );
     expect(deep.output.trimEnd()).toMatch(/ValueError: at the bottom$/);
   }, 60_000);
 
   it('EVAL-6: a silent cell is interrupted at the idle budget and the result says so', async () => {
     const quick = new ToolRegistry([]);
     quick.register(createEvalTool({ kernels, registry: () => quick, idleTimeoutMs: 2000 }));
-    const r = await quick.call('eval', { code: 'import time\ntime.sleep(30)', description: 'Sleep past the idle budget' }, ctx());
+    const r = await quick.call(
+      'eval',
+      { code: 'import time\ntime.sleep(30)', description: 'Sleep past the idle budget' },
+      ctx()
+    );
     quick.dispose();
     expect(r.ok && r.title).toContain('idle-timeout');
     expect(r.output).toContain('[Interrupted: no output for 2 s (the idle budget).');
@@ -201,7 +244,9 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
 
   it('kill -9 mid-cell: a clear error, then the next eval works in a fresh kernel and says state was lost', async () => {
     await evalCall({ code: 'survivor = 1' });
-    const dying = evalCall({ code: 'import os, signal, time\nprint("about to die", flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\ntime.sleep(10)' });
+    const dying = evalCall({
+      code: 'import os, signal, time\nprint("about to die", flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\ntime.sleep(10)'
+    });
     const r = await dying;
     expect(r.output).toContain('The kernel died while running this cell');
     const next = await evalCall({ code: '"survivor" in globals()' });
@@ -216,7 +261,7 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
     expect(r.output).toContain('Out: False');
   }, 60_000);
 
-  it('a deleted chat\'s private kernels are stopped', async () => {
+  it("a deleted chat's private kernels are stopped", async () => {
     const r = await evalCall({ code: 'import os\nprint(os.getpid())' }, { chatId: 'doomed' });
     const pid = Number(/\n(\d+)/.exec(r.output)?.[1]);
     expect(pid).toBeGreaterThan(0);
@@ -226,7 +271,10 @@ describe.skipIf(!existsSync(PYTHON) || !existsSync(JS_MAIN))('eval tool (SPEC EV
 
   it('aborting the turn interrupts the running cell', async () => {
     const ac = new AbortController();
-    const running = evalCall({ code: 'import time\nfor i in range(100):\n    print(i, flush=True)\n    time.sleep(0.5)' }, { signal: ac.signal });
+    const running = evalCall(
+      { code: 'import time\nfor i in range(100):\n    print(i, flush=True)\n    time.sleep(0.5)' },
+      { signal: ac.signal }
+    );
     setTimeout(() => ac.abort(), 1500);
     const r = await running;
     expect(r).toMatchObject({ ok: false, status: 'aborted' });

@@ -15,7 +15,12 @@ describe('shapeOutput (HARN-4)', () => {
   it('leaves output within 200 lines and 10,000 characters unchanged', async () => {
     const ws = await tempDir();
     const text = numbered(200);
-    expect(await shapeOutput(text, { workspace: ws, toolName: 't' })).toEqual({ output: text, truncated: false, totalLines: 200, totalChars: text.length });
+    expect(await shapeOutput(text, { workspace: ws, toolName: 't' })).toEqual({
+      output: text,
+      truncated: false,
+      totalLines: 200,
+      totalChars: text.length
+    });
   });
 
   it('keeps head 50 + tail 50 lines past 200 lines and names the saved file', async () => {
@@ -57,7 +62,11 @@ describe('shapeOutput (HARN-4)', () => {
   it('the registry shapes every auto tool output and read pages the saved file (HARN-3/4)', async () => {
     const ws = await tempDir();
     const loud = defineTool({
-      name: 'loud', tier: 'read', description: 'Prints.', parameters: z.object({}), examples: [],
+      name: 'loud',
+      tier: 'read',
+      description: 'Prints.',
+      parameters: z.object({}),
+      examples: [],
       execute: async () => ({ title: 'loud', output: numbered(50_000) })
     });
     const registry = new ToolRegistry([loud, readTool]);
@@ -78,32 +87,57 @@ describe('one shaping module: page and cut (HARN-2/3)', () => {
     const { DebugSessionManager } = await import('../../src/dap/session-manager.js');
     const notebook = createNotebookTools({ port: { find: async () => undefined } as never });
     const all = [...builtinTools(), ...notebook, createDebugTool({ sessions: new DebugSessionManager() })];
-    const withOffset = all.filter((t) => 'offset' in ((t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {})).map((t) => t.name).sort();
+    const withOffset = all
+      .filter((t) => 'offset' in ((t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {}))
+      .map((t) => t.name)
+      .sort();
     expect(withOffset).toEqual(['ast_grep', 'debug', 'glob', 'grep', 'notebook_read', 'read']);
     for (const t of all) {
       const shape = (t.parameters as unknown as { shape?: Record<string, unknown> }).shape ?? {};
       // offset → pages itself through page(); paged → has a page size (`limit`; ast_grep's is
       // `max_results`, as SPEC AST-3 names it).
-      if ('offset' in shape) expect({ tool: t.name, shaping: t.outputShaping }).toEqual({ tool: t.name, shaping: 'paged' });
-      if (t.outputShaping === 'paged') expect({ tool: t.name, limit: 'limit' in shape || 'max_results' in shape }).toEqual({ tool: t.name, limit: true });
+      if ('offset' in shape)
+        expect({ tool: t.name, shaping: t.outputShaping }).toEqual({ tool: t.name, shaping: 'paged' });
+      if (t.outputShaping === 'paged')
+        expect({ tool: t.name, limit: 'limit' in shape || 'max_results' in shape }).toEqual({
+          tool: t.name,
+          limit: true
+        });
     }
   });
 
   it('page numbers from 1, says which entries are shown and how to continue, and refuses an offset past the end', () => {
     const entries = ['a', 'b', 'c', 'd', 'e'];
     const noun = { one: 'line', many: 'lines' };
-    expect(page({ entries: entries.slice(0, 2), offset: 1, limit: 2, total: 5, maxChars: 100, noun, tool: 'read' }).text).toBe('a\nb\n(lines 1–2 of 5; call read with offset=3 to continue)');
-    expect(page({ entries: entries.slice(3), offset: 4, limit: 2, total: 5, maxChars: 100, noun, tool: 'read' }).text).toBe('d\ne\n(lines 4–5 of 5)');
-    expect(page({ entries, offset: 1, limit: 9, total: 5, maxChars: 100, noun, tool: 'read' }).text).toBe('a\nb\nc\nd\ne');
-    expect(page({ entries, offset: 1, limit: 9, total: 5, maxChars: 100, noun, tool: 'glob', countWhenWhole: true }).text).toBe('a\nb\nc\nd\ne\n(5 lines)');
+    expect(
+      page({ entries: entries.slice(0, 2), offset: 1, limit: 2, total: 5, maxChars: 100, noun, tool: 'read' }).text
+    ).toBe('a\nb\n(lines 1–2 of 5; call read with offset=3 to continue)');
+    expect(
+      page({ entries: entries.slice(3), offset: 4, limit: 2, total: 5, maxChars: 100, noun, tool: 'read' }).text
+    ).toBe('d\ne\n(lines 4–5 of 5)');
+    expect(page({ entries, offset: 1, limit: 9, total: 5, maxChars: 100, noun, tool: 'read' }).text).toBe(
+      'a\nb\nc\nd\ne'
+    );
+    expect(
+      page({ entries, offset: 1, limit: 9, total: 5, maxChars: 100, noun, tool: 'glob', countWhenWhole: true }).text
+    ).toBe('a\nb\nc\nd\ne\n(5 lines)');
     const capped = page({ entries, offset: 1, limit: 5, total: 5, maxChars: 4, noun, tool: 'read' });
-    expect(capped).toMatchObject({ first: 1, last: 2, capped: true, note: '(lines 1–2 of 5; output capped at 4 characters; call read with offset=3 to continue)' });
-    expect(() => page({ entries: [], offset: 6, limit: 1, total: 5, maxChars: 9, noun, tool: 'read' })).toThrow(/offset 6 is past the end \(5 lines\)\. Call read with an offset between 1 and 5/);
+    expect(capped).toMatchObject({
+      first: 1,
+      last: 2,
+      capped: true,
+      note: '(lines 1–2 of 5; output capped at 4 characters; call read with offset=3 to continue)'
+    });
+    expect(() => page({ entries: [], offset: 6, limit: 1, total: 5, maxChars: 9, noun, tool: 'read' })).toThrow(
+      /offset 6 is past the end \(5 lines\)\. Call read with an offset between 1 and 5/
+    );
   });
 
   it('cut says how much it cut and how to get the rest, and never splits a surrogate pair', () => {
     expect(cut('short', 10, 'never shown')).toBe('short');
-    expect(cut('abcdefghij', 4, 'call read with {"path": "x"}')).toBe('abcd… [cut: 6 of 10 characters not shown; call read with {"path": "x"}]');
+    expect(cut('abcdefghij', 4, 'call read with {"path": "x"}')).toBe(
+      'abcd… [cut: 6 of 10 characters not shown; call read with {"path": "x"}]'
+    );
     expect(cut('ab😀cd', 3, 'r')).toBe('ab… [cut: 4 of 6 characters not shown; r]');
   });
 });
@@ -113,11 +147,22 @@ describe('secrets and saved outputs (issue #8 item 4)', () => {
     const ws = await tempDir();
     const secret = 'sk-cellmate-test-SAVED-OUTPUT-9876';
     const leaky = defineTool({
-      name: 'leaky', tier: 'read', description: 'prints a secret on every line', parameters: z.object({}), examples: [],
-      execute: async () => ({ title: 'leaky', output: Array.from({ length: 300 }, (_, i) => `${i + 1} key=${secret}`).join('\n') })
+      name: 'leaky',
+      tier: 'read',
+      description: 'prints a secret on every line',
+      parameters: z.object({}),
+      examples: [],
+      execute: async () => ({
+        title: 'leaky',
+        output: Array.from({ length: 300 }, (_, i) => `${i + 1} key=${secret}`).join('\n')
+      })
     });
     const registry = new ToolRegistry([leaky], { redactor: new Redactor({ OPENAI_API_KEY: secret }) });
-    const r = await registry.call('leaky', {}, { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'c1' });
+    const r = await registry.call(
+      'leaky',
+      {},
+      { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'c1' }
+    );
     expect(r.ok && r.metadata?.truncated).toBe(true);
     expect(r.output).not.toContain(secret);
     expect(r.output).toContain('key=[redacted]');

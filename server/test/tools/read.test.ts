@@ -18,7 +18,10 @@ beforeEach(async () => {
   await writeFile(path.join(ws, 'long.txt'), lines(5000));
   await writeFile(path.join(ws, 'empty.txt'), '');
   await writeFile(path.join(ws, 'no-newline.txt'), 'one\ntwo');
-  await writeFile(path.join(ws, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]));
+  await writeFile(
+    path.join(ws, 'image.png'),
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13])
+  );
   await writeFile(path.join(ws, 'wide.txt'), `short\n${'x'.repeat(5400)}\nend\n`);
   await mkdir(path.join(ws, 'folder'));
 });
@@ -62,14 +65,18 @@ describe('read', () => {
     const result = await read({ path: 'wide.txt' });
     const second = result.output.split('\n')[1]!;
     expect(second.startsWith(`     2\t${'x'.repeat(MAX_LINE_CHARS)}…`)).toBe(true);
-    expect(second).toContain('… [cut: 3400 of 5400 characters not shown; read shows 2,000 characters of a line; see the rest of line 2 with grep, shell or eval]');
+    expect(second).toContain(
+      '… [cut: 3400 of 5400 characters not shown; read shows 2,000 characters of a line; see the rest of line 2 with grep, shell or eval]'
+    );
   });
 
   it('caps very wide output and says where to continue', async () => {
     await writeFile(path.join(ws, 'huge.txt'), Array.from({ length: 100 }, () => 'y'.repeat(1990)).join('\n'));
     const result = await read({ path: 'huge.txt' });
     const last = result.output.split('\n').at(-1)!;
-    expect(last).toMatch(/^\(lines 1–\d+ of 100; output capped at 50,000 characters; call read with offset=\d+ to continue\)$/);
+    expect(last).toMatch(
+      /^\(lines 1–\d+ of 100; output capped at 50,000 characters; call read with offset=\d+ to continue\)$/
+    );
   });
 
   it('refuses an offset past the end with the valid range', async () => {
@@ -98,6 +105,8 @@ describe('read', () => {
   it('refuses paths outside the workspace as a model-actionable error', async () => {
     const result = await read({ path: '../../etc/passwd' });
     expect(result).toMatchObject({ ok: false, status: 'error' });
-    expect(result.output).toBe(`Refused: "../../etc/passwd" is outside the workspace ${ws}. Paths must stay inside the workspace.`);
+    expect(result.output).toBe(
+      `Refused: "../../etc/passwd" is outside the workspace ${ws}. Paths must stay inside the workspace.`
+    );
   });
 });

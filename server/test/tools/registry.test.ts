@@ -10,7 +10,12 @@ import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
 import { declarations } from '../../src/gate/catalog.js';
 
-const ctx = (workspace: string, signal = new AbortController().signal) => ({ workspace, signal, actor: 'model' as const, chatId: 'c' });
+const ctx = (workspace: string, signal = new AbortController().signal) => ({
+  workspace,
+  signal,
+  actor: 'model' as const,
+  chatId: 'c'
+});
 
 const sleepy = defineTool({
   name: 'sleepy',
@@ -44,12 +49,30 @@ const failing = defineTool({
 
 describe('ToolRegistry.call', () => {
   it.each([
-    [{ path: 'a.md', offset: -3 }, 'Invalid arguments for read: "offset" must be a positive integer (the 1-based line to start at) (got -3). Rewrite the arguments and call read again.'],
-    [{ path: 'a.md', offset: 1.5 }, 'Invalid arguments for read: "offset" must be a positive integer (the 1-based line to start at) (got 1.5). Rewrite the arguments and call read again.'],
-    [{ path: 'a.md', limit: '10' }, 'Invalid arguments for read: "limit" must be a positive integer (how many lines to return) (got "10"). Rewrite the arguments and call read again.'],
-    [{}, 'Invalid arguments for read: "path" is required and must be a string path relative to the workspace. Rewrite the arguments and call read again.'],
-    [{ path: 'a.md', file: 'b' }, 'Invalid arguments for read: unknown argument "file". Rewrite the arguments and call read again.'],
-    ['not an object', 'Invalid arguments for read: the arguments must be an object (got "not an object"). Rewrite the arguments and call read again.']
+    [
+      { path: 'a.md', offset: -3 },
+      'Invalid arguments for read: "offset" must be a positive integer (the 1-based line to start at) (got -3). Rewrite the arguments and call read again.'
+    ],
+    [
+      { path: 'a.md', offset: 1.5 },
+      'Invalid arguments for read: "offset" must be a positive integer (the 1-based line to start at) (got 1.5). Rewrite the arguments and call read again.'
+    ],
+    [
+      { path: 'a.md', limit: '10' },
+      'Invalid arguments for read: "limit" must be a positive integer (how many lines to return) (got "10"). Rewrite the arguments and call read again.'
+    ],
+    [
+      {},
+      'Invalid arguments for read: "path" is required and must be a string path relative to the workspace. Rewrite the arguments and call read again.'
+    ],
+    [
+      { path: 'a.md', file: 'b' },
+      'Invalid arguments for read: unknown argument "file". Rewrite the arguments and call read again.'
+    ],
+    [
+      'not an object',
+      'Invalid arguments for read: the arguments must be an object (got "not an object"). Rewrite the arguments and call read again.'
+    ]
   ])('validation error for %j', async (args, message) => {
     const ws = await tempDir();
     const result = await createDefaultRegistry().call('read', args, ctx(ws));
@@ -64,7 +87,11 @@ describe('ToolRegistry.call', () => {
 
   it('times a call out and tells the model', async () => {
     const result = await new ToolRegistry([sleepy]).call('sleepy', { ms: 10_000 }, ctx('/'));
-    expect(result).toMatchObject({ ok: false, status: 'error', output: 'sleepy timed out after 50 ms and was stopped. Try a smaller request.' });
+    expect(result).toMatchObject({
+      ok: false,
+      status: 'error',
+      output: 'sleepy timed out after 50 ms and was stopped. Try a smaller request.'
+    });
   });
 
   it('reports an abort by the user as aborted', async () => {
@@ -82,8 +109,14 @@ describe('ToolRegistry.call', () => {
 
   it('classifies errors: respond-to-model vs fatal', async () => {
     const registry = new ToolRegistry([failing]);
-    expect(await registry.call('failing', { kind: 'input' }, ctx('/'))).toMatchObject({ ok: false, output: 'Use another file.' });
-    expect(await registry.call('failing', { kind: 'bug' }, ctx('/'))).toMatchObject({ ok: false, output: 'failing failed: x is undefined' });
+    expect(await registry.call('failing', { kind: 'input' }, ctx('/'))).toMatchObject({
+      ok: false,
+      output: 'Use another file.'
+    });
+    expect(await registry.call('failing', { kind: 'bug' }, ctx('/'))).toMatchObject({
+      ok: false,
+      output: 'failing failed: x is undefined'
+    });
     await expect(registry.call('failing', { kind: 'fatal' }, ctx('/'))).rejects.toBeInstanceOf(FatalToolError);
   });
 
@@ -154,7 +187,9 @@ describe('what the model sees', () => {
   it('embeds the current .md descriptions (run server/scripts/embed-descriptions.mjs if this fails)', async () => {
     const here = path.dirname(fileURLToPath(import.meta.url));
     // @ts-expect-error -- plain .mjs script without types
-    const { renderDescriptions } = (await import('../../scripts/embed-descriptions.mjs')) as { renderDescriptions(): string };
+    const { renderDescriptions } = (await import('../../scripts/embed-descriptions.mjs')) as {
+      renderDescriptions(): string;
+    };
     const generated = readFileSync(path.join(here, '../../src/gate/descriptions.generated.ts'), 'utf8');
     expect(generated).toBe(renderDescriptions());
   });

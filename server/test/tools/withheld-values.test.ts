@@ -10,17 +10,29 @@ import { tempDir } from '../helpers/temp.js';
 
 describe('HARN-6 withheld values', () => {
   it('literalValues: quoted (raw and decoded), triple-quoted, numbers, unquoted KEY=value', () => {
-    const v = literalValues([
-      'API_KEY = "sk-abc\\u0041def"',
-      "NAME = 'short'",
-      'x = "ab"',
-      'PORT = 54321',
-      'N = 7',
-      'DOC = """line one here',
-      'second line"""',
-      'TOKEN=plain-unquoted-value'
-    ].join('\n'));
-    expect(v).toEqual(expect.arrayContaining(['sk-abc\\u0041def', 'sk-abcAdef', 'short', '54321', 'line one here', 'second line', 'plain-unquoted-value']));
+    const v = literalValues(
+      [
+        'API_KEY = "sk-abc\\u0041def"',
+        "NAME = 'short'",
+        'x = "ab"',
+        'PORT = 54321',
+        'N = 7',
+        'DOC = """line one here',
+        'second line"""',
+        'TOKEN=plain-unquoted-value'
+      ].join('\n')
+    );
+    expect(v).toEqual(
+      expect.arrayContaining([
+        'sk-abc\\u0041def',
+        'sk-abcAdef',
+        'short',
+        '54321',
+        'line one here',
+        'second line',
+        'plain-unquoted-value'
+      ])
+    );
     expect(v).not.toContain('ab');
     expect(v).not.toContain('7');
   });
@@ -28,7 +40,9 @@ describe('HARN-6 withheld values', () => {
   it('hide: quoted literals that are, contain or start a value; long values anywhere; numbers as tokens', () => {
     const s = new ValueSet(['sk-live-0123456789', 'tok-ABCDEFGHIJKLMNOP', 'short', '54321', '7']);
     expect(s.hide(`k: Literal['sk-live-0123456789']`)).toBe(`k: Literal[[withheld]]`);
-    expect(s.hide(`Type "Literal['sk-live-0123456789-suffix']" is not assignable`)).toBe(`Type "Literal[[withheld]]" is not assignable`);
+    expect(s.hide(`Type "Literal['sk-live-0123456789-suffix']" is not assignable`)).toBe(
+      `Type "Literal[[withheld]]" is not assignable`
+    );
     expect(s.hide(`Literal['tok-ABCDEF…']`)).toBe(`Literal[[withheld]]`);
     expect(s.hide('const k: "short"')).toBe('const k: [withheld]');
     expect(s.hide('plain sk-live-0123456789 text')).toBe('plain [withheld] text');
@@ -46,12 +60,28 @@ describe('HARN-6 withheld values', () => {
     const w = new WithheldValues();
     const signal = new AbortController().signal;
     expect((await w.collect(dir, [], 'lsp', 'read', signal)).size).toBe(0);
-    const denyRead = await w.collect(dir, [{ tool: 'read', pattern: 'conf/**', action: 'deny' }], 'lsp', 'read', signal);
+    const denyRead = await w.collect(
+      dir,
+      [{ tool: 'read', pattern: 'conf/**', action: 'deny' }],
+      'lsp',
+      'read',
+      signal
+    );
     expect(denyRead.hide('"denied-value-1" "allowed-value-1"')).toBe('[withheld] "allowed-value-1"');
-    const denyOther = await w.collect(dir, [{ tool: 'write', pattern: 'conf/**', action: 'deny' }], 'lsp', 'read', signal);
+    const denyOther = await w.collect(
+      dir,
+      [{ tool: 'write', pattern: 'conf/**', action: 'deny' }],
+      'lsp',
+      'read',
+      signal
+    );
     expect(denyOther.size).toBe(0);
-    expect((await w.collect(dir, [{ tool: 'shell', pattern: 'rm*', action: 'deny' }], 'lsp', 'read', signal)).size).toBe(0);
-    expect((await w.collect(dir, [{ tool: 'ls?', pattern: 'conf/*', action: 'deny' }], 'lsp', 'read', signal)).size).toBe(1);
+    expect(
+      (await w.collect(dir, [{ tool: 'shell', pattern: 'rm*', action: 'deny' }], 'lsp', 'read', signal)).size
+    ).toBe(0);
+    expect(
+      (await w.collect(dir, [{ tool: 'ls?', pattern: 'conf/*', action: 'deny' }], 'lsp', 'read', signal)).size
+    ).toBe(1);
     // A changed file is read again (stat stamp).
     await writeFile(path.join(dir, 'conf', 'secrets.py'), 'KEY = "denied-value-22"\n');
     await new Promise((r) => setTimeout(r, 2_100));
@@ -67,7 +97,10 @@ describe('HARN-6 withheld values', () => {
     await mkdir(ws);
     await writeFile(path.join(parent, 'outside', 'mod.py'), 'OUT = "outside-value-1"\n');
     await writeFile(path.join(parent, 'lib', 'site-packages', 'pkg.py'), 'MODE = "library-value-1"\n');
-    await writeFile(path.join(ws, 'pyrightconfig.json'), JSON.stringify({ extraPaths: ['../outside', '../lib/site-packages', 'inside'] }));
+    await writeFile(
+      path.join(ws, 'pyrightconfig.json'),
+      JSON.stringify({ extraPaths: ['../outside', '../lib/site-packages', 'inside'] })
+    );
     const set = await new WithheldValues().collect(ws, [], 'lsp', 'read', new AbortController().signal);
     expect(set.hide('"outside-value-1" "library-value-1"')).toBe('[withheld] "library-value-1"');
   });

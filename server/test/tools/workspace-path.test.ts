@@ -53,7 +53,10 @@ describe('resolveWorkspacePath refuses hostile paths', () => {
     ['NUL byte', () => 'notes.md\0../../etc/passwd'],
     ['NUL byte alone', () => '\0'],
     ['empty path', () => ''],
-    ['absolute with .. escaping', () => path.join(ws, '..', 'secret.txt').replace(`${root}/secret.txt`, `${ws}/../secret.txt`)]
+    [
+      'absolute with .. escaping',
+      () => path.join(ws, '..', 'secret.txt').replace(`${root}/secret.txt`, `${ws}/../secret.txt`)
+    ]
   ];
 
   it.each(hostile)('%s', async (_label, input) => {

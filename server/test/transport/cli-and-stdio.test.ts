@@ -10,7 +10,10 @@ import { tempDir } from '../helpers/temp.js';
 
 describe('parseCli', () => {
   it.each([
-    [['--socket', '/run/s.sock', '--workspace', '/ws'], { kind: 'run', socketPath: '/run/s.sock', workspace: '/ws', stdio: false }],
+    [
+      ['--socket', '/run/s.sock', '--workspace', '/ws'],
+      { kind: 'run', socketPath: '/run/s.sock', workspace: '/ws', stdio: false }
+    ],
     [['--stdio'], { kind: 'run', socketPath: undefined, workspace: '/cwd', stdio: true }],
     [['--help'], { kind: 'help' }],
     [[], { kind: 'error', message: 'one of --socket <path> or --stdio is required' }],
@@ -26,14 +29,23 @@ describe('--stdio mode', () => {
     const ws = await tempDir();
     const toServer = new PassThrough();
     const fromServer = new PassThrough();
-    const handle = await startServer({ workspace: ws, stdio: { input: toServer, output: fromServer }, logger: silentLogger, env: {} });
+    const handle = await startServer({
+      workspace: ws,
+      stdio: { input: toServer, output: fromServer },
+      logger: silentLogger,
+      env: {}
+    });
     const client = createMessageConnection(new StreamMessageReader(fromServer), new StreamMessageWriter(toServer));
     client.listen();
     const hello = await sendRequest(client, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION });
     expect(hello.workspace).toBe(ws);
     const created = await sendRequest(client, 'chat/create', { title: 'stdio' });
-    expect(await sendRequest(client, 'chat/list', {})).toEqual([expect.objectContaining({ id: created.id, title: 'stdio' })]);
-    expect(await sendRequest(client, 'chat/rename', { chatId: created.id, title: 'renamed' })).toMatchObject({ title: 'renamed' });
+    expect(await sendRequest(client, 'chat/list', {})).toEqual([
+      expect.objectContaining({ id: created.id, title: 'stdio' })
+    ]);
+    expect(await sendRequest(client, 'chat/rename', { chatId: created.id, title: 'renamed' })).toMatchObject({
+      title: 'renamed'
+    });
     expect(await sendRequest(client, 'chat/abort', { chatId: created.id })).toEqual({ aborted: false });
     expect(await sendRequest(client, 'chat/delete', { chatId: created.id })).toEqual({ deleted: true });
     client.dispose();

@@ -35,24 +35,49 @@ describe('API keys never leave the server', () => {
   ])('keys from the %s appear in no response or notification', async (_label, fromEnv) => {
     const ws = await tempDir();
     const configPath = path.join(ws, 'config.json');
-    await writeFile(configPath, JSON.stringify({ apiKeys: { openai: KEYS.fileOpenai, anthropic: KEYS.fileAnthropic, 'openai-compatible': KEYS.fileCompatible } }));
+    await writeFile(
+      configPath,
+      JSON.stringify({
+        apiKeys: { openai: KEYS.fileOpenai, anthropic: KEYS.fileAnthropic, 'openai-compatible': KEYS.fileCompatible }
+      })
+    );
     const env: NodeJS.ProcessEnv = fromEnv
-      ? { CELLMATE_CONFIG: configPath, OPENAI_API_KEY: KEYS.openai, ANTHROPIC_API_KEY: KEYS.anthropic, CELLMATE_OPENAI_COMPATIBLE_API_KEY: KEYS.compatible }
+      ? {
+          CELLMATE_CONFIG: configPath,
+          OPENAI_API_KEY: KEYS.openai,
+          ANTHROPIC_API_KEY: KEYS.anthropic,
+          CELLMATE_OPENAI_COMPATIBLE_API_KEY: KEYS.compatible
+        }
       : { CELLMATE_CONFIG: configPath };
     // A hostile-ish server that echoes the Authorization header back in its error body.
     const echo: Responder = (req, res) => {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `bad key ${req.headers.authorization}` } }));
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `bad key ${req.headers.authorization}` } }));
     };
     fake = await startFakeOpenAI([echo, echo]);
-    handle = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, maxRetries: 0 });
+    handle = await startServer({
+      workspace: ws,
+      socketPath: path.join(ws, 's.sock'),
+      env,
+      logger: silentLogger,
+      maxRetries: 0
+    });
     client = await connectClient(handle.socketPath!);
     const c = client.connection;
 
     const hello = await sendRequest(c, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION });
-    expect(hello.providers.find((p) => p.kind === 'openai')).toMatchObject({ keyConfigured: true, keySource: fromEnv ? 'OPENAI_API_KEY' : `${configPath} (apiKeys.openai)` });
+    expect(hello.providers.find((p) => p.kind === 'openai')).toMatchObject({
+      keyConfigured: true,
+      keySource: fromEnv ? 'OPENAI_API_KEY' : `${configPath} (apiKeys.openai)`
+    });
     await sendRequest(c, 'config/providers', {});
     const chat = await sendRequest(c, 'chat/create', { title: 'leak check' });
-    await sendRequest(c, 'chat/send', { chatId: chat.id, text: 'hi', model: { provider: 'openai-compatible', model: 'm', baseUrl: fake.baseUrl } });
+    await sendRequest(c, 'chat/send', {
+      chatId: chat.id,
+      text: 'hi',
+      model: { provider: 'openai-compatible', model: 'm', baseUrl: fake.baseUrl }
+    });
     const ended = await client.turnEnded(chat.id);
     expect(ended).toMatchObject({ reason: 'error' });
     await sendRequest(c, 'chat/get', { chatId: chat.id });
@@ -61,7 +86,16 @@ describe('API keys never leave the server', () => {
     // whose model server echoes the key in its error (issue #27).
     const compatible = { provider: 'openai-compatible' as const, model: 'm', baseUrl: fake.baseUrl };
     await sendRequest(c, 'models/list', { model: { provider: 'openai', model: 'gpt-4.1', fast: compatible } });
-    await expect(sendRequest(c, 'inline/complete', { requestId: 'i1', model: compatible, prefix: 'x = ', suffix: '', cellsAbove: [], cellsBelow: [] })).rejects.toThrow(/401|bad key/);
+    await expect(
+      sendRequest(c, 'inline/complete', {
+        requestId: 'i1',
+        model: compatible,
+        prefix: 'x = ',
+        suffix: '',
+        cellsAbove: [],
+        cellsBelow: []
+      })
+    ).rejects.toThrow(/401|bad key/);
     expect(fake.requests).toHaveLength(2);
 
     // The server did send the key to the provider (positive control)…

@@ -35,35 +35,78 @@ async function until<T>(what: string, probe: () => T | undefined): Promise<T> {
 }
 
 describe('card answers are taken only from the pane that owns the chat', () => {
-  it('another interactive connection cannot approve the pane\'s card; the reloaded pane can', async () => {
+  it("another interactive connection cannot approve the pane's card; the reloaded pane can", async () => {
     const ws = await tempDir();
-    await writeFile(path.join(ws, 'script.json'), JSON.stringify({ steps: [{ toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content: 'x' } }], chunkDelayMs: 0 }, { text: 'done', chunkDelayMs: 0 }] }));
-    const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-policy.json') };
-    const server = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, kernels: false });
+    await writeFile(
+      path.join(ws, 'script.json'),
+      JSON.stringify({
+        steps: [
+          { toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content: 'x' } }], chunkDelayMs: 0 },
+          { text: 'done', chunkDelayMs: 0 }
+        ]
+      })
+    );
+    const env = {
+      PATH: process.env.PATH,
+      HOME: ws,
+      CELLMATE_CONFIG: path.join(ws, 'none.json'),
+      CELLMATE_POLICY: path.join(ws, 'no-policy.json')
+    };
+    const server = await startServer({
+      workspace: ws,
+      socketPath: path.join(ws, 's.sock'),
+      env,
+      logger: silentLogger,
+      kernels: false
+    });
     const o = { server, clients: [] as TestClient[] };
     open.push(o);
     const connect = async (hello: Record<string, unknown>) => {
       const c = await connectClient(server.socketPath!);
       o.clients.push(c);
-      return { c, hello: await sendRequest(c.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, ...hello }) };
+      return {
+        c,
+        hello: await sendRequest(c.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, ...hello })
+      };
     };
 
     const pane = await connect({ interactive: true });
     expect(pane.hello.paneSecret).toMatch(/^[\w-]{40,}$/);
     const chat = await sendRequest(pane.c.connection, 'chat/create', {});
-    await sendRequest(pane.c.connection, 'chat/send', { chatId: chat.id, text: 'write it', model: { provider: 'scripted', model: 's', scriptPath: 'script.json' } });
-    const card = await until('the approval card', () => pane.c.events.map((e) => e.event).find((e): e is Extract<ChatEvent, { type: 'item-added' }> & { item: QuestionItem } => e.type === 'item-added' && e.item.kind === 'question'));
-    const approve = { chatId: chat.id, questionId: card.item.questionId, answer: { action: 'answer' as const, selected: [0] } };
+    await sendRequest(pane.c.connection, 'chat/send', {
+      chatId: chat.id,
+      text: 'write it',
+      model: { provider: 'scripted', model: 's', scriptPath: 'script.json' }
+    });
+    const card = await until('the approval card', () =>
+      pane.c.events
+        .map((e) => e.event)
+        .find(
+          (e): e is Extract<ChatEvent, { type: 'item-added' }> & { item: QuestionItem } =>
+            e.type === 'item-added' && e.item.kind === 'question'
+        )
+    );
+    const approve = {
+      chatId: chat.id,
+      questionId: card.item.questionId,
+      answer: { action: 'answer' as const, selected: [0] }
+    };
 
     // A connection with the same access that never said interactive, and one that says so.
     const headless = await connect({});
-    await expect(sendRequest(headless.c.connection, 'chat/answer', approve)).rejects.toThrow(/did not say `interactive: true`/);
+    await expect(sendRequest(headless.c.connection, 'chat/answer', approve)).rejects.toThrow(
+      /did not say `interactive: true`/
+    );
     const rogue = await connect({ interactive: true });
     expect(rogue.hello.paneSecret).not.toBe(pane.hello.paneSecret);
-    await expect(sendRequest(rogue.c.connection, 'chat/answer', approve)).rejects.toThrow("Only the Cellmate pane that started this chat's work can answer a question or approval card");
+    await expect(sendRequest(rogue.c.connection, 'chat/answer', approve)).rejects.toThrow(
+      "Only the Cellmate pane that started this chat's work can answer a question or approval card"
+    );
     // Nor with a made-up secret.
     const forged = await connect({ interactive: true, paneSecret: 'guessed-secret-0000000000000000000000000000' });
-    await expect(sendRequest(forged.c.connection, 'chat/answer', approve)).rejects.toThrow(/Only the Cellmate pane that started/);
+    await expect(sendRequest(forged.c.connection, 'chat/answer', approve)).rejects.toThrow(
+      /Only the Cellmate pane that started/
+    );
     expect(existsSync(path.join(ws, 'x.txt'))).toBe(false);
 
     // The pane reloads: a new connection with its secret is the same pane, and approves.
@@ -79,16 +122,42 @@ describe('card answers are taken only from the pane that owns the chat', () => {
     const ws = await tempDir();
     const home = path.join(ws, 'home');
     await mkdir(path.join(home, 'skills', 'plot-style'), { recursive: true });
-    await writeFile(path.join(home, 'skills', 'plot-style', 'SKILL.md'), '---\nname: plot-style\ndescription: Plots in the house style.\n---\nUse the palette.\n');
-    await writeFile(path.join(ws, 'script.json'), JSON.stringify({ steps: [{ toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content: 'x' } }], chunkDelayMs: 0 }, { text: 'done', chunkDelayMs: 0 }] }));
-    const env = { PATH: process.env.PATH, HOME: ws, CELLMATE_HOME: home, CELLMATE_CONFIG: path.join(ws, 'none.json'), CELLMATE_POLICY: path.join(ws, 'no-policy.json') };
-    const server = await startServer({ workspace: ws, socketPath: path.join(ws, 's.sock'), env, logger: silentLogger, kernels: false });
+    await writeFile(
+      path.join(home, 'skills', 'plot-style', 'SKILL.md'),
+      '---\nname: plot-style\ndescription: Plots in the house style.\n---\nUse the palette.\n'
+    );
+    await writeFile(
+      path.join(ws, 'script.json'),
+      JSON.stringify({
+        steps: [
+          { toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content: 'x' } }], chunkDelayMs: 0 },
+          { text: 'done', chunkDelayMs: 0 }
+        ]
+      })
+    );
+    const env = {
+      PATH: process.env.PATH,
+      HOME: ws,
+      CELLMATE_HOME: home,
+      CELLMATE_CONFIG: path.join(ws, 'none.json'),
+      CELLMATE_POLICY: path.join(ws, 'no-policy.json')
+    };
+    const server = await startServer({
+      workspace: ws,
+      socketPath: path.join(ws, 's.sock'),
+      env,
+      logger: silentLogger,
+      kernels: false
+    });
     const o = { server, clients: [] as TestClient[] };
     open.push(o);
     const connect = async (hello: Record<string, unknown>) => {
       const c = await connectClient(server.socketPath!);
       o.clients.push(c);
-      return { c, hello: await sendRequest(c.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, ...hello }) };
+      return {
+        c,
+        hello: await sendRequest(c.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, ...hello })
+      };
     };
     const pane = await connect({ interactive: true });
     const [skill] = await sendRequest(pane.c.connection, 'skills/list', {});
@@ -97,14 +166,31 @@ describe('card answers are taken only from the pane that owns the chat', () => {
 
     // The person's turn runs (its write waits on the card): what a cell of that turn could open is refused.
     const chat = await sendRequest(pane.c.connection, 'chat/create', {});
-    await sendRequest(pane.c.connection, 'chat/send', { chatId: chat.id, text: 'write it', model: { provider: 'scripted', model: 's', scriptPath: 'script.json' } });
-    const card = await until('the approval card', () => pane.c.events.map((e) => e.event).find((e): e is Extract<ChatEvent, { type: 'item-added' }> & { item: QuestionItem } => e.type === 'item-added' && e.item.kind === 'question'));
+    await sendRequest(pane.c.connection, 'chat/send', {
+      chatId: chat.id,
+      text: 'write it',
+      model: { provider: 'scripted', model: 's', scriptPath: 'script.json' }
+    });
+    const card = await until('the approval card', () =>
+      pane.c.events
+        .map((e) => e.event)
+        .find(
+          (e): e is Extract<ChatEvent, { type: 'item-added' }> & { item: QuestionItem } =>
+            e.type === 'item-added' && e.item.kind === 'question'
+        )
+    );
     const headless = await connect({});
-    await expect(sendRequest(headless.c.connection, 'skills/set-enabled', off)).rejects.toThrow(/is not a pane the server named/);
+    await expect(sendRequest(headless.c.connection, 'skills/set-enabled', off)).rejects.toThrow(
+      /is not a pane the server named/
+    );
     const rogue = await connect({ interactive: true });
-    await expect(sendRequest(rogue.c.connection, 'skills/set-enabled', off)).rejects.toThrow(`while a turn started from another Cellmate pane is running (chat ${chat.id})`);
+    await expect(sendRequest(rogue.c.connection, 'skills/set-enabled', off)).rejects.toThrow(
+      `while a turn started from another Cellmate pane is running (chat ${chat.id})`
+    );
     const forged = await connect({ interactive: true, paneSecret: 'guessed-secret-0000000000000000000000000000' });
-    await expect(sendRequest(forged.c.connection, 'skills/set-enabled', off)).rejects.toThrow(/another Cellmate pane is running/);
+    await expect(sendRequest(forged.c.connection, 'skills/set-enabled', off)).rejects.toThrow(
+      /another Cellmate pane is running/
+    );
     await expect(readFile(path.join(home, 'skills.json'), 'utf8')).rejects.toThrow();
 
     // The pane itself (also after a reload, by its secret) may.
@@ -113,7 +199,11 @@ describe('card answers are taken only from the pane that owns the chat', () => {
     const after = await sendRequest(reloaded.c.connection, 'skills/set-enabled', off);
     expect(after.find((s) => s.name === 'plot-style')!.state).toBe('off');
     expect(JSON.parse(await readFile(path.join(home, 'skills.json'), 'utf8'))).toEqual({ disabled: [skill!.folder] });
-    await sendRequest(reloaded.c.connection, 'chat/answer', { chatId: chat.id, questionId: card.item.questionId, answer: { action: 'answer' as const, selected: [0] } });
+    await sendRequest(reloaded.c.connection, 'chat/answer', {
+      chatId: chat.id,
+      questionId: card.item.questionId,
+      answer: { action: 'answer' as const, selected: [0] }
+    });
     await reloaded.c.turnEnded(chat.id);
   }, 60_000);
 });

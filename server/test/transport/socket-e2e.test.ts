@@ -36,7 +36,10 @@ afterEach(async () => {
   child = undefined;
 });
 
-async function startMain(ws: string, socketPath: string): Promise<{ proc: ChildProcess; readyLine: string; stderr: () => string }> {
+async function startMain(
+  ws: string,
+  socketPath: string
+): Promise<{ proc: ChildProcess; readyLine: string; stderr: () => string }> {
   const proc = spawn(process.execPath, [mainJs, '--socket', socketPath, '--workspace', ws], {
     cwd: ws,
     env: { PATH: process.env.PATH, HOME: ws, CELLMATE_CONFIG: path.join(ws, 'none.json') },
@@ -107,12 +110,15 @@ describe('main.js over a real Unix socket', () => {
     await mkdir(ws);
     await mkdir(runDir, { mode: 0o700 });
     await writeFile(path.join(ws, 'notes.md'), 'one\ntwo\n');
-    await writeFile(path.join(ws, 'script.json'), JSON.stringify({
-      steps: [
-        { text: 'Reading notes.', toolCalls: [{ toolName: 'read', input: { path: 'notes.md' } }], chunkDelayMs: 1 },
-        { text: 'Done: two lines.', chunkDelayMs: 1 }
-      ]
-    }));
+    await writeFile(
+      path.join(ws, 'script.json'),
+      JSON.stringify({
+        steps: [
+          { text: 'Reading notes.', toolCalls: [{ toolName: 'read', input: { path: 'notes.md' } }], chunkDelayMs: 1 },
+          { text: 'Done: two lines.', chunkDelayMs: 1 }
+        ]
+      })
+    );
     const socketPath = path.join(runDir, 'cellmate.sock');
     const { proc, readyLine } = await startMain(ws, socketPath);
     expect(readyLine).toBe(`CELLMATE_READY ${socketPath}\n`);
@@ -124,12 +130,16 @@ describe('main.js over a real Unix socket', () => {
     const hello = await sendRequest(a.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION });
     expect(hello).toMatchObject({ protocolVersion: PROTOCOL_VERSION, workspace: ws });
     expect(hello.providers.map((p) => p.kind)).toEqual(['openai', 'anthropic', 'openai-compatible', 'scripted']);
-    await expect(sendRequest(a.connection, 'cellmate/hello', { protocolVersion: 999 })).rejects.toMatchObject({ code: ErrorCodes.ProtocolMismatch });
+    await expect(sendRequest(a.connection, 'cellmate/hello', { protocolVersion: 999 })).rejects.toMatchObject({
+      code: ErrorCodes.ProtocolMismatch
+    });
 
     const chat = await sendRequest(a.connection, 'chat/create', {});
     expect(chat).toMatchObject({ title: 'New chat', mode: 'agent', items: [], running: false });
     const { turnId } = await sendRequest(a.connection, 'chat/send', {
-      chatId: chat.id, text: 'Count the lines of notes.md', model: { provider: 'scripted', model: 'scripted', scriptPath: 'script.json' }
+      chatId: chat.id,
+      text: 'Count the lines of notes.md',
+      model: { provider: 'scripted', model: 'scripted', scriptPath: 'script.json' }
     });
     // The client that started the turn leaves; the turn keeps running and b sees it end.
     a.close();
@@ -139,21 +149,38 @@ describe('main.js over a real Unix socket', () => {
     const seq = b.events.filter((e) => e.chatId === chat.id).map((e) => e.event);
     const shape = compress(seq);
     expect(shape).toEqual([
-      'turn-started', 'item-added:user', 'item-added:assistant', 'text-delta*', 'item-updated:assistant',
+      'turn-started',
+      'item-added:user',
+      'item-added:assistant',
+      'text-delta*',
+      'item-updated:assistant',
       // After each step the context meter's figures (CTX-1): the scripted model reports no usage, so Cellmate's estimate.
-      'item-added:tool', 'context', 'item-updated:tool', 'item-added:assistant', 'text-delta*', 'item-updated:assistant', 'context', 'turn-ended'
+      'item-added:tool',
+      'context',
+      'item-updated:tool',
+      'item-added:assistant',
+      'text-delta*',
+      'item-updated:assistant',
+      'context',
+      'turn-ended'
     ]);
     expect(b.lists.at(-1)?.[0]).toMatchObject({ id: chat.id, title: 'Count the lines of notes.md' });
 
     const stored = await sendRequest(b.connection, 'chat/get', { chatId: chat.id });
     expect(stored.items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Done: two lines.' });
-    expect(stored.items.find((i) => i.kind === 'tool')).toMatchObject({ status: 'ok', output: '     1\tone\n     2\ttwo' });
+    expect(stored.items.find((i) => i.kind === 'tool')).toMatchObject({
+      status: 'ok',
+      output: '     1\tone\n     2\ttwo'
+    });
 
     // Typed errors.
     await expect(sendRequest(b.connection, 'chat/get', { chatId: 'no-such-chat' })).rejects.toMatchObject({
-      code: ErrorCodes.ChatNotFound, message: expect.stringContaining('Call chat/list')
+      code: ErrorCodes.ChatNotFound,
+      message: expect.stringContaining('Call chat/list')
     });
-    await expect(sendRequest(b.connection, 'chat/send', { chatId: chat.id, text: '', model: { provider: 'scripted', model: '' } })).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      sendRequest(b.connection, 'chat/send', { chatId: chat.id, text: '', model: { provider: 'scripted', model: '' } })
+    ).rejects.toMatchObject({ code: -32602 });
     await expect(b.connection.sendRequest('chat/unknown', {})).rejects.toMatchObject({ code: -32601 });
 
     // No TCP socket at all, listening or not; the Unix socket is there (positive control).
@@ -175,7 +202,9 @@ describe('main.js over a real Unix socket', () => {
     const root = await tempDir();
     const socketPath = path.join(root, 's.sock');
     await startMain(root, socketPath);
-    const second = spawn(process.execPath, [mainJs, '--socket', socketPath, '--workspace', root], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const second = spawn(process.execPath, [mainJs, '--socket', socketPath, '--workspace', root], {
+      stdio: ['ignore', 'pipe', 'pipe']
+    });
     let err = '';
     second.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
@@ -197,7 +226,12 @@ describe('main.js over a real Unix socket', () => {
 function compress(events: ChatEvent[]): string[] {
   const out: string[] = [];
   for (const e of events) {
-    const label = e.type === 'item-added' || e.type === 'item-updated' ? `${e.type}:${e.item.kind}` : e.type === 'text-delta' ? 'text-delta*' : e.type;
+    const label =
+      e.type === 'item-added' || e.type === 'item-updated'
+        ? `${e.type}:${e.item.kind}`
+        : e.type === 'text-delta'
+          ? 'text-delta*'
+          : e.type;
     if (label === 'text-delta*' && out.at(-1) === label) continue;
     out.push(label);
   }

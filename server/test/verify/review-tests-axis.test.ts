@@ -22,11 +22,27 @@ import { fixtureRepo } from '../structural/fixture.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
-const cell = (id: string, source: string) => ({ cell_type: 'code', execution_count: null, id, metadata: {}, outputs: [], source });
-const nb = (cells: unknown[]) => JSON.stringify({ cells, metadata: { kernelspec: { name: 'python3', language: 'python' } }, nbformat: 4, nbformat_minor: 5 });
+const cell = (id: string, source: string) => ({
+  cell_type: 'code',
+  execution_count: null,
+  id,
+  metadata: {},
+  outputs: [],
+  source
+});
+const nb = (cells: unknown[]) =>
+  JSON.stringify({
+    cells,
+    metadata: { kernelspec: { name: 'python3', language: 'python' } },
+    nbformat: 4,
+    nbformat_minor: 5
+  });
 
 describe.skipIf(!existsSync(PYTHON))("Review's tests axis verifies the notebooks in scope (MODE-4, INTEL-1)", () => {
-  const manager = new KernelManager({ workspace: REPO, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'] });
+  const manager = new KernelManager({
+    workspace: REPO,
+    pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}']
+  });
   afterAll(() => manager.dispose());
 
   /** The review tools and notebook_verify behind the default policy; `answer` is the person's click on the card. */
@@ -34,20 +50,33 @@ describe.skipIf(!existsSync(PYTHON))("Review's tests axis verifies the notebooks
     const asked: ApprovalRequest[] = [];
     const store = new ReviewStore(path.join(ws, '.cellmate', 'reviews'));
     let registry: ToolRegistry | undefined;
-    registry = new ToolRegistry([
-      createFinalizeReviewTool(store, createReviewAxes({ registry: () => registry!, env: {}, graphs: new CodeGraphs() })),
-      createNotebookVerifyTool({ kernels: manager, idleTimeoutMs: 30_000 })
-    ] as unknown as ToolDefinition[], {
-      policy: { rules: async () => [], remember: () => undefined },
-      approvals: {
-        requestApproval: async (request) => {
-          asked.push(request);
-          return { decision: answer } as ApprovalDecision;
-        },
-        confirmContinue: async () => false
+    registry = new ToolRegistry(
+      [
+        createFinalizeReviewTool(
+          store,
+          createReviewAxes({ registry: () => registry!, env: {}, graphs: new CodeGraphs() })
+        ),
+        createNotebookVerifyTool({ kernels: manager, idleTimeoutMs: 30_000 })
+      ] as unknown as ToolDefinition[],
+      {
+        policy: { rules: async () => [], remember: () => undefined },
+        approvals: {
+          requestApproval: async (request) => {
+            asked.push(request);
+            return { decision: answer } as ApprovalDecision;
+          },
+          confirmContinue: async () => false
+        }
       }
-    });
-    const ctx: ToolContext = { workspace: ws, signal: new AbortController().signal, actor: 'model', chatId: 'chat-r', turnId: 't1', profile: profileOf('review') };
+    );
+    const ctx: ToolContext = {
+      workspace: ws,
+      signal: new AbortController().signal,
+      actor: 'model',
+      chatId: 'chat-r',
+      turnId: 't1',
+      profile: profileOf('review')
+    };
     return { registry, store, asked, ctx };
   }
 

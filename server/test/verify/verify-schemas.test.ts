@@ -18,8 +18,15 @@ describe('notebook_verify, notebook_accept_outputs, kernel_state schemas (HARN-1
   const registry = new ToolRegistry(tools);
   for (const tool of tools) {
     it(tool.name, async () => {
-      const declared = { name: tool.name, tier: tool.tier, parameters: registry.inputJsonSchema(tool.name), description: registry.modelDescription(tool.name) };
-      await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot(`../tools/__schemas__/${tool.name}.json`);
+      const declared = {
+        name: tool.name,
+        tier: tool.tier,
+        parameters: registry.inputJsonSchema(tool.name),
+        description: registry.modelDescription(tool.name)
+      };
+      await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot(
+        `../tools/__schemas__/${tool.name}.json`
+      );
       for (const example of tool.examples) expect(tool.parameters.safeParse(example.args).success).toBe(true);
       for (const part of [/When to use/, /cannot/, /Returns/, /Cost/]) expect(tool.description).toMatch(part);
     });

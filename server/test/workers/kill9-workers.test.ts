@@ -26,7 +26,11 @@ function alive(pid: number): boolean {
   }
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -50,23 +54,61 @@ describe.skipIf(!existsSync(PYTHON))('workers across a companion kill -9', () =>
   it('a running worker is interrupted after the restart, its transcript kept, its kernel gone with the old companion', async () => {
     const ws = await tempDir();
     const socket = path.join(ws, 's.sock');
-    const worker = { steps: [{ toolCalls: [{ toolName: 'eval', input: { code: 'import os, time\nopen("worker.pid", "w").write(str(os.getpid()))\ntime.sleep(120)', description: 'note the pid, then sleep long' } }], chunkDelayMs: 0 }] };
-    const parent = { steps: [{ toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Sleep long.', label: 'sleeper' } }], chunkDelayMs: 0 }, { text: 'spawned', chunkDelayMs: 0 }] };
+    const worker = {
+      steps: [
+        {
+          toolCalls: [
+            {
+              toolName: 'eval',
+              input: {
+                code: 'import os, time\nopen("worker.pid", "w").write(str(os.getpid()))\ntime.sleep(120)',
+                description: 'note the pid, then sleep long'
+              }
+            }
+          ],
+          chunkDelayMs: 0
+        }
+      ]
+    };
+    const parent = {
+      steps: [
+        { toolCalls: [{ toolName: 'vibe_spawn', input: { brief: 'Sleep long.', label: 'sleeper' } }], chunkDelayMs: 0 },
+        { text: 'spawned', chunkDelayMs: 0 }
+      ]
+    };
     await writeFile(path.join(ws, 'parent.json'), JSON.stringify(parent));
     await writeFile(path.join(ws, 'worker.json'), JSON.stringify(worker));
-    await writeFile(path.join(ws, 'config.json'), JSON.stringify({ workers: { tiers: { fast: { provider: 'scripted', model: 'w', scriptPath: 'worker.json' } } } }));
+    await writeFile(
+      path.join(ws, 'config.json'),
+      JSON.stringify({ workers: { tiers: { fast: { provider: 'scripted', model: 'w', scriptPath: 'worker.json' } } } })
+    );
     // The person's own policy file allows eval (a workspace's own allow rules need a trusted workspace).
-    await writeFile(path.join(ws, 'home-policy.json'), JSON.stringify({ rules: [{ tool: 'eval', pattern: '*', action: 'allow' }] }));
-    const env = { CELLMATE_CONFIG: path.join(ws, 'config.json'), CELLMATE_POLICY: path.join(ws, 'home-policy.json'), CELLMATE_PYTHON: PYTHON };
+    await writeFile(
+      path.join(ws, 'home-policy.json'),
+      JSON.stringify({ rules: [{ tool: 'eval', pattern: '*', action: 'allow' }] })
+    );
+    const env = {
+      CELLMATE_CONFIG: path.join(ws, 'config.json'),
+      CELLMATE_POLICY: path.join(ws, 'home-policy.json'),
+      CELLMATE_PYTHON: PYTHON
+    };
 
     companion = await startCompanion(ws, socket, env);
     client = await connectClient(socket);
-    const request = <T,>(method: string, params: unknown) => client!.connection.sendRequest(method, params) as Promise<T>;
+    const request = <T>(method: string, params: unknown) =>
+      client!.connection.sendRequest(method, params) as Promise<T>;
     await request('cellmate/hello', { protocolVersion: 1, interactive: true });
     const chat = await request<{ id: string }>('chat/create', {});
-    await request('chat/send', { chatId: chat.id, text: 'go', model: { provider: 'scripted', model: 'p', scriptPath: 'parent.json' } });
+    await request('chat/send', {
+      chatId: chat.id,
+      text: 'go',
+      model: { provider: 'scripted', model: 'p', scriptPath: 'parent.json' }
+    });
     await client.turnEnded(chat.id);
-    const pid = await until('the worker kernel to write its pid', async () => Number(await readFile(path.join(ws, 'worker.pid'), 'utf8').catch(() => '')) || undefined);
+    const pid = await until(
+      'the worker kernel to write its pid',
+      async () => Number(await readFile(path.join(ws, 'worker.pid'), 'utf8').catch(() => '')) || undefined
+    );
     expect(alive(pid)).toBe(true);
     const [running] = await request<WorkerSummary[]>('worker/list', { chatId: chat.id });
     expect(running!.state).toBe('running');
@@ -82,8 +124,15 @@ describe.skipIf(!existsSync(PYTHON))('workers across a companion kill -9', () =>
     const [after] = await request<WorkerSummary[]>('worker/list', { chatId: chat.id });
     expect(after).toMatchObject({ id: running!.id, label: 'sleeper', state: 'interrupted' });
     expect(after!.lastResult).toMatch(/^Interrupted: the companion restarted while this worker ran/);
-    const { items } = await request<{ items: TranscriptItem[] }>('worker/get', { chatId: chat.id, workerId: running!.id });
-    expect(items.map((i) => [i.kind, i.kind === 'tool' ? i.status : undefined])).toEqual([['user', undefined], ['tool', 'aborted'], ['notice', undefined]]);
+    const { items } = await request<{ items: TranscriptItem[] }>('worker/get', {
+      chatId: chat.id,
+      workerId: running!.id
+    });
+    expect(items.map((i) => [i.kind, i.kind === 'tool' ? i.status : undefined])).toEqual([
+      ['user', undefined],
+      ['tool', 'aborted'],
+      ['notice', undefined]
+    ]);
     expect((items[2] as { text: string }).text).toBe('The companion server restarted; the turn was interrupted.');
   }, 120_000);
 });

@@ -30,15 +30,45 @@ function layout(files: Layout): string {
 
 /** An environment that reads no person's trust files; `trusted` trusts `<base>/ws`. */
 function envFor(base: string, PATH: string, trusted = false): NodeJS.ProcessEnv {
-  return { PATH, HOME: path.join(base, 'home'), CELLMATE_HOME: path.join(base, 'home', '.cellmate'), ...(trusted ? { [TRUSTED_WORKSPACES_ENV]: path.join(base, 'ws') } : {}) };
+  return {
+    PATH,
+    HOME: path.join(base, 'home'),
+    CELLMATE_HOME: path.join(base, 'home', '.cellmate'),
+    ...(trusted ? { [TRUSTED_WORKSPACES_ENV]: path.join(base, 'ws') } : {})
+  };
 }
 
 const markerRows: Array<{ row: string; files: Layout; program: string; root: string | undefined }> = [
-  { row: 'marker in the program\'s folder', files: { 'ws/cmd/go.mod': 'file', 'ws/cmd/main.go': 'file' }, program: 'ws/cmd/main.go', root: 'ws/cmd' },
-  { row: 'marker in the workspace root, program below', files: { 'ws/go.mod': 'file', 'ws/cmd/main.go': 'file' }, program: 'ws/cmd/main.go', root: 'ws' },
-  { row: 'marker only above the workspace', files: { 'go.mod': 'file', 'ws/cmd/main.go': 'file' }, program: 'ws/cmd/main.go', root: undefined },
-  { row: 'a sibling folder whose name starts with the workspace\'s', files: { 'go.mod': 'file', 'ws2/go.mod': 'file', 'ws2/cmd/main.go': 'file' }, program: 'ws2/cmd/main.go', root: undefined },
-  { row: 'a program outside the workspace with a marker beside it', files: { 'ws2/cmd/go.mod': 'file', 'ws2/cmd/main.go': 'file' }, program: 'ws2/cmd/main.go', root: undefined },
+  {
+    row: "marker in the program's folder",
+    files: { 'ws/cmd/go.mod': 'file', 'ws/cmd/main.go': 'file' },
+    program: 'ws/cmd/main.go',
+    root: 'ws/cmd'
+  },
+  {
+    row: 'marker in the workspace root, program below',
+    files: { 'ws/go.mod': 'file', 'ws/cmd/main.go': 'file' },
+    program: 'ws/cmd/main.go',
+    root: 'ws'
+  },
+  {
+    row: 'marker only above the workspace',
+    files: { 'go.mod': 'file', 'ws/cmd/main.go': 'file' },
+    program: 'ws/cmd/main.go',
+    root: undefined
+  },
+  {
+    row: "a sibling folder whose name starts with the workspace's",
+    files: { 'go.mod': 'file', 'ws2/go.mod': 'file', 'ws2/cmd/main.go': 'file' },
+    program: 'ws2/cmd/main.go',
+    root: undefined
+  },
+  {
+    row: 'a program outside the workspace with a marker beside it',
+    files: { 'ws2/cmd/go.mod': 'file', 'ws2/cmd/main.go': 'file' },
+    program: 'ws2/cmd/main.go',
+    root: undefined
+  },
   { row: 'no marker anywhere', files: { 'ws/cmd/main.go': 'file' }, program: 'ws/cmd/main.go', root: undefined }
 ];
 
@@ -50,7 +80,9 @@ describe('SPEC LSP-2 / DBG-4: the root marker half, the same for lsp and dap', (
     const dap = findMarker('delve', workspace, path.join(base, program));
     const expected = root === undefined ? undefined : path.join(base, root);
     expect(lsp?.root).toBe(expected);
-    expect(dap).toBe(expected === undefined ? undefined : path.relative(workspace, path.join(expected, 'go.mod')) || 'go.mod');
+    expect(dap).toBe(
+      expected === undefined ? undefined : path.relative(workspace, path.join(expected, 'go.mod')) || 'go.mod'
+    );
   });
 });
 
@@ -58,17 +90,39 @@ const pathRows: Array<{ row: string; files: Layout; path: string[]; found: strin
   { row: 'an executable file on PATH', files: { 'bin/dlv': 'exec' }, path: ['bin'], found: 'bin/dlv' },
   { row: 'a file without the exec bit on PATH', files: { 'bin/dlv': 'file' }, path: ['bin'], found: undefined },
   { row: 'a folder named like the program on PATH', files: { 'bin/dlv': 'dir' }, path: ['bin'], found: undefined },
-  { row: 'the first executable of several PATH entries', files: { 'a/dlv': 'file', 'b/dlv': 'dir', 'c/dlv': 'exec', 'd/dlv': 'exec' }, path: ['a', 'b', 'c', 'd'], found: 'c/dlv' },
-  { row: 'a relative PATH entry, even one that names a real folder', files: { 'bin/dlv': 'exec' }, path: ['relative:bin'], found: undefined }
+  {
+    row: 'the first executable of several PATH entries',
+    files: { 'a/dlv': 'file', 'b/dlv': 'dir', 'c/dlv': 'exec', 'd/dlv': 'exec' },
+    path: ['a', 'b', 'c', 'd'],
+    found: 'c/dlv'
+  },
+  {
+    row: 'a relative PATH entry, even one that names a real folder',
+    files: { 'bin/dlv': 'exec' },
+    path: ['relative:bin'],
+    found: undefined
+  }
 ];
 
 describe('SPEC LSP-2 / DBG-4 / DBG-5: the executable half, the same for lsp and dap', () => {
   it.each(pathRows)('$row', async ({ files, path: entries, found }) => {
     const base = layout(files);
     const workspace = path.join(base, 'ws');
-    const PATH = entries.map((e) => (e.startsWith('relative:') ? path.relative(process.cwd(), path.join(base, e.slice('relative:'.length))) : path.join(base, e))).join(path.delimiter);
+    const PATH = entries
+      .map((e) =>
+        e.startsWith('relative:')
+          ? path.relative(process.cwd(), path.join(base, e.slice('relative:'.length)))
+          : path.join(base, e)
+      )
+      .join(path.delimiter);
     const env = envFor(base, PATH);
-    const lsp = await locateCommand('dlv', { root: workspace, workspace, pathEnv: PATH, bundledBins: [], trusted: isWorkspaceTrusted(workspace, env) });
+    const lsp = await locateCommand('dlv', {
+      root: workspace,
+      workspace,
+      pathEnv: PATH,
+      bundledBins: [],
+      trusted: isWorkspaceTrusted(workspace, env)
+    });
     const dap = await findExecutable('delve', { workspace, env });
     const expected = found === undefined ? undefined : path.join(base, found);
     expect(lsp).toBe(expected);
@@ -76,16 +130,32 @@ describe('SPEC LSP-2 / DBG-4 / DBG-5: the executable half, the same for lsp and 
   });
 
   it.each([
-  { row: 'a trusted workspace\'s own .venv/bin program runs', trusted: true, kind: 'exec' as const, runs: true },
-  { row: 'an untrusted workspace\'s own .venv/bin program never runs', trusted: false, kind: 'exec' as const, runs: false },
-  { row: 'a trusted workspace\'s .venv/bin file without the exec bit does not count', trusted: true, kind: 'file' as const, runs: false }
+    { row: "a trusted workspace's own .venv/bin program runs", trusted: true, kind: 'exec' as const, runs: true },
+    {
+      row: "an untrusted workspace's own .venv/bin program never runs",
+      trusted: false,
+      kind: 'exec' as const,
+      runs: false
+    },
+    {
+      row: "a trusted workspace's .venv/bin file without the exec bit does not count",
+      trusted: true,
+      kind: 'file' as const,
+      runs: false
+    }
   ])('$row', async ({ trusted, kind, runs }) => {
     const base = layout({ 'ws/.venv/bin/python': kind, 'ws/go.mod': 'file', 'ws/main.py': 'file' });
     const workspace = path.join(base, 'ws');
     const planted = path.join(workspace, '.venv', 'bin', 'python');
     const env = envFor(base, '', trusted);
     expect(isWorkspaceTrusted(workspace, env)).toBe(trusted);
-    const lsp = await locateCommand('python', { root: workspace, workspace, pathEnv: env.PATH, bundledBins: [], trusted: isWorkspaceTrusted(workspace, env) });
+    const lsp = await locateCommand('python', {
+      root: workspace,
+      workspace,
+      pathEnv: env.PATH,
+      bundledBins: [],
+      trusted: isWorkspaceTrusted(workspace, env)
+    });
     const dap = await pythonCandidates(workspace, env, path.join(workspace, 'main.py'));
     expect(lsp === planted).toBe(runs);
     expect(dap.includes(planted)).toBe(runs);

@@ -1,4 +1,10 @@
-import type { OrchestrationApprovalState, OrchestrationBudget, OrchestrationRole, OrchestrationRun, OrchestrationTask } from '@cellmate/protocol';
+import type {
+  OrchestrationApprovalState,
+  OrchestrationBudget,
+  OrchestrationRole,
+  OrchestrationRun,
+  OrchestrationTask
+} from '@cellmate/protocol';
 
 /** What a proposal carries (validated: `propose_orchestration`'s parameters, tasks in dependency order). */
 export interface OrchestrationProposal {

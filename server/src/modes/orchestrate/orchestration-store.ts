@@ -15,16 +15,36 @@ export class OrchestrationNotPendingError extends Error {
 
 const step = z.enum(['queued', 'running', 'done', 'stopped', 'skipped']);
 
-const orchestrationsSchema = z.array(z.object({
-  id: z.string(), chatId: z.string(),
-  roles: z.array(z.object({ name: z.string(), tier: z.enum(['fast', 'good']), brief: z.string() })),
-  tasks: z.array(z.object({ key: z.string(), title: z.string(), description: z.string(), role: z.string(), depends_on: z.array(z.string()) })),
-  synthesis: z.string(),
-  budget: z.object({ max_workers: z.number(), max_minutes: z.number(), max_tool_calls: z.number().optional() }),
-  approval: z.enum(['pending', 'approved', 'rejected', 'superseded']),
-  reason: z.string().optional(), proposedAt: z.string(), resolvedAt: z.string().optional(),
-  run: z.object({ state: z.enum(['running', 'done', 'stopped']), tasks: z.record(z.string(), step), synthesis: step, note: z.string().optional() }).optional()
-}));
+const orchestrationsSchema = z.array(
+  z.object({
+    id: z.string(),
+    chatId: z.string(),
+    roles: z.array(z.object({ name: z.string(), tier: z.enum(['fast', 'good']), brief: z.string() })),
+    tasks: z.array(
+      z.object({
+        key: z.string(),
+        title: z.string(),
+        description: z.string(),
+        role: z.string(),
+        depends_on: z.array(z.string())
+      })
+    ),
+    synthesis: z.string(),
+    budget: z.object({ max_workers: z.number(), max_minutes: z.number(), max_tool_calls: z.number().optional() }),
+    approval: z.enum(['pending', 'approved', 'rejected', 'superseded']),
+    reason: z.string().optional(),
+    proposedAt: z.string(),
+    resolvedAt: z.string().optional(),
+    run: z
+      .object({
+        state: z.enum(['running', 'done', 'stopped']),
+        tasks: z.record(z.string(), step),
+        synthesis: step,
+        note: z.string().optional()
+      })
+      .optional()
+  })
+);
 
 /** How many proposals a chat keeps on disk (the latest ones). */
 const KEEP = 20;
@@ -48,9 +68,15 @@ export class OrchestrationStore implements OrchestrationPort {
   /** A proposal was made, answered, or its run moved on. */
   readonly onDidChange: Event<StoredOrchestration> = this.changeEmitter.event;
 
-  constructor(directory: string, private readonly options: { onProblem?: (message: string) => void; now?: () => number } = {}) {
+  constructor(
+    directory: string,
+    private readonly options: { onProblem?: (message: string) => void; now?: () => number } = {}
+  ) {
     this.files = new ChatFiles<StoredOrchestration[]>({
-      directory, key: 'orchestrations', schema: orchestrationsSchema, noun: 'orchestration',
+      directory,
+      key: 'orchestrations',
+      schema: orchestrationsSchema,
+      noun: 'orchestration',
       ...(options.onProblem ? { onProblem: options.onProblem } : {}),
       empty: () => [],
       accept: (chatId, stored) => {
@@ -58,8 +84,14 @@ export class OrchestrationStore implements OrchestrationPort {
         // A run the previous companion was in the middle of does not resume by itself.
         for (const o of all) {
           if (o.run?.state !== 'running') continue;
-          const stop = (s: string) => (s === 'running' ? 'stopped' : s === 'queued' ? 'skipped' : s) as OrchestrationRun['synthesis'];
-          o.run = { state: 'stopped', tasks: Object.fromEntries(Object.entries(o.run.tasks).map(([k, s]) => [k, stop(s)])), synthesis: stop(o.run.synthesis), note: RESTART_NOTE };
+          const stop = (s: string) =>
+            (s === 'running' ? 'stopped' : s === 'queued' ? 'skipped' : s) as OrchestrationRun['synthesis'];
+          o.run = {
+            state: 'stopped',
+            tasks: Object.fromEntries(Object.entries(o.run.tasks).map(([k, s]) => [k, stop(s)])),
+            synthesis: stop(o.run.synthesis),
+            note: RESTART_NOTE
+          };
         }
         return all;
       }
@@ -71,7 +103,13 @@ export class OrchestrationStore implements OrchestrationPort {
     const now = this.timestamp();
     const lapsed = all.filter((o) => o.approval === 'pending');
     for (const o of lapsed) Object.assign(o, { approval: 'superseded', resolvedAt: now });
-    const stored: StoredOrchestration = { id: newOrchestrationId(), chatId, ...structuredClone(proposal), approval: 'pending', proposedAt: now };
+    const stored: StoredOrchestration = {
+      id: newOrchestrationId(),
+      chatId,
+      ...structuredClone(proposal),
+      approval: 'pending',
+      proposedAt: now
+    };
     all.push(stored);
     if (all.length > KEEP) all.splice(0, all.length - KEEP);
     this.save(chatId, all);
@@ -97,14 +135,24 @@ export class OrchestrationStore implements OrchestrationPort {
   decide(chatId: string, id: string, decision: 'approve' | 'reject', reason?: string): StoredOrchestration {
     const all = this.of(chatId);
     const o = all.find((x) => x.id === id);
-    if (!o) throw new OrchestrationNotPendingError(`Chat "${chatId}" has no orchestration "${id}" (it may have been deleted).`);
-    if (o.approval !== 'pending') throw new OrchestrationNotPendingError(`Orchestration ${id} is ${o.approval}, not pending: there is nothing to answer.`);
+    if (!o)
+      throw new OrchestrationNotPendingError(
+        `Chat "${chatId}" has no orchestration "${id}" (it may have been deleted).`
+      );
+    if (o.approval !== 'pending')
+      throw new OrchestrationNotPendingError(
+        `Orchestration ${id} is ${o.approval}, not pending: there is nothing to answer.`
+      );
     o.approval = decision === 'approve' ? 'approved' : 'rejected';
     o.resolvedAt = this.timestamp();
     const why = reason?.trim();
     if (why) o.reason = why;
     if (decision === 'approve') {
-      o.run = { state: 'running', tasks: Object.fromEntries(o.tasks.map((t) => [t.key, 'queued'])), synthesis: 'queued' };
+      o.run = {
+        state: 'running',
+        tasks: Object.fromEntries(o.tasks.map((t) => [t.key, 'queued'])),
+        synthesis: 'queued'
+      };
     }
     this.save(chatId, all);
     this.changeEmitter.fire(structuredClone(o));

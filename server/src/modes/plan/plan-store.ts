@@ -13,12 +13,20 @@ export class PlanNotPendingError extends Error {
   }
 }
 
-const plansSchema = z.array(z.object({
-  id: z.string(), chatId: z.string(), goal: z.string(),
-  nodes: z.array(z.object({ key: z.string(), title: z.string(), description: z.string(), depends_on: z.array(z.string()) })),
-  approval: z.enum(['none', 'pending', 'approved', 'rejected', 'superseded']),
-  reason: z.string().optional(), submittedAt: z.string(), resolvedAt: z.string().optional()
-}));
+const plansSchema = z.array(
+  z.object({
+    id: z.string(),
+    chatId: z.string(),
+    goal: z.string(),
+    nodes: z.array(
+      z.object({ key: z.string(), title: z.string(), description: z.string(), depends_on: z.array(z.string()) })
+    ),
+    approval: z.enum(['none', 'pending', 'approved', 'rejected', 'superseded']),
+    reason: z.string().optional(),
+    submittedAt: z.string(),
+    resolvedAt: z.string().optional()
+  })
+);
 
 /** How many plans a chat keeps on disk (the latest ones; older ones are history nobody resolves). */
 const KEEP_PLANS = 20;
@@ -38,7 +46,11 @@ export class PlanStore implements PlanPort {
 
   constructor(directory: string, onProblem: (message: string) => void = () => {}) {
     this.files = new ChatFiles<StoredPlan[]>({
-      directory, key: 'plans', schema: plansSchema, noun: 'plan', onProblem,
+      directory,
+      key: 'plans',
+      schema: plansSchema,
+      noun: 'plan',
+      onProblem,
       empty: () => [],
       accept: (chatId, stored) => (stored as StoredPlan[]).filter((p) => p.chatId === chatId)
     });
@@ -49,7 +61,14 @@ export class PlanStore implements PlanPort {
     const now = new Date().toISOString();
     const lapsed = plans.filter((p) => p.approval === 'none' || p.approval === 'pending');
     for (const p of lapsed) Object.assign(p, { approval: 'superseded' satisfies PlanApprovalState, resolvedAt: now });
-    const plan: StoredPlan = { id: newPlanId(), chatId, goal, nodes: structuredClone(nodes), approval: 'none', submittedAt: now };
+    const plan: StoredPlan = {
+      id: newPlanId(),
+      chatId,
+      goal,
+      nodes: structuredClone(nodes),
+      approval: 'none',
+      submittedAt: now
+    };
     plans.push(plan);
     if (plans.length > KEEP_PLANS) plans.splice(0, plans.length - KEEP_PLANS);
     this.save(chatId, plans);
@@ -90,7 +109,9 @@ export class PlanStore implements PlanPort {
     const plan = plans.find((p) => p.id === planId);
     if (!plan) throw new PlanNotPendingError(`Chat "${chatId}" has no plan "${planId}" (it may have been deleted).`);
     if (plan.approval !== 'pending') {
-      throw new PlanNotPendingError(`Plan ${planId} is ${plan.approval}, not pending: ${plan.approval === 'none' ? 'the agent has not asked for approval yet' : 'there is nothing to answer'}.`);
+      throw new PlanNotPendingError(
+        `Plan ${planId} is ${plan.approval}, not pending: ${plan.approval === 'none' ? 'the agent has not asked for approval yet' : 'there is nothing to answer'}.`
+      );
     }
     plan.approval = decision === 'approve' ? 'approved' : 'rejected';
     plan.resolvedAt = new Date().toISOString();

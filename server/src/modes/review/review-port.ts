@@ -27,7 +27,10 @@ export interface ReviewPort {
   /** The chat's review; one is opened (scope `chat`, no files) when the chat has none. */
   current(chatId: string): StoredReview;
   /** Records a finding (state `open`); returns the review and the new node. */
-  addNode(chatId: string, node: Omit<ReviewNode, 'id' | 'state' | 'approvedBy'>): { review: StoredReview; node: ReviewNode };
+  addNode(
+    chatId: string,
+    node: Omit<ReviewNode, 'id' | 'state' | 'approvedBy'>
+  ): { review: StoredReview; node: ReviewNode };
   /**
    * A peer approves a finding (`review.ts` `approveNode`).
    * @throws ReviewConsensusError when the approver wrote it or the node does not exist

@@ -41,9 +41,25 @@ export interface CollectedScope {
 }
 
 async function git(workspace: string, env: NodeJS.ProcessEnv, args: string[], signal?: AbortSignal): Promise<string> {
-  const { stdout } = await run('git', ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=off', ...(await filterOverrides(workspace, env, signal)), ...args], {
-    cwd: workspace, env: { ...childEnv(env), GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 64 * 1024 * 1024, timeout: 60_000, encoding: 'utf8', ...(signal ? { signal } : {})
-  });
+  const { stdout } = await run(
+    'git',
+    [
+      '-c',
+      'core.fsmonitor=false',
+      '-c',
+      'core.quotepath=off',
+      ...(await filterOverrides(workspace, env, signal)),
+      ...args
+    ],
+    {
+      cwd: workspace,
+      env: { ...childEnv(env), GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' },
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 60_000,
+      encoding: 'utf8',
+      ...(signal ? { signal } : {})
+    }
+  );
   return stdout;
 }
 
@@ -58,7 +74,11 @@ async function filterOverrides(workspace: string, env: NodeJS.ProcessEnv, signal
   let listed = '';
   try {
     ({ stdout: listed } = await run('git', ['config', '--null', '--get-regexp', '^filter\\.'], {
-      cwd: workspace, env: { ...childEnv(env), GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' }, timeout: 60_000, encoding: 'utf8', ...(signal ? { signal } : {})
+      cwd: workspace,
+      env: { ...childEnv(env), GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' },
+      timeout: 60_000,
+      encoding: 'utf8',
+      ...(signal ? { signal } : {})
     }));
   } catch {
     return []; // exit 1: no filter configured
@@ -69,7 +89,11 @@ async function filterOverrides(workspace: string, env: NodeJS.ProcessEnv, signal
     const dot = key.lastIndexOf('.');
     if (key.startsWith('filter.') && dot > 'filter.'.length) drivers.add(key.slice('filter.'.length, dot));
   }
-  return [...drivers].flatMap((d) => ['clean', 'smudge', 'process'].flatMap((v) => ['-c', `filter.${d}.${v}=`]).concat(['-c', `filter.${d}.required=false`]));
+  return [...drivers].flatMap((d) =>
+    ['clean', 'smudge', 'process']
+      .flatMap((v) => ['-c', `filter.${d}.${v}=`])
+      .concat(['-c', `filter.${d}.required=false`])
+  );
 }
 
 /**
@@ -77,13 +101,23 @@ async function filterOverrides(workspace: string, env: NodeJS.ProcessEnv, signal
  * names. Files `allowed` refuses (the policy's read rules: `.env`, secrets) are left out of
  * the diff and the lists, and the message says how many.
  */
-export async function collectGitDiff(workspace: string, env: NodeJS.ProcessEnv, allowed: (relative: string) => Promise<boolean> = async () => true, signal?: AbortSignal): Promise<CollectedScope> {
+export async function collectGitDiff(
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+  allowed: (relative: string) => Promise<boolean> = async () => true,
+  signal?: AbortSignal
+): Promise<CollectedScope> {
   try {
     await git(workspace, env, ['rev-parse', '--is-inside-work-tree'], signal);
   } catch {
-    throw new ReviewScopeError('Nothing to review: the workspace is not inside a git repository. Open a notebook and review it instead, or run `git init` and commit a baseline.');
+    throw new ReviewScopeError(
+      'Nothing to review: the workspace is not inside a git repository. Open a notebook and review it instead, or run `git init` and commit a baseline.'
+    );
   }
-  const base = await git(workspace, env, ['rev-parse', '--verify', '--quiet', 'HEAD'], signal).then(() => 'HEAD', () => EMPTY_TREE);
+  const base = await git(workspace, env, ['rev-parse', '--verify', '--quiet', 'HEAD'], signal).then(
+    () => 'HEAD',
+    () => EMPTY_TREE
+  );
   const common = ['--no-color', '--no-ext-diff', '--no-textconv', '--relative'];
   const [names, untracked] = await Promise.all([
     git(workspace, env, ['diff', ...common, '--name-only', base, '--', '.'], signal),
@@ -95,26 +129,41 @@ export async function collectGitDiff(workspace: string, env: NodeJS.ProcessEnv, 
   };
   const allChanged = names.split('\n').filter(Boolean);
   // Cellmate's own state (chats, plans, reviews, outputs) and Jupyter's checkpoint copies are never part of the change.
-  const allFresh = untracked.split('\n').filter((f) => f && !f.startsWith('.cellmate/') && !/(^|\/)\.ipynb_checkpoints\//.test(f));
+  const allFresh = untracked
+    .split('\n')
+    .filter((f) => f && !f.startsWith('.cellmate/') && !/(^|\/)\.ipynb_checkpoints\//.test(f));
   const changed = await keep(allChanged);
   const fresh = await keep(allFresh);
   const withheld = allChanged.length + allFresh.length - changed.length - fresh.length;
   if (changed.length === 0 && fresh.length === 0) {
-    throw new ReviewScopeError(withheld
-      ? `Nothing to review: the only changed files (${withheld}) are ones the policy does not let the agent read.`
-      : `Nothing to review: git diff ${base === 'HEAD' ? 'against HEAD ' : ''}is empty and there are no untracked files.`);
+    throw new ReviewScopeError(
+      withheld
+        ? `Nothing to review: the only changed files (${withheld}) are ones the policy does not let the agent read.`
+        : `Nothing to review: git diff ${base === 'HEAD' ? 'against HEAD ' : ''}is empty and there are no untracked files.`
+    );
   }
   const diff = changed.length ? await git(workspace, env, ['diff', ...common, base, '--', ...changed], signal) : '';
-  const cut = diff.length > MAX_DIFF_CHARS
-    ? `${diff.slice(0, MAX_DIFF_CHARS)}\n[… diff cut at ${MAX_DIFF_CHARS} of ${diff.length} characters: read the changed files for the rest]\n`
-    : diff;
+  const cut =
+    diff.length > MAX_DIFF_CHARS
+      ? `${diff.slice(0, MAX_DIFF_CHARS)}\n[… diff cut at ${MAX_DIFF_CHARS} of ${diff.length} characters: read the changed files for the rest]\n`
+      : diff;
   const label = `git diff (${changed.length} file${changed.length === 1 ? '' : 's'}${fresh.length ? `, ${fresh.length} untracked` : ''})`;
   const parts = [
     `Review these changes: the workspace's git diff against ${base === 'HEAD' ? 'HEAD' : 'an empty repository (no commit yet)'}, staged and unstaged${changed.length ? `, ${changed.length} changed file${changed.length === 1 ? '' : 's'}` : ''}.`,
     ...(changed.length ? ['', `Changed files: ${changed.join(', ')}`, '', '```diff', cut.trimEnd(), '```'] : []),
-    ...(withheld ? ['', `(${withheld} changed file${withheld === 1 ? ' is' : 's are'} left out: the policy does not let the agent read ${withheld === 1 ? 'it' : 'them'}.)`] : []),
+    ...(withheld
+      ? [
+          '',
+          `(${withheld} changed file${withheld === 1 ? ' is' : 's are'} left out: the policy does not let the agent read ${withheld === 1 ? 'it' : 'them'}.)`
+        ]
+      : []),
     ...(fresh.length
-      ? ['', `Untracked files (new, not in the diff; read them if they matter):`, ...fresh.slice(0, MAX_UNTRACKED).map((f) => `- ${f}`), ...(fresh.length > MAX_UNTRACKED ? [`- … and ${fresh.length - MAX_UNTRACKED} more`] : [])]
+      ? [
+          '',
+          `Untracked files (new, not in the diff; read them if they matter):`,
+          ...fresh.slice(0, MAX_UNTRACKED).map((f) => `- ${f}`),
+          ...(fresh.length > MAX_UNTRACKED ? [`- … and ${fresh.length - MAX_UNTRACKED} more`] : [])
+        ]
       : []),
     '',
     'Record each finding with add_review_node, then publish the verdict with finalize_review.'
@@ -139,7 +188,9 @@ export async function collectNotebook(absolute: string, relative: string): Promi
     const source = sourceText(cell.source);
     const block = `### cell ${i + 1} (${cell.cell_type}, id ${cellRef(nb, i)})\n\`\`\`${cell.cell_type === 'code' ? language : cell.cell_type === 'markdown' ? 'markdown' : ''}\n${source}\n\`\`\``;
     if (size + block.length > MAX_DIFF_CHARS) {
-      cells.push(`[… cells ${i + 1}–${nb.cells.length} not shown (the first ${MAX_DIFF_CHARS} characters are): read them with notebook_read]`);
+      cells.push(
+        `[… cells ${i + 1}–${nb.cells.length} not shown (the first ${MAX_DIFF_CHARS} characters are): read them with notebook_read]`
+      );
       break;
     }
     size += block.length;
@@ -147,7 +198,13 @@ export async function collectNotebook(absolute: string, relative: string): Promi
   }
   return {
     label: relative,
-    text: [`Review the notebook ${relative} (${nb.cells.length} cells, as saved). Anchor findings to cells with anchor {file: "${relative}", cell: "<id or #N>", lines}.`, '', ...cells, '', 'Record each finding with add_review_node, then publish the verdict with finalize_review.'].join('\n'),
+    text: [
+      `Review the notebook ${relative} (${nb.cells.length} cells, as saved). Anchor findings to cells with anchor {file: "${relative}", cell: "<id or #N>", lines}.`,
+      '',
+      ...cells,
+      '',
+      'Record each finding with add_review_node, then publish the verdict with finalize_review.'
+    ].join('\n'),
     files: [relative]
   };
 }

@@ -3,25 +3,53 @@ import { z } from 'zod';
 import { newReviewId } from '../../base/ids.js';
 import type { ReviewPort, StoredReview, StoredReviewScope } from './review-port.js';
 import { ChatFiles } from '../chat-files.js';
-import { approveNode, REVIEW_KINDS, REVIEW_PRIORITIES, ReviewConsensusError, type AxisResult, type ReviewNode } from './review.js';
+import {
+  approveNode,
+  REVIEW_KINDS,
+  REVIEW_PRIORITIES,
+  ReviewConsensusError,
+  type AxisResult,
+  type ReviewNode
+} from './review.js';
 
 const nodeSchema = z.object({
-  id: z.string(), author: z.string(), state: z.enum(['open', 'consensusReady']), approvedBy: z.string().optional(),
-  kind: z.enum(REVIEW_KINDS), priority: z.enum(REVIEW_PRIORITIES), confidence: z.number(), body: z.string(),
-  anchor: z.object({
-    file: z.string(), lines: z.tuple([z.number(), z.number()]).optional(),
-    cell: z.object({ index: z.number(), id: z.string() }).optional()
-  }).optional()
+  id: z.string(),
+  author: z.string(),
+  state: z.enum(['open', 'consensusReady']),
+  approvedBy: z.string().optional(),
+  kind: z.enum(REVIEW_KINDS),
+  priority: z.enum(REVIEW_PRIORITIES),
+  confidence: z.number(),
+  body: z.string(),
+  anchor: z
+    .object({
+      file: z.string(),
+      lines: z.tuple([z.number(), z.number()]).optional(),
+      cell: z.object({ index: z.number(), id: z.string() }).optional()
+    })
+    .optional()
 });
 
 const reviewSchema = z.object({
-  id: z.string(), chatId: z.string(),
-  scope: z.discriminatedUnion('kind', [z.object({ kind: z.literal('git-diff') }), z.object({ kind: z.literal('notebook'), path: z.string() }), z.object({ kind: z.literal('chat') })]),
-  label: z.string(), files: z.array(z.string()), nodes: z.array(nodeSchema),
-  final: z.object({
-    summary: z.string().optional(), finalizedAt: z.string(),
-    axes: z.array(z.object({ axis: z.string(), status: z.enum(['passed', 'failed', 'not-run']), detail: z.string().optional() }))
-  }).optional(),
+  id: z.string(),
+  chatId: z.string(),
+  scope: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('git-diff') }),
+    z.object({ kind: z.literal('notebook'), path: z.string() }),
+    z.object({ kind: z.literal('chat') })
+  ]),
+  label: z.string(),
+  files: z.array(z.string()),
+  nodes: z.array(nodeSchema),
+  final: z
+    .object({
+      summary: z.string().optional(),
+      finalizedAt: z.string(),
+      axes: z.array(
+        z.object({ axis: z.string(), status: z.enum(['passed', 'failed', 'not-run']), detail: z.string().optional() })
+      )
+    })
+    .optional(),
   startedAt: z.string()
 });
 
@@ -43,7 +71,11 @@ export class ReviewStore implements ReviewPort {
 
   constructor(directory: string, onProblem: (message: string) => void = () => {}) {
     this.files = new ChatFiles<StoredReview | null>({
-      directory, key: 'review', schema: reviewSchema, noun: 'review', onProblem,
+      directory,
+      key: 'review',
+      schema: reviewSchema,
+      noun: 'review',
+      onProblem,
       empty: () => null,
       accept: (chatId, stored) => ((stored as StoredReview).chatId === chatId ? (stored as StoredReview) : null)
     });
@@ -51,7 +83,15 @@ export class ReviewStore implements ReviewPort {
 
   /** Opens the chat's review (`review/start`), replacing any earlier one. */
   start(chatId: string, scope: StoredReviewScope, label: string, files: readonly string[]): StoredReview {
-    const review: StoredReview = { id: newReviewId(), chatId, scope, label, files: [...files], nodes: [], startedAt: new Date().toISOString() };
+    const review: StoredReview = {
+      id: newReviewId(),
+      chatId,
+      scope,
+      label,
+      files: [...files],
+      nodes: [],
+      startedAt: new Date().toISOString()
+    };
     return this.commit(review);
   }
 
@@ -64,13 +104,27 @@ export class ReviewStore implements ReviewPort {
   current(chatId: string): StoredReview {
     const review = this.reviewOf(chatId);
     if (review) return structuredClone(review);
-    return this.commit({ id: newReviewId(), chatId, scope: { kind: 'chat' }, label: 'this chat', files: [], nodes: [], startedAt: new Date().toISOString() });
+    return this.commit({
+      id: newReviewId(),
+      chatId,
+      scope: { kind: 'chat' },
+      label: 'this chat',
+      files: [],
+      nodes: [],
+      startedAt: new Date().toISOString()
+    });
   }
 
-  addNode(chatId: string, input: Omit<ReviewNode, 'id' | 'state' | 'approvedBy'>): { review: StoredReview; node: ReviewNode } {
+  addNode(
+    chatId: string,
+    input: Omit<ReviewNode, 'id' | 'state' | 'approvedBy'>
+  ): { review: StoredReview; node: ReviewNode } {
     const review = this.current(chatId);
     if (review.nodes.length >= MAX_REVIEW_NODES) {
-      throw new ReviewConsensusError(`This review already has ${MAX_REVIEW_NODES} findings, the most one review keeps. Merge related findings, or call finalize_review.`, 'full');
+      throw new ReviewConsensusError(
+        `This review already has ${MAX_REVIEW_NODES} findings, the most one review keeps. Merge related findings, or call finalize_review.`,
+        'full'
+      );
     }
     const next = review.nodes.reduce((max, n) => Math.max(max, Number(n.id.slice(1)) || 0), 0) + 1;
     const node: ReviewNode = { id: `n${next}`, ...structuredClone(input), state: 'open' };
@@ -97,7 +151,11 @@ export class ReviewStore implements ReviewPort {
   finalize(chatId: string, axes: AxisResult[], summary?: string): StoredReview {
     const review = this.current(chatId);
     const text = summary?.trim();
-    review.final = { axes: structuredClone(axes), finalizedAt: new Date().toISOString(), ...(text ? { summary: text } : {}) };
+    review.final = {
+      axes: structuredClone(axes),
+      finalizedAt: new Date().toISOString(),
+      ...(text ? { summary: text } : {})
+    };
     return this.commit(review);
   }
 

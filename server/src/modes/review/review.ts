@@ -16,20 +16,38 @@ export type ReviewPriority = (typeof REVIEW_PRIORITIES)[number];
 /** `add_review_node`'s arguments: missing or out-of-range priority/confidence is rejected here. */
 export const reviewNodeParameters = z.strictObject({
   kind: z.enum(REVIEW_KINDS, { error: `must be one of ${REVIEW_KINDS.join(', ')}` }).describe('What the finding is.'),
-  priority: z.enum(REVIEW_PRIORITIES, { error: 'must be one of P0 (blocks shipping), P1, P2, P3 (nit)' })
+  priority: z
+    .enum(REVIEW_PRIORITIES, { error: 'must be one of P0 (blocks shipping), P1, P2, P3 (nit)' })
     .describe('P0 blocks shipping, P1 must be fixed before merging, P2 should be fixed, P3 is a nit.'),
-  confidence: z.number({ error: 'must be a number from 0 to 1 (how sure you are)' }).min(0, { error: 'must be at least 0' }).max(1, { error: 'must be at most 1' })
+  confidence: z
+    .number({ error: 'must be a number from 0 to 1 (how sure you are)' })
+    .min(0, { error: 'must be at least 0' })
+    .max(1, { error: 'must be at most 1' })
     .describe('How sure you are, from 0 to 1.'),
-  anchor: z.strictObject({
-    file: z.string({ error: 'must be a workspace-relative path' }).min(1, { error: 'must not be empty' })
-      .describe('Workspace-relative path of the file or notebook the finding is about.'),
-    cell: z.string({ error: 'must be a cell id (from notebook_read) or "#N" (the N-th cell)' }).min(1, { error: 'must not be empty' }).optional()
-      .describe('Notebooks only: the cell id (from notebook_read) or "#N" (the N-th cell, from 1).'),
-    lines: z.tuple([z.number().int().min(1), z.number().int().min(1)], { error: 'must be [first, last], 1-based' })
-      .refine(([a, b]) => a <= b, { error: 'first line must not be after the last' }).optional()
-      .describe('[first, last], 1-based (within the cell for a notebook).')
-  }).optional().describe('Where the finding is; omit for a finding about the change as a whole.'),
-  body: z.string({ error: 'must be a string: the finding and why it matters' }).trim().min(1, { error: 'must not be empty' }).max(8_000)
+  anchor: z
+    .strictObject({
+      file: z
+        .string({ error: 'must be a workspace-relative path' })
+        .min(1, { error: 'must not be empty' })
+        .describe('Workspace-relative path of the file or notebook the finding is about.'),
+      cell: z
+        .string({ error: 'must be a cell id (from notebook_read) or "#N" (the N-th cell)' })
+        .min(1, { error: 'must not be empty' })
+        .optional()
+        .describe('Notebooks only: the cell id (from notebook_read) or "#N" (the N-th cell, from 1).'),
+      lines: z
+        .tuple([z.number().int().min(1), z.number().int().min(1)], { error: 'must be [first, last], 1-based' })
+        .refine(([a, b]) => a <= b, { error: 'first line must not be after the last' })
+        .optional()
+        .describe('[first, last], 1-based (within the cell for a notebook).')
+    })
+    .optional()
+    .describe('Where the finding is; omit for a finding about the change as a whole.'),
+  body: z
+    .string({ error: 'must be a string: the finding and why it matters' })
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(8_000)
     .describe('The finding: what is wrong (or could be better) and why it matters; for a bug, how it shows.')
 });
 export type ReviewNodeInput = z.infer<typeof reviewNodeParameters>;
@@ -53,7 +71,10 @@ export interface ReviewNode extends Omit<ReviewNodeInput, 'anchor'> {
 /** A consensus step that must not happen (self-approval, unknown node). */
 export class ReviewConsensusError extends Error {
   /** `self-approval`: the approver wrote the finding (a peer must approve it). */
-  constructor(message: string, readonly reason: 'self-approval' | 'unknown-node' | 'full' = 'unknown-node') {
+  constructor(
+    message: string,
+    readonly reason: 'self-approval' | 'unknown-node' | 'full' = 'unknown-node'
+  ) {
     super(message);
     this.name = 'ReviewConsensusError';
   }
@@ -65,7 +86,10 @@ export class ReviewConsensusError extends Error {
  */
 export function approveNode(node: ReviewNode, approver: string): ReviewNode {
   if (approver === node.author) {
-    throw new ReviewConsensusError(`Refused: ${approver} wrote finding ${node.id} and cannot approve it; another reviewer has to.`, 'self-approval');
+    throw new ReviewConsensusError(
+      `Refused: ${approver} wrote finding ${node.id} and cannot approve it; another reviewer has to.`,
+      'self-approval'
+    );
   }
   return node.state === 'consensusReady' ? node : { ...node, state: 'consensusReady', approvedBy: approver };
 }
@@ -89,7 +113,11 @@ export const DEFAULT_AXES = ['lint', 'type-check', 'tests'] as const;
  * an unconfirmed P0/P1 → Hold (a serious claim nobody has checked yet is not green). Then
  * each expected axis: failed → Block, not run or not reported → at least Hold.
  */
-export function computeVerdict(nodes: readonly ReviewNode[], axes: readonly AxisResult[], expected: readonly string[] = DEFAULT_AXES): { verdict: Verdict; reasons: string[] } {
+export function computeVerdict(
+  nodes: readonly ReviewNode[],
+  axes: readonly AxisResult[],
+  expected: readonly string[] = DEFAULT_AXES
+): { verdict: Verdict; reasons: string[] } {
   let verdict: Verdict = 'Ship';
   const reasons: string[] = [];
   for (const n of nodes) {
@@ -104,7 +132,9 @@ export function computeVerdict(nodes: readonly ReviewNode[], axes: readonly Axis
     if (result?.status === 'passed') continue;
     const v: Verdict = result?.status === 'failed' ? 'Block' : 'Hold';
     verdict = stricter(verdict, v);
-    reasons.push(`${name} ${result ? result.status : 'not reported'}${result?.detail ? ` (${result.detail})` : ''} → ${v}`);
+    reasons.push(
+      `${name} ${result ? result.status : 'not reported'}${result?.detail ? ` (${result.detail})` : ''} → ${v}`
+    );
   }
   return { verdict, reasons };
 }

@@ -101,7 +101,12 @@ export class CodeGraph {
         const tree = (await this.parser(d.language)).parse(d.parsed);
         if (!tree) continue;
         try {
-          graphDocs.push({ file: rel, ...(d.cell ? { cell: d.cell } : {}), language: d.language, ...extract(tree, d.language) });
+          graphDocs.push({
+            file: rel,
+            ...(d.cell ? { cell: d.cell } : {}),
+            language: d.language,
+            ...extract(tree, d.language)
+          });
         } finally {
           tree.delete();
         }
@@ -126,23 +131,37 @@ export class CodeGraph {
 
   /** Every document, in path and cell order, that `allowed` lets through. */
   documents(allowed: (file: string) => boolean = () => true): GraphDocument[] {
-    return [...this.files.keys()].sort().filter(allowed).flatMap((f) => this.files.get(f)!.docs);
+    return [...this.files.keys()]
+      .sort()
+      .filter(allowed)
+      .flatMap((f) => this.files.get(f)!.docs);
   }
 
   /** Definitions matching `name` (`name`, `Class.method`, or a suffix of a qualified name). */
   find(name: string, docs: readonly GraphDocument[]): PlacedSymbol[] {
-    return docs.flatMap((doc) => doc.symbols.filter((s) => s.qualified === name || s.qualified.endsWith(`.${name}`)).map((s) => ({ ...s, doc })));
+    return docs.flatMap((doc) =>
+      doc.symbols.filter((s) => s.qualified === name || s.qualified.endsWith(`.${name}`)).map((s) => ({ ...s, doc }))
+    );
   }
 
   /** The call sites that call one of `targets` (by name, same language family). */
-  callers(targets: readonly PlacedSymbol[], docs: readonly GraphDocument[]): Array<{ doc: GraphDocument; call: CallSite }> {
+  callers(
+    targets: readonly PlacedSymbol[],
+    docs: readonly GraphDocument[]
+  ): Array<{ doc: GraphDocument; call: CallSite }> {
     const names = new Set(targets.map((t) => `${family(t.doc.language)}:${t.name}`));
-    return docs.flatMap((doc) => doc.calls.filter((c) => names.has(`${family(doc.language)}:${c.callee}`)).map((call) => ({ doc, call })));
+    return docs.flatMap((doc) =>
+      doc.calls.filter((c) => names.has(`${family(doc.language)}:${c.callee}`)).map((call) => ({ doc, call }))
+    );
   }
 
   /** The calls made inside `targets` (their own bodies, nested definitions included). */
   callees(targets: readonly PlacedSymbol[]): Array<{ doc: GraphDocument; call: CallSite }> {
-    return targets.flatMap((t) => t.doc.calls.filter((c) => c.caller === t.qualified || c.caller.startsWith(`${t.qualified}.`)).map((call) => ({ doc: t.doc, call })));
+    return targets.flatMap((t) =>
+      t.doc.calls
+        .filter((c) => c.caller === t.qualified || c.caller.startsWith(`${t.qualified}.`))
+        .map((call) => ({ doc: t.doc, call }))
+    );
   }
 
   /**
@@ -177,7 +196,11 @@ export class CodeGraph {
     if (!site.module.startsWith('.')) return [];
     const stem = norm(path.posix.join(dir, site.module));
     const bare = stem.replace(/\.(m|c)?js$/, '');
-    for (const c of [stem, ...['.ts', '.tsx', '.js', '.mjs', '.cjs', '.jsx', '/index.ts', '/index.js'].map((e) => `${bare}${e}`)]) if (known(c)) out.add(c);
+    for (const c of [
+      stem,
+      ...['.ts', '.tsx', '.js', '.mjs', '.cjs', '.jsx', '/index.ts', '/index.js'].map((e) => `${bare}${e}`)
+    ])
+      if (known(c)) out.add(c);
     return [...out];
   }
 
@@ -186,7 +209,11 @@ export class CodeGraph {
    * files up to `maxDepth` imports away, each once at its smallest depth. `allowed` filters
    * the importers looked at.
    */
-  importers(targets: readonly string[], allowed: (file: string) => boolean = () => true, maxDepth = 5): ImporterEntry[] {
+  importers(
+    targets: readonly string[],
+    allowed: (file: string) => boolean = () => true,
+    maxDepth = 5
+  ): ImporterEntry[] {
     const reverse = new Map<string, Array<{ file: string; line: number; cell?: CellPlace }>>();
     for (const doc of this.documents(allowed)) {
       for (const site of doc.imports ?? []) {

@@ -47,7 +47,9 @@ async function pythonParser(): Promise<Parser> {
 }
 
 /** The names each cell binds, changes and reads (non-code cells: `undefined`). */
-export async function cellNames(cells: ReadonlyArray<{ cellType: string; source: string }>): Promise<Array<CellNames | undefined>> {
+export async function cellNames(
+  cells: ReadonlyArray<{ cellType: string; source: string }>
+): Promise<Array<CellNames | undefined>> {
   const p = await pythonParser();
   return cells.map((c) => {
     if (c.cellType !== 'code') return undefined;
@@ -105,7 +107,12 @@ function namesOf(root: Node): CellNames {
         const moduleName = node.childForFieldName('module_name');
         for (const child of node.namedChildren) {
           if (!child || child.id === moduleName?.id) continue;
-          const name = child.type === 'aliased_import' ? child.childForFieldName('alias') : child.type === 'dotted_name' ? child.namedChildren[0] : null;
+          const name =
+            child.type === 'aliased_import'
+              ? child.childForFieldName('alias')
+              : child.type === 'dotted_name'
+                ? child.namedChildren[0]
+                : null;
           if (name) {
             bound.add(name.id);
             if (topLevel) binds.add(name.text);
@@ -177,7 +184,13 @@ function namesOf(root: Node): CellNames {
 
 /** Names bound inside these stay local to them. */
 function isBlockScope(node: Node): boolean {
-  return node.type === 'lambda' || node.type === 'list_comprehension' || node.type === 'dictionary_comprehension' || node.type === 'set_comprehension' || node.type === 'generator_expression';
+  return (
+    node.type === 'lambda' ||
+    node.type === 'list_comprehension' ||
+    node.type === 'dictionary_comprehension' ||
+    node.type === 'set_comprehension' ||
+    node.type === 'generator_expression'
+  );
 }
 
 /** The names a parameter list declares. */
@@ -185,7 +198,10 @@ function parameterNames(params: Node): string[] {
   const out: string[] = [];
   for (const p of params.namedChildren) {
     if (!p) continue;
-    const id = p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren.find((c) => c?.type === 'identifier') ?? null;
+    const id =
+      p.type === 'identifier'
+        ? p
+        : (p.childForFieldName('name') ?? p.namedChildren.find((c) => c?.type === 'identifier') ?? null);
     if (id?.type === 'identifier') out.push(id.text);
   }
   return out;
@@ -197,10 +213,12 @@ function assignedIn(body: Node): Set<string> {
   const targets = (t: Node | null): void => {
     if (!t) return;
     if (t.type === 'identifier') out.add(t.text);
-    else if (t.type === 'pattern_list' || t.type === 'tuple_pattern' || t.type === 'list_pattern') for (const c of t.namedChildren) targets(c);
+    else if (t.type === 'pattern_list' || t.type === 'tuple_pattern' || t.type === 'list_pattern')
+      for (const c of t.namedChildren) targets(c);
   };
   const walk = (n: Node): void => {
-    if (n.type === 'assignment' || n.type === 'augmented_assignment' || n.type === 'for_statement') targets(n.childForFieldName('left'));
+    if (n.type === 'assignment' || n.type === 'augmented_assignment' || n.type === 'for_statement')
+      targets(n.childForFieldName('left'));
     if (n.type === 'function_definition' || n.type === 'class_definition') {
       const name = n.childForFieldName('name');
       if (name) out.add(name.text);
@@ -216,7 +234,10 @@ function assignedIn(body: Node): Set<string> {
 function markParameters(params: Node, bound: Set<number>): void {
   for (const p of params.namedChildren) {
     if (!p) continue;
-    const id = p.type === 'identifier' ? p : p.childForFieldName('name') ?? p.namedChildren.find((c) => c?.type === 'identifier') ?? null;
+    const id =
+      p.type === 'identifier'
+        ? p
+        : (p.childForFieldName('name') ?? p.namedChildren.find((c) => c?.type === 'identifier') ?? null);
     if (id) bound.add(id.id);
   }
 }
@@ -224,7 +245,8 @@ function markParameters(params: Node, bound: Set<number>): void {
 /** `df` of `df["x"]`, `df.a.b`, `df.loc[…]`. */
 function baseName(node: Node): string | undefined {
   let n: Node | null = node;
-  while (n && (n.type === 'subscript' || n.type === 'attribute')) n = n.childForFieldName(n.type === 'subscript' ? 'value' : 'object');
+  while (n && (n.type === 'subscript' || n.type === 'attribute'))
+    n = n.childForFieldName(n.type === 'subscript' ? 'value' : 'object');
   return n?.type === 'identifier' ? n.text : undefined;
 }
 
@@ -233,7 +255,12 @@ function baseName(node: Node): string | undefined {
  * before it: for each name, the cells that bind or change it, and then the names those
  * binding cells read, breadth first, at most `limit` names.
  */
-export function traceOrigins(cells: ReadonlyArray<CellNames | undefined>, failing: number, names: readonly string[], limit = 12): NameOrigin[] {
+export function traceOrigins(
+  cells: ReadonlyArray<CellNames | undefined>,
+  failing: number,
+  names: readonly string[],
+  limit = 12
+): NameOrigin[] {
   const out: NameOrigin[] = [];
   const seen = new Set<string>();
   const queue = [...names];
@@ -250,7 +277,9 @@ export function traceOrigins(cells: ReadonlyArray<CellNames | undefined>, failin
       else if (c.changes.includes(name)) changedIn.push(i);
     }
     if (!boundIn.length && !changedIn.length) continue; // a builtin, or defined nowhere above
-    const builtFrom = [...new Set([...boundIn, ...changedIn].flatMap((i) => cells[i]!.reads))].filter((n) => n !== name);
+    const builtFrom = [...new Set([...boundIn, ...changedIn].flatMap((i) => cells[i]!.reads))].filter(
+      (n) => n !== name
+    );
     out.push({ name, boundIn, changedIn, builtFrom });
     queue.push(...builtFrom);
   }

@@ -44,12 +44,18 @@ export const MODULE = '<module>';
 
 const PY_DEFS: Record<string, GraphSymbol['kind']> = { function_definition: 'function', class_definition: 'class' };
 const JS_DEFS: Record<string, GraphSymbol['kind']> = {
-  function_declaration: 'function', generator_function_declaration: 'function', class_declaration: 'class',
-  method_definition: 'method', abstract_class_declaration: 'class'
+  function_declaration: 'function',
+  generator_function_declaration: 'function',
+  class_declaration: 'class',
+  method_definition: 'method',
+  abstract_class_declaration: 'class'
 };
 
 /** Extracts symbols and calls from a parsed document. */
-export function extract(tree: Tree, language: StructuralLanguage): { symbols: GraphSymbol[]; calls: CallSite[]; imports: ImportSite[] } {
+export function extract(
+  tree: Tree,
+  language: StructuralLanguage
+): { symbols: GraphSymbol[]; calls: CallSite[]; imports: ImportSite[] } {
   const symbols: GraphSymbol[] = [];
   const calls: CallSite[] = [];
   const imports: ImportSite[] = [];
@@ -70,7 +76,8 @@ export function extract(tree: Tree, language: StructuralLanguage): { symbols: Gr
     const imported = python ? pythonImport(node) : jsImport(node);
     if (imported) imports.push(...imported);
     const callee = calleeName(node, python);
-    if (callee) calls.push({ callee, caller: scope.length ? scope.join('.') : MODULE, line: node.startPosition.row + 1 });
+    if (callee)
+      calls.push({ callee, caller: scope.length ? scope.join('.') : MODULE, line: node.startPosition.row + 1 });
     for (const child of node.namedChildren) if (child) visit(child, childScope, childEnclosing);
   };
   visit(tree.rootNode, [], undefined);
@@ -82,7 +89,8 @@ function pythonImport(node: Node): ImportSite[] | undefined {
   const line = node.startPosition.row + 1;
   if (node.type === 'import_statement') {
     return node.namedChildren.flatMap((c) => {
-      const name = c?.type === 'aliased_import' ? c.childForFieldName('name') : c?.type === 'dotted_name' ? c : undefined;
+      const name =
+        c?.type === 'aliased_import' ? c.childForFieldName('name') : c?.type === 'dotted_name' ? c : undefined;
       return name ? [{ module: name.text, level: 0, names: [], line }] : [];
     });
   }
@@ -124,7 +132,9 @@ const stringValue = (n: Node): string => n.text.replace(/^['"`]|['"`]$/g, '');
 function jsFunctionBinding(node: Node, python: boolean): GraphSymbol['kind'] | undefined {
   if (python || node.type !== 'variable_declarator') return undefined;
   const value = node.childForFieldName('value');
-  return value && (value.type === 'arrow_function' || value.type === 'function_expression' || value.type === 'function') ? 'function' : undefined;
+  return value && (value.type === 'arrow_function' || value.type === 'function_expression' || value.type === 'function')
+    ? 'function'
+    : undefined;
 }
 
 function calleeName(node: Node, python: boolean): string | undefined {

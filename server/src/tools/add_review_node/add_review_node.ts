@@ -4,7 +4,12 @@ import { defineTool, type ToolDefinition } from '../../gate/define-tool.js';
 import { ToolInputError } from '../../base/tool-errors.js';
 import { cellRef, findCell, NotebookFormatError, parseNotebook } from '../../notebooks/ipynb.js';
 import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
-import { ReviewConsensusError, reviewNodeParameters, type ReviewAnchor, type ReviewNodeInput } from '../../modes/review/review.js';
+import {
+  ReviewConsensusError,
+  reviewNodeParameters,
+  type ReviewAnchor,
+  type ReviewNodeInput
+} from '../../modes/review/review.js';
 import { nodeLine, reviewDisplay, reviewerOf } from './review-display.js';
 import type { ReviewPort } from '../../modes/review/review-port.js';
 
@@ -23,7 +28,13 @@ export function createAddReviewNodeTool(reviews: ReviewPort): ToolDefinition<typ
     parameters: reviewNodeParameters,
     examples: [
       {
-        args: { kind: 'bug', priority: 'P1', confidence: 0.8, anchor: { file: 'src/load.py', lines: [12, 14] }, body: 'range(len(rows) - 1) skips the last row, so totals are short by one row.' },
+        args: {
+          kind: 'bug',
+          priority: 'P1',
+          confidence: 0.8,
+          anchor: { file: 'src/load.py', lines: [12, 14] },
+          body: 'range(len(rows) - 1) skips the last row, so totals are short by one row.'
+        },
         comment: 'a bug in a file, with the lines it is on'
       }
     ],
@@ -35,7 +46,12 @@ export function createAddReviewNodeTool(reviews: ReviewPort): ToolDefinition<typ
       let added;
       try {
         added = reviews.addNode(ctx.chatId, {
-          kind: args.kind, priority: args.priority, confidence: args.confidence, body: args.body, author: reviewerOf(ctx), ...(anchor ? { anchor } : {})
+          kind: args.kind,
+          priority: args.priority,
+          confidence: args.confidence,
+          body: args.body,
+          author: reviewerOf(ctx),
+          ...(anchor ? { anchor } : {})
         });
       } catch (error) {
         if (error instanceof ReviewConsensusError) throw new ToolInputError(error.message);
@@ -61,16 +77,26 @@ async function resolveAnchor(anchor: NonNullable<ReviewNodeInput['anchor']>, wor
   if (!anchor.cell) {
     return { file, ...lines };
   }
-  if (!notebook) throw new ToolInputError(`anchor.cell is for notebooks: ${file} is not an .ipynb file. Drop "cell" and give the file's lines.`);
-  if (!resolved.exists) throw new ToolInputError(`Notebook not found: "${anchor.file}". Paths are relative to the workspace root.`);
+  if (!notebook)
+    throw new ToolInputError(
+      `anchor.cell is for notebooks: ${file} is not an .ipynb file. Drop "cell" and give the file's lines.`
+    );
+  if (!resolved.exists)
+    throw new ToolInputError(`Notebook not found: "${anchor.file}". Paths are relative to the workspace root.`);
   let nb;
   try {
     nb = parseNotebook(await readFile(resolved.absolute, 'utf8'));
   } catch (error) {
-    if (error instanceof NotebookFormatError) throw new ToolInputError(`${file} is not a readable notebook (${error.message}); anchor the finding to the file without "cell".`);
+    if (error instanceof NotebookFormatError)
+      throw new ToolInputError(
+        `${file} is not a readable notebook (${error.message}); anchor the finding to the file without "cell".`
+      );
     throw error;
   }
   const index = findCell(nb, anchor.cell);
-  if (index < 0) throw new ToolInputError(`No cell "${anchor.cell}" in ${file} (${nb.cells.length} cells); use an id from notebook_read or "#N".`);
+  if (index < 0)
+    throw new ToolInputError(
+      `No cell "${anchor.cell}" in ${file} (${nb.cells.length} cells); use an id from notebook_read or "#N".`
+    );
   return { file, cell: { index, id: cellRef(nb, index) }, ...lines };
 }

@@ -4,7 +4,7 @@ import type { StoredReview } from '../../modes/review/review-port.js';
 
 /** Who is making a review call: the person (`user`, a pane's button), else the worker, else the chat's agent. */
 export function reviewerOf(ctx: { actor: string; worker?: { id: string } }): string {
-  return ctx.actor === 'user' ? 'user' : ctx.worker?.id ?? 'agent';
+  return ctx.actor === 'user' ? 'user' : (ctx.worker?.id ?? 'agent');
 }
 
 /** The verdict of a finalized review (Ship / Hold / Block and why), from its nodes and stored axes. */
@@ -14,8 +14,15 @@ export function verdictOf(review: StoredReview): ReturnType<typeof computeVerdic
 
 function nodeView(n: ReviewNode): ReviewNodeView {
   return {
-    id: n.id, kind: n.kind, priority: n.priority, confidence: n.confidence, body: n.body, author: n.author, state: n.state,
-    ...(n.approvedBy ? { approvedBy: n.approvedBy } : {}), ...(n.anchor ? { anchor: structuredClone(n.anchor) } : {})
+    id: n.id,
+    kind: n.kind,
+    priority: n.priority,
+    confidence: n.confidence,
+    body: n.body,
+    author: n.author,
+    state: n.state,
+    ...(n.approvedBy ? { approvedBy: n.approvedBy } : {}),
+    ...(n.anchor ? { anchor: structuredClone(n.anchor) } : {})
   };
 }
 
@@ -23,10 +30,21 @@ function nodeView(n: ReviewNode): ReviewNodeView {
 export function reviewDisplay(review: StoredReview, focus?: string): ReviewDisplay {
   const verdict = verdictOf(review);
   return {
-    kind: 'review', reviewId: review.id, scope: review.label, nodes: review.nodes.map(nodeView),
+    kind: 'review',
+    reviewId: review.id,
+    scope: review.label,
+    nodes: review.nodes.map(nodeView),
     ...(focus ? { focus } : {}),
     ...(verdict && review.final
-      ? { verdict: { verdict: verdict.verdict, reasons: verdict.reasons, axes: structuredClone(review.final.axes), finalizedAt: review.final.finalizedAt, ...(review.final.summary ? { summary: review.final.summary } : {}) } }
+      ? {
+          verdict: {
+            verdict: verdict.verdict,
+            reasons: verdict.reasons,
+            axes: structuredClone(review.final.axes),
+            finalizedAt: review.final.finalizedAt,
+            ...(review.final.summary ? { summary: review.final.summary } : {})
+          }
+        }
       : {})
   };
 }

@@ -45,7 +45,8 @@ export function parsePatch(text: string): FilePatch[] {
       continue;
     }
     const plus = lines[i + 1];
-    if (plus === undefined || !plus.startsWith('+++ ')) throw new PatchError(`line ${i + 2}: expected "+++ <path>" after "${line}".`);
+    if (plus === undefined || !plus.startsWith('+++ '))
+      throw new PatchError(`line ${i + 2}: expected "+++ <path>" after "${line}".`);
     const file: FilePatch = { oldPath: stripPrefix(line.slice(4)), newPath: stripPrefix(plus.slice(4)), hunks: [] };
     i += 2;
     while (i < lines.length && lines[i]!.startsWith('@@')) {
@@ -53,7 +54,15 @@ export function parsePatch(text: string): FilePatch[] {
       if (!m) throw new PatchError(`line ${i + 1}: malformed hunk header "${lines[i]}".`);
       const oldCount = m[2] === undefined ? 1 : Number(m[2]);
       const newCount = m[4] === undefined ? 1 : Number(m[4]);
-      const hunk: PatchHunk = { oldStart: Number(m[1]), before: [], after: [], oldNoNewline: false, newNoNewline: false, added: 0, removed: 0 };
+      const hunk: PatchHunk = {
+        oldStart: Number(m[1]),
+        before: [],
+        after: [],
+        oldNoNewline: false,
+        newNoNewline: false,
+        added: 0,
+        removed: 0
+      };
       i++;
       let seenOld = 0;
       let seenNew = 0;
@@ -61,30 +70,52 @@ export function parsePatch(text: string): FilePatch[] {
       while (i < lines.length && (seenOld < oldCount || seenNew < newCount || lines[i]!.startsWith('\\'))) {
         const l = lines[i]!;
         if (l.startsWith('\\')) {
-          if (last === '-' ) hunk.oldNoNewline = true;
+          if (last === '-') hunk.oldNoNewline = true;
           else if (last === '+') hunk.newNoNewline = true;
-          else { hunk.oldNoNewline = true; hunk.newNoNewline = true; }
+          else {
+            hunk.oldNoNewline = true;
+            hunk.newNoNewline = true;
+          }
           i++;
           continue;
         }
         const tag = l === '' ? ' ' : l[0];
         const body = l === '' ? '' : l.slice(1);
-        if (tag === ' ') { hunk.before.push(body); hunk.after.push(body); seenOld++; seenNew++; }
-        else if (tag === '-') { hunk.before.push(body); seenOld++; hunk.removed++; }
-        else if (tag === '+') { hunk.after.push(body); seenNew++; hunk.added++; }
-        else throw new PatchError(`line ${i + 1}: unexpected "${l.slice(0, 40)}" inside a hunk (lines must start with " ", "-" or "+"; counts in the @@ header may be wrong).`);
+        if (tag === ' ') {
+          hunk.before.push(body);
+          hunk.after.push(body);
+          seenOld++;
+          seenNew++;
+        } else if (tag === '-') {
+          hunk.before.push(body);
+          seenOld++;
+          hunk.removed++;
+        } else if (tag === '+') {
+          hunk.after.push(body);
+          seenNew++;
+          hunk.added++;
+        } else
+          throw new PatchError(
+            `line ${i + 1}: unexpected "${l.slice(0, 40)}" inside a hunk (lines must start with " ", "-" or "+"; counts in the @@ header may be wrong).`
+          );
         last = tag as ' ' | '-' | '+';
         i++;
       }
       if (seenOld !== oldCount || seenNew !== newCount) {
-        throw new PatchError(`hunk "${m[0]}" of ${file.newPath ?? file.oldPath}: the header says -${oldCount} +${newCount} lines but the hunk has -${seenOld} +${seenNew}.`);
+        throw new PatchError(
+          `hunk "${m[0]}" of ${file.newPath ?? file.oldPath}: the header says -${oldCount} +${newCount} lines but the hunk has -${seenOld} +${seenNew}.`
+        );
       }
       file.hunks.push(hunk);
     }
-    if (file.hunks.length === 0) throw new PatchError(`${file.newPath ?? file.oldPath}: no hunks after the file header.`);
+    if (file.hunks.length === 0)
+      throw new PatchError(`${file.newPath ?? file.oldPath}: no hunks after the file header.`);
     files.push(file);
   }
-  if (files.length === 0) throw new PatchError('no file headers found: a unified diff starts each file with "--- a/<path>" and "+++ b/<path>".');
+  if (files.length === 0)
+    throw new PatchError(
+      'no file headers found: a unified diff starts each file with "--- a/<path>" and "+++ b/<path>".'
+    );
   return files;
 }
 
@@ -105,7 +136,8 @@ export function applyHunks(original: string, hunks: readonly PatchHunk[], name: 
     else if (matchesAt(lines, hunk.before, expected)) at = expected;
     else {
       const found: number[] = [];
-      for (let s = 0; s + hunk.before.length <= lines.length; s++) if (matchesAt(lines, hunk.before, s)) found.push(s + 1);
+      for (let s = 0; s + hunk.before.length <= lines.length; s++)
+        if (matchesAt(lines, hunk.before, s)) found.push(s + 1);
       if (found.length !== 1) {
         throw new PatchError(
           `hunk ${index + 1} of ${name} (@@ -${hunk.oldStart}) does not apply: its context/removed lines ${found.length === 0 ? 'are not in the file' : `occur ${found.length} times (lines ${found.join(', ')})`}. Read the file and rebuild the hunk from its current text.`

@@ -7,7 +7,9 @@ import { nodeLine, reviewDisplay, reviewerOf } from '../add_review_node/review-d
 import type { ReviewPort } from '../../modes/review/review-port.js';
 
 export const approveReviewNodeParameters = z.strictObject({
-  node_id: z.string({ error: 'must be a finding id such as "n2" (add_review_node returned it)' }).regex(/^n\d{1,6}$/, { error: 'must be a finding id such as "n2" (add_review_node returned it)' })
+  node_id: z
+    .string({ error: 'must be a finding id such as "n2" (add_review_node returned it)' })
+    .regex(/^n\d{1,6}$/, { error: 'must be a finding id such as "n2" (add_review_node returned it)' })
     .describe('The finding to approve, e.g. "n2".')
 });
 
@@ -23,7 +25,7 @@ export function createApproveReviewNodeTool(reviews: ReviewPort): ToolDefinition
     tier: 'read',
     description: TOOL_DESCRIPTIONS.approve_review_node,
     parameters: approveReviewNodeParameters,
-    examples: [{ args: { node_id: 'n2' }, comment: 'you checked another reviewer\'s finding n2 and agree with it' }],
+    examples: [{ args: { node_id: 'n2' }, comment: "you checked another reviewer's finding n2 and agree with it" }],
     actionClasses: ['read'],
     parallelSafe: false,
     async execute(args, ctx) {
@@ -33,7 +35,11 @@ export function createApproveReviewNodeTool(reviews: ReviewPort): ToolDefinition
         approved = reviews.approve(ctx.chatId, args.node_id, approver);
       } catch (error) {
         if (error instanceof ReviewConsensusError) {
-          throw new ToolInputError(error.reason === 'self-approval' ? `${error.message} A peer must approve it: another reviewer (a worker) or the user in the Cellmate pane. Do not retry.` : error.message);
+          throw new ToolInputError(
+            error.reason === 'self-approval'
+              ? `${error.message} A peer must approve it: another reviewer (a worker) or the user in the Cellmate pane. Do not retry.`
+              : error.message
+          );
         }
         throw error;
       }

@@ -10,7 +10,13 @@ import { parseNotebook, toCellData } from '../../notebooks/ipynb.js';
 import type { NotebookPort } from '../../notebooks/pane-hub.js';
 
 /** Reads cell `ref` (an id or `#<n>`) of the notebook at `absolute` (`relative` in messages). */
-export async function readCell(opts: { absolute: string; relative: string; ref: string; port?: NotebookPort; signal?: AbortSignal }): Promise<DebugCell> {
+export async function readCell(opts: {
+  absolute: string;
+  relative: string;
+  ref: string;
+  port?: NotebookPort;
+  signal?: AbortSignal;
+}): Promise<DebugCell> {
   const { absolute, relative, ref } = opts;
   let cells: NotebookCellData[];
   const pane = await opts.port?.find(relative, opts.signal).catch(() => undefined);
@@ -32,8 +38,12 @@ export async function readCell(opts: { absolute: string; relative: string; ref: 
     cells = nb.cells.map((_, i) => toCellData(nb, i));
   }
   const index = findCellIndex(cells, ref);
-  if (index < 0) throw new ToolInputError(`${relative} has no cell "${ref}" (${cells.length} cells). Use a cell id from notebook_read, or "#<n>" counting from 1.`);
+  if (index < 0)
+    throw new ToolInputError(
+      `${relative} has no cell "${ref}" (${cells.length} cells). Use a cell id from notebook_read, or "#<n>" counting from 1.`
+    );
   const cell = cells[index]!;
-  if (cell.cell_type !== 'code') throw new ToolInputError(`${relative} cell ${ref} is a ${cell.cell_type} cell; only code cells can be debugged.`);
+  if (cell.cell_type !== 'code')
+    throw new ToolInputError(`${relative} cell ${ref} is a ${cell.cell_type} cell; only code cells can be debugged.`);
   return { notebook: relative, index, code: cell.source, ...(cell.id.startsWith('#') ? {} : { cellId: cell.id }) };
 }

@@ -13,7 +13,14 @@ const CARD_VALUE_CHARS = 200;
 /** The card for a session now. */
 export async function debugDisplay(a: ActiveDebug): Promise<DebugDisplay> {
   const { session } = a;
-  const display: DebugDisplay = { kind: 'debug', sessionId: session.id, adapter: session.adapter, target: session.target, state: session.state, ...(a.notebook ? { notebook: a.notebook } : {}) };
+  const display: DebugDisplay = {
+    kind: 'debug',
+    sessionId: session.id,
+    adapter: session.adapter,
+    target: session.target,
+    state: session.state,
+    ...(a.notebook ? { notebook: a.notebook } : {})
+  };
   if (a.kernel) display.breakpoints = a.kernel.breakpointList();
   const stop = session.stopInfo;
   if (!stop) return display;
@@ -21,7 +28,9 @@ export async function debugDisplay(a: ActiveDebug): Promise<DebugDisplay> {
   try {
     const { frames } = await session.stack(stop.threadId);
     display.frames = frames.slice(0, CARD_FRAMES).map((f) => ({
-      name: f.name, label: f.label, line: f.line,
+      name: f.name,
+      label: f.label,
+      line: f.line,
       ...(f.sourceLine !== undefined ? { sourceLine: f.sourceLine } : {}),
       ...(f.cell ? { cell: f.cell } : {})
     }));

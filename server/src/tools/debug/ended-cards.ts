@@ -16,7 +16,10 @@ import type { DebugSessionManager } from '../../dap/session-manager.js';
 export type DebugCardChats = CardChats;
 
 /** Follows `sessions`: each ended session's latest card becomes `ended`. Returns the subscription. */
-export function followEndedDebugCards(sessions: Pick<DebugSessionManager, 'onDidChange'>, chats: DebugCardChats): { dispose(): void } {
+export function followEndedDebugCards(
+  sessions: Pick<DebugSessionManager, 'onDidChange'>,
+  chats: DebugCardChats
+): { dispose(): void } {
   let disposed = false;
   const subscription = sessions.onDidChange(({ chatId, session }) => {
     if (session.state !== 'ended') return;
@@ -35,15 +38,26 @@ export function followEndedDebugCards(sessions: Pick<DebugSessionManager, 'onDid
 }
 
 function markEnded(chats: DebugCardChats, chatId: string, session: DebugSession): void {
-  const ofSession = (item: ToolCallItem): boolean => item.display?.kind === 'debug' && item.display.sessionId === session.id;
+  const ofSession = (item: ToolCallItem): boolean =>
+    item.display?.kind === 'debug' && item.display.sessionId === session.id;
   let latest: string | undefined;
-  updateToolCards(chats, chatId, { match: ofSession, latestOnly: true, render: (item) => ((latest = item.id), item.display!) });
+  updateToolCards(chats, chatId, {
+    match: ofSession,
+    latestOnly: true,
+    render: (item) => ((latest = item.id), item.display!)
+  });
   updateToolCards(chats, chatId, {
     match: ofSession,
     render: (item) => {
       if (item.display?.kind !== 'debug' || item.display.state === 'ended') return item.display!;
       if (item.id !== latest) return { ...item.display, sessionEnded: true };
-      const { frames: _frames, locals: _locals, breakpoints: _breakpoints, sessionEnded: _ended, ...rest } = item.display;
+      const {
+        frames: _frames,
+        locals: _locals,
+        breakpoints: _breakpoints,
+        sessionEnded: _ended,
+        ...rest
+      } = item.display;
       const end = session.ending;
       return { ...rest, state: 'ended', ...(end ? { reason: `ended: ${end.message}` } : {}) };
     }

@@ -32,14 +32,20 @@ export function formatVariables(vars: readonly VariableView[], more: boolean): s
 }
 
 /** Each breakpoint with its line's source and whether the adapter verified it. */
-export function formatBreakpoints(where: string, results: readonly BreakpointResult[], lines: readonly string[] | undefined): string {
+export function formatBreakpoints(
+  where: string,
+  results: readonly BreakpointResult[],
+  lines: readonly string[] | undefined
+): string {
   if (results.length === 0) return `${where}: breakpoints cleared.`;
   const rows = results.map((b) => {
     const text = lines?.[b.line - 1];
     const src = text === undefined ? ' (past the end of the source)' : `: ${text.trim() || '(blank line)'}`;
     const cond = b.condition ? ` if ${b.condition}` : '';
     const state = b.verified
-      ? b.actualLine !== undefined ? `set, verified (moved to line ${b.actualLine})` : 'set, verified'
+      ? b.actualLine !== undefined
+        ? `set, verified (moved to line ${b.actualLine})`
+        : 'set, verified'
       : `NOT set — the debugger did not verify it${b.message ? `: ${b.message}` : ''}`;
     return `line ${b.line}${cond}${src} — ${state}`;
   });
@@ -47,13 +53,24 @@ export function formatBreakpoints(where: string, results: readonly BreakpointRes
 }
 
 /** What happened after a run/continue/step: stopped where, finished how, or still running. */
-export async function formatRunState(session: DebugSession, state: RunState, waitedMs: number, cellEnd?: CellRunEnd): Promise<string> {
+export async function formatRunState(
+  session: DebugSession,
+  state: RunState,
+  waitedMs: number,
+  cellEnd?: CellRunEnd
+): Promise<string> {
   if (state === 'running') {
     return `Still running after ${Math.round(waitedMs / 1000)} s (no stop yet). Call debug status or continue to wait again, pause to stop it, or terminate.`;
   }
   if (state === 'ended') return `The session ended: ${session.ending?.message ?? 'unknown reason'}.`;
   if (state === 'finished') {
-    const how = cellEnd ? cellEnd.status === 'ok' ? 'The cell finished without error.' : cellEnd.status === 'error' ? `The cell finished with an error: ${cellEnd.detail}.` : `The cell did not finish normally (${cellEnd.status}${cellEnd.detail ? `: ${cellEnd.detail}` : ''}).` : 'The program finished.';
+    const how = cellEnd
+      ? cellEnd.status === 'ok'
+        ? 'The cell finished without error.'
+        : cellEnd.status === 'error'
+          ? `The cell finished with an error: ${cellEnd.detail}.`
+          : `The cell did not finish normally (${cellEnd.status}${cellEnd.detail ? `: ${cellEnd.detail}` : ''}).`
+      : 'The program finished.';
     const out = session.output().text;
     const tail = out.trimEnd().split('\n').slice(-5).join('\n');
     return `${how}${tail ? `\nLast output:\n${tail}` : ''}${cellEnd ? '\nThe session stays open: run_cell again, or terminate.' : '\nCall output to read all of it, then terminate.'}`;
@@ -61,7 +78,9 @@ export async function formatRunState(session: DebugSession, state: RunState, wai
   const stop = session.stopInfo;
   const { frames } = await session.stack(stop?.threadId).catch(() => ({ frames: [] as FrameView[] }));
   const top = frames[0];
-  const why = stop ? `${stop.reason}${stop.text ? ` ${stop.text.split('(note')[0]!.trim()}` : ''}${stop.description ? `: ${stop.description}` : ''}` : 'stopped';
+  const why = stop
+    ? `${stop.reason}${stop.text ? ` ${stop.text.split('(note')[0]!.trim()}` : ''}${stop.description ? `: ${stop.description}` : ''}`
+    : 'stopped';
   const where = top ? ` in ${top.name} at ${frameLine(top)}` : '';
   return `Stopped (${why})${where}${stop?.threadId !== undefined ? ` [thread ${stop.threadId}]` : ''}${top ? ` [top frame_id=${top.id}]` : ''}.`;
 }

@@ -27,7 +27,11 @@ export const MAX_DESCRIPTION_CHARS = 80;
 export function cellLabel(description: string, code: string): { label: string; note?: string } {
   const flat = description.replace(/\s+/g, ' ').trim();
   if (flat === '') {
-    const first = code.split('\n').map((l) => l.trim()).find(Boolean) ?? '(empty cell)';
+    const first =
+      code
+        .split('\n')
+        .map((l) => l.trim())
+        .find(Boolean) ?? '(empty cell)';
     const { label } = cellLabel(`Run: ${first}`, '');
     return { label, note: `description was empty; the card shows "${label}"` };
   }
@@ -39,12 +43,22 @@ export function cellLabel(description: string, code: string): { label: string; n
 }
 
 export const evalParameters = z.object({
-  code: z.string().describe('The cell to run. The last expression is echoed; magics such as %pip, %cd, !cmd, %%bash, %%timeit are rewritten and reported.'),
+  code: z
+    .string()
+    .describe(
+      'The cell to run. The last expression is echoed; magics such as %pip, %cd, !cmd, %%bash, %%timeit are rewritten and reported.'
+    ),
   description: z
     .string({ error: 'must be a short phrase saying what the cell does, e.g. "Load sales.csv and show first rows"' })
     .describe('A short phrase (about 5–10 words) saying what the cell does; labels the cell in the transcript.'),
-  language: z.enum(['python', 'javascript']).default('python').describe('`python` (IPython, default) or `javascript` (Node.js).'),
-  reset: z.boolean().default(false).describe('Discard the interpreter and start clean before running (on a notebook kernel: restarts it).')
+  language: z
+    .enum(['python', 'javascript'])
+    .default('python')
+    .describe('`python` (IPython, default) or `javascript` (Node.js).'),
+  reset: z
+    .boolean()
+    .default(false)
+    .describe('Discard the interpreter and start clean before running (on a notebook kernel: restarts it).')
 });
 
 /** The kernels, the registry `tool()` calls re-enter and the idle budget (see {@link KernelRunnerOptions}). */
@@ -59,11 +73,39 @@ export function createEvalTool(options: EvalToolOptions) {
     description: TOOL_DESCRIPTIONS.eval,
     parameters: evalParameters,
     examples: [
-      { args: { code: 'import pandas as pd\ndf = pd.read_csv("sales.csv")\ndf.head()', description: 'Load sales.csv and show the first rows' }, comment: 'load data and look at it (Python, the default)' },
-      { args: { code: 'df.groupby("region").revenue.sum().plot.bar()', description: 'Plot total revenue per region as bars' }, comment: 'a figure comes back as an image' },
-      { args: { code: '%pip install tabulate', description: 'Install tabulate into the kernel environment' }, comment: 'install a package, then import it in the next eval' },
-      { args: { code: 'print(tool("read", {"path": "notes.md"}))', description: 'Read notes.md through the tool bridge' }, comment: 'call another tool from code' },
-      { args: { code: 'const r = await fetch("https://example.com"); r.status', description: 'Fetch example.com and show the HTTP status', language: 'javascript' }, comment: 'JavaScript with top-level await' }
+      {
+        args: {
+          code: 'import pandas as pd\ndf = pd.read_csv("sales.csv")\ndf.head()',
+          description: 'Load sales.csv and show the first rows'
+        },
+        comment: 'load data and look at it (Python, the default)'
+      },
+      {
+        args: {
+          code: 'df.groupby("region").revenue.sum().plot.bar()',
+          description: 'Plot total revenue per region as bars'
+        },
+        comment: 'a figure comes back as an image'
+      },
+      {
+        args: { code: '%pip install tabulate', description: 'Install tabulate into the kernel environment' },
+        comment: 'install a package, then import it in the next eval'
+      },
+      {
+        args: {
+          code: 'print(tool("read", {"path": "notes.md"}))',
+          description: 'Read notes.md through the tool bridge'
+        },
+        comment: 'call another tool from code'
+      },
+      {
+        args: {
+          code: 'const r = await fetch("https://example.com"); r.status',
+          description: 'Fetch example.com and show the HTTP status',
+          language: 'javascript'
+        },
+        comment: 'JavaScript with top-level await'
+      }
     ],
     timeoutMs: NO_TIMEOUT_MS,
     // EVAL-5: a cell that spawns processes or deletes files is also judged as `shell`.
@@ -71,16 +113,30 @@ export function createEvalTool(options: EvalToolOptions) {
     // Stop interrupts the cell; its result then says "[Interrupted: …]".
     abortGraceMs: 5_000,
     async execute(args, ctx) {
-      const { handle, notes, outcome } = await runner.run(ctx, { code: args.code, language: args.language, reset: args.reset });
+      const { handle, notes, outcome } = await runner.run(ctx, {
+        code: args.code,
+        language: args.language,
+        reset: args.reset
+      });
       const { label, note } = cellLabel(args.description, args.code);
       const privateTo = ctx.worker && !ctx.worker.sharesKernel ? `worker ${ctx.worker.id}` : undefined;
-      const f = formatEval(outcome, handle.info, { description: label, notes: note ? [...notes, note] : notes, idleTimeoutMs: runner.idleTimeoutMs, ...(privateTo ? { privateTo } : {}) });
+      const f = formatEval(outcome, handle.info, {
+        description: label,
+        notes: note ? [...notes, note] : notes,
+        idleTimeoutMs: runner.idleTimeoutMs,
+        ...(privateTo ? { privateTo } : {})
+      });
       return {
         title: f.title,
         output: f.output,
         display: f.display,
         attachments: f.images.map((i) => ({ type: 'image' as const, mediaType: i.mediaType, data: i.data })),
-        metadata: { status: outcome.status, kernel: handle.info, executionCount: outcome.executionCount, bridgeCalls: outcome.bridgeCalls }
+        metadata: {
+          status: outcome.status,
+          kernel: handle.info,
+          executionCount: outcome.executionCount,
+          bridgeCalls: outcome.bridgeCalls
+        }
       };
     }
   });
@@ -95,7 +151,9 @@ export function createEvalTool(options: EvalToolOptions) {
 export function shellJudgement(code: string, language: 'python' | 'javascript'): ExtraJudgement[] {
   const calls = findProcessCalls(code, language);
   if (calls.length === 0) return [];
-  const subjects = [...new Set(calls.flatMap((c) => (c.subject.startsWith(`${language}: `) ? [c.subject] : shellSubjects(c.subject))))];
+  const subjects = [
+    ...new Set(calls.flatMap((c) => (c.subject.startsWith(`${language}: `) ? [c.subject] : shellSubjects(c.subject))))
+  ];
   const danger = calls.map((c) => dangerousCommandReason(c.subject)).find((d) => d !== undefined);
   const apis = [...new Set(calls.map((c) => c.api))].join(', ');
   return [{ tool: 'shell', tier: 'exec', subjects, ...(danger ? { danger } : {}), why: `the cell calls ${apis}` }];

@@ -9,7 +9,16 @@ import type { EvalKernelInfo, ToolCallDisplay } from '@cellmate/protocol';
 /** A rich output bigger than this (characters over its MIME types) is not kept in the chat file. */
 export const MAX_CARD_OUTPUT_CHARS = 4 * 2 ** 20;
 /** MIME types the pane shows, best first. */
-const SHOWN_MIMES = ['image/png', 'image/jpeg', 'image/svg+xml', 'text/html', 'text/markdown', 'text/latex', 'application/json', 'text/plain'];
+const SHOWN_MIMES = [
+  'image/png',
+  'image/jpeg',
+  'image/svg+xml',
+  'text/html',
+  'text/markdown',
+  'text/latex',
+  'application/json',
+  'text/plain'
+];
 
 export interface ModelImage {
   mediaType: string;
@@ -35,7 +44,16 @@ export function describeKernel(k: EvalKernelInfo, privateTo = 'this chat'): stri
     : `${k.name} kernel private to ${privateTo}`;
 }
 
-export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: { description: string; notes: string[]; idleTimeoutMs: number; /** Whose private kernel (a background worker's), default this chat. */ privateTo?: string }): FormattedEval {
+export function formatEval(
+  outcome: EvalOutcome,
+  kernel: EvalKernelInfo,
+  extra: {
+    description: string;
+    notes: string[];
+    idleTimeoutMs: number;
+    /** Whose private kernel (a background worker's), default this chat. */ privateTo?: string;
+  }
+): FormattedEval {
   const lines: string[] = [`[${kernel.language} · ${describeKernel(kernel, extra.privateTo)}]`];
   for (const n of [...extra.notes, ...outcome.notes]) lines.push(`Note: ${n}`);
   if (outcome.rewrites.length) {
@@ -54,7 +72,12 @@ export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: 
       for (const mime of SHOWN_MIMES) {
         const v = o.data[mime];
         if (v === undefined) continue;
-        bundle[mime] = typeof v === 'string' ? v : Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.join('') : JSON.stringify(v);
+        bundle[mime] =
+          typeof v === 'string'
+            ? v
+            : Array.isArray(v) && v.every((x) => typeof x === 'string')
+              ? v.join('')
+              : JSON.stringify(v);
       }
       const size = Object.values(bundle).reduce((n, v) => n + v.length, 0);
       if (size > MAX_CARD_OUTPUT_CHARS) {
@@ -79,21 +102,29 @@ export function formatEval(outcome: EvalOutcome, kernel: EvalKernelInfo, extra: 
     }
   }
   if (outcome.bridgeCalls > 0) {
-    lines.push(`[${outcome.bridgeCalls} tool() call${outcome.bridgeCalls === 1 ? '' : 's'} from the cell, each checked and audited as actor "kernel"]`);
+    lines.push(
+      `[${outcome.bridgeCalls} tool() call${outcome.bridgeCalls === 1 ? '' : 's'} from the cell, each checked and audited as actor "kernel"]`
+    );
   }
   const secs = Math.round(extra.idleTimeoutMs / 1000);
   switch (outcome.status) {
     case 'idle-timeout':
-      lines.push(`[Interrupted: no output for ${secs} s (the idle budget). The kernel and its state are kept. Print progress, or split the work.]`);
+      lines.push(
+        `[Interrupted: no output for ${secs} s (the idle budget). The kernel and its state are kept. Print progress, or split the work.]`
+      );
       break;
     case 'aborted':
       lines.push('[Interrupted: the user stopped the turn.]');
       break;
     case 'kernel-died':
-      lines.push('[The kernel died while running this cell (crash, out of memory, or killed). Its state is lost; the next eval starts a fresh kernel.]');
+      lines.push(
+        '[The kernel died while running this cell (crash, out of memory, or killed). Its state is lost; the next eval starts a fresh kernel.]'
+      );
       break;
     case 'stuck':
-      lines.push('[The cell did not stop after an interrupt; the kernel will be restarted on the next eval (state lost).]');
+      lines.push(
+        '[The cell did not stop after an interrupt; the kernel will be restarted on the next eval (state lost).]'
+      );
       break;
     default:
       if (outcome.outputs.length === 0) lines.push('(no output)');

@@ -6,7 +6,12 @@
  * the registry as actor `kernel` in the calling turn's context, report the last printed
  * line as progress, and mark a dead or stuck kernel broken so the next run replaces it.
  */
-import { DEFAULT_IDLE_TIMEOUT_MS, type ToolChannelResponse, type EvalLanguage, type EvalOutcome } from '@cellmate/kernel-bridge';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  type ToolChannelResponse,
+  type EvalLanguage,
+  type EvalOutcome
+} from '@cellmate/kernel-bridge';
 import path from 'node:path';
 import type { AcquiredKernel, KernelManager } from '../../kernels/kernel-manager.js';
 import type { ToolContext } from '../../gate/define-tool.js';
@@ -50,7 +55,10 @@ export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
       const { handle, notes } = await options.kernels.acquire(kernelOwner(ctx), cell.language, { reset: cell.reset });
       // A cell paused in the kernel's debugger holds the kernel: queueing behind it would hang.
       const paused = handle.pausedInDebugger?.();
-      if (paused) throw new KernelPausedError(`${paused}. Nothing else can run in that kernel until the debugged cell goes on: call debug continue (or step) until it finishes, or debug terminate, then run this again.`);
+      if (paused)
+        throw new KernelPausedError(
+          `${paused}. Nothing else can run in that kernel until the debugged cell goes on: call debug continue (or step) until it finishes, or debug terminate, then run this again.`
+        );
       const outcome = await handle.session.run({
         code: cell.code,
         idleTimeoutMs,
@@ -60,7 +68,10 @@ export function createKernelRunner(options: KernelRunnerOptions): KernelRunner {
         onOutput: ctx.progress
           ? (o) => {
               if (o.type !== 'stream') return;
-              const line = o.text.split('\n').filter((l) => l.trim()).at(-1);
+              const line = o.text
+                .split('\n')
+                .filter((l) => l.trim())
+                .at(-1);
               if (line !== undefined) ctx.progress?.({ lastLine: line });
             }
           : undefined
@@ -86,12 +97,22 @@ export function kernelOwner(ctx: Pick<ToolContext, 'chatId' | 'worker'>): string
  * on: the registry builds the kernel call's own. A result cut by output shaping names its
  * saved full text, so `x = !cmd` still gets every line.
  */
-export async function toolChannelCall(registry: ToolRegistry, name: string, args: unknown, ctx: ToolContext): Promise<ToolChannelResponse> {
+export async function toolChannelCall(
+  registry: ToolRegistry,
+  name: string,
+  args: unknown,
+  ctx: ToolContext
+): Promise<ToolChannelResponse> {
   // The eval card's own review state is not the kernel call's: its Auto review reaches the
   // person, if at all, through the approval card.
   const { callId: _modelCallId, isPathAllowed: _callersGate, review: _evalCardReview, ...rest } = ctx;
   const r = await registry.call(name, args, { ...rest, actor: 'kernel' });
   if (!r.ok) return { ok: false, error: r.output };
   const saved = r.metadata?.savedPath;
-  return { ok: true, output: r.output, title: r.title, ...(typeof saved === 'string' ? { fullOutputFile: path.resolve(ctx.workspace, saved) } : {}) };
+  return {
+    ok: true,
+    output: r.output,
+    title: r.title,
+    ...(typeof saved === 'string' ? { fullOutputFile: path.resolve(ctx.workspace, saved) } : {})
+  };
 }

@@ -38,7 +38,8 @@ const MAX_DEPTH = 3;
  * non-ASCII identifiers (NFKC: `ｏｓ` is `os`) and JavaScript allows escapes in identifiers
  * (`\u0065val`): a cell with a non-ASCII character or a backslash-u is always scanned.
  */
-export const PY_WORDS = /os|subprocess|pty|asyncio|platform|commands|shutil|posix|exec|eval|compile|unlink|rmdir|rmtree/;
+export const PY_WORDS =
+  /os|subprocess|pty|asyncio|platform|commands|shutil|posix|exec|eval|compile|unlink|rmdir|rmtree/;
 export const JS_WORDS = /eval|Function|vm|require|import|child_process|Deno|Bun|process|rm|unlink/;
 
 /** Whether a cell can contain a call {@link findProcessCalls} reports (false: it cannot). */
@@ -64,7 +65,13 @@ export function scanProcessCalls(rewritten: string, language: 'python' | 'javasc
     return new JsScan(astGrep().parse(astGrep().Lang.JavaScript, rewritten).root(), depth).run();
   } catch (error) {
     // A parser failure must not let the cell through unjudged.
-    return [{ api: `${language} parser`, kind: 'dynamic-code', subject: `eval: the cell could not be analysed (${(error as Error).message})` }];
+    return [
+      {
+        api: `${language} parser`,
+        kind: 'dynamic-code',
+        subject: `eval: the cell could not be analysed (${(error as Error).message})`
+      }
+    ];
   }
 }
 
@@ -83,11 +90,25 @@ function deleteSubject(api: string, target: string): string {
   return `rm ${target}`;
 }
 
-const PY_SPAWN = /^(os\.(system|popen|exec\w*|spawn\w*|posix_spawnp?|fork|forkpty)|subprocess\.\w+|pty\.spawn|asyncio\.create_subprocess_\w+|platform\.popen|commands\.\w+)$/;
+const PY_SPAWN =
+  /^(os\.(system|popen|exec\w*|spawn\w*|posix_spawnp?|fork|forkpty)|subprocess\.\w+|pty\.spawn|asyncio\.create_subprocess_\w+|platform\.popen|commands\.\w+)$/;
 const PY_DELETE = /^(shutil\.rmtree|os\.(remove|unlink|rmdir|removedirs))$/;
 const PY_WATCHED_MODULES = /^(os|subprocess|shutil|pty|posix)$/;
 const PY_WILDCARD_NAMES: Record<string, string[]> = {
-  os: ['system', 'popen', 'remove', 'unlink', 'rmdir', 'removedirs', 'execv', 'execvp', 'execl', 'execlp', 'spawnv', 'spawnl'],
+  os: [
+    'system',
+    'popen',
+    'remove',
+    'unlink',
+    'rmdir',
+    'removedirs',
+    'execv',
+    'execvp',
+    'execl',
+    'execlp',
+    'spawnv',
+    'spawnl'
+  ],
   subprocess: ['run', 'call', 'check_call', 'check_output', 'Popen', 'getoutput', 'getstatusoutput'],
   shutil: ['rmtree']
 };
@@ -95,7 +116,10 @@ const PY_WILDCARD_NAMES: Record<string, string[]> = {
 class PythonScan {
   private readonly aliases = new Map<string, string>();
   private readonly calls: ProcessCall[] = [];
-  constructor(private readonly root: SgNode, private readonly depth: number) {}
+  constructor(
+    private readonly root: SgNode,
+    private readonly depth: number
+  ) {}
 
   run(): ProcessCall[] {
     this.collectImports();
@@ -103,7 +127,11 @@ class PythonScan {
     // `import subprocess` with no call recognised: the module can still be used indirectly.
     for (const [local, full] of this.aliases) {
       if (/^(subprocess|pty)$/.test(full) && !this.calls.some((c) => c.api.startsWith(`${full}.`))) {
-        this.calls.push({ api: full, kind: 'spawn', subject: `python: import ${full}${local !== full ? ` as ${local}` : ''}` });
+        this.calls.push({
+          api: full,
+          kind: 'spawn',
+          subject: `python: import ${full}${local !== full ? ` as ${local}` : ''}`
+        });
       }
     }
     return this.calls;
@@ -113,15 +141,18 @@ class PythonScan {
     for (const stmt of this.root.findAll({ rule: { kind: 'import_statement' } })) {
       for (const c of stmt.children()) {
         if (c.kind() === 'dotted_name') this.aliases.set(c.text().split('.')[0]!, c.text().split('.')[0]!);
-        if (c.kind() === 'aliased_import') this.aliases.set(c.field('alias')?.text() ?? '', c.field('name')?.text() ?? '');
+        if (c.kind() === 'aliased_import')
+          this.aliases.set(c.field('alias')?.text() ?? '', c.field('name')?.text() ?? '');
       }
     }
     for (const stmt of this.root.findAll({ rule: { kind: 'import_from_statement' } })) {
       const module = stmt.field('module_name')?.text() ?? '';
       for (const c of stmt.children()) {
         if (c.kind() === 'dotted_name' && c.text() !== module) this.aliases.set(c.text(), `${module}.${c.text()}`);
-        if (c.kind() === 'aliased_import') this.aliases.set(c.field('alias')?.text() ?? '', `${module}.${c.field('name')?.text() ?? ''}`);
-        if (c.kind() === 'wildcard_import') for (const n of PY_WILDCARD_NAMES[module] ?? []) this.aliases.set(n, `${module}.${n}`);
+        if (c.kind() === 'aliased_import')
+          this.aliases.set(c.field('alias')?.text() ?? '', `${module}.${c.field('name')?.text() ?? ''}`);
+        if (c.kind() === 'wildcard_import')
+          for (const n of PY_WILDCARD_NAMES[module] ?? []) this.aliases.set(n, `${module}.${n}`);
       }
     }
     // `run = subprocess.run`, `sp = __import__("subprocess")`: one pass, in order.
@@ -169,12 +200,17 @@ class PythonScan {
     const method = fnNode.kind() === 'attribute' ? fnNode.field('attribute')?.text() : undefined;
     if (api && (api === 'exec' || api === 'eval' || api === 'compile') && fnNode.kind() === 'identifier') {
       const source = positional[0] && pyLiteral(positional[0]);
-      if (source !== undefined && this.depth < MAX_DEPTH) this.calls.push(...findProcessCalls(source, 'python', this.depth + 1));
+      if (source !== undefined && this.depth < MAX_DEPTH)
+        this.calls.push(...findProcessCalls(source, 'python', this.depth + 1));
       else this.calls.push({ api, kind: 'dynamic-code', subject: clip(`python: ${call.text()}`) });
       return;
     }
     if (api && PY_SPAWN.test(api)) {
-      this.calls.push({ api, kind: 'spawn', subject: clip(this.commandOf(api, positional) ?? `python: ${call.text()}`) });
+      this.calls.push({
+        api,
+        kind: 'spawn',
+        subject: clip(this.commandOf(api, positional) ?? `python: ${call.text()}`)
+      });
       return;
     }
     if (api && /\.\*$/.test(api) && PY_WATCHED_MODULES.test(api.split('.')[0]!)) {
@@ -185,14 +221,19 @@ class PythonScan {
     if (!isDelete) return;
     // The target: a literal (quoted as a shell word), else `{expression}`.
     let target: string;
-    if (api && PY_DELETE.test(api)) target = literalOr(positional[0] && pyLiteral(positional[0]), positional[0]?.text() ?? '?');
+    if (api && PY_DELETE.test(api))
+      target = literalOr(positional[0] && pyLiteral(positional[0]), positional[0]?.text() ?? '?');
     else {
       // Path("x").unlink(): the path is the constructor's literal argument when there is one.
       const obj = fnNode.field('object')!;
       const ctorArgs = obj.kind() === 'call' ? callArguments(obj) : [];
       target = literalOr(ctorArgs[0] && pyLiteral(ctorArgs[0]), obj.text());
     }
-    this.calls.push({ api: api ?? `.${method}`, kind: 'delete', subject: clip(deleteSubject(api && PY_DELETE.test(api) ? api : `.${method}`, target)) });
+    this.calls.push({
+      api: api ?? `.${method}`,
+      kind: 'delete',
+      subject: clip(deleteSubject(api && PY_DELETE.test(api) ? api : `.${method}`, target))
+    });
   }
 
   /** The command line a spawn call runs, when its arguments are literals. */
@@ -210,7 +251,10 @@ class PythonScan {
 /** The value of a plain string literal (no f-string interpolation), else undefined. */
 function pyLiteral(node: SgNode): string | undefined {
   if (node.kind() === 'concatenated_string') {
-    const parts = node.children().filter((c) => c.isNamed()).map(pyLiteral);
+    const parts = node
+      .children()
+      .filter((c) => c.isNamed())
+      .map(pyLiteral);
     return parts.every((p) => p !== undefined) ? parts.join('') : undefined;
   }
   if (node.kind() !== 'string') return undefined;
@@ -220,17 +264,26 @@ function pyLiteral(node: SgNode): string | undefined {
 }
 
 function pyWords(list: SgNode): string | undefined {
-  const words = list.children().filter((c) => c.isNamed()).map(pyLiteral);
-  return words.length > 0 && words.every((w) => w !== undefined) ? words.map((w) => quoteWord(w!)).join(' ') : undefined;
+  const words = list
+    .children()
+    .filter((c) => c.isNamed())
+    .map(pyLiteral);
+  return words.length > 0 && words.every((w) => w !== undefined)
+    ? words.map((w) => quoteWord(w!)).join(' ')
+    : undefined;
 }
 
-const JS_SPAWN = /^(child_process\.\w+|Deno\.(run|Command)|Bun\.spawn(Sync)?|process\.(binding|_linkedBinding|dlopen))$/;
+const JS_SPAWN =
+  /^(child_process\.\w+|Deno\.(run|Command)|Bun\.spawn(Sync)?|process\.(binding|_linkedBinding|dlopen))$/;
 const JS_DELETE_METHODS = new Set(['rm', 'rmSync', 'rmdir', 'rmdirSync', 'unlink', 'unlinkSync']);
 
 class JsScan {
   private readonly aliases = new Map<string, string>();
   private readonly calls: ProcessCall[] = [];
-  constructor(private readonly root: SgNode, private readonly depth: number) {}
+  constructor(
+    private readonly root: SgNode,
+    private readonly depth: number
+  ) {}
 
   run(): ProcessCall[] {
     for (const d of this.root.findAll({ rule: { kind: 'variable_declarator' } })) this.declare(d);
@@ -238,10 +291,15 @@ class JsScan {
       const left = a.field('left');
       const right = a.field('right');
       const resolved = right && this.resolve(right);
-      if (left?.kind() === 'identifier' && resolved && /^(child_process|fs|Deno|Bun)\b/.test(resolved)) this.aliases.set(left.text(), resolved);
+      if (left?.kind() === 'identifier' && resolved && /^(child_process|fs|Deno|Bun)\b/.test(resolved))
+        this.aliases.set(left.text(), resolved);
     }
-    for (const c of this.root.findAll({ rule: { any: [{ kind: 'call_expression' }, { kind: 'new_expression' }] } })) this.judge(c);
-    if ([...this.aliases.values()].includes('child_process') && !this.calls.some((c) => c.api.startsWith('child_process.'))) {
+    for (const c of this.root.findAll({ rule: { any: [{ kind: 'call_expression' }, { kind: 'new_expression' }] } }))
+      this.judge(c);
+    if (
+      [...this.aliases.values()].includes('child_process') &&
+      !this.calls.some((c) => c.api.startsWith('child_process.'))
+    ) {
       this.calls.push({ api: 'child_process', kind: 'spawn', subject: 'javascript: require("child_process")' });
     }
     return this.calls;
@@ -308,7 +366,8 @@ class JsScan {
     const method = fnNode.kind() === 'member_expression' ? fnNode.field('property')?.text() : undefined;
     if (api === 'eval' || api === 'Function' || (api && /^vm\.(runIn\w+|Script|compileFunction)$/.test(api))) {
       const source = args[0] && jsLiteral(args[0]);
-      if (source !== undefined && api === 'eval' && this.depth < MAX_DEPTH) this.calls.push(...findProcessCalls(source, 'javascript', this.depth + 1));
+      if (source !== undefined && api === 'eval' && this.depth < MAX_DEPTH)
+        this.calls.push(...findProcessCalls(source, 'javascript', this.depth + 1));
       else this.calls.push({ api, kind: 'dynamic-code', subject: clip(`javascript: ${call.text()}`) });
       return;
     }
@@ -339,7 +398,12 @@ function quoteWordIf(word: string, isProgram: boolean): string {
 }
 
 function jsLiteral(node: SgNode): string | undefined {
-  if (node.kind() === 'string') return node.children().filter((c) => c.isNamed()).map((c) => c.text()).join('');
+  if (node.kind() === 'string')
+    return node
+      .children()
+      .filter((c) => c.isNamed())
+      .map((c) => c.text())
+      .join('');
   if (node.kind() === 'template_string') {
     const inner = node.children().filter((c) => c.isNamed());
     return inner.some((c) => c.kind() === 'template_substitution') ? undefined : inner.map((c) => c.text()).join('');
@@ -348,8 +412,13 @@ function jsLiteral(node: SgNode): string | undefined {
 }
 
 function jsWords(list: SgNode): string | undefined {
-  const words = list.children().filter((c) => c.isNamed()).map(jsLiteral);
-  return words.length > 0 && words.every((w) => w !== undefined) ? words.map((w) => quoteWord(w!)).join(' ') : undefined;
+  const words = list
+    .children()
+    .filter((c) => c.isNamed())
+    .map(jsLiteral);
+  return words.length > 0 && words.every((w) => w !== undefined)
+    ? words.map((w) => quoteWord(w!)).join(' ')
+    : undefined;
 }
 
 /** A call's arguments (named nodes: no commas, parentheses or comments), in both languages. */

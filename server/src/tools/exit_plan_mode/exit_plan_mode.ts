@@ -24,7 +24,8 @@ export function createExitPlanModeTool(plans: PlanPort): ToolDefinition<typeof e
     parallelSafe: false,
     async execute(_args, ctx) {
       const latest = plans.latest(ctx.chatId);
-      if (!latest || latest.approval === 'superseded') throw new ToolInputError('No plan to approve: call submit_plan with the plan first, then exit_plan_mode.');
+      if (!latest || latest.approval === 'superseded')
+        throw new ToolInputError('No plan to approve: call submit_plan with the plan first, then exit_plan_mode.');
       const before = latest.approval;
       const plan = plans.requestApproval(ctx.chatId, latest.id);
       const goal = JSON.stringify(plan.goal);
@@ -42,7 +43,12 @@ export function createExitPlanModeTool(plans: PlanPort): ToolDefinition<typeof e
             return `Plan ${plan.id} is ${plan.approval}.`;
         }
       })();
-      return { title: `plan approval: ${plan.approval}`, output, metadata: { planId: plan.id, approval: plan.approval }, display: planDisplay(plan) };
+      return {
+        title: `plan approval: ${plan.approval}`,
+        output,
+        metadata: { planId: plan.id, approval: plan.approval },
+        display: planDisplay(plan)
+      };
     }
   });
 }

@@ -6,7 +6,11 @@ import { nodeLine, reviewDisplay, verdictOf } from '../add_review_node/review-di
 import type { ReviewPort } from '../../modes/review/review-port.js';
 
 export const finalizeReviewParameters = z.strictObject({
-  summary: z.string({ error: 'must be a string: the review in two or three sentences' }).trim().max(4_000, { error: 'must be at most 4000 characters' }).optional()
+  summary: z
+    .string({ error: 'must be a string: the review in two or three sentences' })
+    .trim()
+    .max(4_000, { error: 'must be at most 4000 characters' })
+    .optional()
     .describe('The review in two or three sentences (optional).')
 });
 
@@ -26,13 +30,21 @@ export interface ReviewAxesPort {
  * stricter — failed → Block, could not run → at least Hold). The verdict is durable and
  * follows later consensus: a finding the person approves afterwards updates it.
  */
-export function createFinalizeReviewTool(reviews: ReviewPort, axes: ReviewAxesPort): ToolDefinition<typeof finalizeReviewParameters> {
+export function createFinalizeReviewTool(
+  reviews: ReviewPort,
+  axes: ReviewAxesPort
+): ToolDefinition<typeof finalizeReviewParameters> {
   return defineTool({
     name: 'finalize_review',
     tier: 'read',
     description: TOOL_DESCRIPTIONS.finalize_review,
     parameters: finalizeReviewParameters,
-    examples: [{ args: { summary: 'Two correctness bugs in the loader; the rest is clean.' }, comment: 'after recording every finding' }],
+    examples: [
+      {
+        args: { summary: 'Two correctness bugs in the loader; the rest is clean.' },
+        comment: 'after recording every finding'
+      }
+    ],
     actionClasses: ['read'],
     parallelSafe: false,
     // The tests axis may run a whole test suite (its own budget is CELLMATE_REVIEW_TEST_TIMEOUT_MS).
@@ -49,7 +61,9 @@ export function createFinalizeReviewTool(reviews: ReviewPort, axes: ReviewAxesPo
         ...review.nodes.map((n) => `- ${nodeLine(n)}`),
         'Axes:',
         ...results.map((a) => `- ${a.axis}: ${a.status}${a.detail ? ` — ${a.detail}` : ''}`),
-        verdict.reasons.length ? `Why ${verdict.verdict}: ${verdict.reasons.join('; ')}.` : 'Why Ship: no P0/P1 finding and every axis passed.',
+        verdict.reasons.length
+          ? `Why ${verdict.verdict}: ${verdict.reasons.join('; ')}.`
+          : 'Why Ship: no P0/P1 finding and every axis passed.',
         'The user sees the findings and the verdict in the pane; the verdict follows later approvals. End your turn with a short summary.'
       ];
       return {

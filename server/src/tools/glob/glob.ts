@@ -10,15 +10,28 @@ import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 /** Character budget of one page of paths. */
 const MAX_GLOB_OUTPUT_CHARS = 50_000;
 
-const positive = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
+const positive = (what: string) =>
+  z
+    .number({ error: `must be ${what}` })
+    .int({ error: `must be ${what}` })
+    .min(1, { error: `must be ${what}` });
 
 export const globParameters = z.strictObject({
-  pattern: z.string({ error: 'must be a glob string such as "**/*.py"' }).min(1, { error: 'must not be empty' })
+  pattern: z
+    .string({ error: 'must be a glob string such as "**/*.py"' })
+    .min(1, { error: 'must not be empty' })
     .describe('Glob over file paths, e.g. "*.ipynb" (any folder) or "src/**/*.ts".'),
-  path: z.string({ error: 'must be a folder path relative to the workspace' }).optional()
+  path: z
+    .string({ error: 'must be a folder path relative to the workspace' })
+    .optional()
     .describe('Folder to search in, relative to the workspace. Default: the workspace root.'),
-  offset: positive('a positive integer (1-based index of the first path)').optional().describe('1-based index of the first path to return. Default 1.'),
-  limit: positive('a positive integer').max(2000, { error: 'must be at most 2000' }).optional().describe('Maximum paths to return. Default 200.')
+  offset: positive('a positive integer (1-based index of the first path)')
+    .optional()
+    .describe('1-based index of the first path to return. Default 1.'),
+  limit: positive('a positive integer')
+    .max(2000, { error: 'must be at most 2000' })
+    .optional()
+    .describe('Maximum paths to return. Default 200.')
 });
 
 /** `glob`: file names only (never contents). */
@@ -36,7 +49,8 @@ export const globTool = defineTool({
   paths: (args) => [args.path ?? '.'],
   async execute(args, ctx) {
     const root = await resolveWorkspacePath(ctx.workspace, args.path ?? '.');
-    if (!root.exists) throw new ToolInputError(`Folder not found: "${args.path}". Paths are relative to the workspace root.`);
+    if (!root.exists)
+      throw new ToolInputError(`Folder not found: "${args.path}". Paths are relative to the workspace root.`);
     const re = globToRegExp(args.pattern);
     const matches: string[] = [];
     const prefix = root.relative === '.' ? '' : `${root.relative}/`;
@@ -50,15 +64,37 @@ export const globTool = defineTool({
     matches.sort();
     const held = withheldNote(withheld);
     const where = root.relative === '.' ? 'the workspace' : root.relative;
-    if (matches.length === 0) return { title: `${args.pattern}: no files`, output: `No files match ${JSON.stringify(args.pattern)} in ${where}. (glob matches names only; use grep to search contents.)${held ? `
-${held}` : ''}`, metadata: { total: 0, withheld }, ...emptyOutcome(withheld) };
+    if (matches.length === 0)
+      return {
+        title: `${args.pattern}: no files`,
+        output: `No files match ${JSON.stringify(args.pattern)} in ${where}. (glob matches names only; use grep to search contents.)${
+          held
+            ? `
+${held}`
+            : ''
+        }`,
+        metadata: { total: 0, withheld },
+        ...emptyOutcome(withheld)
+      };
     const offset = args.offset ?? 1;
     const limit = args.limit ?? 200;
     const p = page({
-      entries: matches.slice(offset - 1, offset - 1 + limit).map((m) => `${prefix}${m}`), offset, limit, total: matches.length,
-      maxChars: MAX_GLOB_OUTPUT_CHARS, noun: { one: 'file', many: 'files' }, tool: 'glob', countWhenWhole: true
+      entries: matches.slice(offset - 1, offset - 1 + limit).map((m) => `${prefix}${m}`),
+      offset,
+      limit,
+      total: matches.length,
+      maxChars: MAX_GLOB_OUTPUT_CHARS,
+      noun: { one: 'file', many: 'files' },
+      tool: 'glob',
+      countWhenWhole: true
     });
-    return { title: `${args.pattern}: ${matches.length} files`, output: held ? `${p.text}
-${held}` : p.text, metadata: { total: matches.length, withheld } };
+    return {
+      title: `${args.pattern}: ${matches.length} files`,
+      output: held
+        ? `${p.text}
+${held}`
+        : p.text,
+      metadata: { total: matches.length, withheld }
+    };
   }
 });

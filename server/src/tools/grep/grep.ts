@@ -19,18 +19,33 @@ const MAX_GREP_OUTPUT_CHARS = 50_000;
 /** Matches collected before counting only (keeps memory bounded on huge result sets). */
 const KEEP_MATCHES = 20_000;
 
-const positive = (what: string) => z.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(1, { error: `must be ${what}` });
+const positive = (what: string) =>
+  z
+    .number({ error: `must be ${what}` })
+    .int({ error: `must be ${what}` })
+    .min(1, { error: `must be ${what}` });
 
 export const grepParameters = z.strictObject({
-  pattern: z.string({ error: 'must be a regular expression string' }).min(1, { error: 'must not be empty' })
+  pattern: z
+    .string({ error: 'must be a regular expression string' })
+    .min(1, { error: 'must not be empty' })
     .describe('JavaScript regular expression matched against each line, e.g. "def\\\\s+load".'),
-  path: z.string({ error: 'must be a path relative to the workspace' }).optional()
+  path: z
+    .string({ error: 'must be a path relative to the workspace' })
+    .optional()
     .describe('Folder or file to search, relative to the workspace. Default: the workspace root.'),
-  glob: z.string({ error: 'must be a glob string such as "*.py"' }).optional()
+  glob: z
+    .string({ error: 'must be a glob string such as "*.py"' })
+    .optional()
     .describe('Only search files matching this glob, e.g. "*.py" or "src/**/*.ts".'),
   case_insensitive: z.boolean({ error: 'must be true or false' }).optional().describe('Ignore case. Default false.'),
-  offset: positive('a positive integer (1-based index of the first match)').optional().describe('1-based index of the first match to return. Default 1.'),
-  limit: positive('a positive integer').max(1000, { error: 'must be at most 1000' }).optional().describe('Maximum matches to return. Default 100.')
+  offset: positive('a positive integer (1-based index of the first match)')
+    .optional()
+    .describe('1-based index of the first match to return. Default 1.'),
+  limit: positive('a positive integer')
+    .max(1000, { error: 'must be at most 1000' })
+    .optional()
+    .describe('Maximum matches to return. Default 100.')
 });
 
 /** `grep`: regex over contents, structured candidates with total and paging (HARN-3). */
@@ -52,7 +67,9 @@ export const grepTool = defineTool({
     try {
       matcher = new LineMatcher(args.pattern, args.case_insensitive ? 'iu' : 'u', { signal: ctx.signal });
     } catch (error) {
-      throw new ToolInputError(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${(error as Error).message}. Escape special characters (\\. \\( \\[) to match them literally.`);
+      throw new ToolInputError(
+        `Invalid regular expression ${JSON.stringify(args.pattern)}: ${(error as Error).message}. Escape special characters (\\. \\( \\[) to match them literally.`
+      );
     }
     const root = await resolveWorkspacePath(ctx.workspace, args.path ?? '.');
     if (!root.exists) throw new ToolInputError(`Not found: "${args.path}". Paths are relative to the workspace root.`);
@@ -95,21 +112,44 @@ export const grepTool = defineTool({
     }
     const held = withheldNote(withheld);
     if (total === 0) {
-      return { title: `${args.pattern}: no matches`, output: `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''}${args.glob ? ` in files matching ${args.glob}` : ''} under ${root.relative === '.' ? 'the workspace' : root.relative}.${held ? `\n${held}` : ''}`, metadata: { total: 0, withheld }, ...emptyOutcome(withheld) };
+      return {
+        title: `${args.pattern}: no matches`,
+        output: `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''}${args.glob ? ` in files matching ${args.glob}` : ''} under ${root.relative === '.' ? 'the workspace' : root.relative}.${held ? `\n${held}` : ''}`,
+        metadata: { total: 0, withheld },
+        ...emptyOutcome(withheld)
+      };
     }
     const offset = args.offset ?? 1;
     const limit = args.limit ?? 100;
     const inFiles = `in ${files.size} file${files.size === 1 ? '' : 's'}`;
-    const more = offset - 1 + limit > KEEP_MATCHES && total > KEEP_MATCHES ? ' — past 20,000 matches only the count is kept: narrow the pattern, path or glob' : '';
+    const more =
+      offset - 1 + limit > KEEP_MATCHES && total > KEEP_MATCHES
+        ? ' — past 20,000 matches only the count is kept: narrow the pattern, path or glob'
+        : '';
     if (offset > Math.min(total, KEEP_MATCHES) && offset <= total) {
-      throw new ToolInputError(`offset ${offset} is past the first 20,000 matches (of ${total}), which is all grep keeps. Narrow the pattern, path or glob.`);
+      throw new ToolInputError(
+        `offset ${offset} is past the first 20,000 matches (of ${total}), which is all grep keeps. Narrow the pattern, path or glob.`
+      );
     }
     const p = page({
-      entries: kept.slice(offset - 1, offset - 1 + limit), offset, limit, total, maxChars: MAX_GREP_OUTPUT_CHARS,
-      noun: { one: 'match', many: 'matches' }, tool: 'grep', scope: `${inFiles}${more}`, countWhenWhole: true
+      entries: kept.slice(offset - 1, offset - 1 + limit),
+      offset,
+      limit,
+      total,
+      maxChars: MAX_GREP_OUTPUT_CHARS,
+      noun: { one: 'match', many: 'matches' },
+      tool: 'grep',
+      scope: `${inFiles}${more}`,
+      countWhenWhole: true
     });
-    return { title: `${args.pattern}: ${total} matches`, output: held ? `${p.text}
-${held}` : p.text, metadata: { total, files: files.size, withheld } };
+    return {
+      title: `${args.pattern}: ${total} matches`,
+      output: held
+        ? `${p.text}
+${held}`
+        : p.text,
+      metadata: { total, files: files.size, withheld }
+    };
   }
 });
 

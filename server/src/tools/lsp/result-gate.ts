@@ -14,7 +14,6 @@ import { PathRefusedError } from '../../base/tool-errors.js';
 import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 import { LIBRARY_SEGMENTS } from '../../gate/withheld-values.js';
 
-
 /** A gate for one call (verdicts cached per file for the call). */
 export function resultGate(ctx: Pick<ToolContext, 'workspace' | 'isPathAllowed'>): LocationGate {
   const cache = new Map<string, Promise<LocationVerdict>>();
@@ -38,6 +37,8 @@ async function judge(ctx: Pick<ToolContext, 'workspace' | 'isPathAllowed'>, file
   const real = await realpath(file).catch(() => undefined);
   if (!real) return 'withhold';
   const parts = real.split(path.sep);
-  const typescriptLib = parts.some((p, i) => p === 'node_modules' && parts[i + 1] === 'typescript' && parts[i + 2] === 'lib') || parts.some((p, i) => p === 'node_modules' && parts[i + 1] === '@types');
+  const typescriptLib =
+    parts.some((p, i) => p === 'node_modules' && parts[i + 1] === 'typescript' && parts[i + 2] === 'lib') ||
+    parts.some((p, i) => p === 'node_modules' && parts[i + 1] === '@types');
   return typescriptLib || parts.some((p) => LIBRARY_SEGMENTS.has(p)) ? 'library' : 'withhold';
 }

@@ -8,7 +8,13 @@
  * choice, idle budget, `tool()` bridge and dead-kernel handling), their outputs written back.
  */
 import { readFile } from 'node:fs/promises';
-import { NotebookEditError, type CellmateCellMark, type EvalKernelInfo, type NotebookCellData, type NotebookEditOp } from '@cellmate/protocol';
+import {
+  NotebookEditError,
+  type CellmateCellMark,
+  type EvalKernelInfo,
+  type NotebookCellData,
+  type NotebookEditOp
+} from '@cellmate/protocol';
 import { z } from 'zod';
 import { notebookEditPreview } from './edit-preview.js';
 import { TOOL_DESCRIPTIONS } from '../../gate/descriptions.generated.js';
@@ -19,7 +25,15 @@ import { resolveWorkspacePath } from '../../workspace/workspace-path.js';
 import type { KernelRunner } from '../eval/kernel-runner.js';
 import { page, saveFullOutput } from '../../workspace/output-shaping.js';
 import { cellEntries, describeOutput, toNbformatOutputs } from '../../notebooks/format.js';
-import { applyEdits, findCell, parseNotebook, serializeNotebook, sourceText, toCellData, type IpynbNotebook } from '../../notebooks/ipynb.js';
+import {
+  applyEdits,
+  findCell,
+  parseNotebook,
+  serializeNotebook,
+  sourceText,
+  toCellData,
+  type IpynbNotebook
+} from '../../notebooks/ipynb.js';
 
 /** Character budget of one page of cells (50 cells with a few cut outputs each fit). */
 const MAX_NOTEBOOK_PAGE_CHARS = 50_000;
@@ -40,19 +54,34 @@ const ipynbPath = z
   .refine((p) => p.endsWith('.ipynb'), { error: 'must name an .ipynb file' })
   .describe('Notebook path relative to the workspace, e.g. "analysis.ipynb".');
 const cellType = z.enum(['code', 'markdown', 'raw']);
-const cellId = z.string().min(1).describe('A cell id from notebook_read (or "#<n>", the cell number counting from 1, in notebooks without ids).');
+const cellId = z
+  .string()
+  .min(1)
+  .describe('A cell id from notebook_read (or "#<n>", the cell number counting from 1, in notebooks without ids).');
 
 export const notebookReadParameters = z.strictObject({
   path: ipynbPath,
-  offset: z.number().int().min(1).optional().describe('Number of the first cell to return (cells count from 1). Default 1.'),
+  offset: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('Number of the first cell to return (cells count from 1). Default 1.'),
   limit: z.number().int().min(1).max(200).optional().describe('Maximum cells to return. Default 50.')
 });
 
 const editSchema = z.discriminatedUnion('action', [
   z.strictObject({
     action: z.literal('insert'),
-    index: z.number().int().min(0).describe('How many cells come before the first new one (0 = top; the cell count = append).'),
-    cells: z.array(z.strictObject({ cell_type: cellType.default('code'), source: z.string() })).min(1).max(50)
+    index: z
+      .number()
+      .int()
+      .min(0)
+      .describe('How many cells come before the first new one (0 = top; the cell count = append).'),
+    cells: z
+      .array(z.strictObject({ cell_type: cellType.default('code'), source: z.string() }))
+      .min(1)
+      .max(50)
   }),
   z.strictObject({ action: z.literal('replace'), cell_id: cellId, source: z.string(), cell_type: cellType.optional() }),
   z.strictObject({ action: z.literal('delete'), cell_id: cellId }),
@@ -82,9 +111,18 @@ function toOps(edits: z.output<typeof notebookEditParameters>['edits']): Noteboo
   return edits.map((e) => {
     switch (e.action) {
       case 'insert':
-        return { op: 'insert', index: e.index, cells: e.cells.map((c) => ({ cell_type: c.cell_type, source: c.source })) };
+        return {
+          op: 'insert',
+          index: e.index,
+          cells: e.cells.map((c) => ({ cell_type: c.cell_type, source: c.source }))
+        };
       case 'replace':
-        return { op: 'replace', cellId: e.cell_id, source: e.source, ...(e.cell_type ? { cellType: e.cell_type } : {}) };
+        return {
+          op: 'replace',
+          cellId: e.cell_id,
+          source: e.source,
+          ...(e.cell_type ? { cellType: e.cell_type } : {})
+        };
       case 'delete':
         return { op: 'delete', cellId: e.cell_id };
       case 'move':
@@ -98,12 +136,16 @@ async function loadDisk(absolute: string, relative: string): Promise<IpynbNotebo
   try {
     text = await readFile(absolute, 'utf8');
   } catch {
-    throw new ToolInputError(`${relative} does not exist. Create notebooks with the write tool, or check the path with glob "*.ipynb".`);
+    throw new ToolInputError(
+      `${relative} does not exist. Create notebooks with the write tool, or check the path with glob "*.ipynb".`
+    );
   }
   try {
     return parseNotebook(text);
   } catch (e) {
-    throw new ToolInputError(`${relative} is not a valid nbformat 4 notebook: ${(e as Error).message}. It was not changed.`);
+    throw new ToolInputError(
+      `${relative} is not a valid nbformat 4 notebook: ${(e as Error).message}. It was not changed.`
+    );
   }
 }
 
@@ -144,8 +186,13 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       const header = `${resolved.relative}: ${cells.length} cells, ${where}.`;
       const entries = await pageEntries(cells, offset - 1, offset - 1 + limit, header, ctx.workspace);
       const p = page({
-        entries, offset, limit, total: cells.length,
-        maxChars: MAX_NOTEBOOK_PAGE_CHARS, noun: { one: 'cell', many: 'cells' }, tool: 'notebook_read'
+        entries,
+        offset,
+        limit,
+        total: cells.length,
+        maxChars: MAX_NOTEBOOK_PAGE_CHARS,
+        noun: { one: 'cell', many: 'cells' },
+        tool: 'notebook_read'
       });
       return {
         title: `${resolved.relative} (${cells.length} cells)`,
@@ -161,9 +208,27 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     description: section('notebook_edit'),
     parameters: notebookEditParameters,
     examples: [
-      { args: { path: 'analysis.ipynb', edits: [{ action: 'insert', index: 2, cells: [{ cell_type: 'code', source: 'df.describe()' }] }] }, comment: 'insert a code cell before the third cell' },
-      { args: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'a1b2c3d4', source: 'df = load()' }] }, comment: 'rewrite one cell (its outputs are cleared)' },
-      { args: { path: 'analysis.ipynb', edits: [{ action: 'move', cell_id: 'a1b2c3d4', to_index: 0 }, { action: 'delete', cell_id: 'e5f6a7b8' }] }, comment: 'reorder and delete in one step' }
+      {
+        args: {
+          path: 'analysis.ipynb',
+          edits: [{ action: 'insert', index: 2, cells: [{ cell_type: 'code', source: 'df.describe()' }] }]
+        },
+        comment: 'insert a code cell before the third cell'
+      },
+      {
+        args: { path: 'analysis.ipynb', edits: [{ action: 'replace', cell_id: 'a1b2c3d4', source: 'df = load()' }] },
+        comment: 'rewrite one cell (its outputs are cleared)'
+      },
+      {
+        args: {
+          path: 'analysis.ipynb',
+          edits: [
+            { action: 'move', cell_id: 'a1b2c3d4', to_index: 0 },
+            { action: 'delete', cell_id: 'e5f6a7b8' }
+          ]
+        },
+        comment: 'reorder and delete in one step'
+      }
     ],
     timeoutMs: 30_000,
     paths: (args) => [args.path],
@@ -171,7 +236,9 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     async preview(args, ctx) {
       const resolved = await resolveForWrite(ctx.workspace, args.path);
       const pane = await openIn(options.port, resolved.relative, ctx);
-      const cells = pane ? (await pane.request('notebook/read', { path: resolved.relative }, ctx.signal)).cells : (await loadDisk(resolved.absolute, resolved.relative)).cells;
+      const cells = pane
+        ? (await pane.request('notebook/read', { path: resolved.relative }, ctx.signal)).cells
+        : (await loadDisk(resolved.absolute, resolved.relative)).cells;
       const { file, where } = notebookEditPreview(resolved.relative, cells, toOps(args.edits));
       return { summary: `notebook_edit · ${where}`, files: [file] };
     },
@@ -180,13 +247,17 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       const ops = toOps(args.edits);
       const mark: CellmateCellMark = { created_by: 'agent', chat: ctx.chatId };
       const pane = await openIn(options.port, resolved.relative, ctx);
-      const summary = args.edits.map((e) => (e.action === 'insert' ? `insert ${e.cells.length} at ${e.index}` : `${e.action} ${e.cell_id}`)).join(', ');
+      const summary = args.edits
+        .map((e) => (e.action === 'insert' ? `insert ${e.cells.length} at ${e.index}` : `${e.action} ${e.cell_id}`))
+        .join(', ');
       if (pane) {
         let r: { insertedIds: string[]; cellCount: number };
         try {
           r = await pane.request('notebook/edit', { path: resolved.relative, ops, mark }, ctx.signal);
         } catch (e) {
-          throw new ToolInputError(`Could not edit ${resolved.relative} in JupyterLab: ${(e as Error).message}. Nothing was changed.`);
+          throw new ToolInputError(
+            `Could not edit ${resolved.relative} in JupyterLab: ${(e as Error).message}. Nothing was changed.`
+          );
         }
         return {
           title: `${resolved.relative}: ${summary}`,
@@ -202,7 +273,8 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       try {
         result = applyEdits(nb, ops, mark);
       } catch (e) {
-        if (e instanceof NotebookEditError) throw new ToolInputError(`${e.message}. Nothing was changed; call notebook_read for the current cells.`);
+        if (e instanceof NotebookEditError)
+          throw new ToolInputError(`${e.message}. Nothing was changed; call notebook_read for the current cells.`);
         throw e;
       }
       await writeFileAtomic(resolved.absolute, serializeNotebook(result.notebook));
@@ -221,7 +293,9 @@ export function createNotebookTools(options: NotebookToolsOptions) {
     tier: 'exec',
     description: section('notebook_run'),
     parameters: notebookRunParameters,
-    examples: [{ args: { path: 'analysis.ipynb', cell_ids: ['a1b2c3d4', 'e5f6a7b8'] }, comment: 'run two cells in order' }],
+    examples: [
+      { args: { path: 'analysis.ipynb', cell_ids: ['a1b2c3d4', 'e5f6a7b8'] }, comment: 'run two cells in order' }
+    ],
     // Cells may run long; the user's Stop interrupts them.
     timeoutMs: 2 ** 31 - 1,
     abortGraceMs: 5_000,
@@ -233,16 +307,22 @@ export function createNotebookTools(options: NotebookToolsOptions) {
         const r = await pane.request('notebook/run', { path: resolved.relative, cellIds: args.cell_ids }, ctx.signal);
         return runResult(resolved.relative, r.cells, r.status, 'in the open notebook, with its kernel');
       }
-      if (!options.runner) throw new ToolInputError(`${resolved.relative} is not open in JupyterLab and this server has no kernels; open the notebook to run its cells.`);
+      if (!options.runner)
+        throw new ToolInputError(
+          `${resolved.relative} is not open in JupyterLab and this server has no kernels; open the notebook to run its cells.`
+        );
       const nb = await loadDisk(resolved.absolute, resolved.relative);
       for (const id of args.cell_ids) {
         const i = findCell(nb, id);
-        if (i < 0) throw new ToolInputError(`No cell with id "${id}" in ${resolved.relative}; call notebook_read for the ids.`);
-        if (nb.cells[i]!.cell_type !== 'code') throw new ToolInputError(`Cell "${id}" is a ${nb.cells[i]!.cell_type} cell; only code cells run.`);
+        if (i < 0)
+          throw new ToolInputError(`No cell with id "${id}" in ${resolved.relative}; call notebook_read for the ids.`);
+        if (nb.cells[i]!.cell_type !== 'code')
+          throw new ToolInputError(`Cell "${id}" is a ${nb.cells[i]!.cell_type} cell; only code cells run.`);
       }
       // The notebook's language decides the kernel: Cellmate's JS kernel for JavaScript notebooks.
       const spec = (nb.metadata.kernelspec ?? {}) as { name?: string; language?: string };
-      const language = spec.language?.toLowerCase() === 'javascript' || spec.name === 'cellmate-js' ? 'javascript' : 'python';
+      const language =
+        spec.language?.toLowerCase() === 'javascript' || spec.name === 'cellmate-js' ? 'javascript' : 'python';
       const ran: Array<{ id: string; outputs: unknown[]; count: number | null }> = [];
       let status: RunStatus = 'ok';
       let kernel: EvalKernelInfo | undefined;
@@ -267,7 +347,9 @@ export function createNotebookTools(options: NotebookToolsOptions) {
       }
       await writeFileAtomic(resolved.absolute, serializeNotebook(now));
       const cells = ran.map((r) => toCellData(now, Math.max(0, findCell(now, r.id))));
-      const where = kernel ? `on disk, in the ${kernel.name} kernel (${kernel.origin === 'notebook' ? `of ${kernel.notebookPath ?? 'the focused notebook'}` : 'private to this chat'})` : 'on disk';
+      const where = kernel
+        ? `on disk, in the ${kernel.name} kernel (${kernel.origin === 'notebook' ? `of ${kernel.notebookPath ?? 'the focused notebook'}` : 'private to this chat'})`
+        : 'on disk';
       return {
         ...runResult(resolved.relative, cells, status, where, { notes, idleTimeoutMs: options.runner.idleTimeoutMs }),
         metadata: { open: false, status, changedFiles: [resolved.relative] }
@@ -283,7 +365,13 @@ export function createNotebookTools(options: NotebookToolsOptions) {
  * module's `cut`); then the uncut page is saved once under `.cellmate/outputs/` and each cut
  * marker names the `read` call that shows that cell whole.
  */
-async function pageEntries(cells: NotebookCellData[], from: number, to: number, header: string, workspace: string): Promise<string[]> {
+async function pageEntries(
+  cells: NotebookCellData[],
+  from: number,
+  to: number,
+  header: string,
+  workspace: string
+): Promise<string[]> {
   const shown = cellEntries(cells, from, to);
   const full = cellEntries(cells, from, to, { maxChars: Infinity });
   if (shown.every((e, i) => e === full[i])) return shown;
@@ -291,7 +379,9 @@ async function pageEntries(cells: NotebookCellData[], from: number, to: number, 
   try {
     saved = await saveFullOutput(workspace, 'notebook_read', [header, ...full].join('\n'));
   } catch {
-    return cellEntries(cells, from, to, { rest: () => 'the whole output could not be saved; print the part you need with eval' });
+    return cellEntries(cells, from, to, {
+      rest: () => 'the whole output could not be saved; print the part you need with eval'
+    });
   }
   const lineOf = new Map<number, number>();
   let line = 2; // line 1 is the header
@@ -299,7 +389,9 @@ async function pageEntries(cells: NotebookCellData[], from: number, to: number, 
     lineOf.set(from + i + 1, line);
     line += entry.split('\n').length;
   });
-  return cellEntries(cells, from, to, { rest: (n) => `the whole output: call read with {"path": "${saved}", "offset": ${lineOf.get(n)}}` });
+  return cellEntries(cells, from, to, {
+    rest: (n) => `the whole output: call read with {"path": "${saved}", "offset": ${lineOf.get(n)}}`
+  });
 }
 
 /** Why a run stopped: the pane's statuses plus those of eval's kernel path (closed notebooks). */
@@ -323,15 +415,29 @@ export function stopLine(status: RunStatus, idleTimeoutMs?: number): string | un
   }
 }
 
-function runResult(path: string, cells: NotebookCellData[], status: RunStatus, where: string, extra: { notes?: string[]; idleTimeoutMs?: number } = {}) {
+function runResult(
+  path: string,
+  cells: NotebookCellData[],
+  status: RunStatus,
+  where: string,
+  extra: { notes?: string[]; idleTimeoutMs?: number } = {}
+) {
   const lines = [`Ran ${cells.length} cell(s) of ${path} ${where}.`];
   for (const n of extra.notes ?? []) lines.push(`Note: ${n}`);
   for (const c of cells) {
     lines.push(`[id=${c.id}] execution_count ${c.execution_count ?? 'none'}`);
-    for (const o of c.outputs ?? []) lines.push(describeOutput(o, 0, { rest: () => `call notebook_read on cell ${c.id} (offset = its number, limit 1) for the whole output` }).replace(/^/gm, '    '));
+    for (const o of c.outputs ?? [])
+      lines.push(
+        describeOutput(o, 0, {
+          rest: () => `call notebook_read on cell ${c.id} (offset = its number, limit 1) for the whole output`
+        }).replace(/^/gm, '    ')
+      );
     if (!c.outputs?.length) lines.push('    (no output)');
   }
   const stop = stopLine(status, extra.idleTimeoutMs);
   if (stop) lines.push(stop);
-  return { title: `${path}: ran ${cells.length} cell(s)${status === 'ok' ? '' : ` — ${status}`}`, output: lines.join('\n') };
+  return {
+    title: `${path}: ran ${cells.length} cell(s)${status === 'ok' ? '' : ` — ${status}`}`,
+    output: lines.join('\n')
+  };
 }

@@ -29,11 +29,25 @@ const notebookPath = z
 
 export const notebookVerifyParameters = z
   .strictObject({
-    notebooks: z.array(notebookPath).min(1).max(MAX_NOTEBOOKS).optional().describe('Notebooks to run, relative to the workspace.'),
-    folder: z.string().min(1).optional().describe('Run every notebook under this folder (e.g. "." for the whole workspace).'),
-    continue_on_error: z.boolean().default(false).describe('Run the cells after an error too (default: they are reported as not-run).')
+    notebooks: z
+      .array(notebookPath)
+      .min(1)
+      .max(MAX_NOTEBOOKS)
+      .optional()
+      .describe('Notebooks to run, relative to the workspace.'),
+    folder: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Run every notebook under this folder (e.g. "." for the whole workspace).'),
+    continue_on_error: z
+      .boolean()
+      .default(false)
+      .describe('Run the cells after an error too (default: they are reported as not-run).')
   })
-  .refine((a) => (a.notebooks === undefined) !== (a.folder === undefined), { error: 'give either "notebooks" (a list of .ipynb paths) or "folder", not both and not neither' });
+  .refine((a) => (a.notebooks === undefined) !== (a.folder === undefined), {
+    error: 'give either "notebooks" (a list of .ipynb paths) or "folder", not both and not neither'
+  });
 
 export interface NotebookVerifyOptions {
   kernels: Pick<KernelManager, 'launchFresh'>;
@@ -44,19 +58,26 @@ export interface NotebookVerifyOptions {
 }
 
 /** The notebooks a call names, confined, judged by the call's gate, without duplicates. */
-async function notebooksOf(args: z.output<typeof notebookVerifyParameters>, ctx: ToolContext): Promise<{ paths: string[]; withheld: number }> {
+async function notebooksOf(
+  args: z.output<typeof notebookVerifyParameters>,
+  ctx: ToolContext
+): Promise<{ paths: string[]; withheld: number }> {
   const paths: string[] = [];
   let withheld = 0;
   if (args.notebooks) {
     for (const p of args.notebooks) {
       const r = await resolveWorkspacePath(ctx.workspace, p);
-      if (!r.exists) throw new ToolInputError(`${p} does not exist. Check the path with glob "**/*.ipynb"; nothing was run.`);
+      if (!r.exists)
+        throw new ToolInputError(`${p} does not exist. Check the path with glob "**/*.ipynb"; nothing was run.`);
       if (!paths.includes(r.relative)) paths.push(r.relative);
     }
     return { paths, withheld };
   }
   const root = await resolveWorkspacePath(ctx.workspace, args.folder!);
-  if (!root.exists) throw new ToolInputError(`Folder not found: "${args.folder}". Paths are relative to the workspace root; nothing was run.`);
+  if (!root.exists)
+    throw new ToolInputError(
+      `Folder not found: "${args.folder}". Paths are relative to the workspace root; nothing was run.`
+    );
   const prefix = root.relative === '.' ? '' : `${root.relative}/`;
   for await (const rel of walkFiles(root.absolute, root.absolute, ctx.signal)) {
     if (!rel.endsWith('.ipynb')) continue;
@@ -64,7 +85,10 @@ async function notebooksOf(args: z.output<typeof notebookVerifyParameters>, ctx:
     else withheld++;
   }
   paths.sort();
-  if (paths.length > MAX_NOTEBOOKS) throw new ToolInputError(`${args.folder} holds ${paths.length} notebooks, more than ${MAX_NOTEBOOKS} at once: name a smaller folder or list the notebooks; nothing was run.`);
+  if (paths.length > MAX_NOTEBOOKS)
+    throw new ToolInputError(
+      `${args.folder} holds ${paths.length} notebooks, more than ${MAX_NOTEBOOKS} at once: name a smaller folder or list the notebooks; nothing was run.`
+    );
   return { paths, withheld };
 }
 
@@ -83,7 +107,11 @@ export function verifyDisplay(runId: string, notebooks: readonly NotebookVerdict
         index: c.index,
         id: c.id,
         status: c.status,
-        ...(c.error ? { detail: `${c.error.ename}: ${c.error.evalue}`.slice(0, 300) } : c.difference ? { detail: c.difference } : {})
+        ...(c.error
+          ? { detail: `${c.error.ename}: ${c.error.evalue}`.slice(0, 300) }
+          : c.difference
+            ? { detail: c.difference }
+            : {})
       }))
     }))
   };
@@ -98,7 +126,10 @@ export function createNotebookVerifyTool(options: NotebookVerifyOptions) {
     description: TOOL_DESCRIPTIONS.notebook_verify,
     parameters: notebookVerifyParameters,
     examples: [
-      { args: { notebooks: ['analysis.ipynb', 'reports/q3.ipynb'] }, comment: 'the notebooks a change touched (an edit result names them)' },
+      {
+        args: { notebooks: ['analysis.ipynb', 'reports/q3.ipynb'] },
+        comment: 'the notebooks a change touched (an edit result names them)'
+      },
       { args: { folder: 'notebooks' }, comment: 'every notebook under a folder' }
     ],
     timeoutMs: NO_TIMEOUT_MS,
@@ -108,7 +139,11 @@ export function createNotebookVerifyTool(options: NotebookVerifyOptions) {
     async execute(args, ctx) {
       const { paths, withheld } = await notebooksOf(args, ctx);
       if (paths.length === 0) {
-        return { title: 'notebook_verify: no notebooks', output: `No notebooks under ${args.folder}${withheld ? ` (${withheld} withheld by the policy)` : ''}; nothing was run.`, metadata: { notebooks: [] } };
+        return {
+          title: 'notebook_verify: no notebooks',
+          output: `No notebooks under ${args.folder}${withheld ? ` (${withheld} withheld by the policy)` : ''}; nothing was run.`,
+          metadata: { notebooks: [] }
+        };
       }
       const run = await verifyNotebooks({
         workspace: ctx.workspace,
@@ -121,7 +156,12 @@ export function createNotebookVerifyTool(options: NotebookVerifyOptions) {
         onNotebook: (n, done, total) => ctx.progress?.({ lastLine: `${done}/${total} ${n.path}: ${n.status}` })
       });
       const f = formatVerify(run.runId, run.notebooks, { withheld, idleTimeoutMs });
-      return { title: f.title, output: f.output, display: verifyDisplay(run.runId, run.notebooks), metadata: { runId: run.runId, notebooks: run.notebooks } };
+      return {
+        title: f.title,
+        output: f.output,
+        display: verifyDisplay(run.runId, run.notebooks),
+        metadata: { runId: run.runId, notebooks: run.notebooks }
+      };
     }
   });
 }

@@ -26,10 +26,26 @@ export function formatReadResult(input: ReadWindow): { title: string; output: st
   const { path, lines, offset, total, maxChars } = input;
   if (total === 0) return { title: `${path} (empty)`, output: `(${path} is empty: 0 lines)`, shownLines: 0 };
   const entries = lines.map((line, i) => `${String(offset + i).padStart(6)}\t${cutLine(line, offset + i)}`);
-  const p = page({ entries, offset, limit: lines.length, total, maxChars, noun: { one: 'line', many: 'lines' }, tool: 'read' });
-  return { title: `${path} (lines ${p.first}–${p.last} of ${total})`, output: p.text, shownLines: p.last - p.first + 1 };
+  const p = page({
+    entries,
+    offset,
+    limit: lines.length,
+    total,
+    maxChars,
+    noun: { one: 'line', many: 'lines' },
+    tool: 'read'
+  });
+  return {
+    title: `${path} (lines ${p.first}–${p.last} of ${total})`,
+    output: p.text,
+    shownLines: p.last - p.first + 1
+  };
 }
 
 function cutLine(line: string, n: number): string {
-  return cut(line, MAX_LINE_CHARS, `read shows ${MAX_LINE_CHARS.toLocaleString('en-US')} characters of a line; see the rest of line ${n} with grep, shell or eval`);
+  return cut(
+    line,
+    MAX_LINE_CHARS,
+    `read shows ${MAX_LINE_CHARS.toLocaleString('en-US')} characters of a line; see the rest of line ${n} with grep, shell or eval`
+  );
 }

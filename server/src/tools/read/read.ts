@@ -52,21 +52,30 @@ export const readTool = defineTool({
     const resolved = await resolveWorkspacePath(ctx.workspace, args.path);
     const shown = resolved.relative;
     if (!resolved.exists) {
-      throw new ToolInputError(`File not found: "${args.path}" (workspace ${ctx.workspace}). Check the path; paths are relative to the workspace root.`);
+      throw new ToolInputError(
+        `File not found: "${args.path}" (workspace ${ctx.workspace}). Check the path; paths are relative to the workspace root.`
+      );
     }
     const info = await stat(resolved.absolute);
     if (info.isDirectory()) {
-      throw new ToolInputError(`"${args.path}" is a directory; read only reads files. Call read with the path of a file inside it, e.g. "${shown === '.' ? '' : `${shown}/`}README.md".`);
+      throw new ToolInputError(
+        `"${args.path}" is a directory; read only reads files. Call read with the path of a file inside it, e.g. "${shown === '.' ? '' : `${shown}/`}README.md".`
+      );
     }
-    if (!info.isFile()) throw new ToolInputError(`"${args.path}" is not a regular file (a device, socket or pipe); read refuses it.`);
+    if (!info.isFile())
+      throw new ToolInputError(`"${args.path}" is not a regular file (a device, socket or pipe); read refuses it.`);
     if (await fileLooksBinary(resolved.absolute)) {
-      throw new ToolInputError(`"${args.path}" looks like a binary file (${info.size} bytes); read only returns text. Do not retry on this file.`);
+      throw new ToolInputError(
+        `"${args.path}" looks like a binary file (${info.size} bytes); read only returns text. Do not retry on this file.`
+      );
     }
     const offset = args.offset ?? 1;
     const limit = args.limit ?? DEFAULT_READ_LIMIT;
     const { window, total } = await readWindow(resolved.absolute, offset, limit, ctx.signal);
     if (total > 0 && offset > total) {
-      throw new ToolInputError(`offset ${offset} is past the end of "${shown}" (${total} lines). Call read with an offset between 1 and ${total}.`);
+      throw new ToolInputError(
+        `offset ${offset} is past the end of "${shown}" (${total} lines). Call read with an offset between 1 and ${total}.`
+      );
     }
     const result = formatReadResult({ path: shown, lines: window, offset, total, maxChars: MAX_READ_OUTPUT_CHARS });
     return { title: result.title, output: result.output, metadata: { path: shown, total, shown: result.shownLines } };

@@ -15,7 +15,11 @@ export const DEFAULT_REGEX_TIMEOUT_MS = 5_000;
 
 /** The pattern ran past its budget and was stopped. The model gets this as the tool's result. */
 export class RegexTimeoutError extends ToolInputError {
-  constructor(readonly pattern: string, readonly timeoutMs: number, where: string) {
+  constructor(
+    readonly pattern: string,
+    readonly timeoutMs: number,
+    where: string
+  ) {
     super(
       `The regular expression ${JSON.stringify(pattern)} took longer than ${timeoutMs} ms on ${where} and was stopped ` +
         '(catastrophic backtracking: nested or overlapping quantifiers such as (a+)+ or (a|a)*). ' +
@@ -49,7 +53,8 @@ export function regexTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
 export class LineMatcher {
   private worker: Worker | undefined;
   private nextId = 0;
-  private pending: { id: number; resolve: (hits: number[]) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout } | undefined;
+  private pending:
+    { id: number; resolve: (hits: number[]) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout } | undefined;
 
   /**
    * Compiles `pattern` (a syntax error throws `SyntaxError` here, on the caller's thread —
@@ -76,10 +81,12 @@ export class LineMatcher {
     return new Promise<number[]>((resolve, reject) => {
       const id = ++this.nextId;
       const onAbort = (): void => this.fail(signal!.reason);
-      const done = <T>(fn: (v: T) => void) => (v: T): void => {
-        signal?.removeEventListener('abort', onAbort);
-        fn(v);
-      };
+      const done =
+        <T>(fn: (v: T) => void) =>
+        (v: T): void => {
+          signal?.removeEventListener('abort', onAbort);
+          fn(v);
+        };
       const timer = setTimeout(() => this.fail(new RegexTimeoutError(this.pattern, timeoutMs, where)), timeoutMs);
       this.pending = { id, resolve: done(resolve), reject: done(reject), timer };
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -18,13 +18,21 @@ const MAX_CAPTURE_CHARS = 32 * 1024 * 1024;
 const KILL_GRACE_MS = 2_000;
 
 export const shellParameters = z.strictObject({
-  command: z.string({ error: 'must be a string (a bash command line)' }).min(1, { error: 'must not be empty' })
+  command: z
+    .string({ error: 'must be a string (a bash command line)' })
+    .min(1, { error: 'must not be empty' })
     .refine((c) => !c.includes('\0'), { error: 'must not contain NUL bytes' })
     .describe('The bash command line to run, e.g. "python -m pytest -q".'),
-  cwd: z.string({ error: 'must be a folder path relative to the workspace' }).optional()
+  cwd: z
+    .string({ error: 'must be a folder path relative to the workspace' })
+    .optional()
     .describe('Working folder relative to the workspace. Default: the workspace root.'),
-  timeout_ms: z.number({ error: 'must be a number of milliseconds' }).int({ error: 'must be a whole number of milliseconds' })
-    .min(1_000, { error: 'must be at least 1000' }).max(MAX_SHELL_TIMEOUT_MS, { error: `must be at most ${MAX_SHELL_TIMEOUT_MS}` }).optional()
+  timeout_ms: z
+    .number({ error: 'must be a number of milliseconds' })
+    .int({ error: 'must be a whole number of milliseconds' })
+    .min(1_000, { error: 'must be at least 1000' })
+    .max(MAX_SHELL_TIMEOUT_MS, { error: `must be at most ${MAX_SHELL_TIMEOUT_MS}` })
+    .optional()
     .describe(`Kill the command after this many milliseconds. Default ${DEFAULT_SHELL_TIMEOUT_MS}.`)
 });
 
@@ -51,11 +59,14 @@ export const shellTool = defineTool({
     const run = await runShell(args.command, cwd.absolute, timeoutMs, ctx.signal);
     const status = run.timedOut
       ? `[killed after the ${timeoutMs} ms timeout${run.signal ? ` (${run.signal})` : ''}]`
-      : run.signal ? `[killed by ${run.signal}]` : `[exit code ${run.code}]`;
-    const dropped = run.droppedChars > 0 ? `\n[${run.droppedChars} more characters of output were not kept (over 32 MB)]` : '';
+      : run.signal
+        ? `[killed by ${run.signal}]`
+        : `[exit code ${run.code}]`;
+    const dropped =
+      run.droppedChars > 0 ? `\n[${run.droppedChars} more characters of output were not kept (over 32 MB)]` : '';
     const body = run.output.length > 0 ? `${run.output.replace(/\n$/, '')}\n` : '(no output)\n';
     return {
-      title: `${args.command.slice(0, 60)} → ${run.timedOut ? 'timeout' : run.signal ?? `exit ${run.code}`}`,
+      title: `${args.command.slice(0, 60)} → ${run.timedOut ? 'timeout' : (run.signal ?? `exit ${run.code}`)}`,
       output: `${body}${status}${dropped}`,
       metadata: { exitCode: run.code, signal: run.signal, timedOut: run.timedOut }
     };

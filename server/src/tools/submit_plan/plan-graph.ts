@@ -28,14 +28,20 @@ export function orderPlan<T extends PlanNode>(nodes: readonly T[], words: GraphW
   const { item, graph } = words;
   const byKey = new Map<string, T>();
   for (const node of nodes) {
-    if (byKey.has(node.key)) throw new PlanGraphError(`Two ${item}s have the key "${node.key}". Keys must be unique: rename one and submit again.`);
+    if (byKey.has(node.key))
+      throw new PlanGraphError(
+        `Two ${item}s have the key "${node.key}". Keys must be unique: rename one and submit again.`
+      );
     byKey.set(node.key, node);
   }
   for (const node of nodes) {
     for (const dep of node.depends_on) {
-      if (dep === node.key) throw new PlanGraphError(`${cap(item)} "${node.key}" depends on itself. Remove "${dep}" from its depends_on.`);
+      if (dep === node.key)
+        throw new PlanGraphError(`${cap(item)} "${node.key}" depends on itself. Remove "${dep}" from its depends_on.`);
       if (!byKey.has(dep)) {
-        throw new PlanGraphError(`${cap(item)} "${node.key}" depends on "${dep}", which is not a ${item} of this ${graph} (keys: ${[...byKey.keys()].join(', ')}). Use one of those keys or add the ${item}.`);
+        throw new PlanGraphError(
+          `${cap(item)} "${node.key}" depends on "${dep}", which is not a ${item} of this ${graph} (keys: ${[...byKey.keys()].join(', ')}). Use one of those keys or add the ${item}.`
+        );
       }
     }
   }
@@ -46,7 +52,9 @@ export function orderPlan<T extends PlanNode>(nodes: readonly T[], words: GraphW
     if (seen === 'done') return;
     if (seen === 'visiting') {
       const cycle = [...path.slice(path.indexOf(node.key)), node.key];
-      throw new PlanGraphError(`The dependencies form a cycle: ${cycle.join(' → ')}. ${/^[aeiou]/i.test(graph) ? 'An' : 'A'} ${graph} must be acyclic: drop one of these dependencies.`);
+      throw new PlanGraphError(
+        `The dependencies form a cycle: ${cycle.join(' → ')}. ${/^[aeiou]/i.test(graph) ? 'An' : 'A'} ${graph} must be acyclic: drop one of these dependencies.`
+      );
     }
     state.set(node.key, 'visiting');
     for (const dep of node.depends_on) visit(byKey.get(dep)!, [...path, node.key]);

@@ -7,9 +7,17 @@ import { deferredTools, summary, type ToolCatalog } from '../../gate/deferred.js
 export type { ToolCatalog };
 
 export const toolSearchParameters = z.strictObject({
-  query: z.string({ error: 'must be a string (tool names, or words for what you need)' }).trim().min(1, { error: 'must not be empty' })
+  query: z
+    .string({ error: 'must be a string (tool names, or words for what you need)' })
+    .trim()
+    .min(1, { error: 'must not be empty' })
     .describe('Tool names, or words describing what you need.'),
-  limit: z.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }).max(10, { error: 'must be at most 10' }).optional()
+  limit: z
+    .number({ error: 'must be a number' })
+    .int({ error: 'must be a whole number' })
+    .min(1, { error: 'must be at least 1' })
+    .max(10, { error: 'must be at most 10' })
+    .optional()
     .describe('How many tools a word search returns. Default 3.')
 });
 
@@ -35,11 +43,23 @@ export function createToolSearchTool(catalog: ToolCatalog): ToolDefinition<typeo
       const available = deferredTools(catalog, ctx.profile);
       const found = byNames(available, args.query) ?? rank(available, args.query).slice(0, args.limit ?? 3);
       if (found.length === 0) {
-        return { title: `no tool for "${args.query}"`, output: `No tool matches ${JSON.stringify(args.query)}. Tools available by search: ${available.map((t) => t.name).join(', ') || '(none)'}.` };
+        return {
+          title: `no tool for "${args.query}"`,
+          output: `No tool matches ${JSON.stringify(args.query)}. Tools available by search: ${available.map((t) => t.name).join(', ') || '(none)'}.`
+        };
       }
       const names = found.map((t) => t.name);
       const blocks = found.map((t) =>
-        JSON.stringify({ name: t.name, tier: t.tier, description: catalog.modelDescription(t.name), parameters: catalog.inputJsonSchema(t.name) }, null, 1)
+        JSON.stringify(
+          {
+            name: t.name,
+            tier: t.tier,
+            description: catalog.modelDescription(t.name),
+            parameters: catalog.inputJsonSchema(t.name)
+          },
+          null,
+          1
+        )
       );
       return {
         title: `loaded ${names.join(', ')}`,
@@ -50,7 +70,6 @@ export function createToolSearchTool(catalog: ToolCatalog): ToolDefinition<typeo
   });
 }
 
-
 /** Exact names (`lsp`, `lsp, debug`): exactly those tools, or undefined when a word is no tool name. */
 function byNames(tools: readonly ToolDefinition[], query: string): ToolDefinition[] | undefined {
   const words = query.split(/[\s,]+/).filter(Boolean);
@@ -60,7 +79,21 @@ function byNames(tools: readonly ToolDefinition[], query: string): ToolDefinitio
 }
 
 /** Words too common to tell tools apart. */
-const STOP_WORDS = new Set(['the', 'and', 'for', 'with', 'from', 'into', 'that', 'this', 'what', 'tool', 'use', 'can', 'how']);
+const STOP_WORDS = new Set([
+  'the',
+  'and',
+  'for',
+  'with',
+  'from',
+  'into',
+  'that',
+  'this',
+  'what',
+  'tool',
+  'use',
+  'can',
+  'how'
+]);
 
 /**
  * Word search: a word in the name counts most, in the index line (what the tool is for)
@@ -81,9 +114,11 @@ function rank(tools: readonly ToolDefinition[], query: string): ToolDefinition[]
     }
     return s;
   };
-  const scored = tools.map((t) => ({ t, s: score(t) })).filter((x) => x.s > 0).sort((a, b) => b.s - a.s || a.t.name.localeCompare(b.t.name));
+  const scored = tools
+    .map((t) => ({ t, s: score(t) }))
+    .filter((x) => x.s > 0)
+    .sort((a, b) => b.s - a.s || a.t.name.localeCompare(b.t.name));
   // Weak matches (under half the best score) would only cost context.
   const best = scored[0]?.s ?? 0;
   return scored.filter((x) => x.s * 2 >= best).map((x) => x.t);
 }
-

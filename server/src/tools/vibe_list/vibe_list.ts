@@ -19,12 +19,23 @@ export function createVibeListTool(workers: WorkerPort): ToolDefinition<typeof v
     timeoutMs: 10_000,
     async execute(_args, ctx) {
       const all = workers.list(ctx.chatId);
-      if (all.length === 0) return { title: 'no workers', output: 'This chat has no workers. Start one with vibe_spawn.', metadata: { workers: [] } };
+      if (all.length === 0)
+        return {
+          title: 'no workers',
+          output: 'This chat has no workers. Start one with vibe_spawn.',
+          metadata: { workers: [] }
+        };
       const lines = all.map((w) => {
-        const result = w.lastResult ? `\n  last result: ${w.lastResult.length > RESULT_PREVIEW ? `${w.lastResult.slice(0, RESULT_PREVIEW)}… (vibe_wait with timeout_seconds 0 gives all of it)` : w.lastResult}` : '';
+        const result = w.lastResult
+          ? `\n  last result: ${w.lastResult.length > RESULT_PREVIEW ? `${w.lastResult.slice(0, RESULT_PREVIEW)}… (vibe_wait with timeout_seconds 0 gives all of it)` : w.lastResult}`
+          : '';
         return `- ${describeWorker(w)}${result}`;
       });
-      return { title: `${all.length} worker${all.length === 1 ? '' : 's'}`, output: `${all.length} worker${all.length === 1 ? '' : 's'} in this chat:\n${lines.join('\n')}`, metadata: { workers: all } };
+      return {
+        title: `${all.length} worker${all.length === 1 ? '' : 's'}`,
+        output: `${all.length} worker${all.length === 1 ? '' : 's'} in this chat:\n${lines.join('\n')}`,
+        metadata: { workers: all }
+      };
     }
   });
 }

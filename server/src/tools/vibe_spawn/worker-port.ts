@@ -43,5 +43,5 @@ export interface WorkerPort {
 /** One worker in a line of text for the model. */
 export function describeWorker(w: WorkerSummary): string {
   const secs = (w.elapsedMs / 1000).toFixed(1);
-  return `${w.id} "${w.label}" — ${w.tier} tier (${w.model}), ${w.state}, ${secs} s, ${w.toolCalls} tool call${w.toolCalls === 1 ? '' : 's'}${w.sharesKernel ? ', shares the chat\'s kernel' : ''}`;
+  return `${w.id} "${w.label}" — ${w.tier} tier (${w.model}), ${w.state}, ${secs} s, ${w.toolCalls} tool call${w.toolCalls === 1 ? '' : 's'}${w.sharesKernel ? ", shares the chat's kernel" : ''}`;
 }

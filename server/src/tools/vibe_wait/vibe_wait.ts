@@ -10,8 +10,14 @@ export const DEFAULT_WAIT_SECONDS = 60;
 
 export const vibeWaitParameters = z.strictObject({
   worker_id: workerIdParameter,
-  timeout_seconds: z.number({ error: 'must be a number of seconds' }).min(0, { error: 'must be at least 0' }).max(MAX_WAIT_SECONDS, { error: `must be at most ${MAX_WAIT_SECONDS}; call vibe_wait again to wait longer` }).default(DEFAULT_WAIT_SECONDS)
-    .describe(`How long to wait at most, in seconds (0 = just look). Default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}.`)
+  timeout_seconds: z
+    .number({ error: 'must be a number of seconds' })
+    .min(0, { error: 'must be at least 0' })
+    .max(MAX_WAIT_SECONDS, { error: `must be at most ${MAX_WAIT_SECONDS}; call vibe_wait again to wait longer` })
+    .default(DEFAULT_WAIT_SECONDS)
+    .describe(
+      `How long to wait at most, in seconds (0 = just look). Default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}.`
+    )
 });
 
 /** `vibe_wait` (VIBE-2): blocks until the worker's run ends or the timeout passes (then "still running"). */

@@ -6,9 +6,12 @@ import { countLines, resolveForWrite, writeFileAtomic } from '../../workspace/fi
 import { unifiedDiff } from '../../edits/unified-diff.js';
 
 export const writeParameters = z.strictObject({
-  path: z.string({ error: 'must be a string path relative to the workspace' }).min(1, { error: 'must not be empty' })
+  path: z
+    .string({ error: 'must be a string path relative to the workspace' })
+    .min(1, { error: 'must not be empty' })
     .describe('File path relative to the workspace root; parent folders are created.'),
-  content: z.string({ error: 'must be a string (the complete file contents)' })
+  content: z
+    .string({ error: 'must be a string (the complete file contents)' })
     .describe('The complete new contents, written exactly as given (UTF-8).')
 });
 
@@ -27,7 +30,10 @@ export const writeTool = defineTool({
   async preview(args, ctx) {
     const resolved = await resolveForWrite(ctx.workspace, args.path);
     const before = resolved.exists ? await readFile(resolved.absolute, 'utf8') : '';
-    return { summary: `write · ${resolved.relative}${resolved.exists ? '' : ' (new file)'}`, files: [{ path: resolved.relative, diff: unifiedDiff(before, args.content) }] };
+    return {
+      summary: `write · ${resolved.relative}${resolved.exists ? '' : ' (new file)'}`,
+      files: [{ path: resolved.relative, diff: unifiedDiff(before, args.content) }]
+    };
   },
   async execute(args, ctx) {
     const resolved = await resolveForWrite(ctx.workspace, args.path);
@@ -35,9 +41,14 @@ export const writeTool = defineTool({
     await writeFileAtomic(resolved.absolute, args.content);
     const lines = countLines(args.content);
     const bytes = Buffer.byteLength(args.content, 'utf8');
-    const output = before === undefined
-      ? `Created ${resolved.relative} (${lines} lines, ${bytes} bytes).`
-      : `Replaced ${resolved.relative} (${lines} lines, ${bytes} bytes; was ${countLines(before)} lines).`;
-    return { title: `${resolved.relative} (${before === undefined ? 'created' : 'replaced'})`, output, metadata: { changedFiles: [resolved.relative] } };
+    const output =
+      before === undefined
+        ? `Created ${resolved.relative} (${lines} lines, ${bytes} bytes).`
+        : `Replaced ${resolved.relative} (${lines} lines, ${bytes} bytes; was ${countLines(before)} lines).`;
+    return {
+      title: `${resolved.relative} (${before === undefined ? 'created' : 'replaced'})`,
+      output,
+      metadata: { changedFiles: [resolved.relative] }
+    };
   }
 });

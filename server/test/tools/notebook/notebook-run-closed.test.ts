@@ -18,7 +18,14 @@ import { ToolRegistry } from '../../../src/gate/registry.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
-const code = (id: string, source: string) => ({ cell_type: 'code', id, metadata: {}, source, outputs: [], execution_count: null });
+const code = (id: string, source: string) => ({
+  cell_type: 'code',
+  id,
+  metadata: {},
+  source,
+  outputs: [],
+  execution_count: null
+});
 const NB = {
   cells: [
     code('bridge', 'print("via tool():", tool("read", {"path": "notes.md"}).count("alpha"))'),
@@ -37,16 +44,24 @@ describe.skipIf(!existsSync(PYTHON))('notebook_run on a closed notebook: eval’
   let kernels: KernelManager;
   let registry: ToolRegistry;
   const run = (cellIds: string[], signal = new AbortController().signal) =>
-    registry.call('notebook_run', { path: 'nb.ipynb', cell_ids: cellIds }, { workspace: ws, signal, actor: 'model', chatId: 'chat-1' });
+    registry.call(
+      'notebook_run',
+      { path: 'nb.ipynb', cell_ids: cellIds },
+      { workspace: ws, signal, actor: 'model', chatId: 'chat-1' }
+    );
 
   beforeAll(async () => {
     ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'cellmate-nbrun-')));
     await writeFile(path.join(ws, 'notes.md'), 'alpha\nbeta\n');
     await writeFile(path.join(ws, 'nb.ipynb'), JSON.stringify(NB, null, 1));
-    kernels = new KernelManager({ workspace: ws, pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}'] });
+    kernels = new KernelManager({
+      workspace: ws,
+      pythonArgv: [PYTHON, '-m', 'ipykernel_launcher', '-f', '{connection_file}']
+    });
     registry = new ToolRegistry([readTool]);
     const runner = createKernelRunner({ kernels, registry: () => registry, idleTimeoutMs: 1500 });
-    for (const t of createNotebookTools({ port: { find: async () => undefined }, runner })) registry.register(t as never);
+    for (const t of createNotebookTools({ port: { find: async () => undefined }, runner }))
+      registry.register(t as never);
   }, 60_000);
   afterAll(async () => {
     await kernels?.dispose();

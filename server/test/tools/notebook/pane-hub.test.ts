@@ -5,7 +5,13 @@
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { CancellationToken, createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import {
+  CancellationToken,
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection
+} from 'vscode-jsonrpc/node.js';
 import { PaneHub } from '../../../src/notebooks/pane-hub.js';
 
 function pair(): [MessageConnection, MessageConnection] {
@@ -24,7 +30,12 @@ describe('PaneHub (issue #5 notebook port)', () => {
     const [s2, p2] = pair();
     p1.onRequest('notebook/open-documents', () => ({ paths: ['other.ipynb'] }));
     p2.onRequest('notebook/open-documents', () => ({ paths: ['dir/a.ipynb'] }));
-    p2.onRequest('notebook/read', (params: { path: string }) => ({ cells: [], nbformat: 4, nbformat_minor: 5, metadata: { from: params.path } }));
+    p2.onRequest('notebook/read', (params: { path: string }) => ({
+      cells: [],
+      nbformat: 4,
+      nbformat_minor: 5,
+      metadata: { from: params.path }
+    }));
     p1.listen();
     p2.listen();
     hub.attach(s1);
@@ -40,13 +51,15 @@ describe('PaneHub (issue #5 notebook port)', () => {
     const [s, p] = pair();
     let cancelled = false;
     p.onRequest('notebook/open-documents', () => ({ paths: ['a.ipynb'] }));
-    p.onRequest('notebook/run', (_params: unknown, token: CancellationToken) =>
-      new Promise((resolve) => {
-        token.onCancellationRequested(() => {
-          cancelled = true;
-          resolve({ cells: [], status: 'aborted' });
-        });
-      })
+    p.onRequest(
+      'notebook/run',
+      (_params: unknown, token: CancellationToken) =>
+        new Promise((resolve) => {
+          token.onCancellationRequested(() => {
+            cancelled = true;
+            resolve({ cells: [], status: 'aborted' });
+          });
+        })
     );
     p.listen();
     hub.attach(s);

@@ -34,14 +34,19 @@ describe('LineMatcher', () => {
     const m = new LineMatcher(EVIL, 'u', { timeoutMs: 300 });
     const order: string[] = [];
     // A timer on the main thread fires while the regex runs: the loop is not blocked.
-    const tick = new Promise<void>((resolve) => setTimeout(() => {
-      order.push('main thread tick');
-      resolve();
-    }, 50));
-    const result = m.matchLines(VICTIM, 'victim.txt').then(() => order.push('matched'), (e: unknown) => {
-      order.push('stopped');
-      return e;
-    });
+    const tick = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        order.push('main thread tick');
+        resolve();
+      }, 50)
+    );
+    const result = m.matchLines(VICTIM, 'victim.txt').then(
+      () => order.push('matched'),
+      (e: unknown) => {
+        order.push('stopped');
+        return e;
+      }
+    );
     await tick;
     const error = await result;
     expect(order).toEqual(['main thread tick', 'stopped']);
