@@ -14,19 +14,13 @@
  */
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-
-/** Whether `dir` is the workspace root or a folder below it. */
-export function isWithinWorkspace(dir: string, workspace: string): boolean {
-  const top = path.resolve(workspace);
-  const d = path.resolve(dir);
-  return d === top || d.startsWith(top + path.sep);
-}
+import { isInside } from './workspace-path.js';
 
 /** The folders from `from` up to the workspace root, nearest first; none when `from` is outside it. */
 export function foldersUpToWorkspace(from: string, workspace: string): string[] {
   const top = path.resolve(workspace);
   const out: string[] = [];
-  for (let d = path.resolve(from); isWithinWorkspace(d, top); d = path.dirname(d)) {
+  for (let d = path.resolve(from); isInside(top, d); d = path.dirname(d)) {
     out.push(d);
     if (d === top) break;
   }
