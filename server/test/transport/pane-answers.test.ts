@@ -34,41 +34,51 @@ async function until<T>(what: string, probe: () => T | undefined): Promise<T> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/**
+ * A real companion whose scripted turn writes `x.txt` (so it waits on an approval card), and
+ * `connect`, which opens a connection and says hello with the given fields.
+ */
+async function companionWithWriteTurn(ws: string, extraEnv: Record<string, string> = {}) {
+  await writeFile(
+    path.join(ws, 'script.json'),
+    JSON.stringify({
+      steps: [
+        { toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content: 'x' } }], chunkDelayMs: 0 },
+        { text: 'done', chunkDelayMs: 0 }
+      ]
+    })
+  );
+  const env = {
+    PATH: process.env.PATH,
+    HOME: ws,
+    ...extraEnv,
+    CELLMATE_CONFIG: path.join(ws, 'none.json'),
+    CELLMATE_POLICY: path.join(ws, 'no-policy.json')
+  };
+  const server = await startServer({
+    workspace: ws,
+    socketPath: path.join(ws, 's.sock'),
+    env,
+    logger: silentLogger,
+    kernels: false
+  });
+  const o = { server, clients: [] as TestClient[] };
+  open.push(o);
+  const connect = async (hello: Record<string, unknown>) => {
+    const c = await connectClient(server.socketPath!);
+    o.clients.push(c);
+    return {
+      c,
+      hello: await sendRequest(c.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, ...hello })
+    };
+  };
+  return { connect };
+}
+
 describe('card answers are taken only from the pane that owns the chat', () => {
   it("another interactive connection cannot approve the pane's card; the reloaded pane can", async () => {
     const ws = await tempDir();
-    await writeFile(
-      path.join(ws, 'script.json'),
-      JSON.stringify({
-        steps: [
-          { toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content: 'x' } }], chunkDelayMs: 0 },
-          { text: 'done', chunkDelayMs: 0 }
-        ]
-      })
-    );
-    const env = {
-      PATH: process.env.PATH,
-      HOME: ws,
-      CELLMATE_CONFIG: path.join(ws, 'none.json'),
-      CELLMATE_POLICY: path.join(ws, 'no-policy.json')
-    };
-    const server = await startServer({
-      workspace: ws,
-      socketPath: path.join(ws, 's.sock'),
-      env,
-      logger: silentLogger,
-      kernels: false
-    });
-    const o = { server, clients: [] as TestClient[] };
-    open.push(o);
-    const connect = async (hello: Record<string, unknown>) => {
-      const c = await connectClient(server.socketPath!);
-      o.clients.push(c);
-      return {
-        c,
-        hello: await sendRequest(c.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, ...hello })
-      };
-    };
+    const { connect } = await companionWithWriteTurn(ws);
 
     const pane = await connect({ interactive: true });
     expect(pane.hello.paneSecret).toMatch(/^[\w-]{40,}$/);
@@ -126,39 +136,7 @@ describe('card answers are taken only from the pane that owns the chat', () => {
       path.join(home, 'skills', 'plot-style', 'SKILL.md'),
       '---\nname: plot-style\ndescription: Plots in the house style.\n---\nUse the palette.\n'
     );
-    await writeFile(
-      path.join(ws, 'script.json'),
-      JSON.stringify({
-        steps: [
-          { toolCalls: [{ toolName: 'write', input: { path: 'x.txt', content: 'x' } }], chunkDelayMs: 0 },
-          { text: 'done', chunkDelayMs: 0 }
-        ]
-      })
-    );
-    const env = {
-      PATH: process.env.PATH,
-      HOME: ws,
-      CELLMATE_HOME: home,
-      CELLMATE_CONFIG: path.join(ws, 'none.json'),
-      CELLMATE_POLICY: path.join(ws, 'no-policy.json')
-    };
-    const server = await startServer({
-      workspace: ws,
-      socketPath: path.join(ws, 's.sock'),
-      env,
-      logger: silentLogger,
-      kernels: false
-    });
-    const o = { server, clients: [] as TestClient[] };
-    open.push(o);
-    const connect = async (hello: Record<string, unknown>) => {
-      const c = await connectClient(server.socketPath!);
-      o.clients.push(c);
-      return {
-        c,
-        hello: await sendRequest(c.connection, 'cellmate/hello', { protocolVersion: PROTOCOL_VERSION, ...hello })
-      };
-    };
+    const { connect } = await companionWithWriteTurn(ws, { CELLMATE_HOME: home });
     const pane = await connect({ interactive: true });
     const [skill] = await sendRequest(pane.c.connection, 'skills/list', {});
     expect(skill!.name).toBe('plot-style');
