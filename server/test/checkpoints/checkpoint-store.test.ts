@@ -12,7 +12,7 @@ import { ErrorCodes, type UserItem } from '@cellmate/protocol';
 import { describe, expect, it } from 'vitest';
 import { assignedNames } from '../../src/checkpoints/assigned-names.js';
 import { CheckpointStore, type CheckpointLimits } from '../../src/checkpoints/checkpoint-store.js';
-import { builtinTools, ToolRegistry, type ToolDefinition } from '../../src/tools/index.js';
+import { builtinTools, ToolRegistry } from '../../src/tools/index.js';
 import { createNotebookTools } from '../../src/tools/notebook/notebook.js';
 import { PaneHub } from '../../src/notebooks/pane-hub.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
@@ -51,10 +51,7 @@ async function rig(limits?: Partial<CheckpointLimits>) {
     ...(limits ? { limits } : {})
   });
   const port = new PaneHub();
-  const registry = new ToolRegistry(
-    [...builtinTools(), ...(createNotebookTools({ port }) as unknown as ToolDefinition[])],
-    { checkpoints }
-  );
+  const registry = new ToolRegistry([...builtinTools(), ...createNotebookTools({ port })], { checkpoints });
   const h = await createHarness(ws, { registry });
   // The service's rewind needs the store and the port the tools write through.
   Object.assign((h.service as unknown as { options: object }).options, { checkpoints, notebookPort: port });

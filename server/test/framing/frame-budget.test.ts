@@ -15,7 +15,6 @@ import { DapClient } from '../../src/dap/dap-client.js';
 import { FrameBudget } from '../../src/framing/index.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
 
@@ -79,7 +78,7 @@ describe('DBG-6 LSP-5: the budget shared by language servers and debug adapters'
       diagnosticsWaitMs: 30_000,
       frameBudget: budget
     });
-    registry = new ToolRegistry([createLspTool(service, new DocumentSync(service)) as unknown as ToolDefinition]);
+    registry = new ToolRegistry([createLspTool(service, new DocumentSync(service))]);
   }, 30_000);
 
   afterAll(async () => {

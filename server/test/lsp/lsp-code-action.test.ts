@@ -6,7 +6,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createLspCodeActionTool } from '../../src/tools/lsp_code_action/lsp_code_action.js';
 import { lspFixture, type LspFixture } from './lsp-fixtures.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
@@ -24,7 +23,7 @@ describe('lsp_code_action (LSP-4)', () => {
     const f = await lspFixture(['py'], {
       flat: true,
       writeTools: true,
-      extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition]
+      extraTools: ({ docs }) => [createLspCodeActionTool(docs)]
     });
     open.push(f);
     const file = path.join(f.workspace, at.file);
@@ -54,7 +53,7 @@ describe('lsp_code_action (LSP-4)', () => {
     const f = await lspFixture(['py'], {
       flat: true,
       writeTools: true,
-      extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition]
+      extraTools: ({ docs }) => [createLspCodeActionTool(docs)]
     });
     open.push(f);
     const file = path.join(f.workspace, at.file);
@@ -83,7 +82,7 @@ describe('lsp_code_action (LSP-4)', () => {
     const f = await lspFixture(['py'], {
       flat: true,
       gate,
-      extraTools: ({ docs }) => [createLspCodeActionTool(docs) as unknown as ToolDefinition]
+      extraTools: ({ docs }) => [createLspCodeActionTool(docs)]
     });
     open.push(f);
     const r = await f.call('lsp_code_action', { ...at, choice: 1, title: 'from textwrap import dedent' });

@@ -78,17 +78,13 @@ export async function lspFixture(
         writeTool,
         editTool,
         applyPatchTool,
-        ...(createNotebookTools({
+        ...createNotebookTools({
           port: options.port ?? { find: async () => undefined }
-        }) as unknown as ToolDefinition[])
+        })
       ]
     : [];
   const registry = new ToolRegistry(
-    [
-      createLspTool(service, docs) as unknown as ToolDefinition,
-      ...writeTools,
-      ...(options.extraTools?.({ service, docs }) ?? [])
-    ],
+    [createLspTool(service, docs), ...writeTools, ...(options.extraTools?.({ service, docs }) ?? [])],
     { ...(writeHook ? { writeHook } : {}), ...options.gate?.(workspace) }
   );
   return {

@@ -18,7 +18,6 @@ import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { BUNDLED_BINS, REPO } from './lsp-fixtures.js';
 
 const VENV_PYTHON = path.join(REPO, '.venv', 'bin', 'python');
@@ -61,7 +60,7 @@ function lsp(
     diagnosticsWaitMs: 60_000
   });
   services.push(service);
-  const registry = new ToolRegistry([createLspTool(service, new DocumentSync(service)) as unknown as ToolDefinition]);
+  const registry = new ToolRegistry([createLspTool(service, new DocumentSync(service))]);
   return async (args) => {
     const r = await registry.call('lsp', args, {
       workspace: ws,

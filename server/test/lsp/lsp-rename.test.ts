@@ -9,7 +9,6 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLspRenameTool } from '../../src/tools/lsp_rename/lsp_rename.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { lspFixture, REPO, type LspFixture } from './lsp-fixtures.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { answeringPerson } from '../helpers/answering-person.js';
@@ -33,7 +32,7 @@ describe('lsp_rename (RENAME-1)', () => {
     const f = await lspFixture(['py'], {
       flat: true,
       writeTools: true,
-      extraTools: ({ docs }) => [createLspRenameTool(docs) as unknown as ToolDefinition]
+      extraTools: ({ docs }) => [createLspRenameTool(docs)]
     });
     open.push(f);
     const before = await snapshot(f.workspace);
@@ -64,7 +63,7 @@ describe('lsp_rename (RENAME-1)', () => {
     const f = await lspFixture(['py'], {
       flat: true,
       writeTools: true,
-      extraTools: ({ docs }) => [createLspRenameTool(docs) as unknown as ToolDefinition]
+      extraTools: ({ docs }) => [createLspRenameTool(docs)]
     });
     open.push(f);
     const before = await snapshot(f.workspace);
@@ -99,7 +98,7 @@ describe('lsp_rename (RENAME-1)', () => {
             const file = path.join(f.workspace, 'pkg/other.py');
             await writeFile(file, `${await readFile(file, 'utf8')}# touched meanwhile\n`);
           }
-        }) as unknown as ToolDefinition
+        })
       ]
     });
     open.push(f);
@@ -116,7 +115,7 @@ describe('lsp_rename (RENAME-1)', () => {
   it('from a notebook cell the server has open as a notebook document (magics neutralised): the same rename', async () => {
     const f = await lspFixture(['py'], {
       flat: true,
-      extraTools: ({ docs }) => [createLspRenameTool(docs) as unknown as ToolDefinition]
+      extraTools: ({ docs }) => [createLspRenameTool(docs)]
     });
     open.push(f);
     const before = await snapshot(f.workspace);
@@ -152,7 +151,7 @@ describe('lsp_rename (RENAME-1)', () => {
     const f = await lspFixture(['py'], {
       flat: true,
       gate,
-      extraTools: ({ docs }) => [createLspRenameTool(docs) as unknown as ToolDefinition]
+      extraTools: ({ docs }) => [createLspRenameTool(docs)]
     });
     open.push(f);
     const before = await snapshot(f.workspace);

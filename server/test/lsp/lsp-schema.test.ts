@@ -7,7 +7,6 @@ import { LspService } from '../../src/lsp/lsp-service.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { createLspRenameTool } from '../../src/tools/lsp_rename/lsp_rename.js';
 import { createLspCodeActionTool } from '../../src/tools/lsp_code_action/lsp_code_action.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
 
 describe('lsp tools: what the model sees', () => {
@@ -20,11 +19,7 @@ describe('lsp tools: what the model sees', () => {
       tableFiles: []
     });
     const docs = new DocumentSync(service);
-    const tools = [
-      createLspTool(service, docs) as unknown as ToolDefinition,
-      createLspRenameTool(docs) as unknown as ToolDefinition,
-      createLspCodeActionTool(docs) as unknown as ToolDefinition
-    ];
+    const tools = [createLspTool(service, docs), createLspRenameTool(docs), createLspCodeActionTool(docs)];
     const registry = new ToolRegistry(tools);
     for (const tool of tools) {
       const declared = {

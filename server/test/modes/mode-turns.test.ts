@@ -34,7 +34,7 @@ function profileSpy(seen: Array<CapabilityProfile | undefined>): ToolDefinition 
       seen.push(ctx.profile);
       return { title: 'ok', output: ctx.profile?.name ?? '(none)' };
     }
-  }) as unknown as ToolDefinition;
+  });
 }
 
 const logLines = async (file: string) =>

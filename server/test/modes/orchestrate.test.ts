@@ -28,7 +28,6 @@ import type { StepOutcome } from '../../src/flows/step-runner.js';
 import { PlanStore } from '../../src/modes/plan/plan-store.js';
 import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createExitPlanModeTool } from '../../src/tools/exit_plan_mode/exit_plan_mode.js';
 import { builtinTools } from '../../src/tools/index.js';
 import {
@@ -63,10 +62,7 @@ const PROPOSAL = {
 };
 
 function registryWith(store: OrchestrationStore, now?: () => number): ToolRegistry {
-  return new ToolRegistry([
-    ...builtinTools(),
-    createProposeOrchestrationTool(store, now ? { now } : {}) as unknown as ToolDefinition
-  ]);
+  return new ToolRegistry([...builtinTools(), createProposeOrchestrationTool(store, now ? { now } : {})]);
 }
 const ctx = (ws: string, chatId = 'chat-1', actor: 'model' | 'kernel' = 'model') => ({
   workspace: ws,
@@ -271,9 +267,9 @@ describe('the approval is durable and only the operator gives it (MODE-5)', () =
     const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
     const registry = new ToolRegistry([
       ...builtinTools({ questions: broker }),
-      createSubmitPlanTool(plans) as unknown as ToolDefinition,
-      createExitPlanModeTool(plans) as unknown as ToolDefinition,
-      createProposeOrchestrationTool(store) as unknown as ToolDefinition
+      createSubmitPlanTool(plans),
+      createExitPlanModeTool(plans),
+      createProposeOrchestrationTool(store)
     ]);
     await registry.call('propose_orchestration', PROPOSAL, ctx(ws));
     const id = store.latest('chat-1')!.id;

@@ -17,7 +17,6 @@ import { PlanNotPendingError, PlanStore } from '../../src/modes/plan/plan-store.
 import { createExitPlanModeTool } from '../../src/tools/exit_plan_mode/exit_plan_mode.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { orderPlan, PlanGraphError } from '../../src/tools/submit_plan/plan-graph.js';
 import { createSubmitPlanTool } from '../../src/tools/submit_plan/submit_plan.js';
 import { createHarness, scriptSettings, type Harness } from '../helpers/chat-harness.js';
@@ -31,11 +30,7 @@ const node = (key: string, depends_on: string[] = []): PlanNode => ({
 });
 
 function planRegistry(plans: PlanStore): ToolRegistry {
-  return new ToolRegistry([
-    ...builtinTools(),
-    createSubmitPlanTool(plans) as unknown as ToolDefinition,
-    createExitPlanModeTool(plans) as unknown as ToolDefinition
-  ]);
+  return new ToolRegistry([...builtinTools(), createSubmitPlanTool(plans), createExitPlanModeTool(plans)]);
 }
 
 async function planHarness(

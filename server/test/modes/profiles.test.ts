@@ -46,7 +46,7 @@ const standIn = (
     parameters: z.object({ x: z.string() }),
     examples: [],
     execute: async () => ({ title: name, output: name })
-  }) as unknown as ToolDefinition;
+  });
 
 /** Review's real tools (nothing is written: the forced calls below fail validation first). */
 function reviewTools(registry: () => ToolRegistry): ToolDefinition[] {
@@ -55,7 +55,7 @@ function reviewTools(registry: () => ToolRegistry): ToolDefinition[] {
     createAddReviewNodeTool(store),
     createApproveReviewNodeTool(store),
     createFinalizeReviewTool(store, createReviewAxes({ registry, env: {} }))
-  ] as unknown as ToolDefinition[];
+  ];
 }
 
 /** Never written to: the real propose_orchestration only needs a store to exist. */
@@ -66,7 +66,7 @@ function fullRegistry(extra: ToolDefinition[] = [], options: { catalog?: boolean
   const tools = [
     ...builtinTools({ questions: broker }),
     ...reviewTools(() => registry!),
-    createProposeOrchestrationTool(orchestrations) as unknown as ToolDefinition,
+    createProposeOrchestrationTool(orchestrations),
     ...extra
   ];
   const names = new Set(tools.map((t) => t.name));
@@ -74,7 +74,7 @@ function fullRegistry(extra: ToolDefinition[] = [], options: { catalog?: boolean
     if (!names.has(t.name)) tools.push(t);
   registry = new ToolRegistry(tools);
   // As the companion composes it (tools/harness.ts): tools off a surface's fixed row are indexed by tool_search.
-  if (options.catalog) registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);
+  if (options.catalog) registry.register(createToolSearchTool(registry));
   return registry;
 }
 

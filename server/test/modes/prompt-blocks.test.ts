@@ -17,7 +17,6 @@ import { Presence } from '../../src/questions/presence.js';
 import { QuestionBroker } from '../../src/questions/question-broker.js';
 import { createAddReviewNodeTool } from '../../src/tools/add_review_node/add_review_node.js';
 import { createApproveReviewNodeTool } from '../../src/tools/approve_review_node/approve_review_node.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createExitPlanModeTool } from '../../src/tools/exit_plan_mode/exit_plan_mode.js';
 import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';
 import { builtinTools } from '../../src/tools/index.js';
@@ -41,17 +40,12 @@ describe('mode prompt blocks (MODE-2)', () => {
     const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
     const registry: ToolRegistry = new ToolRegistry([
       ...builtinTools({ questions: broker }),
-      createSubmitPlanTool(plans) as unknown as ToolDefinition,
-      createExitPlanModeTool(plans) as unknown as ToolDefinition,
-      createAddReviewNodeTool(reviews) as unknown as ToolDefinition,
-      createApproveReviewNodeTool(reviews) as unknown as ToolDefinition,
-      createFinalizeReviewTool(
-        reviews,
-        createReviewAxes({ registry: (): ToolRegistry => registry, env: {} })
-      ) as unknown as ToolDefinition,
-      createProposeOrchestrationTool(
-        new OrchestrationStore(path.join(ws, 'orchestrations'))
-      ) as unknown as ToolDefinition
+      createSubmitPlanTool(plans),
+      createExitPlanModeTool(plans),
+      createAddReviewNodeTool(reviews),
+      createApproveReviewNodeTool(reviews),
+      createFinalizeReviewTool(reviews, createReviewAxes({ registry: (): ToolRegistry => registry, env: {} })),
+      createProposeOrchestrationTool(new OrchestrationStore(path.join(ws, 'orchestrations')))
     ]);
     const profile = profileOf(mode);
     const surface = registry.list(profile);

@@ -20,7 +20,6 @@ import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
 import { ReviewStore } from '../../src/modes/review/review-store.js';
 import { createAddReviewNodeTool } from '../../src/tools/add_review_node/add_review_node.js';
 import { createApproveReviewNodeTool } from '../../src/tools/approve_review_node/approve_review_node.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
@@ -47,12 +46,9 @@ async function reviewSetup(ws: string) {
   let registry: ToolRegistry | undefined;
   registry = new ToolRegistry([
     ...builtinTools(),
-    createAddReviewNodeTool(reviews) as unknown as ToolDefinition,
-    createApproveReviewNodeTool(reviews) as unknown as ToolDefinition,
-    createFinalizeReviewTool(
-      reviews,
-      createReviewAxes({ registry: () => registry!, env: {} })
-    ) as unknown as ToolDefinition
+    createAddReviewNodeTool(reviews),
+    createApproveReviewNodeTool(reviews),
+    createFinalizeReviewTool(reviews, createReviewAxes({ registry: () => registry!, env: {} }))
   ]);
   const h = await createHarness(ws, { registry, env: { CELLMATE_CONFIG: path.join(ws, 'none.json') } });
   const flow = new ReviewFlow({

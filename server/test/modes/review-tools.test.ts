@@ -27,7 +27,7 @@ function reviewTools(store: ReviewStore, registry: () => ToolRegistry, env: Node
     createAddReviewNodeTool(store),
     createApproveReviewNodeTool(store),
     createFinalizeReviewTool(store, createReviewAxes({ registry, env }))
-  ] as unknown as ToolDefinition[];
+  ];
 }
 
 /** A registry of the review tools alone (no language server: lint and type-check cannot run). */

@@ -16,7 +16,6 @@ import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { WriteDiagnostics } from '../../src/lsp/write-diagnostics.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { writeTool } from '../../src/tools/index.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
@@ -129,7 +128,7 @@ beforeAll(async () => {
   const docs = new DocumentSync(service);
   hook = new WriteDiagnostics(docs);
   // The write is approved by a person on its card (write asks by default); the deny rule is the subject here.
-  registry = new ToolRegistry([createLspTool(service, docs) as unknown as ToolDefinition, writeTool], {
+  registry = new ToolRegistry([createLspTool(service, docs), writeTool], {
     policy: new PolicyStore({ workspace: ws, env }),
     approvals: answeringPerson('once').broker,
     writeHook: hook

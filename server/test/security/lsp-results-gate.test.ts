@@ -15,7 +15,6 @@ import { silentLogger } from '../../src/config/logger.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { createLspRenameTool } from '../../src/tools/lsp_rename/lsp_rename.js';
 import { readTool } from '../../src/tools/index.js';
@@ -100,14 +99,9 @@ beforeAll(async () => {
     diagnosticsWaitMs: 60_000
   });
   const docs = new DocumentSync(service);
-  registry = new ToolRegistry(
-    [
-      readTool,
-      createLspTool(service, docs) as unknown as ToolDefinition,
-      createLspRenameTool(docs) as unknown as ToolDefinition
-    ],
-    { policy: new PolicyStore({ workspace: ws, env }) }
-  );
+  registry = new ToolRegistry([readTool, createLspTool(service, docs), createLspRenameTool(docs)], {
+    policy: new PolicyStore({ workspace: ws, env })
+  });
 }, 60_000);
 
 afterAll(async () => {

@@ -15,7 +15,6 @@ import { silentLogger } from '../../src/config/logger.js';
 import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createLspCodeActionTool } from '../../src/tools/lsp_code_action/lsp_code_action.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
 import { answeringPerson } from '../helpers/answering-person.js';
@@ -70,7 +69,7 @@ beforeAll(async () => {
     tableFiles: [table],
     diagnosticsWaitMs: 30_000
   });
-  registry = new ToolRegistry([createLspCodeActionTool(new DocumentSync(service)) as unknown as ToolDefinition], {
+  registry = new ToolRegistry([createLspCodeActionTool(new DocumentSync(service))], {
     policy: new PolicyStore({ workspace: ws, env }),
     approvals: answeringPerson('once').broker
   });

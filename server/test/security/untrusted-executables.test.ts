@@ -21,7 +21,6 @@ import { DocumentSync } from '../../src/lsp/documents.js';
 import { LspService } from '../../src/lsp/lsp-service.js';
 import { createLspTool } from '../../src/tools/lsp/lsp.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { BUNDLED_BINS, REPO } from '../lsp/lsp-fixtures.js';
 import { debugRig, PYTHON } from '../dap/fixtures.js';
 
@@ -77,7 +76,7 @@ function lspRig(): {
     bundledBins: BUNDLED_BINS,
     diagnosticsWaitMs: 60_000
   });
-  const registry = new ToolRegistry([createLspTool(service, new DocumentSync(service)) as unknown as ToolDefinition]);
+  const registry = new ToolRegistry([createLspTool(service, new DocumentSync(service))]);
   return {
     service,
     registry,

@@ -7,7 +7,6 @@ import { createSkillTool } from '../../src/tools/skill/skill.js';
 import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
 import { readTool } from '../../src/tools/read/read.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createHarness, scriptSettings } from '../helpers/chat-harness.js';
 import { PROTOCOL_VERSION } from '@cellmate/protocol';
 import { CancellationToken } from 'vscode-jsonrpc/node.js';
@@ -78,8 +77,8 @@ async function setup() {
     CELLMATE_HOME: home
   };
   const skills = new SkillLibrary({ workspace: ws, env });
-  const registry = new ToolRegistry([readTool, createSkillTool(skills) as unknown as ToolDefinition]);
-  registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);
+  const registry = new ToolRegistry([readTool, createSkillTool(skills)]);
+  registry.register(createToolSearchTool(registry));
   const h = await createHarness(ws, { env, registry, skills });
   return { ws, home, log, env, skills, h };
 }

@@ -12,7 +12,6 @@ import { AuditLog } from '../../src/audit/audit-log.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { createNotebookTools } from '../../src/tools/notebook/notebook.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
 import { codeCell, notebookJson } from '../structural/fixture.js';
 import { tempDir } from '../helpers/temp.js';
@@ -43,7 +42,7 @@ async function harness(answer: ApprovalAnswer, files: Record<string, string> = {
   });
   const tools = [
     ...builtinTools({ questions: broker }),
-    ...(createNotebookTools({ port: { find: async () => undefined } }) as unknown as ToolDefinition[])
+    ...createNotebookTools({ port: { find: async () => undefined } })
   ];
   const registry = new ToolRegistry(tools, { policy, approvals: broker, audit });
   const ctx = {

@@ -13,7 +13,7 @@ import {
 } from '../../src/gate/catalog.js';
 import { CALL_TOOL_DECLARATION, parseLoaded } from '../../src/gate/call-tool.js';
 import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
-import { defineTool, type ToolDefinition } from '../../src/gate/define-tool.js';
+import { defineTool } from '../../src/gate/define-tool.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
 import { tempDir } from '../helpers/temp.js';
@@ -22,7 +22,7 @@ import { createSkillTool } from '../../src/tools/skill/skill.js';
 
 const broker = new QuestionBroker({ sink: { publish: () => undefined }, presence: new Presence() });
 const registry = new ToolRegistry(builtinTools({ questions: broker }));
-registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);
+registry.register(createToolSearchTool(registry));
 
 describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
   for (const tool of builtinTools({ questions: broker })) {
@@ -46,7 +46,7 @@ describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
 
   it('skill (registered beside the built-ins where a skill library is attached)', async () => {
     const tool = createSkillTool(new SkillLibrary({ workspace: process.cwd(), env: {} }));
-    const own = new ToolRegistry([tool as unknown as ToolDefinition]);
+    const own = new ToolRegistry([tool]);
     const declared = {
       name: tool.name,
       tier: tool.tier,
@@ -179,12 +179,10 @@ describe('tool search (HARN-11)', () => {
   it('a tool registered later with deferred: true brings tool_search along (external tools)', () => {
     const reg = new ToolRegistry([], { toolSearch: createToolSearchTool });
     expect(reg.get('tool_search')).toBeUndefined();
-    reg.register(hidden as unknown as ToolDefinition);
+    reg.register(hidden);
     expect(reg.get('tool_search')).toBeDefined();
     expect(declarations(reg).map((d) => d.name)).toEqual(['tool_search', 'call_tool']);
     // The dispatcher's name cannot be taken by a tool (it would never run).
-    expect(() => reg.register({ ...hidden, name: 'call_tool' } as unknown as ToolDefinition)).toThrow(
-      /"call_tool" is reserved/
-    );
+    expect(() => reg.register({ ...hidden, name: 'call_tool' })).toThrow(/"call_tool" is reserved/);
   });
 });

@@ -18,7 +18,7 @@ import { Redactor } from '../../src/security/redaction.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
 import { createNotebookTools } from '../../src/tools/notebook/notebook.js';
-import type { ToolContext, ToolDefinition } from '../../src/gate/define-tool.js';
+import type { ToolContext } from '../../src/gate/define-tool.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
 import { answeringPerson, type ApprovalAnswer } from '../helpers/answering-person.js';
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
@@ -59,7 +59,7 @@ async function setup(opts: { mcp?: boolean; answer?: ApprovalAnswer } = {}) {
   };
   const tools = [
     ...builtinTools({ questions: broker }),
-    ...(createNotebookTools({ port: { find: async () => undefined } }) as unknown as ToolDefinition[])
+    ...createNotebookTools({ port: { find: async () => undefined } })
   ];
   const registry = new ToolRegistry(tools, {
     policy: new PolicyStore({ workspace: ws, env }),
@@ -70,7 +70,7 @@ async function setup(opts: { mcp?: boolean; answer?: ApprovalAnswer } = {}) {
   });
   // The eval tool as the companion registers it; its kernel starts only if a cell runs (none does here).
   const kernels = new KernelManager({ workspace: ws });
-  registry.register(createEvalTool({ kernels, registry: () => registry }) as unknown as ToolDefinition);
+  registry.register(createEvalTool({ kernels, registry: () => registry }));
   cleanups.push(() => kernels.dispose());
   if (opts.mcp) {
     await writeFile(

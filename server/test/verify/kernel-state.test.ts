@@ -13,7 +13,6 @@ import { analyseKernelState, type KernelFacts, type StateCell } from '../../src/
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
 import { createKernelStateTool } from '../../src/tools/kernel_state/kernel_state.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { tempDir } from '../helpers/temp.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -109,7 +108,7 @@ describe.skipIf(!existsSync(PYTHON))('kernel_state on a real ipykernel', () => {
         kernels: {
           focused: async () => ({ client: kernel.client, notebookPath: 'analysis.ipynb', language: 'python' })
         }
-      }) as unknown as ToolDefinition
+      })
     );
     const r = await registry.call(
       'kernel_state',
@@ -141,9 +140,7 @@ describe.skipIf(!existsSync(PYTHON))('kernel_state on a real ipykernel', () => {
   it('refuses clearly when no notebook kernel is focused, or another notebook is named', async () => {
     ws = await tempDir();
     const registry = new ToolRegistry([]);
-    registry.register(
-      createKernelStateTool({ kernels: { focused: async () => undefined } }) as unknown as ToolDefinition
-    );
+    registry.register(createKernelStateTool({ kernels: { focused: async () => undefined } }));
     const r = await registry.call(
       'kernel_state',
       {},

@@ -18,7 +18,6 @@ import { createStructuralEditTools } from '../../src/tools/ast_edit/ast_edit.js'
 import { createNotebookAcceptOutputsTool } from '../../src/tools/notebook_accept_outputs/notebook_accept_outputs.js';
 import { createNotebookVerifyTool } from '../../src/tools/notebook_verify/notebook_verify.js';
 import { ToolRegistry, type ToolCallResult } from '../../src/gate/registry.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { TouchedNotebooksHook } from '../../src/verify/touched-notebooks.js';
 import type { NotebookVerdict } from '../../src/verify/verdicts.js';
 import { fixtureRepo } from '../structural/fixture.js';
@@ -73,10 +72,10 @@ describe.skipIf(!existsSync(PYTHON))('notebook_verify: fresh kernels, normalised
   const registryFor = (idleTimeoutMs = 60_000): ToolRegistry => {
     const graphs = new CodeGraphs();
     const registry = new ToolRegistry(
-      [...createStructuralEditTools(new StagedEdits()), createNotebookAcceptOutputsTool() as unknown as ToolDefinition],
+      [...createStructuralEditTools(new StagedEdits()), createNotebookAcceptOutputsTool()],
       { writeHook: new TouchedNotebooksHook(graphs) }
     );
-    registry.register(createNotebookVerifyTool({ kernels, idleTimeoutMs, parallel: 2 }) as unknown as ToolDefinition);
+    registry.register(createNotebookVerifyTool({ kernels, idleTimeoutMs, parallel: 2 }));
     return registry;
   };
   const ctx = (workspace: string, signal = new AbortController().signal) => ({

@@ -14,7 +14,7 @@ import { createReviewAxes } from '../../src/flows/review-axes.js';
 import { ReviewStore } from '../../src/modes/review/review-store.js';
 import type { ApprovalDecision, ApprovalRequest } from '../../src/ports/gate-ports.js';
 import { CodeGraphs } from '../../src/structural/graph/code-graph.js';
-import type { ToolContext, ToolDefinition } from '../../src/gate/define-tool.js';
+import type { ToolContext } from '../../src/gate/define-tool.js';
 import { createFinalizeReviewTool } from '../../src/tools/finalize_review/finalize_review.js';
 import { createNotebookVerifyTool } from '../../src/tools/notebook_verify/notebook_verify.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
@@ -57,7 +57,7 @@ describe.skipIf(!existsSync(PYTHON))("Review's tests axis verifies the notebooks
           createReviewAxes({ registry: () => registry!, env: {}, graphs: new CodeGraphs() })
         ),
         createNotebookVerifyTool({ kernels: manager, idleTimeoutMs: 30_000 })
-      ] as unknown as ToolDefinition[],
+      ],
       {
         policy: { rules: async () => [], remember: () => undefined },
         approvals: {

@@ -2,7 +2,6 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { KernelManager } from '../../src/kernels/kernel-manager.js';
-import type { ToolDefinition } from '../../src/gate/define-tool.js';
 import { createKernelStateTool } from '../../src/tools/kernel_state/kernel_state.js';
 import { createNotebookAcceptOutputsTool } from '../../src/tools/notebook_accept_outputs/notebook_accept_outputs.js';
 import { createNotebookVerifyTool } from '../../src/tools/notebook_verify/notebook_verify.js';
@@ -14,7 +13,7 @@ describe('notebook_verify, notebook_accept_outputs, kernel_state schemas (HARN-1
     createNotebookVerifyTool({ kernels: manager }),
     createNotebookAcceptOutputsTool(),
     createKernelStateTool({ kernels: { focused: async () => undefined } })
-  ] as unknown as ToolDefinition[];
+  ];
   const registry = new ToolRegistry(tools);
   for (const tool of tools) {
     it(tool.name, async () => {

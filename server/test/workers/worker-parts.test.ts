@@ -13,7 +13,7 @@ import { surfaceRefusal } from '../../src/policy/profile.js';
 import type { CapabilityProfile } from '../../src/ports/vocabulary.js';
 import { createToolSearchTool } from '../../src/tools/tool_search/tool_search.js';
 import { surfaceCatalog } from '../../src/gate/catalog.js';
-import type { ToolContext, ToolDefinition } from '../../src/gate/define-tool.js';
+import type { ToolContext } from '../../src/gate/define-tool.js';
 import { builtinTools, workerTools } from '../../src/tools/index.js';
 import { ToolRegistry } from '../../src/gate/registry.js';
 import type { SpawnRequest, WorkerPort } from '../../src/tools/vibe_spawn/worker-port.js';
@@ -64,7 +64,7 @@ const ctx = (profile: CapabilityProfile = profileOf('agent')): ToolContext => ({
 describe('the vibe_* tools as the model sees them (HARN-1, VIBE-1)', () => {
   const port = recordingPort();
   const registry = new ToolRegistry([...builtinTools(), ...workerTools(port)]);
-  registry.register(createToolSearchTool(registry) as unknown as ToolDefinition);
+  registry.register(createToolSearchTool(registry));
   for (const tool of workerTools(port)) {
     it(tool.name, async () => {
       const declared = {
