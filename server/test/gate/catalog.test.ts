@@ -33,7 +33,9 @@ describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
         parameters: registry.inputJsonSchema(tool.name),
         description: registry.modelDescription(tool.name)
       };
-      await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot(`__schemas__/${tool.name}.json`);
+      await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot(
+        `../tools/__schemas__/${tool.name}.json`
+      );
       expect(tool.examples.length).toBeGreaterThanOrEqual(1);
       expect(tool.examples.length).toBeLessThanOrEqual(5);
       for (const example of tool.examples) expect(tool.parameters.safeParse(example.args).success).toBe(true);
@@ -53,7 +55,7 @@ describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
       parameters: own.inputJsonSchema(tool.name),
       description: own.modelDescription(tool.name)
     };
-    await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('__schemas__/skill.json');
+    await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('../tools/__schemas__/skill.json');
     for (const example of tool.examples) expect(tool.parameters.safeParse(example.args).success).toBe(true);
     for (const part of [/When to use/, /cannot/, /Returns/, /Cost/]) expect(tool.description).toMatch(part);
   });
@@ -65,9 +67,9 @@ describe('what the model sees (HARN-1): every tool schema snapshotted', () => {
       parameters: registry.inputJsonSchema('tool_search'),
       description: registry.modelDescription('tool_search')
     };
-    await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('__schemas__/tool_search.json');
+    await expect(`${JSON.stringify(declared, null, 2)}\n`).toMatchFileSnapshot('../tools/__schemas__/tool_search.json');
     await expect(`${JSON.stringify(CALL_TOOL_DECLARATION, null, 2)}\n`).toMatchFileSnapshot(
-      '__schemas__/call_tool.json'
+      '../tools/__schemas__/call_tool.json'
     );
   });
 
