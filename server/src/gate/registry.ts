@@ -301,11 +301,7 @@ export class ToolRegistry {
       );
       return result;
     } catch (error) {
-      const message = redactor
-        ? redactor.redact(error instanceof Error ? error.message : String(error))
-        : error instanceof Error
-          ? error.message
-          : String(error);
+      const message = redactor ? redactor.redact(describe(error)) : describe(error);
       // The breaker ends the turn on a refusal: the call itself never ran, so it is audited as denied.
       const status = error instanceof FatalToolError && error.code === BREAKER_STOP ? 'denied' : 'fatal';
       this.report(
