@@ -9,10 +9,11 @@
 import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { cellmatePython } from '../security/cellmate-python.js';
+import { cellmatePython } from '../workspace/cellmate-python.js';
 import { childEnv } from '../security/child-env.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 import {
+  executableOnPath,
   findRootMarker,
   firstExecutable,
   foldersUpToWorkspace,
@@ -93,7 +94,7 @@ export async function pythonCandidates(workspace: string, env: NodeJS.ProcessEnv
   const local = folders
     .flatMap((d) => ['.venv', 'venv'].map((v) => path.join(d, v, 'bin', 'python')))
     .filter(isExecutableFile);
-  const system = firstExecutable('python3', pathDirs(env.PATH));
+  const system = executableOnPath('python3', env.PATH);
   const own = cellmatePython(env);
   return [...new Set([...local, ...(system ? [system] : []), ...(own ? [own] : [])])];
 }

@@ -202,8 +202,8 @@ export type AnswerVerdict =
       remember: readonly PolicyRule[];
     }
   | { kind: 'refuse'; decision: 'denied-by-person' | 'denied-expired' | 'denied-no-person'; message: string }
-  /** The person stopped the turn while the call waited. */
-  | { kind: 'stopped'; message: string };
+  /** The turn was stopped (or its chat closed) while the call waited: asked, never answered. */
+  | { kind: 'stopped'; decision: 'asked'; message: string };
 
 /** The verdict once the person answered (or could not). `name` is the tool called. */
 export function decideAnswer(ask: AskVerdict, answer: ApprovalDecision, name: string): AnswerVerdict {
@@ -214,7 +214,11 @@ export function decideAnswer(ask: AskVerdict, answer: ApprovalDecision, name: st
       // Only these rules: the floor still asks next time, "always" never covers a dangerous command.
       return { kind: 'run', decision: 'approved-always', reach: ask.reach, remember: ask.always };
     case 'cancelled':
-      return { kind: 'stopped', message: 'The user stopped the turn while this call waited for approval.' };
+      return {
+        kind: 'stopped',
+        decision: 'asked',
+        message: 'The user stopped the turn while this call waited for approval.'
+      };
     case 'deny':
       return {
         kind: 'refuse',

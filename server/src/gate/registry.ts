@@ -41,6 +41,8 @@ const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 /** Consecutive denials in one turn after which the person is asked whether to go on. */
 export const CIRCUIT_BREAKER_DENIALS = 3;
+/** The code of the FatalToolError that ends a turn when the person does not let it go on past the breaker. */
+const BREAKER_STOP = 'circuit-breaker';
 
 /** The outcome of one {@link ToolRegistry.call}. Fatal errors are thrown instead. */
 export type ToolCallResult =
@@ -299,17 +301,15 @@ export class ToolRegistry {
       );
       return result;
     } catch (error) {
-      const message = redactor
-        ? redactor.redact(error instanceof Error ? error.message : String(error))
-        : error instanceof Error
-          ? error.message
-          : String(error);
+      const message = redactor ? redactor.redact(describe(error)) : describe(error);
+      // The breaker ends the turn on a refusal: the call itself never ran, so it is audited as denied.
+      const status = error instanceof FatalToolError && error.code === BREAKER_STOP ? 'denied' : 'fatal';
       this.report(
         name,
         rawArgs,
         ctx,
         gate,
-        'fatal',
+        status,
         Math.round(performance.now() - started - gate.waitMs),
         message,
         message
@@ -537,9 +537,10 @@ export class ToolRegistry {
         // decideCall asks, and hands out a path reach, only for a call the policy judged.
         const policy = judged.policy!;
         const outcome = await this.approver.ask(this.asked(definition, args, rawArgs, ctx, policy), verdict, gate);
-        if (outcome.kind === 'stopped')
-          return { refused: { ok: false, status: 'aborted', output: outcome.message, title: name, denied: true } };
         gate.decision = outcome.decision;
+        // Stopped while it waited: aborted, not denied — nobody said no, and no denial counts towards the breaker.
+        if (outcome.kind === 'stopped')
+          return { refused: { ok: false, status: 'aborted', output: outcome.message, title: name } };
         if (outcome.kind === 'refuse') return { refused: await this.denied(ctx, outcome.message, name) };
         return { isPathAllowed: createPathGate(policy.rules, name, outcome.reach.tier, outcome.reach.kind) };
       }
@@ -648,7 +649,7 @@ export class ToolRegistry {
       if (!goOn) {
         throw new FatalToolError(
           `${count} tool calls in a row were refused or denied (last: ${output}). The turn stopped so you can decide how to continue.`,
-          'circuit-breaker'
+          BREAKER_STOP
         );
       }
     }

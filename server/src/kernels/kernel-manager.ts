@@ -30,7 +30,7 @@ import {
   type LaunchedKernel
 } from '@cellmate/kernel-bridge';
 import type { EvalKernelInfo, NotebookKernelRef } from '@cellmate/protocol';
-import { cellmatePython } from '../security/cellmate-python.js';
+import { cellmatePython } from '../workspace/cellmate-python.js';
 import { childEnv } from '../security/child-env.js';
 import { KernelFocus } from './kernel-focus.js';
 

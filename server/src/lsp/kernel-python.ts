@@ -4,7 +4,7 @@
  * then resolve, with no project file to say where packages live.
  *
  * The kernelspec the notebook names (`metadata.kernelspec.name`) is looked up by
- * jupyter_client itself, run by Cellmate's Python (`security/cellmate-python.ts`, the
+ * jupyter_client itself, run by Cellmate's Python (`workspace/cellmate-python.ts`, the
  * Jupyter environment's), so Jupyter's search path and its native `python3` spec are
  * exactly Jupyter's. A spec whose argv starts with a bare `python`/`python3` runs
  * Jupyter's own Python (jupyter_client swaps it for `sys.executable`). A spec's
@@ -15,7 +15,7 @@ import { execFile } from 'node:child_process';
 import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { childEnv } from '../security/child-env.js';
-import { cellmatePython } from '../security/cellmate-python.js';
+import { cellmatePython } from '../workspace/cellmate-python.js';
 
 /** The interpreter chosen for a notebook, and why when it is not the kernel's. */
 export interface KernelPython {

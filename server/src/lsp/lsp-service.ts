@@ -15,7 +15,7 @@ import { LspClient } from './lsp-client.js';
 import { findRoot, locateServer } from './locate.js';
 import { entriesFor, loadServerTable, tableFiles, type ServerEntry } from './server-table.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
-import { cellmatePython } from '../security/cellmate-python.js';
+import { cellmatePython } from '../workspace/cellmate-python.js';
 import { bundledTsserver } from '../workspace/tool-bins.js';
 import { launchEntry, type PinnedTools } from './untrusted-launch.js';
 import { kernelPythonFor, type SpecCache } from './kernel-python.js';

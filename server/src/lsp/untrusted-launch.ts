@@ -4,7 +4,7 @@
  *
  * - pyright and basedpyright with no interpreter setting run `<root>/.venv/bin/python -I -c …`
  *   to learn the import paths: they get an explicit one, Cellmate's own Python
- *   (`security/cellmate-python.ts`: the kernels' Python, so imports the notebooks use resolve);
+ *   (`workspace/cellmate-python.ts`: the kernels' Python, so imports the notebooks use resolve);
  * - typescript-language-server loads the root's `node_modules/typescript/lib/tsserver.js`,
  *   and looks for one in every folder above the root: it gets `tsserver.path` pinned to the
  *   TypeScript Cellmate ships (whose plugin probe location is Cellmate's own `node_modules`).

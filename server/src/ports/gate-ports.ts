@@ -70,6 +70,11 @@ export type AuditDecision =
   | 'denied-by-person'
   | 'denied-no-person'
   | 'denied-expired'
+  /**
+   * The call asked (the person's card, or the Auto review before it) and the turn was stopped
+   * or its chat closed before an answer: nobody said no, and nothing ran. Status `aborted`.
+   */
+  | 'asked'
   | 'invalid-arguments'
   | 'unknown-tool'
   | 'unchecked';

@@ -32,11 +32,15 @@ export type QuestionRequest = Pick<
   timeoutMs?: number;
 };
 
-/** How a question ended. `unavailable`: nobody was connected, nothing was shown. */
+/**
+ * How a question ended. `unavailable`: nobody was connected, nothing was shown; `cancelled`
+ * without an item: the turn was already stopped, nothing was shown.
+ */
 export type QuestionOutcome =
   | { state: 'answered'; answer: Extract<QuestionAnswer, { action: 'answer' }>; item: QuestionItem }
   | { state: 'skipped' | 'expired' | 'cancelled'; item: QuestionItem }
-  | { state: 'unavailable' };
+  | { state: 'unavailable' }
+  | { state: 'cancelled'; item?: undefined };
 
 /** Why an answer was refused. */
 export class QuestionNotPendingError extends Error {}
@@ -70,8 +74,9 @@ export class QuestionBroker implements ApprovalPort {
 
   /** Shows a card and waits. Never throws; aborting `signal` cancels the card. */
   ask(request: QuestionRequest, signal: AbortSignal): Promise<QuestionOutcome> {
+    // A turn stopped before its card could show is cancelled, not "nobody there": the gate audits the difference.
+    if (signal.aborted) return Promise.resolve({ state: 'cancelled' });
     if (!this.available) return Promise.resolve({ state: 'unavailable' });
-    if (signal.aborted) return Promise.resolve({ state: 'unavailable' });
     const timeoutMs =
       request.timeoutMs ??
       (request.type === 'approval'

@@ -1,6 +1,7 @@
 /**
  * The one rule for "root marker AND executable" (SPEC LSP-2, DBG-4), shared by the language
- * servers (`lsp/locate.ts`) and the debug adapters (`dap/adapters.ts`):
+ * servers (`lsp/locate.ts`), the debug adapters (`dap/adapters.ts`) and, for its executable
+ * half, Cellmate's own Python (`cellmate-python.ts`) and `$CELLMATE_TOOL_BINS` (`tool-bins.ts`):
  * - a root marker counts only in a folder from the file's (or program's) folder up to the
  *   workspace root — never above the workspace, never in a sibling folder whose name merely
  *   starts with the workspace's, and not at all for a file outside the workspace;
@@ -49,7 +50,10 @@ export function isExecutableFile(file: string): boolean {
   }
 }
 
-/** The absolute entries of a `PATH` value, in order. */
+/**
+ * The absolute entries of a `PATH` value, in order. A relative entry and an empty one (which
+ * a shell reads as `.`) are dropped: both resolve against the companion's working folder.
+ */
 export function pathDirs(pathEnv: string | undefined): string[] {
   return (pathEnv ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d));
 }
@@ -57,6 +61,11 @@ export function pathDirs(pathEnv: string | undefined): string[] {
 /** The first `dirs/name` that is an executable file. */
 export function firstExecutable(name: string, dirs: readonly string[]): string | undefined {
   return dirs.map((d) => path.join(d, name)).find(isExecutableFile);
+}
+
+/** The first executable file `name` in an absolute entry of the `PATH` value `pathEnv`. */
+export function executableOnPath(name: string, pathEnv: string | undefined): string | undefined {
+  return firstExecutable(name, pathDirs(pathEnv));
 }
 
 /** `folders` when the workspace is trusted, else none: only a trusted workspace's own programs may run. */

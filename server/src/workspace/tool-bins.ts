@@ -11,15 +11,17 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathDirs } from './executables.js';
 
 const require = createRequire(import.meta.url);
 
-/** The folders in `$CELLMATE_TOOL_BINS` (the wheel's Python scripts folder), resolved, in order. */
+/**
+ * The folders in `$CELLMATE_TOOL_BINS` (the wheel's Python scripts folder), in order: its
+ * absolute entries only, by the same rule as `PATH` (a relative one would resolve against
+ * the folder the companion runs in, often a cloned repository).
+ */
 export function toolBinDirs(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env.CELLMATE_TOOL_BINS ?? '')
-    .split(path.delimiter)
-    .filter(Boolean)
-    .map((dir) => path.resolve(dir));
+  return pathDirs(env.CELLMATE_TOOL_BINS);
 }
 
 /** The folders of the shipped servers (those that are installed), in search order. */

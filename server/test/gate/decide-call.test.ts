@@ -354,7 +354,11 @@ describe("decideAnswer: the person's answer to an ask (HARN-6, HARN-9)", () => {
         message: expect.stringContaining('(write-tier tools ask by default)')
       }
     ],
-    ['a stopped turn stops the call', { decision: 'cancelled' }, { kind: 'stopped' }]
+    [
+      'a stopped turn stops the call, audited as asked (nobody said no)',
+      { decision: 'cancelled' },
+      { kind: 'stopped', decision: 'asked' }
+    ]
   ])('%s', (_name, answer, expected) => {
     expect(decideAnswer(asked, answer, 'write')).toMatchObject(expected);
   });

@@ -194,7 +194,7 @@ describe('policy gate with approval cards (HARN-6)', () => {
     expect(seen[0]!.approval!.reason).toMatch(/^dangerous command: pipes a download into a shell/);
   });
 
-  it('circuit breaker: after 3 denials in a row the person is asked; "stop" ends the turn', async () => {
+  it('circuit breaker (HARN-6, HARN-7): after 3 denials in a row the person is asked; "stop" ends the turn, and the third call is audited as denied', async () => {
     const h = await harness((item, b) => (item.type === 'approval' ? pick(2)(item, b) : pick(1)(item, b)));
     for (let i = 0; i < 2; i++)
       expect((await h.registry.call('write', { path: `f${i}`, content: '' }, h.ctx)).ok).toBe(false);
@@ -205,6 +205,19 @@ describe('policy gate with approval cards (HARN-6)', () => {
     expect((breaker as { item: QuestionItem }).item.question).toBe(
       '3 tool calls in a row were refused or denied. Let the agent continue this turn?'
     );
+    // The call that tripped the breaker never ran: a denial like the two before it, not a tool failure.
+    await h.audit.flush();
+    const lines = (await readFile(path.join(h.ws, '.cellmate', 'audit', 'chat1.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { decision: string; status: string; error?: string });
+    expect(lines.map((l) => [l.decision, l.status])).toEqual([
+      ['denied-by-person', 'denied'],
+      ['denied-by-person', 'denied'],
+      ['denied-by-person', 'denied']
+    ]);
+    expect(lines[2]!.error).toMatch(/^3 tool calls in a row were refused or denied/);
+    expect((await h.audit.metrics('chat1')).rows[0]).toMatchObject({ tool: 'write', calls: 3, denied: 3, errors: 0 });
   });
 
   it('an unanswered approval expires and the call is denied', async () => {

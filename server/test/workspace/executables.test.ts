@@ -1,7 +1,9 @@
 /**
  * One rule for "root marker AND executable" (SPEC LSP-2, DBG-4, DBG-5): each row builds a
- * real folder layout and asks BOTH users — the language servers (`lsp/locate.ts`) and the
- * debug adapters (`dap/adapters.ts`) — which must give the same answer.
+ * real folder layout and asks every user — the language servers (`lsp/locate.ts`), the
+ * debug adapters (`dap/adapters.ts`) and, for `PATH`, the lookup Cellmate's own Python
+ * falls back on (`workspace/cellmate-python.ts`: `executableOnPath`) — which must give the
+ * same answer.
  */
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { findExecutable, findMarker, pythonCandidates } from '../../src/dap/adapters.js';
 import { findRoot, locateCommand } from '../../src/lsp/locate.js';
 import { isWorkspaceTrusted, TRUSTED_WORKSPACES_ENV } from '../../src/security/workspace-trust.js';
+import { executableOnPath } from '../../src/workspace/executables.js';
 
 /** Paths relative to a fresh base folder that holds the workspace `ws`, and what each is. */
 type Layout = Record<string, 'file' | 'exec' | 'dir'>;
@@ -86,7 +89,12 @@ describe('SPEC LSP-2 / DBG-4: the root marker half, the same for lsp and dap', (
   });
 });
 
-const pathRows: Array<{ row: string; files: Layout; path: string[]; found: string | undefined }> = [
+/**
+ * `PATH` entries are folders under the base, `relative:<folder>` (that folder, relative to the
+ * working folder) or `empty` (an empty entry, which a shell reads as the working folder);
+ * `cwd` is the working folder the lookup runs in (default: unchanged).
+ */
+const pathRows: Array<{ row: string; files: Layout; path: string[]; cwd?: string; found: string | undefined }> = [
   { row: 'an executable file on PATH', files: { 'bin/dlv': 'exec' }, path: ['bin'], found: 'bin/dlv' },
   { row: 'a file without the exec bit on PATH', files: { 'bin/dlv': 'file' }, path: ['bin'], found: undefined },
   { row: 'a folder named like the program on PATH', files: { 'bin/dlv': 'dir' }, path: ['bin'], found: undefined },
@@ -101,32 +109,62 @@ const pathRows: Array<{ row: string; files: Layout; path: string[]; found: strin
     files: { 'bin/dlv': 'exec' },
     path: ['relative:bin'],
     found: undefined
+  },
+  {
+    row: 'a relative PATH entry before an absolute one: only the absolute one counts',
+    files: { 'ws/node_modules/.bin/dlv': 'exec', 'bin/dlv': 'exec' },
+    path: ['relative:ws/node_modules/.bin', 'bin'],
+    found: 'bin/dlv'
+  },
+  {
+    row: 'an empty PATH entry while the working folder (a cloned repository) holds the program',
+    files: { 'ws/dlv': 'exec' },
+    path: ['empty'],
+    cwd: 'ws',
+    found: undefined
+  },
+  {
+    row: 'an empty PATH entry before an absolute one: only the absolute one counts',
+    files: { 'ws/dlv': 'exec', 'bin/dlv': 'exec' },
+    path: ['empty', 'bin'],
+    cwd: 'ws',
+    found: 'bin/dlv'
   }
 ];
 
 describe('SPEC LSP-2 / DBG-4 / DBG-5: the executable half, the same for lsp and dap', () => {
-  it.each(pathRows)('$row', async ({ files, path: entries, found }) => {
+  it.each(pathRows)('$row', async ({ files, path: entries, cwd, found }) => {
     const base = layout(files);
     const workspace = path.join(base, 'ws');
-    const PATH = entries
-      .map((e) =>
-        e.startsWith('relative:')
-          ? path.relative(process.cwd(), path.join(base, e.slice('relative:'.length)))
-          : path.join(base, e)
-      )
-      .join(path.delimiter);
-    const env = envFor(base, PATH);
-    const lsp = await locateCommand('dlv', {
-      root: workspace,
-      workspace,
-      pathEnv: PATH,
-      bundledBins: [],
-      trusted: isWorkspaceTrusted(workspace, env)
-    });
-    const dap = await findExecutable('delve', { workspace, env });
-    const expected = found === undefined ? undefined : path.join(base, found);
-    expect(lsp).toBe(expected);
-    expect(dap).toEqual(expected === undefined ? undefined : [expected, 'dap']);
+    const before = process.cwd();
+    // The companion runs where Jupyter was started, often inside the workspace itself.
+    if (cwd) process.chdir(path.join(base, cwd));
+    try {
+      const PATH = entries
+        .map((e) =>
+          e === 'empty'
+            ? ''
+            : e.startsWith('relative:')
+              ? path.relative(process.cwd(), path.join(base, e.slice('relative:'.length)))
+              : path.join(base, e)
+        )
+        .join(path.delimiter);
+      const env = envFor(base, PATH);
+      const lsp = await locateCommand('dlv', {
+        root: workspace,
+        workspace,
+        pathEnv: PATH,
+        bundledBins: [],
+        trusted: isWorkspaceTrusted(workspace, env)
+      });
+      const dap = await findExecutable('delve', { workspace, env });
+      const expected = found === undefined ? undefined : path.join(base, found);
+      expect(lsp).toBe(expected);
+      expect(dap).toEqual(expected === undefined ? undefined : [expected, 'dap']);
+      expect(executableOnPath('dlv', PATH)).toBe(expected);
+    } finally {
+      process.chdir(before);
+    }
   });
 
   it.each([
