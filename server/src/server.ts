@@ -145,6 +145,8 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   });
   // Plan mode's artifact and approval gate (MODE-3): plans are durable under .cellmate/plans/.
   const plans = new PlanStore(path.join(workspace, '.cellmate', 'plans'), (m) => logger.warn(m));
+  // Agent Skills (SKILL-2/3): the catalog enters each turn's prompt, `skill` reads one on demand.
+  const skills = new SkillLibrary({ workspace, env });
   // Background workers (VIBE-1…3): sub-agent runs beside a chat's turn, journaled
   // under .cellmate/workers/, each in a private kernel of its own (keyed by its id) unless it shares.
   const workersOn = options.workers !== false && env.CELLMATE_WORKERS?.trim().toLowerCase() !== 'off';
@@ -160,7 +162,11 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
         chatAuto: (id) => store.get(id)?.chat.auto === true,
         publish: (id, event) => service.publish(id, event),
         ...(options.fetch ? { fetch: options.fetch } : {}),
-        redact: (t) => harness.redactor.redact(t)
+        redact: (t) => harness.redactor.redact(t),
+        // What the chat's own turns get: its focus's instructions, the skills, the live state for a summary.
+        instructions: (id) => service.instructions(id).block,
+        skills,
+        kernelState: (chatId, owner, signal) => liveState(chatId, owner, signal)
       })
     : undefined;
   // Review mode (MODE-4): findings durable under .cellmate/reviews/; finalize_review's axes run here, not through a shell.
@@ -169,8 +175,6 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const orchestrations = new OrchestrationStore(path.join(workspace, '.cellmate', 'orchestrations'), {
     onProblem: (m) => logger.warn(m)
   });
-  // Agent Skills (SKILL-2/3): the catalog enters each turn's prompt, `skill` reads one on demand.
-  const skills = new SkillLibrary({ workspace, env });
   // Policy, approvals, questions and audit around the registry (HARN-6/7, ASK-3); the
   // registry holds the one tool table's tools for the resources above (TIER-3).
   const harness = createHarness({
@@ -214,6 +218,25 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
   const callLog = registry.onDidCall((c) =>
     logger.info(`tool ${c.name} by ${c.actor} in chat ${c.chatId}: ${c.status} in ${c.durationMs} ms`)
   );
+  /**
+   * What the agent must still know after a compaction (CTX-3): the names in the kernel
+   * `kernelOwner` uses (a chat's, or a worker's own), the chat's staged edits, its debug session.
+   */
+  const liveState = async (chatId: string, kernelOwner: string, signal: AbortSignal): Promise<string | undefined> => {
+    const staged = edits
+      .pending(chatId)
+      .map(
+        (e) =>
+          `- staged edit ${e.id}: ${e.replacements} replacement(s) in ${e.files.map((f) => f.path).join(', ')} (waiting for resolve)`
+      );
+    const debug = debugSessions.chat(chatId).active;
+    const lines = [
+      await context.kernelState(kernelOwner, signal),
+      staged.length ? `Staged edits:\n${staged.join('\n')}` : undefined,
+      debug ? `Open debug ${describeSession(debug.session)}` : undefined
+    ].filter((l): l is string => typeof l === 'string');
+    return lines.length ? lines.join('\n') : undefined;
+  };
   const service = new ChatService({
     workspace,
     store,
@@ -232,28 +255,15 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     ...(kernels ? { turnFocus: kernels } : {}),
     expandContext: (chatId, text, ctx, origin) => context.expand(chatId, text, ctx, origin),
     completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin),
-    kernelState: async (chatId, signal) => {
-      // What the agent must still know after a compaction: the kernel's names, staged edits, a debug session.
-      const staged = edits
-        .pending(chatId)
-        .map(
-          (e) =>
-            `- staged edit ${e.id}: ${e.replacements} replacement(s) in ${e.files.map((f) => f.path).join(', ')} (waiting for resolve)`
-        );
-      const debug = debugSessions.chat(chatId).active;
-      const lines = [
-        await context.kernelState(chatId, signal),
-        staged.length ? `Staged edits:\n${staged.join('\n')}` : undefined,
-        debug ? `Open debug ${describeSession(debug.session)}` : undefined
-      ].filter((l): l is string => typeof l === 'string');
-      return lines.length ? lines.join('\n') : undefined;
-    },
+    kernelState: (chatId, signal) => liveState(chatId, chatId, signal),
     // A deleted chat's audit log and saved outputs go with it (its kernels: kernelRetention below).
     onDeleted: async (chatId) => {
       await harness.audit.removeChat(chatId);
       await removeChatOutputs(path.join(workspace, OUTPUTS_DIR), chatId);
       plans.removeChat(chatId);
-      await workers?.removeChat(chatId); // its workers are killed, their kernels shut down
+      // Its workers are killed, their kernels shut down, and the outputs their compactions saved go too.
+      for (const id of (await workers?.removeChat(chatId)) ?? [])
+        await removeChatOutputs(path.join(workspace, OUTPUTS_DIR), id);
       reviews.removeChat(chatId);
       orchestrations.removeChat(chatId);
       checkpoints.deleteChat(chatId);

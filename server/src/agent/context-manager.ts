@@ -135,6 +135,11 @@ export class ContextManager {
     this.budget = contextBudget(facts, options.settings.compactAt);
   }
 
+  /** The conversation whose history this manager keeps (a chat's id, or a worker's). */
+  get conversationId(): string {
+    return this.options.port.chatId;
+  }
+
   /** The messages the model is sent for this history. */
   view(messages: readonly ModelMessage[]): ModelMessage[] {
     return contextView(messages, this.options.port.state(), this.options.port.chatId);

@@ -88,8 +88,8 @@ export interface TurnInput {
   worker?: ToolContext['worker'];
   /**
    * Keeps the requests inside the model's window (CTX-1/3): each step is sent its view of
-   * the history, usage is counted, and an overflow compacts and retries once. Absent: the
-   * whole history is sent (workers' short runs, tests).
+   * the history, usage is counted, and an overflow compacts and retries once. Chats' turns
+   * and workers' runs have one (`run-context.ts`). Absent: the whole history is sent (tests).
    */
   context?: ContextManager;
   /**
@@ -190,7 +190,10 @@ export async function runTurn(input: TurnInput, sink: TurnSink): Promise<TurnRes
           signal: input.signal,
           idleTimeoutMs: input.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
           maxRetries: input.maxRetries ?? 2,
-          ...(input.context ? { cache: { key: input.chatId, previousLength: input.context.cacheBoundary() } } : {})
+          // Keyed by the conversation the history is (a worker's own, not its parent chat's): one prefix per key.
+          ...(input.context
+            ? { cache: { key: input.context.conversationId, previousLength: input.context.cacheBoundary() } }
+            : {})
         },
         {
           onTextDelta(delta) {

@@ -14,7 +14,6 @@ import type {
   RewindResult,
   SendContext,
   TierModel,
-  TokenUsage,
   UserItem
 } from '@cellmate/protocol';
 import type { LanguageModel } from 'ai';
@@ -23,11 +22,10 @@ import { isNudgeMessage, runTurn, type TurnResult } from '../agent/run-turn.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { InstructionsReader, type Instructions } from '../instructions/instructions.js';
 import type { SkillLibrary } from '../skills/skill-library.js';
-import { ContextManager, fixedTokens, type ChatContextPort } from '../agent/context-manager.js';
-import { ZERO_USAGE } from '../agent/usage.js';
+import { fixedTokens, type ContextManager } from '../agent/context-manager.js';
+import { createRunContext, fastTierModel, type RunModels } from '../agent/run-context.js';
 import { createSidecarClassifier } from '../agent/sidecar-classifier.js';
-import { modelFacts } from '../providers/model-facts.js';
-import { turnSurface } from '../modes/turn-surface.js';
+import { skillCatalog, turnSurface } from '../modes/turn-surface.js';
 import { EXPLAIN_PROFILE, profileOf, type ModeProfile } from '../modes/profiles.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
@@ -132,9 +130,6 @@ export interface RetryRequest {
 /** Where `/export` writes, relative to the workspace. */
 export const EXPORT_DIR = 'exports';
 
-/** What a turn hides while no skill is offered. */
-const NO_SKILL: ReadonlySet<string> = new Set(['skill']);
-
 interface RunningTurn {
   turnId: string;
   controller: AbortController;
@@ -173,19 +168,24 @@ export class ChatService {
 
   /**
    * A chat's turn surface and system prompt: the mode's surface (without `skill` while no
-   * skill is offered), its prompt, the skill catalog, then the instructions of its focus.
+   * skill is offered), its prompt, the skill catalog (`skillCatalog`), then the instructions
+   * of its focus.
    */
   private turnPrompt(
     chatId: string,
     mode: ChatMode | ModeProfile
   ): { surface: ReturnType<typeof turnSurface>; system: string } {
-    const skillsBlock = this.options.skills?.catalogBlock();
-    const surface = turnSurface(this.options.registry, mode, skillsBlock ? undefined : NO_SKILL);
+    const skills = skillCatalog(
+      this.options.registry,
+      typeof mode === 'string' ? profileOf(mode) : mode,
+      this.options.skills?.catalogBlock()
+    );
+    const surface = turnSurface(this.options.registry, mode, skills.hide);
     const system = buildSystemPrompt({
       workspace: this.options.workspace,
       tools: surface.declared,
       modeBlock: surface.promptBlock,
-      ...(skillsBlock ? { skillsBlock } : {}),
+      ...(skills.block ? { skillsBlock: skills.block } : {}),
       instructionsBlock: this.instructions(chatId).block
     });
     return { surface, system };
@@ -430,7 +430,7 @@ export class ChatService {
       chatId,
       context?.assist?.action === 'explain' ? EXPLAIN_PROFILE : record.chat.mode
     );
-    const fast = await this.fastTierModel(settings, config);
+    const fast = await fastTierModel(settings, this.runModels(config));
     const window = await this.contextManager(
       chatId,
       settings,
@@ -570,32 +570,19 @@ export class ChatService {
     }
   }
 
-  /** A turn's context manager (CTX-1/3): the model's facts, and the chat's compaction state through the store. */
-  /**
-   * The `fast` tier's model when it differs from the main one, else undefined (callers then
-   * use the main model). A fast tier that cannot run must not stop the chat's turns: what it
-   * would do (summaries, the Auto reviewer) falls back to the main model, with a warning.
-   */
-  private async fastTierModel(
-    settings: ModelSettings,
-    config: Awaited<ReturnType<typeof loadConfigFile>>
-  ): Promise<LanguageModel | undefined> {
-    const fast = modelForTier(settings, 'fast');
-    if (sameModel(fast, settings)) return undefined;
-    return createLanguageModel(fast, {
+  /** Where this chat's models come from (a fast tier that cannot run is logged here). */
+  private runModels(config: Awaited<ReturnType<typeof loadConfigFile>>): RunModels {
+    return {
       env: this.options.env,
       config,
       workspace: this.options.workspace,
-      fetch: this.options.fetch
-    }).catch((error: unknown) => {
-      this.options.logger.warn(
-        `the fast tier cannot run (${error instanceof Error ? error.message : String(error)}); using the main model`
-      );
-      return undefined;
-    });
+      logger: this.options.logger,
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {})
+    };
   }
 
-  private async contextManager(
+  /** A turn's context manager (CTX-1/3): the model's facts, and the chat's compaction state through the store. */
+  private contextManager(
     chatId: string,
     settings: ModelSettings,
     model: LanguageModel,
@@ -604,36 +591,17 @@ export class ChatService {
     config: Awaited<ReturnType<typeof loadConfigFile>>,
     fast?: LanguageModel
   ): Promise<ContextManager> {
-    const apiKey =
-      settings.provider === 'openai-compatible'
-        ? resolveApiKey('openai-compatible', this.options.env, config).value
-        : undefined;
-    const facts = await modelFacts(settings, {
-      ...(apiKey ? { apiKey } : {}),
-      ...(this.options.fetch ? { fetch: this.options.fetch } : {})
-    });
-    const store = this.options.store;
-    const port: ChatContextPort = {
-      chatId,
-      workspace: this.options.workspace,
-      state: () => store.get(chatId)?.compaction,
-      setState: (state) => store.setCompaction(chatId, state),
-      total: (): TokenUsage => store.get(chatId)?.chat.context?.total ?? { ...ZERO_USAGE },
+    const kernelState = this.options.kernelState;
+    return createRunContext(this.runModels(config), {
+      conversationId: chatId,
+      records: this.options.store,
       emit: (event) => this.emit(chatId, event),
-      ...(this.options.kernelState
-        ? { kernelState: (signal: AbortSignal) => this.options.kernelState!(chatId, signal) }
-        : {})
-    };
-    // Summaries run on the fast tier (CTX-3): a summary is a short, self-contained request.
-    const summaryModel = fast ?? (await this.fastTierModel(settings, config));
-    return new ContextManager({
-      port,
       settings,
-      facts,
       model,
       turnId,
       fixedTokens: fixed,
-      ...(summaryModel ? { summaryModel } : {})
+      ...(fast ? { fast } : {}),
+      ...(kernelState ? { kernelState: (signal: AbortSignal) => kernelState(chatId, signal) } : {})
     });
   }
 

@@ -4,6 +4,7 @@ import type { ToolRegistry } from '../gate/registry.js';
 import { surfaceCatalog, type SurfaceCatalog } from '../gate/catalog.js';
 import { modePromptBlock } from './prompt-block.js';
 import { profileOf, type ModeProfile } from './profiles.js';
+import type { CapabilityProfile } from '../ports/vocabulary.js';
 
 /** Everything a turn derives from its chat's mode: one profile, its projections. */
 export interface TurnSurface {
@@ -45,4 +46,22 @@ export function turnSurface(
     promptBlock: modePromptBlock(profile, surface),
     ...(nudge ? { nudge } : {})
   };
+}
+
+/** What a run hides while no skill is offered. */
+const NO_SKILL: ReadonlySet<string> = new Set(['skill']);
+
+/**
+ * The skill catalog of a run's prompt (SKILL-2), the same rule for a chat's turn and a
+ * worker's run: the catalog goes in only when `skill` is on the run's surface, since the
+ * catalog tells the model to load guides with it; while no skill is offered `skill` is
+ * hidden (`hide`, for {@link turnSurface} or `surfaceCatalog`), as it has nothing to load.
+ */
+export function skillCatalog(
+  registry: ToolRegistry,
+  profile: CapabilityProfile,
+  catalogBlock: string | undefined
+): { block?: string; hide?: ReadonlySet<string> } {
+  if (!catalogBlock) return { hide: NO_SKILL };
+  return registry.list(profile).some((t) => t.name === 'skill') ? { block: catalogBlock } : {};
 }

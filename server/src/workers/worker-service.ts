@@ -8,6 +8,12 @@
  * unless it shares the chat's. Runs are not awaited by anyone: they go on beside the
  * chat's turn, and several workers run at once.
  *
+ * A run is kept inside its model's window as a chat's turn is (CTX-1/3, `agent/run-context.ts`
+ * over the worker's own transcript: windowed view, usage, compaction cards, an overflow
+ * compacted and retried once), and its prompt carries what its chat's does (SKILL-1/2): the
+ * instructions of the chat's focus, read when the run starts, and the skill catalog when
+ * `skill` is on the worker's surface.
+ *
  * Every call a worker's run makes carries `ctx.worker` (approval cards and the audit log
  * name it) and the parent's `chatId` (its cards appear in the chat the person watches).
  * Killing aborts the run and shuts its private kernel down; deleting the chat kills its
@@ -20,18 +26,22 @@ import type { LanguageModel } from 'ai';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runTurn, type TurnResult } from '../agent/run-turn.js';
+import { fixedTokens, type ContextManager } from '../agent/context-manager.js';
+import { createRunContext } from '../agent/run-context.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { loadConfigFile } from '../config/config-file.js';
 import type { Logger } from '../config/logger.js';
 import { CellmateError } from '../base/errors.js';
 import { newItemId, newTurnId } from '../base/ids.js';
 import { profileOf } from '../modes/profiles.js';
+import { skillCatalog } from '../modes/turn-surface.js';
 import { createLanguageModel } from '../providers/create-model.js';
 import { createSidecarClassifier } from '../agent/sidecar-classifier.js';
 import { surfaceCatalog } from '../gate/catalog.js';
 import type { ToolContext } from '../gate/define-tool.js';
 import { ToolInputError } from '../base/tool-errors.js';
 import type { ToolRegistry } from '../gate/registry.js';
+import type { SkillLibrary } from '../skills/skill-library.js';
 import type { SpawnRequest, WaitOutcome, WorkerPort } from '../tools/vibe_spawn/worker-port.js';
 import { assembleBrief } from './brief.js';
 import { loadWorkerConfig, type WorkerBudget, type WorkerConfig } from './worker-config.js';
@@ -69,6 +79,15 @@ export interface WorkerServiceOptions {
   redact?: (text: string) => string;
   /** The workers settings (default: the home config file's `workers`, read per spawn). */
   config?: () => Promise<WorkerConfig>;
+  /** The instructions block (SKILL-1) of the parent chat's focus, as its own turns get it. */
+  instructions?(chatId: string): string | undefined;
+  /** Installed skills (SKILL-2): their catalog enters a run's prompt when `skill` is on its surface. */
+  skills?: Pick<SkillLibrary, 'catalogBlock'>;
+  /**
+   * The live state a compaction summary carries (CTX-3): the kernel of `kernelOwner` (the
+   * worker's own, or the chat's when it shares) and what else of the chat is open.
+   */
+  kernelState?(chatId: string, kernelOwner: string, signal: AbortSignal): Promise<string | undefined>;
 }
 
 type StopReason = 'killed' | 'budget-calls' | 'budget-time' | 'disposing';
@@ -244,11 +263,13 @@ export class WorkerService implements WorkerPort {
       .map((r) => r.id);
   }
 
-  /** The chat was deleted: its workers are killed (kernels shut down) and forgotten. */
-  async removeChat(chatId: string): Promise<void> {
+  /** The chat was deleted: its workers are killed (kernels shut down) and forgotten. Returns their ids. */
+  async removeChat(chatId: string): Promise<string[]> {
     const records = this.options.store.ofChat(chatId);
     await Promise.all(records.map((r) => this.stop(r, false)));
-    await this.options.store.remove(records.map((r) => r.id));
+    const ids = records.map((r) => r.id);
+    await this.options.store.remove(ids);
+    return ids;
   }
 
   /** Stops every run (they are `interrupted`: the companion is going away) and closes the store. */
@@ -301,15 +322,35 @@ export class WorkerService implements WorkerPort {
     const { store, registry: registryOf, workspace } = this.options;
     const registry = registryOf();
     const turnId = newTurnId();
-    const user: UserItem = { kind: 'user', id: newItemId(), time: new Date().toISOString(), turnId, text: userText };
-    store.transcripts.applyEvent(record.id, { type: 'turn-started', turnId });
-    store.transcripts.applyEvent(record.id, { type: 'item-added', item: user });
-    store.transcripts.appendMessages(record.id, [{ role: 'user', content: userText }]);
     // Never more than the chat has now (worker-surface.ts): re-read at every call of the run.
     const profile = liveWorkerProfile(record.surface, () =>
       workerProfile(profileOf(this.options.chatMode(record.chatId) ?? 'plan'))
     );
-    const catalog = surfaceCatalog(registry, profile);
+    const skills = skillCatalog(registry, profile, this.options.skills?.catalogBlock());
+    const catalog = surfaceCatalog(registry, profile, skills.hide);
+    const instructionsBlock = this.options.instructions?.(record.chatId);
+    const system = buildSystemPrompt({
+      workspace,
+      tools: catalog.declaredTools,
+      modeBlock: workerPromptBlock({ label: record.label, surface: { ...profile } }),
+      ...(skills.block ? { skillsBlock: skills.block } : {}),
+      ...(instructionsBlock ? { instructionsBlock } : {})
+    });
+    const emit = (event: ChatEvent): void => {
+      store.transcripts.applyEvent(record.id, event);
+      if (event.type === 'item-added' && event.item.kind === 'tool') {
+        const r = store.get(record.id);
+        const total = (r?.toolCalls ?? 0) + 1;
+        if (r) store.put({ ...r, toolCalls: total });
+        if (total > live.budget.maxToolCalls) this.abortRun(live, 'budget-calls');
+      }
+      if (event.type === 'item-added' || event.type === 'item-updated') this.publishSoon(record.id, live);
+    };
+    const context = await this.contextManager(record, live.model, turnId, fixedTokens(system, catalog.declared), emit);
+    const user: UserItem = { kind: 'user', id: newItemId(), time: new Date().toISOString(), turnId, text: userText };
+    store.transcripts.applyEvent(record.id, { type: 'turn-started', turnId });
+    store.transcripts.applyEvent(record.id, { type: 'item-added', item: user });
+    store.transcripts.appendMessages(record.id, [{ role: 'user', content: userText }]);
     const started = Date.now();
     const timer = setTimeout(
       () => this.abortRun(live, 'budget-time'),
@@ -328,11 +369,8 @@ export class WorkerService implements WorkerPort {
           registry,
           declared: catalog.declared,
           profile,
-          system: buildSystemPrompt({
-            workspace,
-            tools: catalog.declaredTools,
-            modeBlock: workerPromptBlock({ label: record.label, surface: { ...profile } })
-          }),
+          system,
+          context,
           history: store.transcripts.get(record.id)?.messages ?? [],
           signal: live.controller.signal,
           maxSteps: live.budget.maxSteps,
@@ -349,16 +387,7 @@ export class WorkerService implements WorkerPort {
             : {})
         },
         {
-          emit: (event) => {
-            store.transcripts.applyEvent(record.id, event);
-            if (event.type === 'item-added' && event.item.kind === 'tool') {
-              const r = store.get(record.id);
-              const total = (r?.toolCalls ?? 0) + 1;
-              if (r) store.put({ ...r, toolCalls: total });
-              if (total > live.budget.maxToolCalls) this.abortRun(live, 'budget-calls');
-            }
-            if (event.type === 'item-added' || event.type === 'item-updated') this.publishSoon(record.id, live);
-          },
+          emit,
           appendMessages: (messages) => store.transcripts.appendMessages(record.id, messages)
         }
       );
@@ -368,6 +397,38 @@ export class WorkerService implements WorkerPort {
       if (r) store.put({ ...r, msUsed: (r.msUsed ?? 0) + (Date.now() - started) });
     }
     this.finishRun(record, live, turnId, result);
+  }
+
+  /**
+   * The run's context manager (CTX-1/3), as a chat's turn gets one, over the worker's own
+   * transcript: its compaction cards and meter are journaled there and shown in its view.
+   */
+  private async contextManager(
+    record: WorkerRecord,
+    model: LanguageModel,
+    turnId: string,
+    fixed: number,
+    emit: (event: ChatEvent) => void
+  ): Promise<ContextManager> {
+    const { store, kernelState } = this.options;
+    const models = {
+      env: this.options.env,
+      config: await loadConfigFile(this.options.env),
+      workspace: this.options.workspace,
+      logger: this.options.logger,
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {})
+    };
+    const kernelOwner = record.sharesKernel ? record.chatId : record.id;
+    return createRunContext(models, {
+      conversationId: record.id,
+      records: store.transcripts,
+      emit,
+      settings: record.settings,
+      model,
+      turnId,
+      fixedTokens: fixed,
+      ...(kernelState ? { kernelState: (signal: AbortSignal) => kernelState(record.chatId, kernelOwner, signal) } : {})
+    });
   }
 
   private abortRun(live: LiveWorker, why: StopReason): void {

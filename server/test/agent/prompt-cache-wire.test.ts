@@ -1,26 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startServer, type ServerHandle } from '../../src/server.js';
-import {
-  startProviderStandIn,
-  type ProviderStandIn,
-  type StandInRequest,
-  type StandInStep,
-  type WireProvider
-} from '../helpers/provider-stand-in.js';
+import type { StandInRequest, StandInStep, WireProvider } from '../helpers/provider-stand-in.js';
+import { closeStandInCompanions, startStandInCompanion, type StandInCompanion } from '../helpers/stand-in-companion.js';
 import { tempDir } from '../helpers/temp.js';
 
 // CTX-2: the stable prefix is marked for the provider's prompt cache, and the cache serves it.
 
-let standIn: ProviderStandIn | undefined;
-let server: ServerHandle | undefined;
-afterEach(async () => {
-  await server?.dispose();
-  await standIn?.close();
-  server = standIn = undefined;
-});
+afterEach(closeStandInCompanions);
 
 /** One read per turn, then a one-line answer. */
 function reader(provider: WireProvider): (request: StandInRequest) => StandInStep {
@@ -39,33 +26,25 @@ function reader(provider: WireProvider): (request: StandInRequest) => StandInSte
   };
 }
 
-async function chatOf(provider: WireProvider, turns: number): Promise<ProviderStandIn> {
+async function chatOf(provider: WireProvider, turns: number): Promise<StandInCompanion> {
   const ws = await tempDir();
   await mkdir(path.join(ws, 'data'));
   await writeFile(
     path.join(ws, 'data', 'table.txt'),
     Array.from({ length: 120 }, (_, i) => `row ${i}\tHaifa\t${i * 7}\t${i % 13}`).join('\n')
   );
-  standIn = await startProviderStandIn(provider, reader(provider));
-  server = await startServer({
-    workspace: ws,
-    stdio: { input: new PassThrough(), output: new PassThrough() },
-    kernels: false,
-    maxRetries: 0,
-    fetch: standIn.fetch,
-    env: { ...standIn.env, PATH: process.env.PATH ?? '', CELLMATE_CONFIG: path.join(ws, 'no-config.json') }
-  });
+  const { server, standIn } = await startStandInCompanion(ws, provider, reader(provider));
   const chat = server.service.create();
   for (let t = 0; t < turns; t++) {
     await server.service.send({ chatId: chat.id, text: `Read the table again (${t})`, settings: standIn.settings });
     await server.service.waitForTurn(chat.id);
   }
-  return standIn;
+  return { server, standIn };
 }
 
 describe('prompt caching over the real wires (CTX-2)', () => {
   it("Anthropic: cache_control on the system prompt, the previous request's end and the newest message; the cache serves most input after turn 10", async () => {
-    const s = await chatOf('anthropic', 14);
+    const { server, standIn: s } = await chatOf('anthropic', 14);
     for (const r of s.requests) {
       const system = r.body.system as Array<{ cache_control?: unknown }>;
       expect(system.at(-1)!.cache_control).toEqual({ type: 'ephemeral' });
@@ -80,14 +59,14 @@ describe('prompt caching over the real wires (CTX-2)', () => {
     const cached = later.reduce((n, r) => n + r.usage.cachedTokens, 0);
     expect(cached / input).toBeGreaterThanOrEqual(0.7);
     // What the meter shows is the same billing.
-    const chat = server!.service.list()[0]!;
-    const context = server!.service.get(chat.id).context!;
+    const chat = server.service.list()[0]!;
+    const context = server.service.get(chat.id).context!;
     expect(context.total.cachedInput).toBe(s.requests.reduce((n, r) => n + r.usage.cachedTokens, 0));
     expect(context.total.input).toBe(s.requests.reduce((n, r) => n + r.usage.promptTokens, 0));
   }, 120_000);
 
   it('OpenAI: every request of a chat carries the same prompt_cache_key and a byte-identical prefix', async () => {
-    const s = await chatOf('openai', 4);
+    const { standIn: s } = await chatOf('openai', 4);
     const keys = new Set(s.requests.map((r) => r.body.prompt_cache_key));
     expect(keys.size).toBe(1);
     expect([...keys][0]).toEqual(expect.any(String));

@@ -1,38 +1,12 @@
 import type { ToolCallItem } from '@cellmate/protocol';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startServer, type ServerHandle } from '../../src/server.js';
-import {
-  declaredTools,
-  startProviderStandIn,
-  systemPrompt,
-  type ProviderStandIn,
-  type StandInStep,
-  type WireProvider
-} from '../helpers/provider-stand-in.js';
+import { declaredTools, systemPrompt, type StandInStep, type WireProvider } from '../helpers/provider-stand-in.js';
+import { closeStandInCompanions, startStandInCompanion } from '../helpers/stand-in-companion.js';
 import { tempDir } from '../helpers/temp.js';
 
-let standIn: ProviderStandIn | undefined;
-let server: ServerHandle | undefined;
-afterEach(async () => {
-  await server?.dispose();
-  await standIn?.close();
-  server = standIn = undefined;
-});
-
-/** The companion as composed for real (every built-in tool but eval), its provider aimed at the stand-in. */
-async function companion(ws: string, s: ProviderStandIn): Promise<ServerHandle> {
-  return startServer({
-    workspace: ws,
-    stdio: { input: new PassThrough(), output: new PassThrough() },
-    kernels: false,
-    maxRetries: 0,
-    fetch: s.fetch,
-    env: { ...s.env, PATH: process.env.PATH ?? '', CELLMATE_CONFIG: path.join(ws, 'no-config.json') }
-  });
-}
+afterEach(closeStandInCompanions);
 
 describe.each<WireProvider>(['openai', 'anthropic', 'openai-compatible'])(
   'deferred tools over the real %s wire (HARN-11, issue #14)',
@@ -41,7 +15,7 @@ describe.each<WireProvider>(['openai', 'anthropic', 'openai-compatible'])(
       const ws = await tempDir();
       await mkdir(path.join(ws, 'src'));
       await writeFile(path.join(ws, 'src', 'hay.py'), 'a = 1\nneedle = 2\n');
-      standIn = await startProviderStandIn(provider, [
+      const { server, standIn } = await startStandInCompanion(ws, provider, [
         {
           text: 'Searching.',
           toolCalls: [{ name: 'tool_search', input: { query: 'search file contents with a regex' } }]
@@ -49,7 +23,6 @@ describe.each<WireProvider>(['openai', 'anthropic', 'openai-compatible'])(
         { toolCalls: [{ name: 'call_tool', input: { name: 'grep', arguments: { pattern: 'needle' } } }] },
         { text: 'It is in src/hay.py.' }
       ]);
-      server = await companion(ws, standIn);
       const chat = server.service.create();
       await server.service.send({ chatId: chat.id, text: 'Where is needle?', settings: standIn.settings });
       await server.service.waitForTurn(chat.id);
@@ -111,8 +84,7 @@ describe('call_tool on the wire: what is refused (issue #14)', () => {
       { toolCalls: [{ name: 'call_tool', input: { name: 'grep', arguments: { pattern: 7 } } }] },
       { text: 'Giving up.' }
     ];
-    standIn = await startProviderStandIn('openai-compatible', steps);
-    server = await companion(ws, standIn);
+    const { server, standIn } = await startStandInCompanion(ws, 'openai-compatible', steps);
     const chat = server.service.create();
     await server.service.send({ chatId: chat.id, text: 'find needle', settings: standIn.settings });
     await server.service.waitForTurn(chat.id);
