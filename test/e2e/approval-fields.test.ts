@@ -3,9 +3,9 @@
  * against a real JupyterLab with the scripted model on the default policy (no rule written).
  * A `shell` command with quotes and two lines shows verbatim — not as a JSON string with
  * `\"` and `\n` — and an `ast_edit` over the whole workspace says so in words, not `.`; the
- * raw JSON folds away under "Raw arguments". The person approves the rewrite once (it is
- * staged, and nothing is written until its Accept) and denies the command, which leaves
- * nothing behind.
+ * raw JSON folds away under "Raw arguments"; their tool cards list the arguments the same
+ * way. The person approves the rewrite once (it is staged, and nothing is written until its
+ * Accept) and denies the command, which leaves nothing behind.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -107,6 +107,18 @@ describe('an approval card without a diff shows the call in words (HARN-6)', () 
     const denied = page.locator('.jp-cellmate-tool-card[data-tool-name="shell"]');
     expect(await denied.getAttribute('data-status')).toBe('error');
     expect(await denied.innerText()).toContain('shell: denied');
+    // The tool cards read the same way: arguments by name, the command verbatim.
+    const toolFields = (card: typeof staged): Promise<Array<[string, string]>> =>
+      card
+        .locator('.jp-cellmate-tool-args dl.jp-cellmate-arg-fields')
+        .evaluate((dl) =>
+          [...dl.querySelectorAll('dt')].map((dt) => [dt.textContent ?? '', dt.nextElementSibling?.textContent ?? ''])
+        );
+    expect(await toolFields(staged)).toEqual([
+      ['pattern', 'fetch($U, $T)'],
+      ['rewrite', 'fetch($U, timeout=$T)']
+    ]);
+    expect(await toolFields(denied)).toEqual([['command', COMMAND]]);
     expect(await fs.stat(path.join(jupyter.workspace, 'shell-ran.txt')).catch(() => undefined)).toBeUndefined();
   });
 });

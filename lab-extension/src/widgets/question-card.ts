@@ -16,7 +16,8 @@
 import type { QuestionAnswer, QuestionItem, TranscriptItem } from '@cellmate/protocol';
 import { Widget } from '@lumino/widgets';
 
-import { approvalFields, type IApprovalField } from '../approval-fields';
+import { argumentFields } from '../argument-fields';
+import { renderArgumentFields } from './argument-list';
 import { renderDiff } from './diff-view';
 import { IItemContext, IItemWidget, markItem } from './item-base';
 
@@ -173,7 +174,7 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
         this._card.append(preview, raw);
       } else {
         // No diff to show: the arguments as a person reads them (a command verbatim, not a JSON string).
-        this._card.append(renderFields(approvalFields(approval.args)), raw);
+        this._card.append(renderArgumentFields(argumentFields(approval.args), 'jp-cellmate-question-fields'), raw);
       }
       const pattern = document.createElement('div');
       pattern.className = 'jp-cellmate-question-pattern';
@@ -334,21 +335,4 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
   private _reason: HTMLInputElement | null = null;
   private _selected = new Set<number>();
   private _busy = false;
-}
-
-/** The call's arguments as a list of labelled values (`dl.jp-cellmate-question-fields`), all as text. */
-function renderFields(fields: readonly IApprovalField[]): HTMLElement {
-  const list = document.createElement('dl');
-  list.className = 'jp-cellmate-question-fields';
-  for (const f of fields) {
-    const name = document.createElement('dt');
-    name.textContent = f.label;
-    const value = document.createElement('dd');
-    value.dataset.block = String(f.block);
-    const text = document.createElement(f.block ? 'pre' : 'code');
-    text.textContent = f.value;
-    value.appendChild(text);
-    list.append(name, value);
-  }
-  return list;
 }

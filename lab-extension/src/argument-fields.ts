@@ -1,11 +1,11 @@
 /**
- * What an approval card without a diff shows (no DOM): the call's arguments as labelled
- * fields a person reads — a shell command or a rewrite pattern verbatim, not as a JSON
- * string with its quotes and `\n` escaped. The raw JSON stays one click away on the card.
+ * A tool call's arguments as a person reads them (no DOM), on approval and tool cards:
+ * labelled fields, a shell command or a rewrite pattern verbatim — not a JSON string with
+ * its quotes and `\n` escaped.
  */
 
 /** One argument: its name in words, its value as text, and whether it needs a block of its own. */
-export interface IApprovalField {
+export interface IArgumentField {
   label: string;
   value: string;
   /** Code-like or long values (several lines, nested data) go in a preformatted block. */
@@ -16,7 +16,7 @@ export interface IApprovalField {
 const INLINE_MAX = 60;
 
 /** The fields of `args` in their order; an argument that is not an object is one field, "arguments". */
-export function approvalFields(args: unknown): IApprovalField[] {
+export function argumentFields(args: unknown): IArgumentField[] {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return args === undefined ? [] : [field('arguments', args)];
   }
@@ -25,7 +25,7 @@ export function approvalFields(args: unknown): IApprovalField[] {
     .map(([key, value]) => field(key, value));
 }
 
-function field(key: string, value: unknown): IApprovalField {
+function field(key: string, value: unknown): IArgumentField {
   const label = key.replace(/_/g, ' ');
   if (typeof value === 'string') {
     return { label, value, block: value.includes('\n') || value.length > INLINE_MAX };
