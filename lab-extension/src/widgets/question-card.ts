@@ -9,11 +9,15 @@
  * `.jp-cellmate-question-option[data-index][aria-pressed]`, free text
  * `textarea.jp-cellmate-question-text`, buttons `.jp-cellmate-answer`, `.jp-cellmate-skip`,
  * `.jp-cellmate-approve-once`, `.jp-cellmate-approve-always`, `.jp-cellmate-deny`,
- * deny reason `input.jp-cellmate-deny-reason`.
+ * deny reason `input.jp-cellmate-deny-reason`. An approval shows its diff
+ * (`.jp-cellmate-question-preview`) or else its arguments (`dl.jp-cellmate-question-fields`);
+ * the raw JSON folds under `details.jp-cellmate-question-raw`.
  */
 import type { QuestionAnswer, QuestionItem, TranscriptItem } from '@cellmate/protocol';
 import { Widget } from '@lumino/widgets';
 
+import { argumentFields } from '../argument-fields';
+import { renderArgumentFields } from './argument-list';
 import { renderDiff } from './diff-view';
 import { IItemContext, IItemWidget, markItem } from './item-base';
 
@@ -146,6 +150,11 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
       const args = document.createElement('pre');
       args.className = 'jp-cellmate-question-args';
       args.textContent = `${approval.tool} ${JSON.stringify(approval.args, null, 2)}`;
+      const raw = document.createElement('details');
+      raw.className = 'jp-cellmate-question-raw';
+      const label = document.createElement('summary');
+      label.textContent = trans.__('Raw arguments');
+      raw.append(label, args);
       if (approval.preview) {
         // The change itself first; the raw arguments stay one click away.
         const preview = document.createElement('div');
@@ -162,14 +171,10 @@ export class QuestionCardWidget extends Widget implements IItemWidget {
             { trans }
           )
         );
-        const raw = document.createElement('details');
-        raw.className = 'jp-cellmate-question-raw';
-        const label = document.createElement('summary');
-        label.textContent = trans.__('Raw arguments');
-        raw.append(label, args);
         this._card.append(preview, raw);
       } else {
-        this._card.appendChild(args);
+        // No diff to show: the arguments as a person reads them (a command verbatim, not a JSON string).
+        this._card.append(renderArgumentFields(argumentFields(approval.args), 'jp-cellmate-question-fields'), raw);
       }
       const pattern = document.createElement('div');
       pattern.className = 'jp-cellmate-question-pattern';

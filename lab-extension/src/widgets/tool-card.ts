@@ -14,7 +14,9 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { checkIcon, errorIcon, LabIcon, lockIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+import { argumentFields } from '../argument-fields';
 import { codeOf, formatElapsed } from '../tool-format';
+import { renderArgumentFields } from './argument-list';
 import { IItemWidget, markItem } from './item-base';
 import type { IDebugCardActions } from './debug-card';
 import {
@@ -90,8 +92,9 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._progress.hidden = true;
     this._progress.setAttribute('aria-label', _trans.__('Last output line'));
 
-    this._args = document.createElement('pre');
+    this._args = document.createElement('div');
     this._args.className = 'jp-cellmate-tool-args';
+    this._argsHeading = heading(_trans.__('Arguments'));
     this._code = document.createElement('pre');
     this._code.className = 'jp-cellmate-tool-code';
     this._code.setAttribute('aria-label', _trans.__('Code'));
@@ -101,15 +104,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     this._display.className = 'jp-cellmate-tool-display';
     this._tools = document.createElement('div');
     this._tools.className = 'jp-cellmate-tool-actions';
-    this._card.append(
-      summary,
-      heading(_trans.__('Arguments')),
-      this._args,
-      this._code,
-      this._tools,
-      this._display,
-      this._result
-    );
+    this._card.append(summary, this._argsHeading, this._args, this._code, this._tools, this._display, this._result);
     this.node.append(this._card, this._progress);
     this.setItem(_item);
   }
@@ -145,12 +140,14 @@ export class ToolCardWidget extends Widget implements IItemWidget {
     }
     this._renderActions(item);
 
-    if (previous !== item || !this._args.textContent) {
-      // Code reads as code, not as a JSON string full of \n escapes.
+    if (previous !== item || !this._args.hasChildNodes()) {
+      // Code reads as code, and the other arguments as text by name, not as a JSON string full of \n escapes.
       const code = codeOf(item);
       const rest = code !== null ? withoutCode(item.args) : item.args;
-      this._args.textContent = prettyJson(rest);
-      this._args.hidden = code !== null && !this._args.textContent.replace(/[{}\s]/g, '');
+      // A description the card's title already shows is not said twice.
+      const fields = argumentFields(rest).filter((f) => !(f.label === 'description' && f.value === title));
+      this._args.replaceChildren(renderArgumentFields(fields));
+      this._args.hidden = this._argsHeading.hidden = fields.length === 0;
       this._code.textContent = code ?? '';
       this._code.hidden = code === null;
     }
@@ -350,6 +347,7 @@ export class ToolCardWidget extends Widget implements IItemWidget {
   private readonly _actor: HTMLElement;
   private readonly _duration: HTMLElement;
   private readonly _args: HTMLElement;
+  private readonly _argsHeading: HTMLElement;
   private readonly _result: HTMLElement;
   private readonly _display: HTMLElement;
   private readonly _kernel: HTMLElement;
@@ -393,18 +391,6 @@ function heading(text: string): HTMLElement {
   node.className = 'jp-cellmate-tool-heading';
   node.textContent = text;
   return node;
-}
-
-/** Arguments as indented JSON; anything JSON cannot express falls back to String(). */
-export function prettyJson(value: unknown): string {
-  if (value === undefined) {
-    return '';
-  }
-  try {
-    return JSON.stringify(value, null, 2) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }
 
 /** `850 ms`, `1.2 s`, `2 min 5 s`. */

@@ -21,14 +21,16 @@ import {
   statSync,
   writeFileSync
 } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CheckpointSummary, NotebookCellData } from '@cellmate/protocol';
 import type { CheckpointPort, WriteRecorder } from '../workspace/write-capture.js';
+import { isInside } from '../workspace/workspace-path.js';
 
 /** What a path held at one moment. */
 export type KeptState =
-  | { kind: 'absent' }
+  /** `folder`: the topmost folder that did not exist either (workspace-relative); a rewind removes it again if empty. */
+  | { kind: 'absent'; folder?: string }
   | { kind: 'bytes'; base64: string }
   /** An open notebook's cells, read through the pane that has it open. */
   | { kind: 'cells'; cells: NotebookCellData[] }
@@ -84,6 +86,23 @@ export async function readFileState(absolute: string, maxBytes = Infinity): Prom
   }
   const base64 = bytes.toString('base64');
   return base64.length > maxBytes ? { kind: 'dropped', bytes: bytes.length } : { kind: 'bytes', base64 };
+}
+
+/** The highest folder between the workspace and `absolute` that does not exist, workspace-relative with `/`. */
+async function topmostMissingFolder(workspace: string, absolute: string): Promise<string | undefined> {
+  let missing: string | undefined;
+  for (let dir = path.dirname(absolute); isInside(workspace, dir) && dir !== workspace; dir = path.dirname(dir)) {
+    if (await exists(dir)) break;
+    missing = dir;
+  }
+  return missing === undefined ? undefined : path.relative(workspace, missing).split(path.sep).join('/');
+}
+
+async function exists(p: string): Promise<boolean> {
+  return stat(p).then(
+    () => true,
+    () => false
+  );
 }
 
 /** The per-chat checkpoint files, and a recorder for each call of a turn. */
@@ -262,7 +281,13 @@ class TurnRecorder implements WriteRecorder {
     if (relative.startsWith('..') || path.isAbsolute(relative) || relative.split(path.sep)[0] === '.cellmate') return;
     const key = relative.split(path.sep).join('/');
     if (!this.touched.has(key)) this.touched.set(key, () => readFileState(absolute, this.maxEntryBytes));
-    await this.keep(key, () => readFileState(absolute, this.maxEntryBytes));
+    await this.keep(key, async () => {
+      const state = await readFileState(absolute, this.maxEntryBytes);
+      if (state.kind !== 'absent') return state;
+      // The write will create the file's missing folders too: an undo takes them back.
+      const folder = await topmostMissingFolder(this.workspace, absolute);
+      return folder ? { kind: 'absent', folder } : state;
+    });
   }
 
   async beforeNotebook(relative: string, read: () => Promise<NotebookCellData[]>): Promise<void> {

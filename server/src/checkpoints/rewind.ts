@@ -8,12 +8,13 @@
  * (`notebook/set-cells`), so the open notebook changes live and collaborators see it.
  * The kernel's state is not rewound; the plan names what the undone code cells had bound.
  */
+import path from 'node:path';
 import type { DiffFileChange, NotebookCellData, RewindPreview } from '@cellmate/protocol';
 import { unifiedDiff } from '../edits/unified-diff.js';
-import { removeFile, writeFileAtomic } from '../workspace/file-io.js';
+import { removeEmptyFolders, removeFile, writeFileAtomic } from '../workspace/file-io.js';
 import { parseNotebook, serializeNotebook, sourceLines, toCellData } from '../notebooks/ipynb.js';
 import type { NotebookPort } from '../notebooks/pane-hub.js';
-import { resolveWorkspacePath } from '../workspace/workspace-path.js';
+import { isInside, resolveWorkspacePath } from '../workspace/workspace-path.js';
 import { assignedNames } from './assigned-names.js';
 import { readFileState, type CheckpointStore, type KeptState, type TurnCheckpoint } from './checkpoint-store.js';
 
@@ -144,8 +145,17 @@ export async function restore(
 async function restoreOne(p: PathPlan, options: RewindOptions): Promise<void> {
   const before = p.before;
   if (before.kind === 'absent') {
-    if (p.now.kind !== 'absent' && !p.open) await removeFile(p.absolute);
-    else if (p.open)
+    if (p.now.kind !== 'absent' && !p.open) {
+      await removeFile(p.absolute);
+      // The folders the turn created for it go too, if nothing else is in them now. The name
+      // comes from a file on disk: only a folder inside the workspace that holds this file.
+      const top =
+        before.folder === undefined
+          ? undefined
+          : await resolveWorkspacePath(options.workspace, before.folder).catch(() => undefined);
+      if (top && top.relative !== '.' && top.absolute !== p.absolute && isInside(top.absolute, p.absolute))
+        await removeEmptyFolders(path.dirname(p.absolute), top.absolute);
+    } else if (p.open)
       throw new Error('the turn created this notebook and it is open in JupyterLab; close it, then rewind again');
     return;
   }

@@ -9,7 +9,7 @@ import type { ApprovalPort, PolicyPort, SidecarAudit, SidecarRecord } from '../p
 import type { PolicyRule } from '../policy/policy.js';
 import type { Redactor } from '../security/redaction.js';
 import { AutoReviewer, type AutoReviewerOptions } from './auto-review.js';
-import { describeAlways } from './call-subjects.js';
+import { describeAlways, describeSubject } from './call-subjects.js';
 import type { ToolContext, ToolDefinition } from './define-tool.js';
 import { buildSidecarRecord } from './sidecar-record.js';
 import { decideAnswer, type AnswerVerdict, type AskVerdict, type JudgedCall } from './decide-call.js';
@@ -95,7 +95,7 @@ export class Approver {
             actor: ctx.actor,
             tool: chosen.tool,
             args: chosen.tool === name ? rawArgs : { subject: ask.subject, via: { tool: name, args: rawArgs } },
-            subject: ask.subject,
+            subject: describeSubject(chosen.kind, ask.subject),
             pattern: ask.always.map((r) => r.pattern).join(', '),
             allows: describeAlways(chosen, ask.always),
             ...(preview ? { preview } : {}),

@@ -158,7 +158,12 @@ export function describeAlways(judgement: Pick<Judgement, 'tool' | 'kind'>, rule
   const subjects = rules.map((r) => unescapeGlob(judgement.kind === 'path' ? r.pattern.replace(/^\//, '') : r.pattern));
   if (subjects.length === 1 && subjects[0] === '*') return `${judgement.tool} (calls with no file or command)`;
   if (judgement.kind === 'text') return `${judgement.tool}: ${subjects.join(', ')}`;
-  return `${judgement.tool} on ${subjects.map((s) => (s === '.' ? 'the whole workspace' : s)).join(', ')}`;
+  return `${judgement.tool} on ${subjects.map((s) => describeSubject('path', s)).join(', ')}`;
+}
+
+/** A subject in words for the approval card: the workspace root (`.`) is "the whole workspace". */
+export function describeSubject(kind: Judgement['kind'], subject: string): string {
+  return kind === 'path' && subject === '.' ? 'the whole workspace' : subject;
 }
 
 /** The literal text of a pattern built by `literalGlob`. */

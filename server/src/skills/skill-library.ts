@@ -18,7 +18,7 @@
 import { mkdirSync, readdirSync, realpathSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { FileTextCache } from '../config/file-text-cache.js';
 import path from 'node:path';
-import { cellmateHome } from '../config/home-paths.js';
+import { cellmateHome, homePolicyFile } from '../config/home-paths.js';
 import { isWorkspaceTrusted } from '../security/workspace-trust.js';
 import { isInside } from '../workspace/workspace-path.js';
 import { FrontMatterError, parseFrontMatter } from './front-matter.js';
@@ -90,8 +90,10 @@ export class SkillLibrary {
         if (!skill) continue;
         if (skill.state === 'offered' && root.workspace && !trusted) {
           skill.state = 'untrusted';
+          // Says how to trust it: the dialog and the model's refusal are where a person learns it.
           skill.problem =
-            'the workspace is not trusted: its skills are listed but not offered to the model until you trust it';
+            'the workspace is not trusted: its skills are listed but not offered to the model until you trust it ' +
+            `(add "trustedWorkspaces": [${JSON.stringify(this.options.workspace)}] to ${homePolicyFile(this.options.env)})`;
         }
         if (skill.state === 'offered' && disabled.has(skill.folder)) {
           skill.state = 'off';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolInputError } from '../base/tool-errors.js';
 import { currentWriteRecorder } from './write-capture.js';
@@ -36,6 +36,20 @@ export async function writeFileAtomic(absolute: string, content: string | Uint8A
 export async function removeFile(absolute: string): Promise<void> {
   await currentWriteRecorder()?.beforeFile(absolute);
   await rm(absolute);
+}
+
+/**
+ * Removes the folders from `from` up to `top` that are empty, deepest first; stops at the
+ * first that is not (rmdir refuses a folder with anything in it, so nothing is lost).
+ */
+export async function removeEmptyFolders(from: string, top: string): Promise<void> {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const removed = await rmdir(dir).then(
+      () => true,
+      () => false
+    );
+    if (!removed || dir === top || path.dirname(dir) === dir) return;
+  }
 }
 
 /** Resolves a path for writing: inside the workspace and not a directory. */

@@ -147,6 +147,44 @@ describe('checkpoints and rewind', () => {
     await h.dispose();
   });
 
+  it('HARN-6: undoing a turn removes the folders it created for its files once they are empty, and nothing else', async () => {
+    const { ws, h } = await rig();
+    // Before the turn: a folder the person made, empty; another with a file of theirs.
+    await mkdir(path.join(ws, 'empty'));
+    await mkdir(path.join(ws, 'keep'));
+    await writeFile(path.join(ws, 'keep', 'theirs.txt'), 'mine\n');
+    const model = await scriptSettings(ws, {
+      turns: [
+        [
+          write('notes/deep/summary.md', '# Summary\n'),
+          write('out/report.md', 'report\n'),
+          write('empty/y.txt', 'y\n'),
+          write('keep/new/z.txt', 'z\n'),
+          done
+        ]
+      ]
+    });
+    const chat = h.service.create();
+    await h.sendAndWait(chat.id, 'write them', model);
+    // After the turn the person puts a file of their own in one of the folders it created.
+    await writeFile(path.join(ws, 'out', 'mine.txt'), 'kept\n');
+    const user = h.service.get(chat.id).items.find((i): i is UserItem => i.kind === 'user')!;
+    const undone = await h.service.rewind({ chatId: chat.id, itemId: user.id, scope: 'turn' });
+    expect(undone.restored.sort()).toEqual(['empty/y.txt', 'keep/new/z.txt', 'notes/deep/summary.md', 'out/report.md']);
+    const isDir = (p: string) =>
+      stat(path.join(ws, p)).then(
+        (s) => s.isDirectory(),
+        () => false
+      );
+    expect(await isDir('notes')).toBe(false);
+    expect(await isDir('keep/new')).toBe(false);
+    // What was there before the turn, or was put there since, stays.
+    expect(await readdir(path.join(ws, 'empty'))).toEqual([]);
+    expect(await readdir(path.join(ws, 'keep'))).toEqual(['theirs.txt']);
+    expect(await readdir(path.join(ws, 'out'))).toEqual(['mine.txt']);
+    await h.dispose();
+  });
+
   it('HARN-6: a file the person changed after the agent is a conflict: shown, kept unless overwrite is asked for', async () => {
     const { ws, h } = await rig();
     const model = await scriptSettings(ws, {

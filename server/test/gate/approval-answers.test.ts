@@ -121,6 +121,16 @@ const ALLOWS: Record<string, string> = {
   ast_edit: 'ast_edit on the whole workspace'
 };
 
+/** What the card's line under its question says: the subject in words, then why it asks. */
+const CONTEXTS: Record<string, string> = {
+  write: 'new.txt — write-tier tools ask by default',
+  edit: 'a.txt — write-tier tools ask by default',
+  apply_patch: 'a.txt — write-tier tools ask by default',
+  notebook_edit: 'analysis.ipynb — write-tier tools ask by default',
+  shell: 'echo ran — exec-tier tools ask by default',
+  ast_edit: 'the whole workspace — write-tier tools ask by default'
+};
+
 const PREVIEWS: Record<string, unknown> = {
   write: { summary: 'write · new.txt (new file)', files: [{ path: 'new.txt', diff: '@@ -1,0 +1,1 @@\n+hello' }] },
   edit: { summary: 'edit · a.txt', files: [{ path: 'a.txt', diff: '@@ -1,2 +1,2 @@\n one\n-two\n+deux' }] },
@@ -149,6 +159,8 @@ describe('answers × tools: what runs and what is written (default policy, no al
         expect(h.approvals()[0]!.approval!.tool).toBe(row.tool);
         // The card says in words what "Always" would allow: no escaped glob.
         expect(h.approvals()[0]!.approval!.allows).toBe(ALLOWS[row.tool]);
+        // HARN-6: and what it asks about, never the workspace root's bare ".".
+        expect(h.approvals()[0]!.context).toBe(CONTEXTS[row.tool]);
         // The card shows the change itself where a tool can say it without writing.
         expect(h.approvals()[0]!.approval!.preview).toEqual(PREVIEWS[row.tool]);
         const ran = answer !== 'deny';

@@ -1,5 +1,6 @@
 import type { ToolCallItem } from '@cellmate/protocol';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SkillLibrary } from '../../src/skills/skill-library.js';
@@ -178,6 +179,11 @@ describe('Agent Skills in a real turn (SKILL-2/3)', () => {
       'No offered skill is called "pdf-report". It is installed at .claude/skills/pdf-report but not offered: the workspace is not trusted'
     );
     expect(JSON.stringify((await calls(log)).map((c) => c.prompt))).not.toContain('BODY-PDF');
+    // SKILL-2: the state says how to trust the workspace, with its path and the file to put it in.
+    expect(skills.list().find((s) => s.name === 'pdf-report')!.problem).toBe(
+      'the workspace is not trusted: its skills are listed but not offered to the model until you trust it ' +
+        `(add "trustedWorkspaces": [${JSON.stringify(ws)}] to ${path.join(os.homedir(), '.cellmate', 'policy.json')})`
+    );
 
     await writeFile(path.join(home, 'mcp.json'), JSON.stringify({ trustedWorkspaces: [ws] }));
     await h.sendAndWait(chat.id, 'again', model);
