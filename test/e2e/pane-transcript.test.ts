@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { openChat, openLab, openPane, runCommand, screenshot } from '../support/browser';
+import { openChat, openLab, openPane, runCommand, screenshot, setTheme } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { artifactsDir } from '../support/paths';
 
@@ -103,12 +103,6 @@ describe('the Cellmate pane (issue #5 part B)', () => {
   async function shootPane(name: string): Promise<void> {
     await fs.mkdir(artifactsDir, { recursive: true });
     await panel().screenshot({ path: path.join(artifactsDir, `${name}.png`) });
-  }
-
-  async function setTheme(theme: string): Promise<void> {
-    await runCommand(page, 'apputils:change-theme', { theme });
-    await page.waitForFunction((t) => document.body.dataset.jpThemeName === t, theme, { timeout: 30_000 });
-    await page.waitForTimeout(300);
   }
 
   /** Drags the split handle left of the right sidebar so the pane is `width` px wide. */
@@ -226,7 +220,7 @@ describe('the Cellmate pane (issue #5 part B)', () => {
     await showTable();
     await shootPane('pane-eval-light');
     await screenshot(page, 'pane-eval-light-full');
-    await setTheme('JupyterLab Dark');
+    await setTheme(page, 'JupyterLab Dark');
     await showTable();
     await shootPane('pane-eval-dark');
     // The narrowest the pane goes: a drag to 300 px stops at its 340 px floor (the width that
@@ -243,7 +237,7 @@ describe('the Cellmate pane (issue #5 part B)', () => {
       return t.scrollWidth - t.clientWidth;
     });
     expect(overflow).toBeLessThanOrEqual(1);
-    await setTheme('JupyterLab Light');
+    await setTheme(page, 'JupyterLab Light');
     await showTable();
     await shootPane('pane-eval-light-narrow');
   });
