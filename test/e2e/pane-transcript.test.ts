@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { openChat, openLab, openPane, runCommand, screenshot, setTheme } from '../support/browser';
+import { openChat, openLab, openPane, pressSend, runCommand, screenshot, setTheme } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { artifactsDir } from '../support/paths';
 
@@ -96,7 +96,7 @@ describe('the Cellmate pane (issue #5 part B)', () => {
 
   async function send(text: string): Promise<void> {
     await input().fill(text);
-    await input().press('Enter');
+    await pressSend(page);
   }
 
   /** A picture of the pane alone, kept in test/artifacts/. */
