@@ -28,6 +28,9 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 120_000,
           hookTimeout: 180_000,
+          // A poll waits for the page to reach a state; vitest's default gives up after 1 s,
+          // shorter than one JupyterLab round trip on a loaded 2-core machine.
+          expect: { poll: { timeout: 30_000 } },
           // One JupyterLab at a time on a 2-core machine.
           fileParallelism: false
         }

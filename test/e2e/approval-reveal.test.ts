@@ -84,13 +84,15 @@ describe('approvals never hide behind another sidebar panel', () => {
     const tab = page.locator('.lm-TabBar-tab[data-id="jp-cellmate-panel"]');
     await page
       .locator('.lm-TabBar-tab.jp-cellmate-mod-waiting[data-id="jp-cellmate-panel"]')
-      .waitFor({ timeout: 5_000 });
+      .waitFor({ timeout: 30_000 });
     const toast = page.locator('.Toastify__toast', { hasText: 'Cellmate is waiting for you to approve write.' });
-    await toast.waitFor({ timeout: 5_000 });
+    // The first notification loads JupyterLab's toast code on demand: a round trip to the server.
+    await toast.waitFor({ timeout: 30_000 });
     await screenshot(page, 'approval-badge-and-notification');
     await toast.getByRole('button', { name: 'Open' }).click();
-    await card.waitFor({ state: 'visible', timeout: 5_000 });
-    expect(await tab.getAttribute('class')).not.toContain('jp-cellmate-mod-waiting');
+    await card.waitFor({ state: 'visible', timeout: 30_000 });
+    // The tab bar redraws a changed title on a later animation frame.
+    await expect.poll(() => tab.getAttribute('class')).not.toContain('jp-cellmate-mod-waiting');
 
     await card.locator('.jp-cellmate-approve-once').click();
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });

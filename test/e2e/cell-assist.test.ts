@@ -187,7 +187,7 @@ describe('Fix / Explain on a failing cell (issue #27 item 1)', () => {
         return !!el && (el.dataset.running === 'true' || (el.dataset.lastTurn ?? '') !== prev);
       },
       before,
-      { timeout: 30_000 }
+      { timeout: 60_000 }
     );
   }
 

@@ -20,7 +20,8 @@ import {
   runCommand,
   screenshot,
   screenshotIfFailed,
-  sendAndWaitForTurn
+  sendAndWaitForTurn,
+  setTheme
 } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { artifactsDir } from '../support/paths';
@@ -102,12 +103,6 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
   async function shootPane(name: string): Promise<void> {
     await fs.mkdir(artifactsDir, { recursive: true });
     await panel().screenshot({ path: path.join(artifactsDir, `${name}.png`) });
-  }
-
-  async function setTheme(theme: string): Promise<void> {
-    await runCommand(page, 'apputils:change-theme', { theme });
-    await page.waitForFunction((t) => document.body.dataset.jpThemeName === t, theme, { timeout: 30_000 });
-    await page.waitForTimeout(300);
   }
 
   beforeAll(async () => {
@@ -317,7 +312,7 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
     await manual.scrollIntoViewIfNeeded();
     await shootPane('context-meter-compacted-light');
     await screenshot(page, 'context-meter-compacted-light-full');
-    await setTheme('JupyterLab Dark');
+    await setTheme(page, 'JupyterLab Dark');
     await manual.scrollIntoViewIfNeeded();
     await shootPane('context-meter-compacted-dark');
   });
@@ -349,6 +344,6 @@ describe('context meter, usage and compaction in the pane (issue #24)', () => {
     expect(colours.fill).toBe(colours.theme);
     await shootPane('context-meter-red-dark');
     await panel().locator('xpath=self::*[@data-running="false"]').waitFor({ timeout: 60_000 });
-    await setTheme('JupyterLab Light');
+    await setTheme(page, 'JupyterLab Light');
   });
 });

@@ -10,7 +10,15 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { approveOnce, launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import {
+  approveOnce,
+  launchBrowser,
+  openLab,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const code = (id: string, source: string) => ({
@@ -149,7 +157,7 @@ describe('the debug card (issue #12)', () => {
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     const input = page.locator('textarea.jp-cellmate-input');
     await input.fill('Why is total wrong? Debug the loop cell.');
-    await input.press('Enter');
+    await pressSend(page);
     // Starting the session is the one question: the person approves run_cell once.
     await approveOnce(page, 'debug', 90_000);
 
@@ -213,7 +221,7 @@ describe('the debug card (issue #12)', () => {
 
     // The session is gone for the model too, and the stopped cell ran on in the kernel.
     await input.fill('Is the debugger still on?');
-    await input.press('Enter');
+    await pressSend(page);
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
     const status = page.locator('.jp-cellmate-tool-card[data-tool-name="debug"]').last();
     await status.locator('xpath=self::*[@data-status="ok"]').waitFor({ timeout: 30_000 });

@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openLab, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import { launchBrowser, openLab, pressSend, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 
 const cell = (source: string) => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
@@ -130,7 +130,7 @@ describe('eval shares the notebook kernel (issue #3)', () => {
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     const input = page.locator('textarea.jp-cellmate-input');
     await input.fill('What is in my notebook?');
-    await input.press('Enter');
+    await pressSend(page);
 
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]');
     await card.locator('xpath=self::*[@data-status="ok"]').waitFor({ timeout: 60_000 });
@@ -161,7 +161,7 @@ describe('eval shares the notebook kernel (issue #3)', () => {
   it("Stop in the pane interrupts the agent's running cell in the notebook kernel", async () => {
     const input = page.locator('textarea.jp-cellmate-input');
     await input.fill('Run the slow loop');
-    await input.press('Enter');
+    await pressSend(page);
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').nth(1);
     await card.locator('xpath=self::*[@data-status="running"]').waitFor({ timeout: 60_000 });
     await page.locator('button.jp-cellmate-stop').click();

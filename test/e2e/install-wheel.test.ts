@@ -17,7 +17,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approveOnce, openLab, openPane, runCommand, screenshot, screenshotIfFailed } from '../support/browser';
+import {
+  approveOnce,
+  openLab,
+  openPane,
+  pressSend,
+  runCommand,
+  screenshot,
+  screenshotIfFailed
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { repoRoot } from '../support/paths';
 import { buildWheel, noNodePath, wheelVenv } from '../support/wheel';
@@ -232,7 +240,7 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     await runCommand(page, 'cellmate:new-chat');
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     await page.locator('textarea.jp-cellmate-input').fill('Use the kernel');
-    await page.locator('textarea.jp-cellmate-input').press('Enter');
+    await pressSend(page);
     const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').last();
     await card.locator('xpath=self::*[@data-status="ok"]').waitFor({ timeout: 90_000 });
     await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });
@@ -258,7 +266,7 @@ describe('the wheel, installed without a checkout or Node (issue #13)', () => {
     await runCommand(page, 'cellmate:new-chat');
     await page.locator('.jp-cellmate-connection[data-state="connected"]').waitFor({ timeout: 30_000 });
     await page.locator('textarea.jp-cellmate-input').fill('Use the language tools');
-    await page.locator('textarea.jp-cellmate-input').press('Enter');
+    await pressSend(page);
     // The last step's card, finished (ok or not), then the end of the turn.
     await page
       .locator(

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, openChat, openLab, screenshot } from '../support/browser';
+import { launchBrowser, openChat, openLab, pressSend, screenshot } from '../support/browser';
 import { startHub, type Hub } from '../support/hub';
 
 const USERS = ['alice', 'bob'] as const;
@@ -87,7 +87,7 @@ describe('Cellmate under JupyterHub (issue #13)', () => {
       await openLab(page, `${hub.url}/user/${user}/lab`);
       await openChat(page, 60_000);
       await page.locator('textarea.jp-cellmate-input').fill(`${user} asks for a greeting`);
-      await page.locator('textarea.jp-cellmate-input').press('Enter');
+      await pressSend(page);
       const card = page.locator('.jp-cellmate-tool-card[data-tool-name="eval"]').last();
       await card.locator('xpath=self::*[@data-status="ok"]').waitFor({ timeout: 120_000 });
       await page.locator('#jp-cellmate-panel[data-running="false"]').waitFor({ timeout: 30_000 });

@@ -267,9 +267,27 @@ describe('notebook tools and notebook context (issue #5)', () => {
   });
 
   it('inserts two cells into the open notebook and runs them; Ctrl+Z removes them in one step', async () => {
+    // The highlight lasts a few seconds and the run's approval comes after the edit: on a loaded
+    // machine it can be gone before that card is answered, so the page keeps whether it showed.
+    await page.evaluate(() => {
+      const w = window as unknown as { __agentCellsShown?: boolean };
+      w.__agentCellsShown = false;
+      new MutationObserver((_, observer) => {
+        if (document.querySelector<HTMLElement>('.jp-Notebook .jp-cellmate-agent-cell')?.checkVisibility()) {
+          w.__agentCellsShown = true;
+          observer.disconnect();
+        }
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['class'] });
+    });
     await send('add two cells and run them');
     await approveEditAndRun();
-    await page.locator('.jp-Notebook .jp-cellmate-agent-cell').first().waitFor({ timeout: 30_000 });
+    await page.waitForFunction(
+      () => (window as unknown as { __agentCellsShown?: boolean }).__agentCellsShown,
+      undefined,
+      {
+        timeout: 30_000
+      }
+    );
     await waitIdle();
     const sources = await cellSources();
     expect(sources).toEqual([

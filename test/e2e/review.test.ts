@@ -124,9 +124,10 @@ describe('review (issue #16, MODE-4)', () => {
     await page.locator('.jp-cellmate-mode-badge[data-mode="review"]').waitFor({ timeout: 30_000 });
     const picker = await page.locator('select.jp-cellmate-mode-select option:not([disabled])').allTextContents();
     expect(picker).toEqual(['Agent', 'Plan', 'Orchestrate']);
-    expect(await page.locator('select.jp-cellmate-chat-select option:checked').textContent()).toBe(
-      'Review: git diff (1 file, 1 untracked)'
-    );
+    // The title can reach the selector with chat/listChanged, a notification apart from the chat the pane opens.
+    await expect
+      .poll(() => page.locator('select.jp-cellmate-chat-select option:checked').textContent())
+      .toBe('Review: git diff (1 file, 1 untracked)');
     const first = page.locator('.jp-cellmate-item[data-kind="user"]').first();
     await first.waitFor();
     expect(await first.textContent()).toContain('+    return sum(rows[:-1])');

@@ -211,9 +211,18 @@ describe('"Rewind to here" restores a turn\'s notebook and file changes', () => 
     // `/rewind` opens the same preview under that message; Cancel closes it, nothing written.
     const composer = page.locator('textarea.jp-cellmate-input');
     await composer.fill('/rewind');
+    // As a person does: the list offers the command, Enter takes it (`/rewind `), the next Enter runs it.
+    await expect
+      .poll(() =>
+        page
+          .locator('ul.jp-cellmate-slash-commands:not([hidden]) li.jp-cellmate-mention')
+          .first()
+          .getAttribute('data-name')
+      )
+      .toBe('rewind');
     await composer.press('Enter');
-    // Enter may first take the completion the popup offers (`/rewind `); the next one runs it.
-    if ((await composer.inputValue()) === '/rewind ') await composer.press('Enter');
+    expect(await composer.inputValue()).toBe('/rewind ');
+    await composer.press('Enter');
     await message.locator('.jp-cellmate-rewind[data-state="preview"]').waitFor({ timeout: 30_000 });
     await message.locator('button.jp-cellmate-rewind-cancel').click();
     expect(await message.locator('.jp-cellmate-rewind').count()).toBe(0);

@@ -11,7 +11,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { minContrast, openPane, runCommand, screenshotIfFailed, sendAndWaitForTurn } from '../support/browser';
+import {
+  minContrast,
+  openPane,
+  runCommand,
+  screenshotIfFailed,
+  sendAndWaitForTurn,
+  setTheme
+} from '../support/browser';
 import { startJupyter, type Jupyter } from '../support/jupyter';
 import { artifactsDir } from '../support/paths';
 
@@ -51,12 +58,6 @@ describe('slash commands in the composer (issue #28)', () => {
   async function shootPane(name: string): Promise<void> {
     await fs.mkdir(artifactsDir, { recursive: true });
     await page.locator('#jp-cellmate-panel').screenshot({ path: path.join(artifactsDir, `${name}.png`) });
-  }
-
-  async function setTheme(theme: string): Promise<void> {
-    await runCommand(page, 'apputils:change-theme', { theme });
-    await page.waitForFunction((t) => document.body.dataset.jpThemeName === t, theme, { timeout: 30_000 });
-    await page.waitForTimeout(300);
   }
 
   let home: string;
@@ -134,7 +135,7 @@ describe('slash commands in the composer (issue #28)', () => {
     await input().press('Escape');
     await input().fill('');
     // Changing the theme takes the focus (the list closes on blur): open it again in the dark theme.
-    await setTheme('JupyterLab Dark');
+    await setTheme(page, 'JupyterLab Dark');
     await focusComposer();
     await input().pressSequentially('/');
     await list().waitFor({ state: 'visible', timeout: 10_000 });
@@ -144,7 +145,7 @@ describe('slash commands in the composer (issue #28)', () => {
     await shootPane('slash-commands-dark');
     await input().press('Escape');
     await input().fill('');
-    await setTheme('JupyterLab Light');
+    await setTheme(page, 'JupyterLab Light');
   });
 
   it('/plan chosen from the list switches the mode; /agent switches back; nothing is sent', async () => {

@@ -106,9 +106,12 @@ export async function screenshotIfFailed(
  * Presses Enter in the pane's composer (the text already typed) and waits until the turn
  * has started — or already ended: a fast scripted turn can set and clear `data-running`
  * between two polls, so waiting for `data-running="true"` alone can miss it. The panel's
- * `data-last-turn` (the id of the last turn that ended) tells the two apart.
+ * `data-last-turn` (the id of the last turn that ended) tells the two apart. The default
+ * wait is a turn's: before the server reports a turn started it loads the config and the
+ * provider and expands the notebook context (a kernel round trip), which a loaded 2-core
+ * machine can stretch past half a minute.
  */
-export async function pressSend(page: Page, timeoutMs = 30_000): Promise<void> {
+export async function pressSend(page: Page, timeoutMs = 60_000): Promise<void> {
   // Until the settings and providers are known the pane cannot send (its Send button is
   // disabled and Enter keeps the text): wait for that, as a person would.
   await page.locator('button.jp-cellmate-send:not([disabled])').waitFor({ timeout: timeoutMs });
