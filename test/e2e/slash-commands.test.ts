@@ -148,6 +148,21 @@ describe('slash commands in the composer (issue #28)', () => {
     await setTheme(page, 'JupyterLab Light');
   });
 
+  it('a command sent before its list arrives leaves no list over the emptied composer', async () => {
+    const notices = page.locator('.jp-cellmate-item[data-kind="notice"]', { hasText: 'Commands:' });
+    const before = await notices.count();
+    await focusComposer();
+    await input().fill('');
+    // Typed and sent at once, as a fast typist does: the list's request (debounced) is still out.
+    await input().pressSequentially('/help');
+    await input().press('Enter');
+    await expect.poll(() => notices.count()).toBe(before + 1);
+    expect(await input().inputValue()).toBe('');
+    // The list's reply lands after the composer cleared; past the debounce and a round trip it must not have opened.
+    await page.waitForTimeout(2_000);
+    expect(await list().isVisible()).toBe(false);
+  });
+
   it('/plan chosen from the list switches the mode; /agent switches back; nothing is sent', async () => {
     await focusComposer();
     await input().pressSequentially('/pl');

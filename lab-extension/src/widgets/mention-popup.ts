@@ -25,6 +25,22 @@ export function mentionAt(text: string, caret: number): { start: number; prefix:
 }
 
 /**
+ * Whether completions asked for `asked` still apply to the composer as it is now: the same
+ * word still ends at the caret. The text can change without an input event (the composer
+ * clears itself once a message or a command is sent), so a reply arriving after that would
+ * open a stale list over the empty composer, whose next Enter would insert it.
+ */
+export function stillAsked(
+  trigger: CompletionTrigger,
+  text: string,
+  caret: number,
+  asked: { start: number; prefix: string }
+): boolean {
+  const now = trigger(text, caret);
+  return now !== null && now.start === asked.start && now.prefix === asked.prefix;
+}
+
+/**
  * The popup itself; `@` mentions by default. Slash commands reuse it with their own trigger
  * and sigil (`options`), so both lists look and behave alike.
  */
@@ -84,7 +100,9 @@ export class MentionPopup {
     this._timer = setTimeout(() => {
       this._complete(at.prefix).then(
         (items) => {
-          if (generation === this._generation) {
+          const input = this._input;
+          const caret = input.selectionStart ?? input.value.length;
+          if (generation === this._generation && stillAsked(this._trigger, input.value, caret, at)) {
             this._show(items);
           }
         },
