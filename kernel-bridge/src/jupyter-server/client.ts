@@ -45,8 +45,13 @@ export class JupyterServerKernelClient implements KernelClient {
       // A debug_event's content is the adapter's DAP event as JSON; @jupyterlab types it as its own JSON value type.
       if (msg.header.msg_type === 'debug_event') this.debugEventEmitter.fire(msg.content as unknown as JSONObject);
     });
+    let last: Kernel.Status = kernel.status;
     kernel.statusChanged.connect((_, status) => {
-      if (DEAD_STATES.has(status)) {
+      // A restart another client asked for (JupyterLab's Restart Kernel) reaches this connection
+      // only as the new process's "starting": the cell it ran will never reply.
+      const restartedElsewhere = status === 'starting' && (last === 'idle' || last === 'busy');
+      last = status;
+      if (DEAD_STATES.has(status) || restartedElsewhere) {
         this.deathEmitter.fire(new KernelBridgeError('kernel_dead', `the kernel is ${status}`));
         this.restartEmitter.fire();
       }
