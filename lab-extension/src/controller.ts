@@ -390,6 +390,11 @@ export class CellmateController implements IDisposable {
     return this._lookups.mcpServers();
   }
 
+  /** What is wrong with the MCP config files, one sentence each. */
+  mcpConfigProblems(): Promise<string[]> {
+    return this._lookups.mcpConfigProblems();
+  }
+
   /** Per-tool metrics from the audit log (all chats, or one). */
   metrics(chatId?: string): Promise<ToolMetrics> {
     return this._lookups.metrics(chatId);

@@ -246,7 +246,11 @@ async function activate(
     isEnabled: () => connection.status.state === 'connected',
     execute: async () => {
       try {
-        await showMcpServersDialog(() => controller.mcpServers(), trans);
+        await showMcpServersDialog(
+          () => controller.mcpServers(),
+          trans,
+          () => controller.mcpConfigProblems()
+        );
       } catch (error) {
         notify('error', trans.__('Could not load the MCP servers: %1', String(error)));
       }

@@ -711,6 +711,8 @@ export interface Requests {
   };
   /** The configured MCP servers with their state (the pane's status shows them). */
   'mcp/servers': { params: Record<string, never>; result: McpServerStatus[] };
+  /** What is wrong with the MCP config files (a file or an entry left out), one sentence each, saying what to fix. */
+  'mcp/config-problems': { params: Record<string, never>; result: string[] };
   /**
    * Compacts the conversation the model is sent now (the Compact button, `/compact`; CTX-3):
    * prune old tool outputs, then summarise earlier turns with `model`. Refused while a turn runs.

@@ -142,6 +142,7 @@ export const requestParamsSchemas = {
     model
   }),
   'mcp/servers': empty,
+  'mcp/config-problems': empty,
   'skills/list': empty,
   'chat/export': z.object({ chatId }),
   'commands/list': empty,
@@ -296,6 +297,7 @@ export const requestResultSchemas: { [K in RequestMethod]: z.ZodMiniType } = {
   'mcp/servers': z.array(
     loose({ name: z.string(), state: z.string(), tools: z.number(), problems: z.array(z.string()) })
   ),
+  'mcp/config-problems': z.array(z.string()),
   'chat/compact': withMessage({ compacted: z.boolean() }),
   'chat/abort': loose({ aborted: z.boolean() }),
   'chat/context': loose({ ok: z.literal(true) }),

@@ -128,6 +128,7 @@ const EXAMPLES: { [K in RequestMethod]: { params: Requests[K]['params']; result:
     params: { chatId: 'c1', runId: '20261203T100000Z-abcdef', path: 'a.ipynb' },
     result: { state: 'accepted', message: 'ok' }
   },
+  'mcp/config-problems': { params: {}, result: ['MCP config: .cellmate/mcp.json: not JSON.'] },
   'mcp/servers': {
     params: {},
     result: [

@@ -252,6 +252,7 @@ export async function startServer(options: StartServerOptions): Promise<ServerHa
     skills,
     checkpoints,
     notebookPort: panes,
+    setupProblems: async () => [...(await harness.policy.problems()), ...(await mcp.problems())],
     ...(kernels ? { turnFocus: kernels } : {}),
     expandContext: (chatId, text, ctx, origin) => context.expand(chatId, text, ctx, origin),
     completeMention: (chatId, prefix, origin) => context.complete(chatId, prefix, origin),

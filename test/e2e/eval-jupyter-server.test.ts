@@ -96,6 +96,29 @@ describe('eval over Jupyter Server (issue #3)', () => {
     await session.run({ code: 'x = 41' });
   }, 60_000);
 
+  it("EVAL-2: a restart another client asks for mid-cell (JupyterLab's Restart Kernel) ends the eval as kernel-died, not a hang", async () => {
+    await session.run({ code: 'x = 41' });
+    const seen = restarts;
+    let asked = false;
+    const r = await session.run({
+      code: 'import time\nprint("start", flush=True)\ntime.sleep(60)',
+      onOutput: () => {
+        if (asked) return;
+        asked = true;
+        // What JupyterLab's Kernel menu does: the REST call, from the browser's own connection.
+        void fetch(`${jupyter.url}/api/kernels/${client.kernel.id}/restart`, {
+          method: 'POST',
+          headers: { Authorization: `token ${jupyter.token}` }
+        });
+      }
+    });
+    expect(r.status).toBe('kernel-died');
+    expect(restarts).toBeGreaterThan(seen);
+    const after = await session.run({ code: 'print("x" in globals(), callable(tool))' });
+    expect(stdout(after)).toBe('False True\n');
+    await session.run({ code: 'x = 41' });
+  }, 90_000);
+
   it('a kernel killed mid-cell: kernel-died, then Jupyter restarts it and the next eval works', async () => {
     const pid = Number(stdout(await session.run({ code: 'import os\nprint(os.getpid())' })).trim());
     expect(pid).toBeGreaterThan(0);

@@ -103,7 +103,10 @@ export class JupyterServerKernelClient implements KernelClient {
       opts.metadata as KernelMessage.IExecuteRequestMsg['metadata']
     );
     const iopub: AnyMessage[] = [];
+    // The session id of the kernel process running this cell (its IOPub messages carry it).
+    let runner = '';
     future.onIOPub = (msg) => {
+      runner ||= msg.header.session;
       // @jupyterlab/services' message types and this package's wire types describe the same Jupyter messages.
       const m = msg as unknown as AnyMessage;
       iopub.push(m);
@@ -126,6 +129,15 @@ export class JupyterServerKernelClient implements KernelClient {
     let onDeath: { dispose(): void } | undefined;
     const died = new Promise<never>((_, reject) => (onDeath = this.deathEmitter.event(reject)));
     died.catch(() => undefined);
+    // A restart another client asks for (JupyterLab's Restart Kernel) may reach this connection
+    // with no "restarting" (the socket can reconnect in between): a message from another
+    // process says it — the one running this cell is gone and will never reply.
+    const replaced = (_: unknown, msg: KernelMessage.IIOPubMessage) => {
+      if (!runner || !msg.header.session || msg.header.session === runner) return;
+      this.deathEmitter.fire(new KernelBridgeError('kernel_dead', 'the kernel was restarted'));
+      this.restartEmitter.fire();
+    };
+    this.kernel.iopubMessage.connect(replaced);
     try {
       const reply = await Promise.race([future.done, died]);
       // The future of an execute request resolves with its execute_reply; @jupyterlab's type and ours describe the same message.
@@ -135,6 +147,7 @@ export class JupyterServerKernelClient implements KernelClient {
       // A future disposed by a restart rejects with "Canceled future…": the kernel went away.
       throw new KernelBridgeError('kernel_dead', `execute did not finish: ${(e as Error).message}`, { cause: e });
     } finally {
+      this.kernel.iopubMessage.disconnect(replaced);
       onDeath?.dispose();
     }
   }

@@ -81,6 +81,11 @@ export class Lookups {
     return this._pane.connection.request('mcp/servers', {});
   }
 
+  /** What is wrong with the MCP config files, one sentence each. */
+  mcpConfigProblems(): Promise<string[]> {
+    return this._pane.connection.request('mcp/config-problems', {});
+  }
+
   /** Per-tool metrics from the audit log (all chats, or one). */
   metrics(chatId?: string): Promise<ToolMetrics> {
     return this._pane.connection.request('audit/metrics', chatId ? { chatId } : {});

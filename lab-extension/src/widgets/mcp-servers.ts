@@ -1,25 +1,45 @@
 /**
  * MCP servers view: each configured server (`~/.cellmate/mcp.json`,
  * `<workspace>/.cellmate/mcp.json`) with its transport, state, restarts, tool count and the
- * tools it could not register, from `mcp/servers`. Opened by the palette command **Show
- * Cellmate MCP Servers** (`cellmate:show-mcp-servers`) as a dialog.
+ * tools it could not register, from `mcp/servers`, and above it what is wrong with the config
+ * files (`mcp/config-problems`). Opened by the palette command **Show Cellmate MCP Servers**
+ * (`cellmate:show-mcp-servers`) as a dialog.
  *
- * DOM hooks: `table.jp-cellmate-mcp-servers`, one `tr[data-server][data-state]` per server.
+ * DOM hooks: `table.jp-cellmate-mcp-servers`, one `tr[data-server][data-state]` per server;
+ * `ul.jp-cellmate-mcp-problems`, one `li` per config problem.
  */
 import type { McpServerStatus } from '@cellmate/protocol';
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
-/** A table widget for one `mcp/servers` answer (pure DOM, text only). */
-export function createMcpServersTable(servers: readonly McpServerStatus[], trans: TranslationBundle): Widget {
+/** A table widget for one `mcp/servers` answer and the config problems (pure DOM, text only). */
+export function createMcpServersTable(
+  servers: readonly McpServerStatus[],
+  trans: TranslationBundle,
+  configProblems: readonly string[] = []
+): Widget {
   const widget = new Widget();
   widget.addClass('jp-cellmate-mcp-view');
+  // A file that does not parse defines no servers: say so before any "none configured".
+  if (configProblems.length > 0) {
+    const list = document.createElement('ul');
+    list.className = 'jp-cellmate-mcp-problems';
+    for (const problem of configProblems) {
+      const li = document.createElement('li');
+      li.textContent = problem;
+      list.appendChild(li);
+    }
+    widget.node.appendChild(list);
+  }
   if (servers.length === 0) {
     const empty = document.createElement('p');
-    empty.textContent = trans.__(
-      'No MCP servers are configured. Add them to ~/.cellmate/mcp.json or .cellmate/mcp.json ({"mcpServers": {…}}).'
-    );
+    empty.textContent =
+      configProblems.length > 0
+        ? trans.__('No MCP servers are available until the config above is fixed.')
+        : trans.__(
+            'No MCP servers are configured. Add them to ~/.cellmate/mcp.json or .cellmate/mcp.json ({"mcpServers": {…}}).'
+          );
     widget.node.appendChild(empty);
     return widget;
   }
@@ -59,12 +79,13 @@ export function createMcpServersTable(servers: readonly McpServerStatus[], trans
 /** Fetches the list and opens a dialog with it (resolves once it is shown). */
 export async function showMcpServersDialog(
   fetchServers: () => Promise<McpServerStatus[]>,
-  trans: TranslationBundle
+  trans: TranslationBundle,
+  fetchConfigProblems: () => Promise<string[]> = async () => []
 ): Promise<void> {
-  const servers = await fetchServers();
+  const [servers, problems] = await Promise.all([fetchServers(), fetchConfigProblems()]);
   void showDialog({
     title: trans.__('Cellmate MCP servers'),
-    body: createMcpServersTable(servers, trans),
+    body: createMcpServersTable(servers, trans, problems),
     buttons: [Dialog.okButton({ label: trans.__('Close') })]
   });
 }

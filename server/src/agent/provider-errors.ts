@@ -31,7 +31,7 @@ export function describeProviderError(error: unknown, settings: ModelSettings): 
     if (status === 429) return `${who} is rate-limiting requests (HTTP 429): ${detail}. Wait a moment and send again.`;
     if (status !== undefined)
       return `${who} returned HTTP ${status}: ${detail}. Try again; if it persists, check the provider's status and your settings.`;
-    return `Could not reach ${who}: ${detail}. Check the network${settings.baseUrl ? ` and that a server listens at ${settings.baseUrl}` : ''}.`;
+    return `Could not reach ${who.replace(/^The /, 'the ')}: ${detail}. Check the network${settings.baseUrl ? ` and that a server listens at ${settings.baseUrl}` : ''}.`;
   }
   const name = error instanceof Error ? error.name : '';
   const message = error instanceof Error ? error.message : String(error);

@@ -93,6 +93,11 @@ export interface ChatServiceOptions {
   onDeleted?: (chatId: string) => void | Promise<void>;
   /** What each turn's writes replaced (the registry records them), for undo and rewind. */
   checkpoints?: CheckpointStore;
+  /**
+   * What is wrong with the person's settings files right now (a malformed policy or MCP
+   * config), one actionable sentence each: a turn shows each as a warning in its chat once.
+   */
+  setupProblems?: () => Promise<readonly string[]>;
   /** Open notebooks a rewind restores through (the pane's shared model). */
   notebookPort?: NotebookPort;
 }
@@ -148,6 +153,8 @@ export class ChatService {
   private readonly instructionsReader: InstructionsReader;
   /** The file or notebook each chat's last send had in focus (instructions of its folders apply). */
   private readonly focus = new Map<string, string>();
+  /** The setup problems each chat has been shown (see {@link ChatServiceOptions.setupProblems}). */
+  private readonly shownProblems = new Map<string, Set<string>>();
 
   /** Every transcript event of every chat, in order. */
   readonly onEvent: Event<ChatEventEnvelope> = this.eventEmitter.event;
@@ -386,6 +393,8 @@ export class ChatService {
     const expanded = this.options.expandContext
       ? await this.options.expandContext(chatId, text, context, origin).catch(() => undefined)
       : undefined;
+    // A broken settings file never stops a turn: it is reported, not thrown.
+    const problems = (await this.options.setupProblems?.().catch(() => undefined)) ?? [];
     if (this.running.has(chatId)) throw turnRunning(chatId); // a concurrent send won the race during the await
     // The store may have dropped an idle chat from memory during the awaits: use its current record.
     record = this.record(chatId);
@@ -421,6 +430,15 @@ export class ChatService {
         type: 'item-added',
         item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'info', text: expanded.note }
       });
+    const shown = this.shownProblems.get(chatId) ?? new Set<string>();
+    this.shownProblems.set(chatId, shown);
+    for (const text of problems.filter((p) => !shown.has(p))) {
+      shown.add(text);
+      this.emit(chatId, {
+        type: 'item-added',
+        item: { kind: 'notice', id: newItemId(), time: now, turnId, level: 'warning', text }
+      });
+    }
     this.listChanged();
 
     // One profile per turn, from the chat's mode as it is now (a later switch applies to the next turn, MODE-1),

@@ -63,6 +63,8 @@ export class McpService implements ToolSource {
    */
   private untrusted: McpServerConfig[] = [];
   private configured: Promise<void> | undefined;
+  /** What was wrong with the config files when they were read (a file or an entry left out). */
+  private readonly configProblems: string[] = [];
   private readonly approvals: ApprovedDescriptions;
   private ajv: Promise<{ draft7: AjvLike; draft2020: AjvLike }> | undefined;
 
@@ -78,7 +80,14 @@ export class McpService implements ToolSource {
     this.configured ??= (async () => {
       const files = this.options.configFiles ?? mcpConfigFiles(this.options.workspace, this.options.env);
       const [homeFile, workspaceFile] = mcpConfigFiles(this.options.workspace, this.options.env) as [string, string];
-      const configs = await loadMcpConfig(files, (e) => this.options.logger.warn(e.message), workspaceFile);
+      const configs = await loadMcpConfig(
+        files,
+        (e) => {
+          this.options.logger.warn(e.message);
+          this.configProblems.push(e.message);
+        },
+        workspaceFile
+      );
       const trusted = isWorkspaceTrusted(this.options.workspace, this.options.env);
       for (const config of configs) {
         if (path.resolve(config.file) === workspaceFile && !trusted) {
@@ -151,6 +160,18 @@ export class McpService implements ToolSource {
       return `the MCP server "${record.config.name}" is not available${state.error ? ` (${state.error})` : ''}. Continue without it; the user can fix it in ${record.config.file}.`;
     }
     return `the MCP server "${record.config.name}" has no such tool. Call tool_search to find its tools.`;
+  }
+
+  /**
+   * One sentence per config file or entry that was left out, saying what to fix; the files are
+   * read once, when the companion starts, so a fix needs JupyterLab restarted.
+   */
+  async problems(): Promise<string[]> {
+    await this.configure();
+    return this.configProblems.map(
+      (m) =>
+        `MCP config: ${m.replace(/\.$/, '')}. Until it is fixed the servers it left out are not available; fix it and restart JupyterLab (MCP config is read when Cellmate starts).`
+    );
   }
 
   /** The status list the pane shows. */

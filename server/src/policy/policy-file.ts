@@ -47,10 +47,11 @@ export function policyFilePaths(workspace: string, env: NodeJS.ProcessEnv = proc
   return [homePolicyFile(env), path.join(workspace, '.cellmate', 'policy.json')];
 }
 
-/** One parsed policy file, keyed by what `stat` says about it. */
-interface CachedFile {
+/** One parsed policy file, keyed by what `stat` says about it; `broken` says why it contributes nothing. */
+export interface CachedFile {
   stamp: string;
   rules: PolicyRule[];
+  broken?: string;
 }
 
 /**
@@ -79,7 +80,8 @@ export async function loadPolicyRules(
       rules.push(...cached.rules);
       continue;
     }
-    let parsed = await parsePolicyFile(file, sources.onProblem);
+    const read = await parsePolicyFile(file, sources.onProblem);
+    let parsed = read.rules;
     if (restricted) {
       const allows = parsed.filter((r) => r.action === 'allow');
       if (allows.length) {
@@ -95,33 +97,43 @@ export async function loadPolicyRules(
         );
       }
     }
-    cache.set(file, { stamp, rules: parsed });
+    cache.set(file, { stamp, rules: parsed, ...(read.broken ? { broken: read.broken } : {}) });
     rules.push(...parsed);
   }
   return rules;
 }
 
-/** The rules of one file; a malformed or unreadable file contributes none and is reported. */
+/**
+ * The rules of one file; a malformed or unreadable file contributes none, is reported, and
+ * says why in `broken`.
+ */
 async function parsePolicyFile(
   file: string,
   onProblem?: (file: string, message: string) => void
-): Promise<PolicyRule[]> {
+): Promise<{ rules: PolicyRule[]; broken?: string }> {
+  const broken = (message: string) => {
+    onProblem?.(file, message);
+    return { rules: [], broken: message };
+  };
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
     // Gone between stat and read, or unreadable (a directory, no permission).
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-      onProblem?.(file, error instanceof Error ? error.message : String(error));
-    }
-    return [];
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { rules: [] };
+    return broken(error instanceof Error ? error.message : String(error));
   }
   try {
     const parsed = policyFileSchema.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data.rules;
-    onProblem?.(file, parsed.error.message);
+    if (parsed.success) return { rules: parsed.data.rules };
+    return broken(
+      z
+        .prettifyError(parsed.error)
+        .replace(/\n\s*→/g, ' →')
+        .replace(/✖ /g, '')
+        .replace(/\n/g, '; ')
+    );
   } catch (error) {
-    onProblem?.(file, error instanceof Error ? error.message : String(error));
+    return broken(error instanceof Error ? error.message : String(error));
   }
-  return [];
 }

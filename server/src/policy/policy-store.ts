@@ -1,6 +1,6 @@
 import type { PolicyPort } from '../ports/gate-ports.js';
 import { BUILTIN_RULES, type PolicyRule } from './policy.js';
-import { loadPolicyRules } from './policy-file.js';
+import { loadPolicyRules, type CachedFile } from './policy-file.js';
 
 /**
  * The server's {@link PolicyPort}: the policy files (checked per call; re-read when changed) followed by the
@@ -10,7 +10,7 @@ import { loadPolicyRules } from './policy-file.js';
 export class PolicyStore implements PolicyPort {
   private readonly session: PolicyRule[] = [];
   /** Parsed policy files, re-read only when their stat changes. */
-  private readonly files = new Map<string, { stamp: string; rules: PolicyRule[] }>();
+  private readonly files = new Map<string, CachedFile>();
 
   constructor(
     private readonly options: {
@@ -22,6 +22,21 @@ export class PolicyStore implements PolicyPort {
 
   async rules(): Promise<readonly PolicyRule[]> {
     return [...BUILTIN_RULES, ...(await loadPolicyRules(this.options, this.files)), ...this.session];
+  }
+
+  /**
+   * One sentence per policy file that is malformed or unreadable as it is now, saying what to
+   * fix: such a file contributes no rules, so a deny the person wrote there does not apply.
+   */
+  async problems(): Promise<string[]> {
+    await this.rules();
+    return [...this.files].flatMap(([file, cached]) =>
+      cached.broken === undefined
+        ? []
+        : [
+            `The policy file ${file} is ignored: ${cached.broken}. None of its rules apply until it is fixed (reads run, writes and commands ask). Expected {"rules": [{"tool": "shell", "pattern": "git status*", "action": "allow"}]}.`
+          ]
+    );
   }
 
   remember(rule: PolicyRule): void {

@@ -187,6 +187,7 @@ export function createRequestHandlers(
       }
     },
     'mcp/servers': async () => (await services.mcp?.status()) ?? [],
+    'mcp/config-problems': async () => (await services.mcp?.problems()) ?? [],
     'skills/list': () => services.skills?.list() ?? [],
     'commands/list': () =>
       (services.commands?.list() ?? []).map(({ name, description, source }) => ({ name, description, source })),

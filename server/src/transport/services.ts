@@ -60,7 +60,7 @@ export interface CompanionServices {
   /** Custom slash commands (`commands/list`, `commands/expand`). */
   commands?: { list(): CustomCommandInfo[]; expand(name: string, args: string): string };
   /** Configured MCP servers and their state (`mcp/servers`). */
-  mcp?: { status(): Promise<McpServerStatus[]> };
+  mcp?: { status(): Promise<McpServerStatus[]>; problems(): Promise<string[]> };
   /** A chat's background workers (`worker/list`, `worker/get`, `worker/kill`). */
   workers?: {
     list(chatId: string): WorkerSummary[];

@@ -122,6 +122,25 @@ describe('openai-compatible provider over real HTTP + SSE', () => {
     await h.dispose();
   });
 
+  it('says what to check when nothing listens at the base URL, in one sentence', async () => {
+    const ws = await tempDir();
+    // A port that was just free: nothing listens there now.
+    const closed = await startFakeOpenAI([]);
+    const baseUrl = closed.baseUrl;
+    await closed.close();
+    const h = await createHarness(ws);
+    const chat = h.service.create();
+    const after = await h.sendAndWait(chat.id, 'hi', settings(baseUrl));
+    const notice = after.items.at(-1);
+    expect(notice).toMatchObject({ kind: 'notice', level: 'error' });
+    expect((notice as { text: string }).text).toMatch(
+      new RegExp(
+        `^Could not reach the openai-compatible server at ${baseUrl}: .*Check the network and that a server listens at ${baseUrl}\\.$`
+      )
+    );
+    await h.dispose();
+  });
+
   it('stops a stalled stream with the inactivity timeout', async () => {
     const ws = await tempDir();
     server = await startFakeOpenAI([sse([chunk({ role: 'assistant', content: 'Thinking' })], { end: false })]);
