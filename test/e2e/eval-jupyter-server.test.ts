@@ -60,6 +60,23 @@ describe('eval over Jupyter Server (issue #3)', () => {
     expect(stdout(r)).toBe('12000000 42\n');
   }, 60_000);
 
+  it("EVAL-2: output past the server's IOPub data rate limit is a notice from the server, not a restart", async () => {
+    const seen = restarts;
+    // 6 MB of stdout at once exceeds Jupyter Server's default 1 MB/s over its 3 s window: the server
+    // drops output and sends its own "IOPub data rate exceeded" stream, under its own session id.
+    const r = await session.run({ code: 'print("x" * 6_000_000)\nprint("y" * 6_000_000)\ndone = 7' });
+    expect(r.status).toBe('ok');
+    expect(
+      r.outputs
+        .filter((x) => x.type === 'stream')
+        .map((x) => (x as { text: string }).text)
+        .join('')
+    ).toContain('IOPub data rate exceeded');
+    expect(restarts).toBe(seen);
+    const after = await session.run({ code: 'print(done)' });
+    expect(stdout(after)).toBe('7\n');
+  });
+
   it('the idle budget interrupts through the server', async () => {
     const r = await session.run({ code: 'import time\ntime.sleep(60)', idleTimeoutMs: 1500 });
     expect(r.status).toBe('idle-timeout');

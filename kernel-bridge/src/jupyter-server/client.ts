@@ -130,10 +130,11 @@ export class JupyterServerKernelClient implements KernelClient {
     const died = new Promise<never>((_, reject) => (onDeath = this.deathEmitter.event(reject)));
     died.catch(() => undefined);
     // A restart another client asks for (JupyterLab's Restart Kernel) may reach this connection
-    // with no "restarting" (the socket can reconnect in between): a message from another
-    // process says it — the one running this cell is gone and will never reply.
+    // with no "restarting" (the socket can reconnect in between): a status from another
+    // process says it — the one running this cell is gone and will never reply. Only a status:
+    // the server also sends streams of its own (its session), e.g. "IOPub data rate exceeded".
     const replaced = (_: unknown, msg: KernelMessage.IIOPubMessage) => {
-      if (!runner || !msg.header.session || msg.header.session === runner) return;
+      if (msg.header.msg_type !== 'status' || !runner || !msg.header.session || msg.header.session === runner) return;
       this.deathEmitter.fire(new KernelBridgeError('kernel_dead', 'the kernel was restarted'));
       this.restartEmitter.fire();
     };
