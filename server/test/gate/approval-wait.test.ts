@@ -49,20 +49,8 @@ function slowPerson(): QuestionBroker {
 
 describe('approval wait shown apart from run time', () => {
   it('HARN-7: a call that waited for "Approve once" reports its run time without the wait, the wait apart, on the card, the audit entry and the metrics', async () => {
-    const ws = await tempDir();
-    const broker = slowPerson();
-    const audit = new AuditLog(ws);
-    const policy = new PolicyStore({ workspace: ws, env: { HOME: path.join(ws, 'home') } });
-    const registry = new ToolRegistry(builtinTools({ questions: broker }), { policy, approvals: broker, audit });
-    const h = await createHarness(ws, { registry });
-    const model = await scriptSettings(ws, {
-      steps: [
-        { toolCalls: [{ toolName: 'write', input: { path: 'out.txt', content: 'hello\n' } }], chunkDelayMs: 0 },
-        { text: 'done', chunkDelayMs: 0 }
-      ]
-    });
-    const chat = h.service.create();
-    await h.sendAndWait(chat.id, 'write it', model);
+    const { ws, h, audit, chatId, model } = await writingChat(slowPerson());
+    await h.sendAndWait(chatId, 'write it', model);
     expect(await readFile(path.join(ws, 'out.txt'), 'utf8')).toBe('hello\n');
 
     // The card: running and waiting while the approval card waits, then the wait so far, then the result.
@@ -75,7 +63,7 @@ describe('approval wait shown apart from run time', () => {
     );
     expect(waiting).toBeGreaterThanOrEqual(0);
     expect(answered).toBeGreaterThan(waiting);
-    const card = h.service.get(chat.id).items.find((i): i is ToolCallItem => i.kind === 'tool')!;
+    const card = h.service.get(chatId).items.find((i): i is ToolCallItem => i.kind === 'tool')!;
     expect(card.status).toBe('ok');
     expect(card.waiting).toBeUndefined();
     expect(card.waitMs).toBeGreaterThanOrEqual(PAUSE_MS - 50);
@@ -83,10 +71,7 @@ describe('approval wait shown apart from run time', () => {
     expect(card.durationMs).toBeLessThan(card.waitMs!);
 
     await audit.flush();
-    const entries = (await readFile(path.join(ws, '.cellmate', 'audit', `${chat.id}.jsonl`), 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as AuditEntry);
+    const entries = await auditLines(ws, chatId);
     const entry = entries.find((e) => e.tool === 'write')!;
     expect(entry).toMatchObject({
       decision: 'approved-once',
