@@ -75,6 +75,25 @@ async function companionWithWriteTurn(ws: string, extraEnv: Record<string, strin
   return { connect };
 }
 
+/** Creates a chat on `client`, sends the scripted write turn, and waits for its approval card. */
+async function startWriteTurn(client: TestClient) {
+  const chat = await sendRequest(client.connection, 'chat/create', {});
+  await sendRequest(client.connection, 'chat/send', {
+    chatId: chat.id,
+    text: 'write it',
+    model: { provider: 'scripted', model: 's', scriptPath: 'script.json' }
+  });
+  const card = await until('the approval card', () =>
+    client.events
+      .map((e) => e.event)
+      .find(
+        (e): e is Extract<ChatEvent, { type: 'item-added' }> & { item: QuestionItem } =>
+          e.type === 'item-added' && e.item.kind === 'question'
+      )
+  );
+  return { chat, card };
+}
+
 describe('card answers are taken only from the pane that owns the chat', () => {
   it("another interactive connection cannot approve the pane's card; the reloaded pane can", async () => {
     const ws = await tempDir();
@@ -82,20 +101,7 @@ describe('card answers are taken only from the pane that owns the chat', () => {
 
     const pane = await connect({ interactive: true });
     expect(pane.hello.paneSecret).toMatch(/^[\w-]{40,}$/);
-    const chat = await sendRequest(pane.c.connection, 'chat/create', {});
-    await sendRequest(pane.c.connection, 'chat/send', {
-      chatId: chat.id,
-      text: 'write it',
-      model: { provider: 'scripted', model: 's', scriptPath: 'script.json' }
-    });
-    const card = await until('the approval card', () =>
-      pane.c.events
-        .map((e) => e.event)
-        .find(
-          (e): e is Extract<ChatEvent, { type: 'item-added' }> & { item: QuestionItem } =>
-            e.type === 'item-added' && e.item.kind === 'question'
-        )
-    );
+    const { chat, card } = await startWriteTurn(pane.c);
     const approve = {
       chatId: chat.id,
       questionId: card.item.questionId,
@@ -143,20 +149,7 @@ describe('card answers are taken only from the pane that owns the chat', () => {
     const off = { folder: skill!.folder, enabled: false };
 
     // The person's turn runs (its write waits on the card): what a cell of that turn could open is refused.
-    const chat = await sendRequest(pane.c.connection, 'chat/create', {});
-    await sendRequest(pane.c.connection, 'chat/send', {
-      chatId: chat.id,
-      text: 'write it',
-      model: { provider: 'scripted', model: 's', scriptPath: 'script.json' }
-    });
-    const card = await until('the approval card', () =>
-      pane.c.events
-        .map((e) => e.event)
-        .find(
-          (e): e is Extract<ChatEvent, { type: 'item-added' }> & { item: QuestionItem } =>
-            e.type === 'item-added' && e.item.kind === 'question'
-        )
-    );
+    const { chat, card } = await startWriteTurn(pane.c);
     const headless = await connect({});
     await expect(sendRequest(headless.c.connection, 'skills/set-enabled', off)).rejects.toThrow(
       /is not a pane the server named/
