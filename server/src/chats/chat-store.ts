@@ -102,14 +102,7 @@ export class ChatStore {
     }
     if (!loaded) return undefined;
     const { record, file } = loaded;
-    const entry: Entry = {
-      file,
-      record,
-      summary: summarize(record.chat),
-      running: record.chat.running,
-      lastUsed: ++this.clock,
-      streaming: new Set()
-    };
+    const entry = this.entryOf(file, record);
     this.entries.set(id, entry);
     const before = new Map(record.chat.items.map((item) => [item.id, item]));
     if (recoverInterruptedTurn(record, new Date().toISOString())) {
@@ -148,14 +141,7 @@ export class ChatStore {
       this.stats,
       this.compactMinDeadBytes
     );
-    const entry: Entry = {
-      file,
-      record,
-      summary: summarize(record.chat),
-      running: record.chat.running,
-      lastUsed: ++this.clock,
-      streaming: new Set()
-    };
+    const entry = this.entryOf(file, record);
     this.entries.set(id, entry);
     this.writeMeta(entry);
     for (const item of record.chat.items) this.writeItem(entry, item);
@@ -299,6 +285,18 @@ export class ChatStore {
   async dispose(): Promise<void> {
     await this.flush();
     for (const entry of this.entries.values()) entry.file.close();
+  }
+
+  /** A chat now in memory: its journal, its record, and the summary and use stamp derived from them. */
+  private entryOf(file: JournalFile, record: ChatRecord): Entry {
+    return {
+      file,
+      record,
+      summary: summarize(record.chat),
+      running: record.chat.running,
+      lastUsed: ++this.clock,
+      streaming: new Set()
+    };
   }
 
   private loadedEntry(id: string): Entry | undefined {
